@@ -1,0 +1,145 @@
+"""The score matrix: metric x system x topic, float64, with ids kept."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from irsim.errors import ConfigError, InputError, unknown_name
+
+__all__ = ["ScoreMatrix"]
+
+
+@dataclass(frozen=True)
+class ScoreMatrix:
+    """Per-topic scores of many systems under one or more metrics.
+
+    Parameters
+    ----------
+    values : ndarray, shape (metrics, systems, topics)
+        float64 scores; NaN or inf are rejected.
+    metrics, systems, topics : sequence of str
+        Identifiers along each axis, unique.
+    source : str, optional
+        Where the scores came from (a path or a generator description).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m = ScoreMatrix(np.array([[[0.1, 0.2], [0.3, 0.4]]]), ["AP"], ["s1", "s2"], ["t1", "t2"])
+    >>> m.shape
+    (1, 2, 2)
+    >>> m.metric("AP").mean(axis=1).tolist()
+    [0.15000000000000002, 0.35]
+    """
+
+    values: np.ndarray
+    metrics: tuple[str, ...]
+    systems: tuple[str, ...]
+    topics: tuple[str, ...]
+    source: str | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        values = np.ascontiguousarray(self.values, dtype=np.float64)
+        object.__setattr__(self, "values", values)
+        for name in ("metrics", "systems", "topics"):
+            object.__setattr__(self, name, tuple(str(x) for x in getattr(self, name)))
+        where = self.source or "score matrix"
+        if values.ndim != 3:
+            raise InputError(f"score matrix must be 3-d (metric, system, topic), got {values.ndim}-d",
+                             file=where)
+        expected = (len(self.metrics), len(self.systems), len(self.topics))
+        if values.shape != expected:
+            raise InputError(f"values have shape {values.shape}, ids give {expected}", file=where)
+        for name in ("metrics", "systems", "topics"):
+            ids = getattr(self, name)
+            if len(set(ids)) != len(ids):
+                dup = next(i for i in ids if ids.count(i) > 1)
+                raise InputError(f"duplicate {name[:-1]} id {dup!r}", file=where)
+        if values.size and not np.isfinite(values).all():
+            m, s, t = np.argwhere(~np.isfinite(values))[0]
+            raise InputError(
+                f"non-finite score {values[m, s, t]} for metric {self.metrics[m]!r}, "
+                f"system {self.systems[s]!r}, topic {self.topics[t]!r}",
+                file=where,
+            )
+        values.setflags(write=False)
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        """(metrics, systems, topics)."""
+        return self.values.shape  # type: ignore[return-value]
+
+    def metric(self, name: str) -> np.ndarray:
+        """The (systems, topics) matrix of one metric (read-only view)."""
+        try:
+            return self.values[self.metrics.index(name)]
+        except ValueError:
+            raise unknown_name("metric", name, self.metrics) from None
+
+    def select(
+        self,
+        metrics: Sequence[str] | None = None,
+        systems: Sequence[str] | None = None,
+        topics: Sequence[str] | None = None,
+    ) -> ScoreMatrix:
+        """A new matrix restricted to (and ordered by) the given ids."""
+
+        def index(kind: str, have: tuple[str, ...], want: Sequence[str] | None) -> list[int]:
+            if want is None:
+                return list(range(len(have)))
+            pos = {k: i for i, k in enumerate(have)}
+            missing = [w for w in want if w not in pos]
+            if missing:
+                raise unknown_name(kind, missing[0], have)
+            return [pos[w] for w in want]
+
+        mi = index("metric", self.metrics, metrics)
+        si = index("system", self.systems, systems)
+        ti = index("topic", self.topics, topics)
+        vals = self.values[np.ix_(mi, si, ti)]
+        return ScoreMatrix(
+            vals,
+            [self.metrics[i] for i in mi],
+            [self.systems[i] for i in si],
+            [self.topics[i] for i in ti],
+            source=self.source,
+        )
+
+    @staticmethod
+    def stack(parts: Sequence[ScoreMatrix]) -> ScoreMatrix:
+        """Stack matrices of different metrics over the same systems and topics.
+
+        Raises
+        ------
+        InputError
+            If the parts do not share systems and topics (in the same order after sorting
+            is *not* attempted: ids must match exactly).
+        """
+        if not parts:
+            raise ConfigError("no score matrices to stack")
+        first = parts[0]
+        for p in parts[1:]:
+            if set(p.systems) != set(first.systems):
+                extra = sorted(set(p.systems) ^ set(first.systems))[:3]
+                raise InputError(
+                    f"systems differ between metrics {first.metrics} and {p.metrics}: {extra}",
+                    file=p.source or "score matrix",
+                )
+            if set(p.topics) != set(first.topics):
+                extra = sorted(set(p.topics) ^ set(first.topics))[:3]
+                raise InputError(
+                    f"topics differ between metrics {first.metrics} and {p.metrics}: {extra}",
+                    file=p.source or "score matrix",
+                )
+        aligned = [p.select(systems=first.systems, topics=first.topics) for p in parts]
+        metrics = [m for p in aligned for m in p.metrics]
+        return ScoreMatrix(
+            np.concatenate([p.values for p in aligned], axis=0),
+            metrics,
+            first.systems,
+            first.topics,
+            source="; ".join(dict.fromkeys(p.source or "" for p in parts)),
+        )

@@ -1,0 +1,1 @@
+"""irsim.metrics"""

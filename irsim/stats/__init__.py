@@ -1,0 +1,1 @@
+"""irsim.stats"""
