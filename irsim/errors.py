@@ -32,8 +32,8 @@ class InputError(IrsimError, ValueError):
 
     Examples
     --------
-    >>> str(InputError("non-numeric score 'abc'", file="run.txt", line=3))
-    'run.txt:3: non-numeric score \\'abc\\''
+    >>> print(InputError("non-numeric score 'abc'", file="run.txt", line=3))
+    run.txt:3: non-numeric score 'abc'
     """
 
     def __init__(
@@ -72,7 +72,7 @@ def unknown_name(kind: str, name: str, valid: Iterable[str]) -> ConfigError:
     Examples
     --------
     >>> str(unknown_name("metric", "nDGC@10", ["nDCG@10", "AP", "P@10"]))
-    "config: unknown metric 'nDGC@10' (did you mean 'nDCG@10'?); valid: AP, P@10, nDCG@10"
+    "config: unknown metric 'nDGC@10' (did you mean 'nDCG@10', 'P@10'?); valid: AP, P@10, nDCG@10"
     """
     valid = sorted(set(valid))
     close = difflib.get_close_matches(name, valid, n=3, cutoff=0.5)
