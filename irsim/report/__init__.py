@@ -1,1 +1,91 @@
-"""irsim.report"""
+"""Reports: ``report.md`` with the key tables as Markdown and PNG plots beside it."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from irsim.errors import InputError
+
+__all__ = ["write_report", "report_command", "markdown_table"]
+
+
+def markdown_table(table: pa.Table, *, max_rows: int = 40, digits: int = 4) -> str:
+    """A Markdown rendering of (the first rows of) a table.
+
+    Examples
+    --------
+    >>> print(markdown_table(pa.table({"a": [1, 2], "b": [0.12345, None]})))
+    | a | b |
+    |---|---|
+    | 1 | 0.1235 |
+    | 2 |  |
+    """
+    cols = table.column_names
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for row in table.slice(0, max_rows).to_pylist():
+        cells = []
+        for c in cols:
+            v = row[c]
+            if v is None:
+                cells.append("")
+            elif isinstance(v, float):
+                cells.append(f"{v:.{digits}g}" if abs(v) >= 1e-3 or v == 0 else f"{v:.3g}")
+            else:
+                cells.append(str(v))
+        lines.append("| " + " | ".join(cells) + " |")
+    if table.num_rows > max_rows:
+        lines.append(f"\n({table.num_rows - max_rows} more rows in the Parquet file)")
+    return "\n".join(lines)
+
+
+def write_report(run_dir: str | os.PathLike, tables: dict[str, pa.Table],
+                 info: dict[str, Any]) -> Path:
+    """Write ``report.md`` and its PNG plots into `run_dir`."""
+    from irsim.report import plots
+
+    run_dir = Path(run_dir)
+    lines = [f"# irsim report: {info.get('experiment', 'run')}", ""]
+    coll = info.get("collection")
+    if coll:
+        lines += [f"Collection: {coll.get('source') or 'generated'}; {coll.get('systems')} "
+                  f"systems x {coll.get('topics')} topics; metrics: "
+                  f"{', '.join(coll.get('metrics', []))}.", ""]
+    if "discpower" in tables:
+        lines += ["## Discriminative power", "",
+                  "Share of system pairs with ASL < alpha (sensitivity) and the estimated "
+                  "difference required for ASL < alpha (max over pairs; rounded to two "
+                  "significant figures, raw value beside it).", "",
+                  markdown_table(tables["discpower"]), ""]
+    if "asl" in tables:
+        lines += ["## ASL curves", ""]
+        for path in plots.asl_curves(tables["asl"], run_dir):
+            lines += [f"![{path.stem}]({path.name})", ""]
+    lines += ["## Files", ""]
+    lines += [f"- `results/{name}.parquet`: {t.num_rows} rows" for name, t in tables.items()]
+    path = run_dir / "report.md"
+    tmp = path.with_suffix(".md.tmp")
+    tmp.write_text("\n".join(lines) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def report_command(args: list[str]) -> None:
+    """``irsim report <run dir>``: rebuild report.md and plots from results/*.parquet."""
+    from irsim.engine.output import read_tables
+
+    if len(args) != 1:
+        raise InputError("usage: irsim report <run dir>")
+    run_dir = Path(args[0])
+    if not (run_dir / "results").is_dir():
+        raise InputError("not a run directory (no results/ folder)", file=run_dir)
+    info: dict[str, Any] = {}
+    manifest = run_dir / "manifest.json"
+    if manifest.exists():
+        info = json.loads(manifest.read_text())
+    path = write_report(run_dir, read_tables(run_dir), info)
+    print(path)

@@ -1,0 +1,5 @@
+"""``python -m irsim`` runs the same entry point as the ``irsim`` console script."""
+
+from irsim.cli import main
+
+main()

@@ -1,0 +1,167 @@
+"""Load the collection a config names into a ScoreMatrix (or doc-level runs + qrels)."""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from irsim.data.matrix import ScoreMatrix
+from irsim.data.types import Qrels, Runs
+from irsim.errors import ConfigError, InputError, unknown_name
+
+__all__ = ["DocCollection", "load_collection", "load_doc_collection", "KINDS"]
+
+KINDS = ("synthetic_trec", "synthetic_scores", "matrix", "trec")
+
+
+@dataclass(frozen=True)
+class DocCollection:
+    """Document-level data: runs and graded qrels."""
+
+    runs: Runs
+    qrels: Qrels
+    depth: int = 1000
+    missing: str = "error"
+
+
+def _get(cfg: Mapping[str, Any], key: str, default: Any = None) -> Any:
+    value = cfg.get(key, default) if hasattr(cfg, "get") else getattr(cfg, key, default)
+    return default if value is None else value
+
+
+def _local(spec: Any, data_dir: str | None, offline: bool) -> Path:
+    """A file given on the command line: relative to the working directory if it exists
+    there, else resolved in the data directory (downloaded if it has a url)."""
+    from irsim.data.registry import resolve_file
+
+    if isinstance(spec, (str, os.PathLike)) and Path(spec).expanduser().exists():
+        return Path(spec).expanduser()
+    if hasattr(spec, "items"):
+        spec = dict(spec.items())
+    return resolve_file(spec, data_dir=data_dir, offline=offline)
+
+
+def _files(spec: Any, data_dir: str | None, offline: bool, what: str) -> list[Path]:
+    if spec is None:
+        raise ConfigError(f"collection.{what} is required for collection kind 'trec'")
+    items = [spec] if isinstance(spec, (str, os.PathLike)) else list(spec)
+    out: list[Path] = []
+    for item in items:
+        text = str(item)
+        if any(ch in text for ch in "*?["):
+            hits = sorted(glob.glob(os.path.expanduser(text)))
+            if not hits and data_dir is not None:
+                hits = sorted(glob.glob(str(Path(data_dir) / text)))
+            if not hits:
+                raise InputError(f"no files match collection.{what} pattern", file=text)
+            out.extend(Path(h) for h in hits)
+        else:
+            out.append(_local(item, data_dir, offline))
+    return out
+
+
+def load_doc_collection(
+    cfg: Mapping[str, Any], *, data_dir: str | None = None, offline: bool = False
+) -> DocCollection:
+    """Runs and qrels of a ``trec`` or ``synthetic_trec`` collection config."""
+    kind = _get(cfg, "kind")
+    if kind == "synthetic_trec":
+        from irsim.data.synthetic import synthetic_trec
+
+        runs, qrels = synthetic_trec(
+            runs=int(_get(cfg, "runs", 20)),
+            topics=int(_get(cfg, "topics", 50)),
+            docs_per_topic=int(_get(cfg, "docs_per_topic", 1000)),
+            depth=int(_get(cfg, "depth", 1000)),
+            seed=int(_get(cfg, "seed", 0)),
+        )
+        return DocCollection(runs, qrels, int(_get(cfg, "depth", 1000)), "error")
+    if kind == "trec":
+        from irsim.data.trec import read_qrels, read_runs
+
+        run_files = _files(_get(cfg, "runs"), data_dir, offline, "runs")
+        qrels_files = _files(_get(cfg, "qrels"), data_dir, offline, "qrels")
+        if len(qrels_files) != 1:
+            raise ConfigError(f"collection.qrels must name one file, got {len(qrels_files)}")
+        missing = _get(cfg, "missing", "error")
+        if missing not in ("error", "zero", "drop"):
+            raise unknown_name("collection.missing policy", str(missing),
+                               ("error", "zero", "drop"))
+        return DocCollection(read_runs(run_files), read_qrels(qrels_files[0]),
+                             int(_get(cfg, "depth", 1000)), missing)
+    raise ConfigError(f"collection kind {kind!r} has no document-level data; use a 'trec' "
+                      f"or 'synthetic_trec' collection")
+
+
+def load_collection(
+    cfg: Mapping[str, Any],
+    *,
+    metrics: Sequence[str] | None = None,
+    data_dir: str | None = None,
+    offline: bool = False,
+) -> ScoreMatrix:
+    """The ScoreMatrix of a collection config (``collection`` node of the Hydra config).
+
+    Parameters
+    ----------
+    cfg : mapping
+        ``kind`` is one of ``synthetic_trec``, ``synthetic_scores``, ``matrix``, ``trec``;
+        see ``conf/collection/*.yaml``.
+    metrics : sequence of str, optional
+        Metrics to keep (matrix) or compute (document level); default the collection's
+        ``default_metrics`` (for a matrix: all its metrics).
+    data_dir, offline
+        Where named files are found or downloaded; never download when offline.
+
+    Examples
+    --------
+    >>> m = load_collection({"kind": "synthetic_scores", "systems": 4, "topics": 10})
+    >>> m.shape
+    (1, 4, 10)
+    """
+    kind = _get(cfg, "kind")
+    if kind not in KINDS:
+        raise unknown_name("collection kind", str(kind), KINDS)
+    wanted = list(metrics) if metrics else None
+    if wanted is None and _get(cfg, "default_metrics") is not None:
+        wanted = list(_get(cfg, "default_metrics"))
+    if kind in ("trec", "synthetic_trec"):
+        from irsim.metrics import evaluate
+
+        docs = load_doc_collection(cfg, data_dir=data_dir, offline=offline)
+        if not wanted:
+            raise ConfigError("metrics must list at least one metric for a document-level "
+                              "collection")
+        return evaluate(docs.runs, docs.qrels, wanted, depth=docs.depth, missing=docs.missing)
+    if kind == "synthetic_scores":
+        from irsim.data.synthetic import synthetic_scores
+
+        names = tuple(wanted) if wanted else ("synthetic",)
+        matrix = synthetic_scores(
+            systems=int(_get(cfg, "systems", 30)),
+            topics=int(_get(cfg, "topics", 50)),
+            metrics=names,
+            seed=int(_get(cfg, "seed", 0)),
+        ).matrix
+        return matrix
+    # kind == "matrix"
+    from irsim.data.matrix_io import read_matrix
+
+    paths = _get(cfg, "paths")
+    path = _get(cfg, "path")
+    if paths is None and path is None:
+        raise ConfigError("collection=matrix needs collection.path (with collection.metric "
+                          "for an Urbano CSV) or collection.paths={METRIC: file, ...}")
+    if paths is not None:
+        parts = [read_matrix(_local(spec, data_dir, offline), metric=str(name))
+                 for name, spec in dict(paths).items()]
+        matrix = ScoreMatrix.stack(parts)
+    else:
+        matrix = read_matrix(_local(path, data_dir, offline), metric=_get(cfg, "metric"))
+    if wanted:
+        matrix = matrix.select(metrics=wanted)
+    return matrix

@@ -1,0 +1,159 @@
+"""Pieces shared by the studies: system pairs, deterministic top-k, validation."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from irsim.errors import ConfigError
+
+__all__ = [
+    "PAIR_UNIT",
+    "unit_ranges",
+    "aligned_block",
+    "pair_index",
+    "topk_rows",
+    "round_sig",
+    "check_alphas",
+    "check_positive_int",
+    "auto_block",
+]
+
+
+#: Kernels process items (system pairs...) in units of this many rows, aligned to global
+#: multiples, and replicates in units of :data:`~irsim.sampling.rng.REPLICATE_BLOCK`. Every
+#: BLAS call then sees the same operands whatever the shard size, so results are
+#: bit-identical for any sharding (BLAS may round differently for different shapes).
+PAIR_UNIT = 256
+
+
+def unit_ranges(start: int, stop: int, unit: int) -> list[tuple[int, int]]:
+    """Split ``[start, stop)`` at the global multiples of `unit`.
+
+    Examples
+    --------
+    >>> unit_ranges(0, 600, 256)
+    [(0, 256), (256, 512), (512, 600)]
+    >>> unit_ranges(250, 500, 250)
+    [(250, 500)]
+    """
+    edges = [start, *range((start // unit + 1) * unit, stop, unit), stop]
+    return [(a, b) for a, b in zip(edges[:-1], edges[1:], strict=True) if b > a]
+
+
+def aligned_block(requested: int, unit: int) -> int:
+    """Round a requested shard size up to a whole number of units.
+
+    Examples
+    --------
+    >>> aligned_block(1, 256), aligned_block(300, 256), aligned_block(512, 256)
+    (256, 512, 512)
+    """
+    return max(1, -(-int(requested) // unit)) * unit
+
+
+def pair_index(n_systems: int) -> tuple[np.ndarray, np.ndarray]:
+    """All system pairs ``(a, b)`` with ``a < b``, in row-major order.
+
+    Examples
+    --------
+    >>> a, b = pair_index(4)
+    >>> list(zip(a.tolist(), b.tolist()))
+    [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+    """
+    a, b = np.triu_indices(n_systems, k=1)
+    return a.astype(np.int64), b.astype(np.int64)
+
+
+def topk_rows(
+    val: np.ndarray, idx: np.ndarray, k: int, *aux: np.ndarray, idx_sorted: bool = False
+) -> tuple[np.ndarray, ...]:
+    """Per row, the `k` largest values, ties broken by the smaller index; sorted.
+
+    The selection is a pure function of the (value, index) multiset of each row, so merging
+    partial top-k lists in any order gives the same result.
+
+    Parameters
+    ----------
+    val : ndarray, shape (rows, width)
+    idx : ndarray, shape (rows, width) or (width,)
+        Global index (e.g. replicate number) of each column; unique within a row.
+    k : int
+    *aux : ndarray, shape (rows, width)
+        Companion arrays carried along (e.g. the mean belonging to a t value).
+    idx_sorted : bool
+        Promise that `idx` increases along each row (enables a linear-time selection).
+
+    Returns
+    -------
+    tuple of ndarray, each shape (rows, min(k, width))
+        ``(val, idx, *aux)`` of the selected entries, in descending value order.
+
+    Examples
+    --------
+    >>> v = np.array([[0.5, 0.9, 0.5, 0.1]])
+    >>> i = np.array([[7, 3, 2, 9]])
+    >>> [a.tolist() for a in topk_rows(v, i, 2)]
+    [[[0.9, 0.5]], [[3, 2]]]
+    """
+    val = np.asarray(val)
+    rows, width = val.shape
+    idx = np.broadcast_to(idx, val.shape)
+    if k < width and idx_sorted and width > 4 * k:
+        kth = -np.partition(-val, k - 1, axis=1)[:, k - 1 : k]
+        greater = val > kth
+        tie = val == kth
+        need = k - greater.sum(axis=1, keepdims=True)
+        chosen = greater | (tie & (np.cumsum(tie, axis=1) <= need))
+        val = val[chosen].reshape(rows, k)
+        idx = idx[chosen].reshape(rows, k)
+        aux = tuple(a[chosen].reshape(rows, k) for a in aux)
+    order = np.lexsort((idx, -val), axis=-1)[:, :k]
+    take = [np.take_along_axis(a, order, axis=1) for a in (val, idx, *aux)]
+    return tuple(take)
+
+
+def round_sig(x: float, digits: int = 2) -> float:
+    """Round to `digits` significant figures (NaN and 0 pass through).
+
+    Examples
+    --------
+    >>> round_sig(0.08764), round_sig(0.1049), round_sig(0.0)
+    (0.088, 0.1, 0.0)
+    """
+    if not math.isfinite(x) or x == 0:
+        return x
+    return round(x, digits - 1 - math.floor(math.log10(abs(x))))
+
+
+def check_alphas(alphas: Sequence[float], name: str = "experiment.alpha") -> tuple[float, ...]:
+    """Validate significance levels: each strictly inside (0, 1)."""
+    out = tuple(float(a) for a in alphas)
+    if not out:
+        raise ConfigError(f"{name} must list at least one significance level")
+    for a in out:
+        if not 0.0 < a < 1.0:
+            raise ConfigError(f"{name} must be inside (0, 1), got {a}")
+    return out
+
+
+def check_positive_int(value: int, name: str) -> int:
+    """Validate an integer >= 1 (B, trials, samples...)."""
+    if isinstance(value, bool) or int(value) != value or int(value) < 1:
+        raise ConfigError(f"{name} must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+def auto_block(budget_bytes: float, per_item_bytes: float, total: int) -> int:
+    """Largest block of items whose working set fits the budget (at least 1).
+
+    Examples
+    --------
+    >>> auto_block(1e6, 1e3, 10_000)
+    1000
+    >>> auto_block(10, 1e3, 50)
+    1
+    """
+    return int(max(1, min(total, budget_bytes // max(per_item_bytes, 1.0))))

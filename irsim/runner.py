@@ -1,0 +1,181 @@
+"""The plain functions behind the CLI: run a configured study, evaluate runs.
+
+``@hydra.main`` in :mod:`irsim.cli` is a thin shim over these; tests call them with a
+config built by Hydra's ``compose``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import platform
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from omegaconf import DictConfig, OmegaConf
+
+import irsim
+from irsim.data.collection import load_collection, load_doc_collection
+from irsim.data.matrix import ScoreMatrix
+from irsim.engine import data_digest, run_study, write_tables
+from irsim.experiments import build_study
+
+__all__ = ["run", "evaluate_command", "write_manifest", "matrix_to_long"]
+
+log = logging.getLogger(__name__)
+
+
+def _versions() -> dict[str, str]:
+    import importlib.metadata as md
+
+    out = {"irsim": irsim.__version__, "python": platform.python_version()}
+    for pkg in ("numpy", "scipy", "pyarrow", "pandas", "hydra-core", "ray", "matplotlib"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def write_manifest(run_dir: Path, cfg: DictConfig, extra: dict[str, Any]) -> Path:
+    """Write ``manifest.json`` (config, seed, versions, timings, engine, shards) atomically."""
+    manifest = {
+        "irsim_version": irsim.__version__,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "command": sys.argv,
+        "seed": cfg.get("seed"),
+        "config": OmegaConf.to_container(cfg, resolve=True),
+        "versions": _versions(),
+        **extra,
+    }
+    path = run_dir / "manifest.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(manifest, indent=2, default=str))
+    os.replace(tmp, path)
+    return path
+
+
+def _progress_bar(cfg: DictConfig, desc: str):
+    if cfg.get("quiet", False):
+        return None, None
+    from tqdm import tqdm
+
+    bar = tqdm(total=0, desc=desc, unit="shard", file=sys.stderr, dynamic_ncols=True)
+
+    def update(done: int, total: int) -> None:
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    return bar, update
+
+
+def _metrics_arg(cfg: DictConfig) -> list[str] | None:
+    metrics = cfg.get("metrics")
+    if metrics is None:
+        return None
+    if isinstance(metrics, str):
+        return [metrics]
+    return [str(m) for m in metrics]
+
+
+def run(cfg: DictConfig, run_dir: str | os.PathLike) -> dict[str, pa.Table]:
+    """Run the configured study and write its tables, manifest and report into `run_dir`.
+
+    Returns the result tables.
+    """
+    run_dir = Path(run_dir)
+    t0 = time.perf_counter()
+    matrix = load_collection(cfg.collection, metrics=_metrics_arg(cfg),
+                             data_dir=cfg.get("data_dir"), offline=cfg.get("offline", False))
+    t_load = time.perf_counter()
+    study, data = build_study(cfg, matrix)
+    engine = cfg.engine.get("name", "local")
+    engine_options = {k: v for k, v in OmegaConf.to_container(cfg.engine).items()
+                      if k not in ("name", "shard_pairs", "shard_replicates")}
+    bar, progress = _progress_bar(cfg, study.name)
+    checkpoints = run_dir / "checkpoints"
+    try:
+        tables, info = run_study(study, data, engine=engine, engine_options=engine_options,
+                                 checkpoint_dir=checkpoints, progress=progress)
+    finally:
+        if bar is not None:
+            bar.close()
+    t_study = time.perf_counter()
+    write_tables(tables, run_dir)
+    shutil.rmtree(checkpoints, ignore_errors=True)
+    extra = {
+        "experiment": study.name,
+        "engine": engine,
+        "shards": info["shards"],
+        "run": dict(info),
+        "collection": _describe(matrix),
+        "tables": {k: t.num_rows for k, t in tables.items()},
+        "timings": {
+            "load_seconds": round(t_load - t0, 4),
+            "study_seconds": round(t_study - t_load, 4),
+        },
+    }
+    from irsim.report import write_report
+
+    write_report(run_dir, tables, extra)
+    extra["timings"]["total_seconds"] = round(time.perf_counter() - t0, 4)
+    write_manifest(run_dir, cfg, extra)
+    log.info("wrote %s", run_dir)
+    return tables
+
+
+def _describe(matrix: ScoreMatrix) -> dict[str, Any]:
+    return {
+        "metrics": list(matrix.metrics),
+        "systems": len(matrix.systems),
+        "topics": len(matrix.topics),
+        "source": matrix.source,
+        "sha256": data_digest(matrix),
+    }
+
+
+def matrix_to_long(matrix: ScoreMatrix) -> pa.Table:
+    """Long table (metric, system, topic, value) of a score matrix, like ``trec_eval -q``.
+
+    Examples
+    --------
+    >>> m = ScoreMatrix(np.array([[[0.5, 1.0]]]), ["AP"], ["run1"], ["401", "402"])
+    >>> matrix_to_long(m).to_pylist()[1]
+    {'metric': 'AP', 'system': 'run1', 'topic': '402', 'value': 1.0}
+    """
+    nm, ns, nt = matrix.shape
+    return pa.table({
+        "metric": pa.array(np.repeat(np.asarray(matrix.metrics, object), ns * nt), pa.string()),
+        "system": pa.array(np.tile(np.repeat(np.asarray(matrix.systems, object), nt), nm),
+                           pa.string()),
+        "topic": pa.array(np.tile(np.asarray(matrix.topics, object), nm * ns), pa.string()),
+        "value": pa.array(matrix.values.ravel(), pa.float64()),
+    })
+
+
+def evaluate_command(cfg: DictConfig, run_dir: str | os.PathLike) -> pa.Table:
+    """``irsim evaluate``: per-topic scores of every run (``results/per_topic.parquet``)."""
+    run_dir = Path(run_dir)
+    t0 = time.perf_counter()
+    from irsim.metrics import evaluate
+
+    docs = load_doc_collection(cfg.collection, data_dir=cfg.get("data_dir"),
+                               offline=cfg.get("offline", False))
+    metrics = _metrics_arg(cfg) or list(cfg.collection.get("default_metrics") or [])
+    matrix = evaluate(docs.runs, docs.qrels, metrics, depth=docs.depth, missing=docs.missing)
+    table = matrix_to_long(matrix)
+    write_tables({"per_topic": table}, run_dir)
+    write_manifest(run_dir, cfg, {
+        "experiment": "evaluate",
+        "collection": _describe(matrix),
+        "tables": {"per_topic": table.num_rows},
+        "timings": {"total_seconds": round(time.perf_counter() - t0, 4)},
+    })
+    return table

@@ -1,0 +1,33 @@
+"""Shared test fixtures: the path of ../shared/data and small real matrices."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from irsim.data.matrix import ScoreMatrix
+
+SHARED_DATA = Path(
+    os.environ.get("IRSIM_TEST_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data")
+)
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """../shared/data (CI places shared/ beside the clone)."""
+    if not SHARED_DATA.is_dir():
+        pytest.fail(f"test data not found at {SHARED_DATA}; set IRSIM_TEST_DATA")
+    return SHARED_DATA
+
+
+def urbano_matrix(name: str, metric: str, systems: int | None = None) -> ScoreMatrix:
+    """An Urbano CSV read with pandas (independent of irsim's readers)."""
+    df = pd.read_csv(SHARED_DATA / "urbano" / f"{name}.csv")
+    if systems is not None:
+        df = df.iloc[:, :systems]
+    vals = df.to_numpy(dtype=np.float64).T[None]
+    return ScoreMatrix(vals, [metric], list(df.columns), [str(i + 1) for i in range(len(df))])

@@ -1,0 +1,155 @@
+"""Discriminative power (Sakai 2006) against a slow reference with plain loops."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from conftest import urbano_matrix
+
+from irsim.data.matrix import ScoreMatrix
+from irsim.engine import run_study
+from irsim.errors import ConfigError
+from irsim.experiments.discpower import PAIRED_STREAM, UNPAIRED_STREAM, DiscPower
+from irsim.sampling.topics import bootstrap_indices
+
+
+def reference(matrix: ScoreMatrix, metric: str, B: int, seed: int, alphas):
+    """Sakai's Figures 1-6 written as loops over pairs and bootstrap samples."""
+    x = matrix.metric(metric)
+    s, n = x.shape
+    paired_idx = bootstrap_indices(seed, PAIRED_STREAM, n, 0, B)
+    unpaired_idx = bootstrap_indices(seed, UNPAIRED_STREAM, 2 * n, 0, B)
+    out = {}
+    for a in range(s):
+        for b in range(a + 1, s):
+            z = x[a] - x[b]
+            t_obs = tstat(z)
+            w = z - z.mean()
+            count, stats = 0, []
+            for rep in range(B):
+                wb = w[paired_idx[rep]]
+                tb = tstat(wb)
+                if abs(tb) >= abs(t_obs) * (1 - 1e-9):
+                    count += 1
+                stats.append((-abs(tb), rep, abs(wb.mean())))
+            stats.sort()
+            v = np.concatenate([x[a], x[b]])
+            d_obs = x[a].mean() - x[b].mean()
+            ucount, ustats = 0, []
+            for rep in range(B):
+                vb = v[unpaired_idx[rep]]
+                d = vb[:n].mean() - vb[n:].mean()
+                if abs(d) >= abs(d_obs) * (1 - 1e-9):
+                    ucount += 1
+                ustats.append((-abs(d), rep))
+            ustats.sort()
+            est_p = {al: stats[math.ceil(al * B) - 1][2] for al in alphas}
+            est_u = {al: -ustats[math.ceil(al * B) - 1][0] for al in alphas}
+            out[(a, b)] = (count, ucount, est_p, est_u, z.mean())
+    return out
+
+
+def tstat(z):
+    sd = np.std(z, ddof=1)
+    if sd * sd <= 1e-12 * np.mean(z * z):
+        return 0.0
+    return z.mean() / (sd / math.sqrt(len(z)))
+
+
+def check_against_reference(matrix, B, seed, alphas, **kw):
+    ref = reference(matrix, matrix.metrics[0], B, seed, alphas)
+    tables, _ = run_study(DiscPower(B=B, seed=seed, alphas=alphas, **kw), matrix)
+    asl = tables["asl"].to_pandas()
+    sysidx = {k: i for i, k in enumerate(matrix.systems)}
+    pairs = len(ref)
+    for test, col in (("paired_bootstrap", 0), ("unpaired_bootstrap", 1)):
+        rows = asl[asl.test == test]
+        assert len(rows) == pairs
+        got = {(sysidx[r.system_a], sysidx[r.system_b]): r.asl for r in rows.itertuples()}
+        for key, val in ref.items():
+            assert got[key] == val[col] / B, (test, key)
+    diffs = asl[asl.test == "paired_bootstrap"]["diff"].to_numpy()
+    np.testing.assert_allclose(diffs, [v[4] for v in ref.values()], rtol=0, atol=1e-15)
+    dp = tables["discpower"].to_pandas()
+    for alpha in alphas:
+        for test, col in (("paired_bootstrap", 2), ("unpaired_bootstrap", 3)):
+            row = dp[(dp.test == test) & (dp.alpha == alpha)].iloc[0]
+            asls = np.array([v[col - 2] for v in ref.values()]) / B
+            assert row.significant == int((asls < alpha).sum())
+            assert row.pairs == pairs
+            expected = max(v[col][alpha] for v in ref.values())
+            assert row.estimated_diff_raw == pytest.approx(expected, rel=1e-12, abs=1e-15)
+    return tables
+
+
+def test_real_collection_matches_reference():
+    m = urbano_matrix("adhoc8_ap", "AP", systems=7)
+    check_against_reference(m, B=300, seed=11, alphas=(0.01, 0.05))
+
+
+def test_discrete_metric_matches_reference():
+    # P@10 takes few distinct values: ties in |t*| and in |d*| are common
+    m = urbano_matrix("adhoc5_p10", "P@10", systems=6)
+    check_against_reference(m, B=260, seed=5, alphas=(0.05, 0.1))
+
+
+def test_synthetic_matches_reference():
+    rng = np.random.default_rng(0)
+    vals = np.clip(rng.normal(0.3, 0.2, (1, 5, 15)) + rng.normal(0, 0.05, (1, 5, 1)), 0, 1)
+    m = ScoreMatrix(vals, ["X"], [f"s{i}" for i in range(5)], [str(i) for i in range(15)])
+    check_against_reference(m, B=200, seed=2, alphas=(0.05,))
+
+
+@pytest.mark.parametrize("shard_pairs,shard_reps", [(1, 1000), (256, 250), (600, 333), (3, 77)])
+def test_shard_sizes_do_not_change_tables(shard_pairs, shard_reps):
+    m = urbano_matrix("adhoc7_ap", "AP", systems=40)  # 780 pairs: several pair units
+    base, _ = run_study(DiscPower(B=700, seed=1, shard_pairs=10_000, shard_replicates=10_000), m)
+    other, info = run_study(
+        DiscPower(B=700, seed=1, shard_pairs=shard_pairs, shard_replicates=shard_reps), m)
+    assert info["shards"] > 1
+    for name in base:
+        assert base[name].equals(other[name]), name
+
+
+def test_sensitivity_orders_metrics_as_expected():
+    # On TREC-8 the paired test finds more significant pairs for AP than for P@10 (Sakai's
+    # ranking of metric sensitivity: AP above precision at a cut-off)
+    ap = urbano_matrix("adhoc8_ap", "AP", systems=40)
+    p10 = urbano_matrix("adhoc8_p10", "P@10", systems=40)
+    both = ScoreMatrix.stack([ap, p10])
+    tables, _ = run_study(DiscPower(B=1000, seed=0, tests=("paired_bootstrap",)), both)
+    dp = tables["discpower"].to_pandas().set_index(["metric", "alpha"])
+    assert dp.loc[("AP", 0.05), "sensitivity"] > dp.loc[("P@10", 0.05), "sensitivity"]
+    # the paired test is more powerful than the unpaired one (Sakai 2006, Figs. 7-8)
+    t2, _ = run_study(DiscPower(B=1000, seed=0), ap)
+    d2 = t2["discpower"].to_pandas().set_index(["test", "alpha"])
+    assert (d2.loc[("paired_bootstrap", 0.05), "significant"]
+            > d2.loc[("unpaired_bootstrap", 0.05), "significant"])
+    # estimated difference shrinks as alpha grows
+    assert (d2.loc[("paired_bootstrap", 0.01), "estimated_diff_raw"]
+            > d2.loc[("paired_bootstrap", 0.05), "estimated_diff_raw"])
+
+
+def test_t_test_asl_equals_scipy():
+    from scipy import stats
+
+    m = urbano_matrix("adhoc8_ap", "AP", systems=10)
+    tables, _ = run_study(DiscPower(B=10, tests=("t",)), m)
+    asl = tables["asl"].to_pandas()
+    x = m.metric("AP")
+    for r in asl.itertuples():
+        a, b = m.systems.index(r.system_a), m.systems.index(r.system_b)
+        assert r.asl == pytest.approx(stats.ttest_rel(x[a], x[b]).pvalue, rel=1e-10)
+
+
+@pytest.mark.parametrize("kw,msg", [
+    ({"B": 0}, "experiment.B must be an integer >= 1"),
+    ({"alphas": (0.05, 1.0)}, "inside (0, 1)"),
+    ({"tests": ("paired_bootstrp",)}, "did you mean 'paired_bootstrap'"),
+    ({"pvalue": "exact"}, "experiment.pvalue"),
+])
+def test_bad_parameters(kw, msg):
+    with pytest.raises(ConfigError, match=msg.replace("(", r"\(").replace(")", r"\)")):
+        DiscPower(**kw)
