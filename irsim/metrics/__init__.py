@@ -1,1 +1,12 @@
-"""irsim.metrics"""
+"""Evaluation measures: parsing, vectorised per-topic kernels, ``evaluate`` and aggregation.
+
+>>> from irsim.metrics import parse_measure
+>>> str(parse_measure("P@10"))
+'P@10'
+"""
+
+from irsim.metrics.aggregate import aggregate
+from irsim.metrics.evaluate import evaluate
+from irsim.metrics.measures import Measure, available_measures, parse_measure
+
+__all__ = ["Measure", "aggregate", "available_measures", "evaluate", "parse_measure"]

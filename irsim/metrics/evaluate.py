@@ -1,0 +1,357 @@
+"""Runs + qrels -> ScoreMatrix (metric x run x topic), vectorised over runs and topics.
+
+Pipeline (no Python loop over runs, topics or ranks):
+
+1. Factorise topics (run-length compressed, then ``pandas.factorize``) and docnos (one
+   pyarrow dictionary encoding of run and qrels docnos, codes ordered as the strings).
+2. Choose the topics (``missing`` policy) and check duplicates (hash on int64 keys).
+3. Rank as trec_eval: score descending, ties by docno descending. Scores are replaced by
+   their dense rank so that (run-topic, score, docno) packs into one int64 key and one
+   ``argsort`` orders every list at once (``np.lexsort`` when the key would overflow).
+4. Cut each list at ``depth``, join grades by ``searchsorted`` on sorted (topic, docno)
+   keys of the qrels, and scatter chunks of lists into padded (lists x ranks) blocks.
+5. Every measure is array arithmetic on a block (see :mod:`irsim.metrics.block`).
+
+Topics
+------
+A topic with no relevant document in the qrels is scored 0 by every measure, as trec_eval
+does (it evaluates every topic present in both the run and the qrels, and ``-c`` averages
+over all qrels topics). ``missing`` decides which topics are kept:
+
+``"error"`` (default)
+    A run topic absent from the qrels, or a qrels topic with a relevant document (grade
+    >= 1) absent from a run, is an :class:`~irsim.errors.InputError` naming the run file
+    and the topic. Topics kept: those with a relevant document plus every judged topic
+    some run retrieved; a run that lacks a judged topic without relevant documents scores
+    0 there (exactly what it would score).
+``"zero"``
+    trec_eval ``-c``: every qrels topic; a run missing one scores 0; run topics without
+    qrels are dropped.
+``"drop"``
+    Only the topics retrieved by every run and present in the qrels.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from irsim.data.matrix import ScoreMatrix
+from irsim.data.types import Qrels, Runs
+from irsim.errors import ConfigError, InputError, unknown_name
+from irsim.metrics.block import UNJUDGED, Block, Ideal
+from irsim.metrics.measures import Measure, parse_measure
+
+__all__ = ["evaluate"]
+
+log = logging.getLogger(__name__)
+
+_MISSING = ("error", "zero", "drop")
+
+
+def _measures(measures: Iterable[str | Measure] | str | Measure) -> list[Measure]:
+    if isinstance(measures, str | Measure):
+        measures = [measures]
+    ms = [parse_measure(m) for m in measures]
+    if not ms:
+        raise ConfigError("no metrics given")
+    names = [str(m) for m in ms]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None:
+        raise ConfigError(f"metric {dup!r} requested twice")
+    return ms
+
+
+def _run_file(runs: Runs, s: int) -> str:
+    if len(runs.sources) == len(runs.names) and runs.sources[s]:
+        return runs.sources[s]
+    return f"run {runs.names[s]!r}"
+
+
+def _factorize_strings(*arrays: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
+    """Joint codes of object string arrays, codes ordered like the sorted unique values.
+
+    Runs of equal neighbours are compressed first (topic columns are grouped in practice),
+    so only the run heads are hashed.
+    """
+    heads, lens = [], []
+    for a in arrays:
+        if len(a) == 0:
+            heads.append(a[:0])
+            lens.append(np.zeros(0, dtype=np.int64))
+            continue
+        starts = np.flatnonzero(np.concatenate([[True], a[1:] != a[:-1]]))
+        heads.append(a[starts])
+        lens.append(np.diff(np.append(starts, len(a))))
+    codes, uniques = pd.factorize(np.concatenate(heads), sort=True)
+    out, at = [], 0
+    for h, n in zip(heads, lens, strict=True):
+        out.append(np.repeat(codes[at:at + len(h)], n))
+        at += len(h)
+    return out, np.asarray(uniques, dtype=object)
+
+
+def _docno_codes(*arrays: np.ndarray, where: str) -> tuple[list[np.ndarray], int]:
+    """Joint docno codes ordered as the strings compare bytewise (strcmp), and the count."""
+    try:
+        parts = [pa.array(a, type=pa.large_string()) for a in arrays]
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        raise InputError("docno values must be strings", file=where) from None
+    enc = pc.dictionary_encode(pa.concat_arrays(parts))
+    order = pc.array_sort_indices(enc.dictionary).to_numpy(zero_copy_only=False)
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    codes = rank[enc.indices.to_numpy(zero_copy_only=False)]
+    out, at = [], 0
+    for a in arrays:
+        out.append(codes[at:at + len(a)])
+        at += len(a)
+    return out, len(order)
+
+
+def _check_inputs(runs: Runs, qrels: Qrels) -> tuple[np.ndarray, np.ndarray]:
+    S = len(runs.names)
+    if S == 0:
+        raise InputError("no runs to evaluate")
+    n = len(runs.score)
+    if not (len(runs.run) == len(runs.topic) == len(runs.docno) == n):
+        raise InputError("run columns have different lengths", file=_run_file(runs, 0))
+    if not (len(qrels.topic) == len(qrels.docno) == len(qrels.grade)):
+        raise InputError("qrels columns have different lengths", file=qrels.source)
+    if len(qrels) == 0:
+        raise InputError("qrels hold no judgments", file=qrels.source or "qrels")
+    run = np.asarray(runs.run, dtype=np.int64)
+    if n and (run.min() < 0 or run.max() >= S):
+        raise InputError(f"run index out of range 0..{S - 1}", file=_run_file(runs, 0))
+    empty = np.flatnonzero(np.bincount(run, minlength=S) == 0)
+    if empty.size:
+        s = int(empty[0])
+        raise InputError(f"run {runs.names[s]!r} is empty", file=_run_file(runs, s))
+    score = np.asarray(runs.score, dtype=np.float64)
+    bad = ~np.isfinite(score)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(
+            f"non-finite score {score[i]} for topic {runs.topic[i]!r}, docno "
+            f"{runs.docno[i]!r} in run {runs.names[run[i]]!r}",
+            file=_run_file(runs, int(run[i])),
+        )
+    return run, score
+
+
+def _select_topics(
+    runs: Runs, qrels: Qrels, run: np.ndarray, rt: np.ndarray, qt: np.ndarray,
+    qgrade: np.ndarray, topics: np.ndarray, missing: str,
+) -> np.ndarray:
+    S, U = len(runs.names), len(topics)
+    in_qrels = np.bincount(qt, minlength=U) > 0
+    has_rel = np.bincount(qt, weights=qgrade >= 1, minlength=U) > 0
+    present = np.zeros((S, U), dtype=bool)
+    present[run, rt] = True
+    qsrc = qrels.source or "the qrels"
+    if missing == "error":
+        bad = present & ~in_qrels[None, :]
+        if bad.any():
+            s, t = np.argwhere(bad)[0]
+            raise InputError(
+                f"topic {topics[t]!r} of run {runs.names[s]!r} is not in the qrels ({qsrc}); "
+                "use missing='drop' or 'zero' to ignore it",
+                file=_run_file(runs, int(s)),
+            )
+        bad = ~present & has_rel[None, :]
+        if bad.any():
+            s, t = np.argwhere(bad)[0]
+            raise InputError(
+                f"topic {topics[t]!r} has relevant documents in the qrels ({qsrc}) but is "
+                f"missing from run {runs.names[s]!r}; use missing='zero' (trec_eval -c) "
+                "or 'drop'",
+                file=_run_file(runs, int(s)),
+            )
+        return has_rel | (in_qrels & present.any(axis=0))
+    if missing == "zero":
+        return in_qrels
+    return in_qrels & present.all(axis=0)
+
+
+def _first_duplicate(key: np.ndarray) -> int | None:
+    """Index of the first row whose key already occurred, or None (hash based)."""
+    if pd.Index(key).is_unique:
+        return None
+    return int(np.argmax(pd.Series(key).duplicated().to_numpy()))
+
+
+def _rank_order(g: np.ndarray, score: np.ndarray, doc: np.ndarray, n_doc: int) -> np.ndarray:
+    """Row order by (g, score descending, docno code descending)."""
+    n = len(score)
+    by_score = np.argsort(score)
+    sorted_scores = score[by_score]
+    dense = np.empty(n, dtype=np.int64)
+    dense[by_score] = np.cumsum(np.concatenate([[0], sorted_scores[1:] != sorted_scores[:-1]]))
+    n_score = int(dense[by_score[-1]]) + 1 if n else 1
+    score_desc = (n_score - 1) - dense
+    doc_desc = (n_doc - 1) - doc
+    n_group = int(g.max()) + 1 if n else 1
+    if n_group * n_score * n_doc < 2**63:
+        return np.argsort((g * n_score + score_desc) * n_doc + doc_desc)
+    return np.lexsort((doc_desc, score_desc, g))
+
+
+def evaluate(
+    runs: Runs,
+    qrels: Qrels,
+    measures: Iterable[str | Measure] | str | Measure,
+    *,
+    depth: int | None = 1000,
+    missing: str = "error",
+    max_cells: int = 1 << 21,
+) -> ScoreMatrix:
+    """Per-topic scores of every run under every measure, exactly as trec_eval ranks.
+
+    Parameters
+    ----------
+    runs : Runs
+        One or more runs (e.g. from :func:`irsim.data.trec.read_runs`).
+    qrels : Qrels
+        Graded judgments; documents not in the qrels are non-relevant.
+    measures : str, Measure or iterable of them
+        Names as ir_measures spells them (``AP``, ``P@10``, ``nDCG@10``, ``AP(rel=2)``,
+        ``Q@100`` ...), see :func:`irsim.metrics.available_measures`.
+    depth : int or None, default 1000
+        Each list is cut after this many documents (trec_eval ``-M``; None: no cut).
+    missing : {"error", "zero", "drop"}
+        What to do with topics not shared by the runs and the qrels (module docstring).
+    max_cells : int
+        Memory budget: lists are processed in chunks of about ``max_cells`` (list, rank)
+        cells (each derived array of a chunk takes 8 bytes per cell).
+
+    Returns
+    -------
+    ScoreMatrix
+        values (measures, runs, topics); measures named canonically, runs in order,
+        topics sorted as strings.
+
+    Raises
+    ------
+    InputError
+        Empty run, non-finite score, duplicate docno in a list or duplicate judgment,
+        topics missing (``missing="error"``), no topic left to evaluate.
+    ConfigError
+        Unknown or malformed measure, bad ``depth`` or ``missing``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from irsim.data import Qrels, Runs
+    >>> obj = lambda *s: np.array(s, dtype=object)
+    >>> qrels = Qrels(obj("t1", "t1", "t2"), obj("a", "b", "c"), np.array([1, 2, 1]))
+    >>> runs = Runs(("bm25", "dense"), np.array([0, 0, 0, 1, 1, 1], dtype=np.int32),
+    ...             topic=obj("t1", "t1", "t2", "t1", "t1", "t2"),
+    ...             docno=obj("a", "x", "c", "x", "b", "c"),
+    ...             score=np.array([2.0, 1.0, 1.0, 3.0, 2.0, 1.0]))
+    >>> m = evaluate(runs, qrels, ["AP", "P@2", "AP(rel=2)"])
+    >>> m.metrics, m.topics
+    (('AP', 'P@2', 'AP(rel=2)'), ('t1', 't2'))
+    >>> m.metric("AP").round(4).tolist()
+    [[0.5, 1.0], [0.25, 1.0]]
+    >>> m.metric("AP(rel=2)").tolist()
+    [[0.0, 0.0], [0.5, 0.0]]
+    """
+    ms = _measures(measures)
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int | np.integer)
+                              or depth < 1):
+        raise ConfigError(f"depth must be a positive integer or None, got {depth!r}")
+    if missing not in _MISSING:
+        raise unknown_name("missing policy", str(missing), _MISSING)
+    if not isinstance(max_cells, int | np.integer) or max_cells < 1:
+        raise ConfigError(f"max_cells must be a positive integer, got {max_cells!r}")
+
+    run, score = _check_inputs(runs, qrels)
+    qsrc = qrels.source or "qrels"
+    qgrade_all = np.asarray(qrels.grade)
+    if not np.issubdtype(qgrade_all.dtype, np.integer):
+        raise InputError("relevance grades must be integers", file=qsrc)
+    qgrade_all = qgrade_all.astype(np.int64)
+
+    (rt, qt), topics = _factorize_strings(
+        np.asarray(runs.topic, dtype=object), np.asarray(qrels.topic, dtype=object))
+    if not all(isinstance(t, str) for t in topics.tolist()):
+        raise InputError("topic ids must be strings", file=qsrc)
+    (rd, qd), n_doc = _docno_codes(
+        np.asarray(runs.docno, dtype=object), np.asarray(qrels.docno, dtype=object), where=qsrc)
+
+    sel = _select_topics(runs, qrels, run, rt, qt, qgrade_all, topics, missing)
+    if not sel.any():
+        raise InputError("no topic left to evaluate (runs and qrels share no topic)",
+                         file=qsrc)
+    tmap = np.cumsum(sel) - 1
+    T, S = int(sel.sum()), len(runs.names)
+    out_topics = topics[sel]
+
+    # qrels of the kept topics, sorted by (topic, docno) key
+    qk = sel[qt]
+    qkey = tmap[qt[qk]] * n_doc + qd[qk]
+    qorder = np.argsort(qkey)
+    qkey, qgrade = qkey[qorder], qgrade_all[qk][qorder]
+    if qkey.size > 1 and (dups := np.flatnonzero(qkey[1:] == qkey[:-1])).size:
+        i = np.flatnonzero(qk)[qorder[dups[0] + 1]]
+        raise InputError(f"duplicate judgment for topic {qrels.topic[i]!r}, docno "
+                         f"{qrels.docno[i]!r}", file=qsrc)
+
+    # run rows of the kept topics
+    keep = sel[rt]
+    rows = np.flatnonzero(keep) if not keep.all() else None
+    if rows is not None:
+        run, score, rt, rd = run[rows], score[rows], rt[rows], rd[rows]
+    values = np.zeros((len(ms), S, T))
+    if len(score) == 0:
+        return ScoreMatrix(values, [str(m) for m in ms], runs.names, out_topics, source=qsrc)
+    t_out = tmap[rt]
+    g = run * T + t_out
+    dup = _first_duplicate(g * n_doc + rd)
+    if dup is not None:
+        i = dup if rows is None else int(rows[dup])
+        s = int(run[dup])
+        raise InputError(f"duplicate docno {runs.docno[i]!r} for topic {runs.topic[i]!r} "
+                         f"in run {runs.names[s]!r}", file=_run_file(runs, s))
+
+    order = _rank_order(g, score, rd, n_doc)
+    gs = g[order]
+    n = len(gs)
+    starts = np.flatnonzero(np.concatenate([[True], gs[1:] != gs[:-1]]))
+    lens = np.diff(np.append(starts, n))
+    rank = np.arange(n) - np.repeat(starts, lens)
+    if depth is not None and lens.max() > depth:
+        cut = rank < depth
+        order, rank = order[cut], rank[cut]
+        lens = np.minimum(lens, depth)
+    group_id = gs[starts]
+    cstart = np.concatenate([[0], np.cumsum(lens)])
+
+    # grades of the ranked documents (UNJUDGED when not in the qrels)
+    rkey = t_out[order] * n_doc + rd[order]
+    pos = np.minimum(np.searchsorted(qkey, rkey), len(qkey) - 1)
+    grade = np.where(qkey[pos] == rkey, qgrade[pos], UNJUDGED)
+
+    max_cut = max((m.cutoff or 0) for m in ms)
+    width = max(int(lens.max()), max_cut, 1)
+    ideal = Ideal(tmap[qt[qk]][qorder], qgrade, T, width)
+    lists_per_chunk = max(1, max_cells // width)
+    n_lists = len(group_id)
+    log.debug("evaluate: %d lists, width %d, %d chunk(s)", n_lists, width,
+              -(-n_lists // lists_per_chunk))
+    for a in range(0, n_lists, lists_per_chunk):
+        b = min(a + lists_per_chunk, n_lists)
+        lo, hi = cstart[a], cstart[b]
+        local = np.repeat(np.arange(b - a), lens[a:b])
+        block_grade = np.full((b - a, width), UNJUDGED, dtype=np.int64)
+        block_grade[local, rank[lo:hi]] = grade[lo:hi]
+        gid = group_id[a:b]
+        block = Block(block_grade, gid % T, ideal)
+        for mi, m in enumerate(ms):
+            values[mi, gid // T, gid % T] = m.definition.kernel(block, m)
+    return ScoreMatrix(values, [str(m) for m in ms], runs.names, out_topics, source=qsrc)
