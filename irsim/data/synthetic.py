@@ -398,24 +398,30 @@ def synthetic_trec(
     )
 
     # runs: one stream per run; a loop over runs only (each step is vectorised over topics x docs)
+    # `ranked` holds flat indices into the (topics, docs) docno table
     ranked = np.empty((runs, topics, depth), dtype=np.int64)
+    offset = (np.arange(topics, dtype=np.int64) * docs)[:, None]
     for r in range(runs):
-        s = q[r] * gain + noise_sd * rng_for(seed, f"{_TREC}/run", r).standard_normal(
-            (topics, docs))
+        s = rng_for(seed, f"{_TREC}/run", r).standard_normal((topics, docs))
+        s *= noise_sd
+        s += q[r] * gain
+        s *= -1.0  # ascending sort of -score = descending score
         if depth < docs:
-            top = np.argpartition(-s, depth - 1, axis=1)[:, :depth]
-            order = np.argsort(-np.take_along_axis(s, top, axis=1), axis=1)
-            ranked[r] = np.take_along_axis(top, order, axis=1)
+            top = np.argpartition(s, depth - 1, axis=1)[:, :depth]
+            order = np.argsort(np.take_along_axis(s, top, axis=1), axis=1)
+            ranked[r] = np.take_along_axis(top, order, axis=1) + offset
         else:
             # continuous scores: exact ties have probability ~1e-10 per topic, so the
             # (unstable, fast) sort gives the one correct order on every machine
-            ranked[r] = np.argsort(-s, axis=1)
-    t_index = np.broadcast_to(np.arange(topics)[None, :, None], ranked.shape)
+            ranked[r] = np.argsort(s, axis=1) + offset
+    n = runs * topics * depth
+    topic_col = np.empty(n, dtype=object)
+    topic_col.reshape(runs, topics, depth)[...] = topic_ids[None, :, None]
     out_runs = Runs(
         names=tuple(f"run{r + 1}" for r in range(runs)),
         run=np.repeat(np.arange(runs, dtype=np.int32), topics * depth),
-        topic=np.tile(np.repeat(topic_ids, depth), runs),
-        docno=docno[t_index, ranked].reshape(-1),
+        topic=topic_col,
+        docno=docno.reshape(-1)[ranked.reshape(-1)],
         score=np.tile(np.arange(depth, 0, -1, dtype=np.float64), runs * topics),
         sources=tuple(f"synthetic_trec(seed={seed})" for _ in range(runs)),
     )
