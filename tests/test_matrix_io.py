@@ -275,6 +275,9 @@ def test_long_parquet_errors(tmp_path):
     hole = write("hole.parquet", system=["a", "b", "b"], topic=[1, 1, 2], metric=["AP"] * 3,
                  value=[0.1, 0.2, 0.3])
     assert "missing cell metric='AP', system='a', topic='2'" in _long_err(hole).problem
+    blank = write("blank.parquet", system=["a", " "], topic=["1", "1"], metric=["AP"] * 2,
+                  value=[0.1, 0.2])
+    assert "empty system (row 2)" in _long_err(blank).problem
     nan = write("nan.parquet", system=["a"], topic=["1"], metric=["AP"], value=[float("nan")])
     assert "non-finite value nan (row 1)" in _long_err(nan).problem
     text = write("text.parquet", system=["a"], topic=["1"], metric=["AP"], value=["0.5"])

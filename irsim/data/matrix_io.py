@@ -364,12 +364,11 @@ def read_long(path: str | PathLike) -> ScoreMatrix:
     ids: dict[str, list[str]] = {}
     for name in ("metric", "system", "topic"):
         col = pc.utf8_trim_whitespace(table.column(name).combine_chunks())
-        if is_csv:
-            empty = pc.equal(col, "").to_numpy(zero_copy_only=False)
-            if empty.any():
-                i = int(np.flatnonzero(empty)[0])
-                suffix, line = where(i)
-                raise InputError(f"empty {name}{suffix}", file=path, line=line)
+        empty = pc.equal(col, "").to_numpy(zero_copy_only=False)
+        if empty.any():
+            i = int(np.flatnonzero(empty)[0])
+            suffix, line = where(i)
+            raise InputError(f"empty {name}{suffix}", file=path, line=line)
         enc = col.dictionary_encode()
         codes.append(enc.indices.to_numpy(zero_copy_only=False).astype(np.int64))
         ids[name] = enc.dictionary.to_pylist()
