@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from irsim.data.types import Qrels, Runs
+from irsim.data.types import Qrels, Runs, _prime_docno_codes
 from irsim.errors import ConfigError, InputError
 
 __all__ = ["read_qrels", "read_run", "read_runs"]
@@ -250,16 +250,18 @@ def _assemble(parts: list[tuple[str, Path, list[pa.Array], np.ndarray]]) -> Runs
     counts = np.array([len(s) for *_, s in parts], dtype=np.int64)
     run = np.repeat(np.arange(len(parts), dtype=np.int32), counts)
     topic = _objects(pa.concat_arrays([c[0] for _, _, c, _ in parts]))
-    docno = _objects(pa.concat_arrays([c[1] for _, _, c, _ in parts]))
+    docno_arrow = pa.concat_arrays([c[1] for _, _, c, _ in parts])
     score = np.concatenate([s for *_, s in parts])
-    return Runs(
+    runs = Runs(
         names=tuple(n for n, *_ in parts),
         run=run,
         topic=topic,
-        docno=docno,
+        docno=_objects(docno_arrow),
         score=score,
         sources=tuple(str(p) for _, p, _, _ in parts),
     )
+    _prime_docno_codes(runs, docno_arrow)
+    return runs
 
 
 def read_run(path: PathT, name: str | None = None) -> Runs:

@@ -10,7 +10,46 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Qrels", "Runs"]
+__all__ = ["Qrels", "Runs", "docno_index"]
+
+
+def docno_index(docno: np.ndarray | object) -> tuple[np.ndarray, np.ndarray]:
+    """Factorise docnos: (codes, vocabulary), codes ordered like the strings.
+
+    Parameters
+    ----------
+    docno : ndarray of str (object dtype) or pyarrow string array
+
+    Returns
+    -------
+    codes : ndarray of int64
+        ``vocabulary[codes[i]] == docno[i]``.
+    vocabulary : ndarray of str (object dtype)
+        Unique docnos sorted bytewise on their UTF-8 encoding (the order of C ``strcmp``,
+        which trec_eval uses to break score ties).
+
+    Examples
+    --------
+    >>> codes, vocab = docno_index(np.array(["b", "a", "b", "c"], dtype=object))
+    >>> codes.tolist(), vocab.tolist()
+    ([1, 0, 1, 2], ['a', 'b', 'c'])
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(docno, pa.ChunkedArray):
+        docno = pa.concat_arrays(docno.chunks) if docno.num_chunks else pa.array(
+            [], pa.large_string())
+    if not isinstance(docno, pa.Array):
+        docno = pa.array(np.asarray(docno, dtype=object), type=pa.large_string())
+    enc = pc.dictionary_encode(docno)
+    order = pc.array_sort_indices(enc.dictionary).to_numpy(zero_copy_only=False)
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    codes = rank[enc.indices.to_numpy(zero_copy_only=False)]
+    vocab = np.asarray(enc.dictionary.take(pa.array(order)).to_numpy(zero_copy_only=False),
+                       dtype=object)
+    return codes, vocab
 
 
 @dataclass(frozen=True)
@@ -68,3 +107,30 @@ class Runs:
 
     def __len__(self) -> int:
         return len(self.score)
+
+    def docno_codes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Docnos as int64 codes into their sorted vocabulary (see :func:`docno_index`).
+
+        Computed on first use and cached on this object (the readers fill the cache from
+        their Arrow arrays), so evaluating the same runs again skips the string work. A
+        Runs is immutable: do not modify its arrays in place.
+
+        Examples
+        --------
+        >>> r = Runs(("r",), np.zeros(2, np.int32), np.array(["1", "1"], dtype=object),
+        ...          np.array(["d2", "d1"], dtype=object), np.array([1.0, 0.5]))
+        >>> codes, vocab = r.docno_codes()
+        >>> codes.tolist(), vocab.tolist()
+        ([1, 0], ['d1', 'd2'])
+        """
+        cached = self.__dict__.get("_docno_codes")
+        if cached is None or len(cached[0]) != len(self.docno):
+            cached = docno_index(self.docno)
+            self.__dict__["_docno_codes"] = cached
+        return cached
+
+
+def _prime_docno_codes(runs: Runs, docno: object) -> None:
+    """Fill the :meth:`Runs.docno_codes` cache from an Arrow array of the same docnos
+    (readers have one, which avoids converting Python strings back to Arrow)."""
+    runs.__dict__["_docno_codes"] = docno_index(docno)

@@ -2,8 +2,9 @@
 
 Pipeline (no Python loop over runs, topics or ranks):
 
-1. Factorise topics (run-length compressed, then ``pandas.factorize``) and docnos (one
-   pyarrow dictionary encoding of run and qrels docnos, codes ordered as the strings).
+1. Factorise topics (run-length compressed, then ``pandas.factorize``) and docnos (a
+   pyarrow dictionary encoding, codes ordered as the strings, cached on the Runs by
+   :meth:`~irsim.data.types.Runs.docno_codes`; qrels docnos are looked up in it).
 2. Choose the topics (``missing`` policy) and check duplicates (hash on int64 keys).
 3. Rank as trec_eval: score descending, ties by docno descending. Scores are replaced by
    their dense rank so that (run-topic, score, docno) packs into one int64 key and one
@@ -39,7 +40,6 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from irsim.data.matrix import ScoreMatrix
 from irsim.data.types import Qrels, Runs
@@ -94,24 +94,6 @@ def _factorize_strings(*arrays: np.ndarray) -> tuple[list[np.ndarray], np.ndarra
         out.append(np.repeat(codes[at:at + len(h)], n))
         at += len(h)
     return out, np.asarray(uniques, dtype=object)
-
-
-def _docno_codes(*arrays: np.ndarray, where: str) -> tuple[list[np.ndarray], int]:
-    """Joint docno codes ordered as the strings compare bytewise (strcmp), and the count."""
-    try:
-        parts = [pa.array(a, type=pa.large_string()) for a in arrays]
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        raise InputError("docno values must be strings", file=where) from None
-    enc = pc.dictionary_encode(pa.concat_arrays(parts))
-    order = pc.array_sort_indices(enc.dictionary).to_numpy(zero_copy_only=False)
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order))
-    codes = rank[enc.indices.to_numpy(zero_copy_only=False)]
-    out, at = [], 0
-    for a in arrays:
-        out.append(codes[at:at + len(a)])
-        at += len(a)
-    return out, len(order)
 
 
 def _check_inputs(runs: Runs, qrels: Qrels) -> tuple[np.ndarray, np.ndarray]:
@@ -178,27 +160,37 @@ def _select_topics(
     return in_qrels & present.all(axis=0)
 
 
-def _first_duplicate(key: np.ndarray) -> int | None:
-    """Index of the first row whose key already occurred, or None (hash based)."""
-    if pd.Index(key).is_unique:
-        return None
-    return int(np.argmax(pd.Series(key).duplicated().to_numpy()))
+class _GradeLookup:
+    """Grades of (topic, docno) keys: a dense table when it is small, else binary search."""
+
+    def __init__(self, qkey: np.ndarray, qgrade: np.ndarray, n_keys: int, budget: int):
+        self.qkey, self.qgrade = qkey, qgrade
+        self.table = None
+        if n_keys <= budget:
+            self.table = np.full(n_keys, -1, dtype=np.int64 if len(qkey) >= 2**31 else np.int32)
+            self.table[qkey] = np.arange(len(qkey))
+
+    def __call__(self, key: np.ndarray) -> np.ndarray:
+        if len(self.qkey) == 0:
+            return np.full(key.shape, UNJUDGED, dtype=np.int64)
+        if self.table is not None:
+            i = self.table[key]
+            return np.where(i >= 0, self.qgrade[i], UNJUDGED)
+        pos = np.minimum(np.searchsorted(self.qkey, key), len(self.qkey) - 1)
+        return np.where(self.qkey[pos] == key, self.qgrade[pos], UNJUDGED)
 
 
-def _rank_order(g: np.ndarray, score: np.ndarray, doc: np.ndarray, n_doc: int) -> np.ndarray:
-    """Row order by (g, score descending, docno code descending)."""
-    n = len(score)
-    by_score = np.argsort(score)
-    sorted_scores = score[by_score]
-    dense = np.empty(n, dtype=np.int64)
-    dense[by_score] = np.cumsum(np.concatenate([[0], sorted_scores[1:] != sorted_scores[:-1]]))
-    n_score = int(dense[by_score[-1]]) + 1 if n else 1
-    score_desc = (n_score - 1) - dense
-    doc_desc = (n_doc - 1) - doc
-    n_group = int(g.max()) + 1 if n else 1
-    if n_group * n_score * n_doc < 2**63:
-        return np.argsort((g * n_score + score_desc) * n_doc + doc_desc)
-    return np.lexsort((doc_desc, score_desc, g))
+def _chunks(lens_sorted: np.ndarray, width: int, max_cells: int) -> list[tuple[int, int]]:
+    """Split lists (sorted by length) into chunks of about ``max_cells`` padded cells."""
+    n, out, a = len(lens_sorted), [], 0
+    window = max(1, max_cells // max(width, 1)) + 1
+    while a < n:
+        stop = min(n, a + window)
+        cost = np.arange(1, stop - a + 1) * np.maximum(lens_sorted[a:stop], width)
+        b = a + max(1, int(np.searchsorted(cost, max_cells, side="right")))
+        out.append((a, b))
+        a = b
+    return out
 
 
 def evaluate(
@@ -281,8 +273,13 @@ def evaluate(
         np.asarray(runs.topic, dtype=object), np.asarray(qrels.topic, dtype=object))
     if not all(isinstance(t, str) for t in topics.tolist()):
         raise InputError("topic ids must be strings", file=qsrc)
-    (rd, qd), n_doc = _docno_codes(
-        np.asarray(runs.docno, dtype=object), np.asarray(qrels.docno, dtype=object), where=qsrc)
+    try:
+        rd, vocab = runs.docno_codes()
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        raise InputError("docno values must be strings", file=_run_file(runs, 0)) from None
+    n_doc = max(len(vocab), 1)
+    qdoc = np.asarray(qrels.docno, dtype=object)
+    qd = pd.Index(vocab).get_indexer(qdoc)  # -1: judged, never retrieved
 
     sel = _select_topics(runs, qrels, run, rt, qt, qgrade_all, topics, missing)
     if not sel.any():
@@ -292,15 +289,20 @@ def evaluate(
     T, S = int(sel.sum()), len(runs.names)
     out_topics = topics[sel]
 
-    # qrels of the kept topics, sorted by (topic, docno) key
-    qk = sel[qt]
-    qkey = tmap[qt[qk]] * n_doc + qd[qk]
+    # qrels of the kept topics: no (topic, docno) judged twice
+    qk = np.flatnonzero(sel[qt])
+    qlocal, quniq = pd.factorize(qdoc[qk])
+    qt_out, qgrade = tmap[qt[qk]], qgrade_all[qk]
+    dkey = np.sort(qt_out * max(len(quniq), 1) + qlocal)
+    if (dups := np.flatnonzero(dkey[1:] == dkey[:-1])).size:
+        t, d = divmod(int(dkey[dups[0]]), max(len(quniq), 1))
+        raise InputError(f"duplicate judgment for topic {out_topics[t]!r}, docno "
+                         f"{quniq[d]!r}", file=qsrc)
+    # join keys (topic, docno code) of the judged documents some run retrieved
+    hit = qd[qk] >= 0
+    qkey = qt_out[hit] * n_doc + qd[qk][hit]
     qorder = np.argsort(qkey)
-    qkey, qgrade = qkey[qorder], qgrade_all[qk][qorder]
-    if qkey.size > 1 and (dups := np.flatnonzero(qkey[1:] == qkey[:-1])).size:
-        i = np.flatnonzero(qk)[qorder[dups[0] + 1]]
-        raise InputError(f"duplicate judgment for topic {qrels.topic[i]!r}, docno "
-                         f"{qrels.docno[i]!r}", file=qsrc)
+    qkey, qkey_grade = qkey[qorder], qgrade[hit][qorder]
 
     # run rows of the kept topics
     keep = sel[rt]
@@ -312,45 +314,53 @@ def evaluate(
         return ScoreMatrix(values, [str(m) for m in ms], runs.names, out_topics, source=qsrc)
     t_out = tmap[rt]
     g = run * T + t_out
-    dup = _first_duplicate(g * n_doc + rd)
-    if dup is not None:
-        i = dup if rows is None else int(rows[dup])
-        s = int(run[dup])
+    doc_desc = (n_doc - 1) - rd
+
+    # 1. order rows by (list, docno descending): lists become contiguous and a docno
+    #    repeated within a list lands next to itself
+    if S * T * n_doc < 2**63:
+        o1 = np.argsort(g * n_doc + doc_desc)
+    else:
+        o1 = np.lexsort((doc_desc, g))
+    g1, d1 = g[o1], rd[o1]
+    same = (g1[1:] == g1[:-1]) & (d1[1:] == d1[:-1])
+    if same.any():
+        j = int(o1[int(np.argmax(same)) + 1])
+        i = j if rows is None else int(rows[j])
+        s = int(run[j])
         raise InputError(f"duplicate docno {runs.docno[i]!r} for topic {runs.topic[i]!r} "
                          f"in run {runs.names[s]!r}", file=_run_file(runs, s))
+    starts = np.flatnonzero(np.concatenate([[True], g1[1:] != g1[:-1]]))
+    lens = np.diff(np.append(starts, len(g1)))
+    group_id = g1[starts]
+    score1 = score[o1]
+    key1 = t_out[o1] * n_doc + d1
+    del g1, d1, doc_desc
 
-    order = _rank_order(g, score, rd, n_doc)
-    gs = g[order]
-    n = len(gs)
-    starts = np.flatnonzero(np.concatenate([[True], gs[1:] != gs[:-1]]))
-    lens = np.diff(np.append(starts, n))
-    rank = np.arange(n) - np.repeat(starts, lens)
-    if depth is not None and lens.max() > depth:
-        cut = rank < depth
-        order, rank = order[cut], rank[cut]
-        lens = np.minimum(lens, depth)
-    group_id = gs[starts]
-    cstart = np.concatenate([[0], np.cumsum(lens)])
+    max_len = int(lens.max())
+    list_depth = max_len if depth is None else min(max_len, int(depth))
+    width = max(list_depth, max((m.cutoff or 0) for m in ms), 1)
+    ideal = Ideal(qt_out, qgrade, T, width)
+    lookup = _GradeLookup(qkey, qkey_grade, T * n_doc, max(1 << 24, 2 * len(score)))
 
-    # grades of the ranked documents (UNJUDGED when not in the qrels)
-    rkey = t_out[order] * n_doc + rd[order]
-    pos = np.minimum(np.searchsorted(qkey, rkey), len(qkey) - 1)
-    grade = np.where(qkey[pos] == rkey, qgrade[pos], UNJUDGED)
-
-    max_cut = max((m.cutoff or 0) for m in ms)
-    width = max(int(lens.max()), max_cut, 1)
-    ideal = Ideal(tmap[qt[qk]][qorder], qgrade, T, width)
-    lists_per_chunk = max(1, max_cells // width)
-    n_lists = len(group_id)
-    log.debug("evaluate: %d lists, width %d, %d chunk(s)", n_lists, width,
-              -(-n_lists // lists_per_chunk))
-    for a in range(0, n_lists, lists_per_chunk):
-        b = min(a + lists_per_chunk, n_lists)
-        lo, hi = cstart[a], cstart[b]
-        local = np.repeat(np.arange(b - a), lens[a:b])
-        block_grade = np.full((b - a, width), UNJUDGED, dtype=np.int64)
-        block_grade[local, rank[lo:hi]] = grade[lo:hi]
-        gid = group_id[a:b]
+    # 2. per chunk of lists: pad, sort each row by score descending (stable, so ties keep
+    #    the docno-descending order of step 1), cut at depth, look grades up, evaluate
+    by_len = np.argsort(lens, kind="stable")
+    chunks = _chunks(lens[by_len], width, max_cells)
+    log.debug("evaluate: %d lists, width %d, %d chunk(s)", len(lens), width, len(chunks))
+    for a, b in chunks:
+        idx = by_len[a:b]
+        ln, L = lens[idx], int(lens[idx].max())
+        cols = np.arange(L)
+        valid = cols[None, :] < ln[:, None]
+        pos = np.where(valid, starts[idx][:, None] + cols[None, :], 0)
+        neg_score = np.where(valid, -score1[pos], np.inf)
+        top = np.argsort(neg_score, axis=1, kind="stable")[:, :min(L, list_depth)]
+        pos = np.take_along_axis(pos, top, axis=1)
+        valid = np.take_along_axis(valid, top, axis=1)
+        block_grade = np.full((len(idx), width), UNJUDGED, dtype=np.int64)
+        block_grade[:, :top.shape[1]] = np.where(valid, lookup(key1[pos]), UNJUDGED)
+        gid = group_id[idx]
         block = Block(block_grade, gid % T, ideal)
         for mi, m in enumerate(ms):
             values[mi, gid // T, gid % T] = m.definition.kernel(block, m)
