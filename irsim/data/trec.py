@@ -14,7 +14,7 @@ qrels : ``qid iter docno rel``
 run : ``qid Q0 docno rank score tag``
     Ranking is by ``score`` (the rank column is ignored, as in trec_eval); a docno may
     appear once per topic. The run is named by its ``tag`` when one tag is used in the
-    whole file, else by the file name without ``.gz`` and extension.
+    whole file, else by the file name without ``.gz`` and a results extension.
 """
 
 from __future__ import annotations
@@ -222,9 +222,15 @@ def read_qrels(path: PathT) -> Qrels:
     return Qrels(_objects(topic), _objects(docno), grade, source=str(t.path))
 
 
+_RUN_SUFFIXES = (".txt", ".run", ".runs", ".res", ".trec", ".tsv", ".tab")
+
+
 def _run_stem(p: Path) -> str:
+    """File name without ``.gz`` and a usual results extension (``input.bm25`` is kept
+    whole: TREC submissions are often named ``input.<tag>``)."""
     name = p.name[:-3] if p.name.endswith(".gz") else p.name
-    return Path(name).stem or name
+    stem, suffix = Path(name).stem, Path(name).suffix
+    return stem if stem and suffix.lower() in _RUN_SUFFIXES else name
 
 
 def _read_one_run(path: PathT, name: str | None) -> tuple[str, Path, list[pa.Array], np.ndarray]:
@@ -272,7 +278,8 @@ def read_run(path: PathT, name: str | None = None) -> Runs:
     path : str or path-like
     name : str, optional
         The run's name; by default its tag if the file uses a single tag, else the file
-        name without ``.gz`` and extension.
+        name without ``.gz`` and a results extension (``.txt``, ``.run``, ``.res``,
+        ``.trec``, ``.tsv``; ``input.bm25`` stays ``input.bm25``).
 
     Returns
     -------

@@ -1,0 +1,181 @@
+"""TREC qrels and run readers: real files, formats, and every bad-input error."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from irsim.data.trec import read_qrels, read_run, read_runs
+from irsim.errors import ConfigError, InputError
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trec_eval"
+
+
+def write(path: Path, text: str | bytes) -> Path:
+    path.write_bytes(text.encode() if isinstance(text, str) else text)
+    return path
+
+
+def error(fn, *args) -> InputError:
+    with pytest.raises(InputError) as info:
+        fn(*args)
+    return info.value
+
+
+# --- real files ----------------------------------------------------------------------------
+
+
+def test_read_trec_eval_qrels():
+    q = read_qrels(DATA / "qrels.test")
+    lines = (DATA / "qrels.test").read_text().split()
+    assert len(q) == len(lines) // 4
+    assert q.topics == ["301", "302", "303"]
+    assert q.grade.dtype == np.int64
+    assert (q.topic[:2].tolist(), q.docno[:2].tolist()) == (
+        ["301", "301"], ["CR93E-10279", "CR93E-10505"])
+    # relevant counts printed by trec_eval (num_rel in out.test.aq)
+    rel = {t: int(((q.topic == t) & (q.grade >= 1)).sum()) for t in q.topics}
+    assert rel == {"301": 474, "302": 77, "303": 10}
+
+
+def test_read_graded_qrels_keeps_negative_grades():
+    q = read_qrels(DATA / "qrels.rel_level")
+    counts = dict(zip(*np.unique(q.grade, return_counts=True), strict=True))
+    assert counts == {-1: 304, 0: 2818, 1: 462, 2: 14, 3: 77, 4: 6}
+    assert q.source == str(DATA / "qrels.rel_level")
+
+
+def test_read_trec_eval_run():
+    r = read_run(DATA / "results.test")
+    assert r.names == ("STANDARD",)
+    assert len(r) == 1500
+    assert r.run.dtype == np.int32 and set(r.run.tolist()) == {0}
+    assert r.topic.dtype == object and r.docno.dtype == object
+    assert r.score[:2].tolist() == [2.129133, 1.724760]
+    assert r.sources == (str(DATA / "results.test"),)
+
+
+def test_gzip_and_whitespace_variants(tmp_path):
+    text = "301\tQ0  d1 1   2.5 tag\r\n\n  301 Q0 d2 2 +1e-1 tag  \n301 Q0 d3 3 -.5 tag"
+    plain = read_run(write(tmp_path / "r.txt", text))
+    gz = read_run(write(tmp_path / "r.txt.gz", gzip.compress(text.encode())))
+    assert plain.docno.tolist() == gz.docno.tolist() == ["d1", "d2", "d3"]
+    assert plain.score.tolist() == gz.score.tolist() == [2.5, 0.1, -0.5]
+    assert gz.names == ("tag",)
+
+
+def test_docno_codes_cached_by_reader_match_recomputed(tmp_path):
+    r = read_run(write(tmp_path / "r.txt", "1 Q0 b 1 1 t\n1 Q0 a 2 0 t\n2 Q0 b 1 1 t\n"))
+    codes, vocab = r.docno_codes()
+    assert vocab.tolist() == ["a", "b"] and codes.tolist() == [1, 0, 1]
+    r.__dict__.pop("_docno_codes")
+    codes2, vocab2 = r.docno_codes()
+    assert codes2.tolist() == codes.tolist() and vocab2.tolist() == vocab.tolist()
+
+
+def test_run_names(tmp_path):
+    a = write(tmp_path / "a.run", "1 Q0 x 1 1.0 alpha\n")
+    b = write(tmp_path / "b.res.gz", gzip.compress(b"1 Q0 x 1 1.0 t1\n1 Q0 y 1 0.5 t2\n"))
+    c = write(tmp_path / "input.bm25", "1 Q0 x 1 1.0 t1\n1 Q0 y 1 0.5 t2\n")
+    runs = read_runs([a, b, c])
+    # mixed tags: the file name without .gz and a results extension
+    assert runs.names == ("alpha", "b", "input.bm25")
+    assert runs.run.tolist() == [0, 1, 1, 2, 2]
+    assert read_run(a, name="mine").names == ("mine",)
+    assert read_runs(a).names == ("alpha",)
+
+
+def test_two_files_with_the_same_name(tmp_path):
+    a = write(tmp_path / "a.run", "1 Q0 x 1 1.0 same\n")
+    b = write(tmp_path / "b.run", "1 Q0 x 1 1.0 same\n")
+    e = error(read_runs, [a, b])
+    assert "b.run" in str(e) and "a.run" in str(e) and "'same'" in str(e)
+
+
+def test_no_run_files():
+    with pytest.raises(ConfigError):
+        read_runs([])
+
+
+# --- bad input: file, line and problem in the message ---------------------------------------
+
+
+def test_malformed_run_line(tmp_path):
+    p = write(tmp_path / "bad.run", "1 Q0 a 1 1.0 t\n\n1 Q0 b 2 0.5\n1 Q0 c 3 0.1 t\n")
+    e = error(read_run, p)
+    assert e.file == str(p) and e.line == 3
+    assert str(e).startswith(f"{p}:3: malformed line: expected 6")
+    assert "got 5" in str(e)
+
+
+def test_malformed_qrels_line(tmp_path):
+    p = write(tmp_path / "q.txt", "1 0 a 1\n1 0 b 1 extra\n")
+    e = error(read_qrels, p)
+    assert (e.file, e.line) == (str(p), 2) and "expected 4" in str(e)
+
+
+def test_duplicate_docno_in_topic(tmp_path):
+    p = write(tmp_path / "dup.run",
+              "1 Q0 a 1 3 t\n1 Q0 b 2 2 t\n2 Q0 a 1 3 t\n1 Q0 c 3 1 t\n1 Q0 b 4 0 t\n")
+    e = error(read_run, p)
+    assert e.line == 5 and "dup.run:5:" in str(e)
+    assert "duplicate docno 'b' for topic '1'" in str(e) and "first at line 2" in str(e)
+
+
+def test_duplicate_qrels_judgment(tmp_path):
+    p = write(tmp_path / "q.txt", "1 0 a 1\n2 0 a 1\n1 0 a 0\n")
+    e = error(read_qrels, p)
+    assert e.line == 3 and "q.txt:3:" in str(e) and "first at line 1" in str(e)
+
+
+@pytest.mark.parametrize(
+    ("score", "problem"),
+    [("abc", "non-numeric score 'abc'"), ("1.5x", "non-numeric score '1.5x'"),
+     ("NaN", "non-finite score 'NaN'"), ("-inf", "non-finite score '-inf'"),
+     ("1e999", "overflows")],
+)
+def test_bad_scores(tmp_path, score, problem):
+    p = write(tmp_path / "s.run", f"1 Q0 a 1 1.0 t\n1 Q0 b 2 {score} t\n")
+    e = error(read_run, p)
+    assert e.line == 2 and "s.run:2:" in str(e) and problem in str(e)
+
+
+@pytest.mark.parametrize("grade", ["1.0", "x", "2a"])
+def test_non_integer_grade(tmp_path, grade):
+    p = write(tmp_path / "q.txt", f"1 0 a 1\n\n1 0 b {grade}\n")
+    e = error(read_qrels, p)
+    assert e.line == 3 and f"non-integer relevance grade {grade!r}" in str(e)
+
+
+@pytest.mark.parametrize("reader", [read_run, read_qrels])
+@pytest.mark.parametrize("text", ["", "\n \n\t\n"])
+def test_empty_file(tmp_path, reader, text):
+    p = write(tmp_path / "empty.txt", text)
+    e = error(reader, p)
+    assert e.file == str(p) and "empty file" in str(e)
+
+
+@pytest.mark.parametrize("reader", [read_run, read_qrels])
+def test_missing_file(tmp_path, reader):
+    e = error(reader, tmp_path / "nope.txt")
+    assert "nope.txt" in str(e) and "file not found" in str(e)
+
+
+def test_non_utf8_file(tmp_path):
+    p = write(tmp_path / "latin1.run", "1 Q0 a 1 1.0 t\n1 Q0 caf\xe9 2 0.5 t\n".encode("latin-1"))
+    e = error(read_run, p)
+    assert e.line == 2 and "latin1.run:2:" in str(e) and "not UTF-8" in str(e)
+
+
+def test_utf8_docnos_accepted(tmp_path):
+    r = read_run(write(tmp_path / "u.run", "1 Q0 café 1 1.0 t\n"))
+    assert r.docno.tolist() == ["café"]
+
+
+def test_corrupt_gzip(tmp_path):
+    p = write(tmp_path / "r.run.gz", b"\x1f\x8b\x08\x00garbage")
+    e = error(read_run, p)
+    assert "r.run.gz" in str(e) and "gzip" in str(e)
