@@ -160,6 +160,14 @@ def _select_topics(
     return in_qrels & present.all(axis=0)
 
 
+def _list_order(g: np.ndarray, doc_desc: np.ndarray, n_doc: int, *, packed: bool) -> np.ndarray:
+    """Row order by (list id g, docno code descending): one argsort of a packed int64 key,
+    or ``np.lexsort`` when g * n_doc could overflow."""
+    if packed:
+        return np.argsort(g * n_doc + doc_desc)
+    return np.lexsort((doc_desc, g))
+
+
 class _GradeLookup:
     """Grades of (topic, docno) keys: a dense table when it is small, else binary search."""
 
@@ -318,10 +326,7 @@ def evaluate(
 
     # 1. order rows by (list, docno descending): lists become contiguous and a docno
     #    repeated within a list lands next to itself
-    if S * T * n_doc < 2**63:
-        o1 = np.argsort(g * n_doc + doc_desc)
-    else:
-        o1 = np.lexsort((doc_desc, g))
+    o1 = _list_order(g, doc_desc, n_doc, packed=S * T * n_doc < 2**63)
     g1, d1 = g[o1], rd[o1]
     same = (g1[1:] == g1[:-1]) & (d1[1:] == d1[:-1])
     if same.any():
