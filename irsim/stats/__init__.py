@@ -1,1 +1,76 @@
-"""irsim.stats"""
+"""Batched significance tests and confidence intervals (METHODS.md sections 2 and 5).
+
+Every test takes many pairs at once (arrays ``(..., topics)``), a keyword-only
+``alternative`` and returns a frozen result dataclass (``statistic``, ``pvalue`` and
+extras). Monte Carlo tests take ``B``, ``seed``, ``study``, ``pvalue_mode`` and
+``memory_budget``; their draws come from :mod:`irsim.sampling` keyed by replicate block,
+so no result depends on chunking. Config names: :data:`TESTS`, :data:`CI_METHOD_SPECS`.
+
+Examples
+--------
+>>> import numpy as np
+>>> from irsim.stats import get_test
+>>> x, y = np.array([[0.5, 0.6, 0.7, 0.4]]), np.array([[0.4, 0.5, 0.5, 0.45]])
+>>> round(float(get_test("t").function(x, y).pvalue[0]), 4)
+0.1881
+"""
+
+from irsim.stats.anova import (
+    AnovaResult,
+    TukeyHSDResult,
+    anova_two_way,
+    randomised_tukey_hsd,
+    tukey_hsd,
+)
+from irsim.stats.bootstrap import BootstrapTestResult, paired_bootstrap, unpaired_bootstrap
+from irsim.stats.ci import (
+    CI_METHODS,
+    CIResult,
+    ConfidenceInterval,
+    bootstrap_ci,
+    mean_acceleration,
+    mean_ci,
+)
+from irsim.stats.randomisation import RandomisationResult, randomisation_test
+from irsim.stats.registry import (
+    CI_METHOD_SPECS,
+    TESTS,
+    CIMethodSpec,
+    TestSpec,
+    get_ci_method,
+    get_test,
+)
+from irsim.stats.sign import SignTestResult, sign_test
+from irsim.stats.ttest import PairedTResult, paired_t
+from irsim.stats.wilcoxon import WilcoxonResult, wilcoxon
+
+__all__ = [
+    "AnovaResult",
+    "BootstrapTestResult",
+    "CIMethodSpec",
+    "CIResult",
+    "CI_METHODS",
+    "CI_METHOD_SPECS",
+    "ConfidenceInterval",
+    "PairedTResult",
+    "RandomisationResult",
+    "SignTestResult",
+    "TESTS",
+    "TestSpec",
+    "TukeyHSDResult",
+    "WilcoxonResult",
+    "anova_two_way",
+    "bootstrap_ci",
+    "get_ci_method",
+    "get_test",
+    "mean_acceleration",
+    "mean_ci",
+    "paired_bootstrap",
+    "paired_t",
+    "randomisation_test",
+    "randomised_tukey_hsd",
+    "sign_test",
+    "tukey_hsd",
+    "unpaired_bootstrap",
+    "wilcoxon",
+]

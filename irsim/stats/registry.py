@@ -1,0 +1,135 @@
+"""Names of the tests and interval methods, as configs and result tables spell them.
+
+Experiments look tests and methods up here (:func:`get_test`, :func:`get_ci_method`) and
+``irsim list`` prints them; an unknown name raises a ConfigError that suggests close ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from irsim.errors import unknown_name
+from irsim.stats.anova import randomised_tukey_hsd, tukey_hsd
+from irsim.stats.bootstrap import paired_bootstrap, unpaired_bootstrap
+from irsim.stats.ci import CI_METHODS
+from irsim.stats.randomisation import randomisation_test
+from irsim.stats.sign import sign_test
+from irsim.stats.ttest import paired_t
+from irsim.stats.wilcoxon import wilcoxon
+
+__all__ = ["TestSpec", "CIMethodSpec", "TESTS", "CI_METHOD_SPECS", "get_test", "get_ci_method"]
+
+
+@dataclass(frozen=True)
+class TestSpec:
+    """A significance test by config name.
+
+    Attributes
+    ----------
+    name : str
+    function : callable
+        ``kind="paired"``: ``function(x, y, *, alternative, **options)`` with ``x, y`` of
+        shape (pairs, topics). ``"unpaired"``: same call, topics may differ.
+        ``"all_pairs"``: ``function(scores, **options)`` with scores (systems, topics),
+        one p-value per system pair.
+    kind : {"paired", "unpaired", "all_pairs"}
+    monte_carlo : bool
+        Takes ``B``, ``seed``, ``study``, ``pvalue_mode``, ``memory_budget``.
+    description : str
+    """
+
+    __test__ = False  # not a pytest class
+
+    name: str
+    function: Callable
+    kind: str
+    monte_carlo: bool
+    description: str
+
+
+@dataclass(frozen=True)
+class CIMethodSpec:
+    """A confidence-interval method by config name (:func:`irsim.stats.ci.mean_ci`).
+
+    Attributes
+    ----------
+    name : str
+    bootstrap : bool
+        Resamples (takes ``B``, ``seed``, ``study``).
+    description : str
+    """
+
+    name: str
+    bootstrap: bool
+    description: str
+
+
+TESTS: dict[str, TestSpec] = {
+    s.name: s
+    for s in (
+        TestSpec("t", paired_t, "paired", False, "paired t test"),
+        TestSpec("wilcoxon", wilcoxon, "paired", False,
+                 "Wilcoxon signed-rank test (exact, normal approximation, R mode)"),
+        TestSpec("sign", sign_test, "paired", False, "sign test with a tie threshold"),
+        TestSpec("randomisation", randomisation_test, "paired", True,
+                 "randomisation (sign-flip permutation) test, Monte Carlo or exact"),
+        TestSpec("paired_bootstrap", paired_bootstrap, "paired", True,
+                 "Sakai's paired studentised bootstrap test"),
+        TestSpec("unpaired_bootstrap", unpaired_bootstrap, "unpaired", True,
+                 "Sakai's unpaired bootstrap test (mean, gmean, worst-k)"),
+        TestSpec("tukey_hsd", tukey_hsd, "all_pairs", False,
+                 "Tukey HSD with topic blocking (studentized range)"),
+        TestSpec("randomised_tukey_hsd", randomised_tukey_hsd, "all_pairs", True,
+                 "randomised Tukey HSD (per-topic permutations across systems)"),
+    )
+}
+
+_CI_DESCRIPTIONS = {
+    "normal": "mean -+ z sd/sqrt(n)",
+    "t": "mean -+ t(n-1) sd/sqrt(n)",
+    "percentile": "bootstrap percentile interval",
+    "basic": "basic (reverse percentile) bootstrap interval",
+    "bca": "bias-corrected and accelerated bootstrap interval (jackknife acceleration)",
+    "logit": "normal interval on logit of the bootstrap distribution (Cormack-Lynam)",
+    "studentised_logit": "Park's studentised logit bootstrap interval",
+}
+
+CI_METHOD_SPECS: dict[str, CIMethodSpec] = {
+    name: CIMethodSpec(name, name not in ("normal", "t"), _CI_DESCRIPTIONS[name])
+    for name in CI_METHODS
+}
+
+
+def get_test(name: str) -> TestSpec:
+    """The test registered as `name`.
+
+    Examples
+    --------
+    >>> get_test("wilcoxon").kind
+    'paired'
+    >>> get_test("wilcoxn")
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: unknown test 'wilcoxn' (did you mean 'wilcoxon'?); valid: \
+paired_bootstrap, randomisation, randomised_tukey_hsd, sign, t, tukey_hsd, unpaired_bootstrap, \
+wilcoxon
+    """
+    try:
+        return TESTS[name]
+    except (KeyError, TypeError):
+        raise unknown_name("test", str(name), TESTS) from None
+
+
+def get_ci_method(name: str) -> CIMethodSpec:
+    """The CI method registered as `name`.
+
+    Examples
+    --------
+    >>> get_ci_method("bca").bootstrap
+    True
+    """
+    try:
+        return CI_METHOD_SPECS[name]
+    except (KeyError, TypeError):
+        raise unknown_name("CI method", str(name), CI_METHOD_SPECS) from None
