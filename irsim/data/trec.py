@@ -133,17 +133,19 @@ def _strip_plus(col: pa.Array) -> pa.Array:
 
 
 def _parse_scores(t: _Table, col: pa.Array) -> np.ndarray:
-    ok = _match(col, _FLOAT_RE)
-    i = _first_true(~ok)
+    try:  # fast path: Arrow's parser (decimal and exponent forms, nan/inf)
+        values = pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False)
+    except pa.ArrowInvalid:
+        i = _first_true(~_match(col, _FLOAT_RE) & ~_match(col, _NONFINITE_RE))
+        if i is None:  # pragma: no cover - Arrow rejected what the pattern accepts
+            raise t.fail("non-numeric score") from None
+        raise t.fail(f"non-numeric score {col[i].as_py()!r}", i) from None
+    i = _first_true(~np.isfinite(values))
     if i is not None:
         token = col[i].as_py()
         if _match(pa.array([token]), _NONFINITE_RE)[0]:
             raise t.fail(f"non-finite score {token!r}", i)
-        raise t.fail(f"non-numeric score {token!r}", i)
-    values = pc.cast(_strip_plus(col), pa.float64()).to_numpy(zero_copy_only=False)
-    i = _first_true(~np.isfinite(values))
-    if i is not None:
-        raise t.fail(f"score {col[i].as_py()!r} overflows a float64", i)
+        raise t.fail(f"score {token!r} overflows a float64", i)
     return values
 
 
@@ -151,8 +153,10 @@ def _parse_grades(t: _Table, col: pa.Array) -> np.ndarray:
     i = _first_true(~_match(col, _INT_RE))
     if i is not None:
         raise t.fail(f"non-integer relevance grade {col[i].as_py()!r}", i)
+    if pc.any(pc.starts_with(col, "+")).as_py():
+        col = _strip_plus(col)
     try:
-        return pc.cast(_strip_plus(col), pa.int64()).to_numpy(zero_copy_only=False)
+        return pc.cast(col, pa.int64()).to_numpy(zero_copy_only=False)
     except pa.ArrowInvalid:
         lengths = pc.utf8_length(col).to_numpy(zero_copy_only=False)
         i = int(np.argmax(lengths))

@@ -88,7 +88,10 @@ def _factorize_strings(*arrays: np.ndarray) -> tuple[list[np.ndarray], np.ndarra
         starts = np.flatnonzero(np.concatenate([[True], a[1:] != a[:-1]]))
         heads.append(a[starts])
         lens.append(np.diff(np.append(starts, len(a))))
-    codes, uniques = pd.factorize(np.concatenate(heads), sort=True)
+    try:
+        codes, uniques = pd.factorize(np.concatenate(heads), sort=True)
+    except TypeError:  # unorderable mix of types
+        raise InputError("topic ids must be strings") from None
     out, at = [], 0
     for h, n in zip(heads, lens, strict=True):
         out.append(np.repeat(codes[at:at + len(h)], n))
