@@ -288,3 +288,16 @@ def test_aggregate():
         aggregate(x, "median")
     with pytest.raises(ConfigError, match="eps"):
         aggregate(x, "logit_mean", eps=0.7)
+
+
+def test_grade_lookup_dense_and_binary_search_agree():
+    from irsim.metrics.block import UNJUDGED
+    from irsim.metrics.evaluate import _GradeLookup
+
+    qkey, qgrade = np.array([3, 7, 10]), np.array([1, 2, -1])
+    keys = np.array([0, 3, 7, 8, 10, 11])
+    dense = _GradeLookup(qkey, qgrade, 12, budget=100)
+    sparse = _GradeLookup(qkey, qgrade, 12, budget=0)
+    assert dense.table is not None and sparse.table is None
+    expected = [UNJUDGED, 1, 2, UNJUDGED, -1, UNJUDGED]
+    assert dense(keys).tolist() == sparse(keys).tolist() == expected

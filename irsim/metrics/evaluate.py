@@ -5,12 +5,14 @@ Pipeline (no Python loop over runs, topics or ranks):
 1. Factorise topics (run-length compressed, then ``pandas.factorize``) and docnos (a
    pyarrow dictionary encoding, codes ordered as the strings, cached on the Runs by
    :meth:`~irsim.data.types.Runs.docno_codes`; qrels docnos are looked up in it).
-2. Choose the topics (``missing`` policy) and check duplicates (hash on int64 keys).
-3. Rank as trec_eval: score descending, ties by docno descending. Scores are replaced by
-   their dense rank so that (run-topic, score, docno) packs into one int64 key and one
-   ``argsort`` orders every list at once (``np.lexsort`` when the key would overflow).
-4. Cut each list at ``depth``, join grades by ``searchsorted`` on sorted (topic, docno)
-   keys of the qrels, and scatter chunks of lists into padded (lists x ranks) blocks.
+2. Choose the topics (``missing`` policy); check that no judgment is repeated.
+3. One ``argsort`` of a packed int64 key (run-topic list, docno descending) makes every
+   list contiguous and puts a repeated docno next to itself (``np.lexsort`` when the key
+   would overflow).
+4. Chunks of lists (grouped by length, about ``max_cells`` cells each) are padded and
+   sorted row-wise by score descending with a stable sort, so ties keep the docno
+   descending order: trec_eval's ranking. Lists are cut at ``depth`` and grades looked up
+   in a dense (topic, docno) table (binary search on sorted keys when it would be big).
 5. Every measure is array arithmetic on a block (see :mod:`irsim.metrics.block`).
 
 Topics
