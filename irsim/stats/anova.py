@@ -19,8 +19,8 @@ from irsim.stats._validation import (
     check_alternative,
     data_iv,
     monte_carlo_iv,
+    tie_tolerance,
 )
-from irsim.stats.resample import TIE_RTOL
 
 __all__ = [
     "AnovaResult",
@@ -191,8 +191,8 @@ def randomised_tukey_hsd(
 
     Each trial permutes every topic's scores across systems independently and records
     ``max_s mean_s - min_s mean_s`` of the permuted matrix; the p-value of pair ``(i, j)``
-    is the share of trials whose range is at least ``|mean_i - mean_j|`` (with
-    :data:`~irsim.stats.resample.TIE_RTOL`).
+    is the share of trials whose range is at least ``|mean_i - mean_j|`` (ties within
+    :func:`~irsim.stats._validation.tie_tolerance`).
 
     Parameters
     ----------
@@ -237,6 +237,6 @@ def randomised_tukey_hsd(
         pm = st[topic, perm].mean(axis=1)  # (trials, systems)
         ranges[start:stop] = pm.max(axis=-1) - pm.min(axis=-1)
     ranges.sort()
-    thr = np.abs(diff) * (1.0 - TIE_RTOL)
+    thr = np.abs(diff) - tie_tolerance(diff, np.abs(means).max())
     count = (mc.B - np.searchsorted(ranges, thr, side="left")).astype(np.int64)
     return TukeyHSDResult(diff, mc.pvalue(count), first, second, count, mc.B)

@@ -29,9 +29,9 @@ from irsim.stats._validation import (
     monte_carlo_iv,
     paired_iv,
     row_chunks,
+    tie_tolerance,
 )
 from irsim.stats.resample import (
-    TIE_RTOL,
     ZERO_VAR_RTOL,
     studentized_t,
     unpaired_bootstrap_replicates,
@@ -80,7 +80,7 @@ def _paired_counts(w: np.ndarray, t_obs: np.ndarray, counts: np.ndarray,
                    alternative: str) -> np.ndarray:
     """Studentised bootstrap counts of one block of resamples, in cache-sized chunks.
 
-    Equal to ``count_extreme(paired_bootstrap_replicates(w, counts)[0], t_obs, alt)``
+    Equal to ``count_extreme(paired_bootstrap_replicates(w, counts)[0], t_obs, alt, 1.0)``
     (see :mod:`irsim.stats.resample`) without forming ``t*``. With ``s1``, ``s2`` the
     resampled sums of ``w`` and ``w^2``, ``t*^2 = (n-1) s1^2 / (n s2 - s1^2)`` increases
     with ``s1^2/s2``, so ``|t*| >= a`` iff ``s1^2 >= K(a) s2``; the constant-resample rule
@@ -91,7 +91,7 @@ def _paired_counts(w: np.ndarray, t_obs: np.ndarray, counts: np.ndarray,
     ct = np.ascontiguousarray(counts.T, dtype=np.float64)
     b = ct.shape[1]
     q_const = n - ZERO_VAR_RTOL * (n - 1)
-    tol = TIE_RTOL * np.abs(t_obs)
+    tol = tie_tolerance(t_obs, 1.0)  # t is O(1): absolute floor for t = 0 +- rounding
     # count t* >= a: rows with a > 0 count hits, the others B minus the misses t* < a
     if alternative == "two-sided":
         a = np.abs(t_obs) - tol
@@ -191,6 +191,7 @@ def paired_bootstrap(
     mean = z.mean(axis=-1)
     obs = np.atleast_1d(studentized_t(z)) if statistic == "t" else mean
     w = z - mean[:, None]
+    scale = np.abs(z).mean(axis=-1)  # of mean(w*b), for ties at 0
     count = np.zeros(len(z), np.int64)
     for start, stop in mc.replicate_chunks(8 * n):
         counts = bootstrap_counts(mc.seed, mc.study, n, start, stop, key=mc.key)
@@ -199,7 +200,8 @@ def paired_bootstrap(
             continue
         weights = np.ascontiguousarray(counts.T) / n
         for rows in row_chunks(len(z), 8 * (stop - start), _CACHE_BYTES):
-            count[rows] += count_extreme(w[rows] @ weights, obs[rows], alternative)
+            count[rows] += count_extreme(w[rows] @ weights, obs[rows], alternative,
+                                         scale[rows])
     return BootstrapTestResult(d.out(obs), d.out(mc.pvalue(count)), d.out(count), mc.B)
 
 
@@ -281,7 +283,8 @@ def unpaired_bootstrap(
             raise ConfigError("summary='worst' needs k, the number of worst topics")
         k = check_int("k", k, 1, min(n, m))
     xv, yv = dx.values, dy.values
-    observed = _summary(xv, summary, k) - _summary(yv, summary, k)
+    mx, my = _summary(xv, summary, k), _summary(yv, summary, k)
+    observed, scale = mx - my, np.abs(mx) + np.abs(my)
     v = np.concatenate([xv, yv], axis=-1)
     count = np.zeros(dx.rows, np.int64)
     for start, stop in mc.replicate_chunks(8 * 3 * (n + m)):
@@ -291,13 +294,13 @@ def unpaired_bootstrap(
             for rows in row_chunks(dx.rows, per_row, mc.memory_budget):
                 rep = (_worst_mean(v[rows], idx[:, :n], k)
                        - _worst_mean(v[rows], idx[:, n:], k))
-                count[rows] += count_extreme(rep, observed[rows], alternative)
+                count[rows] += count_extreme(rep, observed[rows], alternative, scale[rows])
             continue
         first = indices_to_counts(idx[:, :n], n + m)
         second = indices_to_counts(idx[:, n:], n + m)
         for rows in row_chunks(dx.rows, 16 * (stop - start), _CACHE_BYTES):
             rep = unpaired_bootstrap_replicates(xv[rows], yv[rows], first, second,
                                                 summary=summary)
-            count[rows] += count_extreme(rep, observed[rows], alternative)
+            count[rows] += count_extreme(rep, observed[rows], alternative, scale[rows])
     return BootstrapTestResult(dx.out(observed), dx.out(mc.pvalue(count)), dx.out(count),
                                mc.B)

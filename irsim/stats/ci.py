@@ -36,8 +36,8 @@ from irsim.stats._validation import (
     data_iv,
     monte_carlo_iv,
     row_chunks,
+    tie_tolerance,
 )
-from irsim.stats.resample import TIE_RTOL
 
 __all__ = [
     "CI_METHODS",
@@ -201,7 +201,7 @@ def _from_distribution(
     s = np.sort(theta_star, axis=-1)
     if method == "bca":
         b = theta_star.shape[-1]
-        tol = TIE_RTOL * np.abs(theta_hat)[:, None]
+        tol = tie_tolerance(theta_hat, se)[:, None]
         below = np.count_nonzero(theta_star < theta_hat[:, None] - tol, axis=-1)
         at_most = np.count_nonzero(theta_star <= theta_hat[:, None] + tol, axis=-1)
         z0 = special.ndtri((below + at_most) / (2.0 * b))

@@ -25,8 +25,8 @@ from irsim.stats._validation import (
     monte_carlo_iv,
     paired_iv,
     row_chunks,
+    tie_tolerance,
 )
-from irsim.stats.resample import TIE_RTOL
 
 __all__ = ["MAX_EXACT_N", "RandomisationResult", "randomisation_test"]
 
@@ -126,8 +126,9 @@ def randomisation_test(
 
     Notes
     -----
-    Sums are compared with a relative tolerance (:data:`irsim.stats.resample.TIE_RTOL`),
-    so that discrete scores give exact p-values despite rounding. For ``n`` with
+    Sums are compared with a tolerance (:func:`irsim.stats._validation.tie_tolerance`,
+    relative with a floor at ``TIE_RTOL * sum|z|``), so that discrete scores give exact
+    p-values despite rounding. For ``n`` with
     ``2**n <= B`` the exact two-sided p-value equals scipy's ``permutation_test`` with
     ``permutation_type='samples'`` (which doubles the smaller one-sided p-value: the same
     number, as the sign-flip distribution is symmetric).
@@ -150,12 +151,13 @@ def randomisation_test(
     d = paired_iv(x, y)
     z, n = d.values, d.n
     s_obs = z.sum(axis=-1)
+    scale = np.abs(z).sum(axis=-1)  # of the sums s.z, for ties at 0
     exact = method == "exact" or (method == "auto" and n <= MAX_EXACT_N and 2**n <= mc.B)
     if exact:
         if n > MAX_EXACT_N:
             raise ConfigError(f"exact randomisation test enumerates 2**n sign vectors; "
                               f"n = {n} > {MAX_EXACT_N}: use method='monte_carlo'")
-        tol = TIE_RTOL * np.abs(s_obs)
+        tol = tie_tolerance(s_obs, scale)
         # all counts are of s.z >= c; the sign-flip distribution is symmetric
         if alternative == "greater":
             count = _exact_counts(z, s_obs - tol, mc.memory_budget)
@@ -173,6 +175,7 @@ def randomisation_test(
             sign_flips(mc.seed, mc.study, n, start, stop, key=mc.key).T)
         # cache-sized blocks of (pairs x sign vectors) sums
         for rows in row_chunks(len(z), 8 * (stop - start), 1 << 21):
-            count[rows] += count_extreme(z[rows] @ signs_t, s_obs[rows], alternative)
+            count[rows] += count_extreme(z[rows] @ signs_t, s_obs[rows], alternative,
+                                         scale[rows])
     return RandomisationResult(d.out(s_obs / n), d.out(mc.pvalue(count)), d.out(count),
                                mc.B, False)

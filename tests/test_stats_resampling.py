@@ -1,0 +1,343 @@
+"""Resampling tests and intervals: kernels, determinism, chunk independence, degenerate
+cases, one-sided alternatives and p-value modes, checked against plain per-pair code."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import special
+from scipy import stats as sps
+
+from irsim.sampling.permutations import topic_permutations
+from irsim.sampling.signs import sign_flips, sign_patterns
+from irsim.sampling.topics import bootstrap_counts, bootstrap_indices
+from irsim.stats import (
+    mean_ci,
+    paired_bootstrap,
+    paired_t,
+    randomisation_test,
+    randomised_tukey_hsd,
+    tukey_hsd,
+    unpaired_bootstrap,
+)
+from irsim.stats._validation import count_extreme
+from irsim.stats.bootstrap import _paired_counts
+from irsim.stats.ci import bootstrap_ci
+from irsim.stats.resample import paired_bootstrap_replicates, studentized_t
+
+ALTERNATIVES = ("two-sided", "greater", "less")
+
+
+def _matrix(shared_data, name: str, systems: int | None = None) -> np.ndarray:
+    m = pd.read_csv(shared_data / "urbano" / f"{name}.csv").to_numpy(np.float64).T
+    return m if systems is None else m[:systems]
+
+
+def _all_pairs(m: np.ndarray):
+    i, j = np.triu_indices(len(m), 1)
+    return m[i], m[j]
+
+
+@pytest.fixture(scope="module")
+def p10(shared_data):
+    """adhoc8 P@10 (discrete), 40 systems: 780 pairs, plus degenerate rows."""
+    x, y = _all_pairs(_matrix(shared_data, "adhoc8_p10", 40))
+    n = x.shape[1]
+    const = np.full((1, n), 0.1)
+    x = np.concatenate([x, y[:1], y[:1] + const, y[:1] + np.r_[np.full(n - 1, 0.1), 0.2]])
+    y = np.concatenate([y, y[:1], y[:1], y[:1]])
+    return x, y
+
+
+# -- paired bootstrap -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["adhoc8_ap", "adhoc8_p10", "adhoc5_rr", "web2012_err20"])
+def test_fused_paired_counts_equal_kernels(shared_data, name):
+    """The fused counter equals resample.py's t* kernel + count, every alternative,
+    including constant differences (all 0, all 0.1) and near-constant ones."""
+    x, y = _all_pairs(_matrix(shared_data, name, 60))
+    z = x - y
+    n = z.shape[1]
+    z = np.concatenate([z, np.zeros((1, n)), np.full((1, n), 0.1),
+                        np.r_[np.full(n - 1, 0.1), 0.2][None]])
+    w = z - z.mean(axis=1, keepdims=True)
+    t = studentized_t(z)
+    counts = bootstrap_counts(3, "test", n, 0, 500)
+    t_star, _ = paired_bootstrap_replicates(w, counts)
+    for alt in ALTERNATIVES:
+        np.testing.assert_array_equal(_paired_counts(w, t, counts, alt),
+                                      count_extreme(t_star, t, alt, 1.0))
+
+
+def test_paired_bootstrap_matches_per_pair_loop(p10):
+    x, y = p10
+    B, seed = 600, 4
+    r = paired_bootstrap(x, y, B=B, seed=seed, study="s")
+    idx = bootstrap_indices(seed, "s", x.shape[1], 0, B)
+    for p in range(0, len(x), 37):
+        z = x[p] - y[p]
+        w = (z - z.mean())[idx]
+        sd = w.std(axis=1, ddof=1)
+        const = sd <= np.sqrt(1e-12 * (w * w).mean(axis=1))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ts = np.where(const, 0.0, w.mean(axis=1) / (sd / np.sqrt(len(z))))
+        t_obs = studentized_t(z)
+        thr = abs(t_obs) - 1e-9 * max(abs(t_obs), 1.0)
+        assert r.count[p] == np.count_nonzero(np.abs(ts) >= thr)
+    # constant differences: t = 0, every resample counts
+    assert r.count[-3] == B and r.count[-2] == B and float(r.statistic[-2]) == 0.0
+
+
+def test_paired_bootstrap_chunking_and_subsets(p10):
+    x, y = p10
+    ref = paired_bootstrap(x, y, B=1100, seed=2)
+    small = paired_bootstrap(x, y, B=1100, seed=2, memory_budget=1)
+    np.testing.assert_array_equal(ref.count, small.count)
+    sub = paired_bootstrap(x[5:9], y[5:9], B=1100, seed=2)
+    np.testing.assert_array_equal(sub.count, ref.count[5:9])
+    one = paired_bootstrap(x[7], y[7], B=1100, seed=2)
+    assert one.count.shape == () and int(one.count) == ref.count[7]
+    other = paired_bootstrap(x, y, B=1100, seed=3)
+    assert not np.array_equal(other.count, ref.count)
+
+
+def test_pvalue_modes_and_alternatives(p10):
+    x, y = p10
+    c = paired_bootstrap(x, y, B=500, seed=1)
+    p = paired_bootstrap(x, y, B=500, seed=1, pvalue_mode="plus_one")
+    np.testing.assert_array_equal(c.pvalue, c.count / 500)
+    np.testing.assert_array_equal(p.pvalue, (c.count + 1) / 501)
+    g = paired_bootstrap(x, y, B=500, seed=1, alternative="greater")
+    le = paired_bootstrap(x, y, B=500, seed=1, alternative="less")
+    swapped = paired_bootstrap(y, x, B=500, seed=1, alternative="greater")
+    np.testing.assert_array_equal(le.count, swapped.count)
+    # one-sided counts never exceed the two-sided count by more than the other tail
+    assert (g.count + le.count >= c.count).all()
+
+
+def test_paired_bootstrap_shift_statistic(p10):
+    x, y = p10
+    B = 400
+    r = paired_bootstrap(x, y, statistic="mean", B=B, seed=6)
+    counts = bootstrap_counts(6, "stats/paired_bootstrap", x.shape[1], 0, B)
+    z = x - y
+    means = (z - z.mean(1, keepdims=True)) @ counts.T / z.shape[1]
+    want = count_extreme(means, z.mean(1), "two-sided", np.abs(z).mean(1))
+    np.testing.assert_array_equal(r.count, want)
+    # pairs with equal means (0 in exact arithmetic): every resample counts
+    equal = np.round(z.sum(1) * 1e6) == 0
+    assert equal.sum() > 5 and (r.count[equal] == B).all()
+
+
+# -- unpaired bootstrap -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("summary", ["mean", "gmean", "worst"])
+def test_unpaired_bootstrap_matches_naive(p10, summary):
+    x, y = p10[0][:60], p10[1][:60, :40]  # m != n
+    k = 5
+    B, seed = 300, 9
+    r = unpaired_bootstrap(x, y, summary=summary, k=k, B=B, seed=seed, study="u")
+    chunked = unpaired_bootstrap(x, y, summary=summary, k=k, B=B, seed=seed, study="u",
+                                 memory_budget=1)
+    np.testing.assert_array_equal(r.count, chunked.count)
+    n, m = x.shape[1], y.shape[1]
+    idx = bootstrap_indices(seed, "u", n + m, 0, B)
+
+    def stat(v):
+        if summary == "mean":
+            return v.mean(-1)
+        if summary == "gmean":
+            return np.exp(np.log(v + 1e-5).mean(-1))
+        return np.sort(v, axis=-1)[..., :k].mean(-1)
+
+    for p in range(0, 60, 7):
+        v = np.concatenate([x[p], y[p]])
+        d = stat(v[idx[:, :n]]) - stat(v[idx[:, n:]])
+        obs = stat(x[p]) - stat(y[p])
+        for alt in ALTERNATIVES:
+            one = unpaired_bootstrap(x[p], y[p], summary=summary, k=k, B=B, seed=seed,
+                                     study="u", alternative=alt)
+            assert int(one.count) == int(count_extreme(d[None], np.array([obs]), alt)[0])
+        assert r.count[p] == int(count_extreme(d[None], np.array([obs]), "two-sided")[0])
+
+
+# -- randomisation ----------------------------------------------------------------------
+
+
+def test_exact_randomisation_brute_force(p10):
+    x, y = p10
+    z = (x - y)[::40, :9]
+    signs = np.array(list(itertools.product([1.0, -1.0], repeat=9)))
+    sums = np.round((z @ signs.T) * 1e6)  # discrete scores: exact in units of 1e-6
+    obs = np.round(z.sum(1) * 1e6)[:, None]
+    want = {"two-sided": (np.abs(sums) >= np.abs(obs)).sum(1),
+            "greater": (sums >= obs).sum(1), "less": (sums <= obs).sum(1)}
+    for alt in ALTERNATIVES:
+        r = randomisation_test(z, method="exact", alternative=alt)
+        np.testing.assert_array_equal(r.count, want[alt])
+        assert r.n_resamples == 512
+
+
+def test_sign_patterns_cover_all_vectors():
+    s = sign_patterns(5)
+    assert len({tuple(r) for r in s.tolist()}) == 32
+    np.testing.assert_array_equal(np.concatenate([sign_patterns(5, 0, 7),
+                                                  sign_patterns(5, 7, 32)]), s)
+
+
+def test_monte_carlo_randomisation(p10):
+    x, y = p10
+    B = 4000
+    r = randomisation_test(x, y, B=B, seed=5, study="r")
+    np.testing.assert_array_equal(
+        r.count, randomisation_test(x, y, B=B, seed=5, study="r", memory_budget=1).count)
+    z = x - y
+    s = sign_flips(5, "r", z.shape[1], 0, B)
+    for alt in ALTERNATIVES:
+        want = count_extreme(z @ s.T, z.sum(1), alt, np.abs(z).sum(1))
+        got = randomisation_test(x, y, B=B, seed=5, study="r", alternative=alt)
+        np.testing.assert_array_equal(got.count, want)
+    equal = np.round(z.sum(1) * 1e6) == 0  # equal means: every sign vector counts
+    assert equal.sum() > 5 and (r.count[equal] == B).all()
+    # close to the exact p-value on 14 topics
+    ex = randomisation_test(z[:50, :14], method="exact")
+    mc = randomisation_test(z[:50, :14], method="monte_carlo", B=20000, seed=1)
+    se = np.sqrt(ex.pvalue * (1 - ex.pvalue) / 20000)
+    assert (np.abs(mc.pvalue - ex.pvalue) <= 5 * se + 1e-12).all()
+
+
+# -- ANOVA, Tukey -----------------------------------------------------------------------
+
+
+def test_tukey_two_systems_is_paired_t(p10):
+    x, y = p10
+    scores = np.stack([x[:30], y[:30]], axis=1)  # 30 problems x 2 systems x topics
+    r = tukey_hsd(scores)
+    # scipy's studentized range integrates to ~1e-11 absolute
+    np.testing.assert_allclose(r.pvalue[:, 0], paired_t(x[:30], y[:30]).pvalue, rtol=1e-7,
+                               atol=1e-10)
+
+
+def test_tukey_formula(shared_data):
+    m = _matrix(shared_data, "adhoc8_ap", 6)
+    k, n = m.shape
+    resid = m - m.mean(1, keepdims=True) - m.mean(0, keepdims=True) + m.mean()
+    mse = (resid**2).sum() / ((k - 1) * (n - 1))
+    r = tukey_hsd(m)
+    for p, (i, j) in enumerate(zip(r.first, r.second, strict=True)):
+        q = abs(m[i].mean() - m[j].mean()) / np.sqrt(mse / n)
+        assert r.pvalue[p] == pytest.approx(
+            sps.studentized_range.sf(q, k, (k - 1) * (n - 1)), rel=1e-9)
+
+
+def test_randomised_tukey(shared_data):
+    m = _matrix(shared_data, "adhoc8_ap", 12)
+    B = 1000
+    r = randomised_tukey_hsd(m, B=B, seed=2, study="rt")
+    again = randomised_tukey_hsd(m, B=B, seed=2, study="rt", memory_budget=1)
+    np.testing.assert_array_equal(r.count, again.count)
+    perm = topic_permutations(2, "rt", 12, m.shape[1], 0, B)
+    pm = m.T[np.arange(m.shape[1])[None, :, None], perm].mean(1)
+    ranges = pm.max(1) - pm.min(1)
+    tol = 1e-9 * np.maximum(np.abs(r.statistic), np.abs(m.mean(1)).max())
+    want = (ranges[None, :] >= (np.abs(r.statistic) - tol)[:, None]).sum(1)
+    np.testing.assert_array_equal(r.count, want)
+    # the family-wise p-values are never below the per-pair randomisation p-values
+    single = randomisation_test(m[r.first], m[r.second], B=B, seed=2)
+    assert np.mean(r.pvalue >= single.pvalue) > 0.95
+
+
+def test_randomised_tukey_two_systems_is_randomisation(p10):
+    """With two systems, permuting a topic's scores is flipping the sign of its difference."""
+    x, y = p10
+    B = 20000
+    for p in (3, 100, 400):
+        rt = randomised_tukey_hsd(np.stack([x[p], y[p]]), B=B, seed=1)
+        rn = randomisation_test(x[p], y[p], B=B, seed=2)
+        se = np.sqrt(max(rn.pvalue * (1 - rn.pvalue), 1e-4) / B)
+        assert abs(float(rt.pvalue[0]) - float(rn.pvalue)) <= 6 * se
+
+
+# -- confidence intervals ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["percentile", "basic", "bca", "logit",
+                                    "studentised_logit"])
+def test_mean_ci_uses_shared_counts(shared_data, method):
+    x = _matrix(shared_data, "adhoc8_ap")[:, :10]
+    B = 700
+    r = mean_ci(x, method=method, B=B, seed=3, key=(10,))
+    chunked = mean_ci(x, method=method, B=B, seed=3, key=(10,), memory_budget=1)
+    # same resamples; the GEMM's rounding may differ by an ulp with the block shape
+    for side in ("low", "high"):
+        np.testing.assert_allclose(getattr(chunked.confidence_interval, side),
+                                   getattr(r.confidence_interval, side), rtol=1e-13)
+    star = x @ (bootstrap_counts(3, "stats/ci", 10, 0, B, key=(10,)) / 10).T
+    from irsim.stats import mean_acceleration
+
+    acc = mean_acceleration(x) if method == "bca" else None
+    ref = bootstrap_ci(x.mean(1), star, method=method, acceleration=acc, n=10)
+    np.testing.assert_allclose(r.confidence_interval.low, ref.confidence_interval.low,
+                               rtol=1e-12)
+    np.testing.assert_allclose(r.confidence_interval.high, ref.confidence_interval.high,
+                               rtol=1e-12)
+
+
+def test_studentised_logit_is_parks_recipe():
+    rng = np.random.default_rng(0)
+    star = np.concatenate([rng.beta(2, 8, 995), [0.0, 0.0, 1.0, 0.0, 0.0]])
+    r = bootstrap_ci(0.2, star, method="studentised_logit", n=10, confidence_level=0.9)
+    kept = star[(star > 0) & (star < 1)]
+    mu, sigma = sps.norm.fit(special.logit(kept))  # maximum likelihood
+    q = sps.t.ppf(0.95, 9)
+    assert float(r.confidence_interval.low) == pytest.approx(special.expit(mu - q * sigma))
+    assert float(r.confidence_interval.high) == pytest.approx(special.expit(mu + q * sigma))
+
+
+def test_cormack_lynam_intervals():
+    rng = np.random.default_rng(1)
+    star = np.clip(rng.normal(0.3, 0.08, (4, 2000)), 0, 1)
+    star[0, :10] = 0.0
+    hat = np.array([0.3, 0.31, 0.0, 1.0])
+    lin = bootstrap_ci(hat, star, method="normal")
+    sd = star.std(1, ddof=1)
+    np.testing.assert_allclose(lin.confidence_interval.low, hat - 1.959963984540054 * sd)
+    lg = bootstrap_ci(hat, star, method="logit", eps=1e-5)
+    ls = special.logit(np.clip(star, 1e-5, 1 - 1e-5)).std(1, ddof=1)
+    centre = special.logit(np.clip(hat, 1e-5, 1 - 1e-5))
+    np.testing.assert_allclose(lg.confidence_interval.high,
+                               special.expit(centre + 1.959963984540054 * ls))
+    assert (lg.confidence_interval.low >= 0).all() and (lg.confidence_interval.high <= 1).all()
+
+
+def test_ci_coverage_by_simulation():
+    """Normal data, n = 20: t, BCa and percentile intervals cover the mean ~95%."""
+    rng = np.random.default_rng(2)
+    x = rng.normal(0.5, 0.2, (2000, 20))
+    for method, lo, hi in [("t", 0.935, 0.965), ("bca", 0.91, 0.96),
+                           ("percentile", 0.91, 0.96), ("normal", 0.92, 0.96)]:
+        ci = mean_ci(x, method=method, B=500, seed=1).confidence_interval
+        cover = np.mean((ci.low <= 0.5) & (0.5 <= ci.high))
+        assert lo <= cover <= hi, (method, cover)
+
+
+def test_ci_one_sided_and_degenerate():
+    x = np.array([[0.1, 0.4, 0.3, 0.2, 0.6], [0.3, 0.3, 0.3, 0.3, 0.3]])
+    for method in ("normal", "t", "percentile", "basic", "bca", "studentised_logit"):
+        two = mean_ci(x, method=method, confidence_level=0.9, B=400)
+        less = mean_ci(x, method=method, confidence_level=0.95, alternative="less", B=400)
+        greater = mean_ci(x, method=method, confidence_level=0.95, alternative="greater",
+                          B=400)
+        assert np.isneginf(less.confidence_interval.low).all()
+        assert np.isposinf(greater.confidence_interval.high).all()
+        if method not in ("bca", "studentised_logit"):
+            np.testing.assert_allclose(less.confidence_interval.high,
+                                       two.confidence_interval.high)
+        # a constant sample gives the degenerate interval at its mean
+        assert two.confidence_interval.low[1] == pytest.approx(0.3, abs=1e-12)
+        assert two.confidence_interval.high[1] == pytest.approx(0.3, abs=1e-12)
