@@ -111,5 +111,5 @@ def test_bad_ci_options():
         st.bootstrap_ci(0.3, np.ones(10), method="t")
     with pytest.raises(ConfigError, match="n must be"):
         st.bootstrap_ci(0.3, np.full(10, 0.3), method="studentised_logit")
-    with pytest.raises(ConfigError, match="theta_hat has shape"):
+    with pytest.raises(InputError, match="theta_hat has shape"):
         st.bootstrap_ci(np.zeros(3), np.ones((2, 10)))

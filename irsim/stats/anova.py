@@ -86,11 +86,11 @@ class TukeyHSDResult:
 
 
 def _scores_iv(scores: object) -> np.ndarray:
-    a = np.asarray(data_iv(scores, "scores", min_n=2).values.reshape(np.shape(scores)))
-    if a.ndim < 2 or a.shape[-2] < 2:
+    d = data_iv(scores, "scores", min_n=2)
+    if len(d.lead) < 1 or d.lead[-1] < 2:
         raise InputError(f"scores must be (..., systems, topics) with >= 2 systems, got "
-                         f"shape {a.shape}")
-    return a
+                         f"shape {d.lead + (d.n,)}")
+    return d.values.reshape(d.lead + (d.n,))
 
 
 def _two_sided_only(alternative: object, test: str) -> None:

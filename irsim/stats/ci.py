@@ -25,7 +25,7 @@ import numpy as np
 from scipy import special
 from scipy import stats as sps
 
-from irsim.errors import ConfigError
+from irsim.errors import ConfigError, InputError
 from irsim.sampling.topics import bootstrap_counts
 from irsim.stats._validation import (
     DEFAULT_MEMORY_BUDGET,
@@ -48,6 +48,7 @@ __all__ = [
     "mean_ci",
     "bootstrap_ci",
     "mean_acceleration",
+    "location_interval",
 ]
 
 #: Interval methods for a mean of per-topic scores (config names).
@@ -163,10 +164,6 @@ def _quantile_sorted(s: np.ndarray, p: np.ndarray | float) -> np.ndarray:
     return np.where(nan, np.nan, q)
 
 
-def _logit(p: np.ndarray) -> np.ndarray:
-    return special.logit(p)
-
-
 def _from_distribution(
     theta_hat: np.ndarray, theta_star: np.ndarray, method: str, level: float,
     alternative: str, acceleration: np.ndarray | None, n: int | None, eps: float,
@@ -180,8 +177,8 @@ def _from_distribution(
         return ci.low, ci.high, se
     if method == "logit":
         clamp = np.clip(theta_star, eps, 1.0 - eps)
-        lse = _logit(clamp).std(axis=-1, ddof=1) if theta_star.shape[-1] > 1 else 0.0 * se
-        centre = _logit(np.clip(theta_hat, eps, 1.0 - eps))
+        lse = special.logit(clamp).std(axis=-1, ddof=1) if theta_star.shape[-1] > 1 else 0.0 * se
+        centre = special.logit(np.clip(theta_hat, eps, 1.0 - eps))
         low, high = special.expit(centre - z * lse), special.expit(centre + z * lse)
         low, high = _one_sided(low, high, alternative)
         return low, high, se
@@ -189,7 +186,7 @@ def _from_distribution(
         valid = (theta_star > 0.0) & (theta_star < 1.0)
         m = valid.sum(axis=-1)
         with np.errstate(divide="ignore", invalid="ignore"):
-            lg = np.where(valid, _logit(np.where(valid, theta_star, 0.5)), 0.0)
+            lg = np.where(valid, special.logit(np.where(valid, theta_star, 0.5)), 0.0)
             mu = lg.sum(axis=-1) / m
             sigma = np.sqrt((np.where(valid, lg - mu[:, None], 0.0) ** 2).sum(axis=-1) / m)
         q = float(sps.t.isf(alpha, n - 1))
@@ -277,11 +274,11 @@ def bootstrap_ci(
     star = data_iv(theta_star, "theta_star")
     hat = np.asarray(theta_hat, np.float64)
     if hat.shape != star.lead:
-        raise ConfigError(f"theta_hat has shape {hat.shape}, theta_star {star.lead + (star.n,)}"
-                          f": expected theta_hat of shape {star.lead}")
+        raise InputError(f"theta_hat has shape {hat.shape}, theta_star {star.lead + (star.n,)}"
+                         f": expected theta_hat of shape {star.lead}")
     hat = hat.reshape(-1)
     if not np.isfinite(hat).all():
-        raise ConfigError("theta_hat must be finite")
+        raise InputError("theta_hat must be finite")
     if method == "studentised_logit":
         n = check_int("n", n, 2)
     if not 0.0 < eps < 0.5:

@@ -86,7 +86,6 @@ def _exact_tails(values: np.ndarray, w2: np.ndarray, budget: int) -> tuple[np.nd
     inverse = inverse.reshape(-1)
     length = int(uniq.sum(axis=-1).max()) + 1
     ge, le = np.empty(len(values)), np.empty(len(values))
-    urows = np.arange(len(uniq))
     for rows in row_chunks(len(uniq), 8 * 5 * length, budget):
         u = uniq[rows]
         prob = np.zeros((len(u), length))
@@ -103,11 +102,9 @@ def _exact_tails(values: np.ndarray, w2: np.ndarray, budget: int) -> tuple[np.nd
             prob *= 0.5
         sf = np.cumsum(prob[:, ::-1], axis=-1)[:, ::-1]  # P(W2 >= s), accurate in the tail
         cdf = np.cumsum(prob, axis=-1)  # P(W2 <= s)
-        mine = np.isin(inverse, urows[rows])
-        local = inverse[mine] - rows.start
-        obs = w2[mine]
-        ge[mine] = sf[local, np.minimum(obs, length - 1)]
-        le[mine] = cdf[local, np.minimum(obs, length - 1)]
+        mine = (inverse >= rows.start) & (inverse < rows.stop)
+        local, obs = inverse[mine] - rows.start, w2[mine]
+        ge[mine], le[mine] = sf[local, obs], cdf[local, obs]
     return np.minimum(ge, 1.0), np.minimum(le, 1.0)
 
 
