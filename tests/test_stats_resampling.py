@@ -23,10 +23,10 @@ from irsim.stats import (
     tukey_hsd,
     unpaired_bootstrap,
 )
-from irsim.stats._validation import count_extreme
 from irsim.stats.bootstrap import _paired_counts
 from irsim.stats.ci import bootstrap_ci
 from irsim.stats.resample import paired_bootstrap_replicates, studentized_t
+from irsim.stats.ties import count_extreme
 
 ALTERNATIVES = ("two-sided", "greater", "less")
 
@@ -158,12 +158,13 @@ def test_unpaired_bootstrap_matches_naive(p10, summary):
     for p in range(0, 60, 7):
         v = np.concatenate([x[p], y[p]])
         d = stat(v[idx[:, :n]]) - stat(v[idx[:, n:]])
-        obs = stat(x[p]) - stat(y[p])
+        obs = np.array([stat(x[p]) - stat(y[p])])
+        scale = abs(stat(x[p])) + abs(stat(y[p]))
         for alt in ALTERNATIVES:
             one = unpaired_bootstrap(x[p], y[p], summary=summary, k=k, B=B, seed=seed,
                                      study="u", alternative=alt)
-            assert int(one.count) == int(count_extreme(d[None], np.array([obs]), alt)[0])
-        assert r.count[p] == int(count_extreme(d[None], np.array([obs]), "two-sided")[0])
+            assert int(one.count) == int(count_extreme(d[None], obs, alt, scale)[0])
+        assert r.count[p] == int(count_extreme(d[None], obs, "two-sided", scale)[0])
 
 
 # -- randomisation ----------------------------------------------------------------------

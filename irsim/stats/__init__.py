@@ -41,6 +41,7 @@ from irsim.stats.registry import (
     get_test,
 )
 from irsim.stats.sign import SignTestResult, sign_test
+from irsim.stats.ties import count_extreme, tie_tolerance
 from irsim.stats.ttest import PairedTResult, paired_t
 from irsim.stats.wilcoxon import WilcoxonResult, wilcoxon
 
@@ -61,6 +62,7 @@ __all__ = [
     "WilcoxonResult",
     "anova_two_way",
     "bootstrap_ci",
+    "count_extreme",
     "get_ci_method",
     "get_test",
     "mean_acceleration",
@@ -70,6 +72,7 @@ __all__ = [
     "randomisation_test",
     "randomised_tukey_hsd",
     "sign_test",
+    "tie_tolerance",
     "tukey_hsd",
     "unpaired_bootstrap",
     "wilcoxon",

@@ -19,8 +19,8 @@ from irsim.stats._validation import (
     check_alternative,
     data_iv,
     monte_carlo_iv,
-    tie_tolerance,
 )
+from irsim.stats.ties import tie_tolerance
 
 __all__ = [
     "AnovaResult",
@@ -201,7 +201,7 @@ def randomised_tukey_hsd(
     Each trial permutes every topic's scores across systems independently and records
     ``max_s mean_s - min_s mean_s`` of the permuted matrix; the p-value of pair ``(i, j)``
     is the share of trials whose range is at least ``|mean_i - mean_j|`` (ties within
-    :func:`~irsim.stats._validation.tie_tolerance`).
+    :func:`~irsim.stats.ties.tie_tolerance`).
 
     Parameters
     ----------

@@ -24,18 +24,17 @@ from irsim.stats._validation import (
     check_alternative,
     check_choice,
     check_int,
-    count_extreme,
     data_iv,
     monte_carlo_iv,
     paired_iv,
     row_chunks,
-    tie_tolerance,
 )
 from irsim.stats.resample import (
     ZERO_VAR_RTOL,
     studentized_t,
     unpaired_bootstrap_replicates,
 )
+from irsim.stats.ties import count_extreme, tie_tolerance
 
 __all__ = ["SUMMARIES", "BootstrapTestResult", "paired_bootstrap", "unpaired_bootstrap"]
 

@@ -36,8 +36,8 @@ from irsim.stats._validation import (
     data_iv,
     monte_carlo_iv,
     row_chunks,
-    tie_tolerance,
 )
+from irsim.stats.ties import tie_tolerance
 
 __all__ = [
     "CI_METHODS",

@@ -21,12 +21,11 @@ from irsim.stats._validation import (
     DEFAULT_MEMORY_BUDGET,
     check_alternative,
     check_choice,
-    count_extreme,
     monte_carlo_iv,
     paired_iv,
     row_chunks,
-    tie_tolerance,
 )
+from irsim.stats.ties import count_extreme, tie_tolerance
 
 __all__ = ["MAX_EXACT_N", "RandomisationResult", "randomisation_test"]
 
@@ -126,7 +125,7 @@ def randomisation_test(
 
     Notes
     -----
-    Sums are compared with a tolerance (:func:`irsim.stats._validation.tie_tolerance`,
+    Sums are compared with a tolerance (:func:`irsim.stats.ties.tie_tolerance`,
     relative with a floor at ``TIE_RTOL * sum|z|``), so that discrete scores give exact
     p-values despite rounding. For ``n`` with
     ``2**n <= B`` the exact two-sided p-value equals scipy's ``permutation_test`` with
