@@ -5,6 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+# Ray nodes started by the tests (ray.init, ray.cluster_utils.Cluster) bind to 127.0.0.1:
+# Ray reads this before it is imported.
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+
 import numpy as np
 import pandas as pd
 import pytest

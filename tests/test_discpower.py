@@ -31,17 +31,18 @@ def reference(matrix: ScoreMatrix, metric: str, B: int, seed: int, alphas):
             for rep in range(B):
                 wb = w[paired_idx[rep]]
                 tb = tstat(wb)
-                if abs(tb) >= abs(t_obs) * (1 - 1e-9):
+                if abs(tb) >= abs(t_obs) - 1e-9 * max(abs(t_obs), 1.0):
                     count += 1
                 stats.append((-abs(tb), rep, abs(wb.mean())))
             stats.sort()
             v = np.concatenate([x[a], x[b]])
             d_obs = x[a].mean() - x[b].mean()
+            scale = abs(x[a].mean()) + abs(x[b].mean())
             ucount, ustats = 0, []
             for rep in range(B):
                 vb = v[unpaired_idx[rep]]
                 d = vb[:n].mean() - vb[n:].mean()
-                if abs(d) >= abs(d_obs) * (1 - 1e-9):
+                if abs(d) >= abs(d_obs) - 1e-9 * max(abs(d_obs), scale):
                     ucount += 1
                 ustats.append((-abs(d), rep))
             ustats.sort()
@@ -93,6 +94,36 @@ def test_discrete_metric_matches_reference():
     # P@10 takes few distinct values: ties in |t*| and in |d*| are common
     m = urbano_matrix("adhoc5_p10", "P@10", systems=6)
     check_against_reference(m, B=260, seed=5, alphas=(0.05, 0.1))
+
+
+def test_equal_means_give_asl_one():
+    # adhoc8 P@10 has pairs with exactly equal means: every replicate is as extreme
+    m = urbano_matrix("adhoc8_p10", "P@10")
+    x = m.metric("P@10")
+    a, b = np.triu_indices(len(m.systems), 1)
+    tied = np.flatnonzero(np.abs((x[a] - x[b]).sum(1)) < 1e-9)
+    assert len(tied) > 10
+    keep = sorted(set(a[tied][:6]) | set(b[tied][:6]))
+    sub = m.select(systems=[m.systems[i] for i in keep])
+    tables, _ = run_study(DiscPower(B=250, seed=0), sub)
+    asl = tables["asl"].to_pandas()
+    zero = asl[asl["diff"].abs() < 1e-12]
+    assert len(zero) >= 12 and (zero.asl == 1.0).all()
+
+
+def test_asl_equals_the_stats_library_tests():
+    # the study and irsim.stats draw from the same sampler: same seed, same counts
+    from irsim.stats import paired_bootstrap, unpaired_bootstrap
+
+    m = urbano_matrix("adhoc8_ap", "AP", systems=12)
+    tables, _ = run_study(DiscPower(B=500, seed=9), m)
+    asl = tables["asl"].to_pandas()
+    x = m.metric("AP")
+    a, b = np.triu_indices(12, 1)
+    p = paired_bootstrap(x[a], x[b], B=500, seed=9, study=PAIRED_STREAM).pvalue
+    u = unpaired_bootstrap(x[a], x[b], B=500, seed=9, study=UNPAIRED_STREAM).pvalue
+    np.testing.assert_array_equal(asl[asl.test == "paired_bootstrap"].asl.to_numpy(), p)
+    np.testing.assert_array_equal(asl[asl.test == "unpaired_bootstrap"].asl.to_numpy(), u)
 
 
 def test_synthetic_matches_reference():

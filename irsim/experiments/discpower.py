@@ -35,11 +35,11 @@ from irsim.experiments.common import (
 from irsim.sampling.rng import REPLICATE_BLOCK
 from irsim.sampling.topics import bootstrap_counts, bootstrap_indices, indices_to_counts
 from irsim.stats.resample import (
-    count_at_least,
     paired_bootstrap_replicates,
     studentized_t,
     unpaired_bootstrap_replicates,
 )
+from irsim.stats.ties import count_extreme
 
 __all__ = ["DiscPower", "TESTS"]
 
@@ -184,17 +184,20 @@ class DiscPower:
                 reps_tm = [paired_bootstrap_replicates(w, c) for c in counts]
                 t_star = np.concatenate([r[0] for r in reps_tm], axis=1)
                 m_star = np.concatenate([r[1] for r in reps_tm], axis=1)
-                out[f"m{mi}_paired_bootstrap_ge"] = count_at_least(t_star, t_obs)
+                out[f"m{mi}_paired_bootstrap_ge"] = count_extreme(t_star, t_obs, "two-sided",
+                                                                   1.0)
                 val, rid, aux = topk_rows(np.abs(t_star), rep_idx, k, np.abs(m_star),
                                           idx_sorted=True)
                 out[f"m{mi}_paired_bootstrap_topv"] = val
                 out[f"m{mi}_paired_bootstrap_topi"] = rid
                 out[f"m{mi}_paired_bootstrap_topa"] = aux
             if unpaired:
-                d_obs = xa.mean(axis=1) - xb.mean(axis=1)
+                ma, mb = xa.mean(axis=1), xb.mean(axis=1)
+                d_obs = ma - mb
                 d_star = np.concatenate(
                     [unpaired_bootstrap_replicates(xa, xb, f, s) for f, s in halves], axis=1)
-                out[f"m{mi}_unpaired_bootstrap_ge"] = count_at_least(d_star, d_obs)
+                out[f"m{mi}_unpaired_bootstrap_ge"] = count_extreme(
+                    d_star, d_obs, "two-sided", np.abs(ma) + np.abs(mb))
                 val, rid = topk_rows(np.abs(d_star), rep_idx, k, idx_sorted=True)
                 out[f"m{mi}_unpaired_bootstrap_topv"] = val
                 out[f"m{mi}_unpaired_bootstrap_topi"] = rid

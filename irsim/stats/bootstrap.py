@@ -168,7 +168,7 @@ def paired_bootstrap(
     Notes
     -----
     The studentised counts equal those of :func:`irsim.stats.resample.paired_bootstrap_replicates`
-    followed by :func:`irsim.stats.resample.count_at_least`; this fused path compares
+    followed by :func:`irsim.stats.ties.count_extreme` (scale 1); this fused path compares
     ``s1^2/s2`` (resampled sums of ``w`` and ``w^2``) to a per-pair threshold inside
     cache-sized blocks instead of materialising ``t*``.
 

@@ -15,7 +15,6 @@ __all__ = [
     "studentized_t",
     "paired_bootstrap_replicates",
     "unpaired_bootstrap_replicates",
-    "count_at_least",
 ]
 
 #: A resample whose variance is below this share of its mean square counts as constant
@@ -23,7 +22,7 @@ __all__ = [
 #: far above it.
 ZERO_VAR_RTOL = 1e-12
 
-#: Relative tolerance of "as extreme as observed": ``|s*| >= |s_obs| * (1 - TIE_RTOL)``.
+#: Relative tolerance of "as extreme as observed" (see :func:`irsim.stats.ties.count_extreme`).
 #: It absorbs the rounding difference between a GEMM and a direct sum so that exact ties of
 #: discrete metrics count as ties (scipy uses 100*eps; GEMMs need a little more).
 TIE_RTOL = 1e-9
@@ -141,24 +140,3 @@ def unpaired_bootstrap_replicates(
         b = np.exp(lv @ np.ascontiguousarray(np.asarray(second, np.float64).T) / m)
         return a - b
     raise ValueError(f"summary must be 'mean' or 'gmean', got {summary!r}")
-
-
-def count_at_least(replicates: np.ndarray, observed: np.ndarray) -> np.ndarray:
-    """Per row, how many ``|replicate| >= |observed|`` (with :data:`TIE_RTOL`).
-
-    Parameters
-    ----------
-    replicates : ndarray, shape (pairs, B)
-    observed : ndarray, shape (pairs,)
-
-    Returns
-    -------
-    ndarray of int64, shape (pairs,)
-
-    Examples
-    --------
-    >>> count_at_least(np.array([[0.5, -2.0, 1.0, 0.999]]), np.array([-1.0])).tolist()
-    [2]
-    """
-    thresh = np.abs(np.asarray(observed, np.float64)) * (1.0 - TIE_RTOL)
-    return np.count_nonzero(np.abs(replicates) >= thresh[..., None], axis=-1).astype(np.int64)

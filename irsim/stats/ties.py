@@ -2,9 +2,9 @@
 
 Replicates computed by a GEMM and an observed statistic computed directly differ by
 rounding, and discrete metrics make exact ties common; a tolerance decides them
-(METHODS.md section 2). :func:`irsim.stats.resample.count_at_least` uses a relative
-tolerance only; :func:`count_extreme` adds the one-sided alternatives and an absolute floor
-for statistics that are 0 in exact arithmetic.
+(METHODS.md section 2). :func:`count_extreme` is the one place that decides them: a relative
+tolerance, the one-sided alternatives, and an absolute floor for statistics that are 0 in
+exact arithmetic.
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ def count_extreme(
     `alternative`, ties within :func:`tie_tolerance` included.
 
     ``two-sided``: ``|r| >= |obs|``; ``greater``: ``r >= obs``; ``less``: ``r <= obs``.
-    With ``scale=0`` the two-sided count is :func:`irsim.stats.resample.count_at_least`.
 
     Examples
     --------
