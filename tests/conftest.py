@@ -15,9 +15,8 @@ import pytest
 
 from irsim.data.matrix import ScoreMatrix
 
-SHARED_DATA = Path(
-    os.environ.get("IRSIM_TEST_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data")
-)
+SHARED_DATA = Path(os.environ.get(
+    "IRSIM_TEST_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
 
 
 @pytest.fixture(scope="session")

@@ -48,8 +48,9 @@ class ScoreMatrix:
             object.__setattr__(self, name, tuple(str(x) for x in getattr(self, name)))
         where = self.source or "score matrix"
         if values.ndim != 3:
-            raise InputError(f"score matrix must be 3-d (metric, system, topic), got {values.ndim}-d",
-                             file=where)
+            raise InputError(
+                f"score matrix must be 3-d (metric, system, topic), got {values.ndim}-d",
+                file=where)
         expected = (len(self.metrics), len(self.systems), len(self.topics))
         if values.shape != expected:
             raise InputError(f"values have shape {values.shape}, ids give {expected}", file=where)
