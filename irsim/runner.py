@@ -26,9 +26,24 @@ from irsim.data.matrix import ScoreMatrix
 from irsim.engine import data_digest, run_study, write_tables
 from irsim.experiments import build_study
 
-__all__ = ["run", "evaluate_command", "write_manifest", "matrix_to_long"]
+__all__ = ["compose_config", "run", "evaluate_command", "write_manifest", "matrix_to_long"]
 
 log = logging.getLogger(__name__)
+
+
+def compose_config(overrides: list[str] | None = None) -> DictConfig:
+    """The irsim config with command-line style overrides, without running anything.
+
+    Examples
+    --------
+    >>> cfg = compose_config(["experiment.B=200", "collection=synthetic_scores"])
+    >>> cfg.experiment.B, cfg.collection.kind
+    (200, 'synthetic_scores')
+    """
+    from hydra import compose, initialize_config_module
+
+    with initialize_config_module(config_module="irsim.conf", version_base="1.3"):
+        return compose(config_name="config", overrides=list(overrides or []))
 
 
 def _versions() -> dict[str, str]:

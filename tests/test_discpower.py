@@ -184,3 +184,21 @@ def test_t_test_asl_equals_scipy():
 def test_bad_parameters(kw, msg):
     with pytest.raises(ConfigError, match=msg.replace("(", r"\(").replace(")", r"\)")):
         DiscPower(**kw)
+
+
+def test_default_synthetic_collection_behaves_like_trec():
+    # the embedded default of the main job: Sakai's qualitative findings hold on it
+    from irsim.data.collection import load_collection
+    from irsim.runner import compose_config
+
+    cfg = compose_config([])
+    m = load_collection(cfg.collection, metrics=["AP", "P@10", "RR"])
+    assert m.shape == (3, 20, 50)
+    tables, _ = run_study(DiscPower(B=1000, seed=0), m)
+    dp = tables["discpower"].to_pandas().set_index(["metric", "test", "alpha"])
+    s = dp["sensitivity"]
+    for metric in ("AP", "P@10", "RR"):  # the paired test is the more powerful one
+        assert s[(metric, "paired_bootstrap", 0.05)] > s[(metric, "unpaired_bootstrap", 0.05)]
+    # AP discriminates more pairs than RR (a one-document metric)
+    assert s[("AP", "paired_bootstrap", 0.05)] > s[("RR", "paired_bootstrap", 0.05)] + 0.1
+    assert 0.4 < s[("AP", "paired_bootstrap", 0.05)] < 0.95

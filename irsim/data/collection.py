@@ -70,13 +70,24 @@ def load_doc_collection(
     """Runs and qrels of a ``trec`` or ``synthetic_trec`` collection config."""
     kind = _get(cfg, "kind")
     if kind == "synthetic_trec":
+        import numpy as np
+
         from irsim.data.synthetic import synthetic_trec
 
+        n_runs = int(_get(cfg, "runs", 20))
+        quality = None
+        if _get(cfg, "quality_low") is not None or _get(cfg, "quality_high") is not None:
+            quality = np.linspace(float(_get(cfg, "quality_low", 0.0)),
+                                  float(_get(cfg, "quality_high", 2.0)), n_runs)
         runs, qrels = synthetic_trec(
-            runs=int(_get(cfg, "runs", 20)),
+            runs=n_runs,
             topics=int(_get(cfg, "topics", 50)),
             docs_per_topic=int(_get(cfg, "docs_per_topic", 1000)),
             depth=int(_get(cfg, "depth", 1000)),
+            relevant_rate=float(_get(cfg, "relevant_rate", 0.05)),
+            quality=quality,
+            quality_sd=float(_get(cfg, "quality_sd", 0.0)),
+            topic_sd=float(_get(cfg, "topic_sd", 0.0)),
             seed=int(_get(cfg, "seed", 0)),
         )
         return DocCollection(runs, qrels, int(_get(cfg, "depth", 1000)), "error")

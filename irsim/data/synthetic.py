@@ -289,6 +289,8 @@ def synthetic_trec(
     relevant_rate: float = 0.05,
     quality: float | Sequence[float] | None = None,
     noise_sd: float = 1.0,
+    quality_sd: float = 0.0,
+    topic_sd: float = 0.0,
     seed: int = 0,
 ) -> tuple[Runs, Qrels]:
     """Graded qrels and ranked runs whose quality is controllable.
@@ -322,6 +324,16 @@ def synthetic_trec(
         Per-run quality (>= 0); default evenly spaced from 0 to 2.
     noise_sd : float
         Sd of the per-document score noise (> 0).
+    quality_sd : float
+        System x topic interaction: run ``r`` uses quality
+        ``quality[r] * exp(quality_sd * N(0, 1))`` on each topic (stream
+        ``synthetic/trec/interaction``, keyed by run), so that which run is better varies
+        from topic to topic as in real collections; 0 (default) keeps quality fixed.
+    topic_sd : float
+        Topic difficulty shared by all runs: every run's quality on topic ``t`` is also
+        multiplied by ``exp(topic_sd * N(0, 1))`` (stream ``synthetic/trec/topic``); hard
+        topics are hard for everyone, which is what makes paired tests stronger than
+        unpaired ones. 0 (default) keeps topics alike.
     seed : int
         Global seed; streams ``synthetic/trec/qrels`` and ``synthetic/trec/run`` (keyed by
         run index, so adding runs keeps the existing ones).
@@ -359,6 +371,8 @@ def synthetic_trec(
     if not 0 < rate <= 1:
         raise ConfigError(f"relevant_rate must be in (0, 1], got {relevant_rate!r}")
     noise_sd = _nonneg("noise_sd", noise_sd)
+    quality_sd = _nonneg("quality_sd", quality_sd)
+    topic_sd = _nonneg("topic_sd", topic_sd)
     if noise_sd == 0:
         raise ConfigError("noise_sd must be > 0 (scores must be continuous)")
     if quality is None:
@@ -401,10 +415,16 @@ def synthetic_trec(
     # `ranked` holds flat indices into the (topics, docs) docno table
     ranked = np.empty((runs, topics, depth), dtype=np.int64)
     offset = (np.arange(topics, dtype=np.int64) * docs)[:, None]
+    difficulty = rng_for(seed, f"{_TREC}/topic").standard_normal(topics)
     for r in range(runs):
         s = rng_for(seed, f"{_TREC}/run", r).standard_normal((topics, docs))
         s *= noise_sd
-        s += q[r] * gain
+        if quality_sd > 0 or topic_sd > 0:
+            jitter = rng_for(seed, f"{_TREC}/interaction", r).standard_normal(topics)
+            factor = np.exp(quality_sd * jitter + topic_sd * difficulty)
+            s += (q[r] * factor)[:, None] * gain
+        else:
+            s += q[r] * gain
         s *= -1.0  # ascending sort of -score = descending score
         if depth < docs:
             top = np.argpartition(s, depth - 1, axis=1)[:, :depth]

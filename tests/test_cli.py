@@ -1,0 +1,127 @@
+"""The CLI contract: main job, evaluate, report, bad input (one line, exit 2, no results)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from conftest import SHARED_DATA
+
+from irsim.runner import compose_config, run
+
+
+def irsim(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "irsim", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=300)
+
+
+def test_main_job_writes_contracted_outputs(tmp_path):
+    cfg = compose_config(["experiment.B=200", "quiet=true"])
+    tables = run(cfg, tmp_path)
+    assert set(tables) == {"asl", "discpower"}
+    asl = pq.read_table(tmp_path / "results" / "asl.parquet")
+    assert asl.column_names == ["metric", "test", "system_a", "system_b", "diff", "asl"]
+    assert asl.num_rows == 4 * 2 * 190  # metrics x tests x pairs of 20 runs
+    dp = pq.read_table(tmp_path / "results" / "discpower.parquet")
+    assert dp.column_names[:7] == ["metric", "test", "alpha", "pairs", "significant",
+                                   "sensitivity", "estimated_diff"]
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["seed"] == 0 and manifest["engine"] == "local"
+    assert manifest["shards"] >= 1 and "numpy" in manifest["versions"]
+    assert manifest["config"]["experiment"]["B"] == 200
+    report = (tmp_path / "report.md").read_text()
+    assert "Discriminative power" in report and "asl_curve_paired_bootstrap.png" in report
+    assert (tmp_path / "asl_curve_paired_bootstrap.png").stat().st_size > 10_000
+    assert not (tmp_path / "checkpoints").exists()
+
+
+def test_same_seed_same_tables(tmp_path):
+    a = run(compose_config(["experiment.B=250", "quiet=true", "seed=3"]), tmp_path / "a")
+    b = run(compose_config(["experiment.B=250", "quiet=true", "seed=3",
+                            "engine.shard_pairs=1", "engine.shard_replicates=1"]),
+            tmp_path / "b")
+    c = run(compose_config(["experiment.B=250", "quiet=true", "seed=4"]), tmp_path / "c")
+    assert a["asl"].to_pydict() == b["asl"].to_pydict()
+    assert a["asl"].to_pydict() != c["asl"].to_pydict()
+
+
+def test_console_script_on_a_real_matrix(tmp_path):
+    out = tmp_path / "run"
+    r = irsim("collection=matrix", f"collection.path={SHARED_DATA}/urbano/adhoc5_ap.csv",
+              "collection.metric=AP", "experiment.B=200", "quiet=true",
+              f"hydra.run.dir={out}", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    dp = pd.read_parquet(out / "results" / "discpower.parquet")
+    assert set(dp.pairs) == {61 * 60 // 2}
+
+
+def test_named_collection_from_registry(tmp_path):
+    cfg = compose_config(["collection=adhoc7", f"data_dir={SHARED_DATA}", "offline=true",
+                          "metrics=[AP,RR]", "experiment.B=100", "quiet=true",
+                          "experiment.tests=[paired_bootstrap]"])
+    tables = run(cfg, tmp_path)
+    dp = tables["discpower"].to_pandas()
+    assert sorted(set(dp.metric)) == ["AP", "RR"] and set(dp.pairs) == {103 * 102 // 2}
+
+
+def test_evaluate_writes_trec_eval_per_topic(tmp_path):
+    out = tmp_path / "ev"
+    r = irsim("evaluate", "collection=trec",
+              f"collection.runs={SHARED_DATA}/trec_eval/results.test",
+              f"collection.qrels={SHARED_DATA}/trec_eval/qrels.test",
+              "metrics=[AP,P@10]", "quiet=true", f"hydra.run.dir={out}", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    df = pd.read_parquet(out / "results" / "per_topic.parquet")
+    # trec_eval 10.0 (out.test.aq): map 301 0.0324, 302 0.5306, 303 0.0201 ... P_10 301 0.2000
+    expected = {}
+    for line in (SHARED_DATA / "trec_eval" / "out.test.aq").read_text().splitlines():
+        name, topic, value = line.split()
+        if name in ("map", "P_10") and topic != "all":
+            expected[("AP" if name == "map" else "P@10", topic)] = float(value)
+    got = {(m, t): v for m, t, v in zip(df.metric, df.topic, df.value, strict=True)}
+    assert set(got) == set(expected)
+    for key, value in expected.items():
+        assert got[key] == pytest.approx(value, abs=5e-5)
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["collection=matrix", "collection.path=/no/such/file.csv", "collection.metric=AP"],
+     "/no/such/file.csv: file not found"),
+    (["experiment.B=0"], "experiment.B must be an integer >= 1"),
+    (["experiment.alpha=[0.05,1.5]"], "inside (0, 1)"),
+    (["metrics=[AP,nDGC@10]"], "unknown metric 'nDGC' (did you mean 'nDCG'"),
+    (["experiment.tests=[paired_bootstrp]"], "did you mean 'paired_bootstrap'"),
+])
+def test_bad_input_one_line_exit_2_no_results(tmp_path, args, needle):
+    out = tmp_path / "bad"
+    r = irsim(*args, "quiet=true", f"hydra.run.dir={out}", cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("irsim: error: "), r.stderr
+    assert needle in lines[0]
+    assert "Traceback" not in r.stderr
+    assert not (out / "results").exists() and not (out / "manifest.json").exists()
+
+
+def test_bad_run_file_names_file_and_line(tmp_path):
+    run_file = tmp_path / "bad.run"
+    run_file.write_text("301 Q0 d1 1 2.5 tag\n301 Q0 d2 2 abc tag\n")
+    r = irsim("evaluate", "collection=trec", f"collection.runs={run_file}",
+              f"collection.qrels={SHARED_DATA}/trec_eval/qrels.test", "quiet=true",
+              f"hydra.run.dir={tmp_path / 'out'}", cwd=tmp_path)
+    assert r.returncode == 2
+    assert f"{run_file}:2:" in r.stderr and "score" in r.stderr
+
+
+def test_report_command_rebuilds_report(tmp_path):
+    run(compose_config(["experiment.B=100", "quiet=true"]), tmp_path)
+    (tmp_path / "report.md").unlink()
+    r = irsim("report", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "Discriminative power" in (tmp_path / "report.md").read_text()
+    r = irsim("report", str(tmp_path / "nope"))
+    assert r.returncode == 2 and "not a run directory" in r.stderr
