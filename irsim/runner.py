@@ -21,12 +21,14 @@ import pyarrow as pa
 from omegaconf import DictConfig, OmegaConf
 
 import irsim
-from irsim.data.collection import load_collection, load_doc_collection
+from irsim.data.collection import load_doc_collection
 from irsim.data.matrix import ScoreMatrix
 from irsim.engine import data_digest, run_study, write_tables
 from irsim.experiments import build_study
+from irsim.experiments.loading import metrics_arg
 
-__all__ = ["compose_config", "run", "evaluate_command", "write_manifest", "matrix_to_long"]
+__all__ = ["compose_config", "run", "evaluate_command", "write_manifest", "matrix_to_long",
+           "describe_data"]
 
 log = logging.getLogger(__name__)
 
@@ -91,15 +93,6 @@ def _progress_bar(cfg: DictConfig, desc: str):
     return bar, update
 
 
-def _metrics_arg(cfg: DictConfig) -> list[str] | None:
-    metrics = cfg.get("metrics")
-    if metrics is None:
-        return None
-    if isinstance(metrics, str):
-        return [metrics]
-    return [str(m) for m in metrics]
-
-
 def run(cfg: DictConfig, run_dir: str | os.PathLike) -> dict[str, pa.Table]:
     """Run the configured study and write its tables, manifest and report into `run_dir`.
 
@@ -107,10 +100,8 @@ def run(cfg: DictConfig, run_dir: str | os.PathLike) -> dict[str, pa.Table]:
     """
     run_dir = Path(run_dir)
     t0 = time.perf_counter()
-    matrix = load_collection(cfg.collection, metrics=_metrics_arg(cfg),
-                             data_dir=cfg.get("data_dir"), offline=cfg.get("offline", False))
+    study, data = build_study(cfg)
     t_load = time.perf_counter()
-    study, data = build_study(cfg, matrix)
     engine = cfg.engine.get("name", "local")
     engine_options = {k: v for k, v in OmegaConf.to_container(cfg.engine).items()
                       if k not in ("name", "shard_pairs", "shard_replicates")}
@@ -130,7 +121,7 @@ def run(cfg: DictConfig, run_dir: str | os.PathLike) -> dict[str, pa.Table]:
         "engine": engine,
         "shards": info["shards"],
         "run": dict(info),
-        "collection": _describe(matrix),
+        "collection": describe_data(data),
         "tables": {k: t.num_rows for k, t in tables.items()},
         "timings": {
             "load_seconds": round(t_load - t0, 4),
@@ -146,14 +137,25 @@ def run(cfg: DictConfig, run_dir: str | os.PathLike) -> dict[str, pa.Table]:
     return tables
 
 
-def _describe(matrix: ScoreMatrix) -> dict[str, Any]:
-    return {
-        "metrics": list(matrix.metrics),
-        "systems": len(matrix.systems),
-        "topics": len(matrix.topics),
-        "source": matrix.source,
-        "sha256": data_digest(matrix),
-    }
+def describe_data(data: Any) -> dict[str, Any]:
+    """Summary of a study's data for the manifest and report."""
+    if isinstance(data, ScoreMatrix):
+        return {
+            "metrics": list(data.metrics),
+            "systems": len(data.systems),
+            "topics": len(data.topics),
+            "source": data.source,
+            "sha256": data_digest(data),
+        }
+    described = {"type": type(data).__name__, "sha256": data_digest(data)}
+    for attr in ("runs", "qrels"):
+        part = getattr(data, attr, None)
+        if part is not None:
+            described[attr] = len(part)
+            src = getattr(part, "sources", None) or getattr(part, "source", None)
+            if src:
+                described[f"{attr}_source"] = src if isinstance(src, str) else list(src)
+    return described
 
 
 def matrix_to_long(matrix: ScoreMatrix) -> pa.Table:
@@ -183,13 +185,13 @@ def evaluate_command(cfg: DictConfig, run_dir: str | os.PathLike) -> pa.Table:
 
     docs = load_doc_collection(cfg.collection, data_dir=cfg.get("data_dir"),
                                offline=cfg.get("offline", False))
-    metrics = _metrics_arg(cfg) or list(cfg.collection.get("default_metrics") or [])
+    metrics = metrics_arg(cfg) or list(cfg.collection.get("default_metrics") or [])
     matrix = evaluate(docs.runs, docs.qrels, metrics, depth=docs.depth, missing=docs.missing)
     table = matrix_to_long(matrix)
     write_tables({"per_topic": table}, run_dir)
     write_manifest(run_dir, cfg, {
         "experiment": "evaluate",
-        "collection": _describe(matrix),
+        "collection": describe_data(matrix),
         "tables": {"per_topic": table.num_rows},
         "timings": {"total_seconds": round(time.perf_counter() - t0, 4)},
     })

@@ -1,37 +1,45 @@
 """Studies: one module per experiment (plan -> shards -> kernel -> reduce -> tables).
 
-:data:`EXPERIMENTS` maps a config name to ``(builder, description)``; a builder takes the
-Hydra config and the loaded data and returns ``(study, data)``.
+Each experiment module ``irsim.experiments.<name>`` defines
+
+- ``DESCRIPTION``: one line for ``irsim list``;
+- ``build(cfg) -> (study, data)``: the study object and the data its kernel reads, loaded
+  with :func:`irsim.experiments.loading.score_matrix` or
+  :func:`irsim.experiments.loading.doc_collection`;
+- ``report_sections(tables, run_dir) -> list[str]``: Markdown lines (and PNG files written
+  into `run_dir`) for ``report.md``.
+
+:func:`experiment_names` lists the modules present; nothing else needs registering.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+import importlib.util
+from types import ModuleType
 from typing import Any
 
 from irsim.errors import unknown_name
 
-__all__ = ["EXPERIMENTS", "build_study"]
+__all__ = ["KNOWN", "experiment_names", "experiment_module", "build_study"]
+
+#: Experiment modules, in the order ``irsim list`` shows them.
+KNOWN = ("discpower", "swap", "error_rates", "effort", "coverage", "corpus_ci", "test_errors")
 
 
-def _discpower(cfg: Any, matrix: Any) -> tuple[Any, Any]:
-    from irsim.experiments.discpower import discpower_from_config
-
-    return discpower_from_config(cfg, matrix.metrics), matrix
-
-
-EXPERIMENTS: dict[str, tuple[Callable[[Any, Any], tuple[Any, Any]], str]] = {
-    "discpower": (
-        _discpower,
-        "discriminative power by paired/unpaired bootstrap tests, ASL curves, estimated "
-        "difference required (Sakai 2006)",
-    ),
-}
+def experiment_names() -> list[str]:
+    """Names of the experiments installed (modules present in this package)."""
+    return [n for n in KNOWN if importlib.util.find_spec(f"{__name__}.{n}") is not None]
 
 
-def build_study(cfg: Any, data: Any) -> tuple[Any, Any]:
+def experiment_module(name: str) -> ModuleType:
+    """The module of experiment `name` (unknown names suggest the closest valid ones)."""
+    names = experiment_names()
+    if name not in names:
+        raise unknown_name("experiment", str(name), names)
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+def build_study(cfg: Any) -> tuple[Any, Any]:
     """The study named by ``cfg.experiment.name`` and the data its kernel reads."""
-    name = cfg.experiment.name
-    if name not in EXPERIMENTS:
-        raise unknown_name("experiment", name, EXPERIMENTS)
-    return EXPERIMENTS[name][0](cfg, data)
+    return experiment_module(cfg.experiment.name).build(cfg)

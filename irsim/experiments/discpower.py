@@ -12,7 +12,6 @@ replicate block, so splitting pairs or replicates across shards cannot change an
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -298,17 +297,46 @@ class _DiscPowerReducer:
         return {"asl": pa.concat_tables(asl_parts), "discpower": dp}
 
 
-def discpower_from_config(cfg, metrics: Sequence[str]) -> DiscPower:
-    """Build the study from the ``experiment`` config node and the metric list."""
+DESCRIPTION = ("discriminative power by paired/unpaired bootstrap tests and the t test: ASL "
+               "per pair, sensitivity, estimated difference required (Sakai 2006)")
+
+
+def build(cfg) -> tuple[DiscPower, ScoreMatrix]:
+    """The study of the ``experiment`` config node on the configured collection."""
+    from irsim.experiments.loading import engine_shards, score_matrix
+
+    matrix = score_matrix(cfg)
     e = cfg.experiment
-    eng = cfg.engine
-    return DiscPower(
-        metrics=tuple(metrics),
+    shard_pairs, shard_reps = engine_shards(cfg)
+    study = DiscPower(
+        metrics=tuple(matrix.metrics),
         tests=tuple(e.tests),
         B=e.B,
         alphas=tuple(e.alpha),
         seed=cfg.seed,
         pvalue=e.get("pvalue", "count"),
-        shard_pairs=eng.get("shard_pairs", 4096),
-        shard_replicates=eng.get("shard_replicates", 1000),
+        shard_pairs=shard_pairs,
+        shard_replicates=shard_reps,
     )
+    return study, matrix
+
+
+def report_sections(tables: dict, run_dir) -> list[str]:
+    """Discriminative-power table and ASL curves for report.md."""
+    from irsim.report import markdown_table
+    from irsim.report.plots import asl_curves
+
+    lines: list[str] = []
+    if "discpower" in tables:
+        lines += ["## Discriminative power", "",
+                  "Share of system pairs with ASL < alpha (sensitivity) and the estimated "
+                  "difference required for ASL < alpha (max over pairs; rounded to two "
+                  "significant figures, raw value beside it).", "",
+                  markdown_table(tables["discpower"]), ""]
+    if "asl" in tables:
+        lines += ["## ASL curves", "",
+                  "Each line is one metric: its system pairs sorted by ASL. A metric whose "
+                  "curve stays low for more pairs discriminates more pairs.", ""]
+        for path in asl_curves(tables["asl"], run_dir):
+            lines += [f"![{path.stem}]({path.name})", ""]
+    return lines

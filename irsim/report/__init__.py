@@ -45,28 +45,31 @@ def markdown_table(table: pa.Table, *, max_rows: int = 40, digits: int = 4) -> s
 
 def write_report(run_dir: str | os.PathLike, tables: dict[str, pa.Table],
                  info: dict[str, Any]) -> Path:
-    """Write ``report.md`` and its PNG plots into `run_dir`."""
-    from irsim.report import plots
+    """Write ``report.md`` and its PNG plots into `run_dir`.
+
+    The sections come from the experiment module's ``report_sections(tables, run_dir)``.
+    """
+    from irsim.experiments import experiment_module
 
     run_dir = Path(run_dir)
-    lines = [f"# irsim report: {info.get('experiment', 'run')}", ""]
-    coll = info.get("collection")
-    if coll:
+    name = info.get("experiment", "run")
+    lines = [f"# irsim report: {name}", ""]
+    coll = info.get("collection") or {}
+    if "systems" in coll:
         lines += [f"Collection: {coll.get('source') or 'generated'}; {coll.get('systems')} "
                   f"systems x {coll.get('topics')} topics; metrics: "
                   f"{', '.join(coll.get('metrics', []))}.", ""]
-    if "discpower" in tables:
-        lines += ["## Discriminative power", "",
-                  "Share of system pairs with ASL < alpha (sensitivity) and the estimated "
-                  "difference required for ASL < alpha (max over pairs; rounded to two "
-                  "significant figures, raw value beside it).", "",
-                  markdown_table(tables["discpower"]), ""]
-    if "asl" in tables:
-        lines += ["## ASL curves", ""]
-        for path in plots.asl_curves(tables["asl"], run_dir):
-            lines += [f"![{path.stem}]({path.name})", ""]
+    elif coll:
+        lines += [f"Collection: {coll.get('runs', '?')} run lines, {coll.get('qrels', '?')} "
+                  f"judgments.", ""]
+    try:
+        module = experiment_module(name)
+    except Exception:  # a run of an experiment this installation lacks: tables only
+        module = None
+    if module is not None and hasattr(module, "report_sections"):
+        lines += module.report_sections(tables, run_dir)
     lines += ["## Files", ""]
-    lines += [f"- `results/{name}.parquet`: {t.num_rows} rows" for name, t in tables.items()]
+    lines += [f"- `results/{t}.parquet`: {tab.num_rows} rows" for t, tab in tables.items()]
     path = run_dir / "report.md"
     tmp = path.with_suffix(".md.tmp")
     tmp.write_text("\n".join(lines) + "\n")

@@ -1,0 +1,40 @@
+"""Data loading for experiment builders (one place that maps the config to data)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from irsim.data.collection import DocCollection, load_collection, load_doc_collection
+from irsim.data.matrix import ScoreMatrix
+
+__all__ = ["metrics_arg", "score_matrix", "doc_collection", "engine_shards"]
+
+
+def metrics_arg(cfg: Any) -> list[str] | None:
+    """The top-level ``metrics`` list (None = the collection's default)."""
+    metrics = cfg.get("metrics")
+    if metrics is None:
+        return None
+    if isinstance(metrics, str):
+        return [metrics]
+    return [str(m) for m in metrics]
+
+
+def score_matrix(cfg: Any) -> ScoreMatrix:
+    """The collection of `cfg` as a ScoreMatrix (metrics computed first for doc-level data)."""
+    return load_collection(cfg.collection, metrics=metrics_arg(cfg),
+                           data_dir=cfg.get("data_dir"), offline=cfg.get("offline", False))
+
+
+def doc_collection(cfg: Any) -> DocCollection:
+    """The runs and qrels of a document-level collection (``trec`` / ``synthetic_trec``)."""
+    return load_doc_collection(cfg.collection, data_dir=cfg.get("data_dir"),
+                               offline=cfg.get("offline", False))
+
+
+def engine_shards(cfg: Any, items_default: int = 4096, reps_default: int = 1000
+                  ) -> tuple[int, int]:
+    """``(engine.shard_pairs, engine.shard_replicates)`` with defaults."""
+    eng = cfg.engine
+    return (int(eng.get("shard_pairs", items_default) or items_default),
+            int(eng.get("shard_replicates", reps_default) or reps_default))
