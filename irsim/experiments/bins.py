@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["BinLayout", "ABSOLUTE", "RELATIVE", "layout", "is_swap", "required_difference"]
+__all__ = ["BinLayout", "ABSOLUTE", "RELATIVE", "layout", "relative_difference", "is_swap",
+           "required_difference"]
 
 
 @dataclass(frozen=True)
@@ -80,8 +81,8 @@ def relative_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
     Examples
     --------
-    >>> relative_difference(np.array([0.2, 0.0, 0.3]), np.array([0.25, 0.1, 0.3])).tolist()
-    [0.25, inf, 0.0]
+    >>> relative_difference(np.array([0.2, 0.0, 0.3]), np.array([0.3, 0.1, 0.3])).tolist()
+    [0.5, inf, 0.0]
     """
     a = np.asarray(a, np.float64)
     b = np.asarray(b, np.float64)
