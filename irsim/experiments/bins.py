@@ -81,7 +81,7 @@ def relative_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
     Examples
     --------
-    >>> relative_difference(np.array([0.2, 0.0, 0.3]), np.array([0.3, 0.1, 0.3])).tolist()
+    >>> relative_difference(np.array([0.25, 0.0, 0.3]), np.array([0.375, 0.1, 0.3])).tolist()
     [0.5, inf, 0.0]
     """
     a = np.asarray(a, np.float64)
