@@ -125,3 +125,14 @@ def test_report_command_rebuilds_report(tmp_path):
     assert "Discriminative power" in (tmp_path / "report.md").read_text()
     r = irsim("report", str(tmp_path / "nope"))
     assert r.returncode == 2 and "not a run directory" in r.stderr
+
+
+def test_list_names_everything():
+    r = irsim("list")
+    assert r.returncode == 0, r.stderr
+    for needle in ("experiments:", "discpower", "collections:", "adhoc8", "metrics:",
+                   "nDCG_orig", "tests:", "randomised_tukey_hsd", "ci_methods:",
+                   "studentised_logit", "engines:"):
+        assert needle in r.stdout
+    r = irsim("list", "metrcs")
+    assert r.returncode == 2 and "did you mean 'metrics'" in r.stderr
