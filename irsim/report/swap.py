@@ -1,0 +1,84 @@
+"""Swap-rate curves (Sakai, topic sampling, Figs. 2-4) from the ``swap_rates`` table."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pyarrow as pa
+from matplotlib.figure import Figure
+
+__all__ = ["swap_rate_curves", "safe_name", "SCHEME_COLORS"]
+
+#: One colour per sampling scheme, the same in every plot.
+SCHEME_COLORS = {"disjoint": "tab:blue", "replacement": "tab:orange",
+                 "independent": "tab:green", "bootstrap": "tab:red"}
+_STYLES = ("-", "--", "-.", ":")
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+
+
+def safe_name(text: str) -> str:
+    """A file-name-safe version of a metric name.
+
+    Examples
+    --------
+    >>> safe_name("nDCG@10"), safe_name("AP(rel=2)")
+    ('nDCG_10', 'AP_rel_2')
+    """
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_") or "metric"
+
+
+def swap_rate_curves(rates: pa.Table, out_dir: Path | str) -> list[Path]:
+    """One PNG per metric: swap rate against the bin of |d| on the first set, absolute bins
+    (left) and relative bins (right), one line per sampling scheme (colour) and topic-set
+    size (line style and marker). Returns the PNG paths.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> t = pa.table({"metric": ["AP"] * 2, "sampling": ["disjoint"] * 2,
+    ...               "subset_size": [10, 10], "bin_kind": ["absolute", "relative"],
+    ...               "bin_lo": [0.0, 0.0], "bin_hi": [0.01, 0.05], "comparisons": [5, 5],
+    ...               "swaps": [2, 2], "swap_rate": [0.4, 0.4]})
+    >>> [p.name for p in swap_rate_curves(t, tempfile.mkdtemp())]
+    ['swap_rates_AP.png']
+    """
+    out_dir = Path(out_dir)
+    df = rates.to_pandas()
+    paths = []
+    for metric, rows in df.groupby("metric", sort=False):
+        fig = Figure(figsize=(11, 4.4), dpi=110)
+        axes = fig.subplots(1, 2)
+        sizes = sorted(rows["subset_size"].unique())
+        for ax, kind in zip(axes, ("absolute", "relative"), strict=True):
+            part = rows[rows["bin_kind"] == kind]
+            for (scheme, size), line in part.groupby(["sampling", "subset_size"], sort=False):
+                line = line.sort_values("bin_lo")
+                keep = line["comparisons"].to_numpy() > 0
+                x = line["bin_lo"].to_numpy()[keep]
+                if kind == "relative":
+                    x = x * 100
+                j = sizes.index(size)
+                ax.plot(x, line["swap_rate"].to_numpy()[keep],
+                        color=SCHEME_COLORS.get(scheme, "black"),
+                        linestyle=_STYLES[j % len(_STYLES)],
+                        marker=_MARKERS[j % len(_MARKERS)], markersize=3.5, linewidth=1.3,
+                        label=f"{scheme}, c={size}")
+            for level in (0.05, 0.10, 0.20):
+                ax.axhline(level, color="grey", linestyle=":", linewidth=0.8)
+            if kind == "absolute":
+                ax.set_xlabel("|d| on the first set (bin lower edge; last bin >= 0.20)")
+                ax.set_xlim(-0.005, 0.205)
+            else:
+                ax.set_xlabel("|d| relative to the smaller mean, % (bin lower edge)")
+                ax.set_xlim(-2, 97)
+            ax.set_ylabel("swap rate")
+            ax.set_ylim(0, None)
+            ax.set_title(f"{metric}: {kind} bins", fontsize=10)
+            ax.grid(alpha=0.3)
+        axes[0].legend(fontsize=8, title="sampling", title_fontsize=8)
+        fig.tight_layout()
+        path = out_dir / f"swap_rates_{safe_name(str(metric))}.png"
+        fig.savefig(path)
+        paths.append(path)
+    return paths
