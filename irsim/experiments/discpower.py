@@ -1,17 +1,43 @@
-"""Discriminative power by bootstrap hypothesis tests (Sakai, SIGIR 2006).
+"""Discriminative power and the other bootstrap methods of Sakai (SIGIR 2006).
 
-For every system pair and metric: the achieved significance level (ASL) of the paired
-studentised bootstrap test and of the unpaired bootstrap test (and the paired t test);
-discriminative power (share of pairs with ASL < alpha) and the estimated difference
-required for ASL < alpha (METHODS.md section 3).
+One run of ``experiment=discpower`` computes, for every metric and every system pair, the
+whole method set of METHODS.md section 3:
 
-One set of bootstrap topic samples serves every pair and metric (as in the paper), keyed by
-replicate block, so splitting pairs or replicates across shards cannot change any number.
+- the achieved significance level (ASL) of the paired studentised bootstrap test, the
+  unpaired bootstrap test, the paired t test and the randomised Tukey HSD test (selectable);
+  discriminative power (share of pairs with ASL < alpha) and the estimated difference
+  required for ASL < alpha (rounded to two significant figures, and raw) -> tables ``asl``
+  and ``discpower``;
+- G-metrics (``gmean``): ``AG <metric>`` is the metric's per-topic ``log(x + 1e-5)`` with the
+  tests of arithmetic means (paired bootstrap, t, randomised Tukey HSD), and ``G <metric>``
+  the geometric mean ``exp(mean(log(x + 1e-5)))`` with the unpaired bootstrap test, which
+  needs no per-topic decomposition (Sakai 2006, Sections 3.1-3.2);
+- stability (minority rate, proportion of ties) for a list of fuzziness values, on the
+  paired test's bootstrap samples ``Q*b`` (:mod:`irsim.experiments.stability`) -> ``stability``;
+- the bootstrap swap method on ``Q*b`` and a second independent set ``Q'*b``
+  (:mod:`irsim.experiments.bootswap`) -> ``swap_rates`` and ``swap_summary``;
+- Kendall's tau between the system rankings of every pair of metrics with the Z0 test and
+  the bootstrap standard error over ``Q*b`` (:mod:`irsim.experiments.rankcorr`) -> ``rankcorr``.
+
+Stability, swap and rank correlation use the metrics that have a value on a topic sample:
+``<metric>`` (arithmetic mean) and ``G <metric>``; ``AG <metric>`` ranks systems exactly as
+``G <metric>`` does.
+
+Determinism: one set of bootstrap samples (``discpower/paired``) serves every pair, metric
+and method, as in the paper; the unpaired test, the swap method and randomised Tukey HSD have
+their own streams (``discpower/unpaired``, ``discpower/swap2``, ``discpower/tukey``). Draws
+are keyed by replicate block. Kernels work in fixed units of 256 pairs (aligned to the global
+pair index) x 250 replicates, so every GEMM sees the same operands whatever the shard sizes,
+and partial results are integer counters, per-replicate values or mergeable top-k lists:
+the tables are bit-identical for any sharding and executor. Differences of resampled means
+that are 0 in exact arithmetic (equal per-topic scores on the sampled topics) are set to 0
+within :data:`~irsim.stats.resample.TIE_RTOL` (:func:`sample_differences`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,7 +46,15 @@ from scipy import stats as sps
 
 from irsim.data.matrix import ScoreMatrix
 from irsim.engine.base import Partial, Shard, shard_grid
-from irsim.errors import ConfigError, unknown_name
+from irsim.errors import ConfigError, InputError, unknown_name
+from irsim.experiments.bins import ABSOLUTE
+from irsim.experiments.bootswap import (
+    SWAP_STREAM,
+    check_confidences,
+    swap_counts,
+    swap_tables,
+    topic_overlap,
+)
 from irsim.experiments.common import (
     PAIR_UNIT,
     aligned_block,
@@ -31,42 +65,299 @@ from irsim.experiments.common import (
     topk_rows,
     unit_ranges,
 )
+from irsim.experiments.rankcorr import (
+    concordance,
+    kendall_tau,
+    pair_signs,
+    rankcorr_table,
+    ties,
+)
+from irsim.experiments.stability import (
+    DEFAULT_FUZZINESS,
+    check_fuzziness,
+    stability_counts,
+    stability_table,
+)
+from irsim.sampling.permutations import topic_permutations
 from irsim.sampling.rng import REPLICATE_BLOCK
 from irsim.sampling.topics import bootstrap_counts, bootstrap_indices, indices_to_counts
-from irsim.stats.resample import (
-    paired_bootstrap_replicates,
-    studentized_t,
-    unpaired_bootstrap_replicates,
-)
-from irsim.stats.ties import count_extreme
+from irsim.stats.resample import TIE_RTOL, ZERO_VAR_RTOL, studentized_t
+from irsim.stats.ties import count_extreme, tie_tolerance
 
-__all__ = ["DiscPower", "TESTS"]
+__all__ = ["DiscPower", "Variant", "TESTS", "PAIRED_STREAM", "UNPAIRED_STREAM",
+           "SWAP_STREAM", "TUKEY_STREAM", "GMEAN_EPS", "sample_differences", "log_scores",
+           "gmean_scores", "paired_unit", "unpaired_unit", "tukey_ranges", "select_top"]
 
 #: Tests this study runs, by config name.
-TESTS = ("paired_bootstrap", "unpaired_bootstrap", "t")
-_RESAMPLED = ("paired_bootstrap", "unpaired_bootstrap")
+TESTS = ("paired_bootstrap", "unpaired_bootstrap", "t", "randomised_tukey_hsd")
+_RESAMPLED = ("paired_bootstrap", "unpaired_bootstrap", "randomised_tukey_hsd")
 PAIRED_STREAM = "discpower/paired"
 UNPAIRED_STREAM = "discpower/unpaired"
+TUKEY_STREAM = "discpower/tukey"
+#: The constant of Sakai's geometric mean ``exp(mean(log(x + 1e-5)))``.
+GMEAN_EPS = 1e-5
+#: Bytes of one gather of randomised Tukey HSD trials (trials x topics x systems).
+_TUKEY_BYTES = 32 * 2**20
+_NO_INDEX = np.iinfo(np.int64).max
+
+
+# ---------------------------------------------------------------------------------- kernels
+def log_scores(x: np.ndarray) -> np.ndarray:
+    """Per-topic ``log(x + 1e-5)`` (Sakai's AG scores).
+
+    Examples
+    --------
+    >>> np.round(log_scores(np.array([0.0, 1.0])), 4).tolist()
+    [-11.5129, 0.0]
+    """
+    return np.log(np.asarray(x, np.float64) + GMEAN_EPS)
+
+
+def gmean_scores(x: np.ndarray) -> np.ndarray:
+    """Sakai's geometric mean ``exp(mean(log(x + 1e-5)))`` along the last axis.
+
+    Examples
+    --------
+    >>> round(float(gmean_scores(np.array([0.1, 0.4]))), 6)
+    0.200012
+    """
+    return np.exp(log_scores(x).mean(axis=-1))
+
+
+def sample_differences(s: np.ndarray, ia: np.ndarray, ib: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Pair differences of per-sample system scores, exact ties set to 0.
+
+    Parameters
+    ----------
+    s : ndarray, shape (systems, samples)
+        ``M(X, Q*b)`` of every system on every sample.
+    ia, ib : ndarray of int, shape (pairs,)
+        The two systems of each pair.
+
+    Returns
+    -------
+    d : ndarray, shape (pairs, samples)
+        ``M(A, Q*b) - M(B, Q*b)``, 0 where ``|d| <= TIE_RTOL * max(|M(A)|, |M(B)|)`` (a
+        difference that is 0 in exact arithmetic comes out of a GEMM as rounding noise).
+    top : ndarray, shape (pairs, samples)
+        ``max(M(A, Q*b), M(B, Q*b))``.
+
+    Examples
+    --------
+    >>> s = np.array([[0.3, 0.1 + 0.2], [0.1 + 0.2, 0.25]])
+    >>> d, top = sample_differences(s, np.array([0]), np.array([1]))
+    >>> np.round(d, 12).tolist(), np.round(top, 12).tolist()
+    ([[0.0, 0.05]], [[0.3, 0.3]])
+    """
+    sa, sb = s[ia], s[ib]
+    d = sa - sb
+    d[np.abs(d) <= TIE_RTOL * np.maximum(np.abs(sa), np.abs(sb))] = 0.0
+    return d, np.maximum(sa, sb)
+
+
+def paired_unit(w2: np.ndarray, ct: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``|t(w*b)|`` and ``|mean(w*b)|`` of the paired studentised bootstrap for a block.
+
+    Parameters
+    ----------
+    w2 : ndarray, shape (2 * pairs, n)
+        The centred differences ``w`` stacked over ``w ** 2`` (one GEMM gives both sums).
+    ct : ndarray, shape (n, samples)
+        Transposed count matrix of the bootstrap samples.
+
+    Returns
+    -------
+    t_abs, mean_abs : ndarray, shape (pairs, samples)
+        A constant resample has ``t* = 0`` (variance below
+        :data:`~irsim.stats.resample.ZERO_VAR_RTOL` of the mean square).
+
+    Examples
+    --------
+    >>> w = np.array([[0.1, -0.1, 0.3, -0.3]])
+    >>> ct = np.array([[1., 1., 1., 1.], [2., 0., 2., 0.], [4., 0., 0., 0.]]).T
+    >>> t, m = paired_unit(np.concatenate([w, w * w]), ct)
+    >>> np.round(t, 4).tolist(), np.round(m, 3).tolist()
+    ([[0.0, 3.4641, 0.0]], [[0.0, 0.2, 0.1]])
+    """
+    n = ct.shape[0]
+    m = w2.shape[0] // 2
+    s = w2 @ ct
+    s1, s2 = s[:m], s[m:]
+    mean = np.abs(s1, out=s1)
+    mean /= n
+    var = s2 - n * mean * mean
+    var /= n - 1
+    const = var <= ZERO_VAR_RTOL * (s2 / n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = mean / np.sqrt(var / n)
+    t[const] = 0.0
+    return t, mean
+
+
+def unpaired_unit(v: np.ndarray, weights: np.ndarray, summary: str) -> np.ndarray:
+    """Unpaired bootstrap replicates ``M(x*b) - M(y*b)`` for a block of pairs.
+
+    Parameters
+    ----------
+    v : ndarray, shape (pairs, n + m)
+        ``concat(x, y)`` per pair; for ``summary="gmean"``, ``log(concat(x, y) + 1e-5)``.
+    weights : ndarray
+        ``mean``: shape (n + m, samples), ``first/n - second/m`` transposed (count matrices
+        of the first n and the last m draws of each sample over the positions of ``v``);
+        ``gmean``: shape (n + m, 2 * samples), ``[first/n, second/m]`` transposed.
+    summary : {"mean", "gmean"}
+
+    Returns
+    -------
+    ndarray, shape (pairs, samples)
+
+    Examples
+    --------
+    >>> v = np.array([[0.1, 0.3, 0.2, 0.0]])
+    >>> first = np.array([[1., 0., 0., 1.]]) / 2   # x* = (0.1, 0.0)
+    >>> second = np.array([[1., 1., 0., 0.]]) / 2  # y* = (0.1, 0.3)
+    >>> np.round(unpaired_unit(v, (first - second).T, "mean"), 6).tolist()
+    [[-0.15]]
+    """
+    if summary == "mean":
+        return v @ weights
+    r = weights.shape[1] // 2
+    g = np.exp(v @ weights)
+    return g[:, :r] - g[:, r:]
+
+
+def tukey_ranges(st: np.ndarray, perm: np.ndarray) -> np.ndarray:
+    """``max - min`` of the system means of permuted score matrices (randomised Tukey HSD).
+
+    Parameters
+    ----------
+    st : ndarray, shape (topics, systems)
+        Scores, transposed.
+    perm : ndarray of int, shape (trials, topics, systems)
+        Per-topic permutations of the systems
+        (:func:`~irsim.sampling.permutations.topic_permutations`).
+
+    Returns
+    -------
+    ndarray, shape (trials,)
+        Equal, trial by trial, to :func:`irsim.stats.randomised_tukey_hsd`'s null ranges.
+
+    Examples
+    --------
+    >>> st = np.array([[0.1, 0.5], [0.2, 0.4]])
+    >>> perm = np.array([[[0, 1], [0, 1]], [[1, 0], [0, 1]]])
+    >>> np.round(tukey_ranges(st, perm), 6).tolist()
+    [0.3, 0.1]
+    """
+    topic = np.arange(st.shape[0])[None, :, None]
+    per = max(1, _TUKEY_BYTES // max(1, 8 * st.size))
+    out = np.empty(len(perm))
+    for a in range(0, len(perm), per):  # memory chunks of trials (the sums are per trial)
+        pm = st[topic, perm[a:a + per]].mean(axis=1)
+        out[a:a + per] = pm.max(axis=-1) - pm.min(axis=-1)
+    return out
+
+
+def select_top(k: int, val: np.ndarray, idx: np.ndarray, *aux: np.ndarray
+               ) -> tuple[np.ndarray, ...]:
+    """Per row, the `k` largest values (ties: the smaller index), kept in column order.
+
+    `idx` must increase along each row (replicate numbers). The selection is the same as
+    :func:`~irsim.experiments.common.topk_rows` (which also sorts it), in linear time; the
+    output keeps the column order, so selections of consecutive replicate ranges can be
+    concatenated and selected again.
+
+    Parameters
+    ----------
+    k : int
+    val, idx : ndarray, shape (rows, width)
+    *aux : ndarray, shape (rows, width)
+        Carried along.
+
+    Returns
+    -------
+    tuple of ndarray, each shape (rows, min(k, width))
+
+    Examples
+    --------
+    >>> v = np.array([[0.5, 0.9, 0.5, 0.1]])
+    >>> i = np.array([[2, 3, 7, 9]])
+    >>> [a.tolist() for a in select_top(2, v, i)]
+    [[[0.5, 0.9]], [[2, 3]]]
+    """
+    rows, width = val.shape
+    if k >= width:
+        return (val, idx, *aux)
+    kth = np.partition(val, width - k, axis=1)[:, width - k : width - k + 1]
+    chosen = val >= kth
+    if not (np.count_nonzero(chosen, axis=1) == k).all():  # ties at the k-th value
+        greater = val > kth
+        tie = val == kth
+        need = k - np.count_nonzero(greater, axis=1)[:, None]
+        chosen = greater | (tie & (np.cumsum(tie, axis=1) <= need))
+    return tuple(a[chosen].reshape(rows, k) for a in (val, idx, *aux))
+
+
+# ---------------------------------------------------------------------------------- study
+@dataclass(frozen=True)
+class Variant:
+    """One row label of the tables: a metric as a summary of per-topic scores.
+
+    Attributes
+    ----------
+    name : str
+        ``AP``, ``AG AP`` or ``G AP``.
+    metric : str
+        The metric of the score matrix.
+    kind : {"mean", "ag", "g"}
+        Arithmetic mean of the scores, arithmetic mean of ``log(x + 1e-5)``, geometric mean.
+    tests : tuple of str
+        The tests run on it.
+    """
+
+    name: str
+    metric: str
+    kind: str
+    tests: tuple[str, ...]
+
+    @property
+    def sampled(self) -> bool:
+        """Whether stability, swap and rank correlation use it (``AG`` ranks as ``G``)."""
+        return self.kind != "ag"
 
 
 @dataclass(frozen=True)
 class DiscPower:
-    """The discriminative-power study.
+    """The discriminative-power study with Sakai's (2006) companion methods.
 
     Parameters
     ----------
     metrics : sequence of str
         Metrics of the score matrix to study (default: all).
     tests : sequence of str
-        Any of ``paired_bootstrap``, ``unpaired_bootstrap``, ``t``.
+        Any of ``paired_bootstrap``, ``unpaired_bootstrap``, ``t``, ``randomised_tukey_hsd``.
     B : int
-        Bootstrap samples per test.
+        Bootstrap samples (and randomised Tukey HSD trials, and swap-method samples per set).
     alphas : sequence of float
         Significance levels for discriminative power and the estimated difference.
     seed : int
         Global seed.
     pvalue : {"count", "plus_one"}
         ASL as ``count/B`` (Sakai) or ``(count+1)/(B+1)``.
+    gmean : bool
+        Add ``AG <metric>`` (paired-type tests on ``log(x + 1e-5)``) and ``G <metric>``
+        (unpaired test of the geometric mean) for every metric.
+    stability : bool
+        Compute the ``stability`` table (minority rate, proportion of ties).
+    fuzziness : sequence of float
+        Fuzziness values of the stability method (default 0.01 .. 0.20).
+    swap : bool
+        Compute the bootstrap swap method (``swap_rates``, ``swap_summary``).
+    swap_confidence : sequence of float
+        Confidence levels of the swap method's required difference (Sakai: 0.95).
+    rankcorr : bool
+        Compute Kendall's tau between the system rankings of every pair of metrics.
     shard_pairs : int
         Pairs per shard (rounded up to a multiple of 256).
     shard_replicates : int
@@ -83,6 +374,15 @@ class DiscPower:
     30
     >>> sorted(tables["discpower"].column_names)[:3]
     ['alpha', 'estimated_diff', 'estimated_diff_raw']
+    >>> study = DiscPower(B=250, seed=3, gmean=True, stability=True, fuzziness=[0.05],
+    ...                   swap=True, rankcorr=True)
+    >>> tables, _ = run_study(study, m)
+    >>> sorted(tables)
+    ['asl', 'discpower', 'rankcorr', 'stability', 'swap_rates', 'swap_summary']
+    >>> tables["stability"].column("metric").to_pylist()
+    ['synthetic', 'G synthetic']
+    >>> tables["rankcorr"].select(["metric_a", "metric_b"]).to_pylist()
+    [{'metric_a': 'synthetic', 'metric_b': 'G synthetic'}]
     """
 
     metrics: tuple[str, ...] | None = None
@@ -91,6 +391,12 @@ class DiscPower:
     alphas: tuple[float, ...] = (0.01, 0.05)
     seed: int = 0
     pvalue: str = "count"
+    gmean: bool = False
+    stability: bool = False
+    fuzziness: tuple[float, ...] = DEFAULT_FUZZINESS
+    swap: bool = False
+    swap_confidence: tuple[float, ...] = (0.95,)
+    rankcorr: bool = False
     shard_pairs: int = 4096
     shard_replicates: int = 1000
     name: str = field(default="discpower", init=False)
@@ -102,10 +408,19 @@ class DiscPower:
                 raise unknown_name("test for experiment=discpower", t, TESTS)
         if not self.tests:
             raise ConfigError("experiment.tests must list at least one test")
+        if len(set(self.tests)) != len(self.tests):
+            raise ConfigError(f"experiment.tests lists a test twice: {list(self.tests)}")
         if self.metrics is not None:
             object.__setattr__(self, "metrics", tuple(self.metrics))
         object.__setattr__(self, "B", check_positive_int(self.B, "experiment.B"))
         object.__setattr__(self, "alphas", check_alphas(self.alphas))
+        object.__setattr__(self, "fuzziness", check_fuzziness(self.fuzziness))
+        object.__setattr__(self, "swap_confidence", check_confidences(self.swap_confidence))
+        for flag in ("gmean", "stability", "swap", "rankcorr"):
+            value = getattr(self, flag)
+            if not isinstance(value, (bool, np.bool_)):
+                raise ConfigError(f"experiment.{flag} must be true or false, got {value!r}")
+            object.__setattr__(self, flag, bool(value))
         check_positive_int(self.shard_replicates, "engine.shard_replicates")
         check_positive_int(self.shard_pairs, "engine.shard_pairs")
         if self.pvalue not in ("count", "plus_one"):
@@ -118,12 +433,35 @@ class DiscPower:
         """How many of the largest replicates per pair the estimated difference needs."""
         return max(1, math.ceil(max(self.alphas) * self.B - 1e-9))
 
+    @property
+    def sampled_methods(self) -> bool:
+        """Whether any of stability, swap, rankcorr is on."""
+        return self.stability or self.swap or self.rankcorr
+
     def _metrics(self, data: ScoreMatrix) -> tuple[str, ...]:
         names = self.metrics if self.metrics is not None else data.metrics
         for m in names:
             if m not in data.metrics:
                 raise unknown_name("metric", m, data.metrics)
         return tuple(names)
+
+    def variants(self, data: ScoreMatrix) -> tuple[Variant, ...]:
+        """The metrics of the tables: every metric, then ``AG`` and ``G`` ones if gmean."""
+        metrics = self._metrics(data)
+        out = [Variant(m, m, "mean", self.tests) for m in metrics]
+        if self.gmean:
+            ag = tuple(t for t in self.tests if t != "unpaired_bootstrap")
+            g = tuple(t for t in self.tests if t == "unpaired_bootstrap")
+            out += [Variant(f"AG {m}", m, "ag", ag) for m in metrics]
+            out += [Variant(f"G {m}", m, "g", g) for m in metrics]
+        names = [v.name for v in out]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"metric names collide with the G-metric names: {names}")
+        return tuple(out)
+
+    def _resampled(self, data: ScoreMatrix) -> bool:
+        tests = {t for v in self.variants(data) for t in v.tests}
+        return bool(tests & set(_RESAMPLED)) or self.sampled_methods
 
     def plan(self, data: ScoreMatrix) -> list[Shard]:
         """Pair blocks x replicate blocks."""
@@ -132,189 +470,473 @@ class DiscPower:
             raise ConfigError(f"discriminative power needs >= 2 systems, got {n_sys}")
         if len(data.topics) < 2:
             raise ConfigError(f"discriminative power needs >= 2 topics, got {len(data.topics)}")
-        self._metrics(data)
+        variants = self.variants(data)
+        if self.gmean:
+            for m in self._metrics(data):
+                if float(data.metric(m).min()) < 0:
+                    raise InputError(f"G-metrics need scores >= 0, metric {m} has "
+                                     f"{float(data.metric(m).min())}",
+                                     file=data.source or "score matrix")
+        if self.rankcorr and sum(v.sampled for v in variants) < 2:
+            raise ConfigError("experiment.rankcorr needs at least two metrics (or "
+                              "experiment.gmean=true)")
         n_pairs = n_sys * (n_sys - 1) // 2
-        resampled = any(t in _RESAMPLED for t in self.tests)
         return shard_grid(n_pairs, aligned_block(self.shard_pairs, PAIR_UNIT),
-                          self.B if resampled else 0,
+                          self.B if self._resampled(data) else 0,
                           aligned_block(self.shard_replicates, REPLICATE_BLOCK))
 
     def fingerprint(self) -> dict:
         """Parameters that determine the tables."""
-        return {k: getattr(self, k) for k in ("metrics", "tests", "B", "alphas", "seed",
-                                             "pvalue")}
+        return {k: getattr(self, k) for k in (
+            "metrics", "tests", "B", "alphas", "seed", "pvalue", "gmean", "stability",
+            "fuzziness", "swap", "swap_confidence", "rankcorr")}
 
     # -- kernel -------------------------------------------------------------------------
     def kernel(self, shard: Shard, data: ScoreMatrix) -> Partial:
-        """Counters and top-k replicates of one pair block x replicate block."""
-        units = [self._unit(data, p, shard.reps) for p in unit_ranges(*shard.items, PAIR_UNIT)]
-        return {key: np.concatenate([u[key] for u in units]) for key in units[0]}
-
-    def _unit(self, data: ScoreMatrix, items: tuple[int, int], reps: tuple[int, int]) -> Partial:
-        """One unit of at most 256 pairs; replicates in 250-wide units (canonical GEMMs)."""
-        ia, ib = pair_index(len(data.systems))
-        ia, ib = ia[slice(*items)], ib[slice(*items)]
-        n = len(data.topics)
-        r0, r1 = reps
-        rep_units = unit_ranges(r0, r1, REPLICATE_BLOCK)
-        rep_idx = np.arange(r0, r1, dtype=np.int64)
-        k = min(self.k, r1 - r0)
-        paired = "paired_bootstrap" in self.tests and r1 > r0
-        unpaired = "unpaired_bootstrap" in self.tests and r1 > r0
-        counts, halves = [], []
-        for a, b in rep_units:
-            if paired:
-                counts.append(bootstrap_counts(self.seed, PAIRED_STREAM, n, a, b))
-            if unpaired:
-                idx = bootstrap_indices(self.seed, UNPAIRED_STREAM, 2 * n, a, b)
-                halves.append((indices_to_counts(idx[:, :n], 2 * n),
-                               indices_to_counts(idx[:, n:], 2 * n)))
-        out: Partial = {}
-        for mi, metric in enumerate(self._metrics(data)):
-            x = data.metric(metric)
-            xa, xb = x[ia], x[ib]
-            z = xa - xb
-            if r0 == 0:
-                out[f"m{mi}_diff"] = z.mean(axis=1)
-                out[f"m{mi}_tobs"] = studentized_t(z)
-            if paired:
-                t_obs = studentized_t(z)
-                w = z - z.mean(axis=1, keepdims=True)
-                reps_tm = [paired_bootstrap_replicates(w, c) for c in counts]
-                t_star = np.concatenate([r[0] for r in reps_tm], axis=1)
-                m_star = np.concatenate([r[1] for r in reps_tm], axis=1)
-                out[f"m{mi}_paired_bootstrap_ge"] = count_extreme(t_star, t_obs, "two-sided",
-                                                                   1.0)
-                val, rid, aux = topk_rows(np.abs(t_star), rep_idx, k, np.abs(m_star),
-                                          idx_sorted=True)
-                out[f"m{mi}_paired_bootstrap_topv"] = val
-                out[f"m{mi}_paired_bootstrap_topi"] = rid
-                out[f"m{mi}_paired_bootstrap_topa"] = aux
-            if unpaired:
-                ma, mb = xa.mean(axis=1), xb.mean(axis=1)
-                d_obs = ma - mb
-                d_star = np.concatenate(
-                    [unpaired_bootstrap_replicates(xa, xb, f, s) for f, s in halves], axis=1)
-                out[f"m{mi}_unpaired_bootstrap_ge"] = count_extreme(
-                    d_star, d_obs, "two-sided", np.abs(ma) + np.abs(mb))
-                val, rid = topk_rows(np.abs(d_star), rep_idx, k, idx_sorted=True)
-                out[f"m{mi}_unpaired_bootstrap_topv"] = val
-                out[f"m{mi}_unpaired_bootstrap_topi"] = rid
-        return out
+        """Counters, per-replicate values and top-k replicates of one shard."""
+        r0, r1 = shard.reps
+        if r1 <= r0:
+            return {}
+        return _ShardKernel(self, data, shard).run()
 
     def reducer(self, data: ScoreMatrix) -> _DiscPowerReducer:
         """A fresh reducer for this study on `data`."""
         return _DiscPowerReducer(self, data)
 
 
-class _DiscPowerReducer:
-    """Integer counters per pair, observed statistics, and a mergeable top-k per pair."""
+class _ShardKernel:
+    """One shard: replicate units outer (draws made once), pair units inner.
 
-    _NO_INDEX = np.iinfo(np.int64).max
+    Partial keys, by prefix (see :meth:`_DiscPowerReducer.combine`): ``pa_`` per-pair
+    integer counters (added), ``tv_``/``ti_``/``ta_`` per-pair top-k (merged), ``ra_``
+    per-replicate sums over pairs (added), ``rs_`` per-replicate values of all systems (set,
+    computed by the shards of the first pair block only), ``sa_`` totals (added).
+    """
+
+    def __init__(self, study: DiscPower, data: ScoreMatrix, shard: Shard):
+        self.study, self.data, self.shard = study, data, shard
+        self.variants = study.variants(data)
+        self.n = len(data.topics)
+        ia, ib = pair_index(len(data.systems))
+        self.units = unit_ranges(*shard.items, PAIR_UNIT)
+        self.pairs = [(ia[p0:p1], ib[p0:p1]) for p0, p1 in self.units]
+        self.first_block = shard.items[0] == 0
+        self.k = study.k
+        self._scores: dict[tuple[str, str], np.ndarray] = {}
+        self._prep: dict[tuple[int, str, str], tuple] = {}
+        self.pair_out: list[dict[str, np.ndarray]] = [{} for _ in self.units]
+        self.out: Partial = {}
+        tests = {t for v in self.variants for t in v.tests}
+        self.paired = [i for i, v in enumerate(self.variants) if "paired_bootstrap" in v.tests]
+        self.unpaired = [i for i, v in enumerate(self.variants)
+                         if "unpaired_bootstrap" in v.tests]
+        self.tukey = [i for i, v in enumerate(self.variants)
+                      if "randomised_tukey_hsd" in v.tests]
+        self.sampled = ([i for i, v in enumerate(self.variants) if v.sampled]
+                        if study.sampled_methods else [])
+        self.need_q = bool(self.paired or self.sampled)
+        self.any_unpaired = "unpaired_bootstrap" in tests
+
+    # scores ------------------------------------------------------------------------------
+    def scores(self, metric: str, log: bool) -> np.ndarray:
+        key = (metric, "log" if log else "raw")
+        if key not in self._scores:
+            x = self.data.metric(metric)
+            self._scores[key] = log_scores(x) if log else np.asarray(x, np.float64)
+        return self._scores[key]
+
+    def values(self, v: Variant) -> np.ndarray:
+        """Per-topic values whose arithmetic mean is the variant's summary (AG: logs)."""
+        return self.scores(v.metric, v.kind == "ag")
+
+    def sample_scores(self, v: Variant, ct: np.ndarray) -> np.ndarray:
+        """``M(X, Q*b)`` of every system on every sample of a unit: (systems, samples)."""
+        if v.kind == "g":
+            return np.exp(self.scores(v.metric, True) @ ct / self.n)
+        return self.scores(v.metric, False) @ ct / self.n
+
+    def prep(self, j: int, vi: int, what: str) -> tuple:
+        """Per-pair-unit arrays of a variant (built once per shard)."""
+        key = (j, self.variants[vi].name, what)
+        if key not in self._prep:
+            v = self.variants[vi]
+            ia, ib = self.pairs[j]
+            if what == "paired":
+                x = self.values(v)
+                z = x[ia] - x[ib]
+                w = z - z.mean(axis=1, keepdims=True)
+                self._prep[key] = (np.concatenate([w, w * w]), studentized_t(z))
+            else:
+                if v.kind == "g":
+                    lx = self.scores(v.metric, True)
+                    la, lb = lx[ia], lx[ib]
+                    ma, mb = np.exp(la.mean(axis=1)), np.exp(lb.mean(axis=1))
+                    vv = np.concatenate([la, lb], axis=1)
+                else:
+                    x = self.values(v)
+                    xa, xb = x[ia], x[ib]
+                    ma, mb = xa.mean(axis=1), xb.mean(axis=1)
+                    vv = np.concatenate([xa, xb], axis=1)
+                self._prep[key] = (vv, ma - mb, np.abs(ma) + np.abs(mb))
+        return self._prep[key]
+
+    # output ------------------------------------------------------------------------------
+    def add_pair(self, j: int, key: str, arr: np.ndarray) -> None:
+        po = self.pair_out[j]
+        po[key] = po[key] + arr if key in po else arr
+
+    def top(self, j: int, name: str, val: np.ndarray, idx: np.ndarray,
+            aux: np.ndarray | None) -> None:
+        """Keep the k largest replicates per pair (in replicate order; sorted by the
+        reducer). Selections of later units are appended, so the replicate indices stay
+        increasing along each row and the linear-time selection applies throughout."""
+        po = self.pair_out[j]
+        arrays = (val, np.broadcast_to(idx, val.shape)) + (() if aux is None else (aux,))
+        sel = select_top(self.k, *arrays)
+        if f"tv_{name}" in po:
+            sel = tuple(np.concatenate([po[f"{p}_{name}"], s], axis=1)
+                        for p, s in zip(("tv", "ti", "ta"), sel, strict=False))
+            if sel[0].shape[1] >= 8 * self.k:  # bound memory for long replicate ranges
+                sel = select_top(self.k, *sel)
+        for p, s in zip(("tv", "ti", "ta"), sel, strict=False):
+            po[f"{p}_{name}"] = s
+
+    def add_rep(self, key: str, a: int, arr: np.ndarray, prefix: str = "ra") -> None:
+        r0, r1 = self.shard.reps
+        full = f"{prefix}_{key}"
+        if full not in self.out:
+            self.out[full] = np.zeros(r1 - r0, arr.dtype)
+        if prefix == "ra":
+            self.out[full][a - r0:a - r0 + len(arr)] += arr
+        else:
+            self.out[full][a - r0:a - r0 + len(arr)] = arr
+
+    def add_total(self, key: str, arr: np.ndarray) -> None:
+        full = f"sa_{key}"
+        self.out[full] = self.out[full] + arr if full in self.out else arr
+
+    # the work ----------------------------------------------------------------------------
+    def run(self) -> Partial:
+        study, n = self.study, self.n
+        r0, r1 = self.shard.reps
+        for a, b in unit_ranges(r0, r1, REPLICATE_BLOCK):
+            rep_idx = np.arange(a, b, dtype=np.int64)
+            ct = ct2 = counts = counts2 = None
+            if self.need_q:
+                counts = bootstrap_counts(study.seed, PAIRED_STREAM, n, a, b)
+                ct = np.ascontiguousarray(counts.T)
+            if study.swap:
+                counts2 = bootstrap_counts(study.seed, SWAP_STREAM, n, a, b)
+                ct2 = np.ascontiguousarray(counts2.T)
+            w_mean = w_gmean = None
+            if self.any_unpaired:
+                idx = bootstrap_indices(study.seed, UNPAIRED_STREAM, 2 * n, a, b)
+                first = indices_to_counts(idx[:, :n], 2 * n) / n
+                second = indices_to_counts(idx[:, n:], 2 * n) / n
+                w_mean = np.ascontiguousarray((first - second).T)
+                if any(self.variants[i].kind == "g" for i in self.unpaired):
+                    w_gmean = np.ascontiguousarray(np.concatenate([first, second]).T)
+            s1 = {vi: self.sample_scores(self.variants[vi], ct) for vi in self.sampled}
+            s2 = ({vi: self.sample_scores(self.variants[vi], ct2) for vi in self.sampled}
+                  if study.swap else {})
+            if self.first_block:
+                self.per_replicate(a, b, counts, counts2, s1, s2)
+            for j in range(len(self.units)):
+                for vi in self.paired:
+                    w2, t_obs = self.prep(j, vi, "paired")
+                    t_abs, m_abs = paired_unit(w2, ct)
+                    self.add_pair(j, f"pa_{vi}_paired_ge",
+                                  count_extreme(t_abs, t_obs, "two-sided", 1.0))
+                    self.top(j, f"{vi}_paired", t_abs, rep_idx, m_abs)
+                for vi in self.unpaired:
+                    vv, d_obs, scale = self.prep(j, vi, "unpaired")
+                    g = self.variants[vi].kind == "g"
+                    d = unpaired_unit(vv, w_gmean if g else w_mean, "gmean" if g else "mean")
+                    self.add_pair(j, f"pa_{vi}_unpaired_ge",
+                                  count_extreme(d, d_obs, "two-sided", scale))
+                    self.top(j, f"{vi}_unpaired", np.abs(d), rep_idx, None)
+                if self.sampled:
+                    self.sampled_methods(j, a, s1, s2)
+        return self.result()
+
+    def per_replicate(self, a: int, b: int, counts, counts2, s1, s2) -> None:
+        """All-systems work of a replicate unit: Tukey ranges, swap-set statistics."""
+        study = self.study
+        if self.tukey:
+            k, n = len(self.data.systems), self.n
+            perm = topic_permutations(study.seed, TUKEY_STREAM, k, n, a, b)
+            for vi in self.tukey:
+                st = np.ascontiguousarray(self.values(self.variants[vi]).T)
+                self.add_rep(f"{vi}_tukey", a, tukey_ranges(st, perm), "rs")
+        if study.swap:
+            for vi in self.sampled:
+                self.add_rep(f"{vi}_maxperf", a,
+                             np.maximum(s1[vi].max(axis=0), s2[vi].max(axis=0)), "rs")
+            u1, u2, ov = topic_overlap(counts, counts2)
+            self.add_rep("unique", a, u1 + u2, "rs")
+            self.add_rep("overlap", a, ov, "rs")
+
+    def sampled_methods(self, j: int, a: int, s1: dict, s2: dict) -> None:
+        """Stability, swap and rank-correlation counters of one pair unit x replicate unit."""
+        study = self.study
+        ia, ib = self.pairs[j]
+        signs = {}
+        for vi in self.sampled:
+            d, top = sample_differences(s1[vi], ia, ib)
+            if study.stability:
+                gt_xy, gt_yx = stability_counts(d, top, study.fuzziness)
+                self.add_pair(j, f"pa_{vi}_gtxy", gt_xy)
+                self.add_pair(j, f"pa_{vi}_gtyx", gt_yx)
+            if study.swap:
+                d2, _ = sample_differences(s2[vi], ia, ib)
+                comps, swaps = swap_counts(d, d2, ABSOLUTE)
+                self.add_total(f"{vi}_comps", comps)
+                self.add_total(f"{vi}_swaps", swaps)
+            if study.rankcorr:
+                signs[vi] = pair_signs(d)
+                self.add_rep(f"{vi}_ties", a, ties(signs[vi]))
+        if study.rankcorr:
+            for x, vi in enumerate(self.sampled):
+                for vj in self.sampled[x + 1:]:
+                    self.add_rep(f"{vi}_{vj}_conc", a, concordance(signs[vi], signs[vj]))
+
+    def result(self) -> Partial:
+        out = dict(self.out)
+        if self.pair_out and self.pair_out[0]:
+            for po in self.pair_out:
+                for name in [key[3:] for key in po if key.startswith("tv_")]:
+                    keys = [f"{p}_{name}" for p in ("tv", "ti", "ta") if f"{p}_{name}" in po]
+                    for key, arr in zip(keys, select_top(self.k, *(po[k] for k in keys)),
+                                        strict=True):
+                        po[key] = arr
+            for key in self.pair_out[0]:
+                out[key] = np.concatenate([po[key] for po in self.pair_out])
+        return out
+
+
+class _DiscPowerReducer:
+    """Merges partials: counters add, top-k lists merge, per-replicate values are placed."""
 
     def __init__(self, study: DiscPower, data: ScoreMatrix):
         self.study = study
         self.data = data
-        self.metrics = study._metrics(data)
+        self.variants = study.variants(data)
         n_sys = len(data.systems)
-        self.n_pairs = n_pairs = n_sys * (n_sys - 1) // 2
-        self.k = k = study.k
+        self.n_pairs = n_sys * (n_sys - 1) // 2
+        self.k = study.k
         self.state: dict[str, np.ndarray] = {}
-        for mi in range(len(self.metrics)):
-            self.state[f"m{mi}_diff"] = np.full(n_pairs, np.nan)
-            self.state[f"m{mi}_tobs"] = np.full(n_pairs, np.nan)
-            for t in _RESAMPLED:
-                if t in study.tests:
-                    self.state[f"m{mi}_{t}_ge"] = np.zeros(n_pairs, np.int64)
-                    # values are absolute (>= 0), so -inf slots always lose the merge
-                    self.state[f"m{mi}_{t}_topv"] = np.full((n_pairs, k), -np.inf)
-                    self.state[f"m{mi}_{t}_topi"] = np.full((n_pairs, k), self._NO_INDEX)
-                    self.state[f"m{mi}_{t}_topa"] = np.zeros((n_pairs, k))
+
+    def _slot(self, key: str, shape: tuple[int, ...], arr: np.ndarray, fill=0) -> np.ndarray:
+        if key not in self.state:
+            self.state[key] = np.full(shape + arr.shape[1:], fill, dtype=arr.dtype)
+        return self.state[key]
 
     def combine(self, shard: Shard, partial: Partial) -> None:
-        sl = slice(*shard.items)
+        items, reps = slice(*shard.items), slice(*shard.reps)
         for key, arr in partial.items():
-            if key.endswith("_ge"):
-                self.state[key][sl] += arr
-            elif key.endswith(("_diff", "_tobs")):
-                self.state[key][sl] = arr
-            elif key.endswith("_topv"):
-                base = key[:-1]
-                v, i = partial[base + "v"], partial[base + "i"]
-                a = partial.get(base + "a", v)  # unpaired: the value is its own aux
+            kind = key[:3]
+            if kind == "pa_":
+                self._slot(key, (self.n_pairs,), arr)[items] += arr
+            elif kind == "ra_":
+                self._slot(key, (self.study.B,), arr)[reps] += arr
+            elif kind == "rs_":
+                self._slot(key, (self.study.B,), arr)[reps] = arr
+            elif kind == "sa_":
+                self.state[key] = self.state[key] + arr if key in self.state else arr.copy()
+            elif kind == "tv_":
+                name = key[3:]
+                v, i = arr, partial[f"ti_{name}"]
+                a = partial.get(f"ta_{name}", v)  # unpaired: the value is its own aux
+                if f"tv_{name}" not in self.state:
+                    self.state[f"tv_{name}"] = np.full((self.n_pairs, self.k), -np.inf)
+                    self.state[f"ti_{name}"] = np.full((self.n_pairs, self.k), _NO_INDEX)
+                    self.state[f"ta_{name}"] = np.zeros((self.n_pairs, self.k))
                 merged = topk_rows(
-                    np.concatenate([self.state[base + "v"][sl], v], axis=1),
-                    np.concatenate([self.state[base + "i"][sl], i], axis=1),
+                    np.concatenate([self.state[f"tv_{name}"][items], v], axis=1),
+                    np.concatenate([self.state[f"ti_{name}"][items], i], axis=1),
                     self.k,
-                    np.concatenate([self.state[base + "a"][sl], a], axis=1),
+                    np.concatenate([self.state[f"ta_{name}"][items], a], axis=1),
                 )
-                for suffix, arr_m in zip("via", merged, strict=True):
-                    self.state[base + suffix][sl] = arr_m
+                for p, m in zip(("tv", "ti", "ta"), merged, strict=True):
+                    self.state[f"{p}_{name}"][items] = m
+
+    # -- tables -------------------------------------------------------------------------
+    def _pvalue(self, count: np.ndarray) -> np.ndarray:
+        B = self.study.B
+        return count / B if self.study.pvalue == "count" else (count + 1) / (B + 1)
+
+    def _values(self, v: Variant) -> np.ndarray:
+        x = np.asarray(self.data.metric(v.metric), np.float64)
+        return log_scores(x) if v.kind == "ag" else x
+
+    def _observed(self, v: Variant) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per pair: observed difference of the summaries, t statistic, sd of differences
+        (the last two for the mean-type variants only)."""
+        ia, ib = pair_index(len(self.data.systems))
+        if v.kind == "g":
+            g = gmean_scores(self.data.metric(v.metric))
+            nan = np.full(self.n_pairs, np.nan)
+            return g[ia] - g[ib], nan, nan
+        x = self._values(v)
+        diff, tobs, sd = (np.empty(self.n_pairs) for _ in range(3))
+        for p0, p1 in unit_ranges(0, self.n_pairs, 8 * PAIR_UNIT):
+            z = x[ia[p0:p1]] - x[ib[p0:p1]]
+            diff[p0:p1] = z.mean(axis=1)
+            tobs[p0:p1] = studentized_t(z)
+            sd[p0:p1] = z.std(axis=1, ddof=1)
+        return diff, tobs, sd
 
     def finalize(self) -> dict[str, pa.Table]:
         study, data = self.study, self.data
-        n = len(data.topics)
+        n, B = len(data.topics), study.B
         ia, ib = pair_index(len(data.systems))
-        sys_a = np.asarray(data.systems, dtype=object)[ia]
-        sys_b = np.asarray(data.systems, dtype=object)[ib]
+        sys_a = pa.array(np.asarray(data.systems, dtype=object)[ia], pa.string())
+        sys_b = pa.array(np.asarray(data.systems, dtype=object)[ib], pa.string())
         asl_parts, dp_rows = [], []
-        for mi, metric in enumerate(self.metrics):
-            diff = self.state[f"m{mi}_diff"]
-            for test in study.tests:
+        for vi, v in enumerate(self.variants):
+            if not v.tests:
+                continue
+            diff, tobs, sd = self._observed(v)
+            for test in v.tests:
+                raw_by_alpha: dict[float, float] = {}
                 if test == "t":
-                    asl = 2.0 * sps.t.sf(np.abs(self.state[f"m{mi}_tobs"]), df=n - 1)
-                    top = None
+                    asl = 2.0 * sps.t.sf(np.abs(tobs), df=n - 1)
+                    for alpha in study.alphas:  # the smallest |mean| with p < alpha, max
+                        crit = sps.t.isf(alpha / 2, df=n - 1)
+                        raw_by_alpha[alpha] = float((crit * sd / math.sqrt(n)).max())
+                elif test == "randomised_tukey_hsd":
+                    ranges = np.sort(self.state[f"rs_{vi}_tukey"])
+                    means = self._values(v).mean(axis=1)
+                    d = means[ia] - means[ib]
+                    thr = np.abs(d) - tie_tolerance(d, np.abs(means).max())
+                    count = (B - np.searchsorted(ranges, thr, side="left")).astype(np.int64)
+                    asl = self._pvalue(count)
+                    for alpha in study.alphas:
+                        pos = max(1, math.ceil(alpha * B - 1e-9))
+                        raw_by_alpha[alpha] = float(ranges[B - pos])
                 else:
-                    ge = self.state[f"m{mi}_{test}_ge"]
-                    asl = ge / study.B if study.pvalue == "count" else (ge + 1) / (study.B + 1)
-                    top = self.state[f"m{mi}_{test}_topa"]
+                    short = "paired" if test == "paired_bootstrap" else "unpaired"
+                    asl = self._pvalue(self.state[f"pa_{vi}_{short}_ge"])
+                    top = self.state[f"ta_{vi}_{short}"]
+                    for alpha in study.alphas:
+                        pos = max(1, math.ceil(alpha * B - 1e-9)) - 1
+                        raw_by_alpha[alpha] = float(top[:, pos].max())
                 asl_parts.append(pa.table({
-                    "metric": pa.array([metric] * self.n_pairs, pa.string()),
+                    "metric": pa.array([v.name] * self.n_pairs, pa.string()),
                     "test": pa.array([test] * self.n_pairs, pa.string()),
-                    "system_a": pa.array(sys_a, pa.string()),
-                    "system_b": pa.array(sys_b, pa.string()),
+                    "system_a": sys_a,
+                    "system_b": sys_b,
                     "diff": pa.array(diff, pa.float64()),
                     "asl": pa.array(asl, pa.float64()),
                 }))
                 for alpha in study.alphas:
                     sig = int(np.count_nonzero(asl < alpha))
-                    raw = float("nan")
-                    if top is not None:
-                        pos = max(1, math.ceil(alpha * study.B - 1e-9)) - 1
-                        raw = float(top[:, pos].max())
+                    raw = raw_by_alpha[alpha]
                     dp_rows.append({
-                        "metric": metric, "test": test, "alpha": alpha,
+                        "metric": v.name, "test": test, "alpha": alpha,
                         "pairs": self.n_pairs, "significant": sig,
                         "sensitivity": sig / self.n_pairs,
                         "estimated_diff": round_sig(raw, 2),
                         "estimated_diff_raw": raw,
                     })
-        dp = pa.Table.from_pylist(dp_rows, schema=pa.schema([
-            ("metric", pa.string()), ("test", pa.string()), ("alpha", pa.float64()),
-            ("pairs", pa.int64()), ("significant", pa.int64()), ("sensitivity", pa.float64()),
-            ("estimated_diff", pa.float64()), ("estimated_diff_raw", pa.float64()),
-        ]))
-        return {"asl": pa.concat_tables(asl_parts), "discpower": dp}
+        tables = {
+            "asl": pa.concat_tables(asl_parts),
+            "discpower": pa.Table.from_pylist(dp_rows, schema=pa.schema([
+                ("metric", pa.string()), ("test", pa.string()), ("alpha", pa.float64()),
+                ("pairs", pa.int64()), ("significant", pa.int64()),
+                ("sensitivity", pa.float64()), ("estimated_diff", pa.float64()),
+                ("estimated_diff_raw", pa.float64()),
+            ])),
+        }
+        sampled = [(vi, v) for vi, v in enumerate(self.variants) if v.sampled]
+        if study.stability:
+            tables["stability"] = stability_table(
+                [(v.name, self.state[f"pa_{vi}_gtxy"], self.state[f"pa_{vi}_gtyx"])
+                 for vi, v in sampled], study.fuzziness, B)
+        if study.swap:
+            tables["swap_rates"], tables["swap_summary"] = swap_tables(
+                [(v.name, self.state[f"sa_{vi}_comps"], self.state[f"sa_{vi}_swaps"],
+                  float(self.state[f"rs_{vi}_maxperf"].max())) for vi, v in sampled],
+                subset_size=n, samples=B, confidences=study.swap_confidence,
+                unique_total=int(self.state["rs_unique"].sum()),
+                overlap_total=int(self.state["rs_overlap"].sum()), layout=ABSOLUTE)
+        if study.rankcorr:
+            tables["rankcorr"] = self._rankcorr(sampled)
+        return tables
+
+    def _rankcorr(self, sampled: Sequence[tuple[int, Variant]]) -> pa.Table:
+        k = len(self.data.systems)
+        ia, ib = pair_index(k)
+        m = len(sampled)
+        signs = []
+        for _, v in sampled:
+            x = np.asarray(self.data.metric(v.metric), np.float64)
+            s = gmean_scores(x) if v.kind == "g" else x.mean(axis=1)
+            d, _ = sample_differences(s[:, None], ia, ib)
+            signs.append(pair_signs(d))
+        obs = np.full((m, m), np.nan)
+        boot = np.full((m, m, self.study.B), np.nan)
+        for x, (vi, _) in enumerate(sampled):
+            for y in range(x + 1, m):
+                vj = sampled[y][0]
+                obs[x, y] = kendall_tau(concordance(signs[x], signs[y]), ties(signs[x]),
+                                        ties(signs[y]), k)[0]
+                boot[x, y] = kendall_tau(self.state[f"ra_{vi}_{vj}_conc"],
+                                         self.state[f"ra_{vi}_ties"],
+                                         self.state[f"ra_{vj}_ties"], k)
+        return rankcorr_table([v.name for _, v in sampled], obs, boot, k)
 
 
-DESCRIPTION = ("discriminative power by paired/unpaired bootstrap tests and the t test: ASL "
-               "per pair, sensitivity, estimated difference required (Sakai 2006)")
+DESCRIPTION = ("discriminative power and Sakai's (2006) bootstrap methods: ASL per pair "
+               "(paired/unpaired bootstrap, t, randomised Tukey HSD), sensitivity, estimated "
+               "difference, G-metrics, stability, bootstrap swap method, Kendall tau with "
+               "bootstrap SE")
+
+
+def _top_systems(matrix: ScoreMatrix, count: int, by: str | None) -> ScoreMatrix:
+    """The `count` systems with the highest mean `by` (default: the first metric), in
+    their original order (Sakai 2006 keeps the top 30 runs by AP)."""
+    count = check_positive_int(count, "experiment.top_systems")
+    metric = by or matrix.metrics[0]
+    if count >= len(matrix.systems):
+        return matrix
+    means = matrix.metric(metric).mean(axis=1)
+    keep = np.sort(np.argsort(-means, kind="stable")[:count])
+    return matrix.select(systems=[matrix.systems[i] for i in keep])
 
 
 def build(cfg) -> tuple[DiscPower, ScoreMatrix]:
     """The study of the ``experiment`` config node on the configured collection."""
+    from omegaconf import OmegaConf
+
     from irsim.experiments.loading import engine_shards, score_matrix
 
     matrix = score_matrix(cfg)
     e = cfg.experiment
+
+    def seq(key: str, default: Sequence[float]) -> tuple:
+        value = e.get(key, None)
+        if value is None:
+            return tuple(default)
+        value = OmegaConf.to_container(value) if OmegaConf.is_config(value) else value
+        return tuple(value) if isinstance(value, (list, tuple)) else (value,)
+
+    if e.get("top_systems", None) is not None:
+        matrix = _top_systems(matrix, e.top_systems, e.get("top_by", None))
     shard_pairs, shard_reps = engine_shards(cfg)
     study = DiscPower(
         metrics=tuple(matrix.metrics),
         tests=tuple(e.tests),
         B=e.B,
-        alphas=tuple(e.alpha),
+        alphas=seq("alpha", (0.01, 0.05)),
         seed=cfg.seed,
         pvalue=e.get("pvalue", "count"),
+        gmean=e.get("gmean", False),
+        stability=e.get("stability", False),
+        fuzziness=seq("fuzziness", DEFAULT_FUZZINESS),
+        swap=e.get("swap", False),
+        swap_confidence=seq("swap_confidence", (0.95,)),
+        rankcorr=e.get("rankcorr", False),
         shard_pairs=shard_pairs,
         shard_replicates=shard_reps,
     )
@@ -322,7 +944,7 @@ def build(cfg) -> tuple[DiscPower, ScoreMatrix]:
 
 
 def report_sections(tables: dict, run_dir) -> list[str]:
-    """Discriminative-power table and ASL curves for report.md."""
+    """Discriminative power, ASL curves, MR-PT curves, swap rates and the tau matrix."""
     from irsim.report import markdown_table
     from irsim.report.plots import asl_curves
 
@@ -331,12 +953,47 @@ def report_sections(tables: dict, run_dir) -> list[str]:
         lines += ["## Discriminative power", "",
                   "Share of system pairs with ASL < alpha (sensitivity) and the estimated "
                   "difference required for ASL < alpha (max over pairs; rounded to two "
-                  "significant figures, raw value beside it).", "",
-                  markdown_table(tables["discpower"]), ""]
+                  "significant figures, raw value beside it). `AG x` is the paired test on "
+                  "log(x + 1e-5), `G x` the unpaired test of the geometric mean.", "",
+                  markdown_table(tables["discpower"], max_rows=80), ""]
     if "asl" in tables:
         lines += ["## ASL curves", "",
                   "Each line is one metric: its system pairs sorted by ASL. A metric whose "
                   "curve stays low for more pairs discriminates more pairs.", ""]
         for path in asl_curves(tables["asl"], run_dir):
+            lines += [f"![{path.stem}]({path.name})", ""]
+    lines += _sakai_sections(tables, run_dir)
+    return lines
+
+
+def _sakai_sections(tables: dict, run_dir) -> list[str]:
+    from irsim.report import markdown_table
+    from irsim.report.sakai import mr_pt_curves, swap_rate_curves, tau_matrix
+
+    lines: list[str] = []
+    if "stability" in tables:
+        lines += ["## Stability (MR-PT curves)", "",
+                  "Minority rate (how often the bootstrap samples disagree with the majority "
+                  "verdict on a pair) against the proportion of ties, one point per "
+                  "fuzziness value: curves nearer the origin are more stable and "
+                  "discriminate more.", ""]
+        for path in mr_pt_curves(tables["stability"], run_dir):
+            lines += [f"![{path.stem}]({path.name})", ""]
+    if "swap_summary" in tables:
+        lines += ["## Bootstrap swap method", "",
+                  "Swap rate (share of comparisons where a second bootstrap sample reverses "
+                  "the order of the pair) per bin of the difference |D|; the required "
+                  "difference is the smallest bin edge from which every swap rate stays at "
+                  "or below 1 - confidence; sensitivity is the share of comparisons with a "
+                  "difference at least that large.", "",
+                  markdown_table(tables["swap_summary"]), ""]
+        for path in swap_rate_curves(tables["swap_rates"], run_dir):
+            lines += [f"![{path.stem}]({path.name})", ""]
+    if "rankcorr" in tables and tables["rankcorr"].num_rows:
+        lines += ["## Rank correlation", "",
+                  "Kendall's tau between the system rankings of two metrics, its bootstrap "
+                  "standard error over the topic samples, and the Z0 test.", "",
+                  markdown_table(tables["rankcorr"]), ""]
+        for path in tau_matrix(tables["rankcorr"], run_dir):
             lines += [f"![{path.stem}]({path.name})", ""]
     return lines

@@ -1,0 +1,167 @@
+"""Plots of Sakai's (2006) companion methods: MR-PT curves, swap-rate curves, tau matrix.
+
+Each function reads one result table and writes PNG files (matplotlib, Agg canvas through
+:class:`matplotlib.figure.Figure`, no global state changed) into a directory, returning
+their paths.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+from matplotlib.figure import Figure
+
+__all__ = ["mr_pt_curves", "swap_rate_curves", "tau_matrix"]
+
+_MARKERS = "osD^vP*Xh<>p"
+
+
+def _metric_style(i: int) -> dict:
+    return {"marker": _MARKERS[i % len(_MARKERS)], "color": f"C{i % 10}"}
+
+
+def mr_pt_curves(stability: pa.Table, out_dir: str | Path) -> list[Path]:
+    """MR-PT curves (Sakai 2006, Fig. 10): minority rate against proportion of ties, one
+    line per metric, one point per fuzziness value (the smallest and largest labelled).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> t = pa.table({"metric": ["AP", "AP"], "fuzziness": [0.01, 0.2],
+    ...               "minority_rate": [0.05, 0.01], "prop_ties": [0.02, 0.4]})
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     [p.name for p in mr_pt_curves(t, d)]
+    ['mr_pt_curves.png']
+    """
+    df = stability.to_pandas()
+    fig = Figure(figsize=(7, 4.6), dpi=120)
+    ax = fig.subplots()
+    for i, (metric, part) in enumerate(df.groupby("metric", sort=False)):
+        part = part.sort_values("fuzziness")
+        x, y = part["prop_ties"].to_numpy(), part["minority_rate"].to_numpy()
+        ax.plot(x, y, label=str(metric), linewidth=1.3, markersize=3.5, **_metric_style(i))
+    if len(df):
+        fz = np.sort(df["fuzziness"].unique())
+        ax.set_title(f"Stability: MR-PT curves (fuzziness {fz[0]:g} to {fz[-1]:g}; "
+                     "ties grow with fuzziness)", fontsize=10)
+    ax.set_xlabel("proportion of ties (PT)")
+    ax.set_ylabel("minority rate (MR)")
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(title="metric", fontsize=8)
+    fig.tight_layout()
+    path = Path(out_dir) / "mr_pt_curves.png"
+    fig.savefig(path)
+    return [path]
+
+
+def swap_rate_curves(swap_rates: pa.Table, out_dir: str | Path) -> list[Path]:
+    """Swap rate per bin of the absolute difference, one line per metric, with the 5%
+    line (Sakai 2006, Section 3.5). Bins without comparisons are left out.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> t = pa.table({"metric": ["AP"] * 3, "bin_kind": ["absolute"] * 3,
+    ...               "bin_lo": [0.0, 0.01, 0.02], "bin_hi": [0.01, 0.02, float("inf")],
+    ...               "comparisons": [10, 10, 0], "swap_rate": [0.3, 0.04, None]})
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     [p.name for p in swap_rate_curves(t, d)]
+    ['swap_rates_absolute.png']
+    """
+    df = swap_rates.to_pandas()
+    paths = []
+    for kind, rows in df.groupby("bin_kind", sort=False):
+        fig = Figure(figsize=(7.5, 4.4), dpi=120)
+        ax = fig.subplots()
+        for i, (metric, part) in enumerate(rows.groupby("metric", sort=False)):
+            part = part[part["comparisons"] > 0].sort_values("bin_lo")
+            ax.plot(part["bin_lo"].to_numpy(), part["swap_rate"].to_numpy(),
+                    label=str(metric), linewidth=1.3, markersize=3.5, **_metric_style(i))
+        for level, style in ((0.05, "--"),):
+            ax.axhline(level, color="grey", linestyle=style, linewidth=0.8)
+            ax.annotate(f"{level:.0%}", (0, level), textcoords="offset points",
+                        xytext=(2, 2), fontsize=8, color="grey")
+        lo = np.sort(rows["bin_lo"].unique())
+        if kind == "absolute" and len(lo):
+            ax.set_xticks(lo[::2])
+            ax.set_xticklabels([f"{v:.2f}" for v in lo[::2]], fontsize=8)
+            ax.set_xlabel("absolute difference |D| (bin lower edge; last bin open)")
+        else:
+            ax.set_xlabel(f"{kind} difference (bin lower edge)")
+        ax.set_ylabel("swap rate")
+        ax.set_ylim(bottom=0)
+        ax.set_title("Bootstrap swap method: swap rate by difference", fontsize=10)
+        ax.grid(alpha=0.3)
+        ax.legend(title="metric", fontsize=8)
+        fig.tight_layout()
+        path = Path(out_dir) / f"swap_rates_{kind}.png"
+        fig.savefig(path)
+        paths.append(path)
+    return paths
+
+
+def tau_matrix(rankcorr: pa.Table, out_dir: str | Path) -> list[Path]:
+    """Kendall's tau of every metric pair as a matrix (Sakai 2006, Figs. 12-13): the upper
+    triangle shows tau, the lower its bootstrap standard error; cells with a Z0 test not
+    significant at 0.01 are marked.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> t = pa.table({"metric_a": ["AP"], "metric_b": ["P@10"], "tau": [0.8],
+    ...               "se_boot": [0.03], "p_value": [1e-9]})
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     [p.name for p in tau_matrix(t, d)]
+    ['tau_matrix.png']
+    """
+    df = rankcorr.to_pandas()
+    names: list[str] = []
+    for a, b in zip(df["metric_a"], df["metric_b"], strict=True):
+        for x in (a, b):
+            if x not in names:
+                names.append(x)
+    m = len(names)
+    pos = {x: i for i, x in enumerate(names)}
+    tau = np.full((m, m), np.nan)
+    se = np.full((m, m), np.nan)
+    for r in df.itertuples():
+        i, j = sorted((pos[r.metric_a], pos[r.metric_b]))
+        tau[i, j] = r.tau
+        se[j, i] = r.se_boot
+    size = max(4.5, 1.1 * m + 2.2)
+    fig = Figure(figsize=(size + 1.2, size), dpi=120)
+    ax = fig.subplots()
+    img = ax.imshow(np.where(np.isnan(tau), np.nan, tau), cmap="viridis", vmin=0, vmax=1)
+    se_max = np.nanmax(se) if np.isfinite(se).any() else 0.1
+    ax.imshow(np.where(np.isnan(se), np.nan, se), cmap="Greys", vmin=0,
+              vmax=max(se_max * 2.5, 1e-9))
+    sig = {(pos[r.metric_a], pos[r.metric_b]): r.p_value for r in df.itertuples()}
+    fs = 10 if m <= 6 else 8
+    for i in range(m):
+        for j in range(m):
+            if i < j and np.isfinite(tau[i, j]):
+                p = sig.get((i, j), sig.get((j, i), 0.0))
+                mark = "" if p < 0.01 else "\n(n.s.)"
+                ax.text(j, i, f"τ={tau[i, j]:.3f}{mark}", ha="center", va="center",
+                        fontsize=fs, color="white" if tau[i, j] < 0.6 else "black")
+            elif i > j and np.isfinite(se[i, j]):
+                ax.text(j, i, f"se={se[i, j]:.3f}", ha="center", va="center", fontsize=fs,
+                        color="black")
+            elif i == j:
+                ax.text(j, i, names[i], ha="center", va="center", fontsize=fs - 1,
+                        color="dimgrey")
+    ax.set_xticks(range(m))
+    ax.set_xticklabels(names, rotation=30, ha="right", fontsize=fs)
+    ax.set_yticks(range(m))
+    ax.set_yticklabels(names, fontsize=fs)
+    ax.set_title("Kendall's τ (upper) and bootstrap SE (lower)", fontsize=10)
+    cbar = fig.colorbar(img, ax=ax, fraction=0.046, pad=0.04)
+    cbar.set_label("τ")
+    fig.tight_layout()
+    path = Path(out_dir) / "tau_matrix.png"
+    fig.savefig(path)
+    return [path]
