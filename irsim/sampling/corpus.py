@@ -1,0 +1,260 @@
+"""Corpus resampling (Cormack & Lynam 2006): Poisson(1) copies of every document.
+
+The bootstrap corpus replaces each document by ``k ~ Poisson(1)`` copies. A retrieved list
+``S`` becomes ``S*`` with every document repeated ``k`` times in place (consecutive copies),
+and each relevant document that was not retrieved still counts ``k`` times in ``R*``.
+
+Average precision needs only, for every relevant retrieved document, its own number of
+copies and the number of non-relevant copies in the gap before it (since the previous
+relevant one), plus the copies of the relevant documents not retrieved. A sum of ``g``
+independent Poisson(1) counts is Poisson(g), so these are drawn directly:
+
+- ``copies``  ~ Poisson(1), one per relevant retrieved document;
+- ``gaps``    ~ Poisson(g), ``g`` = non-relevant retrieved documents just before it;
+- ``missing`` ~ Poisson(R - r), one per list (``r`` relevant retrieved of ``R``).
+
+This is exactly the distribution of the document-by-document resampling (the per-document
+counts of a gap sum to the gap draw), with 2r + 1 draws per list instead of one per
+retrieved document. :mod:`irsim.stats.corpus_ap` turns the draws into AP* in closed form.
+
+Draws are exact inversions of double-precision uniforms, through per-mean inverse-cdf
+tables with a guide table (Devroye's indexed search), about 5x faster than
+``Generator.poisson`` with a vector of means. Replicates are drawn in fixed blocks keyed by
+block index (:func:`irsim.sampling.rng.blocked_draws`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as sps
+
+from irsim.sampling.rng import REPLICATE_BLOCK, blocked_draws
+
+__all__ = [
+    "GUIDE_BUCKETS",
+    "PoissonTable",
+    "CorpusDraws",
+    "CorpusSampler",
+    "poisson_table",
+    "poisson_inverse",
+    "poisson_counts",
+    "corpus_draws",
+]
+
+#: Buckets of the guide table (a power of two, so ``u * GUIDE_BUCKETS`` is exact).
+GUIDE_BUCKETS = 4096
+
+
+@dataclass(frozen=True)
+class PoissonTable:
+    """Inverse-cdf tables for a set of integer Poisson means.
+
+    Attributes
+    ----------
+    means : ndarray of int64, shape (m,)
+        Distinct means, sorted.
+    cdf : ndarray, shape (m, width)
+        ``cdf[i, k] = P(X <= k)`` for ``X ~ Poisson(means[i])``; the last column is 1 (the
+        tail beyond it, below 1e-20, is folded into it).
+    guide : ndarray of int32, shape (m, GUIDE_BUCKETS)
+        For bucket ``j`` (``u`` in ``[j/G, (j+1)/G)``) the smallest possible answer ``k``;
+        stored as ``-(k + 1)`` when the bucket holds a cdf step, i.e. when ``u`` must still
+        be compared with the cdf.
+    """
+
+    means: np.ndarray
+    cdf: np.ndarray
+    guide: np.ndarray
+
+
+def poisson_table(means: np.ndarray) -> PoissonTable:
+    """Tables for the distinct values of `means` (non-negative integers).
+
+    Examples
+    --------
+    >>> t = poisson_table(np.array([3, 0, 1, 1]))
+    >>> t.means.tolist(), t.cdf.shape[0], bool(t.cdf[0, 0] == 1.0)
+    ([0, 1, 3], 3, True)
+    """
+    m = np.asarray(means)
+    if m.size and (not np.issubdtype(m.dtype, np.integer) and
+                   not np.array_equal(m, np.round(m))):
+        raise ValueError("Poisson means must be integers")
+    distinct = np.unique(m.astype(np.int64))
+    if distinct.size == 0:
+        distinct = np.zeros(1, np.int64)
+    if distinct[0] < 0:
+        raise ValueError(f"Poisson means must be >= 0, got {int(distinct[0])}")
+    top = int(distinct[-1])
+    width = int(top + 14 * math.sqrt(top) + 40)
+    cdf = sps.poisson.cdf(np.arange(width)[None, :], distinct[:, None].astype(np.float64))
+    cdf = np.maximum.accumulate(cdf, axis=1)
+    cdf[:, -1] = 1.0
+    edges = np.arange(GUIDE_BUCKETS + 1, dtype=np.float64) / GUIDE_BUCKETS
+    guide = np.empty((len(distinct), GUIDE_BUCKETS), np.int32)
+    for i in range(len(distinct)):  # table construction: one row per distinct mean
+        first = np.searchsorted(cdf[i], edges, side="right")  # min k with cdf[k] > edge
+        pure = cdf[i, first[:-1]] >= edges[1:]
+        guide[i] = np.where(pure, first[:-1], -(first[:-1] + 1))
+    return PoissonTable(distinct, cdf, guide)
+
+
+def poisson_inverse(u: np.ndarray, which: np.ndarray, table: PoissonTable) -> np.ndarray:
+    """Poisson counts by inversion: the smallest ``k`` with ``u < cdf(k)``.
+
+    Parameters
+    ----------
+    u : ndarray of float64, shape (..., p)
+        Uniforms in [0, 1).
+    which : ndarray of int, shape (p,)
+        Row of `table` (index into ``table.means``) of each column.
+    table : PoissonTable
+
+    Returns
+    -------
+    ndarray of int32, shape of `u`
+
+    Examples
+    --------
+    >>> t = poisson_table(np.array([0, 1]))
+    >>> poisson_inverse(np.array([[0.1, 0.3, 0.5, 0.99]]), np.array([0, 1, 1, 1]), t).tolist()
+    [[0, 0, 1, 4]]
+    """
+    which = np.asarray(which, np.int32)
+    g = GUIDE_BUCKETS
+    j = np.multiply(u, g).astype(np.int32)
+    j += which * np.int32(g)
+    k = table.guide.ravel()[j]
+    del j
+    fix = np.flatnonzero(k < 0)
+    if fix.size:
+        flat = k.reshape(-1)
+        kk = -flat[fix] - 1
+        uu = u.reshape(-1)[fix]
+        row = which[fix % u.shape[-1]].astype(np.int64) * table.cdf.shape[1]
+        cdf = table.cdf.ravel()
+        while True:  # at most a few steps: a bucket holds few cdf steps
+            step = uu >= cdf[row + kk]
+            if not step.any():
+                break
+            kk += step
+        flat[fix] = kk
+    return k
+
+
+def poisson_counts(
+    seed: int, study: str, means: np.ndarray, start: int, stop: int, *,
+    key: tuple[int, ...] = (), block: int = REPLICATE_BLOCK,
+) -> np.ndarray:
+    """Replicates ``start:stop`` of independent Poisson counts with integer `means`.
+
+    Replicate block ``b`` is ``poisson_inverse(rng.random((block, p)))`` with
+    ``rng = rng_for(seed, study, *key, b)``, so a replicate is the same however the
+    range is split.
+
+    Returns
+    -------
+    ndarray of int32, shape (stop - start, len(means))
+
+    Examples
+    --------
+    >>> c = poisson_counts(0, "demo", np.array([1, 5, 0]), 0, 4000)
+    >>> c.shape, np.round(c.mean(axis=0), 1).tolist()
+    ((4000, 3), [1.0, 5.0, 0.0])
+    >>> part = poisson_counts(0, "demo", np.array([1, 5, 0]), 250, 260)
+    >>> bool((part == c[250:260]).all())
+    True
+    """
+    means = np.asarray(means)
+    table = poisson_table(means)
+    which = np.searchsorted(table.means, means.astype(np.int64)).astype(np.int32)
+    p = len(means)
+    return blocked_draws(
+        seed, study, key, start, stop,
+        lambda rng, m: poisson_inverse(rng.random((m, p)), which, table), block=block,
+    )
+
+
+@dataclass(frozen=True)
+class CorpusDraws:
+    """Poisson corpus-resampling counts for a set of ranked lists (see module docstring).
+
+    Attributes
+    ----------
+    copies : ndarray of int32, shape (reps, P)
+        Copies of each relevant retrieved document.
+    gaps : ndarray of int32, shape (reps, P)
+        Non-relevant copies between it and the previous relevant document of its list.
+    missing : ndarray of int32, shape (reps, N)
+        Copies of the relevant documents each list did not retrieve.
+    """
+
+    copies: np.ndarray
+    gaps: np.ndarray
+    missing: np.ndarray
+
+
+class CorpusSampler:
+    """Corpus-bootstrap draws for fixed lists: the Poisson tables are built once.
+
+    Parameters
+    ----------
+    gaps : ndarray of int, shape (P,)
+        For each relevant retrieved document (lists concatenated), the number of
+        non-relevant retrieved documents between it and the previous relevant one (or the
+        top of the list).
+    missing : ndarray of int, shape (N,)
+        Relevant documents each list did not retrieve (``R - r``).
+
+    Examples
+    --------
+    >>> s = CorpusSampler(np.array([0, 3, 2]), np.array([1, 0]))
+    >>> d = s.draws(1, "demo", 0, 2000)
+    >>> d.copies.shape, d.gaps.shape, d.missing.shape
+    ((2000, 3), (2000, 3), (2000, 2))
+    >>> np.round(d.gaps.mean(axis=0)).tolist(), np.round(d.copies.mean(axis=0)).tolist()
+    ([0.0, 3.0, 2.0], [1.0, 1.0, 1.0])
+    """
+
+    def __init__(self, gaps: np.ndarray, missing: np.ndarray):
+        gaps = np.asarray(gaps, np.int64)
+        missing = np.asarray(missing, np.int64)
+        if gaps.ndim != 1 or missing.ndim != 1:
+            raise ValueError("gaps and missing must be 1-d")
+        if (gaps < 0).any() or (missing < 0).any():
+            raise ValueError("gaps and missing must be >= 0")
+        self.p, self.n = len(gaps), len(missing)
+        means = np.concatenate([gaps, np.ones(self.p, np.int64), missing])
+        self.table = poisson_table(means)
+        self.which = np.searchsorted(self.table.means, means).astype(np.int32)
+
+    def draws(self, seed: int, study: str, start: int, stop: int, *,
+              key: tuple[int, ...] = (), block: int = REPLICATE_BLOCK) -> CorpusDraws:
+        """Replicates ``start:stop``, drawn in blocks of `block` keyed by
+        ``(seed, study, P, N, *key, block index)``."""
+        p, width = self.p, 2 * self.p + self.n
+        counts = blocked_draws(
+            seed, study, (self.p, self.n, *key), start, stop,
+            lambda rng, m: poisson_inverse(rng.random((m, width)), self.which, self.table),
+            block=block,
+        )
+        return CorpusDraws(counts[:, p:2 * p], counts[:, :p], counts[:, 2 * p:])
+
+
+def corpus_draws(
+    seed: int, study: str, gaps: np.ndarray, missing: np.ndarray, start: int, stop: int, *,
+    key: tuple[int, ...] = (), block: int = REPLICATE_BLOCK,
+) -> CorpusDraws:
+    """Corpus-bootstrap replicates ``start:stop`` for lists described by their gaps
+    (:class:`CorpusSampler` for one call).
+
+    Examples
+    --------
+    >>> d = corpus_draws(1, "demo", np.array([0, 3, 2]), np.array([1, 0]), 0, 10)
+    >>> bool((d.gaps[:, 0] == 0).all())
+    True
+    """
+    return CorpusSampler(gaps, missing).draws(seed, study, start, stop, key=key, block=block)
