@@ -24,7 +24,8 @@ def _metric_style(i: int) -> dict:
 
 def mr_pt_curves(stability: pa.Table, out_dir: str | Path) -> list[Path]:
     """MR-PT curves (Sakai 2006, Fig. 10): minority rate against proportion of ties, one
-    line per metric, one point per fuzziness value (the smallest and largest labelled).
+    line per metric, one point per fuzziness value (PT grows with the fuzziness, so the
+    points run from the smallest fuzziness on the left to the largest on the right).
 
     Examples
     --------
@@ -46,7 +47,7 @@ def mr_pt_curves(stability: pa.Table, out_dir: str | Path) -> list[Path]:
         fz = np.sort(df["fuzziness"].unique())
         ax.set_title(f"Stability: MR-PT curves (fuzziness {fz[0]:g} to {fz[-1]:g}; "
                      "ties grow with fuzziness)", fontsize=10)
-    ax.set_xlabel("proportion of ties (PT)")
+    ax.set_xlabel("proportion of ties (PT); one point per fuzziness, growing to the right")
     ax.set_ylabel("minority rate (MR)")
     ax.set_xlim(left=0)
     ax.set_ylim(bottom=0)
@@ -135,9 +136,10 @@ def tau_matrix(rankcorr: pa.Table, out_dir: str | Path) -> list[Path]:
     size = max(4.5, 1.1 * m + 2.2)
     fig = Figure(figsize=(size + 1.2, size), dpi=120)
     ax = fig.subplots()
-    img = ax.imshow(np.where(np.isnan(tau), np.nan, tau), cmap="viridis", vmin=0, vmax=1)
+    vmin = 0.0 if not (tau < 0).any() else -1.0
+    img = ax.imshow(tau, cmap="viridis", vmin=vmin, vmax=1)
     se_max = np.nanmax(se) if np.isfinite(se).any() else 0.1
-    ax.imshow(np.where(np.isnan(se), np.nan, se), cmap="Greys", vmin=0,
+    ax.imshow(se, cmap="Greys", vmin=0,
               vmax=max(se_max * 2.5, 1e-9))
     sig = {(pos[r.metric_a], pos[r.metric_b]): r.p_value for r in df.itertuples()}
     fs = 10 if m <= 6 else 8
@@ -147,7 +149,8 @@ def tau_matrix(rankcorr: pa.Table, out_dir: str | Path) -> list[Path]:
                 p = sig.get((i, j), sig.get((j, i), 0.0))
                 mark = "" if p < 0.01 else "\n(n.s.)"
                 ax.text(j, i, f"τ={tau[i, j]:.3f}{mark}", ha="center", va="center",
-                        fontsize=fs, color="white" if tau[i, j] < 0.6 else "black")
+                        fontsize=fs, color="white" if tau[i, j] < vmin + 0.6 * (1 - vmin)
+                        else "black")
             elif i > j and np.isfinite(se[i, j]):
                 ax.text(j, i, f"se={se[i, j]:.3f}", ha="center", va="center", fontsize=fs,
                         color="black")
