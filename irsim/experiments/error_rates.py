@@ -55,6 +55,7 @@ from irsim.experiments.swap import (
     bin_index,
     check_schemes,
     check_sizes,
+    preset_metrics,
     relative_to_smaller,
     sampling_configs,
     set_means,
@@ -227,7 +228,8 @@ class ErrorRates:
     full_alpha : float
         Significance level of the full-topic-set table (``p <= alpha``).
     sd_sizes : sequence of int, optional
-        Sample sizes of the standard-deviation table (default 5, 10, ... up to n).
+        Sample sizes of the standard-deviation table (default 5, 10, ... up to n/2: samples
+        are drawn without replacement, so the sd shrinks to 0 as the size nears n).
     sd_samples : int
         Samples per size for the standard deviations (>= 2).
     test_B : int
@@ -333,7 +335,7 @@ class ErrorRates:
     def sd_sizes_for(self, n: int) -> tuple[int, ...]:
         """Sample sizes of the standard-deviation table on `n` topics."""
         if self.sd_sizes is None:
-            return tuple(range(5, n + 1, 5)) or (n,)
+            return tuple(range(5, n // 2 + 1, 5)) or (max(1, n // 2),)
         return tuple(check_subset_size("independent", n, s, sets=1, name="experiment.sd_sizes")
                      for s in self.sd_sizes)
 
@@ -641,8 +643,8 @@ def build(cfg: Any) -> tuple[ErrorRates, ScoreMatrix]:
     """The study of the ``experiment`` config node on the configured collection."""
     from irsim.experiments.loading import engine_shards, score_matrix
 
-    matrix = score_matrix(cfg)
     e = cfg.experiment
+    matrix = preset_metrics(score_matrix(cfg), cfg)
     shard_pairs, _ = engine_shards(cfg)
     windows = e.get("windows", WINDOWS)
     study = ErrorRates(

@@ -63,6 +63,7 @@ __all__ = [
     "bin_index",
     "sampling_configs",
     "as_tuple",
+    "preset_metrics",
     "check_schemes",
     "check_sizes",
     "check_levels",
@@ -89,6 +90,28 @@ def as_tuple(value: Any) -> tuple:
     if isinstance(value, str | int | float):
         return (value,)
     return tuple(value)
+
+
+def preset_metrics(matrix: ScoreMatrix, cfg: Any) -> ScoreMatrix:
+    """`matrix` restricted to ``experiment.metrics`` when the top-level ``metrics`` is unset.
+
+    A preset (``# @package _global_``) cannot set the top-level ``metrics`` (config.yaml's
+    own value wins), so presets name their metrics under ``experiment.metrics``.
+
+    Examples
+    --------
+    >>> from omegaconf import OmegaConf
+    >>> m = ScoreMatrix(np.zeros((2, 2, 2)), ["AP", "RR"], ["a", "b"], ["1", "2"])
+    >>> cfg = OmegaConf.create({"metrics": None, "experiment": {"metrics": ["RR"]}})
+    >>> preset_metrics(m, cfg).metrics
+    ('RR',)
+    """
+    from irsim.experiments.loading import metrics_arg
+
+    wanted = cfg.experiment.get("metrics") if "experiment" in cfg else None
+    if metrics_arg(cfg) is not None or not wanted:
+        return matrix
+    return matrix.select(metrics=[str(m) for m in as_tuple(wanted)])
 
 
 def tie_tolerance_of(x: np.ndarray) -> float:
@@ -522,8 +545,8 @@ def build(cfg: Any) -> tuple[Swap, ScoreMatrix]:
     """The study of the ``experiment`` config node on the configured collection."""
     from irsim.experiments.loading import engine_shards, score_matrix
 
-    matrix = score_matrix(cfg)
     e = cfg.experiment
+    matrix = preset_metrics(score_matrix(cfg), cfg)
     shard_pairs, shard_reps = engine_shards(cfg)
     study = Swap(
         metrics=tuple(matrix.metrics),

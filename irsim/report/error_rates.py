@@ -112,7 +112,7 @@ def error_rate_plots(errors: pa.Table, extrapolation: pa.Table | None, out_dir: 
                 ax.legend(fontsize=7, title="|d| on first set", title_fontsize=7, ncol=2)
         fig.suptitle(f"{metric}, {scheme} topic sets: error rates (points) and fitted "
                      f"exponential trends (dashed); dotted: 5%", fontsize=10)
-        fig.tight_layout()
+        fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / (3.6 * nrows + 0.4)))
         path = out_dir / f"error_rates_{safe_name(str(metric))}_{scheme}.png"
         fig.savefig(path)
         paths.append(path)
@@ -234,9 +234,10 @@ def effort_plot(summary: pa.Table, out_dir: Path | str) -> list[Path]:
                             textcoords="offset points", xytext=(3, 3), fontsize=7,
                             color="grey")
         ax.set_xscale("log")
+        ax.margins(x=0.08, y=0.1)
         ax.set_xlabel("assessor effort: judged documents (topics x mean pool size)")
         ax.set_ylabel("error rate (all comparisons)")
-        ax.set_ylim(0, None)
+        ax.set_ylim(0, float(part.error_rate.max()) * 1.12 if len(part) else None)
         ax.set_title(f"Error rate against effort, {scheme} topic sets\n"
                      "(labels: topics per set)", fontsize=10)
         ax.grid(alpha=0.3, which="both")
