@@ -1,0 +1,169 @@
+"""Pools of depth k, qrels restricted to them, and the assessor-effort study."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import pytest
+from conftest import SHARED_DATA
+from test_swap import assert_identical
+
+from irsim.data.collection import DocCollection
+from irsim.data.synthetic import synthetic_trec
+from irsim.data.trec import read_qrels, read_runs
+from irsim.data.types import Qrels, Runs
+from irsim.engine import run_study
+from irsim.errors import ConfigError
+from irsim.experiments.effort import DEFAULT_POOLS, Effort, effort_data, pool_label
+from irsim.experiments.error_rates import ErrorRates
+from irsim.metrics import evaluate
+from irsim.sampling.pooling import pool_runs, pooled_qrels
+
+
+def brute_force_pool(runs: Runs, depth: int) -> set[tuple[str, str]]:
+    """Per run and topic: sort by (score desc, docno desc) in Python, keep the top k."""
+    lists = defaultdict(list)
+    for r, t, d, s in zip(runs.run.tolist(), runs.topic.tolist(), runs.docno.tolist(),
+                          runs.score.tolist(), strict=True):
+        lists[(r, t)].append((s, d.encode()))
+    out = set()
+    for (_, t), docs in lists.items():
+        docs.sort(reverse=True)  # score desc, then docno desc (bytewise, as strcmp)
+        out |= {(t, d.decode()) for _, d in docs[:depth]}
+    return out
+
+
+def tied_runs(seed: int = 0) -> Runs:
+    """Synthetic runs with many score ties (scores rounded), so the docno rule matters."""
+    runs, _ = synthetic_trec(runs=6, topics=5, docs_per_topic=120, depth=80, seed=seed)
+    rng = np.random.default_rng(seed)
+    score = np.round(rng.normal(0, 1, len(runs.score)), 1)
+    return Runs(runs.names, runs.run, runs.topic, runs.docno, score)
+
+
+@pytest.mark.parametrize("depth", [1, 5, 10, 33, 100])
+def test_pool_is_the_union_of_the_runs_top_k(depth):
+    runs = tied_runs(depth)
+    pool = pool_runs(runs, depth)
+    got = list(zip(pool.topic.tolist(), pool.docno.tolist(), strict=True))
+    assert len(got) == len(set(got))
+    assert set(got) == brute_force_pool(runs, depth)
+    assert got == sorted(got)
+    sizes = pool.sizes()
+    assert sum(sizes.values()) == len(pool)
+    assert max(sizes.values()) <= 6 * depth
+
+
+def test_pool_of_the_trec_eval_test_run():
+    runs = read_runs([SHARED_DATA / "trec_eval" / "results.test"])
+    for depth in (1, 10, 1000):
+        pool = pool_runs(runs, depth)
+        assert set(zip(pool.topic.tolist(), pool.docno.tolist(), strict=True)) == \
+            brute_force_pool(runs, depth)
+    assert set(pool_runs(runs, 10).sizes().values()) == {10}
+
+
+def test_pooled_qrels_judge_exactly_the_pool():
+    runs, qrels = synthetic_trec(runs=5, topics=4, docs_per_topic=200, depth=150, seed=2)
+    pool = pool_runs(runs, 20)
+    pq = pooled_qrels(qrels, pool)
+    pooled = set(zip(pool.topic.tolist(), pool.docno.tolist(), strict=True))
+    assert set(zip(pq.topic.tolist(), pq.docno.tolist(), strict=True)) == pooled
+    grade = dict(zip(zip(qrels.topic.tolist(), qrels.docno.tolist(), strict=True),
+                     qrels.grade.tolist(), strict=True))
+    for t, d, g in zip(pq.topic.tolist(), pq.docno.tolist(), pq.grade.tolist(), strict=True):
+        assert g == grade.get((t, d), 0)
+    # documents the qrels lack are judged non-relevant; topics without qrels are dropped
+    partial = Qrels(qrels.topic[qrels.topic != "1"], qrels.docno[qrels.topic != "1"],
+                    qrels.grade[qrels.topic != "1"])
+    assert "1" not in set(pooled_qrels(partial, pool).topic.tolist())
+
+
+def test_effort_data_recomputes_metrics_on_the_pools():
+    runs, qrels = synthetic_trec(runs=6, topics=8, docs_per_topic=150, depth=100, seed=5,
+                                 quality_sd=0.3)
+    docs = DocCollection(runs, qrels, 100)
+    data = effort_data(docs, [("AP", 30), ("P@10", 10), ("AP", None)])
+    assert data.matrix.metrics == ("AP|depth=30", "P@10|depth=10", "AP|depth=all")
+    # brute-force pool -> qrels -> evaluate gives the same scores
+    pooled = brute_force_pool(runs, 30)
+    keep = np.array([(t, d) in pooled for t, d in zip(qrels.topic.tolist(),
+                                                      qrels.docno.tolist(), strict=True)])
+    sub = Qrels(qrels.topic[keep], qrels.docno[keep], qrels.grade[keep])
+    expected = evaluate(runs, sub, ["AP"], depth=100)
+    np.testing.assert_array_equal(data.matrix.metric("AP|depth=30"), expected.metric("AP"))
+    full = evaluate(runs, qrels, ["AP"], depth=100)
+    np.testing.assert_array_equal(data.matrix.metric("AP|depth=all"), full.metric("AP"))
+    sizes = pool_runs(runs, 30).sizes()
+    np.testing.assert_array_equal(data.judged[0], [sizes[t] for t in data.matrix.topics])
+    assert (data.judged[1] < data.judged[0]).all() and (data.judged[2] == 150).all()
+    assert (data.relevant[0] <= data.relevant[2]).all()
+    # P@10 on a depth-10 pool equals P@10 on the full qrels: its top 10 are all judged
+    p10 = evaluate(runs, qrels, ["P@10"], depth=100).metric("P@10")
+    np.testing.assert_array_equal(data.matrix.metric("P@10|depth=10"), p10)
+
+
+def test_effort_study_is_the_error_rate_study_on_pooled_scores():
+    runs, qrels = synthetic_trec(runs=8, topics=16, docs_per_topic=120, depth=100, seed=1,
+                                 quality_sd=0.4, topic_sd=0.5)
+    data = effort_data(DocCollection(runs, qrels, 100), DEFAULT_POOLS)
+    study = Effort(sampling=("disjoint", "replacement"), subset_sizes=(4, 8), trials=30,
+                   seed=3)
+    tables, _ = run_study(study, data)
+    inner, _ = run_study(ErrorRates(metrics=tuple(pool_label(m, d) for m, d in DEFAULT_POOLS),
+                                    sampling=("disjoint", "replacement"), subset_sizes=(4, 8),
+                                    trials=30, tests=(), windows=(), sd_sizes=(), seed=3),
+                         data.matrix)
+    er = inner["error_rates"].to_pandas()
+    effort = tables["effort"].to_pandas()
+    assert len(effort) == len(er)
+    np.testing.assert_array_equal(effort.errors, er.errors)
+    np.testing.assert_array_equal(effort.comparisons, er.comparisons)
+    summ = tables["effort_summary"].to_pandas()
+    assert list(summ.columns) == ["metric", "pool_depth", "sampling", "subset_size",
+                                  "judged_per_topic", "effort", "comparisons", "errors",
+                                  "error_rate"]
+    assert (summ.comparisons == 28 * 30).all()
+    for i, (metric, depth) in enumerate(DEFAULT_POOLS):
+        rows = summ[(summ.metric == metric) & (summ.pool_depth == depth)]
+        assert np.allclose(rows.effort, rows.subset_size * data.judged[i].mean())
+    sharded, info = run_study(Effort(sampling=("disjoint", "replacement"), subset_sizes=(4, 8),
+                                     trials=30, seed=3, shard_pairs=1), data)
+    assert_identical(tables, sharded)
+    with pytest.raises(ConfigError, match="expects"):
+        Effort(pools=(("AP", 50),)).plan(data)
+
+
+def test_effort_end_to_end_on_a_trec_collection(tmp_path):
+    # the default synthetic collection through the CLI path, and a TREC run directory
+    from irsim.runner import compose_config, run
+
+    cfg = compose_config(["experiment=effort", "quiet=true", "experiment.trials=8",
+                          "experiment.subset_sizes=[5,10]", "collection.runs=8",
+                          "collection.docs_per_topic=300", "collection.depth=200"])
+    tables = run(cfg, tmp_path)
+    summ = tables["effort_summary"].to_pandas()
+    assert set(zip(summ.metric, summ.pool_depth)) == {("AP", 100), ("P@10", 10)}
+    pools = tables["pools"].to_pandas()
+    assert (pools[pools.pool_depth == 10].judged <= 80).all()
+    report = (tmp_path / "report.md").read_text()
+    assert "assessor effort" in report.lower() and "effort.png" in report
+    assert (tmp_path / "effort.png").stat().st_size > 20_000
+    runs = read_runs([SHARED_DATA / "trec_eval" / "results.test"])
+    qrels = read_qrels(SHARED_DATA / "trec_eval" / "qrels.test")
+    data = effort_data(DocCollection(runs, qrels, 1000), [("AP", 10), ("P@10", 10)])
+    assert data.matrix.shape == (2, 1, 3) and (data.judged == 10).all()
+    with pytest.raises(ConfigError, match="needs >= 2 systems|error rates need >= 2"):
+        Effort(pools=(("AP", 10), ("P@10", 10)), subset_sizes=(1,)).plan(data)
+
+
+def test_bad_pool_configs():
+    with pytest.raises(ConfigError, match="at least one"):
+        Effort(pools=())
+    with pytest.raises(ConfigError, match="depth must be an integer >= 1"):
+        Effort(pools=(("AP", 0),))
+    with pytest.raises(ConfigError, match="metric must be a name"):
+        Effort(pools=((None, 10),))
+    with pytest.raises(ConfigError, match="pool depth"):
+        pool_runs(tied_runs(), 0)
