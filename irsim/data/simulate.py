@@ -145,7 +145,9 @@ def _mean_h(a: np.ndarray, b: np.ndarray, theta: np.ndarray) -> np.ndarray:
     small = np.abs(r) < 1e-2
     rs = np.where(small, 1.0, r)
     with np.errstate(divide="ignore", invalid="ignore"):
-        l1p = np.log1p(rs)
+        # log(1 + r) = log(q_b / q); near r = -1 from the q's themselves (r rounds to -1
+        # when theta is large)
+        l1p = np.where(rs > -0.5, np.log1p(rs), np.log(c * (1.0 - b) + b) - np.log(q))
         g = np.where(small, _series(r, 1), l1p / rs)
         h = np.where(small, _series(r, 2), (rs - l1p) / (rs * rs))
     return (a * g + w * h) / q
@@ -232,8 +234,8 @@ class Margins:
     def quantile(self, systems: ArrayLike, v: ArrayLike) -> np.ndarray:
         """``Q_s(v)``: the smallest score whose cdf reaches `v`, for margins `systems`
         (broadcast against `v`); linear between knots."""
-        v = np.asarray(v, np.float64)
-        rows = np.broadcast_to(np.asarray(systems, np.int64), v.shape)
+        v, rows = np.broadcast_arrays(np.asarray(v, np.float64),
+                                      np.asarray(systems, np.int64))
         k = np.maximum(_first_index(self.F, rows, v), 1)
         k = np.minimum(k, self.F.shape[1] - 1)
         f0, f1 = self.F[rows, k - 1], self.F[rows, k]
@@ -252,8 +254,8 @@ class Margins:
         >>> m.cdf(0, np.array([0.1, 0.2, 0.3])).tolist(), float(m.cdf(0, 0.2, left=True))
         ([0.0, 0.5, 0.5], 0.0)
         """
-        t = np.asarray(t, np.float64)
-        rows = np.broadcast_to(np.asarray(systems, np.int64), t.shape)
+        t, rows = np.broadcast_arrays(np.asarray(t, np.float64),
+                                      np.asarray(systems, np.int64))
         width = self.x.shape[1]
         k = _first_index(self.x, rows, t, right=not left) - 1  # last knot < t (<= t)
         kc = np.clip(k, 0, width - 1)
@@ -276,7 +278,8 @@ class Margins:
         x, F = self.x[rows], self.F[rows]
         theta = np.broadcast_to(np.asarray(theta, np.float64), rows.shape)[:, None]
         hbar = _mean_h(F[:, :-1], F[:, 1:], theta)
-        return x[:, -1] - (np.diff(x, axis=1) * hbar).sum(axis=1)
+        dx = np.diff(x, axis=1)
+        return x[:, -1] - np.where(dx > 0, dx * hbar, 0.0).sum(axis=1)
 
     def shift_for_mean(self, target: ArrayLike, systems: ArrayLike | None = None,
                        *, tol: float = 1e-10) -> np.ndarray:
@@ -299,7 +302,9 @@ class Margins:
                 break
         theta = 0.5 * (lo + hi)
         theta = np.where(target == self.mean(0.0, rows), 0.0, theta)
-        ok = np.abs(self.mean(theta, rows) - target) <= tol
+        inside = ((self.mean(-THETA_MAX, rows) + 1e-9 < target)
+                  & (target < self.mean(THETA_MAX, rows) - 1e-9))
+        ok = inside & (np.abs(self.mean(theta, rows) - target) <= tol)
         return np.where(ok, theta, np.nan)
 
     def sample(self, rng: np.random.Generator, systems: ArrayLike, size: int,
