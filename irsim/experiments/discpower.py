@@ -86,7 +86,8 @@ from irsim.stats.ties import count_extreme, tie_tolerance
 
 __all__ = ["DiscPower", "Variant", "TESTS", "PAIRED_STREAM", "UNPAIRED_STREAM",
            "SWAP_STREAM", "TUKEY_STREAM", "GMEAN_EPS", "sample_differences", "log_scores",
-           "gmean_scores", "paired_unit", "unpaired_unit", "tukey_ranges", "select_top"]
+           "gmean_scores", "exact_split", "paired_unit", "count_t_sq", "unpaired_weights",
+           "unpaired_unit", "tukey_ranges", "select_top"]
 
 #: Tests this study runs, by config name.
 TESTS = ("paired_bootstrap", "unpaired_bootstrap", "t", "randomised_tukey_hsd")
@@ -156,56 +157,147 @@ def sample_differences(s: np.ndarray, ia: np.ndarray, ib: np.ndarray
     return d, np.maximum(sa, sb)
 
 
-def paired_unit(w2: np.ndarray, ct: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``|t(w*b)|`` and ``|mean(w*b)|`` of the paired studentised bootstrap for a block.
+def exact_split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Split scores into ``hi + lo`` with ``hi`` on a grid of 2^20 steps of the largest
+    magnitude, so that ``hi @ counts`` is exact in float64 (every partial sum of a count
+    matrix times ``hi`` is a representable multiple of the step) and ``lo`` is tiny.
+
+    Per-system resampled sums then give pair differences of sums without cancellation
+    error: ``S_hi[a] - S_hi[b]`` is exact and ``S_lo[a] - S_lo[b]`` is ~2^-20 smaller.
+
+    Examples
+    --------
+    >>> hi, lo = exact_split(np.array([0.1, 0.7, 1.0 / 3]))
+    >>> bool((hi + lo == np.array([0.1, 0.7, 1.0 / 3])).all()), float(np.abs(lo).max()) < 1e-6
+    (True, True)
+    """
+    x = np.asarray(x, np.float64)
+    top = float(np.abs(x).max()) if x.size else 0.0
+    if top == 0.0:
+        return x.copy(), np.zeros_like(x)
+    step = 2.0 ** (math.frexp(top)[1] - 20)
+    hi = np.round(x / step) * step
+    return hi, x - hi
+
+
+def paired_unit(w: np.ndarray, w_sq: np.ndarray, ct: np.ndarray, s1: np.ndarray
+                ) -> np.ndarray:
+    """``t(w*b)^2`` of the paired studentised bootstrap for a block of pairs x samples.
+
+    With ``s1``, ``s2`` the resampled sums of ``w`` and ``w^2``,
+    ``t*^2 = (n-1) s1^2 / (n s2 - s1^2)``; a constant resample (variance at most
+    :data:`~irsim.stats.resample.ZERO_VAR_RTOL` of the mean square, i.e.
+    ``n s2 - s1^2 <= rtol (n-1) s2``) has ``t* = 0``. Squares order replicates as ``|t*|``
+    does and spare a square root per replicate.
+
+    ``s2`` is a GEMM; ``s1`` comes in precomputed (from per-system sums, see
+    :func:`exact_split`), accurate to ~1e-16 of the scores. Where the variance is within
+    1e-4 of the mean square (rare: nearly constant resamples, where that error could
+    decide "constant"), ``s1`` is recomputed directly from ``w`` so that the rule sees the
+    same sums as the per-pair GEMM of :mod:`irsim.stats.resample`.
 
     Parameters
     ----------
-    w2 : ndarray, shape (2 * pairs, n)
-        The centred differences ``w`` stacked over ``w ** 2`` (one GEMM gives both sums).
+    w, w_sq : ndarray, shape (pairs, n)
+        Centred differences and their squares.
     ct : ndarray, shape (n, samples)
         Transposed count matrix of the bootstrap samples.
+    s1 : ndarray, shape (pairs, samples)
+        ``w @ ct`` (modified in place where recomputed).
 
     Returns
     -------
-    t_abs, mean_abs : ndarray, shape (pairs, samples)
-        A constant resample has ``t* = 0`` (variance below
-        :data:`~irsim.stats.resample.ZERO_VAR_RTOL` of the mean square).
+    ndarray, shape (pairs, samples)
 
     Examples
     --------
     >>> w = np.array([[0.1, -0.1, 0.3, -0.3]])
     >>> ct = np.array([[1., 1., 1., 1.], [2., 0., 2., 0.], [4., 0., 0., 0.]]).T
-    >>> t, m = paired_unit(np.concatenate([w, w * w]), ct)
-    >>> np.round(t, 4).tolist(), np.round(m, 3).tolist()
-    ([[0.0, 3.4641, 0.0]], [[0.0, 0.2, 0.1]])
+    >>> t_sq = paired_unit(w, w * w, ct, w @ ct)
+    >>> np.round(np.sqrt(t_sq), 4).tolist()
+    [[0.0, 3.4641, 0.0]]
     """
     n = ct.shape[0]
-    m = w2.shape[0] // 2
-    s = w2 @ ct
-    s1, s2 = s[:m], s[m:]
-    mean = np.abs(s1, out=s1)
-    mean /= n
-    var = s2 - n * mean * mean
-    var /= n - 1
-    const = var <= ZERO_VAR_RTOL * (s2 / n)
+    s2 = w_sq @ ct
+    den = s2 * n
+    den -= s1 * s1
+    near = den <= 1e-4 * (n - 1) * s2
+    if near.any():
+        p, b = np.nonzero(near)
+        s1[p, b] = np.einsum("ij,ji->i", w[p], ct[:, b])
+        den[p, b] = s2[p, b] * n - s1[p, b] * s1[p, b]
+    s2 *= ZERO_VAR_RTOL * (n - 1)  # the constant-resample limit
     with np.errstate(divide="ignore", invalid="ignore"):
-        t = mean / np.sqrt(var / n)
-    t[const] = 0.0
-    return t, mean
+        t_sq = np.multiply(s1, s1)
+        t_sq /= den
+    t_sq *= n - 1
+    t_sq[den <= s2] = 0.0
+    return t_sq
 
 
-def unpaired_unit(v: np.ndarray, weights: np.ndarray, summary: str) -> np.ndarray:
-    """Unpaired bootstrap replicates ``M(x*b) - M(y*b)`` for a block of pairs.
+def count_t_sq(t_sq: np.ndarray, t_obs: np.ndarray) -> np.ndarray:
+    """Per row, replicates with ``|t*| >= |t_obs|`` (ties within
+    :func:`~irsim.stats.ties.tie_tolerance` of a t statistic, scale 1), from ``t*^2``.
+
+    Equal to :func:`~irsim.stats.ties.count_extreme` on ``|t*|`` (two-sided, scale 1).
+
+    Examples
+    --------
+    >>> count_t_sq(np.array([[4.0, 1.0, 0.0], [1.0, 0.0, 0.0]]), np.array([2.0, 0.0])).tolist()
+    [1, 3]
+    """
+    a = np.abs(t_obs) - tie_tolerance(t_obs, 1.0)
+    hit = np.count_nonzero(t_sq >= (a * a)[:, None], axis=1)
+    return np.where(a > 0, hit, t_sq.shape[1]).astype(np.int64)
+
+
+def unpaired_weights(first: np.ndarray, second: np.ndarray, summary: str) -> np.ndarray:
+    """Weights that turn per-system GEMMs into unpaired bootstrap replicates.
+
+    Sample ``b`` of the unpaired test draws ``n + n`` positions of ``v = concat(x, y)``;
+    ``first`` / ``second`` count the positions of its first and last n draws. The first n
+    positions of ``v`` are system X's topics, the last n system Y's, so
+    ``M(x*b)`` needs ``x @ first[:, :n] + y @ first[:, n:]`` (over n): a sum of one row of
+    ``X @ W`` for each system, computed once for all systems instead of once per pair.
 
     Parameters
     ----------
-    v : ndarray, shape (pairs, n + m)
-        ``concat(x, y)`` per pair; for ``summary="gmean"``, ``log(concat(x, y) + 1e-5)``.
-    weights : ndarray
-        ``mean``: shape (n + m, samples), ``first/n - second/m`` transposed (count matrices
-        of the first n and the last m draws of each sample over the positions of ``v``);
-        ``gmean``: shape (n + m, 2 * samples), ``[first/n, second/m]`` transposed.
+    first, second : ndarray, shape (samples, 2n)
+    summary : {"mean", "gmean"}
+
+    Returns
+    -------
+    ndarray, shape (n, 2 * samples) for ``mean`` (blocks: X part and Y part of
+    ``first - second``), (n, 4 * samples) for ``gmean`` (blocks: X and Y parts of first,
+    then of second); all divided by n.
+
+    Examples
+    --------
+    >>> first = np.array([[1., 0., 0., 1.]])   # x* = (x1, y2)
+    >>> second = np.array([[1., 1., 0., 0.]])  # y* = (x1, x2)
+    >>> unpaired_weights(first, second, "mean").tolist()
+    [[0.0, 0.0], [-0.5, 0.5]]
+    """
+    n = first.shape[1] // 2
+    if summary == "mean":
+        diff = first - second
+        blocks = [diff[:, :n], diff[:, n:]]
+    else:
+        blocks = [first[:, :n], first[:, n:], second[:, :n], second[:, n:]]
+    return np.ascontiguousarray(np.concatenate(blocks).T) / n
+
+
+def unpaired_unit(parts: np.ndarray, ia: np.ndarray, ib: np.ndarray, summary: str
+                  ) -> np.ndarray:
+    """Unpaired bootstrap replicates ``M(x*b) - M(y*b)`` of a block of pairs.
+
+    Parameters
+    ----------
+    parts : ndarray, shape (systems, 2 * samples) or (systems, 4 * samples)
+        ``values @ unpaired_weights(...)`` for every system, where `values` are the scores
+        (``mean``) or ``log(x + 1e-5)`` (``gmean``).
+    ia, ib : ndarray of int, shape (pairs,)
+        Systems X and Y of each pair.
     summary : {"mean", "gmean"}
 
     Returns
@@ -214,17 +306,20 @@ def unpaired_unit(v: np.ndarray, weights: np.ndarray, summary: str) -> np.ndarra
 
     Examples
     --------
-    >>> v = np.array([[0.1, 0.3, 0.2, 0.0]])
-    >>> first = np.array([[1., 0., 0., 1.]]) / 2   # x* = (0.1, 0.0)
-    >>> second = np.array([[1., 1., 0., 0.]]) / 2  # y* = (0.1, 0.3)
-    >>> np.round(unpaired_unit(v, (first - second).T, "mean"), 6).tolist()
+    >>> x = np.array([[0.1, 0.3], [0.2, 0.0]])       # two systems, two topics
+    >>> first = np.array([[1., 0., 0., 1.]])          # x* = (0.1, 0.0)
+    >>> second = np.array([[1., 1., 0., 0.]])         # y* = (0.1, 0.3)
+    >>> parts = x @ unpaired_weights(first, second, "mean")
+    >>> np.round(unpaired_unit(parts, np.array([0]), np.array([1]), "mean"), 6).tolist()
     [[-0.15]]
     """
     if summary == "mean":
-        return v @ weights
-    r = weights.shape[1] // 2
-    g = np.exp(v @ weights)
-    return g[:, :r] - g[:, r:]
+        r = parts.shape[1] // 2
+        return parts[ia, :r] + parts[ib, r:]
+    r = parts.shape[1] // 4
+    gx = np.exp(parts[ia, :r] + parts[ib, r:2 * r])
+    gy = np.exp(parts[ia, 2 * r:3 * r] + parts[ib, 3 * r:])
+    return np.subtract(gx, gy, out=gx)
 
 
 def tukey_ranges(st: np.ndarray, perm: np.ndarray) -> np.ndarray:
@@ -263,40 +358,44 @@ def select_top(k: int, val: np.ndarray, idx: np.ndarray, *aux: np.ndarray
                ) -> tuple[np.ndarray, ...]:
     """Per row, the `k` largest values (ties: the smaller index), kept in column order.
 
-    `idx` must increase along each row (replicate numbers). The selection is the same as
-    :func:`~irsim.experiments.common.topk_rows` (which also sorts it), in linear time; the
-    output keeps the column order, so selections of consecutive replicate ranges can be
-    concatenated and selected again.
+    `idx` must increase along each row (replicate numbers). The selection is the one of
+    :func:`~irsim.experiments.common.topk_rows` (which also sorts it); keeping the column
+    order lets selections of consecutive replicate ranges be concatenated and selected
+    again.
 
     Parameters
     ----------
     k : int
-    val, idx : ndarray, shape (rows, width)
+    val : ndarray, shape (rows, width)
+    idx : ndarray of int, shape (width,) or (rows, width)
     *aux : ndarray, shape (rows, width)
         Carried along.
 
     Returns
     -------
     tuple of ndarray, each shape (rows, min(k, width))
+        ``(val, idx, *aux)`` of the selected entries.
 
     Examples
     --------
     >>> v = np.array([[0.5, 0.9, 0.5, 0.1]])
-    >>> i = np.array([[2, 3, 7, 9]])
-    >>> [a.tolist() for a in select_top(2, v, i)]
+    >>> [a.tolist() for a in select_top(2, v, np.array([2, 3, 7, 9]))]
     [[[0.5, 0.9]], [[2, 3]]]
     """
     rows, width = val.shape
     if k >= width:
-        return (val, idx, *aux)
-    kth = np.partition(val, width - k, axis=1)[:, width - k : width - k + 1]
+        return (val, np.broadcast_to(idx, val.shape), *aux)
+    kth = np.sort(val, axis=1)[:, width - k, None]
     chosen = val >= kth
     if not (np.count_nonzero(chosen, axis=1) == k).all():  # ties at the k-th value
         greater = val > kth
         tie = val == kth
         need = k - np.count_nonzero(greater, axis=1)[:, None]
         chosen = greater | (tie & (np.cumsum(tie, axis=1) <= need))
-    return tuple(a[chosen].reshape(rows, k) for a in (val, idx, *aux))
+    flat = np.flatnonzero(chosen)
+    picked = idx[flat % width] if idx.ndim == 1 else np.ravel(idx).take(flat)
+    return (np.ravel(val).take(flat).reshape(rows, k), picked.reshape(rows, k),
+            *(np.ravel(a).take(flat).reshape(rows, k) for a in aux))
 
 
 # ---------------------------------------------------------------------------------- study
@@ -549,6 +648,13 @@ class _ShardKernel:
         """Per-topic values whose arithmetic mean is the variant's summary (AG: logs)."""
         return self.scores(v.metric, v.kind == "ag")
 
+    def split(self, vi: int) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`exact_split` of a variant's values (once per shard)."""
+        key = (-1, self.variants[vi].name, "split")
+        if key not in self._prep:
+            self._prep[key] = exact_split(self.values(self.variants[vi]))
+        return self._prep[key]
+
     def sample_scores(self, v: Variant, ct: np.ndarray) -> np.ndarray:
         """``M(X, Q*b)`` of every system on every sample of a unit: (systems, samples)."""
         if v.kind == "g":
@@ -564,20 +670,17 @@ class _ShardKernel:
             if what == "paired":
                 x = self.values(v)
                 z = x[ia] - x[ib]
-                w = z - z.mean(axis=1, keepdims=True)
-                self._prep[key] = (np.concatenate([w, w * w]), studentized_t(z))
+                mz = z.mean(axis=1)
+                w = z - mz[:, None]
+                self._prep[key] = (w, w * w, studentized_t(z), (self.n * mz)[:, None])
             else:
                 if v.kind == "g":
-                    lx = self.scores(v.metric, True)
-                    la, lb = lx[ia], lx[ib]
-                    ma, mb = np.exp(la.mean(axis=1)), np.exp(lb.mean(axis=1))
-                    vv = np.concatenate([la, lb], axis=1)
+                    g = gmean_scores(self.scores(v.metric, False))
+                    ma, mb = g[ia], g[ib]
                 else:
                     x = self.values(v)
-                    xa, xb = x[ia], x[ib]
-                    ma, mb = xa.mean(axis=1), xb.mean(axis=1)
-                    vv = np.concatenate([xa, xb], axis=1)
-                self._prep[key] = (vv, ma - mb, np.abs(ma) + np.abs(mb))
+                    ma, mb = x[ia].mean(axis=1), x[ib].mean(axis=1)
+                self._prep[key] = (ma - mb, np.abs(ma) + np.abs(mb))
         return self._prep[key]
 
     # output ------------------------------------------------------------------------------
@@ -585,14 +688,11 @@ class _ShardKernel:
         po = self.pair_out[j]
         po[key] = po[key] + arr if key in po else arr
 
-    def top(self, j: int, name: str, val: np.ndarray, idx: np.ndarray,
-            aux: np.ndarray | None) -> None:
-        """Keep the k largest replicates per pair (in replicate order; sorted by the
-        reducer). Selections of later units are appended, so the replicate indices stay
-        increasing along each row and the linear-time selection applies throughout."""
+    def top(self, j: int, name: str, sel: tuple[np.ndarray, ...]) -> None:
+        """Merge a unit's selection (values, replicate numbers[, aux]) into the pair unit's
+        k largest. Later units are appended, so replicate numbers stay increasing along
+        each row; the reducer sorts."""
         po = self.pair_out[j]
-        arrays = (val, np.broadcast_to(idx, val.shape)) + (() if aux is None else (aux,))
-        sel = select_top(self.k, *arrays)
         if f"tv_{name}" in po:
             sel = tuple(np.concatenate([po[f"{p}_{name}"], s], axis=1)
                         for p, s in zip(("tv", "ti", "ta"), sel, strict=False))
@@ -628,33 +728,45 @@ class _ShardKernel:
             if study.swap:
                 counts2 = bootstrap_counts(study.seed, SWAP_STREAM, n, a, b)
                 ct2 = np.ascontiguousarray(counts2.T)
-            w_mean = w_gmean = None
+            parts = {}
             if self.any_unpaired:
                 idx = bootstrap_indices(study.seed, UNPAIRED_STREAM, 2 * n, a, b)
-                first = indices_to_counts(idx[:, :n], 2 * n) / n
-                second = indices_to_counts(idx[:, n:], 2 * n) / n
-                w_mean = np.ascontiguousarray((first - second).T)
-                if any(self.variants[i].kind == "g" for i in self.unpaired):
-                    w_gmean = np.ascontiguousarray(np.concatenate([first, second]).T)
+                first = indices_to_counts(idx[:, :n], 2 * n)
+                second = indices_to_counts(idx[:, n:], 2 * n)
+                weights = {}
+                for vi in self.unpaired:
+                    summ = "gmean" if self.variants[vi].kind == "g" else "mean"
+                    if summ not in weights:
+                        weights[summ] = unpaired_weights(first, second, summ)
+                    vals = self.scores(self.variants[vi].metric, summ == "gmean")
+                    parts[vi] = vals @ weights[summ]
+            split_sums = {vi: tuple(part @ ct for part in self.split(vi)) for vi in self.paired}
             s1 = {vi: self.sample_scores(self.variants[vi], ct) for vi in self.sampled}
             s2 = ({vi: self.sample_scores(self.variants[vi], ct2) for vi in self.sampled}
                   if study.swap else {})
             if self.first_block:
                 self.per_replicate(a, b, counts, counts2, s1, s2)
+            k = min(self.k, b - a)
             for j in range(len(self.units)):
+                ia, ib = self.pairs[j]
                 for vi in self.paired:
-                    w2, t_obs = self.prep(j, vi, "paired")
-                    t_abs, m_abs = paired_unit(w2, ct)
-                    self.add_pair(j, f"pa_{vi}_paired_ge",
-                                  count_extreme(t_abs, t_obs, "two-sided", 1.0))
-                    self.top(j, f"{vi}_paired", t_abs, rep_idx, m_abs)
+                    w, w_sq, t_obs, nmz = self.prep(j, vi, "paired")
+                    s_hi, s_lo = split_sums[vi]
+                    sums = np.subtract(s_hi[ia], s_hi[ib])
+                    sums += s_lo[ia]
+                    sums -= s_lo[ib]
+                    sums -= nmz
+                    t_sq = paired_unit(w, w_sq, ct, sums)
+                    self.add_pair(j, f"pa_{vi}_paired_ge", count_t_sq(t_sq, t_obs))
+                    val, rid, tsum = select_top(k, t_sq, rep_idx, sums)
+                    self.top(j, f"{vi}_paired", (val, rid, np.abs(tsum) / n))
                 for vi in self.unpaired:
-                    vv, d_obs, scale = self.prep(j, vi, "unpaired")
+                    d_obs, scale = self.prep(j, vi, "unpaired")
                     g = self.variants[vi].kind == "g"
-                    d = unpaired_unit(vv, w_gmean if g else w_mean, "gmean" if g else "mean")
+                    d = unpaired_unit(parts[vi], ia, ib, "gmean" if g else "mean")
                     self.add_pair(j, f"pa_{vi}_unpaired_ge",
                                   count_extreme(d, d_obs, "two-sided", scale))
-                    self.top(j, f"{vi}_unpaired", np.abs(d), rep_idx, None)
+                    self.top(j, f"{vi}_unpaired", select_top(k, np.abs(d), rep_idx))
                 if self.sampled:
                     self.sampled_methods(j, a, s1, s2)
         return self.result()
