@@ -2,13 +2,19 @@
 Average Precision", ASEARC 2011; METHODS.md section 5).
 
 Each system's full topic set is the population and its mean the truth. For every size
-``n`` in ``sizes`` and every sample ``s < samples``, ``n`` topics are drawn without
-replacement (one draw per sample, shared by all systems and metrics:
-:func:`irsim.sampling.subsets.subset_indices`, scheme ``independent``). On that sample every
-system's interval for the mean is built by every method (``normal``, ``t``,
-``percentile``, ``basic``, ``bca``, ``studentised_logit``) at every ``alpha``; an interval
-misses when the population mean lies above or below it. Type I error = misses /
-intervals, the share Park tabulates against ``alpha`` (his Tables 1-3).
+``n`` in ``sizes`` and every sample ``s < samples``, every system gets ``n`` of its topics
+drawn without replacement, and its interval for the mean is built by every method
+(``normal``, ``t``, ``percentile``, ``basic``, ``bca``, ``studentised_logit``) at every
+``alpha``; an interval misses when the population mean lies above or below it. Type I error
+= misses / intervals, the share Park tabulates against ``alpha`` (his Tables 1-3).
+
+Park samples every system independently. Here one subset per sample is drawn
+(:func:`irsim.sampling.subsets.subset_indices`, scheme ``independent``) and each system
+reads it through its own fixed random relabelling of the topics (a permutation per system,
+drawn once): every system still sees independent uniform subsets, sample after sample, as
+in the paper, while two systems share on average only ``n^2 / topics`` topics of a sample,
+so shared topic difficulty does not make their misses move together. (Drawing a separate
+subset per system and sample would cost a sort of all topics for each.)
 
 The bootstrap of sample ``s`` is its own ``B`` resamples: replicates ``s*B .. (s+1)*B - 1``
 of one stream (:func:`irsim.sampling.topics.bootstrap_counts`, keyed by ``n``), shared by
@@ -39,22 +45,24 @@ from irsim.data.matrix import ScoreMatrix
 from irsim.engine.base import Partial, Shard, block_ranges
 from irsim.errors import ConfigError, unknown_name
 from irsim.experiments.common import aligned_block, check_alphas, check_positive_int
-from irsim.sampling.rng import REPLICATE_BLOCK
+from irsim.sampling.rng import REPLICATE_BLOCK, rng_for
 from irsim.sampling.subsets import subset_indices
 from irsim.sampling.topics import bootstrap_counts
 from irsim.stats.ci import CI_METHODS, _quantile_sorted, location_interval, mean_acceleration
 from irsim.stats.ties import tie_tolerance
 
 __all__ = ["Coverage", "METHODS", "PARK_ALPHAS", "TOPIC_STREAM", "BOOT_STREAM",
-           "interval_grid", "DESCRIPTION", "build", "report_sections"]
+           "RELABEL_STREAM", "relabelling", "interval_grid", "DESCRIPTION", "build",
+           "report_sections"]
 
 #: Interval methods of this study (config names, ``method`` column).
 METHODS = ("normal", "t", "percentile", "basic", "bca", "studentised_logit")
 #: Park's levels: alpha = 0.05, 0.10, ..., 0.50.
 PARK_ALPHAS = tuple(round(0.05 * i, 2) for i in range(1, 11))
-#: Random streams: the topic samples and their bootstrap resamples.
+#: Random streams: the topic samples, their bootstrap resamples, the per-system relabelling.
 TOPIC_STREAM = "coverage/topics"
 BOOT_STREAM = "coverage/bootstrap"
+RELABEL_STREAM = "coverage/relabel"
 _BOOTSTRAPPED = ("percentile", "basic", "bca", "studentised_logit")
 
 
@@ -144,6 +152,20 @@ def interval_grid(
         out["bca"] = (np.stack([_quantile_sorted(s, p_low[:, i]) for i in range(len(a))], -1),
                       np.stack([_quantile_sorted(s, p_high[:, i]) for i in range(len(a))], -1))
     return out
+
+
+def relabelling(seed: int, systems: int, topics: int) -> np.ndarray:
+    """(systems, topics) permutations: system ``i`` reads topic ``perm[i, t]`` where a sample
+    names topic ``t`` (one uniform random permutation per system).
+
+    Examples
+    --------
+    >>> p = relabelling(0, 3, 5)
+    >>> p.shape, sorted(p[1].tolist())
+    ((3, 5), [0, 1, 2, 3, 4])
+    """
+    u = rng_for(seed, RELABEL_STREAM, systems, topics).random((systems, topics))
+    return np.argsort(u, axis=1, kind="stable")
 
 
 def _logit(v: np.ndarray) -> np.ndarray:
@@ -295,6 +317,7 @@ class Coverage:
         metrics = self._metrics(data)
         n_topics, n_sys = len(data.topics), len(data.systems)
         counts = np.zeros((len(metrics), len(self.methods), len(self.alphas), 2), np.int64)
+        perm = relabelling(self.seed, n_sys, n_topics)
         step = self._chunk(n_sys)
         for a in range(s0, s1, step):  # chunks of samples bound the memory
             b = min(s1, a + step)
@@ -305,8 +328,8 @@ class Coverage:
             # for contiguous operands (a transposed view falls back to a slow loop)
             w = np.ascontiguousarray((w / n).reshape(b - a, self.B, n).transpose(0, 2, 1))
             for mi, metric in enumerate(metrics):
-                x = data.metric(metric)
-                truth = x.mean(axis=1)
+                truth = data.metric(metric).mean(axis=1)
+                x = np.take_along_axis(data.metric(metric), perm, axis=1)
                 xs = np.ascontiguousarray(x[:, topics].transpose(1, 0, 2))  # (m, S, n)
                 star = None
                 if any(m in _BOOTSTRAPPED for m in self.methods):
@@ -381,6 +404,7 @@ def build(cfg: Any) -> tuple[Coverage, ScoreMatrix]:
     matrix = preset_metrics(score_matrix(cfg), cfg)
     e = cfg.experiment
     _, shard_reps = engine_shards(cfg, reps_default=250)
+    shard_reps = int(e.get("shard_samples") or shard_reps)
     study = Coverage(
         metrics=tuple(matrix.metrics),
         methods=as_tuple(e.get("methods", METHODS)),

@@ -59,15 +59,18 @@ class PoissonTable:
     cdf : ndarray, shape (m, width)
         ``cdf[i, k] = P(X <= k)`` for ``X ~ Poisson(means[i])``; the last column is 1 (the
         tail beyond it, below 1e-20, is folded into it).
-    guide : ndarray of int32, shape (m, GUIDE_BUCKETS)
-        For bucket ``j`` (``u`` in ``[j/G, (j+1)/G)``) the smallest possible answer ``k``;
-        stored as ``-(k + 1)`` when the bucket holds a cdf step, i.e. when ``u`` must still
-        be compared with the cdf.
+    guide : ndarray of int64, shape (m * GUIDE_BUCKETS,)
+        For bucket ``j`` of row ``i`` (``u`` in ``[j/G, (j+1)/G)``) the smallest possible
+        answer ``k``; stored as ``-(k + 1)`` when the bucket holds a cdf step, i.e. when
+        ``u`` must still be compared with the cdf.
+    upper : ndarray of int64, shape (m * GUIDE_BUCKETS,)
+        The largest possible answer in each bucket (the search range of a flagged one).
     """
 
     means: np.ndarray
     cdf: np.ndarray
     guide: np.ndarray
+    upper: np.ndarray
 
 
 def poisson_table(means: np.ndarray) -> PoissonTable:
@@ -94,16 +97,23 @@ def poisson_table(means: np.ndarray) -> PoissonTable:
     cdf = np.maximum.accumulate(cdf, axis=1)
     cdf[:, -1] = 1.0
     edges = np.arange(GUIDE_BUCKETS + 1, dtype=np.float64) / GUIDE_BUCKETS
-    guide = np.empty((len(distinct), GUIDE_BUCKETS), np.int32)
+    g = GUIDE_BUCKETS
+    guide = np.empty((len(distinct), g), np.int64)
+    upper = np.empty((len(distinct), g), np.int64)
     for i in range(len(distinct)):  # table construction: one row per distinct mean
         first = np.searchsorted(cdf[i], edges, side="right")  # min k with cdf[k] > edge
+        first = np.minimum(first, width - 1)
         pure = cdf[i, first[:-1]] >= edges[1:]
         guide[i] = np.where(pure, first[:-1], -(first[:-1] + 1))
-    return PoissonTable(distinct, cdf, guide)
+        upper[i] = first[1:]
+    return PoissonTable(distinct, cdf, guide.ravel(), upper.ravel())
 
 
 def poisson_inverse(u: np.ndarray, which: np.ndarray, table: PoissonTable) -> np.ndarray:
     """Poisson counts by inversion: the smallest ``k`` with ``u < cdf(k)``.
+
+    One guide-table lookup per draw; the few draws whose bucket holds a cdf step are
+    finished by a binary search between the bucket's bounds.
 
     Parameters
     ----------
@@ -115,7 +125,7 @@ def poisson_inverse(u: np.ndarray, which: np.ndarray, table: PoissonTable) -> np
 
     Returns
     -------
-    ndarray of int32, shape of `u`
+    ndarray of int64, shape of `u`
 
     Examples
     --------
@@ -123,25 +133,29 @@ def poisson_inverse(u: np.ndarray, which: np.ndarray, table: PoissonTable) -> np
     >>> poisson_inverse(np.array([[0.1, 0.3, 0.5, 0.99]]), np.array([0, 1, 1, 1]), t).tolist()
     [[0, 0, 1, 4]]
     """
-    which = np.asarray(which, np.int32)
     g = GUIDE_BUCKETS
-    j = np.multiply(u, g).astype(np.int32)
-    j += which * np.int32(g)
-    k = table.guide.ravel()[j]
-    del j
-    fix = np.flatnonzero(k < 0)
+    base = np.asarray(which, np.int64) * g
+    j = np.multiply(u, g).astype(np.int64)
+    j += base
+    k = np.take(table.guide, j)
+    flat = k.reshape(-1)
+    fix = np.flatnonzero(flat < 0)
     if fix.size:
-        flat = k.reshape(-1)
-        kk = -flat[fix] - 1
+        jj = j.reshape(-1)[fix]
+        lo = -flat[fix] - 1
+        hi = np.take(table.upper, jj)
         uu = u.reshape(-1)[fix]
-        row = which[fix % u.shape[-1]].astype(np.int64) * table.cdf.shape[1]
-        cdf = table.cdf.ravel()
-        while True:  # at most a few steps: a bucket holds few cdf steps
-            step = uu >= cdf[row + kk]
-            if not step.any():
+        row = np.asarray(which, np.int64)[fix % u.shape[-1]] * table.cdf.shape[1]
+        cdf = table.cdf.reshape(-1)
+        while True:  # binary search, at most log2(width) rounds over the flagged draws
+            open_ = lo < hi
+            if not open_.any():
                 break
-            kk += step
-        flat[fix] = kk
+            mid = (lo + hi) >> 1
+            right = uu >= cdf[row + mid]
+            lo = np.where(open_ & right, mid + 1, lo)
+            hi = np.where(open_ & ~right, mid, hi)
+        flat[fix] = lo
     return k
 
 

@@ -361,8 +361,12 @@ def expected_ap_random_ranks(R: int, n: int, random: np.ndarray, top: np.ndarray
 
     The state after rank ``r`` is the number ``b`` of random documents among ranks
     ``1..r``; rank ``r+1`` holds one of the remaining ``random - b`` with probability
-    ``(random - b)/(n - r)``. Precision at a relevant rank is (random so far + top placed
-    so far) / rank. Vectorised over the entries of `random` / `top`.
+    ``(random - b)/(n - r)``; precision at a relevant rank is (random so far + top placed so
+    far) / rank. Once ``r0 = top + random`` ranks are done every top document is placed,
+    and the remaining ``m = random - b`` documents are uniform on the ``N = n - r0`` ranks
+    left, which closes the sum: ``E = (m/N) [(top + b + 1) D + (m-1)/(N-1) (N - (r0+1) D)]``
+    with ``D = H(n) - H(r0)``. So the loop runs over at most ``top + random`` ranks.
+    Vectorised over the entries of `random` / `top`.
 
     Parameters
     ----------
@@ -396,7 +400,8 @@ def expected_ap_random_ranks(R: int, n: int, random: np.ndarray, top: np.ndarray
     b = np.arange(width, dtype=np.float64)[None, :]
     jj, tt = j[:, None].astype(np.float64), t[:, None].astype(np.float64)
     total = np.zeros(len(j))
-    for r in range(1, n + 1):  # dynamic programming over ranks (not over samples)
+    r0 = int((j + t).max()) if len(j) else 0
+    for r in range(1, r0 + 1):  # dynamic programming over the first ranks (not samples)
         before = r - 1 - b                         # non-random ranks above r
         p_rand = np.clip((jj - b) / (n - r + 1), 0.0, 1.0)
         placed_top = np.minimum(tt, np.maximum(before, 0.0))
@@ -406,6 +411,14 @@ def expected_ap_random_ranks(R: int, n: int, random: np.ndarray, top: np.ndarray
         moved = prob * p_rand
         prob = prob - moved
         prob[:, 1:] += moved[:, :-1]
+    left = n - r0                                   # the tail, in closed form
+    if left > 0:
+        h = harmonic_numbers(n)
+        d = h[n] - h[r0]
+        m = np.maximum(jj - b, 0.0)
+        pair = (m - 1.0) / (left - 1) * (left - (r0 + 1) * d) if left > 1 else 0.0 * m
+        tail = m / left * ((tt + b + 1.0) * d + pair)
+        total += (prob * tail).sum(axis=1)
     return total / R
 
 

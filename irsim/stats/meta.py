@@ -103,7 +103,9 @@ def _result(effect, se, tau2, q, k, model, level, alternative) -> MetaResult:
         else:
             p = special.ndtr(z)
             low, high = np.full_like(effect, -np.inf), effect + zq * se
-    out = (lambda a: np.asarray(a)[()])
+    def out(a: np.ndarray) -> np.ndarray:
+        return np.asarray(a)[()]
+
     return MetaResult(out(effect), out(se), ConfidenceInterval(out(low), out(high)), out(z),
                       out(p), out(tau2), out(q), out(i2), out(k.astype(np.int64)), model)
 

@@ -1,0 +1,116 @@
+"""Plots of the corpus-resampling CI study (Cormack & Lynam 2006, Figures 1-3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+from matplotlib.figure import Figure
+
+__all__ = ["normalised_difference_plot", "map_interval_plot"]
+
+#: Normalised differences beyond this are drawn in the outermost bins.
+CLIP = 4.0
+
+
+def normalised_difference_plot(split: pa.Table, out_dir: Path, *,
+                               direction: str = "A->B") -> list[Path]:
+    """Histograms of the normalised ``AP_B - AP_A`` (interval from A mapped to [-1, 1]), one
+    panel per method, all lists and ``R > 5`` overlaid; values beyond +-4 go to the edge
+    bins. Returns the PNG paths.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> t = pa.table({"direction": ["A->B"] * 4, "method": ["logit"] * 4,
+    ...               "relevant": [2, 8, 9, 10], "normalised": [0.2, -0.5, 7.0, 1.5]})
+    >>> [p.name for p in normalised_difference_plot(t, Path(tempfile.mkdtemp()))]
+    ['corpus_normalised_diff.png']
+    """
+    df = split.to_pandas()
+    df = df[df["direction"] == direction]
+    if df.empty:
+        return []
+    methods = list(dict.fromkeys(df["method"]))
+    cols = min(3, len(methods))
+    rows = -(-len(methods) // cols)
+    fig = Figure(figsize=(4.3 * cols, 3.3 * rows + 0.5), dpi=120)
+    axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
+    edges = np.linspace(-CLIP, CLIP, 33)
+    for ax, method in zip(axes, methods, strict=False):
+        part = df[df["method"] == method]
+        v = np.clip(part["normalised"].to_numpy(np.float64), -CLIP + 1e-9, CLIP - 1e-9)
+        big = part["relevant"].to_numpy() > 5
+        ax.hist(v, bins=edges, color="tab:blue", alpha=0.55, label="all lists")
+        ax.hist(v[big], bins=edges, color="tab:orange", alpha=0.75, label="R > 5")
+        ax.axvline(-1, color="black", linestyle="--", linewidth=0.8)
+        ax.axvline(1, color="black", linestyle="--", linewidth=0.8)
+        inside = float(np.mean(np.abs(v) <= 1)) if len(v) else float("nan")
+        ax.set_title(f"{method.replace('_', ' ')}: {inside:.1%} within", fontsize=10)
+        ax.set_xlabel("normalised AP_B - AP_A (interval = [-1, 1])", fontsize=8)
+        ax.set_ylabel("lists", fontsize=8)
+        ax.tick_params(labelsize=8)
+        ax.grid(alpha=0.3)
+    for ax in axes[len(methods):]:
+        ax.set_visible(False)
+    axes[0].legend(fontsize=8)
+    fig.suptitle(f"Split-corpus validation ({direction}): where AP of the other half falls "
+                 f"(edge bins hold |x| > {CLIP:g})", fontsize=11)
+    fig.tight_layout()
+    path = out_dir / "corpus_normalised_diff.png"
+    fig.savefig(path)
+    return [path]
+
+
+def map_interval_plot(map_split: pa.Table, out_dir: Path, *,
+                      direction: str = "A->B") -> list[Path]:
+    """MAP (parametric) and L-MAP (bootstrap) intervals from one half, runs sorted by the
+    estimate: the interval as a bar, the half's value as x and the other half's as o
+    (Cormack & Lynam's Figure 3). Returns the PNG paths.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> t = pa.table({"direction": ["A->B"] * 2, "system": ["a", "b"],
+    ...               "measure": ["MAP", "L-MAP"], "method": ["parametric", "bootstrap"],
+    ...               "estimate": [0.2, -1.5], "lo": [0.15, -1.8], "hi": [0.25, -1.2],
+    ...               "other": [0.22, -1.0]})
+    >>> [p.name for p in map_interval_plot(t, Path(tempfile.mkdtemp()))]
+    ['corpus_map_intervals.png']
+    """
+    df = map_split.to_pandas()
+    df = df[df["direction"] == direction]
+    panels = [("MAP", "parametric"), ("L-MAP", "bootstrap")]
+    fig = Figure(figsize=(11, 4.2), dpi=120)
+    axes = fig.subplots(1, 2)
+    drawn = False
+    for ax, (measure, method) in zip(axes, panels, strict=True):
+        part = df[(df["measure"] == measure) & (df["method"] == method)]
+        part = part[np.isfinite(part["estimate"])].sort_values("estimate")
+        if part.empty:
+            ax.set_visible(False)
+            continue
+        drawn = True
+        x = np.arange(len(part))
+        inside = (part["other"] >= part["lo"]) & (part["other"] <= part["hi"])
+        ax.vlines(x, part["lo"], part["hi"], color="grey", linewidth=1.2, label="interval")
+        ax.plot(x, part["estimate"], "x", color="tab:blue", markersize=4, label="this half")
+        ax.plot(x[inside], part["other"][inside], "o", mfc="none", color="tab:green",
+                markersize=4, label="other half (inside)")
+        ax.plot(x[~inside], part["other"][~inside], "o", mfc="none", color="tab:red",
+                markersize=4, label="other half (outside)")
+        ax.set_title(f"{measure} ({method}): {inside.mean():.0%} of the other half inside",
+                     fontsize=10)
+        ax.set_xlabel("runs sorted by the estimate")
+        ax.set_ylabel(measure + (" (logit units)" if measure == "L-MAP" else ""))
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="upper left")
+    if not drawn:
+        return []
+    fig.suptitle(f"MAP / L-MAP intervals from one half of the corpus ({direction})",
+                 fontsize=11)
+    fig.tight_layout()
+    path = out_dir / "corpus_map_intervals.png"
+    fig.savefig(path)
+    return [path]
