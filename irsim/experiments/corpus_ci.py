@@ -225,20 +225,26 @@ def corpus_lists(docs: DocCollection, *, rel: int = 1, split: bool = True) -> Co
 
 def normalised_difference(ap_other: np.ndarray, ap: np.ndarray, low: np.ndarray,
                           high: np.ndarray) -> np.ndarray:
-    """``AP_other - AP`` scaled so that the interval ``[low, high]`` around ``AP`` maps to
-    ``[-1, 1]`` (Cormack & Lynam's Figures 1-2): ``d / (high - AP)`` above, ``d / (AP -
-    low)`` below; ``+-inf`` beyond a zero-width side, 0 when equal.
+    """``AP_other - AP`` scaled so that the interval ``[low, high]`` maps to ``[-1, 1]`` with
+    ``AP`` at 0 (Cormack & Lynam's Figures 1-2): ``d / (high - AP)`` above, ``d / (AP -
+    low)`` below. ``AP`` is first clipped into the interval (a logit interval of AP = 0 does
+    not contain 0), so ``|x| <= 1`` exactly when ``AP_other`` is within; ``+-inf`` beyond a
+    zero-width side, 0 when equal.
 
     Examples
     --------
     >>> normalised_difference(np.array([0.5, 0.1, 0.3]), np.array([0.3] * 3),
     ...                       np.array([0.2] * 3), np.array([0.4] * 3)).round(3).tolist()
     [2.0, -2.0, 0.0]
+    >>> normalised_difference(np.array([0.0]), np.array([0.0]), np.array([1e-5]),
+    ...                       np.array([2e-5])).tolist()
+    [-inf]
     """
-    d = ap_other - ap
+    centre = np.clip(ap, low, high)
+    d = ap_other - centre
     with np.errstate(divide="ignore", invalid="ignore"):
-        up = d / (high - ap)
-        down = d / (ap - low)
+        up = d / (high - centre)
+        down = d / (centre - low)
     return np.where(d > 0, up, np.where(d < 0, down, 0.0))
 
 
@@ -604,6 +610,7 @@ class _CorpusReducer:
         return maps, pa.Table.from_pylist(rows, schema=schema), pa.concat_tables(halves)
 
     def _meta(self) -> pa.Table:
+        """Per system pair: fixed- and random-effects combination over topics."""
         s, data, L = self.study, self.data, self.lists
         S, T = len(data.systems), len(data.topics)
         ia, ib = s._pairs(data)
@@ -611,24 +618,28 @@ class _CorpusReducer:
         sd = L["sd_logit"].reshape(S, T)
         d = lg[ia] - lg[ib]
         se = np.sqrt(sd[ia] ** 2 + sd[ib] ** 2)
-        cols: dict[str, list] = {k: [] for k in (
-            "system_a", "system_b", "model", "effect", "se", "lo", "hi", "z", "p_value",
-            "tau2", "q", "i2", "topics")}
-        for model, fn in (("fixed", fixed_effect), ("random", random_effects)):
-            r = fn(d, se, confidence_level=s.level)
-            names = np.asarray(data.systems, dtype=object)
-            cols["system_a"].append(names[ia])
-            cols["system_b"].append(names[ib])
-            cols["model"].append(np.full(len(ia), model, dtype=object))
-            for k, v in (("effect", r.effect), ("se", r.standard_error),
-                         ("lo", r.confidence_interval.low), ("hi", r.confidence_interval.high),
-                         ("z", r.statistic), ("p_value", r.pvalue), ("tau2", r.tau2),
-                         ("q", r.q), ("i2", r.i2), ("topics", r.k)):
-                cols[k].append(np.atleast_1d(v))
-        types = {"system_a": pa.string(), "system_b": pa.string(), "model": pa.string(),
-                 "topics": pa.int64()}
-        return pa.table({k: pa.array(np.concatenate(v), types.get(k, pa.float64()))
-                         for k, v in cols.items()})
+        names = np.asarray(data.systems, dtype=object)
+        results = [("fixed", fixed_effect(d, se, confidence_level=s.level)),
+                   ("random", random_effects(d, se, confidence_level=s.level))]
+
+        def pairwise(get) -> np.ndarray:  # rows: pair-major, fixed then random
+            return np.stack([np.atleast_1d(get(r)) for _, r in results], axis=1).reshape(-1)
+
+        cols = {
+            "system_a": pa.array(np.repeat(names[ia], 2), pa.string()),
+            "system_b": pa.array(np.repeat(names[ib], 2), pa.string()),
+            "model": pa.array(np.tile(np.array(["fixed", "random"], dtype=object), len(ia)),
+                              pa.string()),
+        }
+        for key, get in (("effect", lambda r: r.effect), ("se", lambda r: r.standard_error),
+                         ("lo", lambda r: r.confidence_interval.low),
+                         ("hi", lambda r: r.confidence_interval.high),
+                         ("z", lambda r: r.statistic), ("p_value", lambda r: r.pvalue),
+                         ("tau2", lambda r: r.tau2), ("q", lambda r: r.q),
+                         ("i2", lambda r: r.i2)):
+            cols[key] = pa.array(pairwise(get), pa.float64())
+        cols["topics"] = pa.array(pairwise(lambda r: r.k), pa.int64())
+        return pa.table(cols)
 
     def finalize(self) -> dict[str, pa.Table]:
         tables = {"corpus_ci": self._corpus_ci()}

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 __all__ = ["normalised_difference_plot", "map_interval_plot"]
 
@@ -42,12 +43,14 @@ def normalised_difference_plot(split: pa.Table, out_dir: Path, *,
         part = df[df["method"] == method]
         v = np.clip(part["normalised"].to_numpy(np.float64), -CLIP + 1e-9, CLIP - 1e-9)
         big = part["relevant"].to_numpy() > 5
-        ax.hist(v, bins=edges, color="tab:blue", alpha=0.55, label="all lists")
-        ax.hist(v[big], bins=edges, color="tab:orange", alpha=0.75, label="R > 5")
+        ax.hist(v, bins=edges, color="tab:blue", alpha=0.45, label="all lists")
+        ax.hist(v[big], bins=edges, histtype="step", color="tab:red", linewidth=1.3,
+                label="R > 5")
         ax.axvline(-1, color="black", linestyle="--", linewidth=0.8)
         ax.axvline(1, color="black", linestyle="--", linewidth=0.8)
         inside = float(np.mean(np.abs(v) <= 1)) if len(v) else float("nan")
-        ax.set_title(f"{method.replace('_', ' ')}: {inside:.1%} within", fontsize=10)
+        label = method.replace("_small_r", " + small-R").replace("_", " ")
+        ax.set_title(f"{label}: {inside:.1%} within", fontsize=10)
         ax.set_xlabel("normalised AP_B - AP_A (interval = [-1, 1])", fontsize=8)
         ax.set_ylabel("lists", fontsize=8)
         ax.tick_params(labelsize=8)
@@ -103,6 +106,7 @@ def map_interval_plot(map_split: pa.Table, out_dir: Path, *,
         ax.set_title(f"{measure} ({method}): {inside.mean():.0%} of the other half inside",
                      fontsize=10)
         ax.set_xlabel("runs sorted by the estimate")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel(measure + (" (logit units)" if measure == "L-MAP" else ""))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="upper left")
