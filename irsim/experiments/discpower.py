@@ -23,6 +23,25 @@ Stability, swap and rank correlation use the metrics that have a value on a topi
 ``<metric>`` (arithmetic mean) and ``G <metric>``; ``AG <metric>`` ranks systems exactly as
 ``G <metric>`` does.
 
+Tables (ARCHITECTURE.md contract; extra columns after the contracted ones):
+
+- ``asl``: metric, test, system_a, system_b, diff (mean difference; for ``G`` metrics the
+  difference of geometric means; for ``AG`` the mean difference of the logs), asl.
+- ``discpower``: metric, test, alpha, pairs, significant, sensitivity, estimated_diff
+  (two significant figures) + ``estimated_diff_raw``. The estimated difference is Sakai's
+  for the bootstrap tests; for ``t`` the smallest mean difference significant at alpha
+  given a pair's sd, max over pairs; for randomised Tukey HSD the ``ceil(alpha B)``-th
+  largest null range (the same for every pair).
+- ``stability``: metric, fuzziness, minority_rate, prop_ties + ``minority``, ``ties``
+  (integer numerators) and ``comparisons`` (``|C| B``).
+- ``swap_rates``: metric, sampling (``bootstrap``), subset_size (n), bin_kind
+  (``absolute``), bin_lo, bin_hi, comparisons, swaps, swap_rate (NaN for an empty bin).
+- ``swap_summary``: metric, sampling, subset_size, confidence, required_diff,
+  max_performance, relative_diff, sensitivity, mean_unique_topics, mean_overlap +
+  ``comparisons``, ``comparisons_above``.
+- ``rankcorr``: metric_a, metric_b, tau (tau-b: tau-a without tied systems), se_boot, z0,
+  p_value + ``systems``, ``tau_boot_mean``, ``replicates``.
+
 Determinism: one set of bootstrap samples (``discpower/paired``) serves every pair, metric
 and method, as in the paper; the unpaired test, the swap method and randomised Tukey HSD have
 their own streams (``discpower/unpaired``, ``discpower/swap2``, ``discpower/tukey``). Draws
@@ -1064,9 +1083,15 @@ def report_sections(tables: dict, run_dir) -> list[str]:
     if "discpower" in tables:
         lines += ["## Discriminative power", "",
                   "Share of system pairs with ASL < alpha (sensitivity) and the estimated "
-                  "difference required for ASL < alpha (max over pairs; rounded to two "
-                  "significant figures, raw value beside it). `AG x` is the paired test on "
-                  "log(x + 1e-5), `G x` the unpaired test of the geometric mean.", "",
+                  "difference required for ASL < alpha (rounded to two significant figures, "
+                  "raw value beside it). `AG x` is the paired test on log(x + 1e-5), `G x` "
+                  "the unpaired test of the geometric mean.", "",
+                  "Estimated difference: paired bootstrap, |mean(w*b)| of the sample with "
+                  "the ceil(alpha B)-th largest |t*|, max over pairs (Sakai 2006; it need "
+                  "not shrink with alpha when |t*| and |mean| part ways, e.g. AG scores "
+                  "with many zeros); unpaired bootstrap, the ceil(alpha B)-th largest |d*|, "
+                  "max over pairs; t, t(1 - alpha/2, n-1) sd/sqrt(n), max over pairs; "
+                  "randomised Tukey HSD, the ceil(alpha B)-th largest null range.", "",
                   markdown_table(tables["discpower"], max_rows=80), ""]
     if "asl" in tables:
         lines += ["## ASL curves", "",
