@@ -12,6 +12,7 @@ from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from irsim.errors import IrsimError
@@ -24,6 +25,8 @@ SUBCOMMANDS = {
     "evaluate": "per-topic scores of TREC runs (like trec_eval -q) as Parquet",
     "report": "rebuild report.md and plots of a run directory: irsim report <run dir>",
     "list": "list experiments, collections, metrics, tests and CI methods",
+    "collect": "merge a sweep's tables into one partitioned Parquet dataset: "
+               "irsim collect <sweep dir> [<out dir>]",
 }
 
 
@@ -36,12 +39,14 @@ def _fail(err: BaseException) -> None:
 def _hydra_entry(cfg: DictConfig) -> None:
     from irsim.runner import evaluate_command, run
 
-    run_dir = Path(HydraConfig.get().runtime.output_dir)
+    hc = HydraConfig.get()
+    run_dir = Path(hc.runtime.output_dir)
     try:
         if cfg.get("command", "run") == "evaluate":
             evaluate_command(cfg, run_dir)
         else:
-            run(cfg, run_dir)
+            # the jobs of a multirun share one Ray instance instead of starting one each
+            run(cfg, run_dir, keep_ray=hc.mode == RunMode.MULTIRUN)
     except IrsimError as err:
         _fail(err)
     if not cfg.get("quiet", False):
@@ -64,6 +69,11 @@ def main(argv: list[str] | None = None) -> None:
                 from irsim.report import report_command
 
                 report_command(rest)
+                return
+            if cmd == "collect":
+                from irsim.collect import collect_command
+
+                collect_command(rest)
                 return
         except IrsimError as err:
             _fail(err)

@@ -93,10 +93,12 @@ def _progress_bar(cfg: DictConfig, desc: str):
     return bar, update
 
 
-def run(cfg: DictConfig, run_dir: str | os.PathLike) -> dict[str, pa.Table]:
+def run(cfg: DictConfig, run_dir: str | os.PathLike, *, keep_ray: bool = False
+        ) -> dict[str, pa.Table]:
     """Run the configured study and write its tables, manifest and report into `run_dir`.
 
-    Returns the result tables.
+    `keep_ray` leaves a Ray instance started for engine=ray running for the next job of a
+    sweep. Returns the result tables.
     """
     run_dir = Path(run_dir)
     t0 = time.perf_counter()
@@ -105,6 +107,8 @@ def run(cfg: DictConfig, run_dir: str | os.PathLike) -> dict[str, pa.Table]:
     engine = cfg.engine.get("name", "local")
     engine_options = {k: v for k, v in OmegaConf.to_container(cfg.engine).items()
                       if k not in ("name", "shard_pairs", "shard_replicates")}
+    if engine == "ray" and keep_ray:
+        engine_options.setdefault("keep_alive", True)
     bar, progress = _progress_bar(cfg, study.name)
     checkpoints = run_dir / "checkpoints"
     try:

@@ -41,11 +41,15 @@ class RayPool:
         Shards queued per actor.
     max_retries : int
         How often a shard is retried when its actor dies.
+    keep_alive : bool
+        Leave a Ray instance this pool started running after :meth:`shutdown` (it stops
+        at interpreter exit), so the jobs of a sweep share one instance.
     """
 
     def __init__(self, study: Study, data: Any, *, workers: int | None = None,
                  address: str | None = None, num_cpus: int | None = None, in_flight: int = 2,
-                 max_retries: int = 3, cpus_per_worker: float = 1.0):
+                 max_retries: int = 3, cpus_per_worker: float = 1.0,
+                 keep_alive: bool = False):
         import ray
 
         self.ray = ray
@@ -58,7 +62,11 @@ class RayPool:
                 kwargs["num_cpus"] = num_cpus
                 kwargs["_node_ip_address"] = "127.0.0.1"
             ray.init(**kwargs)
-            self.started = True
+            self.started = not keep_alive
+            if keep_alive:
+                import atexit
+
+                atexit.register(ray.shutdown)
         cpus = int(ray.cluster_resources().get("CPU", 1))
         self.workers = int(workers) if workers else max(1, int(cpus // cpus_per_worker))
         if self.workers < 1:
@@ -70,6 +78,10 @@ class RayPool:
         self.study = study
         self.data_ref = ray.put(data)
         self.actors = [self._new_actor() for _ in range(self.workers)]
+        alive = [n for n in ray.nodes() if n.get("Alive")]
+        #: where the work ran, for the manifest
+        self.cluster = {"gcs_address": ray.get_runtime_context().gcs_address,
+                        "nodes": len(alive), "cpus": cpus, "workers": self.workers}
 
     def _new_actor(self) -> Any:
         return self._actor_cls.remote(self.study, self.data_ref)
@@ -142,14 +154,17 @@ class _ShardActor:
         return os.getpid()
 
 
-def ray_partials(study: Study, data: Any, shards: list[Shard], **options: Any
+def ray_partials(study: Study, data: Any, shards: list[Shard], *,
+                 info: dict | None = None, **options: Any
                  ) -> Iterator[tuple[Shard, Partial]]:
     """The ``engine=ray`` stream of partial results used by :func:`irsim.engine.run_study`.
 
     Options: ``address``, ``workers``, ``num_cpus``, ``in_flight``, ``max_retries``,
-    ``cpus_per_worker`` (see :class:`RayPool`); unknown keys are rejected.
+    ``cpus_per_worker``, ``keep_alive`` (see :class:`RayPool`); unknown keys are rejected.
+    `info` (a dict) receives the cluster description.
     """
-    allowed = {"address", "workers", "num_cpus", "in_flight", "max_retries", "cpus_per_worker"}
+    allowed = {"address", "workers", "num_cpus", "in_flight", "max_retries", "cpus_per_worker",
+               "keep_alive"}
     unknown = set(options) - allowed
     if unknown:
         raise ConfigError(f"unknown engine option(s) for engine=ray: {sorted(unknown)}; "
@@ -157,6 +172,8 @@ def ray_partials(study: Study, data: Any, shards: list[Shard], **options: Any
     if not shards:
         return
     pool = RayPool(study, data, **{k: v for k, v in options.items() if v is not None})
+    if info is not None:
+        info["ray"] = dict(pool.cluster)
     try:
         yield from pool.run(shards)
     finally:

@@ -129,12 +129,13 @@ def run_study(
     if progress is not None:
         progress(count, total)
 
+    executor_info: dict = {}
     if engine == "local":
         stream: Iterable[tuple[Shard, Partial]] = _local_partials(study, data, todo)
     elif engine == "ray":
         from irsim.engine.ray_executor import ray_partials
 
-        stream = ray_partials(study, data, todo, **(engine_options or {}))
+        stream = ray_partials(study, data, todo, info=executor_info, **(engine_options or {}))
     else:
         raise ConfigError(f"engine must be 'local' or 'ray', got {engine!r}")
     t_compute = time.perf_counter()
@@ -156,6 +157,7 @@ def run_study(
         seconds_plan=round(t_compute - t0, 4),
         seconds_shards=round(t_reduce - t_compute, 4),
         seconds_finalize=round(t_end - t_reduce, 4),
+        **executor_info,
     )
     log.info("study %s: %d shards (%d resumed) in %.2fs", study.name, total, len(resumed),
              t_end - t0)

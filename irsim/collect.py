@@ -1,0 +1,99 @@
+"""``irsim collect <sweep dir>``: merge every job's tables of a Hydra multirun into one
+partitioned Parquet dataset, with the sweep parameters as columns."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+import yaml
+
+from irsim.errors import InputError
+
+__all__ = ["collect", "collect_command", "sweep_jobs"]
+
+
+def sweep_jobs(sweep_dir: str | os.PathLike) -> list[tuple[Path, dict[str, str]]]:
+    """Job directories of a sweep (those with ``results/``) and their override parameters
+    (``hydra.*`` overrides excluded)."""
+    sweep = Path(sweep_dir)
+    jobs = []
+    for overrides in sorted(sweep.rglob(".hydra/overrides.yaml")):
+        job = overrides.parent.parent
+        if not (job / "results").is_dir():
+            continue
+        params = {}
+        for item in yaml.safe_load(overrides.read_text()) or []:
+            key, _, value = str(item).partition("=")
+            key = key.lstrip("+~")
+            if key.startswith("hydra.") or key.startswith("hydra/") or key == "quiet":
+                continue
+            params[key] = value
+        jobs.append((job, params))
+    return jobs
+
+
+def collect(sweep_dir: str | os.PathLike, out: str | os.PathLike | None = None
+            ) -> dict[str, Path]:
+    """Merge the result tables of every job under `sweep_dir`.
+
+    Each table ``T`` becomes the dataset ``<out>/T/`` (hive-partitioned by the sweep
+    parameters, which are also columns, plus ``job``: the job's directory relative to the
+    sweep). `out` defaults to ``<sweep_dir>/collected``; it is replaced atomically.
+
+    Returns
+    -------
+    dict of table name to dataset directory
+    """
+    sweep = Path(sweep_dir)
+    if not sweep.is_dir():
+        raise InputError("sweep directory not found", file=sweep)
+    jobs = sweep_jobs(sweep)
+    if not jobs:
+        raise InputError("no job with results/ under this directory (is it a Hydra "
+                         "multirun sweep dir?)", file=sweep)
+    keys = sorted({k for _, p in jobs for k in p})
+    varying = [k for k in keys if len({p.get(k) for _, p in jobs}) > 1]
+    per_table: dict[str, list[pa.Table]] = {}
+    for job, params in jobs:
+        for path in sorted((job / "results").glob("*.parquet")):
+            table = pq.read_table(path)
+            n = table.num_rows
+            for k in keys:
+                table = table.append_column(k, pa.array([params.get(k)] * n, pa.string()))
+            table = table.append_column(
+                "job", pa.array([str(job.relative_to(sweep))] * n, pa.string()))
+            per_table.setdefault(path.stem, []).append(table)
+    out = Path(out) if out is not None else sweep / "collected"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".collect-", dir=out.parent))
+    try:
+        for name, tables in per_table.items():
+            merged = pa.concat_tables(tables, promote_options="default")
+            ds.write_dataset(
+                merged, tmp / name, format="parquet",
+                partitioning=ds.partitioning(
+                    pa.schema([(k, pa.string()) for k in (varying or ["job"])]),
+                    flavor="hive"),
+                existing_data_behavior="overwrite_or_ignore",
+            )
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(tmp, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {name: out / name for name in per_table}
+
+
+def collect_command(args: list[str]) -> None:
+    """CLI: ``irsim collect <sweep dir> [<out dir>]``."""
+    if not 1 <= len(args) <= 2:
+        raise InputError("usage: irsim collect <sweep dir> [<out dir>]")
+    paths = collect(args[0], args[1] if len(args) == 2 else None)
+    for name, path in paths.items():
+        print(f"{name}: {path}")
