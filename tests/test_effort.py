@@ -144,7 +144,7 @@ def test_effort_end_to_end_on_a_trec_collection(tmp_path):
                           "collection.docs_per_topic=300", "collection.depth=200"])
     tables = run(cfg, tmp_path)
     summ = tables["effort_summary"].to_pandas()
-    assert set(zip(summ.metric, summ.pool_depth)) == {("AP", 100), ("P@10", 10)}
+    assert set(zip(summ.metric, summ.pool_depth, strict=True)) == {("AP", 100), ("P@10", 10)}
     pools = tables["pools"].to_pandas()
     assert (pools[pools.pool_depth == 10].judged <= 80).all()
     report = (tmp_path / "report.md").read_text()

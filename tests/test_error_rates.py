@@ -87,7 +87,7 @@ def reference(matrix, study):
 
 def test_counters_equal_a_loop_with_scipy_tests():
     m = urbano_matrix("adhoc8_ap", "AP", systems=9)
-    study = ErrorRates(sampling=("disjoint", "replacement"), subset_sizes=(6, 20), trials=30,
+    study = ErrorRates(sampling=("disjoint", "replacement"), subset_sizes=(6, 20), trials=16,
                        tests=("t", "sign"), windows=WINDOWS, drop_bottom=0.25, seed=5,
                        sd_sizes=(5,), sd_samples=5)
     assert len(study.systems(m)) == 7
@@ -104,7 +104,7 @@ def test_counters_equal_a_loop_with_scipy_tests():
                 np.testing.assert_array_equal(rows.comparisons, comps[w, kind, :n_bins],
                                               err_msg=f"{scheme} {size} {test} {lo} {name}")
                 np.testing.assert_array_equal(rows.errors, errs[w, kind, :n_bins])
-        assert comps[0, 0].sum() == 21 * 30
+        assert comps[0, 0].sum() == 21 * 16
         got = dep[(dep.sampling == scheme) & (dep.subset_size == size)]
         np.testing.assert_array_equal(got.errors, dep_ref)
         assert (got.pairs == 21).all()
@@ -233,7 +233,7 @@ def test_sanderson_zobel_preset_end_to_end(tmp_path):
 
     cfg = compose_config(["experiment=sanderson_zobel2005", f"data_dir={SHARED_DATA}",
                           "offline=true", "quiet=true", "experiment.trials=3",
-                          "experiment.subset_sizes=[5,15,25]", "experiment.tests=[t,sign]"])
+                          "experiment.subset_sizes=[5,25]", "experiment.tests=[t]"])
     assert cfg.collection.name == "adhoc8" and cfg.experiment.drop_bottom == 0.25
     tables = run(cfg, tmp_path)
     er = pq.read_table(tmp_path / "results" / "error_rates.parquet")

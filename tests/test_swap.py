@@ -233,8 +233,9 @@ def test_ray_equals_local_for_swap_error_rates_and_effort():
          effort_data(DocCollection(runs, qrels, 120), DEFAULT_POOLS)),
     ]
     local = [run_study(s, d)[0] for s, d in studies]
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-             log_to_driver=False)
+    # address="local": a fresh instance even if another session's cluster is running here
+    ray.init(address="local", num_cpus=2, include_dashboard=False,
+             _node_ip_address="127.0.0.1", log_to_driver=False)
     try:
         for (study, data), expected in zip(studies, local, strict=True):
             tables, info = run_study(study, data, engine="ray", engine_options={"workers": 2})
@@ -272,16 +273,17 @@ def test_sakai_preset_end_to_end(tmp_path):
         assert (tmp_path / f"swap_rates_{metric}.png").stat().st_size > 20_000
 
 
-def test_cli_rejects_oversized_disjoint_sets(tmp_path):
-    import subprocess
-    import sys
+def test_config_rejects_oversized_disjoint_sets_before_running():
+    # the CLI turns this ConfigError into one line and exit code 2 (tests/test_cli.py)
+    from irsim.experiments.swap import build
+    from irsim.runner import compose_config
 
-    out = tmp_path / "bad"
-    r = subprocess.run([sys.executable, "-m", "irsim", "experiment=swap",
-                        "experiment.sampling=disjoint", "experiment.subset_sizes=[30]",
-                        "quiet=true", f"hydra.run.dir={out}"],
-                       capture_output=True, text=True, cwd=tmp_path, timeout=300)
-    assert r.returncode == 2, r.stderr
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and "30 > n/2 = 25.0" in lines[0]
-    assert not (out / "results").exists()
+    cfg = compose_config(["experiment=swap", "experiment.sampling=disjoint",
+                          "experiment.subset_sizes=[30]", "collection=synthetic_scores"])
+    with pytest.raises(ConfigError, match=r"30 > n/2 = 25.0 for disjoint"):
+        build(cfg)
+    cfg = compose_config(["experiment=swap", "experiment.sampling=[replacement,bootstrap]",
+                          "experiment.subset_sizes=[40]", "collection=synthetic_scores",
+                          "experiment.trials=5"])
+    study, _ = build(cfg)
+    assert study.sampling == ("replacement", "bootstrap") and study.subset_sizes == (40,)

@@ -402,12 +402,14 @@ class ErrorRates:
                 z = x[a] - x[b]
                 self._full_set(out, mi, z, full_means[a], full_means[b], tol)
             for k, (_scheme, size) in enumerate(configs):
-                means = np.concatenate(
-                    [set_means(x, indices_to_set_counts(idx, n), size) for idx in draws[k]], axis=2)
+                means = np.concatenate(  # (2, systems, trials)
+                    [set_means(x, indices_to_set_counts(idx, n), size) for idx in draws[k]],
+                    axis=0).transpose(1, 2, 0)
                 for p0, p1 in units:
                     a, b = ia[p0:p1], ib[p0:p1]
-                    self._trials(out, mi, k, means[:, a], means[:, b], x[a] - x[b],
-                                 draws[k], size, tol, conds)
+                    self._trials(out, mi, k, np.take(means, a, axis=1),
+                                 np.take(means, b, axis=1), x[a] - x[b], draws[k], size, tol,
+                                 conds)
         if shard.items[0] == 0:
             self._sd_table(out, xs, n)
         return out
@@ -417,7 +419,7 @@ class ErrorRates:
         """Full-topic-set significance per bin of the full-set difference."""
         d = snap_ties(ma - mb, tol)
         absd = np.abs(d)
-        bins = {ABSOLUTE.kind: ABSOLUTE.index(absd),
+        bins = {ABSOLUTE.kind: bin_index(ABSOLUTE, absd),
                 RELATIVE.kind: bin_index(RELATIVE, relative_to_smaller(absd, ma, mb))}
         for lay in LAYOUTS:
             out[f"full_{lay.kind}_pairs"][mi] += np.bincount(bins[lay.kind],
@@ -436,13 +438,13 @@ class ErrorRates:
         d2 = snap_ties(ma[1] - mb[1], tol)
         err = is_swap(d, d2, zero_swaps=True)
         absd = np.abs(d)
-        bins = {ABSOLUTE.kind: ABSOLUTE.index(absd),
+        bins = {ABSOLUTE.kind: bin_index(ABSOLUTE, absd),
                 RELATIVE.kind: bin_index(RELATIVE, relative_to_smaller(absd, ma[0], mb[0]))}
         pvals: dict[str, np.ndarray] = {}
         for test in self.tests:  # on the first set of every trial: gathered (pairs, trials, c)
             parts = []
             for idx in draws:
-                g = z[:, idx[:, 0]]
+                g = np.take(z, idx[:, 0], axis=1)
                 parts.append(self._pvalues(test, g.reshape(-1, size), STREAM)
                              .reshape(g.shape[:2]))
             pvals[test] = np.concatenate(parts, axis=1)
@@ -467,7 +469,7 @@ class ErrorRates:
             counts = subset_counts("independent", self.seed, SD_STREAM, n, s, 0,
                                    self.sd_samples, sets=1)
             for mi, x in enumerate(xs):
-                per_system = set_means(x, counts, s)[0].std(axis=1, ddof=1)
+                per_system = set_means(x, counts, s)[:, 0].std(axis=0, ddof=1)
                 sd[mi, j] = per_system.mean(), per_system.min(), per_system.max()
         out["sd"] = sd
 

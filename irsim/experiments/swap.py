@@ -15,9 +15,9 @@ Tables 1-4; plus the mean number of distinct topics per set and shared by the tw
 
 One set of topic draws per trial serves every pair and metric (trials are drawn in blocks of
 250 keyed by block index), so splitting pairs or trials across shards cannot change any
-number. The means of every system on every set of a block of trials are one GEMM,
-``X @ C.T`` (systems x topics times topics x trials); pair differences are gathers of its
-rows. Differences within ``1e-9 * max |score|`` of 0 count as exactly 0: a GEMM sum of a
+number. The means of every system on every set of a block of trials are GEMMs,
+``C @ X.T`` (trials x topics times topics x systems); pair differences are gathers of their
+columns. Differences within ``1e-9 * max |score|`` of 0 count as exactly 0: a GEMM sum of a
 discrete metric (P@10) turns an exact tie into rounding noise of about 1e-17.
 """
 
@@ -57,6 +57,7 @@ __all__ = [
     "CONFIDENCES",
     "tie_tolerance_of",
     "set_means",
+    "gemm_trials",
     "snap_ties",
     "relative_to_smaller",
     "bin_counts",
@@ -74,6 +75,9 @@ STREAM = "swap/topics"
 #: Default confidence levels of the required difference (Sakai: 95%, 90%, 80%).
 CONFIDENCES = (0.95, 0.90, 0.80)
 LAYOUTS: tuple[BinLayout, ...] = (ABSOLUTE, RELATIVE)
+#: Comparisons (pairs x trials) per elementwise step of the kernel: small enough that the
+#: step's temporaries stay in cache (measured: 4x faster than 64k-element blocks).
+CHUNK = 8192
 
 
 # -- pieces shared with error_rates and effort ----------------------------------------------
@@ -126,34 +130,60 @@ def tie_tolerance_of(x: np.ndarray) -> float:
     return TIE_RTOL * scale
 
 
+def gemm_trials(systems: int, topics: int) -> int:
+    """Trials per GEMM of :func:`set_means`: the largest divisor of 250 keeping
+    ``systems * topics * trials <= 2**18``, at least 1.
+
+    Below that size OpenBLAS computes a product on the calling thread; bigger products of
+    this study are still small, and threaded ones left the BLAS threads spinning next to the
+    elementwise work (2.3x slower on a busy 2-core machine, bench/bench_swap.py). The block
+    depends on the data's shape only, and blocks start at multiples of it, so the products
+    are the same for every sharding.
+
+    Examples
+    --------
+    >>> gemm_trials(129, 50), gemm_trials(20, 50), gemm_trials(2000, 1000)
+    (25, 250, 1)
+    """
+    for t in (250, 125, 50, 25, 10, 5, 2, 1):
+        if systems * topics * t <= 1 << 18:
+            return t
+    return 1
+
+
 def set_means(x: np.ndarray, counts: np.ndarray, size: int) -> np.ndarray:
-    """Mean score of every system on every set of a block of trials: one GEMM per set.
+    """Mean score of every system on every set of a block of trials: ``C @ X.T / size``.
 
     Parameters
     ----------
     x : ndarray, shape (systems, n)
     counts : ndarray, shape (trials, sets, n)
-        Selection counts (:func:`irsim.sampling.subsets.subset_counts`).
+        Selection counts (:func:`irsim.sampling.subsets.subset_counts`) of trials starting
+        at a multiple of 250.
     size : int
         Topics per set (the row sums of `counts`).
 
     Returns
     -------
-    ndarray, shape (sets, systems, trials)
+    ndarray, shape (trials, sets, systems)
+        Trial-major: the means of a block of trials are contiguous.
 
     Examples
     --------
     >>> x = np.array([[0.1, 0.2, 0.6], [0.3, 0.3, 0.0]])
     >>> c = np.array([[[1.0, 1.0, 0.0], [0.0, 0.0, 2.0]]])   # one trial, two sets
     >>> set_means(x, c, 2).round(3).tolist()
-    [[[0.15], [0.3]], [[0.6], [0.0]]]
+    [[[0.15, 0.3], [0.6, 0.0]]]
     """
-    sets = counts.shape[1]
-    out = np.empty((sets, x.shape[0], counts.shape[0]))
-    for k in range(sets):
-        np.matmul(x, np.ascontiguousarray(counts[:, k].T), out=out[k])
+    trials, sets, n = counts.shape
+    flat = counts.reshape(trials * sets, n)
+    xt = np.ascontiguousarray(x.T)
+    out = np.empty((trials * sets, x.shape[0]))
+    step = gemm_trials(x.shape[0], n) * sets
+    for r0 in range(0, len(flat), step):
+        np.matmul(flat[r0:r0 + step], xt, out=out[r0:r0 + step])
     out /= size
-    return out
+    return out.reshape(trials, sets, x.shape[0])
 
 
 def snap_ties(d: np.ndarray, tol: float) -> np.ndarray:
@@ -164,7 +194,7 @@ def snap_ties(d: np.ndarray, tol: float) -> np.ndarray:
     >>> snap_ties(np.array([1e-17, -0.1, -2e-12]), 1e-9).tolist()
     [0.0, -0.1, 0.0]
     """
-    d[np.abs(d) <= tol] = 0.0
+    np.copyto(d, 0.0, where=np.abs(d) <= tol)
     return d
 
 
@@ -181,28 +211,42 @@ def relative_to_smaller(absd: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.nd
     """
     small = np.minimum(a, b)
     with np.errstate(divide="ignore", invalid="ignore"):
-        rel = absd / small
-    rel[small <= 0] = np.inf
-    rel[absd == 0] = 0.0
+        rel = np.divide(absd, small)  # x/0 = inf; 0/0 (NaN) is reset below
+    np.copyto(rel, np.inf, where=small < 0)
+    np.copyto(rel, 0.0, where=absd == 0)
     return rel
 
 
+def _floor_bins(layout: BinLayout, values: np.ndarray) -> np.ndarray:
+    """``min(floor(v / width + 1e-9), count - 1)`` as float64, computed in place."""
+    t = np.divide(values, layout.width)
+    t += 1e-9
+    np.floor(t, out=t)
+    np.minimum(t, layout.count - 1, out=t)
+    return t
+
+
 def bin_index(layout: BinLayout, values: np.ndarray) -> np.ndarray:
-    """:meth:`BinLayout.index` of non-negative values that may be inf (a relative difference
-    to a zero mean): inf goes to the last, open bin.
+    """The bins of :meth:`BinLayout.index` for non-negative values that may be inf (a
+    relative difference to a zero mean): inf goes to the last, open bin.
+
+    Same arithmetic as :meth:`BinLayout.index` (``floor(v / width + 1e-9)``, clipped), in
+    place; ``BinLayout.index`` itself casts inf to a negative integer and clips it to bin 0.
 
     Examples
     --------
-    >>> bin_index(RELATIVE, np.array([0.0, 0.07, np.inf])).tolist()
-    [0, 1, 19]
+    >>> bin_index(RELATIVE, np.array([0.0, 0.07, 0.1, np.inf])).tolist()
+    [0, 1, 2, 19]
+    >>> v = np.array([0.0, 0.0299999999999, 0.03, 0.199, 0.2, 7.0])
+    >>> bool((bin_index(ABSOLUTE, v) == ABSOLUTE.index(v)).all())
+    True
     """
-    cap = 2.0 * layout.width * layout.count  # inside the open last bin, castable to int
-    return layout.index(np.minimum(values, cap))
+    return _floor_bins(layout, values).astype(np.int64)
 
 
 def bin_counts(layout: BinLayout, values: np.ndarray, flags: np.ndarray) -> tuple[np.ndarray,
                                                                                     np.ndarray]:
-    """(comparisons, flagged) per bin of `layout` (int64 each).
+    """(comparisons, flagged) per bin of `layout` (int64 each); `values` >= 0, may be inf.
 
     Examples
     --------
@@ -210,10 +254,12 @@ def bin_counts(layout: BinLayout, values: np.ndarray, flags: np.ndarray) -> tupl
     >>> c[[0, 20]].tolist(), s[[0, 20]].tolist()
     ([2, 1], [1, 1])
     """
-    idx = bin_index(layout, values)
-    comps = np.bincount(idx.ravel(), minlength=layout.count)
-    hits = np.bincount(idx[flags], minlength=layout.count)
-    return comps.astype(np.int64), hits.astype(np.int64)
+    key = _floor_bins(layout, values)  # one bincount of (bin, flag) pairs: 2 * bin + flag
+    key *= 2
+    key += flags
+    both = np.bincount(key.astype(np.intp).ravel(), minlength=2 * layout.count)
+    both = both.reshape(layout.count, 2)
+    return both.sum(axis=1).astype(np.int64), both[:, 1].astype(np.int64)
 
 
 def sampling_configs(schemes: Sequence[str], sizes: Sequence[int] | None, n: int, *,
@@ -394,7 +440,7 @@ class Swap:
         xs = [data.metric(m) for m in metrics]
         tols = [tie_tolerance_of(x) for x in xs]
         ia, ib = pair_index(len(data.systems))
-        units = unit_ranges(*shard.items, PAIR_UNIT)
+        pieces = [(ia[p0:p1], ib[p0:p1]) for p0, p1 in unit_ranges(*shard.items, CHUNK)]
         shape = (len(metrics), len(configs))
         out: Partial = {
             f"{lay.kind}_{what}": np.zeros((*shape, lay.count), np.int64)
@@ -410,23 +456,29 @@ class Swap:
                     out["unique_topics"][k] += int(unique_topics(counts).sum())
                     out["overlap"][k] += int(set_overlap(counts).sum())
                 for mi, x in enumerate(xs):
-                    means = set_means(x, counts, size)
+                    means = set_means(x, counts, size)  # (trials, 2, systems)
                     out["max_performance"][mi, k] = max(out["max_performance"][mi, k],
                                                         float(means.max()))
-                    for p0, p1 in units:
-                        a, b = ia[p0:p1], ib[p0:p1]
-                        self._count(out, mi, k, means[:, a], means[:, b], tols[mi])
+                    # blocks of ~CHUNK comparisons (trials x pairs) stay in cache; the work
+                    # is elementwise with integer counters, so blocking changes no number
+                    for a, b in pieces:
+                        rows = max(1, CHUNK // len(a))
+                        for r0 in range(0, len(means), rows):
+                            block = means[r0:r0 + rows]
+                            self._count(out, mi, k, np.take(block, a, axis=2),
+                                        np.take(block, b, axis=2), tols[mi])
         return out
 
     @staticmethod
     def _count(out: Partial, mi: int, k: int, ma: np.ndarray, mb: np.ndarray,
                tol: float) -> None:
-        """Fold one block of pairs x trials into the counters (ma, mb: (2, pairs, trials))."""
-        d = snap_ties(ma[0] - mb[0], tol)
-        d2 = snap_ties(ma[1] - mb[1], tol)
+        """Fold a block of comparisons into the counters; ma, mb: (trials, 2, pairs) means
+        of the pairs' first and second systems on the two sets."""
+        d = snap_ties(ma[:, 0] - mb[:, 0], tol)
+        d2 = snap_ties(ma[:, 1] - mb[:, 1], tol)
         swap = is_swap(d, d2, zero_swaps=True)
         absd = np.abs(d)
-        rel = relative_to_smaller(absd, ma[0], mb[0])
+        rel = relative_to_smaller(absd, ma[:, 0], mb[:, 0])
         for lay, values in ((ABSOLUTE, absd), (RELATIVE, rel)):
             comps, hits = bin_counts(lay, values, swap)
             out[f"{lay.kind}_comparisons"][mi, k] += comps
