@@ -293,6 +293,14 @@ def test_synthetic_collection_matches_reference():
     check_against_reference(m, B=200, seed=2, alphas=(0.05, 0.1), fuzziness=(0.02, 0.1))
 
 
+def test_tiny_topic_sets_match_reference():
+    # 5 topics on a 0.25 grid: constant resamples are common (t* = 0), and many exact ties
+    rng = np.random.default_rng(4)
+    m = ScoreMatrix(rng.integers(0, 5, size=(1, 5, 5)) / 4, ["grid"],
+                    [f"s{i}" for i in range(5)], [str(i) for i in range(5)])
+    check_against_reference(m, B=250, seed=1, alphas=(0.05,), fuzziness=(0.05,))
+
+
 # ---------------------------------------------------------------------- properties
 @pytest.fixture(scope="module")
 def trec8():

@@ -119,6 +119,9 @@ GMEAN_EPS = 1e-5
 #: Bytes of one gather of randomised Tukey HSD trials (trials x topics x systems).
 _TUKEY_BYTES = 32 * 2**20
 _NO_INDEX = np.iinfo(np.int64).max
+#: Resamples whose variance is below this share of their mean square get their sum of
+#: differences recomputed directly before the constant-resample rule (see paired_unit).
+_NEAR_CONSTANT = 1e-4
 
 
 # ---------------------------------------------------------------------------------- kernels
@@ -201,13 +204,14 @@ def exact_split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def paired_unit(w: np.ndarray, w_sq: np.ndarray, ct: np.ndarray, s1: np.ndarray
                 ) -> np.ndarray:
-    """``t(w*b)^2`` of the paired studentised bootstrap for a block of pairs x samples.
+    """``t(w*b)^2 / (n-1)`` of the paired studentised bootstrap for a block of pairs x
+    samples.
 
     With ``s1``, ``s2`` the resampled sums of ``w`` and ``w^2``,
-    ``t*^2 = (n-1) s1^2 / (n s2 - s1^2)``; a constant resample (variance at most
+    ``t*^2 / (n-1) = s1^2 / (n s2 - s1^2)``; a constant resample (variance at most
     :data:`~irsim.stats.resample.ZERO_VAR_RTOL` of the mean square, i.e.
-    ``n s2 - s1^2 <= rtol (n-1) s2``) has ``t* = 0``. Squares order replicates as ``|t*|``
-    does and spare a square root per replicate.
+    ``n s2 - s1^2 <= rtol (n-1) s2``) has ``t* = 0``. The ratio orders replicates as
+    ``|t*|`` does and spares a square root per replicate.
 
     ``s2`` is a GEMM; ``s1`` comes in precomputed (from per-system sums, see
     :func:`exact_split`), accurate to ~1e-16 of the scores. Where the variance is within
@@ -232,42 +236,46 @@ def paired_unit(w: np.ndarray, w_sq: np.ndarray, ct: np.ndarray, s1: np.ndarray
     --------
     >>> w = np.array([[0.1, -0.1, 0.3, -0.3]])
     >>> ct = np.array([[1., 1., 1., 1.], [2., 0., 2., 0.], [4., 0., 0., 0.]]).T
-    >>> t_sq = paired_unit(w, w * w, ct, w @ ct)
-    >>> np.round(np.sqrt(t_sq), 4).tolist()
+    >>> q = paired_unit(w, w * w, ct, w @ ct)
+    >>> np.round(np.sqrt(3 * q), 4).tolist()   # |t*|
     [[0.0, 3.4641, 0.0]]
     """
     n = ct.shape[0]
     s2 = w_sq @ ct
+    sq = s1 * s1
     den = s2 * n
-    den -= s1 * s1
-    near = den <= 1e-4 * (n - 1) * s2
+    den -= sq
+    near = den <= s2 * (_NEAR_CONSTANT * (n - 1))
+    const = None  # no resample is even nearly constant: none is constant
     if near.any():
         p, b = np.nonzero(near)
         s1[p, b] = np.einsum("ij,ji->i", w[p], ct[:, b])
-        den[p, b] = s2[p, b] * n - s1[p, b] * s1[p, b]
-    s2 *= ZERO_VAR_RTOL * (n - 1)  # the constant-resample limit
+        sq[p, b] = s1[p, b] * s1[p, b]
+        den[p, b] = s2[p, b] * n - sq[p, b]
+        const = den <= s2 * (ZERO_VAR_RTOL * (n - 1))
     with np.errstate(divide="ignore", invalid="ignore"):
-        t_sq = np.multiply(s1, s1)
-        t_sq /= den
-    t_sq *= n - 1
-    t_sq[den <= s2] = 0.0
-    return t_sq
+        q = np.divide(sq, den, out=sq)
+    if const is not None:
+        q[const] = 0.0
+    return q
 
 
-def count_t_sq(t_sq: np.ndarray, t_obs: np.ndarray) -> np.ndarray:
+def count_t_sq(q: np.ndarray, t_obs: np.ndarray, n: int) -> np.ndarray:
     """Per row, replicates with ``|t*| >= |t_obs|`` (ties within
-    :func:`~irsim.stats.ties.tie_tolerance` of a t statistic, scale 1), from ``t*^2``.
+    :func:`~irsim.stats.ties.tie_tolerance` of a t statistic, scale 1), from
+    ``q = t*^2 / (n-1)`` of :func:`paired_unit`; `n` is the number of topics.
 
     Equal to :func:`~irsim.stats.ties.count_extreme` on ``|t*|`` (two-sided, scale 1).
 
     Examples
     --------
-    >>> count_t_sq(np.array([[4.0, 1.0, 0.0], [1.0, 0.0, 0.0]]), np.array([2.0, 0.0])).tolist()
+    >>> q = np.array([[4.0, 1.0, 0.0], [1.0, 0.0, 0.0]]) / 4   # n = 5
+    >>> count_t_sq(q, np.array([2.0, 0.0]), 5).tolist()
     [1, 3]
     """
     a = np.abs(t_obs) - tie_tolerance(t_obs, 1.0)
-    hit = np.count_nonzero(t_sq >= (a * a)[:, None], axis=1)
-    return np.where(a > 0, hit, t_sq.shape[1]).astype(np.int64)
+    hit = np.count_nonzero(q >= (a * a / (n - 1))[:, None], axis=1)
+    return np.where(a > 0, hit, q.shape[1]).astype(np.int64)
 
 
 def unpaired_weights(first: np.ndarray, second: np.ndarray, summary: str) -> np.ndarray:
@@ -776,16 +784,17 @@ class _ShardKernel:
                     sums -= s_lo[ib]
                     sums -= nmz
                     t_sq = paired_unit(w, w_sq, ct, sums)
-                    self.add_pair(j, f"pa_{vi}_paired_ge", count_t_sq(t_sq, t_obs))
+                    self.add_pair(j, f"pa_{vi}_paired_ge", count_t_sq(t_sq, t_obs, n))
                     val, rid, tsum = select_top(k, t_sq, rep_idx, sums)
                     self.top(j, f"{vi}_paired", (val, rid, np.abs(tsum) / n))
                 for vi in self.unpaired:
                     d_obs, scale = self.prep(j, vi, "unpaired")
                     g = self.variants[vi].kind == "g"
                     d = unpaired_unit(parts[vi], ia, ib, "gmean" if g else "mean")
+                    absd = np.abs(d, out=d)
                     self.add_pair(j, f"pa_{vi}_unpaired_ge",
-                                  count_extreme(d, d_obs, "two-sided", scale))
-                    self.top(j, f"{vi}_unpaired", select_top(k, np.abs(d), rep_idx))
+                                  count_extreme(absd, d_obs, "two-sided", scale))
+                    self.top(j, f"{vi}_unpaired", select_top(k, absd, rep_idx))
                 if self.sampled:
                     self.sampled_methods(j, a, s1, s2)
         return self.result()
