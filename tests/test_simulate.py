@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import urbano_matrix
 from scipy import integrate
 from scipy import stats as sps
 
-from conftest import urbano_matrix
 from irsim.data.simulate import (
     Margins,
     TopicSimulator,

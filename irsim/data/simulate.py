@@ -286,24 +286,41 @@ class Margins:
         """The shift ``theta`` that gives each margin the mean `target` (NaN where it
         cannot: the target must lie strictly between the smallest and largest score).
 
-        Bisection on ``[-THETA_MAX, THETA_MAX]`` (the mean increases strictly with theta);
-        a target equal to the margin's own mean gives exactly 0.
+        Regula falsi with the Illinois modification on ``[-THETA_MAX, THETA_MAX]`` (the
+        mean increases strictly with theta); a target equal to the margin's own mean gives
+        exactly 0.
         """
         rows = self._rows(systems)
         target = np.broadcast_to(np.asarray(target, np.float64), rows.shape)
         lo = np.full(rows.shape, -THETA_MAX)
         hi = np.full(rows.shape, THETA_MAX)
+        f_lo = self.mean(lo, rows) - target
+        f_hi = self.mean(hi, rows) - target
+        inside = (f_lo < -1e-9) & (f_hi > 1e-9)
+        theta = np.zeros(rows.shape)
+        side = np.zeros(rows.shape, np.int8)  # which end moved last (-1 lo, +1 hi)
+        active = np.flatnonzero(inside)
+        lo, hi, f_lo, f_hi, side = lo[active], hi[active], f_lo[active], f_hi[active], side[active]
         for _ in range(200):
-            mid = 0.5 * (lo + hi)
-            up = self.mean(mid, rows) < target
-            lo = np.where(up, mid, lo)
-            hi = np.where(up, hi, mid)
-            if (hi - lo).max(initial=0.0) <= 4e-15 * THETA_MAX:
+            if len(active) == 0:
                 break
-        theta = 0.5 * (lo + hi)
+            x = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
+            x = np.where((x > lo) & (x < hi), x, 0.5 * (lo + hi))
+            fx = self.mean(x, rows[active]) - target[active]
+            below = fx < 0
+            # Illinois: an end kept twice in a row has its value halved
+            f_hi = np.where(below & (side == -1), 0.5 * f_hi, f_hi)
+            f_lo = np.where(~below & (side == 1), 0.5 * f_lo, f_lo)
+            lo, f_lo = np.where(below, x, lo), np.where(below, fx, f_lo)
+            hi, f_hi = np.where(below, hi, x), np.where(below, f_hi, fx)
+            side = np.where(below, -1, 1).astype(np.int8)
+            done = (np.abs(fx) <= 1e-15) | (hi - lo <= 1e-13)
+            theta[active[done]] = x[done]
+            keep = ~done
+            active, lo, hi = active[keep], lo[keep], hi[keep]
+            f_lo, f_hi, side = f_lo[keep], f_hi[keep], side[keep]
+        theta[active] = 0.5 * (lo + hi)
         theta = np.where(target == self.mean(0.0, rows), 0.0, theta)
-        inside = ((self.mean(-THETA_MAX, rows) + 1e-9 < target)
-                  & (target < self.mean(THETA_MAX, rows) - 1e-9))
         ok = inside & (np.abs(self.mean(theta, rows) - target) <= tol)
         return np.where(ok, theta, np.nan)
 
@@ -639,7 +656,7 @@ def norta_rho(margins: Margins, a: ArrayLike, b: ArrayLike, target: ArrayLike, *
 
     Mehler's formula gives ``cov(rho) = sum_k rho^k a_k b_k`` over the orthonormal
     Hermite coefficients of the two margins (:func:`_hermite_coefficients`); it increases
-    with rho, and bisection solves ``cov(rho) = target sd_a sd_b``.
+    with rho, and safeguarded Newton steps solve ``cov(rho) = target sd_a sd_b``.
 
     Examples
     --------
@@ -651,21 +668,42 @@ def norta_rho(margins: Margins, a: ArrayLike, b: ArrayLike, target: ArrayLike, *
     b = np.asarray(b, np.int64)
     coef, var = _hermite_coefficients(margins, terms)
     goal = np.asarray(target, np.float64) * np.sqrt(var[a] * var[b])
-    prod = coef[a] * coef[b]  # (pairs, terms)
+    prod = np.ascontiguousarray((coef[a] * coef[b]).T)  # (terms, pairs)
 
-    def cov(r: np.ndarray) -> np.ndarray:
-        out = np.zeros_like(r)
-        for k in range(terms - 1, -1, -1):  # Horner over the series
-            out = (out + prod[:, k]) * r
-        return out
+    def cov_and_slope(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        val = np.zeros_like(r)
+        slope = np.zeros_like(r)
+        for k in range(terms, 0, -1):  # Horner over the series and its derivative
+            slope = slope * r + k * prod[k - 1]
+            val = (val + prod[k - 1]) * r
+        return val, slope
 
-    lo = np.full(len(a), -max_rho)
-    hi = np.full(len(a), max_rho)
-    for _ in range(45):
-        mid = 0.5 * (lo + hi)
-        up = cov(mid) < goal
-        lo = np.where(up, mid, lo)
-        hi = np.where(up, hi, mid)
+    edge = np.full(len(a), max_rho)
+    top, _ = cov_and_slope(edge)
+    bottom, _ = cov_and_slope(-edge)
+    r = np.where(goal >= top, max_rho, -max_rho)
+    active = np.flatnonzero((goal < top) & (goal > bottom))
+    # safeguarded Newton on the others: keep a bracket, bisect when a step leaves it
+    prod_all, goal_all = prod, goal
+    lo, hi = -edge[active], edge[active]
+    x = np.clip(np.asarray(target, np.float64) * np.ones(len(a)), -max_rho, max_rho)[active]
+    for _ in range(100):
+        if len(active) == 0:
+            break
+        prod, goal = prod_all[:, active], goal_all[active]
+        val, slope = cov_and_slope(x)
+        up = val < goal
+        lo = np.where(up, x, lo)
+        hi = np.where(up, hi, x)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = x - (val - goal) / slope
+        new = np.where((step >= lo) & (step <= hi), step, 0.5 * (lo + hi))
+        done = (np.abs(new - x) <= 1e-13) | (hi - lo <= 1e-13)
+        r[active[done]] = new[done]
+        keep = ~done
+        active, x, lo, hi = active[keep], new[keep], lo[keep], hi[keep]
+    r[active] = x
+    return r
     return 0.5 * (lo + hi)
 
 

@@ -68,21 +68,28 @@ def summary_table(table: pa.Table, delta: float | None, alpha: float = 0.05
 
 
 def _grid(df: pd.DataFrame, title: str) -> tuple[Figure, np.ndarray, list, list]:
+    """Panels (metric rows x size columns) sharing both axes, with fixed margins (no
+    tight_layout pass: it would draw every log tick twice)."""
     metrics = list(dict.fromkeys(df["metric"]))
     sizes = sorted(set(df["n"]))
-    fig = Figure(figsize=(3.6 * len(sizes) + 0.6, 3.0 * len(metrics) + 1.0), dpi=110)
-    axes = np.atleast_2d(fig.subplots(len(metrics), len(sizes), squeeze=False))
-    fig.suptitle(title, fontsize=12)
+    width, height = 3.4 * len(sizes) + 1.0, 2.8 * len(metrics) + 1.3
+    fig = Figure(figsize=(width, height), dpi=110)
+    axes = np.atleast_2d(fig.subplots(len(metrics), len(sizes), squeeze=False, sharex=True,
+                                      sharey=True))
+    fig.subplots_adjust(left=0.85 / width, right=1 - 0.2 / width, bottom=0.65 / height,
+                        top=1 - 1.0 / height, wspace=0.12, hspace=0.28)
+    fig.suptitle(title, fontsize=12, y=1 - 0.12 / height)
     return fig, axes, metrics, sizes
 
 
 def _legend(fig: Figure, tests: list[str]) -> None:
     from matplotlib.lines import Line2D
 
+    height = fig.get_figheight()
     handles = [Line2D([], [], color=_COLORS.get(t, "black"), marker="o", markersize=4,
                       label=_LABELS.get(t, t)) for t in tests]
     fig.legend(handles=handles, loc="upper center", ncol=len(handles), fontsize=9,
-               frameon=False, bbox_to_anchor=(0.5, 0.965))
+               frameon=False, bbox_to_anchor=(0.5, 1 - 0.42 / height))
 
 
 def type1_plots(table: pa.Table, out_dir: Path) -> list[Path]:
@@ -116,17 +123,16 @@ def type1_plots(table: pa.Table, out_dir: Path) -> list[Path]:
                 ax.set_xscale("log")
                 ax.set_yscale("log")
                 ax.set_xlim(amin / 1.3, amax * 1.3)
-                ax.set_ylim(floor, max(amax * 1.5, float(cell["ci_hi"].max()) * 1.1))
+                ax.set_ylim(floor, max(amax * 1.5, float(part["ci_hi"].max()) * 1.1))
                 trials = int(cell["trials"].max()) if not cell.empty else 0
                 ax.set_title(f"{metric}, n = {n} ({trials} trials)", fontsize=9)
-                ax.grid(alpha=0.3, which="both", linewidth=0.5)
+                ax.grid(alpha=0.3, which="major", linewidth=0.5)
                 ax.tick_params(labelsize=8)
                 if i == len(metrics) - 1:
                     ax.set_xlabel("significance level alpha", fontsize=9)
                 if j == 0:
                     ax.set_ylabel("Type I error rate", fontsize=9)
         _legend(fig, tests)
-        fig.tight_layout(rect=(0, 0, 1, 0.945))
         path = Path(out_dir) / f"type1_error_{alt}.png"
         fig.savefig(path)
         paths.append(path)
@@ -173,7 +179,6 @@ def power_plots(table: pa.Table, out_dir: Path, alpha: float = 0.05) -> list[Pat
                 if j == 0:
                     ax.set_ylabel("power (rejection rate)", fontsize=9)
         _legend(fig, tests)
-        fig.tight_layout(rect=(0, 0, 1, 0.945))
         path = Path(out_dir) / f"power_{alt}.png"
         fig.savefig(path)
         paths.append(path)

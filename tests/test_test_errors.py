@@ -1,0 +1,189 @@
+"""experiment=test_errors: known-truth Type I error and power.
+
+- On bivariate normal topics the t test's Type I error is alpha within Monte Carlo error
+  (3.5 standard errors of a binomial rate), and the simulated mean difference is delta.
+- The tables are identical for any shard sizes, for engine=ray with 2 workers, and the
+  delta = 0 rows do not depend on which other deltas are studied (common random numbers).
+- The study runs end to end from the preset ``experiment=urbano_test_errors``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from conftest import SHARED_DATA, urbano_matrix
+from scipy import stats as sps
+
+from irsim.data.simulate import TopicSimulator, fit_simulator
+from irsim.engine import run_study
+from irsim.errors import ConfigError
+from irsim.experiments.test_errors import TestErrors, clopper_pearson, prepare
+from irsim.runner import compose_config, run
+
+COLUMNS = ["metric", "test", "alternative", "n", "delta", "alpha", "trials", "rejections",
+           "rate", "ci_lo", "ci_hi", "mean_diff", "mean_diff_se"]
+
+
+def assert_same(a, b):
+    assert set(a) == set(b)
+    for name in a:
+        assert a[name].to_pydict() == b[name].to_pydict(), name
+
+
+@pytest.fixture(scope="module")
+def real_data():
+    """Two metrics of TREC-8 (15 runs each): a continuous and a discrete one."""
+    sims, sources = [], []
+    for name, metric in (("adhoc8_ap", "AP"), ("adhoc8_p10", "P@10")):
+        m = urbano_matrix(name, metric, systems=15)
+        sims.append(fit_simulator(m.metric(metric), metric=metric, systems=m.systems))
+        sources.append(m.select(systems=sims[-1].systems).metric(metric))
+    return prepare(sims, (0.0, 0.05), sources)
+
+
+SMALL = dict(sizes=(10, 25), deltas=(0.0, 0.05), alphas=(0.01, 0.05),
+             alternatives=("two-sided", "greater"), trials=700, B=100, seed=3,
+             wilcoxon_method="r", sign_threshold=0.01)
+
+
+@pytest.fixture(scope="module")
+def small_tables(real_data):
+    tables, info = run_study(TestErrors(**SMALL), real_data)
+    assert info["shards"] == 1
+    return tables
+
+
+def test_t_test_type1_error_on_normal_data_is_alpha():
+    sim = TopicSimulator.normal(means=[0.4, 0.45, 0.5, 0.55], sds=[0.08] * 4,
+                                rho=[0.2, 0.5, 0.8, 0.3, 0.6, 0.4])
+    data = prepare([sim], (0.0, 0.03))
+    study = TestErrors(sizes=(10, 30), deltas=(0.0, 0.03), alphas=(0.01, 0.05, 0.1),
+                       tests=("t", "wilcoxon", "sign", "randomisation"), trials=20000, B=200,
+                       seed=1, pvalue="plus_one")
+    df = run_study(study, data)[0]["test_errors"].to_pandas()
+    null = df[df.delta == 0.0]
+    se = np.sqrt(null.alpha * (1 - null.alpha) / null.trials)
+    t = null[null.test == "t"]
+    assert len(t) == 6 and (t.trials == 20000).all()
+    assert (np.abs(t.rate - t.alpha) <= 3.5 * se[t.index]).all(), t[["n", "alpha", "rate"]]
+    assert ((t.ci_lo <= t.alpha) & (t.alpha <= t.ci_hi)).sum() >= 5
+    # the other tests are exact or conservative (discrete null distributions; Monte Carlo
+    # p-values (count + 1)/(B + 1) are valid, count/B would not be at alpha = 0.01)
+    assert (null.rate <= null.alpha + 3.5 * se).all()
+    # the true difference is delta: the simulated mean differences average to it
+    for _, row in df[df.test == "t"].drop_duplicates(["n", "delta"]).iterrows():
+        assert abs(row.mean_diff - row.delta) <= 4 * row.mean_diff_se
+    power = df[(df.delta > 0) & (df.alpha == 0.05) & (df.test == "t")]
+    assert (power.rate > 0.2).all()
+
+
+def test_tables_and_counters(small_tables):
+    te = small_tables["test_errors"]
+    assert te.column_names == COLUMNS
+    # 2 metrics x 2 sizes x 2 deltas x 5 tests x 2 alternatives x 2 alphas
+    assert te.num_rows == 160
+    df = te.to_pandas()
+    assert (df.trials == 700).all()
+    assert ((df.ci_lo <= df.rate) & (df.rate <= df.ci_hi)).all()
+    assert np.allclose(df.rate, df.rejections / df.trials)
+    # more rejections at a larger alpha, and under the alternative than under the null
+    key = ["metric", "test", "alternative", "n", "delta"]
+    by = df.sort_values("alpha").groupby(key)["rejections"]
+    assert (by.diff().dropna() >= 0).all()
+    h0 = df[df.delta == 0].set_index(["metric", "test", "alternative", "n", "alpha"]).rate
+    h1 = df[df.delta > 0].set_index(["metric", "test", "alternative", "n", "alpha"]).rate
+    assert (h1 >= h0).mean() > 0.9
+    assert abs(h0.mean() - 0.03) < 0.015  # mean of alpha 0.01 and 0.05
+    fit = small_tables["test_errors_fit"].to_pandas()
+    assert fit.metric.tolist() == ["AP", "P@10"]
+    assert fit.margin.tolist() == ["kernel", "empirical"]
+
+
+def test_shard_sizes_change_nothing(real_data, small_tables):
+    study = TestErrors(**SMALL, shard_configs=3, shard_trials=250)
+    tables, info = run_study(study, real_data)
+    assert info["shards"] == 3 * 3  # ceil(8 / 3) config blocks x ceil(700 / 250)
+    assert_same(tables, small_tables)
+
+
+def test_delta_zero_rows_do_not_depend_on_other_deltas(real_data, small_tables):
+    only_null = prepare(real_data.simulators, (0.0,))
+    params = {**SMALL, "deltas": (0.0,)}
+    df = run_study(TestErrors(**params), only_null)[0]["test_errors"].to_pandas()
+    ref = small_tables["test_errors"].to_pandas()
+    ref = ref[ref.delta == 0.0].reset_index(drop=True)
+    assert df.rejections.tolist() == ref.rejections.tolist()
+
+
+@pytest.fixture
+def ray_local():
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+             log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.mark.ray
+def test_ray_equals_local(ray_local, real_data, small_tables):
+    study = TestErrors(**SMALL, shard_configs=4, shard_trials=250)
+    tables, info = run_study(study, real_data, engine="ray", engine_options={"workers": 2})
+    assert info["engine"] == "ray" and info["shards"] == 6
+    assert_same(tables, small_tables)
+
+
+def test_clopper_pearson_matches_scipy():
+    k, n = np.array([0, 3, 50, 100]), np.array([100, 100, 100, 100])
+    lo, hi = clopper_pearson(k, n, 0.9)
+    for i in range(len(k)):
+        ci = sps.binomtest(int(k[i]), int(n[i])).proportion_ci(0.9, method="exact")
+        assert lo[i] == pytest.approx(ci.low, abs=1e-10)
+        assert hi[i] == pytest.approx(ci.high, abs=1e-10)
+
+
+def test_bad_configuration(real_data):
+    with pytest.raises(ConfigError, match="unknown test"):
+        TestErrors(tests=("t", "tukey_hsd"))
+    with pytest.raises(ConfigError, match="inside"):
+        TestErrors(alphas=(0.05, 1.5))
+    with pytest.raises(ConfigError, match="sizes"):
+        TestErrors(sizes=(1,))
+    with pytest.raises(ConfigError, match="prepared for deltas"):
+        TestErrors(deltas=(0.0, 0.1)).plan(real_data)
+    p10 = urbano_matrix("adhoc8_p10", "P@10", systems=5)
+    sim = fit_simulator(p10.metric("P@10"), metric="P@10")
+    with pytest.raises(ConfigError, match="no system's margin"):
+        prepare([sim], (0.0, 0.95))
+
+
+def test_preset_runs_end_to_end(tmp_path):
+    cfg = compose_config([
+        "experiment=urbano_test_errors", f"data_dir={SHARED_DATA}", "offline=true",
+        "experiment.sizes=[10,20]", "experiment.deltas=[0.0,0.05]",
+        "experiment.alpha=[0.01,0.05]", "experiment.trials=250", "experiment.B=100",
+        "quiet=true"])
+    assert cfg.experiment.sign_threshold == 0.01 and cfg.collection.name == "adhoc8"
+    tables = run(cfg, tmp_path)
+    te = pq.read_table(tmp_path / "results" / "test_errors.parquet")
+    assert te.column_names == COLUMNS
+    df = te.to_pandas()
+    assert sorted(set(df.metric)) == ["AP", "P@10", "RR"]
+    assert sorted(set(df.alternative)) == ["greater", "two-sided"]
+    assert len(df) == 3 * 2 * 2 * 5 * 2 * 2 and (df.trials == 250).all()
+    fit = tables["test_errors_fit"].to_pandas()
+    assert (fit.dropped > 0).all() and (fit.ks_max < 0.15).all()
+    assert (fit.mean_error_max < 1e-10).all()
+    report = (tmp_path / "report.md").read_text()
+    for needle in ("## Type I error", "## Power", "type1_error_two-sided.png",
+                   "power_greater.png"):
+        assert needle in report
+    for png in ("type1_error_two-sided.png", "type1_error_greater.png",
+                "power_two-sided.png", "power_greater.png"):
+        assert (tmp_path / png).stat().st_size > 20_000
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["experiment"] == "test_errors"
+    assert manifest["config"]["experiment"]["wilcoxon_method"] == "r"
