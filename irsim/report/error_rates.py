@@ -88,12 +88,14 @@ def error_rate_plots(errors: pa.Table, extrapolation: pa.Table | None, out_dir: 
             if len(fit_part):
                 max_size = max(max_size, float(fit_part.target_size.max()))
             cmap = _colors(len(PLOT_BINS[kind]))
+            top = 0.0
             for j, bin_lo in enumerate(PLOT_BINS[kind]):
                 line = part[np.isclose(part.bin_lo, bin_lo)].sort_values("subset_size")
                 line = line[line.comparisons >= min_comparisons]
                 if not len(line):
                     continue
                 hi_edge = float(line.bin_hi.iloc[0])
+                top = max(top, float(line.error_rate.max()))
                 ax.plot(line.subset_size, line.error_rate, "o", color=cmap[j], markersize=4,
                         label=_label(kind, bin_lo, hi_edge))
                 f = fit_part[np.isclose(fit_part.bin_lo, bin_lo)] if len(fit_part) else fit_part
@@ -102,7 +104,8 @@ def error_rate_plots(errors: pa.Table, extrapolation: pa.Table | None, out_dir: 
                     xs = np.linspace(float(line.subset_size.min()), max_size, 50)
                     ax.plot(xs, np.exp(a + b * xs), "--", color=cmap[j], linewidth=1)
             ax.axhline(0.05, color="grey", linestyle=":", linewidth=0.9)
-            ax.set_ylim(0, None)
+            # scaled to the observed rates: a rising fit may leave the panel (rates > 1)
+            ax.set_ylim(0, min(1.05, max(top, 0.05) * 1.15))
             ax.set_xlim(0, max_size + 2)
             ax.set_xlabel("topic set size")
             ax.set_ylabel("error rate")
