@@ -104,7 +104,8 @@ def main() -> None:
     pairs = len(m.systems) * (len(m.systems) - 1) // 2
     print(f"W2 adhoc8 AP: {len(m.systems)} systems x {len(m.topics)} topics, {pairs} pairs; "
           f"{args.trials} trials, c = {args.size}, schemes {', '.join(SCHEMES)}; "
-          f"cpus={os.cpu_count()}, numpy {np.__version__}, {platform.processor() or '?'}")
+          f"cpus={os.cpu_count()}, load average {os.getloadavg()[0]:.1f}, numpy "
+          f"{np.__version__}, {platform.processor() or '?'}")
     study = Swap(sampling=SCHEMES, subset_sizes=(args.size,), trials=args.trials,
                  seed=args.seed)
     run_study(Swap(sampling=("disjoint",), subset_sizes=(5,), trials=10), m)  # warm up
