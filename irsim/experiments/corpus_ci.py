@@ -99,6 +99,12 @@ class CorpusLists:
     full : ListSet
     half_a, half_b : ListSet or None
         The lists and qrels restricted to the documents of each half (None: no split).
+
+    Examples
+    --------
+    >>> ls = ListSet(np.array([1]), np.array([0, 1, 1]), np.array([1, 2]), np.array([3, 3]))
+    >>> CorpusLists(("run1",), ("401", "402"), ls).split
+    False
     """
 
     systems: tuple[str, ...]
@@ -696,10 +702,16 @@ def report_sections(tables: dict, run_dir) -> list[str]:
     lines: list[str] = ["## Corpus-resampling confidence intervals for AP", ""]
     if "corpus_ci" in tables:
         ci = tables["corpus_ci"].to_pandas()
+        first = ci[ci.method == ci.method.iloc[0]]
+        lines += [f"{first.system.nunique()} runs x {first.topic.nunique()} topics with a "
+                  f"relevant document ({len(first)} ranked lists; R from "
+                  f"{int(first.relevant.min())} to {int(first.relevant.max())}).", ""]
         summ = ci.assign(width=ci.hi - ci.lo).groupby("method", sort=False).agg(
             lists=("ap", "size"), mean_ap=("ap", "mean"), mean_width=("width", "mean"))
-        lines += ["Intervals per run x topic (`results/corpus_ci.parquet`); mean width by "
-                  "method:", "", markdown_table(pa.Table.from_pandas(summ.reset_index())), ""]
+        lines += ["Intervals per run x topic (`results/corpus_ci.parquet`) at the level "
+                  "configured; `_small_r`: with the silver-bullet / lead-balloon correction. "
+                  "Mean width by method:", "",
+                  markdown_table(pa.Table.from_pandas(summ.reset_index())), ""]
     if "corpus_validation" in tables:
         lines += ["### Split-corpus validation", "",
                   "Intervals from one half of the corpus (documents split by MD5 of the "

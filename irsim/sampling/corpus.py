@@ -65,6 +65,12 @@ class PoissonTable:
         ``u`` must still be compared with the cdf.
     upper : ndarray of int64, shape (m * GUIDE_BUCKETS,)
         The largest possible answer in each bucket (the search range of a flagged one).
+
+    Examples
+    --------
+    >>> t = poisson_table(np.array([2]))
+    >>> t.cdf.shape[0], t.guide.shape == t.upper.shape == (GUIDE_BUCKETS,)
+    (1, True)
     """
 
     means: np.ndarray
@@ -204,6 +210,12 @@ class CorpusDraws:
         Non-relevant copies between it and the previous relevant document of its list.
     missing : ndarray of int32, shape (reps, N)
         Copies of the relevant documents each list did not retrieve.
+
+    Examples
+    --------
+    >>> d = CorpusDraws(np.array([[1, 2]]), np.array([[0, 3]]), np.array([[1]]))
+    >>> d.copies.shape, d.missing.shape
+    ((1, 2), (1, 1))
     """
 
     copies: np.ndarray

@@ -140,7 +140,16 @@ class ListSet:
         return self.relevant - self.retrieved
 
     def take(self, start: int, stop: int) -> ListSet:
-        """Lists ``start:stop`` as a ListSet of their own."""
+        """Lists ``start:stop`` as a ListSet of their own.
+
+        Examples
+        --------
+        >>> ls = ListSet(np.array([1, 3, 2]), np.array([0, 2, 3]), np.array([3, 2]),
+        ...              np.array([5, 4]))
+        >>> part = ls.take(1, 2)
+        >>> part.positions.tolist(), part.starts.tolist(), part.relevant.tolist()
+        ([2], [0, 1], [2])
+        """
         a, b = int(self.starts[start]), int(self.starts[stop])
         return ListSet(self.positions[a:b], self.starts[start:stop + 1] - a,
                        self.relevant[start:stop], self.length[start:stop])

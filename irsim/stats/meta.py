@@ -51,6 +51,12 @@ class MetaResult:
         Effects combined.
     model : str
         ``"fixed"`` or ``"random"``.
+
+    Examples
+    --------
+    >>> r = random_effects([[0.2, 0.5, 0.1], [0.0, 0.1, -0.1]], [[0.1, 0.2, 0.1]] * 2)
+    >>> r.effect.shape, r.k.tolist(), r.model
+    ((2,), [3, 3], 'random')
     """
 
     effect: np.ndarray
