@@ -846,9 +846,12 @@ class _ShardKernel:
             for po in self.pair_out:
                 for name in [key[3:] for key in po if key.startswith("tv_")]:
                     keys = [f"{p}_{name}" for p in ("tv", "ti", "ta") if f"{p}_{name}" in po]
-                    for key, arr in zip(keys, select_top(self.k, *(po[k] for k in keys)),
-                                        strict=True):
-                        po[key] = arr
+                    sel = select_top(self.k, *(po[k] for k in keys))
+                    # descending values, ties by replicate number (columns are in that
+                    # order, and the sort is stable): the order the reducer keeps
+                    order = np.argsort(-sel[0], axis=1, kind="stable")
+                    for key, arr in zip(keys, sel, strict=True):
+                        po[key] = np.take_along_axis(arr, order, axis=1)
             for key in self.pair_out[0]:
                 out[key] = np.concatenate([po[key] for po in self.pair_out])
         return out
@@ -891,6 +894,13 @@ class _DiscPowerReducer:
                     self.state[f"tv_{name}"] = np.full((self.n_pairs, self.k), -np.inf)
                     self.state[f"ti_{name}"] = np.full((self.n_pairs, self.k), _NO_INDEX)
                     self.state[f"ta_{name}"] = np.zeros((self.n_pairs, self.k))
+                if np.isneginf(self.state[f"tv_{name}"][items]).all():
+                    # first replicate block of these pairs: already in the kept order
+                    # (values are >= 0, so -inf marks an empty slot)
+                    w = v.shape[1]
+                    for p, m in (("tv", v), ("ti", i), ("ta", a)):
+                        self.state[f"{p}_{name}"][items, :w] = m
+                    continue
                 merged = topk_rows(
                     np.concatenate([self.state[f"tv_{name}"][items], v], axis=1),
                     np.concatenate([self.state[f"ti_{name}"][items], i], axis=1),
