@@ -44,12 +44,14 @@ class RayPool:
     keep_alive : bool
         Leave a Ray instance this pool started running after :meth:`shutdown` (it stops
         at interpreter exit), so the jobs of a sweep share one instance.
+    blas_threads : int, optional
+        BLAS threads inside each actor (default 1: parallelism comes from actors).
     """
 
     def __init__(self, study: Study, data: Any, *, workers: int | None = None,
                  address: str | None = None, num_cpus: int | None = None, in_flight: int = 2,
                  max_retries: int = 3, cpus_per_worker: float = 1.0,
-                 keep_alive: bool = False):
+                 keep_alive: bool = False, blas_threads: int | None = 1):
         import ray
 
         self.ray = ray
@@ -76,6 +78,7 @@ class RayPool:
         self._actor_cls = ray.remote(_ShardActor).options(
             num_cpus=cpus_per_worker, max_restarts=-1, max_task_retries=max_retries)
         self.study = study
+        self.blas_threads = blas_threads
         self.data_ref = ray.put(data)
         self.actors = [self._new_actor() for _ in range(self.workers)]
         alive = [n for n in ray.nodes() if n.get("Alive")]
@@ -84,7 +87,7 @@ class RayPool:
                         "nodes": len(alive), "cpus": cpus, "workers": self.workers}
 
     def _new_actor(self) -> Any:
-        return self._actor_cls.remote(self.study, self.data_ref)
+        return self._actor_cls.remote(self.study, self.data_ref, self.blas_threads)
 
     def run(self, shards: list[Shard]) -> Iterator[tuple[Shard, Partial]]:
         """Yield ``(shard, partial)`` as shards finish (completion order).
@@ -141,9 +144,13 @@ class RayPool:
 
 
 class _ShardActor:
-    def __init__(self, study: Study, data: Any):
+    def __init__(self, study: Study, data: Any, blas_threads: int | None = 1):
         self.study = study
         self.data = data
+        if blas_threads is not None:  # this actor's own process
+            from threadpoolctl import threadpool_limits
+
+            self._limits = threadpool_limits(limits=int(blas_threads), user_api="blas")
 
     def run(self, shard: Shard) -> Partial:
         return self.study.kernel(shard, self.data)
@@ -164,7 +171,7 @@ def ray_partials(study: Study, data: Any, shards: list[Shard], *,
     `info` (a dict) receives the cluster description.
     """
     allowed = {"address", "workers", "num_cpus", "in_flight", "max_retries", "cpus_per_worker",
-               "keep_alive"}
+               "keep_alive", "blas_threads"}
     unknown = set(options) - allowed
     if unknown:
         raise ConfigError(f"unknown engine option(s) for engine=ray: {sorted(unknown)}; "

@@ -66,11 +66,29 @@ class RunInfo(dict):
     """What a run did (engine, shards, computed vs resumed, seconds), for the manifest."""
 
 
+def blas_limit(threads: int | None):
+    """Context manager limiting BLAS threads (restored on exit); ``None`` = no change.
+
+    The kernels multiply fixed 256 x 250 units: too small for threaded BLAS to pay off, and
+    several threads per worker oversubscribe the cores (measured in bench/bench_ray.py: a W1
+    job ran 4x faster single-threaded on 2 cores). Parallelism comes from Ray workers.
+    """
+    from contextlib import nullcontext
+
+    if threads is None:
+        return nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=int(threads), user_api="blas")
+
+
 def _local_partials(
-    study: Study, data: Any, shards: list[Shard]
+    study: Study, data: Any, shards: list[Shard], blas_threads: int | None
 ) -> Iterator[tuple[Shard, Partial]]:
     for shard in shards:
-        yield shard, study.kernel(shard, data)
+        with blas_limit(blas_threads):
+            part = study.kernel(shard, data)
+        yield shard, part
 
 
 def run_study(
@@ -94,7 +112,8 @@ def run_study(
         ``local`` runs shards in this process; ``ray`` on a Ray cluster (see
         :mod:`irsim.engine.ray_executor`).
     engine_options : dict, optional
-        Executor options (for ray: address, workers, ...).
+        Executor options: ``blas_threads`` (default 1; None leaves BLAS alone) and, for ray,
+        address, workers, ... (see :func:`irsim.engine.ray_executor.ray_partials`).
     checkpoint_dir : path, optional
         Where finished shards are saved; shards found there (with a matching fingerprint)
         are not recomputed.
@@ -130,12 +149,18 @@ def run_study(
         progress(count, total)
 
     executor_info: dict = {}
+    options = dict(engine_options or {})
+    blas_threads = options.pop("blas_threads", 1)
     if engine == "local":
-        stream: Iterable[tuple[Shard, Partial]] = _local_partials(study, data, todo)
+        if options:
+            raise ConfigError(f"unknown engine option(s) for engine=local: {sorted(options)}")
+        stream: Iterable[tuple[Shard, Partial]] = _local_partials(study, data, todo,
+                                                                  blas_threads)
     elif engine == "ray":
         from irsim.engine.ray_executor import ray_partials
 
-        stream = ray_partials(study, data, todo, info=executor_info, **(engine_options or {}))
+        stream = ray_partials(study, data, todo, info=executor_info,
+                              blas_threads=blas_threads, **options)
     else:
         raise ConfigError(f"engine must be 'local' or 'ray', got {engine!r}")
     t_compute = time.perf_counter()
