@@ -29,7 +29,7 @@ Dependence
       observed one; computed with Mehler's expansion
       ``cov(rho) = sum_k rho^k a_k b_k`` over the Hermite coefficients of the two margins.
       It reproduces the variance of the per-topic differences, which drives the power of
-      the paired tests;
+      the paired tests (``|rho|`` is capped at :data:`MAX_RHO`);
     - ``kendall``: ``rho = sin(pi tau_b / 2)`` (margin-free; the Pearson correlation of
       the simulated scores is then typically lower than observed for AP).
 
@@ -39,7 +39,7 @@ True difference
     ``Q(expit(logit(U) + theta))``: monotone, the identity at ``theta = 0``, the mean
     increases strictly with ``theta``, and the support is kept (P@10 stays on its grid, the
     atoms at 0 and 1 stay atoms). The exact mean of a shifted margin has a closed form
-    (:meth:`Margins.mean`); :meth:`Margins.shift_for_mean` inverts it by bisection.
+    (:meth:`Margins.mean`); :meth:`Margins.shift_for_mean` inverts it (regula falsi).
 
 Examples
 --------
@@ -876,8 +876,9 @@ def fit_simulator(
         raise ConfigError(f"drop_bottom must be in [0, 1), got {drop_bottom}")
     keep = np.ones(len(x), bool)
     if drop_duplicates:
-        same = (np.abs(x[:, None, :] - x[None, :, :]) <= 1e-5).all(axis=2)
-        keep &= ~np.triu(same, 1).any(axis=0)
+        for i in range(len(x) - 1):  # fit time; memory O(systems x topics)
+            if keep[i]:
+                keep[i + 1 :] &= ~(np.abs(x[i + 1 :] - x[i]) <= 1e-5).all(axis=1)
     if drop_bottom > 0:
         means = x.mean(axis=1)
         keep &= means >= np.quantile(means[keep], drop_bottom)
