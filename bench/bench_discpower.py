@@ -6,8 +6,11 @@ and the unpaired bootstrap tests (ASL, discriminative power and estimated differ
 
 1. the bare GEMMs of the same shapes: ``[w; w^2] (2P x n) @ counts (n x B)`` for the paired
    test and ``concat(x, y) (P x 2n) @ weights (2n x B)`` for the unpaired one, each as one big
-   call (the floor for any count-matrix implementation), and also cut into the study's
-   canonical 256-pair x 250-replicate units;
+   call (the straightforward count-matrix formulation), and also cut into the canonical
+   256-pair x 250-replicate units. The study itself needs only ``w^2 @ counts`` per pair
+   (P x n x B): the sums of ``w`` and the unpaired replicates come from per-system GEMMs
+   (systems x n x B) and a gather; the time of those GEMMs alone is printed too, as the
+   floor of this implementation;
 2. a per-pair numpy loop doing the same work pair by pair (gather the bootstrap samples,
    t* / d*, count, k-th largest for the estimated difference), timed on a slice of the pairs
    in every round and scaled to all pairs; its counts must equal the study's.
@@ -73,31 +76,50 @@ def loop_pairs(x: np.ndarray, pairs: np.ndarray, B: int, seed: int, k: int
     return paired, unpaired, time.perf_counter() - t0
 
 
-def bare_gemms(x: np.ndarray, B: int, seed: int, units: bool) -> float:
-    """Seconds of the GEMMs alone (operands prepared beforehand)."""
+def bare_gemms(x: np.ndarray, B: int, seed: int, mode: str) -> float:
+    """Seconds of GEMMs alone (operands prepared beforehand).
+
+    ``one``: the straightforward count-matrix formulation, one call each: ``[w; w^2] @ C``
+    (2P x n x B) and ``concat(x, y) @ W`` (P x 2n x B). ``units``: the same cut into
+    256-pair x 250-replicate units. ``study``: the GEMMs the study runs: ``w^2 @ C`` per
+    unit (P x n x B) plus per-system sums (systems x n x 250, three per replicate unit).
+    """
     n = x.shape[1]
     ia, ib = pair_index(len(x))
     z = x[ia] - x[ib]
     w = z - z.mean(axis=1, keepdims=True)
-    w2 = np.concatenate([w, w * w])
-    v = np.concatenate([x[ia], x[ib]], axis=1)
     ct = np.ascontiguousarray(bootstrap_counts(seed, PAIRED_STREAM, n, 0, B).T)
     dt = np.ascontiguousarray(np.random.default_rng(0).random((2 * n, B)))
-    if not units:
+    ru = unit_ranges(0, B, REPLICATE_BLOCK)
+    pu = unit_ranges(0, len(z), PAIR_UNIT)
+    cts = [np.ascontiguousarray(ct[:, a:b]) for a, b in ru]
+    if mode == "one":
+        w2 = np.concatenate([w, w * w])
+        v = np.concatenate([x[ia], x[ib]], axis=1)
         t0 = time.perf_counter()
         w2 @ ct
         v @ dt
         return time.perf_counter() - t0
-    pu = unit_ranges(0, len(z), PAIR_UNIT)
-    ru = unit_ranges(0, B, REPLICATE_BLOCK)
-    blocks = [(np.concatenate([w[a:b], w[a:b] ** 2]), v[a:b]) for a, b in pu]
-    cts = [np.ascontiguousarray(ct[:, a:b]) for a, b in ru]
-    dts = [np.ascontiguousarray(dt[:, a:b]) for a, b in ru]
+    if mode == "units":
+        v = np.concatenate([x[ia], x[ib]], axis=1)
+        blocks = [(np.concatenate([w[a:b], w[a:b] ** 2]), v[a:b]) for a, b in pu]
+        dts = [np.ascontiguousarray(dt[:, a:b]) for a, b in ru]
+        t0 = time.perf_counter()
+        for c, d in zip(cts, dts, strict=True):
+            for wb, vb in blocks:
+                wb @ c
+                vb @ d
+        return time.perf_counter() - t0
+    sq = [np.ascontiguousarray(w[a:b] ** 2) for a, b in pu]
+    wu = [np.ascontiguousarray(np.random.default_rng(1).random((n, 2 * (b - a))))
+          for a, b in ru]
     t0 = time.perf_counter()
-    for c, d in zip(cts, dts, strict=True):
-        for wb, vb in blocks:
-            wb @ c
-            vb @ d
+    for c, u in zip(cts, wu, strict=True):
+        x @ c
+        x @ c
+        x @ u
+        for blk in sq:
+            blk @ c
     return time.perf_counter() - t0
 
 
@@ -123,14 +145,16 @@ def main() -> None:
     n_loop = P if args.loop_pairs <= 0 else min(args.loop_pairs, P)
     sample = np.sort(rng.choice(P, n_loop, replace=False))
     slices = np.array_split(sample, args.repeats)
-    times: dict[str, list[float]] = {"study": [], "gemm": [], "gemm_units": [], "loop": []}
+    times: dict[str, list[float]] = {"study": [], "gemm": [], "gemm_units": [], "gemm_study": [],
+                                     "loop": []}
     paired, unpaired = [], []
     for r in range(args.repeats):
         t0 = time.perf_counter()
         run_study(study, m)
         times["study"].append(time.perf_counter() - t0)
-        times["gemm"].append(bare_gemms(x, args.B, args.seed, units=False))
-        times["gemm_units"].append(bare_gemms(x, args.B, args.seed, units=True))
+        times["gemm"].append(bare_gemms(x, args.B, args.seed, "one"))
+        times["gemm_units"].append(bare_gemms(x, args.B, args.seed, "units"))
+        times["gemm_study"].append(bare_gemms(x, args.B, args.seed, "study"))
         p_cnt, u_cnt, t_slice = loop_pairs(x, slices[r], args.B, args.seed, study.k)
         paired.append(p_cnt)
         unpaired.append(u_cnt)
@@ -150,12 +174,16 @@ def main() -> None:
           f"median {med['gemm']:.3f} s")
     print(f"bare GEMMs in 256 x 250 units:     best {best['gemm_units']:.3f} s, "
           f"median {med['gemm_units']:.3f} s")
+    print(f"the study's own GEMMs:             best {best['gemm_study']:.3f} s, "
+          f"median {med['gemm_study']:.3f} s (w^2 per pair unit + per-system sums)")
     print(f"per-pair numpy loop, all {P} pairs: best {loop_all:.2f} s, median "
           f"{med['loop']:.2f} s (scaled from {n_loop} pairs timed in {args.repeats} slices); "
           f"counts agree with the study: {agree}")
     print(f"study / bare GEMMs (one call):     {best['study'] / best['gemm']:.2f}x "
           f"(median {med['study'] / med['gemm']:.2f}x)   [goal <= 3x]")
     print(f"study / bare GEMMs (units):        {best['study'] / best['gemm_units']:.2f}x")
+    print(f"study / its own GEMMs:             {best['study'] / best['gemm_study']:.2f}x "
+          f"(median {med['study'] / med['gemm_study']:.2f}x)")
     print(f"per-pair loop / study:             {loop_all / best['study']:.0f}x "
           f"(median {med['loop'] / med['study']:.0f}x)   [goal >= 30x]")
     ok = (best["study"] <= 1.0 and best["study"] <= 3 * best["gemm"]
