@@ -697,9 +697,7 @@ class _ShardKernel:
             if what == "paired":
                 x = self.values(v)
                 z = x[ia] - x[ib]
-                mz = z.mean(axis=1)
-                w = z - mz[:, None]
-                self._prep[key] = (w, w * w, studentized_t(z), (self.n * mz)[:, None])
+                self._prep[key] = (studentized_t(z), z.mean(axis=1)[:, None])
             else:
                 if v.kind == "g":
                     g = gmean_scores(self.scores(v.metric, False))
@@ -777,13 +775,16 @@ class _ShardKernel:
             for j in range(len(self.units)):
                 ia, ib = self.pairs[j]
                 for vi in self.paired:
-                    w, w_sq, t_obs, nmz = self.prep(j, vi, "paired")
+                    t_obs, mz = self.prep(j, vi, "paired")
+                    x = self.values(self.variants[vi])
+                    w = x[ia] - x[ib]  # z, then centred (cheap next to the GEMM: not kept)
+                    w -= mz
                     s_hi, s_lo = split_sums[vi]
                     sums = np.subtract(s_hi[ia], s_hi[ib])
                     sums += s_lo[ia]
                     sums -= s_lo[ib]
-                    sums -= nmz
-                    t_sq = paired_unit(w, w_sq, ct, sums)
+                    sums -= n * mz
+                    t_sq = paired_unit(w, w * w, ct, sums)
                     self.add_pair(j, f"pa_{vi}_paired_ge", count_t_sq(t_sq, t_obs, n))
                     val, rid, tsum = select_top(k, t_sq, rep_idx, sums)
                     self.top(j, f"{vi}_paired", (val, rid, np.abs(tsum) / n))
