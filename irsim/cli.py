@@ -30,7 +30,7 @@ SUBCOMMANDS = {
 }
 
 
-def _fail(err: BaseException) -> None:
+def _fail(err: BaseException | str) -> None:
     print(f"irsim: error: {err}", file=sys.stderr)
     raise SystemExit(2)
 
@@ -51,6 +51,44 @@ def _hydra_entry(cfg: DictConfig) -> None:
         _fail(err)
     if not cfg.get("quiet", False):
         print(f"irsim: results in {run_dir}", file=sys.stderr)
+
+
+def _config_names(group: str) -> list[str]:
+    import importlib.resources as resources
+
+    root = resources.files("irsim.conf") / group
+    return sorted(e.name[:-5] for e in root.iterdir() if e.name.endswith(".yaml"))
+
+
+def _precheck(overrides: list[str]) -> None:
+    """Compose the config of a single run before Hydra does, so that a bad override gives
+    one line and exit code 2 (Hydra would print several lines and exit 1)."""
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    from irsim.errors import unknown_name
+
+    if any(a in ("-m", "--multirun") or a.startswith("-") for a in overrides):
+        return  # sweeps and Hydra flags: Hydra validates each job itself
+    plain = [a for a in overrides if not a.lstrip("+~").startswith(("hydra.", "hydra/"))]
+    for arg in plain:
+        key, sep, value = arg.partition("=")
+        group = key.lstrip("+~")
+        if sep and group in ("collection", "experiment", "engine"):
+            names = _config_names(group)
+            if value not in names:
+                _fail(unknown_name(group, value, names))
+    try:
+        from irsim.runner import compose_config
+
+        compose_config(plain)
+    except (HydraException, OmegaConfBaseException, ValueError) as err:
+        lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()] or [str(err)]
+        message = lines[0]
+        if message.startswith("Could not override") and len(lines) > 1:
+            key = message.split("'")[1] if "'" in message else "?"
+            message = f"unknown config key {key!r} ({lines[1]})"
+        _fail(f"config: {message}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -79,6 +117,8 @@ def main(argv: list[str] | None = None) -> None:
             _fail(err)
         argv = [*rest, "+command=evaluate"]
         prog = "irsim evaluate"
+    if not any(a in ("--help", "-h", "--hydra-help", "--info", "--cfg", "-c") for a in argv):
+        _precheck(argv)
     sys.argv = [prog, *argv]
     _hydra_entry()
 
