@@ -41,6 +41,11 @@ def _hydra_entry(cfg: DictConfig) -> None:
 
     hc = HydraConfig.get()
     run_dir = Path(hc.runtime.output_dir)
+    if cfg.get("quiet", False):  # console shows warnings only; the run dir's log keeps all
+        for handler in logging.getLogger().handlers:
+            if isinstance(handler, logging.StreamHandler) and not isinstance(
+                    handler, logging.FileHandler):
+                handler.setLevel(logging.WARNING)
     try:
         if cfg.get("command", "run") == "evaluate":
             evaluate_command(cfg, run_dir)

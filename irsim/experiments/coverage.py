@@ -105,7 +105,7 @@ def interval_grid(
     x = np.asarray(x, np.float64)
     rows, n = x.shape
     a = np.asarray(alphas, np.float64)
-    tail = a / 2.0
+    tail = (1.0 - (1.0 - a)) / 2.0  # as the library's tail of confidence_level = 1 - alpha
     mean = x.mean(axis=-1)
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     if "normal" in methods or "t" in methods:
