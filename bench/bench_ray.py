@@ -46,7 +46,8 @@ def main() -> None:
         t_local1, _, _ = timed(base, matrix)
     print(f"engine=local (BLAS threads: 1)         {t_local1:8.2f} s")
 
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+    ray.init(address="local", num_cpus=2, include_dashboard=False,
+             _node_ip_address="127.0.0.1",
              log_to_driver=False)
     try:
         t_ray1, tab1, _ = timed(base, matrix, engine="ray", engine_options={"workers": 1})

@@ -36,7 +36,7 @@ def assert_same(a, b):
 def ray_local():
     import ray
 
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+    ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
              log_to_driver=False)
     yield ray
     ray.shutdown()

@@ -60,7 +60,8 @@ class RayPool:
             kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
             if address:
                 kwargs["address"] = address
-            else:
+            else:  # always a new local instance, never a stale cluster found on this machine
+                kwargs["address"] = "local"
                 kwargs["num_cpus"] = num_cpus
                 kwargs["_node_ip_address"] = "127.0.0.1"
             ray.init(**kwargs)

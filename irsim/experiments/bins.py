@@ -44,14 +44,22 @@ class BinLayout:
         return hi
 
     def index(self, diff: np.ndarray) -> np.ndarray:
-        """Bin of each (absolute or relative) difference; negative input is an error.
+        """Bin of each non-negative (absolute or relative) difference; inf (a relative
+        difference to a zero mean) goes to the last, open bin.
 
         A small tolerance (1e-9 of a bin) puts values that are an edge in exact
         arithmetic (0.03 computed as 0.0299999...) into the upper bin.
+
+        Examples
+        --------
+        >>> RELATIVE.index(np.array([0.0, 0.07, 0.1, np.inf])).tolist()
+        [0, 1, 2, 19]
         """
-        d = np.asarray(diff, dtype=np.float64)
-        idx = np.floor(d / self.width + 1e-9).astype(np.int64)
-        return np.clip(idx, 0, self.count - 1)
+        t = np.divide(diff, self.width, dtype=np.float64)
+        t += 1e-9
+        np.floor(t, out=t)
+        np.clip(t, 0, self.count - 1, out=t)
+        return t.astype(np.int64)
 
     def histogram(self, diff: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         """Counts (int64) per bin, or weighted sums when `weights` (e.g. swap flags) given."""
@@ -76,8 +84,12 @@ def layout(kind: str) -> BinLayout:
     return table[kind]
 
 
-def relative_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``|a - b| / min(a, b)`` (inf when the smaller mean is 0 and they differ, 0 if equal).
+def relative_difference(a: np.ndarray, b: np.ndarray, absd: np.ndarray | None = None
+                        ) -> np.ndarray:
+    """``|a - b| / min(a, b)`` (inf when the smaller mean is <= 0 and they differ, 0 if equal).
+
+    `absd` gives ``|a - b|`` when the caller has it already (e.g. with exact ties snapped to
+    0).
 
     Examples
     --------
@@ -86,7 +98,7 @@ def relative_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """
     a = np.asarray(a, np.float64)
     b = np.asarray(b, np.float64)
-    diff = np.abs(a - b)
+    diff = np.abs(a - b) if absd is None else np.asarray(absd, np.float64)
     small = np.minimum(a, b)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(diff == 0, 0.0, diff / small)

@@ -42,7 +42,7 @@ import pyarrow as pa
 from irsim.data.matrix import ScoreMatrix
 from irsim.engine.base import Partial, Shard, shard_grid
 from irsim.errors import ConfigError, unknown_name
-from irsim.experiments.bins import ABSOLUTE, RELATIVE, BinLayout, is_swap
+from irsim.experiments.bins import ABSOLUTE, RELATIVE, BinLayout, is_swap, relative_difference
 from irsim.experiments.common import (
     PAIR_UNIT,
     aligned_block,
@@ -52,11 +52,9 @@ from irsim.experiments.common import (
 )
 from irsim.experiments.swap import (
     as_tuple,
-    bin_index,
     check_schemes,
     check_sizes,
     preset_metrics,
-    relative_to_smaller,
     sampling_configs,
     set_means,
     snap_ties,
@@ -419,8 +417,8 @@ class ErrorRates:
         """Full-topic-set significance per bin of the full-set difference."""
         d = snap_ties(ma - mb, tol)
         absd = np.abs(d)
-        bins = {ABSOLUTE.kind: bin_index(ABSOLUTE, absd),
-                RELATIVE.kind: bin_index(RELATIVE, relative_to_smaller(absd, ma, mb))}
+        bins = {ABSOLUTE.kind: ABSOLUTE.index(absd),
+                RELATIVE.kind: RELATIVE.index(relative_difference(ma, mb, absd))}
         for lay in LAYOUTS:
             out[f"full_{lay.kind}_pairs"][mi] += np.bincount(bins[lay.kind],
                                                              minlength=lay.count)
@@ -438,8 +436,8 @@ class ErrorRates:
         d2 = snap_ties(ma[1] - mb[1], tol)
         err = is_swap(d, d2, zero_swaps=True)
         absd = np.abs(d)
-        bins = {ABSOLUTE.kind: bin_index(ABSOLUTE, absd),
-                RELATIVE.kind: bin_index(RELATIVE, relative_to_smaller(absd, ma[0], mb[0]))}
+        bins = {ABSOLUTE.kind: ABSOLUTE.index(absd),
+                RELATIVE.kind: RELATIVE.index(relative_difference(ma[0], mb[0], absd))}
         pvals: dict[str, np.ndarray] = {}
         for test in self.tests:  # on the first set of every trial: gathered (pairs, trials, c)
             parts = []

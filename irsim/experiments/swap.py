@@ -33,7 +33,14 @@ import pyarrow as pa
 from irsim.data.matrix import ScoreMatrix
 from irsim.engine.base import Partial, Shard, shard_grid
 from irsim.errors import ConfigError, unknown_name
-from irsim.experiments.bins import ABSOLUTE, RELATIVE, BinLayout, is_swap, required_difference
+from irsim.experiments.bins import (
+    ABSOLUTE,
+    RELATIVE,
+    BinLayout,
+    is_swap,
+    relative_difference,
+    required_difference,
+)
 from irsim.experiments.common import (
     PAIR_UNIT,
     aligned_block,
@@ -59,9 +66,7 @@ __all__ = [
     "set_means",
     "gemm_trials",
     "snap_ties",
-    "relative_to_smaller",
     "bin_counts",
-    "bin_index",
     "sampling_configs",
     "as_tuple",
     "preset_metrics",
@@ -198,52 +203,6 @@ def snap_ties(d: np.ndarray, tol: float) -> np.ndarray:
     return d
 
 
-def relative_to_smaller(absd: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``|d| / min(a, b)``: 0 where ``|d| = 0``, inf where the smaller mean is <= 0 and
-    ``|d| > 0`` (the rule of :func:`irsim.experiments.bins.relative_difference`, applied to an
-    already tie-snapped ``|d|``).
-
-    Examples
-    --------
-    >>> relative_to_smaller(np.array([0.125, 0.1, 0.0]), np.array([0.25, 0.0, 0.3]),
-    ...                     np.array([0.375, 0.1, 0.3])).tolist()
-    [0.5, inf, 0.0]
-    """
-    small = np.minimum(a, b)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rel = np.divide(absd, small)  # x/0 = inf; 0/0 (NaN) is reset below
-    np.copyto(rel, np.inf, where=small < 0)
-    np.copyto(rel, 0.0, where=absd == 0)
-    return rel
-
-
-def _floor_bins(layout: BinLayout, values: np.ndarray) -> np.ndarray:
-    """``min(floor(v / width + 1e-9), count - 1)`` as float64, computed in place."""
-    t = np.divide(values, layout.width)
-    t += 1e-9
-    np.floor(t, out=t)
-    np.minimum(t, layout.count - 1, out=t)
-    return t
-
-
-def bin_index(layout: BinLayout, values: np.ndarray) -> np.ndarray:
-    """The bins of :meth:`BinLayout.index` for non-negative values that may be inf (a
-    relative difference to a zero mean): inf goes to the last, open bin.
-
-    Same arithmetic as :meth:`BinLayout.index` (``floor(v / width + 1e-9)``, clipped), in
-    place; ``BinLayout.index`` itself casts inf to a negative integer and clips it to bin 0.
-
-    Examples
-    --------
-    >>> bin_index(RELATIVE, np.array([0.0, 0.07, 0.1, np.inf])).tolist()
-    [0, 1, 2, 19]
-    >>> v = np.array([0.0, 0.0299999999999, 0.03, 0.199, 0.2, 7.0])
-    >>> bool((bin_index(ABSOLUTE, v) == ABSOLUTE.index(v)).all())
-    True
-    """
-    return _floor_bins(layout, values).astype(np.int64)
-
-
 def bin_counts(layout: BinLayout, values: np.ndarray, flags: np.ndarray) -> tuple[np.ndarray,
                                                                                     np.ndarray]:
     """(comparisons, flagged) per bin of `layout` (int64 each); `values` >= 0, may be inf.
@@ -254,10 +213,10 @@ def bin_counts(layout: BinLayout, values: np.ndarray, flags: np.ndarray) -> tupl
     >>> c[[0, 20]].tolist(), s[[0, 20]].tolist()
     ([2, 1], [1, 1])
     """
-    key = _floor_bins(layout, values)  # one bincount of (bin, flag) pairs: 2 * bin + flag
+    key = layout.index(values)  # one bincount of (bin, flag) pairs: 2 * bin + flag
     key *= 2
     key += flags
-    both = np.bincount(key.astype(np.intp).ravel(), minlength=2 * layout.count)
+    both = np.bincount(key.ravel(), minlength=2 * layout.count)
     both = both.reshape(layout.count, 2)
     return both.sum(axis=1).astype(np.int64), both[:, 1].astype(np.int64)
 
@@ -478,7 +437,7 @@ class Swap:
         d2 = snap_ties(ma[:, 1] - mb[:, 1], tol)
         swap = is_swap(d, d2, zero_swaps=True)
         absd = np.abs(d)
-        rel = relative_to_smaller(absd, ma[:, 0], mb[:, 0])
+        rel = relative_difference(ma[:, 0], mb[:, 0], absd)
         for lay, values in ((ABSOLUTE, absd), (RELATIVE, rel)):
             comps, hits = bin_counts(lay, values, swap)
             out[f"{lay.kind}_comparisons"][mi, k] += comps
