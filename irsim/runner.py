@@ -142,7 +142,10 @@ def run(cfg: DictConfig, run_dir: str | os.PathLike, *, keep_ray: bool = False
 
 
 def describe_data(data: Any) -> dict[str, Any]:
-    """Summary of a study's data for the manifest and report."""
+    """Summary of a study's data for the manifest and report (a ``describe()`` method of the
+    data wins)."""
+    if hasattr(data, "describe"):
+        return dict(data.describe())
     if isinstance(data, ScoreMatrix):
         return {
             "metrics": list(data.metrics),

@@ -113,6 +113,16 @@ class SimulationData:
         """Metric names, in simulator order."""
         return tuple(s.metric for s in self.simulators)
 
+    def describe(self) -> dict:
+        """Summary for the manifest and the report header."""
+        return {
+            "metrics": list(self.metrics),
+            "systems": int(self.simulators[0].margins.systems) if self.simulators else 0,
+            "topics": "simulated",
+            "source": "generator fitted to the collection (see test_errors_fit)",
+            "deltas": list(self.deltas),
+        }
+
 
 def prepare(simulators: Sequence[TopicSimulator], deltas: Sequence[float],
             sources: Sequence[np.ndarray] | None = None) -> SimulationData:

@@ -72,7 +72,8 @@ def _grid(df: pd.DataFrame, title: str) -> tuple[Figure, np.ndarray, list, list]
     tight_layout pass: it would draw every log tick twice)."""
     metrics = list(dict.fromkeys(df["metric"]))
     sizes = sorted(set(df["n"]))
-    width, height = 3.4 * len(sizes) + 1.0, 2.8 * len(metrics) + 1.3
+    # at least 7 inches wide: the legend (one row of up to five tests) must fit
+    width, height = max(3.4 * len(sizes) + 1.0, 7.0), 2.8 * len(metrics) + 1.3
     fig = Figure(figsize=(width, height), dpi=110)
     axes = np.atleast_2d(fig.subplots(len(metrics), len(sizes), squeeze=False, sharex=True,
                                       sharey=True))
