@@ -122,6 +122,8 @@ _NO_INDEX = np.iinfo(np.int64).max
 #: Resamples whose variance is below this share of their mean square get their sum of
 #: differences recomputed directly before the constant-resample rule (see paired_unit).
 _NEAR_CONSTANT = 1e-4
+#: Bytes of per-pair centred differences a shard may keep across its replicate units.
+_KEEP_BYTES = 64 * 2**20
 
 
 # ---------------------------------------------------------------------------------- kernels
@@ -661,6 +663,9 @@ class _ShardKernel:
         self.sampled = ([i for i, v in enumerate(self.variants) if v.sampled]
                         if study.sampled_methods else [])
         self.need_q = bool(self.paired or self.sampled)
+        n_pairs = shard.items[1] - shard.items[0]
+        self.keep_centred = (shard.reps[1] - shard.reps[0] > REPLICATE_BLOCK and
+                             16 * n_pairs * self.n * len(self.paired) <= _KEEP_BYTES)
         self.any_unpaired = "unpaired_bootstrap" in tests
 
     # scores ------------------------------------------------------------------------------
@@ -687,6 +692,21 @@ class _ShardKernel:
         if v.kind == "g":
             return np.exp(self.scores(v.metric, True) @ ct / self.n)
         return self.scores(v.metric, False) @ ct / self.n
+
+    def centred(self, j: int, vi: int, mz: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``w = z - mean(z)`` and ``w^2`` of a pair unit: kept across replicate units when
+        they fit :data:`_KEEP_BYTES`, else recomputed (cheap next to the GEMM)."""
+        key = (j, self.variants[vi].name, "centred")
+        if key in self._prep:
+            return self._prep[key]
+        x = self.values(self.variants[vi])
+        ia, ib = self.pairs[j]
+        w = x[ia] - x[ib]
+        w -= mz
+        out = (w, w * w)
+        if self.keep_centred:
+            self._prep[key] = out
+        return out
 
     def prep(self, j: int, vi: int, what: str) -> tuple:
         """Per-pair-unit arrays of a variant (built once per shard)."""
@@ -776,15 +796,13 @@ class _ShardKernel:
                 ia, ib = self.pairs[j]
                 for vi in self.paired:
                     t_obs, mz = self.prep(j, vi, "paired")
-                    x = self.values(self.variants[vi])
-                    w = x[ia] - x[ib]  # z, then centred (cheap next to the GEMM: not kept)
-                    w -= mz
+                    w, w_sq = self.centred(j, vi, mz)
                     s_hi, s_lo = split_sums[vi]
                     sums = np.subtract(s_hi[ia], s_hi[ib])
                     sums += s_lo[ia]
                     sums -= s_lo[ib]
                     sums -= n * mz
-                    t_sq = paired_unit(w, w * w, ct, sums)
+                    t_sq = paired_unit(w, w_sq, ct, sums)
                     self.add_pair(j, f"pa_{vi}_paired_ge", count_t_sq(t_sq, t_obs, n))
                     val, rid, tsum = select_top(k, t_sq, rep_idx, sums)
                     self.top(j, f"{vi}_paired", (val, rid, np.abs(tsum) / n))
