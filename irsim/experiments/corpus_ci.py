@@ -118,6 +118,12 @@ class CorpusLists:
         """Whether the halves are present."""
         return self.half_a is not None and self.half_b is not None
 
+    def describe(self) -> dict:
+        """Summary for the manifest and the report header."""
+        return {"metrics": ["AP"], "systems": len(self.systems), "topics": len(self.topics),
+                "source": "ranked lists of the document-level collection (corpus resampling)",
+                "split_corpus": self.split}
+
 
 def md5_half(docnos: Sequence[str] | np.ndarray) -> np.ndarray:
     """True for documents of half A: the first bit of the MD5 digest of the docno (UTF-8)

@@ -59,8 +59,8 @@ def write_report(run_dir: str | os.PathLike, tables: dict[str, pa.Table],
         lines += [f"Collection: {coll.get('source') or 'generated'}; {coll.get('systems')} "
                   f"systems x {coll.get('topics')} topics; metrics: "
                   f"{', '.join(coll.get('metrics', []))}.", ""]
-    elif coll:
-        lines += [f"Collection: {coll.get('runs', '?')} run lines, {coll.get('qrels', '?')} "
+    elif "runs" in coll:
+        lines += [f"Collection: {coll['runs']} run lines, {coll.get('qrels', '?')} "
                   f"judgments.", ""]
     try:
         module = experiment_module(name)

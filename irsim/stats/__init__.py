@@ -31,6 +31,7 @@ from irsim.stats.ci import (
     mean_acceleration,
     mean_ci,
 )
+from irsim.stats.meta import MetaResult, fixed_effect, meta_analysis, random_effects
 from irsim.stats.randomisation import RandomisationResult, randomisation_test
 from irsim.stats.registry import (
     CI_METHOD_SPECS,
@@ -46,6 +47,10 @@ from irsim.stats.ttest import PairedTResult, paired_t
 from irsim.stats.wilcoxon import WilcoxonResult, wilcoxon
 
 __all__ = [
+    "MetaResult",
+    "fixed_effect",
+    "meta_analysis",
+    "random_effects",
     "AnovaResult",
     "BootstrapTestResult",
     "CIMethodSpec",
