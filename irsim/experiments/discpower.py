@@ -243,22 +243,24 @@ def paired_unit(w: np.ndarray, w_sq: np.ndarray, ct: np.ndarray, s1: np.ndarray
     [[0.0, 3.4641, 0.0]]
     """
     n = ct.shape[0]
-    s2 = w_sq @ ct
+    den = w_sq @ ct  # s2, then n s2 - s1^2 in place
+    den *= n
     sq = s1 * s1
-    den = s2 * n
     den -= sq
-    near = den <= s2 * (_NEAR_CONSTANT * (n - 1))
-    const = None  # no resample is even nearly constant: none is constant
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.divide(sq, den)
+    # nearly constant: den <= 1e-4 (n-1) s2, i.e. |q| >= (n - c) / c with c = 1e-4 (n-1)
+    # (den <= 0 gives |q| = inf or a huge |q|; 0/0, a resample of zeros, gives NaN)
+    c = _NEAR_CONSTANT * (n - 1)
+    near = ~(np.abs(q) < (n - c) / c * (1 - 1e-6))
     if near.any():
         p, b = np.nonzero(near)
+        s2 = (den[p, b] + sq[p, b]) / n
         s1[p, b] = np.einsum("ij,ji->i", w[p], ct[:, b])
-        sq[p, b] = s1[p, b] * s1[p, b]
-        den[p, b] = s2[p, b] * n - sq[p, b]
-        const = den <= s2 * (ZERO_VAR_RTOL * (n - 1))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        q = np.divide(sq, den, out=sq)
-    if const is not None:
-        q[const] = 0.0
+        d = s2 * n - s1[p, b] * s1[p, b]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q[p, b] = np.where(d <= s2 * (ZERO_VAR_RTOL * (n - 1)), 0.0,
+                               s1[p, b] * s1[p, b] / d)
     return q
 
 
