@@ -122,6 +122,8 @@ _NO_INDEX = np.iinfo(np.int64).max
 #: Resamples whose variance is below this share of their mean square get their sum of
 #: differences recomputed directly before the constant-resample rule (see paired_unit).
 _NEAR_CONSTANT = 1e-4
+#: Replicate units whose top-k candidates are selected together (1000 replicates).
+_CHUNK_UNITS = 4
 #: Bytes of per-pair centred differences a shard may keep across its replicate units.
 _KEEP_BYTES = 64 * 2**20
 
@@ -634,6 +636,10 @@ class DiscPower:
         return _DiscPowerReducer(self, data)
 
 
+def _cat(arrays: list[np.ndarray]) -> np.ndarray:
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays, axis=1)
+
+
 class _ShardKernel:
     """One shard: replicate units outer (draws made once), pair units inner.
 
@@ -666,7 +672,7 @@ class _ShardKernel:
                         if study.sampled_methods else [])
         self.need_q = bool(self.paired or self.sampled)
         n_pairs = shard.items[1] - shard.items[0]
-        self.keep_centred = (shard.reps[1] - shard.reps[0] > REPLICATE_BLOCK and
+        self.keep_centred = (shard.reps[1] - shard.reps[0] > _CHUNK_UNITS * REPLICATE_BLOCK and
                              16 * n_pairs * self.n * len(self.paired) <= _KEEP_BYTES)
         self.any_unpaired = "unpaired_bootstrap" in tests
 
@@ -696,8 +702,8 @@ class _ShardKernel:
         return self.scores(v.metric, False) @ ct / self.n
 
     def centred(self, j: int, vi: int, mz: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``w = z - mean(z)`` and ``w^2`` of a pair unit: kept across replicate units when
-        they fit :data:`_KEEP_BYTES`, else recomputed (cheap next to the GEMM)."""
+        """``w = z - mean(z)`` and ``w^2`` of a pair unit: kept across replicate chunks when
+        they fit :data:`_KEEP_BYTES`, else recomputed (cheap next to the GEMMs)."""
         key = (j, self.variants[vi].name, "centred")
         if key in self._prep:
             return self._prep[key]
@@ -763,61 +769,83 @@ class _ShardKernel:
         self.out[full] = self.out[full] + arr if full in self.out else arr
 
     # the work ----------------------------------------------------------------------------
-    def run(self) -> Partial:
+    def draws(self, a: int, b: int) -> dict:
+        """Everything of replicate unit ``[a, b)`` that all pairs share: the samples, and
+        per-system sums (the ``s1`` parts of the paired test, the unpaired replicates'
+        parts, ``M(X, Q*b)`` for the sampled methods)."""
         study, n = self.study, self.n
-        r0, r1 = self.shard.reps
-        for a, b in unit_ranges(r0, r1, REPLICATE_BLOCK):
-            rep_idx = np.arange(a, b, dtype=np.int64)
-            ct = ct2 = counts = counts2 = None
-            if self.need_q:
-                counts = bootstrap_counts(study.seed, PAIRED_STREAM, n, a, b)
-                ct = np.ascontiguousarray(counts.T)
-            if study.swap:
-                counts2 = bootstrap_counts(study.seed, SWAP_STREAM, n, a, b)
-                ct2 = np.ascontiguousarray(counts2.T)
-            parts = {}
-            if self.any_unpaired:
-                idx = bootstrap_indices(study.seed, UNPAIRED_STREAM, 2 * n, a, b)
-                first = indices_to_counts(idx[:, :n], 2 * n)
-                second = indices_to_counts(idx[:, n:], 2 * n)
-                weights = {}
-                for vi in self.unpaired:
-                    summ = "gmean" if self.variants[vi].kind == "g" else "mean"
-                    if summ not in weights:
-                        weights[summ] = unpaired_weights(first, second, summ)
-                    vals = self.scores(self.variants[vi].metric, summ == "gmean")
-                    parts[vi] = vals @ weights[summ]
-            split_sums = {vi: tuple(part @ ct for part in self.split(vi)) for vi in self.paired}
-            s1 = {vi: self.sample_scores(self.variants[vi], ct) for vi in self.sampled}
-            s2 = ({vi: self.sample_scores(self.variants[vi], ct2) for vi in self.sampled}
-                  if study.swap else {})
+        u: dict = {"a": a, "b": b, "ct": None, "counts": None, "counts2": None}
+        if self.need_q:
+            u["counts"] = bootstrap_counts(study.seed, PAIRED_STREAM, n, a, b)
+            u["ct"] = np.ascontiguousarray(u["counts"].T)
+        if study.swap:
+            u["counts2"] = bootstrap_counts(study.seed, SWAP_STREAM, n, a, b)
+        u["parts"] = {}
+        if self.any_unpaired:
+            idx = bootstrap_indices(study.seed, UNPAIRED_STREAM, 2 * n, a, b)
+            first = indices_to_counts(idx[:, :n], 2 * n)
+            second = indices_to_counts(idx[:, n:], 2 * n)
+            weights: dict[str, np.ndarray] = {}
+            for vi in self.unpaired:
+                summ = "gmean" if self.variants[vi].kind == "g" else "mean"
+                if summ not in weights:
+                    weights[summ] = unpaired_weights(first, second, summ)
+                vals = self.scores(self.variants[vi].metric, summ == "gmean")
+                u["parts"][vi] = vals @ weights[summ]
+        u["split"] = {vi: tuple(part @ u["ct"] for part in self.split(vi))
+                      for vi in self.paired}
+        u["s1"] = {vi: self.sample_scores(self.variants[vi], u["ct"]) for vi in self.sampled}
+        u["s2"] = {}
+        if study.swap:
+            ct2 = np.ascontiguousarray(u["counts2"].T)
+            u["s2"] = {vi: self.sample_scores(self.variants[vi], ct2) for vi in self.sampled}
+        return u
+
+    def run(self) -> Partial:
+        n = self.n
+        rep_units = unit_ranges(*self.shard.reps, REPLICATE_BLOCK)
+        for c0 in range(0, len(rep_units), _CHUNK_UNITS):
+            # a chunk of replicate units: GEMMs per unit (canonical shapes), the top-k
+            # selection once per pair unit over the whole chunk
+            chunk = [self.draws(a, b) for a, b in rep_units[c0:c0 + _CHUNK_UNITS]]
             if self.first_block:
-                self.per_replicate(a, b, counts, counts2, s1, s2)
-            k = min(self.k, b - a)
+                for u in chunk:
+                    self.per_replicate(u["a"], u["b"], u["counts"], u["counts2"], u["s1"],
+                                       u["s2"])
+            rep_idx = np.arange(chunk[0]["a"], chunk[-1]["b"], dtype=np.int64)
+            k = min(self.k, len(rep_idx))
             for j in range(len(self.units)):
                 ia, ib = self.pairs[j]
                 for vi in self.paired:
                     t_obs, mz = self.prep(j, vi, "paired")
                     w, w_sq = self.centred(j, vi, mz)
-                    s_hi, s_lo = split_sums[vi]
-                    sums = np.subtract(s_hi[ia], s_hi[ib])
-                    sums += s_lo[ia]
-                    sums -= s_lo[ib]
-                    sums -= n * mz
-                    t_sq = paired_unit(w, w_sq, ct, sums)
-                    self.add_pair(j, f"pa_{vi}_paired_ge", count_t_sq(t_sq, t_obs, n))
-                    val, rid, tsum = select_top(k, t_sq, rep_idx, sums)
+                    qs, sums_all = [], []
+                    for u in chunk:
+                        s_hi, s_lo = u["split"][vi]
+                        sums = np.subtract(s_hi[ia], s_hi[ib])
+                        sums += s_lo[ia]
+                        sums -= s_lo[ib]
+                        sums -= n * mz
+                        q = paired_unit(w, w_sq, u["ct"], sums)
+                        self.add_pair(j, f"pa_{vi}_paired_ge", count_t_sq(q, t_obs, n))
+                        qs.append(q)
+                        sums_all.append(sums)
+                    val, rid, tsum = select_top(k, _cat(qs), rep_idx, _cat(sums_all))
                     self.top(j, f"{vi}_paired", (val, rid, np.abs(tsum) / n))
                 for vi in self.unpaired:
                     d_obs, scale = self.prep(j, vi, "unpaired")
-                    g = self.variants[vi].kind == "g"
-                    d = unpaired_unit(parts[vi], ia, ib, "gmean" if g else "mean")
-                    absd = np.abs(d, out=d)
-                    self.add_pair(j, f"pa_{vi}_unpaired_ge",
-                                  count_extreme(absd, d_obs, "two-sided", scale))
-                    self.top(j, f"{vi}_unpaired", select_top(k, absd, rep_idx))
+                    summ = "gmean" if self.variants[vi].kind == "g" else "mean"
+                    absds = []
+                    for u in chunk:
+                        d = unpaired_unit(u["parts"][vi], ia, ib, summ)
+                        absd = np.abs(d, out=d)
+                        self.add_pair(j, f"pa_{vi}_unpaired_ge",
+                                      count_extreme(absd, d_obs, "two-sided", scale))
+                        absds.append(absd)
+                    self.top(j, f"{vi}_unpaired", select_top(k, _cat(absds), rep_idx))
                 if self.sampled:
-                    self.sampled_methods(j, a, s1, s2)
+                    for u in chunk:
+                        self.sampled_methods(j, u["a"], u["s1"], u["s2"])
         return self.result()
 
     def per_replicate(self, a: int, b: int, counts, counts2, s1, s2) -> None:
