@@ -34,3 +34,15 @@ def urbano_matrix(name: str, metric: str, systems: int | None = None) -> ScoreMa
         df = df.iloc[:, :systems]
     vals = df.to_numpy(dtype=np.float64).T[None]
     return ScoreMatrix(vals, [metric], list(df.columns), [str(i + 1) for i in range(len(df))])
+
+
+@pytest.fixture
+def ray_local():
+    """A fresh 2-CPU Ray instance bound to 127.0.0.1 (address="local": never a cluster that
+    happens to run on this machine), shut down after the test."""
+    import ray
+
+    ray.init(address="local", num_cpus=2, include_dashboard=False,
+             _node_ip_address="127.0.0.1", log_to_driver=False)
+    yield ray
+    ray.shutdown()

@@ -532,16 +532,6 @@ def test_shard_size_changes_nothing(small):
         assert t2[name].equals(tables[name]), name
 
 
-@pytest.fixture
-def ray_local():
-    import ray
-
-    # address="local": always a fresh instance, even if another Ray runs on this machine
-    ray.init(address="local", num_cpus=2, include_dashboard=False,
-             _node_ip_address="127.0.0.1", log_to_driver=False)
-    yield ray
-    ray.shutdown()
-
 
 @pytest.mark.ray
 def test_ray_two_workers_equal_local(ray_local, small):

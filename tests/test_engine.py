@@ -32,15 +32,6 @@ def assert_same(a, b):
         assert a[name].to_pydict() == b[name].to_pydict(), name
 
 
-@pytest.fixture
-def ray_local():
-    import ray
-
-    ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-             log_to_driver=False)
-    yield ray
-    ray.shutdown()
-
 
 @pytest.mark.ray
 @pytest.mark.parametrize("workers", [1, 2])

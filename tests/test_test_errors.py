@@ -118,15 +118,6 @@ def test_delta_zero_rows_do_not_depend_on_other_deltas(real_data, small_tables):
     assert df.rejections.tolist() == ref.rejections.tolist()
 
 
-@pytest.fixture
-def ray_local():
-    import ray
-
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-             log_to_driver=False)
-    yield ray
-    ray.shutdown()
-
 
 @pytest.mark.ray
 def test_ray_equals_local(ray_local, real_data, small_tables):
