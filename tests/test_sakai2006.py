@@ -15,9 +15,9 @@ import statistics
 
 import numpy as np
 import pytest
+from conftest import SHARED_DATA, urbano_matrix
 from scipy import stats as sps
 
-from conftest import SHARED_DATA, urbano_matrix
 from irsim.data.matrix import ScoreMatrix
 from irsim.engine import run_study
 from irsim.errors import ConfigError, InputError
@@ -421,8 +421,9 @@ def test_shard_sizes_do_not_change_any_table(sharded_matrix, unsharded, shard_pa
 def ray_local():
     import ray
 
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-             log_to_driver=False)
+    # address="local": a fresh instance even if another Ray cluster runs on this machine
+    ray.init(address="local", num_cpus=2, include_dashboard=False,
+             _node_ip_address="127.0.0.1", log_to_driver=False)
     yield ray
     ray.shutdown()
 
