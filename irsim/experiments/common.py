@@ -10,6 +10,7 @@ import numpy as np
 from irsim.errors import ConfigError
 
 __all__ = [
+    "resolve_metrics",
     "PAIR_UNIT",
     "unit_ranges",
     "aligned_block",
@@ -113,6 +114,26 @@ def topk_rows(
     order = np.lexsort((idx, -val), axis=-1)[:, :k]
     take = [np.take_along_axis(a, order, axis=1) for a in (val, idx, *aux)]
     return tuple(take)
+
+
+def resolve_metrics(requested: Sequence[str] | None, available: Sequence[str]
+                    ) -> tuple[str, ...]:
+    """The metrics a study uses: `requested` (all `available` when None), each checked.
+
+    Examples
+    --------
+    >>> resolve_metrics(None, ("AP", "P@10"))
+    ('AP', 'P@10')
+    >>> resolve_metrics(["AP"], ("AP", "P@10"))
+    ('AP',)
+    """
+    from irsim.errors import unknown_name
+
+    names = tuple(requested) if requested is not None else tuple(available)
+    for m in names:
+        if m not in available:
+            raise unknown_name("metric", m, available)
+    return names
 
 
 def round_sig(x: float, digits: int = 2) -> float:

@@ -44,7 +44,12 @@ from scipy import stats as sps
 from irsim.data.matrix import ScoreMatrix
 from irsim.engine.base import Partial, Shard, block_ranges
 from irsim.errors import ConfigError, unknown_name
-from irsim.experiments.common import aligned_block, check_alphas, check_positive_int
+from irsim.experiments.common import (
+    aligned_block,
+    check_alphas,
+    check_positive_int,
+    resolve_metrics,
+)
 from irsim.sampling.rng import REPLICATE_BLOCK, rng_for
 from irsim.sampling.subsets import subset_indices
 from irsim.sampling.topics import bootstrap_counts
@@ -276,11 +281,7 @@ class Coverage:
 
     # -- plan ---------------------------------------------------------------------------
     def _metrics(self, data: ScoreMatrix) -> tuple[str, ...]:
-        names = self.metrics if self.metrics is not None else data.metrics
-        for m in names:
-            if m not in data.metrics:
-                raise unknown_name("metric", m, data.metrics)
-        return tuple(names)
+        return resolve_metrics(self.metrics, data.metrics)
 
     def plan(self, data: ScoreMatrix) -> list[Shard]:
         """For each size, blocks of samples (items ``k * samples + s`` for size ``k``)."""

@@ -48,6 +48,7 @@ from irsim.experiments.common import (
     aligned_block,
     check_positive_int,
     pair_index,
+    resolve_metrics,
     unit_ranges,
 )
 from irsim.experiments.swap import (
@@ -309,10 +310,7 @@ class ErrorRates:
 
     # -- plan -----------------------------------------------------------------------------
     def _metrics(self, data: ScoreMatrix) -> tuple[str, ...]:
-        names = self.metrics if self.metrics is not None else data.metrics
-        for m in names:
-            if m not in data.metrics:
-                raise unknown_name("metric", m, data.metrics)
+        names = resolve_metrics(self.metrics, data.metrics)
         if self.drop_metric is not None and self.drop_metric not in data.metrics:
             raise unknown_name("experiment.drop_metric", self.drop_metric, data.metrics)
         return tuple(names)

@@ -32,7 +32,7 @@ import pyarrow as pa
 
 from irsim.data.matrix import ScoreMatrix
 from irsim.engine.base import Partial, Shard, shard_grid
-from irsim.errors import ConfigError, unknown_name
+from irsim.errors import ConfigError
 from irsim.experiments.bins import (
     ABSOLUTE,
     RELATIVE,
@@ -46,6 +46,7 @@ from irsim.experiments.common import (
     aligned_block,
     check_positive_int,
     pair_index,
+    resolve_metrics,
     unit_ranges,
 )
 from irsim.sampling.rng import REPLICATE_BLOCK
@@ -363,11 +364,7 @@ class Swap:
 
     # -- plan -----------------------------------------------------------------------------
     def _metrics(self, data: ScoreMatrix) -> tuple[str, ...]:
-        names = self.metrics if self.metrics is not None else data.metrics
-        for m in names:
-            if m not in data.metrics:
-                raise unknown_name("metric", m, data.metrics)
-        return tuple(names)
+        return resolve_metrics(self.metrics, data.metrics)
 
     def configs(self, data: ScoreMatrix) -> list[tuple[str, int]]:
         """The (scheme, size) combinations on `data`, validated against its topic count."""
