@@ -38,7 +38,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from scipy import special
 from scipy import stats as sps
 
 from irsim.data.matrix import ScoreMatrix
@@ -53,8 +52,12 @@ from irsim.experiments.common import (
 from irsim.sampling.rng import REPLICATE_BLOCK, rng_for
 from irsim.sampling.subsets import subset_indices
 from irsim.sampling.topics import bootstrap_counts
-from irsim.stats.ci import CI_METHODS, _quantile_sorted, location_interval, mean_acceleration
-from irsim.stats.ties import tie_tolerance
+from irsim.stats.ci import (
+    CI_METHODS,
+    interval_grid_from_distribution,
+    location_interval,
+    mean_acceleration,
+)
 
 __all__ = ["Coverage", "METHODS", "PARK_ALPHAS", "TOPIC_STREAM", "BOOT_STREAM",
            "RELABEL_STREAM", "relabelling", "interval_grid", "DESCRIPTION", "build",
@@ -108,54 +111,24 @@ def interval_grid(
     True
     """
     x = np.asarray(x, np.float64)
-    rows, n = x.shape
-    a = np.asarray(alphas, np.float64)
-    tail = (1.0 - (1.0 - a)) / 2.0  # as the library's tail of confidence_level = 1 - alpha
+    n = x.shape[-1]
+    levels = 1.0 - np.asarray(alphas, np.float64)
     mean = x.mean(axis=-1)
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     if "normal" in methods or "t" in methods:
         se = x.std(axis=-1, ddof=1) / np.sqrt(n)
+        tail = (1.0 - levels) / 2.0
         for m in ("normal", "t"):
             if m in methods:
                 q = sps.norm.isf(tail) if m == "normal" else sps.t.isf(tail, n - 1)
                 ci = location_interval(mean[:, None], se[:, None], q[None, :], "two-sided")
                 out[m] = (ci.low, ci.high)
     boot = [m for m in methods if m in _BOOTSTRAPPED]
-    if not boot:
-        return out
-    b = star.shape[-1]
-    se_star = star.std(axis=-1, ddof=1) if b > 1 else np.zeros(rows)
-    if "studentised_logit" in boot:  # Park: logit of the means strictly inside (0, 1)
-        mu, sigma, cnt = _logit_normal_fit(star)
-        q = sps.t.isf(tail, n - 1)[None, :]
-        low = special.expit(mu[:, None] - q * sigma[:, None])
-        high = special.expit(mu[:, None] + q * sigma[:, None])
-        ok = (cnt > 0)[:, None]
-        out["studentised_logit"] = (np.where(ok, low, mean[:, None]),
-                                    np.where(ok, high, mean[:, None]))
-    rest = [m for m in boot if m != "studentised_logit"]
-    if not rest:
-        return out
-    s = np.sort(star, axis=-1)
-    if "percentile" in rest or "basic" in rest:
-        lo = np.stack([_quantile_sorted(s, t) for t in tail], axis=-1)
-        hi = np.stack([_quantile_sorted(s, 1.0 - t) for t in tail], axis=-1)
-        if "percentile" in rest:
-            out["percentile"] = (lo, hi)
-        if "basic" in rest:
-            out["basic"] = (2.0 * mean[:, None] - hi, 2.0 * mean[:, None] - lo)
-    if "bca" in rest:
-        tol = tie_tolerance(mean, se_star)[:, None]
-        below = np.count_nonzero(star < mean[:, None] - tol, axis=-1)
-        at_most = np.count_nonzero(star <= mean[:, None] + tol, axis=-1)
-        z0 = special.ndtri((below + at_most) / (2.0 * b))[:, None]
-        acc = mean_acceleration(x)[:, None]
-        za = special.ndtri(tail)[None, :]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            p_low = special.ndtr(z0 + (z0 + za) / (1.0 - acc * (z0 + za)))
-            p_high = special.ndtr(z0 + (z0 - za) / (1.0 - acc * (z0 - za)))
-        out["bca"] = (np.stack([_quantile_sorted(s, p_low[:, i]) for i in range(len(a))], -1),
-                      np.stack([_quantile_sorted(s, p_high[:, i]) for i in range(len(a))], -1))
+    if boot:
+        acc = mean_acceleration(x) if "bca" in boot else None
+        limits, _ = interval_grid_from_distribution(mean, star, boot, levels, acceleration=acc,
+                                                    n=n)
+        out.update(limits)
     return out
 
 
@@ -171,40 +144,6 @@ def relabelling(seed: int, systems: int, topics: int) -> np.ndarray:
     """
     u = rng_for(seed, RELABEL_STREAM, systems, topics).random((systems, topics))
     return np.argsort(u, axis=1, kind="stable")
-
-
-def _logit(v: np.ndarray) -> np.ndarray:
-    """``log(v) - log1p(-v)``: the logit, about 3x faster than ``scipy.special.logit``
-    (numpy's vectorised log); equal to it within a few ulp."""
-    out = np.log(v)
-    out -= np.log1p(-v)
-    return out
-
-
-def _logit_normal_fit(star: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Maximum-likelihood normal fit (mu, sigma) to the logits of the replicates of each row
-    strictly inside (0, 1), and their number (Park's studentised logit, as
-    :func:`irsim.stats.bootstrap_ci`). Rows without a 0 or 1 take a fast path."""
-    inside = (star > 0.0) & (star < 1.0)
-    cnt = inside.sum(axis=-1)
-    full = cnt == star.shape[-1]
-    mu = np.empty(len(star))
-    sigma = np.empty(len(star))
-    if full.any():
-        lg = _logit(star[full] if not full.all() else star)
-        mu[full] = lg.sum(axis=-1) / star.shape[-1]
-        lg -= mu[full][:, None]
-        sigma[full] = np.sqrt((lg * lg).sum(axis=-1) / star.shape[-1])
-        del lg
-    part = ~full
-    if part.any():
-        v, ok, c = star[part], inside[part], cnt[part]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            lg = np.where(ok, _logit(np.where(ok, v, 0.5)), 0.0)
-            m = lg.sum(axis=-1) / c
-            sigma[part] = np.sqrt((np.where(ok, lg - m[:, None], 0.0) ** 2).sum(axis=-1) / c)
-        mu[part] = m
-    return mu, sigma, cnt
 
 
 @dataclass(frozen=True)
