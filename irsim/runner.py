@@ -25,7 +25,7 @@ from irsim.data.collection import load_doc_collection
 from irsim.data.matrix import ScoreMatrix
 from irsim.engine import data_digest, run_study, write_tables
 from irsim.experiments import build_study
-from irsim.experiments.loading import metrics_arg
+from irsim.experiments.loading import metrics_arg, progress_bar
 
 __all__ = ["compose_config", "run", "evaluate_command", "write_manifest", "matrix_to_long",
            "describe_data"]
@@ -78,21 +78,6 @@ def write_manifest(run_dir: Path, cfg: DictConfig, extra: dict[str, Any]) -> Pat
     return path
 
 
-def _progress_bar(cfg: DictConfig, desc: str):
-    if cfg.get("quiet", False):
-        return None, None
-    from tqdm import tqdm
-
-    bar = tqdm(total=0, desc=desc, unit="shard", file=sys.stderr, dynamic_ncols=True)
-
-    def update(done: int, total: int) -> None:
-        bar.total = total
-        bar.n = done
-        bar.refresh()
-
-    return bar, update
-
-
 def run(cfg: DictConfig, run_dir: str | os.PathLike, *, keep_ray: bool = False
         ) -> dict[str, pa.Table]:
     """Run the configured study and write its tables, manifest and report into `run_dir`.
@@ -109,7 +94,7 @@ def run(cfg: DictConfig, run_dir: str | os.PathLike, *, keep_ray: bool = False
                       if k not in ("name", "shard_pairs", "shard_replicates")}
     if engine == "ray" and keep_ray:
         engine_options.setdefault("keep_alive", True)
-    bar, progress = _progress_bar(cfg, study.name)
+    bar, progress = progress_bar(cfg, study.name, unit="shard")
     checkpoints = run_dir / "checkpoints"
     try:
         tables, info = run_study(study, data, engine=engine, engine_options=engine_options,
@@ -193,7 +178,13 @@ def evaluate_command(cfg: DictConfig, run_dir: str | os.PathLike) -> pa.Table:
     docs = load_doc_collection(cfg.collection, data_dir=cfg.get("data_dir"),
                                offline=cfg.get("offline", False))
     metrics = metrics_arg(cfg) or list(cfg.collection.get("default_metrics") or [])
-    matrix = evaluate(docs.runs, docs.qrels, metrics, depth=docs.depth, missing=docs.missing)
+    bar, update = progress_bar(cfg, "evaluate")
+    try:
+        matrix = evaluate(docs.runs, docs.qrels, metrics, depth=docs.depth,
+                          missing=docs.missing, progress=update)
+    finally:
+        if bar is not None:
+            bar.close()
     table = matrix_to_long(matrix)
     write_tables({"per_topic": table}, run_dir)
     write_manifest(run_dir, cfg, {

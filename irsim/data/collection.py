@@ -114,6 +114,7 @@ def load_collection(
     metrics: Sequence[str] | None = None,
     data_dir: str | None = None,
     offline: bool = False,
+    progress: Any = None,
 ) -> ScoreMatrix:
     """The ScoreMatrix of a collection config (``collection`` node of the Hydra config).
 
@@ -127,6 +128,8 @@ def load_collection(
         ``default_metrics`` (for a matrix: all its metrics).
     data_dir, offline
         Where named files are found or downloaded; never download when offline.
+    progress : callable, optional
+        ``progress(done, total)`` while metrics are computed (document-level collections).
 
     Examples
     --------
@@ -147,7 +150,8 @@ def load_collection(
         if not wanted:
             raise ConfigError("metrics must list at least one metric for a document-level "
                               "collection")
-        return evaluate(docs.runs, docs.qrels, wanted, depth=docs.depth, missing=docs.missing)
+        return evaluate(docs.runs, docs.qrels, wanted, depth=docs.depth, missing=docs.missing,
+                        progress=progress)
     if kind == "synthetic_scores":
         from irsim.data.synthetic import synthetic_scores
 

@@ -7,7 +7,7 @@ from typing import Any
 from irsim.data.collection import DocCollection, load_collection, load_doc_collection
 from irsim.data.matrix import ScoreMatrix
 
-__all__ = ["metrics_arg", "score_matrix", "doc_collection", "engine_shards"]
+__all__ = ["metrics_arg", "score_matrix", "doc_collection", "engine_shards", "progress_bar"]
 
 
 def metrics_arg(cfg: Any) -> list[str] | None:
@@ -20,10 +20,38 @@ def metrics_arg(cfg: Any) -> list[str] | None:
     return [str(m) for m in metrics]
 
 
+def progress_bar(cfg: Any, desc: str, unit: str = "chunk"):
+    """``(bar, callback)``: a tqdm bar on stderr updated by ``callback(done, total)``, or
+    ``(None, None)`` when ``quiet``. Close the bar when done."""
+    if cfg.get("quiet", False):
+        return None, None
+    import sys
+
+    from tqdm import tqdm
+
+    bar = tqdm(total=None, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True,
+               leave=False)
+
+    def update(done: int, total: int) -> None:
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    return bar, update
+
+
 def score_matrix(cfg: Any) -> ScoreMatrix:
-    """The collection of `cfg` as a ScoreMatrix (metrics computed first for doc-level data)."""
-    return load_collection(cfg.collection, metrics=metrics_arg(cfg),
-                           data_dir=cfg.get("data_dir"), offline=cfg.get("offline", False))
+    """The collection of `cfg` as a ScoreMatrix (metrics computed first for doc-level data,
+    with a progress bar unless ``quiet``)."""
+    bar, update = (progress_bar(cfg, "evaluate") if cfg.collection.get("kind") in
+                   ("trec", "synthetic_trec") else (None, None))
+    try:
+        return load_collection(cfg.collection, metrics=metrics_arg(cfg),
+                               data_dir=cfg.get("data_dir"), offline=cfg.get("offline", False),
+                               progress=update)
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def doc_collection(cfg: Any) -> DocCollection:

@@ -37,7 +37,7 @@ over all qrels topics). ``missing`` decides which topics are kept:
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 import pandas as pd
@@ -214,6 +214,7 @@ def evaluate(
     depth: int | None = 1000,
     missing: str = "error",
     max_cells: int = 1 << 21,
+    progress: Callable[[int, int], object] | None = None,
 ) -> ScoreMatrix:
     """Per-topic scores of every run under every measure, exactly as trec_eval ranks.
 
@@ -233,6 +234,8 @@ def evaluate(
     max_cells : int
         Memory budget: lists are processed in chunks of about ``max_cells`` (list, rank)
         cells (each derived array of a chunk takes 8 bytes per cell).
+    progress : callable, optional
+        Called as ``progress(done, total)`` after each chunk of lists (for a progress bar).
 
     Returns
     -------
@@ -358,7 +361,7 @@ def evaluate(
     by_len = np.argsort(lens, kind="stable")
     chunks = _chunks(lens[by_len], width, max_cells)
     log.debug("evaluate: %d lists, width %d, %d chunk(s)", len(lens), width, len(chunks))
-    for a, b in chunks:
+    for done, (a, b) in enumerate(chunks, 1):
         idx = by_len[a:b]
         ln, L = lens[idx], int(lens[idx].max())
         cols = np.arange(L)
@@ -374,4 +377,6 @@ def evaluate(
         block = Block(block_grade, gid % T, ideal)
         for mi, m in enumerate(ms):
             values[mi, gid // T, gid % T] = m.definition.kernel(block, m)
+        if progress is not None:
+            progress(done, len(chunks))
     return ScoreMatrix(values, [str(m) for m in ms], runs.names, out_topics, source=qsrc)
