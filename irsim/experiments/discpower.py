@@ -105,7 +105,7 @@ from irsim.stats.ties import count_extreme, tie_tolerance
 
 __all__ = ["DiscPower", "Variant", "TESTS", "PAIRED_STREAM", "UNPAIRED_STREAM",
            "SWAP_STREAM", "TUKEY_STREAM", "GMEAN_EPS", "sample_differences", "log_scores",
-           "gmean_scores", "exact_split", "paired_unit", "count_t_sq", "unpaired_weights",
+           "gmean_scores", "exact_split", "paired_unit", "count_t", "unpaired_weights",
            "unpaired_unit", "tukey_ranges", "select_top"]
 
 #: Tests this study runs, by config name.
@@ -208,14 +208,14 @@ def exact_split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def paired_unit(w: np.ndarray, w_sq: np.ndarray, ct: np.ndarray, s1: np.ndarray
                 ) -> np.ndarray:
-    """``t(w*b)^2 / (n-1)`` of the paired studentised bootstrap for a block of pairs x
-    samples.
+    """``p = s2 / s1^2`` of the paired studentised bootstrap for a block of pairs x
+    samples: the smaller `p`, the larger ``|t(w*b)|``.
 
     With ``s1``, ``s2`` the resampled sums of ``w`` and ``w^2``,
-    ``t*^2 / (n-1) = s1^2 / (n s2 - s1^2)``; a constant resample (variance at most
-    :data:`~irsim.stats.resample.ZERO_VAR_RTOL` of the mean square, i.e.
-    ``n s2 - s1^2 <= rtol (n-1) s2``) has ``t* = 0``. The ratio orders replicates as
-    ``|t*|`` does and spares a square root per replicate.
+    ``t*^2 = (n-1) s1^2 / (n s2 - s1^2) = (n-1) / (n p - 1)``: one division per replicate
+    orders and counts replicates as ``|t*|`` does. ``t* = 0`` (``s1 = 0``, or a constant
+    resample: variance at most :data:`~irsim.stats.resample.ZERO_VAR_RTOL` of the mean
+    square, i.e. ``n s2 - s1^2 <= rtol (n-1) s2``) gives ``p = inf``.
 
     ``s2`` is a GEMM; ``s1`` comes in precomputed (from per-system sums, see
     :func:`exact_split`), accurate to ~1e-16 of the scores. Where the variance is within
@@ -240,48 +240,51 @@ def paired_unit(w: np.ndarray, w_sq: np.ndarray, ct: np.ndarray, s1: np.ndarray
     --------
     >>> w = np.array([[0.1, -0.1, 0.3, -0.3]])
     >>> ct = np.array([[1., 1., 1., 1.], [2., 0., 2., 0.], [4., 0., 0., 0.]]).T
-    >>> q = paired_unit(w, w * w, ct, w @ ct)
-    >>> np.round(np.sqrt(3 * q), 4).tolist()   # |t*|
+    >>> p = paired_unit(w, w * w, ct, w @ ct)
+    >>> with np.errstate(divide="ignore"):
+    ...     np.round(np.sqrt(3 / (4 * p - 1)), 4).tolist()   # |t*|
     [[0.0, 3.4641, 0.0]]
     """
     n = ct.shape[0]
-    den = w_sq @ ct  # s2, then n s2 - s1^2 in place
-    den *= n
-    sq = s1 * s1
-    den -= sq
+    p = w_sq @ ct  # s2, then s2 / s1^2 in place
     with np.errstate(divide="ignore", invalid="ignore"):
-        q = np.divide(sq, den)
-    # nearly constant: den <= 1e-4 (n-1) s2, i.e. |q| >= (n - c) / c with c = 1e-4 (n-1)
-    # (den <= 0 gives |q| = inf or a huge |q|; 0/0, a resample of zeros, gives NaN)
+        p /= s1 * s1
+    # nearly constant: n s2 - s1^2 <= c s2 with c = 1e-4 (n-1), i.e. p <= 1 / (n - c);
+    # 0/0 (a resample of zeros) is NaN: min() propagates it, and NaN > x is False
     c = _NEAR_CONSTANT * (n - 1)
-    near = ~(np.abs(q) < (n - c) / c * (1 - 1e-6))
-    if near.any():
-        p, b = np.nonzero(near)
-        s2 = (den[p, b] + sq[p, b]) / n
-        s1[p, b] = np.einsum("ij,ji->i", w[p], ct[:, b])
-        d = s2 * n - s1[p, b] * s1[p, b]
+    limit = 1.0 / (n - c) * (1 + 1e-6)
+    if not p.min() > limit:
+        pos, b = np.nonzero(~(p > limit))
+        s2 = np.einsum("ij,ji->i", w_sq[pos], ct[:, b])
+        s1[pos, b] = np.einsum("ij,ji->i", w[pos], ct[:, b])
+        sq = s1[pos, b] * s1[pos, b]
+        const = (s2 * n - sq <= s2 * (ZERO_VAR_RTOL * (n - 1))) | (sq == 0)
         with np.errstate(divide="ignore", invalid="ignore"):
-            q[p, b] = np.where(d <= s2 * (ZERO_VAR_RTOL * (n - 1)), 0.0,
-                               s1[p, b] * s1[p, b] / d)
-    return q
+            p[pos, b] = np.where(const, np.inf, s2 / sq)
+    return p
 
 
-def count_t_sq(q: np.ndarray, t_obs: np.ndarray, n: int) -> np.ndarray:
+def count_t(p: np.ndarray, t_obs: np.ndarray, n: int) -> np.ndarray:
     """Per row, replicates with ``|t*| >= |t_obs|`` (ties within
     :func:`~irsim.stats.ties.tie_tolerance` of a t statistic, scale 1), from
-    ``q = t*^2 / (n-1)`` of :func:`paired_unit`; `n` is the number of topics.
+    ``p = s2 / s1^2`` of :func:`paired_unit`; `n` is the number of topics.
 
-    Equal to :func:`~irsim.stats.ties.count_extreme` on ``|t*|`` (two-sided, scale 1).
+    Equal to :func:`~irsim.stats.ties.count_extreme` on ``|t*|`` (two-sided, scale 1):
+    ``|t*| >= a`` iff ``p <= (1 + (n-1) / a^2) / n``.
 
     Examples
     --------
-    >>> q = np.array([[4.0, 1.0, 0.0], [1.0, 0.0, 0.0]]) / 4   # n = 5
-    >>> count_t_sq(q, np.array([2.0, 0.0]), 5).tolist()
+    >>> t = np.array([[2.0, 1.0, 0.0], [1.0, 0.0, 0.0]])     # |t*|, n = 5
+    >>> with np.errstate(divide="ignore"):
+    ...     p = (1 + 4 / t ** 2) / 5
+    >>> count_t(p, np.array([2.0, 0.0]), 5).tolist()
     [1, 3]
     """
     a = np.abs(t_obs) - tie_tolerance(t_obs, 1.0)
-    hit = np.count_nonzero(q >= (a * a / (n - 1))[:, None], axis=1)
-    return np.where(a > 0, hit, q.shape[1]).astype(np.int64)
+    with np.errstate(divide="ignore"):
+        limit = (1.0 + (n - 1) / (a * a)) / n
+    hit = np.count_nonzero(p <= limit[:, None], axis=1)
+    return np.where(a > 0, hit, p.shape[1]).astype(np.int64)
 
 
 def unpaired_weights(first: np.ndarray, second: np.ndarray, summary: str) -> np.ndarray:
@@ -387,9 +390,10 @@ def tukey_ranges(st: np.ndarray, perm: np.ndarray) -> np.ndarray:
     return out
 
 
-def select_top(k: int, val: np.ndarray, idx: np.ndarray, *aux: np.ndarray
-               ) -> tuple[np.ndarray, ...]:
-    """Per row, the `k` largest values (ties: the smaller index), kept in column order.
+def select_top(k: int, val: np.ndarray, idx: np.ndarray, *aux: np.ndarray,
+               largest: bool = True) -> tuple[np.ndarray, ...]:
+    """Per row, the `k` largest (or smallest) values, ties going to the smaller index,
+    kept in column order.
 
     `idx` must increase along each row (replicate numbers). The selection is the one of
     :func:`~irsim.experiments.common.topk_rows` (which also sorts it); keeping the column
@@ -403,6 +407,8 @@ def select_top(k: int, val: np.ndarray, idx: np.ndarray, *aux: np.ndarray
     idx : ndarray of int, shape (width,) or (rows, width)
     *aux : ndarray, shape (rows, width)
         Carried along.
+    largest : bool
+        Select the largest values (else the smallest).
 
     Returns
     -------
@@ -414,17 +420,20 @@ def select_top(k: int, val: np.ndarray, idx: np.ndarray, *aux: np.ndarray
     >>> v = np.array([[0.5, 0.9, 0.5, 0.1]])
     >>> [a.tolist() for a in select_top(2, v, np.array([2, 3, 7, 9]))]
     [[[0.5, 0.9]], [[2, 3]]]
+    >>> [a.tolist() for a in select_top(2, v, np.array([2, 3, 7, 9]), largest=False)]
+    [[[0.5, 0.1]], [[2, 9]]]
     """
     rows, width = val.shape
     if k >= width:
         return (val, np.broadcast_to(idx, val.shape), *aux)
-    kth = np.sort(val, axis=1)[:, width - k, None]
-    chosen = val >= kth
+    pos = width - k if largest else k - 1
+    kth = np.partition(val, pos, axis=1)[:, pos, None]
+    chosen = val >= kth if largest else val <= kth
     if not (np.count_nonzero(chosen, axis=1) == k).all():  # ties at the k-th value
-        greater = val > kth
+        beyond = val > kth if largest else val < kth
         tie = val == kth
-        need = k - np.count_nonzero(greater, axis=1)[:, None]
-        chosen = greater | (tie & (np.cumsum(tie, axis=1) <= need))
+        need = k - np.count_nonzero(beyond, axis=1)[:, None]
+        chosen = beyond | (tie & (np.cumsum(tie, axis=1) <= need))
     flat = np.flatnonzero(chosen)
     picked = idx[flat % width] if idx.ndim == 1 else np.ravel(idx).take(flat)
     return (np.ravel(val).take(flat).reshape(rows, k), picked.reshape(rows, k),
@@ -827,11 +836,13 @@ class _ShardKernel:
                         sums -= s_lo[ib]
                         sums -= n * mz
                         q = paired_unit(w, w_sq, u["ct"], sums)
-                        self.add_pair(j, f"pa_{vi}_paired_ge", count_t_sq(q, t_obs, n))
+                        self.add_pair(j, f"pa_{vi}_paired_ge", count_t(q, t_obs, n))
                         qs.append(q)
                         sums_all.append(sums)
-                    val, rid, tsum = select_top(k, _cat(qs), rep_idx, _cat(sums_all))
-                    self.top(j, f"{vi}_paired", (val, rid, np.abs(tsum) / n))
+                    # the smallest p = the largest |t*|; kept as -p (larger is better)
+                    val, rid, tsum = select_top(k, _cat(qs), rep_idx, _cat(sums_all),
+                                                largest=False)
+                    self.top(j, f"{vi}_paired", (np.negative(val), rid, np.abs(tsum) / n))
                 for vi in self.unpaired:
                     d_obs, scale = self.prep(j, vi, "unpaired")
                     summ = "gmean" if self.variants[vi].kind == "g" else "mean"
@@ -917,6 +928,7 @@ class _DiscPowerReducer:
         self.n_pairs = n_sys * (n_sys - 1) // 2
         self.k = study.k
         self.state: dict[str, np.ndarray] = {}
+        self.filled: set[tuple[str, tuple[int, int]]] = set()
 
     def _slot(self, key: str, shape: tuple[int, ...], arr: np.ndarray, fill=0) -> np.ndarray:
         if key not in self.state:
@@ -943,9 +955,9 @@ class _DiscPowerReducer:
                     self.state[f"tv_{name}"] = np.full((self.n_pairs, self.k), -np.inf)
                     self.state[f"ti_{name}"] = np.full((self.n_pairs, self.k), _NO_INDEX)
                     self.state[f"ta_{name}"] = np.zeros((self.n_pairs, self.k))
-                if np.isneginf(self.state[f"tv_{name}"][items]).all():
+                if (name, shard.items) not in self.filled:
                     # first replicate block of these pairs: already in the kept order
-                    # (values are >= 0, so -inf marks an empty slot)
+                    self.filled.add((name, shard.items))
                     w = v.shape[1]
                     for p, m in (("tv", v), ("ti", i), ("ta", a)):
                         self.state[f"{p}_{name}"][items, :w] = m
