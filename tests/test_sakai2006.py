@@ -417,16 +417,6 @@ def test_shard_sizes_do_not_change_any_table(sharded_matrix, unsharded, shard_pa
     assert_same(tables, unsharded)
 
 
-@pytest.fixture
-def ray_local():
-    import ray
-
-    # address="local": a fresh instance even if another Ray cluster runs on this machine
-    ray.init(address="local", num_cpus=2, include_dashboard=False,
-             _node_ip_address="127.0.0.1", log_to_driver=False)
-    yield ray
-    ray.shutdown()
-
 
 @pytest.mark.ray
 def test_ray_two_workers_equal_local(ray_local, sharded_matrix, unsharded):

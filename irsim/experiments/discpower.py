@@ -80,6 +80,7 @@ from irsim.experiments.common import (
     check_alphas,
     check_positive_int,
     pair_index,
+    resolve_metrics,
     round_sig,
     topk_rows,
     unit_ranges,
@@ -580,11 +581,7 @@ class DiscPower:
         return self.stability or self.swap or self.rankcorr
 
     def _metrics(self, data: ScoreMatrix) -> tuple[str, ...]:
-        names = self.metrics if self.metrics is not None else data.metrics
-        for m in names:
-            if m not in data.metrics:
-                raise unknown_name("metric", m, data.metrics)
-        return tuple(names)
+        return resolve_metrics(self.metrics, data.metrics)
 
     def variants(self, data: ScoreMatrix) -> tuple[Variant, ...]:
         """The metrics of the tables: every metric, then ``AG`` and ``G`` ones if gmean."""
