@@ -44,6 +44,7 @@ from irsim.experiments.bins import (
 from irsim.experiments.common import (
     PAIR_UNIT,
     aligned_block,
+    check_alphas,
     check_positive_int,
     pair_index,
     resolve_metrics,
@@ -293,13 +294,7 @@ def check_levels(levels: Any, name: str) -> tuple[float, ...]:
     >>> check_levels([0.95, 0.8], "experiment.confidence")
     (0.95, 0.8)
     """
-    out = tuple(float(v) for v in as_tuple(levels) or ())
-    if not out:
-        raise ConfigError(f"{name} must list at least one level")
-    for v in out:
-        if not 0.0 < v < 1.0:
-            raise ConfigError(f"{name} must be inside (0, 1), got {v}")
-    return out
+    return check_alphas(as_tuple(levels) or (), name)
 
 
 # -- the study --------------------------------------------------------------------------------
