@@ -32,7 +32,7 @@ import pandas as pd
 from irsim.data.matrix import ScoreMatrix
 from irsim.engine import run_study
 from irsim.experiments.bins import ABSOLUTE, RELATIVE, is_swap
-from irsim.experiments.swap import STREAM, Swap, bin_index, tie_tolerance_of
+from irsim.experiments.swap import STREAM, Swap, tie_tolerance_of
 from irsim.sampling.subsets import subset_indices
 
 DEFAULT_DATA = Path(os.environ.get("IRSIM_TEST_DATA",
@@ -65,7 +65,7 @@ def per_trial_loop(x: np.ndarray, scheme: str, size: int, trials: int, seed: int
         small = np.minimum(m1[ia], m1[ib])
         with np.errstate(divide="ignore", invalid="ignore"):
             rel = np.where(absd == 0, 0.0, np.where(small > 0, absd / small, np.inf))
-        rcomps += np.bincount(bin_index(RELATIVE, rel), minlength=RELATIVE.count)
+        rcomps += np.bincount(RELATIVE.index(rel), minlength=RELATIVE.count)
     return comps, swaps
 
 
