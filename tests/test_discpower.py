@@ -202,3 +202,18 @@ def test_default_synthetic_collection_behaves_like_trec():
     # AP discriminates more pairs than RR (a one-document metric)
     assert s[("AP", "paired_bootstrap", 0.05)] > s[("RR", "paired_bootstrap", 0.05)] + 0.1
     assert 0.4 < s[("AP", "paired_bootstrap", 0.05)] < 0.95
+
+
+def test_estimated_diff_off_keeps_asl_and_bounds_memory():
+    m = urbano_matrix("adhoc8_ap", "AP", systems=15)
+    on, _ = run_study(DiscPower(B=500, seed=2), m)
+    off, _ = run_study(DiscPower(B=500, seed=2, estimated_diff=False), m)
+    assert on["asl"].to_pydict() == off["asl"].to_pydict()
+    dp_on, dp_off = on["discpower"].to_pandas(), off["discpower"].to_pandas()
+    assert (dp_on.significant == dp_off.significant).all()
+    assert dp_off.estimated_diff_raw.isna().all() and dp_on.estimated_diff_raw.notna().all()
+    # B = 10^6 on all 8256 adhoc8 pairs would need ~19 GiB of top-k: refused up front
+    big = urbano_matrix("adhoc8_ap", "AP")
+    with pytest.raises(ConfigError, match="estimated_diff=false"):
+        DiscPower(B=1_000_000, seed=0).plan(big)
+    assert DiscPower(B=1_000_000, seed=0, estimated_diff=False).plan(big)

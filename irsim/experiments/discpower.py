@@ -112,6 +112,8 @@ __all__ = ["DiscPower", "Variant", "TESTS", "PAIRED_STREAM", "UNPAIRED_STREAM",
 #: Tests this study runs, by config name.
 TESTS = ("paired_bootstrap", "unpaired_bootstrap", "t", "randomised_tukey_hsd")
 _RESAMPLED = ("paired_bootstrap", "unpaired_bootstrap", "randomised_tukey_hsd")
+#: Bytes the reducer may spend on the per-pair top-k of the estimated difference.
+TOPK_BUDGET = 2 * 2**30
 PAIRED_STREAM = "discpower/paired"
 UNPAIRED_STREAM = "discpower/unpaired"
 TUKEY_STREAM = "discpower/tukey"
@@ -498,6 +500,11 @@ class DiscPower:
         Compute the bootstrap swap method (``swap_rates``, ``swap_summary``).
     swap_confidence : sequence of float
         Confidence levels of the swap method's required difference (Sakai: 0.95).
+    estimated_diff : bool
+        Compute the estimated difference required (default). It keeps the
+        ``ceil(max(alpha) * B)`` largest replicates of every pair, 24 bytes each per test and
+        metric; a study whose top-k state would exceed :data:`TOPK_BUDGET` bytes is refused
+        (turn this off for very large B: ASLs and all other tables stay exact).
     rankcorr : bool
         Compute Kendall's tau between the system rankings of every pair of metrics.
     shard_pairs : int
@@ -539,6 +546,7 @@ class DiscPower:
     swap: bool = False
     swap_confidence: tuple[float, ...] = (0.95,)
     rankcorr: bool = False
+    estimated_diff: bool = True
     shard_pairs: int = 4096
     shard_replicates: int = 1000
     name: str = field(default="discpower", init=False)
@@ -558,7 +566,7 @@ class DiscPower:
         object.__setattr__(self, "alphas", check_alphas(self.alphas))
         object.__setattr__(self, "fuzziness", check_fuzziness(self.fuzziness))
         object.__setattr__(self, "swap_confidence", check_confidences(self.swap_confidence))
-        for flag in ("gmean", "stability", "swap", "rankcorr"):
+        for flag in ("gmean", "stability", "swap", "rankcorr", "estimated_diff"):
             value = getattr(self, flag)
             if not isinstance(value, (bool, np.bool_)):
                 raise ConfigError(f"experiment.{flag} must be true or false, got {value!r}")
@@ -609,6 +617,17 @@ class DiscPower:
         if len(data.topics) < 2:
             raise ConfigError(f"discriminative power needs >= 2 topics, got {len(data.topics)}")
         variants = self.variants(data)
+        if self.estimated_diff:
+            n_pairs = n_sys * (n_sys - 1) // 2
+            lists = len(variants) * sum(t in ("paired_bootstrap", "unpaired_bootstrap")
+                                        for t in self.tests)
+            need = 24 * n_pairs * self.k * max(lists, 1)
+            if need > TOPK_BUDGET:
+                raise ConfigError(
+                    f"the estimated difference needs the {self.k} largest replicates of each "
+                    f"of {n_pairs} pairs ({need / 2**30:.1f} GiB, over the "
+                    f"{TOPK_BUDGET / 2**30:.0f} GiB budget); set "
+                    f"experiment.estimated_diff=false (ASLs stay exact) or lower B or alpha")
         if self.gmean:
             for m in self._metrics(data):
                 if float(data.metric(m).min()) < 0:
@@ -627,7 +646,7 @@ class DiscPower:
         """Parameters that determine the tables."""
         return {k: getattr(self, k) for k in (
             "metrics", "tests", "B", "alphas", "seed", "pvalue", "gmean", "stability",
-            "fuzziness", "swap", "swap_confidence", "rankcorr")}
+            "fuzziness", "swap", "swap_confidence", "rankcorr", "estimated_diff")}
 
     # -- kernel -------------------------------------------------------------------------
     def kernel(self, shard: Shard, data: ScoreMatrix) -> Partial:
@@ -836,10 +855,12 @@ class _ShardKernel:
                         self.add_pair(j, f"pa_{vi}_paired_ge", count_t(q, t_obs, n))
                         qs.append(q)
                         sums_all.append(sums)
-                    # the smallest p = the largest |t*|; kept as -p (larger is better)
-                    val, rid, tsum = select_top(k, _cat(qs), rep_idx, _cat(sums_all),
-                                                largest=False)
-                    self.top(j, f"{vi}_paired", (np.negative(val), rid, np.abs(tsum) / n))
+                    if self.study.estimated_diff:
+                        # the smallest p = the largest |t*|; kept as -p (larger is better)
+                        val, rid, tsum = select_top(k, _cat(qs), rep_idx, _cat(sums_all),
+                                                    largest=False)
+                        self.top(j, f"{vi}_paired", (np.negative(val), rid,
+                                                     np.abs(tsum) / n))
                 for vi in self.unpaired:
                     d_obs, scale = self.prep(j, vi, "unpaired")
                     summ = "gmean" if self.variants[vi].kind == "g" else "mean"
@@ -850,7 +871,8 @@ class _ShardKernel:
                         self.add_pair(j, f"pa_{vi}_unpaired_ge",
                                       count_extreme(absd, d_obs, "two-sided", scale))
                         absds.append(absd)
-                    self.top(j, f"{vi}_unpaired", select_top(k, _cat(absds), rep_idx))
+                    if self.study.estimated_diff:
+                        self.top(j, f"{vi}_unpaired", select_top(k, _cat(absds), rep_idx))
                 if self.sampled:
                     for u in chunk:
                         self.sampled_methods(j, u["a"], u["s1"], u["s2"])
@@ -1025,10 +1047,11 @@ class _DiscPowerReducer:
                 else:
                     short = "paired" if test == "paired_bootstrap" else "unpaired"
                     asl = self._pvalue(self.state[f"pa_{vi}_{short}_ge"])
-                    top = self.state[f"ta_{vi}_{short}"]
+                    top = self.state.get(f"ta_{vi}_{short}")
                     for alpha in study.alphas:
                         pos = max(1, math.ceil(alpha * B - 1e-9)) - 1
-                        raw_by_alpha[alpha] = float(top[:, pos].max())
+                        raw_by_alpha[alpha] = (float(top[:, pos].max()) if top is not None
+                                               else float("nan"))
                 asl_parts.append(pa.table({
                     "metric": pa.array([v.name] * self.n_pairs, pa.string()),
                     "test": pa.array([test] * self.n_pairs, pa.string()),
@@ -1145,6 +1168,7 @@ def build(cfg) -> tuple[DiscPower, ScoreMatrix]:
         swap=e.get("swap", False),
         swap_confidence=seq("swap_confidence", (0.95,)),
         rankcorr=e.get("rankcorr", False),
+        estimated_diff=e.get("estimated_diff", True),
         shard_pairs=shard_pairs,
         shard_replicates=shard_reps,
     )
