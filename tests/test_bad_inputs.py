@@ -26,6 +26,11 @@ def write(tmp, name, text, mode="w"):
     return path
 
 
+def matrix_dir(tmp):
+    (tmp / "m_dir").mkdir()  # a directory where a file is expected: cannot be read
+    return ["collection=matrix", f"collection.path={tmp / 'm_dir'}", "collection.metric=AP"]
+
+
 def paths_arg(a, b):
     return "collection.paths={AP: " + str(a) + ", RR: " + str(b) + "}"
 
@@ -85,6 +90,18 @@ CASES = [
     ("alpha-zero", lambda t: ["experiment.alpha=[0]"], "inside (0, 1)"),
     ("offline-missing", lambda t: ["collection=adhoc8", f"data_dir={t}", "offline=true"],
      "offline"),
+    ("disjoint-c-over-half", lambda t: [
+        "experiment=swap", "collection=synthetic_scores", "experiment.sampling=[disjoint]",
+        "experiment.subset_sizes=[30]", "experiment.trials=10"], "n/2"),
+    ("sizes-over-topics", lambda t: [
+        "experiment=coverage", "collection=synthetic_scores", "experiment.sizes=[80]",
+        "experiment.samples=10", "experiment.B=10"], "80"),
+    ("B-zero-coverage", lambda t: [
+        "experiment=coverage", "collection=synthetic_scores", "experiment.B=0"], "B"),
+    ("unknown-ci-method", lambda t: [
+        "experiment=coverage", "collection=synthetic_scores", "experiment.methods=[bcaa]"],
+     "did you mean 'bca'"),
+    ("unreadable-file", lambda t: matrix_dir(t), "m_dir"),
     ("report-not-a-run", lambda t: ["report", str(t)], "not a run directory"),
     ("list-unknown", lambda t: ["list", "metrcs"], "did you mean 'metrics'"),
 ]
