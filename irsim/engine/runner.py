@@ -69,9 +69,10 @@ class RunInfo(dict):
 def blas_limit(threads: int | None):
     """Context manager limiting BLAS threads (restored on exit); ``None`` = no change.
 
-    The kernels multiply fixed 256 x 250 units: too small for threaded BLAS to pay off, and
-    several threads per worker oversubscribe the cores (measured in bench/bench_ray.py: a W1
-    job ran 4x faster single-threaded on 2 cores). Parallelism comes from Ray workers.
+    Ray actors run single-threaded (one CPU each: parallelism comes from the actors); the
+    local engine leaves BLAS's own threading by default (bench/bench_ray.py, W1 on 2 idle
+    cores: 17.7 s threaded against 22.4 s single-threaded), and ``engine.blas_threads=1`` helps
+    when other work shares the cores (measured 4x faster under heavy load).
     """
     from contextlib import nullcontext
 
@@ -112,8 +113,9 @@ def run_study(
         ``local`` runs shards in this process; ``ray`` on a Ray cluster (see
         :mod:`irsim.engine.ray_executor`).
     engine_options : dict, optional
-        Executor options: ``blas_threads`` (default 1; None leaves BLAS alone) and, for ray,
-        address, workers, ... (see :func:`irsim.engine.ray_executor.ray_partials`).
+        Executor options: ``blas_threads`` (local default None: BLAS's own threading; ray
+        default 1 per actor) and, for ray, address, workers, ... (see
+        :func:`irsim.engine.ray_executor.ray_partials`).
     checkpoint_dir : path, optional
         Where finished shards are saved; shards found there (with a matching fingerprint)
         are not recomputed.
@@ -150,8 +152,8 @@ def run_study(
 
     executor_info: dict = {}
     options = dict(engine_options or {})
-    blas_threads = options.pop("blas_threads", 1)
     if engine == "local":
+        blas_threads = options.pop("blas_threads", None)
         if options:
             raise ConfigError(f"unknown engine option(s) for engine=local: {sorted(options)}")
         stream: Iterable[tuple[Shard, Partial]] = _local_partials(study, data, todo,
@@ -159,8 +161,7 @@ def run_study(
     elif engine == "ray":
         from irsim.engine.ray_executor import ray_partials
 
-        stream = ray_partials(study, data, todo, info=executor_info,
-                              blas_threads=blas_threads, **options)
+        stream = ray_partials(study, data, todo, info=executor_info, **options)
     else:
         raise ConfigError(f"engine must be 'local' or 'ray', got {engine!r}")
     t_compute = time.perf_counter()
