@@ -22,8 +22,8 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-from irsim.errors import ConfigError
 from irsim.experiments.bins import ABSOLUTE, BinLayout, is_swap, required_difference
+from irsim.experiments.common import check_alphas
 
 __all__ = ["SWAP_STREAM", "check_confidences", "swap_counts", "topic_overlap", "swap_tables",
            "SWAP_RATES_SCHEMA", "SWAP_SUMMARY_SCHEMA"]
@@ -47,9 +47,8 @@ SWAP_SUMMARY_SCHEMA = pa.schema([
 ])
 
 
-def check_confidences(values: Sequence[float] | float,
-                      name: str = "experiment.swap_confidence") -> tuple[float, ...]:
-    """Validate confidence levels of the required difference: each in (0, 1).
+def check_confidences(values, name: str = "experiment.swap_confidence") -> tuple[float, ...]:
+    """Confidence levels of the required difference, each inside (0, 1).
 
     Examples
     --------
@@ -58,13 +57,7 @@ def check_confidences(values: Sequence[float] | float,
     """
     if isinstance(values, (int, float)):
         values = [values]
-    out = tuple(float(c) for c in values)
-    if not out:
-        raise ConfigError(f"{name} must list at least one confidence level")
-    for c in out:
-        if not 0.0 < c < 1.0:
-            raise ConfigError(f"{name} must be inside (0, 1), got {c}")
-    return out
+    return check_alphas(values, name)
 
 
 def swap_counts(d: np.ndarray, d2: np.ndarray, layout: BinLayout = ABSOLUTE

@@ -18,6 +18,7 @@ __all__ = [
     "topk_rows",
     "round_sig",
     "check_alphas",
+    "check_choices",
     "check_positive_int",
     "auto_block",
 ]
@@ -157,6 +158,25 @@ def check_alphas(alphas: Sequence[float], name: str = "experiment.alpha") -> tup
     for a in out:
         if not 0.0 < a < 1.0:
             raise ConfigError(f"{name} must be inside (0, 1), got {a}")
+    return out
+
+
+def check_choices(values, valid: Sequence[str], kind: str, key: str) -> tuple[str, ...]:
+    """Validate a non-empty list of names against `valid` (closest-name suggestions).
+
+    Examples
+    --------
+    >>> check_choices(["bca"], ("bca", "t"), "CI method", "experiment.methods")
+    ('bca',)
+    """
+    from irsim.errors import unknown_name
+
+    out = tuple(str(v) for v in ([values] if isinstance(values, str) else values))
+    if not out:
+        raise ConfigError(f"{key} must list at least one {kind}")
+    for v in out:
+        if v not in valid:
+            raise unknown_name(kind, v, valid)
     return out
 
 

@@ -42,7 +42,7 @@ from scipy import special
 from irsim.data.collection import DocCollection
 from irsim.engine.base import Partial, Shard, shard_grid
 from irsim.errors import ConfigError, InputError, unknown_name
-from irsim.experiments.common import aligned_block, check_positive_int, unit_ranges
+from irsim.experiments.common import aligned_block, check_choices, check_positive_int, unit_ranges
 from irsim.sampling.corpus import CorpusSampler
 from irsim.stats.ci import LOGIT_EPS, bootstrap_ci
 from irsim.stats.corpus_ap import (
@@ -318,12 +318,8 @@ class CorpusCI:
     name: str = field(default="corpus_ci", init=False)
 
     def __post_init__(self) -> None:
-        methods = tuple(self.methods)
-        if not methods:
-            raise ConfigError("experiment.methods must list at least one interval method")
-        for m in methods:
-            if m not in METHODS:
-                raise unknown_name("CI method for experiment=corpus_ci", str(m), METHODS)
+        methods = check_choices(self.methods, METHODS, "CI method for experiment=corpus_ci",
+                                "experiment.methods")
         object.__setattr__(self, "methods", methods)
         object.__setattr__(self, "B", check_positive_int(self.B, "experiment.B"))
         if self.B < 2:

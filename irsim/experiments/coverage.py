@@ -42,10 +42,11 @@ from scipy import stats as sps
 
 from irsim.data.matrix import ScoreMatrix
 from irsim.engine.base import Partial, Shard, block_ranges
-from irsim.errors import ConfigError, unknown_name
+from irsim.errors import ConfigError
 from irsim.experiments.common import (
     aligned_block,
     check_alphas,
+    check_choices,
     check_positive_int,
     resolve_metrics,
 )
@@ -53,7 +54,6 @@ from irsim.sampling.rng import REPLICATE_BLOCK, rng_for
 from irsim.sampling.subsets import subset_indices
 from irsim.sampling.topics import bootstrap_counts
 from irsim.stats.ci import (
-    CI_METHODS,
     interval_grid_from_distribution,
     location_interval,
     mean_acceleration,
@@ -195,13 +195,8 @@ class Coverage:
     name: str = field(default="coverage", init=False)
 
     def __post_init__(self) -> None:
-        methods = tuple(self.methods)
-        if not methods:
-            raise ConfigError("experiment.methods must list at least one interval method")
-        for m in methods:
-            if m not in METHODS:
-                raise unknown_name("CI method for experiment=coverage", str(m),
-                                   METHODS if m not in CI_METHODS else METHODS)
+        methods = check_choices(self.methods, METHODS, "CI method for experiment=coverage",
+                                "experiment.methods")
         object.__setattr__(self, "methods", methods)
         sizes = tuple(check_positive_int(s, "experiment.sizes") for s in self.sizes)
         if not sizes or any(s < 2 for s in sizes):
