@@ -70,12 +70,14 @@ def pair_index(n_systems: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def topk_rows(
-    val: np.ndarray, idx: np.ndarray, k: int, *aux: np.ndarray, idx_sorted: bool = False
+    val: np.ndarray, idx: np.ndarray, k: int, *aux: np.ndarray, idx_sorted: bool = False,
+    sort: bool = True,
 ) -> tuple[np.ndarray, ...]:
-    """Per row, the `k` largest values, ties broken by the smaller index; sorted.
+    """Per row, the `k` largest values, ties broken by the smaller index.
 
     The selection is a pure function of the (value, index) multiset of each row, so merging
-    partial top-k lists in any order gives the same result.
+    partial top-k lists in any order gives the same result. It takes a linear-time partition
+    per row; only rows with more ties at the k-th value than slots sort their tied entries.
 
     Parameters
     ----------
@@ -86,12 +88,15 @@ def topk_rows(
     *aux : ndarray, shape (rows, width)
         Companion arrays carried along (e.g. the mean belonging to a t value).
     idx_sorted : bool
-        Promise that `idx` increases along each row (enables a linear-time selection).
+        Promise that `idx` increases along each row (ties then need no sort).
+    sort : bool
+        Return the selection in descending value order, ties by index (default); False
+        leaves it in an unspecified order (for repeated merges: sort once at the end).
 
     Returns
     -------
     tuple of ndarray, each shape (rows, min(k, width))
-        ``(val, idx, *aux)`` of the selected entries, in descending value order.
+        ``(val, idx, *aux)`` of the selected entries.
 
     Examples
     --------
@@ -103,18 +108,29 @@ def topk_rows(
     val = np.asarray(val)
     rows, width = val.shape
     idx = np.broadcast_to(idx, val.shape)
-    if k < width and idx_sorted and width > 4 * k:
+    if k < width:
         kth = -np.partition(-val, k - 1, axis=1)[:, k - 1 : k]
         greater = val > kth
         tie = val == kth
         need = k - greater.sum(axis=1, keepdims=True)
-        chosen = greater | (tie & (np.cumsum(tie, axis=1) <= need))
+        if idx_sorted:
+            chosen = greater | (tie & (np.cumsum(tie, axis=1) <= need))
+        else:
+            chosen = greater | tie
+            excess = np.flatnonzero(tie.sum(axis=1) > need[:, 0])
+            if len(excess):  # more ties than slots: the smallest indices win
+                t_idx = np.where(tie[excess], idx[excess], np.iinfo(np.int64).max)
+                order = np.argsort(t_idx, axis=1, kind="stable")
+                rank = np.empty_like(order)
+                np.put_along_axis(rank, order, np.arange(width)[None, :], axis=1)
+                chosen[excess] = greater[excess] | (tie[excess] & (rank < need[excess]))
         val = val[chosen].reshape(rows, k)
         idx = idx[chosen].reshape(rows, k)
         aux = tuple(a[chosen].reshape(rows, k) for a in aux)
-    order = np.lexsort((idx, -val), axis=-1)[:, :k]
-    take = [np.take_along_axis(a, order, axis=1) for a in (val, idx, *aux)]
-    return tuple(take)
+    if not sort:
+        return (val, np.ascontiguousarray(idx), *aux)
+    order = np.lexsort((idx, -val), axis=-1)
+    return tuple(np.take_along_axis(a, order, axis=1) for a in (val, idx, *aux))
 
 
 def resolve_metrics(requested: Sequence[str] | None, available: Sequence[str]

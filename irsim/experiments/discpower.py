@@ -981,16 +981,25 @@ class _DiscPowerReducer:
                     for p, m in (("tv", v), ("ti", i), ("ta", a)):
                         self.state[f"{p}_{name}"][items, :w] = m
                     continue
-                merged = topk_rows(
+                merged = topk_rows(  # unsorted merge; finalize sorts once
                     np.concatenate([self.state[f"tv_{name}"][items], v], axis=1),
                     np.concatenate([self.state[f"ti_{name}"][items], i], axis=1),
                     self.k,
                     np.concatenate([self.state[f"ta_{name}"][items], a], axis=1),
+                    sort=False,
                 )
                 for p, m in zip(("tv", "ti", "ta"), merged, strict=True):
                     self.state[f"{p}_{name}"][items] = m
 
     # -- tables -------------------------------------------------------------------------
+    def _sorted_aux(self, name: str) -> np.ndarray | None:
+        """The top-k companions of `name` per pair, by descending value (ties: smaller
+        replicate number first), or None when the estimated difference is off."""
+        if f"ta_{name}" not in self.state:
+            return None
+        order = np.lexsort((self.state[f"ti_{name}"], -self.state[f"tv_{name}"]), axis=-1)
+        return np.take_along_axis(self.state[f"ta_{name}"], order, axis=1)
+
     def _pvalue(self, count: np.ndarray) -> np.ndarray:
         B = self.study.B
         return count / B if self.study.pvalue == "count" else (count + 1) / (B + 1)
@@ -1047,7 +1056,7 @@ class _DiscPowerReducer:
                 else:
                     short = "paired" if test == "paired_bootstrap" else "unpaired"
                     asl = self._pvalue(self.state[f"pa_{vi}_{short}_ge"])
-                    top = self.state.get(f"ta_{vi}_{short}")
+                    top = self._sorted_aux(f"{vi}_{short}")
                     for alpha in study.alphas:
                         pos = max(1, math.ceil(alpha * B - 1e-9)) - 1
                         raw_by_alpha[alpha] = (float(top[:, pos].max()) if top is not None
