@@ -426,21 +426,7 @@ def select_top(k: int, val: np.ndarray, idx: np.ndarray, *aux: np.ndarray,
     >>> [a.tolist() for a in select_top(2, v, np.array([2, 3, 7, 9]), largest=False)]
     [[[0.5, 0.1]], [[2, 9]]]
     """
-    rows, width = val.shape
-    if k >= width:
-        return (val, np.broadcast_to(idx, val.shape), *aux)
-    pos = width - k if largest else k - 1
-    kth = np.partition(val, pos, axis=1)[:, pos, None]
-    chosen = val >= kth if largest else val <= kth
-    if not (np.count_nonzero(chosen, axis=1) == k).all():  # ties at the k-th value
-        beyond = val > kth if largest else val < kth
-        tie = val == kth
-        need = k - np.count_nonzero(beyond, axis=1)[:, None]
-        chosen = beyond | (tie & (np.cumsum(tie, axis=1) <= need))
-    flat = np.flatnonzero(chosen)
-    picked = idx[flat % width] if idx.ndim == 1 else np.ravel(idx).take(flat)
-    return (np.ravel(val).take(flat).reshape(rows, k), picked.reshape(rows, k),
-            *(np.ravel(a).take(flat).reshape(rows, k) for a in aux))
+    return topk_rows(val, idx, k, *aux, idx_sorted=True, sort=False, largest=largest)
 
 
 # ---------------------------------------------------------------------------------- study
