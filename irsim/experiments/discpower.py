@@ -107,7 +107,7 @@ from irsim.stats.ties import count_extreme, tie_tolerance
 __all__ = ["DiscPower", "Variant", "TESTS", "PAIRED_STREAM", "UNPAIRED_STREAM",
            "SWAP_STREAM", "TUKEY_STREAM", "GMEAN_EPS", "sample_differences", "log_scores",
            "gmean_scores", "exact_split", "paired_unit", "count_t", "unpaired_weights",
-           "unpaired_unit", "tukey_ranges", "select_top"]
+           "unpaired_unit", "tukey_ranges"]
 
 #: Tests this study runs, by config name.
 TESTS = ("paired_bootstrap", "unpaired_bootstrap", "t", "randomised_tukey_hsd")
@@ -391,42 +391,6 @@ def tukey_ranges(st: np.ndarray, perm: np.ndarray) -> np.ndarray:
         pm = st[topic, perm[a:a + per]].mean(axis=1)
         out[a:a + per] = pm.max(axis=-1) - pm.min(axis=-1)
     return out
-
-
-def select_top(k: int, val: np.ndarray, idx: np.ndarray, *aux: np.ndarray,
-               largest: bool = True) -> tuple[np.ndarray, ...]:
-    """Per row, the `k` largest (or smallest) values, ties going to the smaller index,
-    kept in column order.
-
-    `idx` must increase along each row (replicate numbers). The selection is the one of
-    :func:`~irsim.experiments.common.topk_rows` (which also sorts it); keeping the column
-    order lets selections of consecutive replicate ranges be concatenated and selected
-    again.
-
-    Parameters
-    ----------
-    k : int
-    val : ndarray, shape (rows, width)
-    idx : ndarray of int, shape (width,) or (rows, width)
-    *aux : ndarray, shape (rows, width)
-        Carried along.
-    largest : bool
-        Select the largest values (else the smallest).
-
-    Returns
-    -------
-    tuple of ndarray, each shape (rows, min(k, width))
-        ``(val, idx, *aux)`` of the selected entries.
-
-    Examples
-    --------
-    >>> v = np.array([[0.5, 0.9, 0.5, 0.1]])
-    >>> [a.tolist() for a in select_top(2, v, np.array([2, 3, 7, 9]))]
-    [[[0.5, 0.9]], [[2, 3]]]
-    >>> [a.tolist() for a in select_top(2, v, np.array([2, 3, 7, 9]), largest=False)]
-    [[[0.5, 0.1]], [[2, 9]]]
-    """
-    return topk_rows(val, idx, k, *aux, idx_sorted=True, sort=False, largest=largest)
 
 
 # ---------------------------------------------------------------------------------- study
@@ -761,7 +725,7 @@ class _ShardKernel:
             sel = tuple(np.concatenate([po[f"{p}_{name}"], s], axis=1)
                         for p, s in zip(("tv", "ti", "ta"), sel, strict=False))
             if sel[0].shape[1] >= 8 * self.k:  # bound memory for long replicate ranges
-                sel = select_top(self.k, *sel)
+                sel = topk_rows(sel[0], sel[1], self.k, *sel[2:], idx_sorted=True, sort=False)
         for p, s in zip(("tv", "ti", "ta"), sel, strict=False):
             po[f"{p}_{name}"] = s
 
@@ -843,8 +807,8 @@ class _ShardKernel:
                         sums_all.append(sums)
                     if self.study.estimated_diff:
                         # the smallest p = the largest |t*|; kept as -p (larger is better)
-                        val, rid, tsum = select_top(k, _cat(qs), rep_idx, _cat(sums_all),
-                                                    largest=False)
+                        val, rid, tsum = topk_rows(_cat(qs), rep_idx, k, _cat(sums_all),
+                                                   idx_sorted=True, sort=False, largest=False)
                         self.top(j, f"{vi}_paired", (np.negative(val), rid,
                                                      np.abs(tsum) / n))
                 for vi in self.unpaired:
@@ -858,7 +822,8 @@ class _ShardKernel:
                                       count_extreme(absd, d_obs, "two-sided", scale))
                         absds.append(absd)
                     if self.study.estimated_diff:
-                        self.top(j, f"{vi}_unpaired", select_top(k, _cat(absds), rep_idx))
+                        self.top(j, f"{vi}_unpaired", topk_rows(_cat(absds), rep_idx, k,
+                                                                idx_sorted=True, sort=False))
                 if self.sampled:
                     for u in chunk:
                         self.sampled_methods(j, u["a"], u["s1"], u["s2"])
@@ -911,7 +876,9 @@ class _ShardKernel:
             for po in self.pair_out:
                 for name in [key[3:] for key in po if key.startswith("tv_")]:
                     keys = [f"{p}_{name}" for p in ("tv", "ti", "ta") if f"{p}_{name}" in po]
-                    sel = select_top(self.k, *(po[k] for k in keys))
+                    arrs = [po[k] for k in keys]
+                    sel = topk_rows(arrs[0], arrs[1], self.k, *arrs[2:], idx_sorted=True,
+                                    sort=False)
                     # descending values, ties by replicate number (columns are in that
                     # order, and the sort is stable): the order the reducer keeps
                     order = np.argsort(-sel[0], axis=1, kind="stable")

@@ -83,6 +83,19 @@ def _grid(df: pd.DataFrame, title: str) -> tuple[Figure, np.ndarray, list, list]
     return fig, axes, metrics, sizes
 
 
+def _finish_panel(ax, cell: pd.DataFrame, metric: str, n: int, *, bottom: bool, left: bool,
+                  xlabel: str, ylabel: str) -> None:
+    """Title (metric, n, trials), grid, ticks; axis labels on the outer panels only."""
+    trials = int(cell["trials"].max()) if not cell.empty else 0
+    ax.set_title(f"{metric}, n = {n} ({trials} trials)", fontsize=9)
+    ax.grid(alpha=0.3, which="major", linewidth=0.5)
+    ax.tick_params(labelsize=8)
+    if bottom:
+        ax.set_xlabel(xlabel, fontsize=9)
+    if left:
+        ax.set_ylabel(ylabel, fontsize=9)
+
+
 def _legend(fig: Figure, tests: list[str]) -> None:
     from matplotlib.lines import Line2D
 
@@ -125,14 +138,8 @@ def type1_plots(table: pa.Table, out_dir: Path) -> list[Path]:
                 ax.set_yscale("log")
                 ax.set_xlim(amin / 1.3, amax * 1.3)
                 ax.set_ylim(floor, max(amax * 1.5, float(part["ci_hi"].max()) * 1.1))
-                trials = int(cell["trials"].max()) if not cell.empty else 0
-                ax.set_title(f"{metric}, n = {n} ({trials} trials)", fontsize=9)
-                ax.grid(alpha=0.3, which="major", linewidth=0.5)
-                ax.tick_params(labelsize=8)
-                if i == len(metrics) - 1:
-                    ax.set_xlabel("significance level alpha", fontsize=9)
-                if j == 0:
-                    ax.set_ylabel("Type I error rate", fontsize=9)
+                _finish_panel(ax, cell, metric, n, bottom=i == len(metrics) - 1, left=j == 0,
+                              xlabel="significance level alpha", ylabel="Type I error rate")
         _legend(fig, tests)
         path = Path(out_dir) / f"type1_error_{alt}.png"
         fig.savefig(path)
@@ -171,14 +178,9 @@ def power_plots(table: pa.Table, out_dir: Path, alpha: float = 0.05) -> list[Pat
                             linewidth=1.2)
                 ax.set_xlim(min(0.0, part["delta"].min()), dmax * 1.02)
                 ax.set_ylim(0, 1.02)
-                trials = int(cell["trials"].max()) if not cell.empty else 0
-                ax.set_title(f"{metric}, n = {n} ({trials} trials)", fontsize=9)
-                ax.grid(alpha=0.3, linewidth=0.5)
-                ax.tick_params(labelsize=8)
-                if i == len(metrics) - 1:
-                    ax.set_xlabel("true difference in mean (delta)", fontsize=9)
-                if j == 0:
-                    ax.set_ylabel("power (rejection rate)", fontsize=9)
+                _finish_panel(ax, cell, metric, n, bottom=i == len(metrics) - 1, left=j == 0,
+                              xlabel="true difference in mean (delta)",
+                              ylabel="power (rejection rate)")
         _legend(fig, tests)
         path = Path(out_dir) / f"power_{alt}.png"
         fig.savefig(path)
