@@ -78,8 +78,8 @@ def write_manifest(run_dir: Path, cfg: DictConfig, extra: dict[str, Any]) -> Pat
     return path
 
 
-def run(cfg: DictConfig, run_dir: str | os.PathLike, *, keep_ray: bool = False
-        ) -> dict[str, pa.Table]:
+def run(cfg: DictConfig, run_dir: str | os.PathLike, *, keep_ray: bool = False,
+        report: bool = True) -> dict[str, pa.Table]:
     """Run the configured study and write its tables, manifest and report into `run_dir`.
 
     `keep_ray` leaves a Ray instance started for engine=ray running for the next job of a
@@ -117,9 +117,10 @@ def run(cfg: DictConfig, run_dir: str | os.PathLike, *, keep_ray: bool = False
             "study_seconds": round(t_study - t_load, 4),
         },
     }
-    from irsim.report import write_report
+    if report:
+        from irsim.report import write_report
 
-    write_report(run_dir, tables, extra)
+        write_report(run_dir, tables, extra)
     extra["timings"]["total_seconds"] = round(time.perf_counter() - t0, 4)
     write_manifest(run_dir, cfg, extra)
     log.info("wrote %s", run_dir)

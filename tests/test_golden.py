@@ -1,0 +1,60 @@
+"""The redesigned code gives the tables recorded before the redesign, bit for bit.
+
+Golden tables (``tests/golden/<case>/*.parquet``) were recorded by ``tests/golden/record.py``
+from the code of the first session (every preset, every study on the synthetic default and the
+README's examples on ../shared/data). Same table names, same schemas, same values: floats are
+compared by their bit patterns (so -0.0 against 0.0 or a last-bit difference fails too).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from golden.cases import CASES
+from golden.record import tables_of
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
+
+def golden_tables(case: str) -> dict[str, pa.Table]:
+    return {p.stem: pq.read_table(p) for p in sorted((GOLDEN / case).glob("*.parquet"))}
+
+
+def assert_bit_identical(got: pa.Table, want: pa.Table, where: str) -> None:
+    assert got.schema.remove_metadata() == want.schema.remove_metadata(), where
+    assert got.num_rows == want.num_rows, where
+    for name in want.column_names:
+        a, b = got.column(name).combine_chunks(), want.column(name).combine_chunks()
+        if pa.types.is_floating(b.type):
+            x = a.to_numpy(zero_copy_only=False)
+            y = b.to_numpy(zero_copy_only=False)
+            same = np.array_equal(x.view(np.uint64), y.view(np.uint64))
+            assert same, f"{where}.{name}: max |diff| {np.nanmax(np.abs(x - y))}"
+        else:
+            assert a.equals(b), f"{where}.{name}"
+
+
+def test_every_case_has_golden_tables():
+    for case in CASES:
+        assert golden_tables(case), f"no golden tables for {case}: run tests/golden/record.py"
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_golden(case):
+    got = tables_of(CASES[case])
+    want = golden_tables(case)
+    assert sorted(got) == sorted(want)
+    for name, table in want.items():
+        assert_bit_identical(got[name], table, f"{case}/{name}")
+
+
+def test_bit_comparison_catches_a_last_bit_change():
+    t = pa.table({"x": [0.1, 0.2]})
+    u = pa.table({"x": [0.1, np.nextafter(0.2, 1.0)]})
+    with pytest.raises(AssertionError):
+        assert_bit_identical(u, t, "t")
+    assert_bit_identical(t, t, "t")
