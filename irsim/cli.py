@@ -125,6 +125,9 @@ def main(argv: list[str] | None = None) -> None:
     if not any(a in ("--help", "-h", "--hydra-help", "--info", "--cfg", "-c") for a in argv):
         _precheck(argv)
     sys.argv = [prog, *argv]
+    from irsim.conf import register
+
+    register()
     _hydra_entry()
 
 

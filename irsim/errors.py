@@ -8,10 +8,41 @@ problem. The CLI turns it into that one line on stderr and exit code 2.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from os import PathLike
 
-__all__ = ["IrsimError", "InputError", "ConfigError", "unknown_name"]
+__all__ = ["IrsimError", "InputError", "ConfigError", "unknown_name", "param",
+           "python_parameters"]
+
+#: How parameters are named in messages: "cli" (``experiment.B``) or "python" (``B``).
+_STYLE: ContextVar[str] = ContextVar("irsim_parameter_style", default="cli")
+
+
+def param(key: str, group: str = "experiment") -> str:
+    """A parameter's name as the caller wrote it: ``experiment.B`` on the command line,
+    ``B`` (the keyword) when a study was called from Python.
+
+    Examples
+    --------
+    >>> param("B")
+    'experiment.B'
+    >>> with python_parameters():
+    ...     param("B"), param("shard_items", "engine")
+    ('B', 'shard_items')
+    """
+    return key if _STYLE.get() == "python" else f"{group}.{key}"
+
+
+@contextmanager
+def python_parameters() -> Iterator[None]:
+    """Within this block, :func:`param` names parameters as Python keywords."""
+    token = _STYLE.set("python")
+    try:
+        yield
+    finally:
+        _STYLE.reset(token)
 
 
 class IrsimError(Exception):
@@ -63,7 +94,8 @@ class ConfigError(IrsimError, ValueError):
 
     def __init__(self, problem: str):
         self.problem = problem
-        super().__init__(f"config: {problem}")
+        # from Python the problem speaks for itself (it names the keyword)
+        super().__init__(problem if _STYLE.get() == "python" else f"config: {problem}")
 
 
 def unknown_name(kind: str, name: str, valid: Iterable[str]) -> ConfigError:

@@ -44,6 +44,9 @@ def compose_config(overrides: list[str] | None = None) -> DictConfig:
     """
     from hydra import compose, initialize_config_module
 
+    from irsim.conf import register
+
+    register()
     with initialize_config_module(config_module="irsim.conf", version_base="1.3"):
         return compose(config_name="config", overrides=list(overrides or []))
 
@@ -91,7 +94,7 @@ def run(cfg: DictConfig, run_dir: str | os.PathLike, *, keep_ray: bool = False,
     t_load = time.perf_counter()
     engine = cfg.engine.get("name", "local")
     engine_options = {k: v for k, v in OmegaConf.to_container(cfg.engine).items()
-                      if k not in ("name", "shard_pairs", "shard_replicates")}
+                      if k not in ("name", "shard_items", "shard_replicates")}
     if engine == "ray" and keep_ray:
         engine_options.setdefault("keep_alive", True)
     bar, progress = progress_bar(cfg, study.name, unit="shard")

@@ -42,7 +42,7 @@ def test_main_job_writes_contracted_outputs(tmp_path):
 def test_same_seed_same_tables(tmp_path):
     a = run(compose_config(["experiment.B=250", "quiet=true", "seed=3"]), tmp_path / "a")
     b = run(compose_config(["experiment.B=250", "quiet=true", "seed=3",
-                            "engine.shard_pairs=1", "engine.shard_replicates=1"]),
+                            "engine.shard_items=1", "engine.shard_replicates=1"]),
             tmp_path / "b")
     c = run(compose_config(["experiment.B=250", "quiet=true", "seed=4"]), tmp_path / "c")
     assert a["asl"].to_pydict() == b["asl"].to_pydict()

@@ -31,7 +31,7 @@ def test_job_entry_point_runs_on_existing_cluster(tmp_path):
         out = tmp_path / "job"
         r = subprocess.run(
             [sys.executable, str(JOBS / "irsim_job.py"), "collection=synthetic_scores",
-             "experiment.B=500", "engine.shard_pairs=256", "quiet=true",
+             "experiment.B=500", "engine.shard_items=256", "quiet=true",
              f"hydra.run.dir={out}"],
             capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
         assert r.returncode == 0, r.stderr[-3000:]

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from irsim.engine.base import Partial, Shard
+from irsim.engine.partials import Kind, decode, encode
 
 __all__ = ["CheckpointStore", "fingerprint_of"]
 
@@ -39,9 +40,11 @@ class CheckpointStore:
     mismatch discards them (the study changed, so they would be wrong).
     """
 
-    def __init__(self, root: str | os.PathLike, study: str, fingerprint: str):
+    def __init__(self, root: str | os.PathLike, study: str, fingerprint: str,
+                 fields: Mapping[str, Kind] | None = None):
         self.dir = Path(root) / study
         self.fingerprint = fingerprint
+        self.fields = fields
         stamp = self.dir / "fingerprint"
         if self.dir.exists() and (
             not stamp.exists() or stamp.read_text().strip() != fingerprint
@@ -60,7 +63,8 @@ class CheckpointStore:
             return None
         try:
             with np.load(path, allow_pickle=False) as z:
-                return {k: z[k] for k in z.files}
+                arrays = {k: z[k] for k in z.files}
+            return arrays if self.fields is None else decode(self.fields, arrays)
         except (OSError, ValueError):  # a torn file from a crash: recompute it
             path.unlink(missing_ok=True)
             return None
@@ -69,7 +73,8 @@ class CheckpointStore:
         """Write `partial` atomically (temp file + rename)."""
         path = self._path(shard)
         tmp = path.with_suffix(".tmp.npz")
-        np.savez(tmp, **partial)
+        arrays = partial if self.fields is None else encode(self.fields, partial)
+        np.savez(tmp, **arrays)
         os.replace(tmp, path)
 
     def clear(self) -> None:

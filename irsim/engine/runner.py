@@ -14,9 +14,10 @@ import pyarrow as pa
 
 from irsim.engine.base import Partial, Shard, Study
 from irsim.engine.checkpoint import CheckpointStore, fingerprint_of
+from irsim.engine.partials import Accumulator
 from irsim.errors import ConfigError
 
-__all__ = ["run_study", "data_digest", "RunInfo"]
+__all__ = ["run_study", "data_digest", "RunInfo", "reducer_of"]
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +93,28 @@ def _local_partials(
         yield shard, part
 
 
+class _FieldReducer:
+    """The reducer of a study that declares typed fields: an :class:`Accumulator` merges
+    the shards, the study's ``finalize(merged, data)`` makes the tables."""
+
+    def __init__(self, study: Study, data: Any):
+        self.study, self.data = study, data
+        self.acc = Accumulator(study.fields(data))
+
+    def combine(self, shard: Shard, partial: Partial) -> None:
+        self.acc.combine(shard, partial)
+
+    def finalize(self) -> dict[str, pa.Table]:
+        return self.study.finalize(self.acc.result(), self.data)
+
+
+def reducer_of(study: Study, data: Any):
+    """The reducer of `study`: typed fields merged by the kit, or the study's own."""
+    if hasattr(study, "fields"):
+        return _FieldReducer(study, data)
+    return study.reducer(data)
+
+
 def run_study(
     study: Study,
     data: Any,
@@ -132,8 +155,10 @@ def run_study(
     store = None
     done: list[tuple[Shard, Partial]] = []
     if checkpoint_dir is not None:
+        fields = study.fields(data) if hasattr(study, "fields") else None
         store = CheckpointStore(
-            checkpoint_dir, study.name, fingerprint_of(study.fingerprint(), data_digest(data))
+            checkpoint_dir, study.name, fingerprint_of(study.fingerprint(), data_digest(data)),
+            fields=fields,
         )
         for shard in shards:
             part = store.load(shard)
@@ -141,7 +166,7 @@ def run_study(
                 done.append((shard, part))
     resumed = {s.index for s, _ in done}
     todo = [s for s in shards if s.index not in resumed]
-    reducer = study.reducer(data)
+    reducer = reducer_of(study, data)
     total = len(shards)
     count = 0
     for shard, part in done:

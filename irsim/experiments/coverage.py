@@ -338,7 +338,7 @@ def build(cfg: Any) -> tuple[Coverage, ScoreMatrix]:
 
     matrix = preset_metrics(score_matrix(cfg), cfg)
     e = cfg.experiment
-    _, shard_reps = engine_shards(cfg, reps_default=250)
+    _, shard_reps = engine_shards(cfg).get(4096, 250)
     shard_reps = int(e.get("shard_samples") or shard_reps)
     study = Coverage(
         metrics=tuple(matrix.metrics),

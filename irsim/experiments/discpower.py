@@ -1116,7 +1116,7 @@ def build(cfg) -> tuple[DiscPower, ScoreMatrix]:
 
     if e.get("top_systems", None) is not None:
         matrix = _top_systems(matrix, e.top_systems, e.get("top_by", None))
-    shard_pairs, shard_reps = engine_shards(cfg)
+    shard_pairs, shard_reps = engine_shards(cfg).get(4096, 1000)
     study = DiscPower(
         metrics=tuple(matrix.metrics),
         tests=tuple(e.tests),

@@ -288,7 +288,7 @@ def build(cfg: Any) -> tuple[Effort, EffortData]:
     e = cfg.experiment
     pools = e.get("pools")
     pools = DEFAULT_POOLS if pools is None else pools
-    shard_pairs, _ = engine_shards(cfg)
+    shard_pairs, _ = engine_shards(cfg).get(4096, 1000)
     study = Effort(
         pools=_check_pools(pools),
         sampling=as_tuple(e.get("sampling", ("disjoint",))),

@@ -643,7 +643,7 @@ def build(cfg: Any) -> tuple[ErrorRates, ScoreMatrix]:
 
     e = cfg.experiment
     matrix = preset_metrics(score_matrix(cfg), cfg)
-    shard_pairs, _ = engine_shards(cfg)
+    shard_pairs, _ = engine_shards(cfg).get(4096, 1000)
     windows = e.get("windows", WINDOWS)
     study = ErrorRates(
         metrics=tuple(matrix.metrics),

@@ -60,9 +60,9 @@ def doc_collection(cfg: Any) -> DocCollection:
                                offline=cfg.get("offline", False))
 
 
-def engine_shards(cfg: Any, items_default: int = 4096, reps_default: int = 1000
-                  ) -> tuple[int, int]:
-    """``(engine.shard_pairs, engine.shard_replicates)`` with defaults."""
+def engine_shards(cfg: Any) -> Any:
+    """The requested shard sizes (``engine.shard_items``, ``engine.shard_replicates``)."""
+    from irsim.experiments import Shards
+
     eng = cfg.engine
-    return (int(eng.get("shard_pairs", items_default) or items_default),
-            int(eng.get("shard_replicates", reps_default) or reps_default))
+    return Shards(eng.get("shard_items"), eng.get("shard_replicates"))

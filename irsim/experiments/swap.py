@@ -550,7 +550,7 @@ def build(cfg: Any) -> tuple[Swap, ScoreMatrix]:
 
     e = cfg.experiment
     matrix = preset_metrics(score_matrix(cfg), cfg)
-    shard_pairs, shard_reps = engine_shards(cfg)
+    shard_pairs, shard_reps = engine_shards(cfg).get(4096, 1000)
     study = Swap(
         metrics=tuple(matrix.metrics),
         sampling=as_tuple(e.get("sampling", Swap.sampling)),

@@ -497,7 +497,7 @@ def build(cfg) -> tuple[TestErrors, SimulationData]:
         sims.append(sim)
         sources.append(matrix.select(metrics=[metric], systems=sim.systems).values[0])
     data = prepare(sims, deltas, sources)
-    shard_configs, shard_trials = engine_shards(cfg)
+    shard_configs, shard_trials = engine_shards(cfg).get(4096, 1000)
     study = TestErrors(
         sizes=tuple(int(n) for n in e.sizes),
         deltas=deltas,

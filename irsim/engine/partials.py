@@ -1,0 +1,330 @@
+"""Typed, mergeable partial results: what a kernel returns and how shards merge.
+
+A study declares its partial result as named *fields*, each of one kind:
+
+=============  ======================================  ===================================
+kind           value a shard returns                   merge
+=============  ======================================  ===================================
+:class:`Count` integer array (whole, or the shard's     integer sum (placed along items or
+               slice along items / replicates)          replicates)
+:class:`Sum`   float array                             exact fixed-point sum (2**-bits)
+:class:`Extreme` array                                 elementwise max or min
+:class:`TopK`  ``(values, index, *aux)`` per row of    the k largest (smallest) per row,
+               the shard's items                        ties by the smaller index
+:class:`Slab`  the shard's slice of a per-item or      placed once (a second write to a
+               per-replicate array                      filled position is an error)
+=============  ======================================  ===================================
+
+Every merge is exact and independent of the order shards arrive in, so tables do not depend
+on the executor, the number of workers, shard sizes, retries or resume. Each kind also
+encodes a shard's value into plain arrays for the checkpoint files and decodes it back; the
+local and the Ray engine and resume all go through :class:`Accumulator`.
+
+Examples
+--------
+>>> from irsim.engine.base import Shard
+>>> fields = {"hits": Count((4,), along="items"), "best": Extreme((), "max")}
+>>> acc = Accumulator(fields)
+>>> acc.combine(Shard(1, (2, 4), (0, 10)), {"hits": np.array([3, 1]), "best": np.float64(.5)})
+>>> acc.combine(Shard(0, (0, 2), (0, 10)), {"hits": np.array([2, 0]), "best": np.float64(.9)})
+>>> out = acc.result()
+>>> out["hits"].tolist(), float(out["best"])
+([2, 0, 3, 1], 0.9)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from irsim.engine.base import Shard
+
+__all__ = ["Kind", "Count", "Sum", "Extreme", "TopK", "Slab", "Accumulator", "encode",
+           "decode", "NO_INDEX"]
+
+#: Index of an empty top-k slot (loses every tie).
+NO_INDEX = np.iinfo(np.int64).max
+
+Along = Literal["items", "reps"] | None
+
+
+def _span(shard: Shard, along: Along, per: int) -> slice:
+    """The positions a shard's value covers along axis 0 (all of them when `along` is None)."""
+    if along is None:
+        return slice(None)
+    lo, hi = shard.items if along == "items" else shard.reps
+    return slice(lo * per, hi * per)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """Base of the partial kinds: ``zero``, ``combine``, ``final`` and (de)serialisation."""
+
+    def zero(self) -> Any:
+        raise NotImplementedError
+
+    def combine(self, state: Any, value: Any, shard: Shard) -> Any:
+        raise NotImplementedError
+
+    def final(self, state: Any) -> Any:
+        return state
+
+    def encode(self, value: Any) -> dict[str, np.ndarray]:
+        """Arrays that store a shard's value (keys are suffixes of the field name)."""
+        return {"": np.asarray(value)}
+
+    def decode(self, arrays: Mapping[str, np.ndarray]) -> Any:
+        return arrays[""]
+
+
+@dataclass(frozen=True)
+class Count(Kind):
+    """Integer counter of `shape`; a shard adds its counts, whole or along a slice.
+
+    Parameters
+    ----------
+    shape : tuple of int
+    along : {None, "items", "reps"}
+        None: every shard returns the whole `shape`; "items" / "reps": a shard returns the
+        rows of its item (replicate) range, times `per` rows per item.
+    per : int
+        Rows per item / replicate (e.g. topics per run).
+    """
+
+    shape: tuple[int, ...]
+    along: Along = None
+    per: int = 1
+    dtype: str = "int64"
+
+    def zero(self) -> np.ndarray:
+        return np.zeros(self.shape, self.dtype)
+
+    def combine(self, state: np.ndarray, value: Any, shard: Shard) -> np.ndarray:
+        value = np.asarray(value)
+        if value.dtype.kind not in "iub":
+            raise TypeError(f"Count takes integers, got {value.dtype}")
+        state[_span(shard, self.along, self.per)] += value
+        return state
+
+
+@dataclass(frozen=True)
+class Sum(Kind):
+    """Exact sum of floats in fixed point: each shard's value is rounded to a multiple of
+    ``2**-bits`` (a Python integer) and the integers add exactly, so the total does not
+    depend on the order of shards. The result is the correctly rounded float of the exact
+    fixed-point total.
+
+    Examples
+    --------
+    >>> from irsim.engine.base import Shard
+    >>> s = Sum((1,))
+    >>> st = s.zero()
+    >>> for v in (1e16, 1.0, -1e16):
+    ...     st = s.combine(st, np.array([v]), Shard(0, (0, 1), (0, 1)))
+    >>> s.final(st).tolist()
+    [1.0]
+    """
+
+    shape: tuple[int, ...]
+    along: Along = None
+    per: int = 1
+    bits: int = 128
+
+    def zero(self) -> np.ndarray:
+        out = np.empty(self.shape, object)
+        out.fill(0)
+        return out
+
+    def _fixed(self, value: np.ndarray) -> np.ndarray:
+        v = np.asarray(value, np.float64)
+        if not np.isfinite(v).all():
+            raise ValueError("Sum takes finite values")
+        mant, exp = np.frexp(v)
+        m = (mant * 2.0**53).astype(np.int64)  # exact: |mant| < 1
+        shift = exp.astype(np.int64) - 53 + self.bits
+        out = np.empty(v.shape, object)
+        flat = out.reshape(-1)
+        for j, (mj, sj) in enumerate(zip(m.ravel().tolist(), shift.ravel().tolist(),
+                                         strict=True)):
+            # round half to even below 2**-bits (exact above it)
+            flat[j] = mj << sj if sj >= 0 else _round_shift(mj, -sj)
+        return out
+
+    def combine(self, state: np.ndarray, value: Any, shard: Shard) -> np.ndarray:
+        state[_span(shard, self.along, self.per)] += self._fixed(value)
+        return state
+
+    def final(self, state: np.ndarray) -> np.ndarray:
+        scale = 1 << self.bits
+        return np.array([x / scale for x in state.ravel().tolist()],
+                        np.float64).reshape(state.shape)
+
+
+def _round_shift(m: int, s: int) -> int:
+    """``m / 2**s`` rounded half to even (Python integers)."""
+    q, r = divmod(m, 1 << s)
+    half = 1 << (s - 1)
+    if r > half or (r == half and q & 1):
+        q += 1
+    return q
+
+
+@dataclass(frozen=True)
+class Extreme(Kind):
+    """Elementwise maximum (``how="max"``) or minimum of every shard's value."""
+
+    shape: tuple[int, ...]
+    how: Literal["max", "min"] = "max"
+
+    def zero(self) -> np.ndarray:
+        return np.full(self.shape, -np.inf if self.how == "max" else np.inf)
+
+    def combine(self, state: np.ndarray, value: Any, shard: Shard) -> np.ndarray:
+        op = np.maximum if self.how == "max" else np.minimum
+        return op(state, value)
+
+
+@dataclass(frozen=True)
+class TopK(Kind):
+    """Per row (item), the `k` largest (or smallest) values with their global indices (e.g.
+    replicate numbers) and `aux` companion arrays; ties go to the smaller index.
+
+    A shard returns ``(values, index, *aux)``, each of shape ``(items in shard, width)``
+    (a kernel may pre-select its own top k to ship less).
+    The state keeps unsorted selections; :meth:`final` sorts once (best first, ties by
+    index). The selection is a pure function of each row's (value, index) multiset, so any
+    merge order gives the same result (:func:`irsim.experiments.common.topk_rows`).
+    """
+
+    rows: int
+    k: int
+    aux: int = 0
+    largest: bool = True
+
+    def zero(self) -> dict[str, np.ndarray]:
+        fill = -np.inf if self.largest else np.inf
+        return {"val": np.full((self.rows, self.k), fill),
+                "idx": np.full((self.rows, self.k), NO_INDEX, np.int64),
+                "aux": [np.zeros((self.rows, self.k)) for _ in range(self.aux)],
+                "filled": np.zeros(self.rows, bool)}
+
+    def combine(self, state: dict, value: Any, shard: Shard) -> dict:
+        from irsim.experiments.common import topk_rows
+
+        val, idx, *aux = value
+        rows = slice(*shard.items)
+        if not state["filled"][rows].any():  # first values for these rows: keep as given
+            if val.shape[1] > self.k:
+                val, idx, *aux = topk_rows(val, idx, self.k, *aux, sort=False,
+                                           largest=self.largest)
+            w = val.shape[1]
+            state["val"][rows, :w], state["idx"][rows, :w] = val, idx
+            for dst, a in zip(state["aux"], aux, strict=True):
+                dst[rows, :w] = a
+        else:
+            merged = topk_rows(
+                np.concatenate([state["val"][rows], val], axis=1),
+                np.concatenate([state["idx"][rows], idx], axis=1), self.k,
+                *(np.concatenate([s[rows], a], axis=1)
+                  for s, a in zip(state["aux"], aux, strict=True)),
+                sort=False, largest=self.largest)
+            state["val"][rows], state["idx"][rows] = merged[0], merged[1]
+            for dst, a in zip(state["aux"], merged[2:], strict=True):
+                dst[rows] = a
+        state["filled"][rows] = True
+        return state
+
+    def final(self, state: dict) -> tuple[np.ndarray, ...]:
+        """``(values, index, *aux)`` per row, best first, ties by the smaller index."""
+        v = state["val"]
+        order = np.lexsort((state["idx"], -v if self.largest else v), axis=-1)
+        return tuple(np.take_along_axis(a, order, axis=1)
+                     for a in (v, state["idx"], *state["aux"]))
+
+    def encode(self, value: Any) -> dict[str, np.ndarray]:
+        val, idx, *aux = value
+        return {"val": np.asarray(val), "idx": np.asarray(idx),
+                **{f"aux{j}": np.asarray(a) for j, a in enumerate(aux)}}
+
+    def decode(self, arrays: Mapping[str, np.ndarray]) -> tuple[np.ndarray, ...]:
+        return (arrays["val"], arrays["idx"], *(arrays[f"aux{j}"] for j in range(self.aux)))
+
+
+@dataclass(frozen=True)
+class Slab(Kind):
+    """A per-item or per-replicate array (axis 0) that each shard fills for its range.
+
+    Positions start as `fill` (NaN for floats); a shard's value is placed at its rows
+    (``per`` rows per item or replicate). Writing a position twice is an error, so a shard
+    merged twice cannot go unnoticed. With ``along=None`` exactly one shard provides the
+    whole array (e.g. a table computed once).
+    """
+
+    shape: tuple[int, ...]
+    along: Along = "items"
+    per: int = 1
+    dtype: str = "float64"
+    fill: Any = np.nan
+
+    def zero(self) -> dict[str, np.ndarray]:
+        return {"value": np.full(self.shape, self.fill, self.dtype),
+                "set": np.zeros(self.shape[:1] if self.shape else (), bool)}
+
+    def combine(self, state: dict, value: Any, shard: Shard) -> dict:
+        span = _span(shard, self.along, self.per)
+        if state["set"][span].any():
+            raise ValueError(f"shard {shard.name} writes positions already filled")
+        state["value"][span] = value
+        state["set"][span] = True
+        return state
+
+    def final(self, state: dict) -> np.ndarray:
+        return state["value"]
+
+
+def encode(fields: Mapping[str, Kind], partial: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """A kernel's partial result as flat arrays (``<field>`` or ``<field>/<part>``) for a
+    checkpoint file."""
+    out: dict[str, np.ndarray] = {}
+    for name, value in partial.items():
+        for part, arr in fields[name].encode(value).items():
+            out[f"{name}/{part}" if part else name] = arr
+    return out
+
+
+def decode(fields: Mapping[str, Kind], arrays: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    """Inverse of :func:`encode`."""
+    grouped: dict[str, dict[str, np.ndarray]] = {}
+    for key, arr in arrays.items():
+        name, _, part = key.partition("/")
+        grouped.setdefault(name, {})[part] = arr
+    return {name: fields[name].decode(parts) for name, parts in grouped.items()}
+
+
+@dataclass
+class Accumulator:
+    """Merges shards' partial results field by field (any order, each shard once).
+
+    A kernel may leave a field out (e.g. a table only the first item block computes).
+    Unknown field names are an error.
+    """
+
+    fields: Mapping[str, Kind]
+    state: dict[str, Any] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.state = {name: kind.zero() for name, kind in self.fields.items()}
+
+    def combine(self, shard: Shard, partial: Mapping[str, Any]) -> None:
+        for name, value in partial.items():
+            kind = self.fields.get(name)
+            if kind is None:
+                raise KeyError(f"kernel returned undeclared field {name!r}")
+            self.state[name] = kind.combine(self.state[name], value, shard)
+
+    def result(self) -> dict[str, Any]:
+        """Every field's merged value."""
+        return {name: kind.final(self.state[name]) for name, kind in self.fields.items()}
