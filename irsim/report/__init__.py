@@ -47,10 +47,9 @@ def write_report(run_dir: str | os.PathLike, tables: dict[str, pa.Table],
                  info: dict[str, Any]) -> Path:
     """Write ``report.md`` and its PNG plots into `run_dir`.
 
-    The sections come from the experiment module's ``report_sections(tables, run_dir)``.
+    The sections come from the study's report module ``irsim.report.<experiment>``
+    (``sections(tables, run_dir)``).
     """
-    from irsim.experiments import experiment_module
-
     run_dir = Path(run_dir)
     name = info.get("experiment", "run")
     lines = [f"# irsim report: {name}", ""]
@@ -62,12 +61,9 @@ def write_report(run_dir: str | os.PathLike, tables: dict[str, pa.Table],
     elif "runs" in coll:
         lines += [f"Collection: {coll['runs']} run lines, {coll.get('qrels', '?')} "
                   f"judgments.", ""]
-    try:
-        module = experiment_module(name)
-    except Exception:  # a run of an experiment this installation lacks: tables only
-        module = None
-    if module is not None and hasattr(module, "report_sections"):
-        lines += module.report_sections(tables, run_dir)
+    module = _report_module(name)
+    if module is not None:
+        lines += module.sections(tables, run_dir)
     lines += ["## Files", ""]
     lines += [f"- `results/{t}.parquet`: {tab.num_rows} rows" for t, tab in tables.items()]
     path = run_dir / "report.md"
@@ -75,6 +71,32 @@ def write_report(run_dir: str | os.PathLike, tables: dict[str, pa.Table],
     tmp.write_text("\n".join(lines) + "\n")
     os.replace(tmp, path)
     return path
+
+
+def _report_module(name: str) -> Any:
+    """``irsim.report.<name>`` if it has ``sections`` (else None: tables only)."""
+    import importlib
+    import importlib.util
+
+    if not name.isidentifier() or importlib.util.find_spec(f"{__name__}.{name}") is None:
+        legacy = _legacy_module(name)
+        return legacy
+    module = importlib.import_module(f"{__name__}.{name}")
+    return module if hasattr(module, "sections") else _legacy_module(name)
+
+
+def _legacy_module(name: str) -> Any:
+    """Transition: a study whose report still lives in its experiment module."""
+    import importlib
+    import types
+
+    try:
+        exp = importlib.import_module(f"irsim.experiments.{name}")
+    except ImportError:
+        return None
+    if not hasattr(exp, "report_sections"):
+        return None
+    return types.SimpleNamespace(sections=exp.report_sections)
 
 
 def report_command(args: list[str]) -> None:
