@@ -86,6 +86,8 @@ def build_study(cfg: Any) -> tuple[Any, Any]:
     if not hasattr(module, "make"):  # not yet ported to the kit
         return module.build(cfg)
     config = OmegaConf.to_object(cfg.experiment)
+    if cfg.get("metrics") is not None and hasattr(config, "metrics"):
+        config.metrics = None  # the top-level `metrics` chose the data: it wins
     data = doc_collection(cfg) if module.DATA == "docs" else score_matrix(cfg)
     return make_study(cfg.experiment.name, config, data, seed=cfg.seed,
                       shards=engine_shards(cfg))

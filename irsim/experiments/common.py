@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from irsim.errors import ConfigError
 
 __all__ = [
+    "as_tuple",
+    "select_metrics",
     "resolve_metrics",
     "PAIR_UNIT",
     "unit_ranges",
@@ -144,6 +147,42 @@ def topk_rows(
         return (val, idx, *aux)
     order = np.lexsort((idx, -val if largest else val), axis=-1)
     return tuple(np.take_along_axis(a, order, axis=1) for a in (val, idx, *aux))
+
+
+def as_tuple(value: Any) -> tuple | None:
+    """A parameter that may be a scalar or a list, as a tuple (None stays None).
+
+    Examples
+    --------
+    >>> as_tuple("disjoint"), as_tuple([5, 10]), as_tuple(None)
+    (('disjoint',), (5, 10), None)
+    """
+    if value is None:
+        return None
+    if isinstance(value, str | int | float):
+        return (value,)
+    return tuple(value)
+
+
+def select_metrics(matrix: Any, metrics: Any) -> Any:
+    """`matrix` (a ScoreMatrix) restricted to the study's own ``metrics`` parameter (None or
+    empty: all of them). Unknown names suggest the closest ones.
+
+    The command line's top-level ``metrics`` chooses what a collection loads; a study's
+    ``metrics`` parameter (set by presets, whose ``# @package _global_`` cannot set the
+    top-level key) then chooses among them; the top-level key wins when both are set.
+
+    Examples
+    --------
+    >>> from irsim.data.matrix import ScoreMatrix
+    >>> m = ScoreMatrix(np.zeros((2, 2, 2)), ["AP", "RR"], ["a", "b"], ["1", "2"])
+    >>> select_metrics(m, ["RR"]).metrics, select_metrics(m, None).metrics
+    (('RR',), ('AP', 'RR'))
+    """
+    if not metrics:
+        return matrix
+    names = resolve_metrics([str(m) for m in as_tuple(metrics)], matrix.metrics)
+    return matrix.select(metrics=list(names))
 
 
 def resolve_metrics(requested: Sequence[str] | None, available: Sequence[str]
