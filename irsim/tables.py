@@ -1,0 +1,784 @@
+"""Every output table irsim writes: its name, the studies that write it, its columns.
+
+One registry, :data:`TABLES`, holds the Arrow schema (column names, order and types) and the
+meaning of every column of every table a study or command writes to
+``<run dir>/results/<name>.parquet``. :func:`irsim.engine.write_tables` checks each table
+against it before writing; :func:`table` builds a table with the declared schema;
+:func:`markdown` renders the registry for the README (section "Output tables", regenerated
+by ``python -m irsim.tables README.md``).
+
+A column may be filled by only some of the studies that write its table
+(:attr:`Column.filled_by`): rows of the other studies hold null there. ``swap_summary`` is the
+one such table: the bootstrap swap method of ``discpower`` and the topic-sampling study
+``swap`` share it.
+
+A schema mismatch is a programming error, not bad input: :func:`check` and :func:`table`
+raise :class:`ValueError` (names: missing, unexpected or out-of-order columns) or
+:class:`TypeError` (a column's Arrow type), naming the table and the column.
+
+Examples
+--------
+>>> schema("per_topic").names
+['metric', 'system', 'topic', 'value']
+>>> TABLES["swap_summary"].studies
+('discpower', 'swap')
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+__all__ = ["Column", "TableSpec", "TABLES", "BEGIN", "END", "spec", "schema", "table",
+           "check", "markdown", "update_readme"]
+
+_S, _I, _F = pa.string(), pa.int64(), pa.float64()
+#: Markers of the generated part of README.md (each on a line of its own).
+BEGIN = "<!-- tables:begin -->\n"
+END = "<!-- tables:end -->\n"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of an output table.
+
+    Parameters
+    ----------
+    name : str
+        Column name.
+    type : pyarrow.DataType
+        Its Arrow type.
+    meaning : str
+        What a value means, in a sentence or two.
+    filled_by : tuple of str
+        The studies that fill the column, when not every study of its table does; the rows
+        of the other studies hold null. Empty (default): every study fills it.
+
+    Examples
+    --------
+    >>> Column("asl", pa.float64(), "achieved significance level").optional
+    False
+    """
+
+    name: str
+    type: pa.DataType
+    meaning: str
+    filled_by: tuple[str, ...] = ()
+
+    @property
+    def optional(self) -> bool:
+        """Whether some study of the table leaves this column null."""
+        return bool(self.filled_by)
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """An output table: name, writers, contents and columns.
+
+    Parameters
+    ----------
+    name : str
+        Table name (``results/<name>.parquet``).
+    studies : tuple of str
+        Experiments that write it (``experiment=<name>``; ``evaluate`` is ``irsim evaluate``).
+    description : str
+        What one row holds.
+    columns : tuple of Column
+        In table order.
+    when : str
+        A clause saying under which options it is written, e.g. ``only with
+        `experiment.stability=true` `` (empty: by every run of its studies).
+
+    Examples
+    --------
+    >>> TABLES["asl"].names[:2]
+    ('metric', 'test')
+    """
+
+    name: str
+    studies: tuple[str, ...]
+    description: str
+    columns: tuple[Column, ...]
+    when: str = ""
+
+    def __post_init__(self) -> None:
+        names = [c.name for c in self.columns]
+        if len(set(names)) != len(names):
+            raise ValueError(f"table {self.name!r}: duplicate column names in {names}")
+        for c in self.columns:
+            if not set(c.filled_by) <= set(self.studies):
+                raise ValueError(f"table {self.name!r}, column {c.name!r}: filled_by "
+                                 f"{c.filled_by} names a study not in {self.studies}")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Column names in order."""
+        return tuple(c.name for c in self.columns)
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The Arrow schema (no metadata)."""
+        return pa.schema([(c.name, c.type) for c in self.columns])
+
+
+# ------------------------------------------------------------------------- shared columns
+def _c(name: str, type_: pa.DataType, meaning: str, *filled_by: str) -> Column:
+    return Column(name, type_, meaning, tuple(filled_by))
+
+
+def _bins(what: str = "the difference on the first topic set") -> tuple[Column, ...]:
+    return (
+        _c("bin_kind", _S, "`absolute`: bins 0.01 wide of |d|, the last >= 0.20; `relative`: "
+           f"bins 5% wide of |d| / the smaller mean, the last open (d: {what})"),
+        _c("bin_lo", _F, "lower edge of the bin (inclusive)"),
+        _c("bin_hi", _F, "upper edge of the bin (exclusive; inf for the last, open bin)"),
+    )
+
+
+_METRIC = _c("metric", _S, "metric, as ir_measures spells it (`AP`, `P@10`, `nDCG@10`)")
+_SAMPLING = _c("sampling", _S, "how the two topic sets of a trial are drawn: `disjoint`, "
+               "`independent`, `replacement` or `bootstrap`")
+_SUBSET = _c("subset_size", _I, "topics per set: c; n (all topics) for `bootstrap`")
+_P_WINDOW = (
+    _c("p_lo", _F, "p-value window `p_lo < p <= p_hi` of the test on the first set "
+       "(`p_lo` = 0 includes p = 0); 0 for `none`"),
+    _c("p_hi", _F, "upper end of the p-value window; 1 for `none`"),
+)
+_COND_TEST = _c("test", _S, "test on the first set the comparison is conditioned on (`t`, "
+                "`sign`, `wilcoxon`, `paired_bootstrap`, `randomisation`), or `none`: every "
+                "comparison")
+_ERRORS = (
+    _c("comparisons", _I, "pair x trial comparisons in the bin"),
+    _c("errors", _I, "comparisons whose order differs on the second set (opposite signs, or "
+       "exactly one difference 0)"),
+    _c("error_rate", _F, "errors / comparisons (NaN for an empty bin)"),
+)
+_DP_METRIC = _c("metric", _S, "metric; with `experiment.gmean`, also `AG <metric>` (per-topic "
+                "log(x + 1e-5), tests of means) and `G <metric>` (geometric mean, unpaired "
+                "bootstrap)")
+_DP_TEST = _c("test", _S, "`paired_bootstrap`, `unpaired_bootstrap`, `t` or "
+              "`randomised_tukey_hsd`")
+_SAMPLED_METRIC = _c("metric", _S, "metric (`<metric>` or `G <metric>`)")
+_SPLIT_ABOVE = "lies above the interval (null when there is none)"
+_MEASURE = _c("measure", _S, "`MAP` or `L-MAP` (mean logit AP)")
+_MAP_METHOD = _c("method", _S, "`bootstrap` (sd of MAP* / L-MAP* over the corpus resamples) or "
+                 "`parametric` (delta method from the per-topic logit sds)")
+_DIRECTION = _c("direction", _S, "`A->B`: interval from half A, value of half B; or `B->A`")
+_CI_METHOD = _c("method", _S, "`normal`, `logit` or `bca`; `<method>_small_r` with the "
+                "small-R correction")
+
+
+def _spec(name: str, studies: tuple[str, ...], description: str, columns: Sequence[Column],
+          when: str = "") -> TableSpec:
+    return TableSpec(name, studies, description, tuple(columns), when)
+
+
+_DP, _SW = ("discpower",), ("swap",)
+
+# ------------------------------------------------------------------------------ registry
+_SPECS = [
+    # -- discpower --------------------------------------------------------------------------
+    _spec("asl", _DP, "Achieved significance level of every system pair, per metric and test.", [
+        _DP_METRIC,
+        _DP_TEST,
+        _c("system_a", _S, "first system of the pair (pairs a < b in collection order)"),
+        _c("system_b", _S, "second system of the pair"),
+        _c("diff", _F, "observed difference system_a - system_b: of mean scores; of geometric "
+           "means for `G`; mean difference of the logs for `AG`"),
+        _c("asl", _F, "achieved significance level of the test for this pair (Monte Carlo "
+           "count/B, or (count+1)/(B+1) with `experiment.pvalue=plus_one`; t: two-sided p)"),
+    ]),
+    _spec("discpower", _DP, "Discriminative power: per metric, test and alpha, the share of "
+          "pairs significant and the difference significance needs.", [
+              _DP_METRIC,
+              _DP_TEST,
+              _c("alpha", _F, "significance level: a pair is significant when asl < alpha"),
+              _c("pairs", _I, "system pairs tested"),
+              _c("significant", _I, "pairs with asl < alpha"),
+              _c("sensitivity", _F, "significant / pairs (discriminative power)"),
+              _c("estimated_diff", _F, "estimated difference required for asl < alpha, two "
+                 "significant figures (NaN for the bootstrap tests with "
+                 "`experiment.estimated_diff=false`)"),
+              _c("estimated_diff_raw", _F, "estimated_diff unrounded. Paired bootstrap: "
+                 "|mean| of the resample with the ceil(alpha B)-th largest |t*|, max over "
+                 "pairs; unpaired: the ceil(alpha B)-th largest |d*|, max over pairs; t: "
+                 "t(1 - alpha/2, n-1) sd / sqrt(n), max over pairs; randomised Tukey HSD: the "
+                 "ceil(alpha B)-th largest null range"),
+          ]),
+    _spec("stability", _DP, "Stability (Buckley-Voorhees; Sakai's MR-PT curves): per metric and "
+          "fuzziness, minority rate and proportion of ties over the paired test's bootstrap "
+          "samples.", [
+              _SAMPLED_METRIC,
+              _c("fuzziness", _F, "f: a pair is tied on a sample when |D| < f x the larger of "
+                 "the two scores"),
+              _c("minority_rate", _F, "minority / comparisons (MR)"),
+              _c("prop_ties", _F, "ties / comparisons (PT)"),
+              _c("minority", _I, "sum over pairs of min(GT(X,Y), GT(Y,X))"),
+              _c("ties", _I, "sum over pairs of the samples on which the pair is tied"),
+              _c("comparisons", _I, "pairs x B"),
+          ], when="only with `experiment.stability=true`"),
+    _spec("swap_rates", ("discpower", "swap"), "Swap rates per difference bin: per metric, "
+          "sampling, topic-set size and bin, comparisons and swaps between two topic sets "
+          "(discpower: the bootstrap swap method on Q*b and Q'*b).", [
+              _c("metric", _S, "metric (discpower: `<metric>` or `G <metric>`)"),
+              _c("sampling", _S, "how the two topic sets are drawn: `bootstrap` (discpower); "
+                 "swap: `disjoint`, `independent`, `replacement` or `bootstrap`"),
+              _c("subset_size", _I, "topics per set: c; n (all topics) for `bootstrap`"),
+              _c("bin_kind", _S, "`absolute`: bins of |d| 0.01 wide, the last >= 0.20; "
+                 "`relative` (swap only): bins 5% wide of |d| / the smaller mean"),
+              *_bins()[1:],
+              _c("comparisons", _I, "pair x trial (discpower: pair x sample) comparisons whose "
+                 "difference d on the first set falls in the bin"),
+              _c("swaps", _I, "comparisons whose order flips on the second set: d d' < 0; "
+                 "swap also counts exactly one of d, d' being 0"),
+              _c("swap_rate", _F, "swaps / comparisons (NaN for an empty bin)"),
+          ], when="by discpower only with `experiment.swap=true`"),
+    _spec("swap_summary", ("discpower", "swap"), "Difference required for a swap rate of at "
+          "most 1 - confidence, and the sensitivity it leaves: per metric, sampling, size and "
+          "confidence. discpower (bootstrap swap method, absolute bins only) fills "
+          "`comparisons_above` but not the `*_reldiff` columns, swap the reverse: a table "
+          "holds null in the other study's columns, or lacks them.", [
+              _c("metric", _S, "metric (discpower: `<metric>` or `G <metric>`)"),
+              _c("sampling", _S, "`bootstrap` (discpower); swap: `disjoint`, `independent`, "
+                 "`replacement` or `bootstrap`"),
+              _c("subset_size", _I, "topics per set: c; n (all topics) for `bootstrap`"),
+              _c("confidence", _F, "confidence level 1 - r: bins must have swap rate <= r"),
+              _c("required_diff", _F, "smallest absolute-bin edge from which every non-empty "
+                 "bin has swap rate <= 1 - confidence (NaN if none)"),
+              _c("max_performance", _F, "largest mean score of any system on any topic set "
+                 "(sample) drawn"),
+              _c("relative_diff", _F, "required_diff / max_performance"),
+              _c("sensitivity", _F, "share of comparisons with |d| >= required_diff; when "
+                 "required_diff is NaN: 0 (discpower), NaN (swap)"),
+              _c("mean_unique_topics", _F, "distinct topics per set, averaged over both sets "
+                 "of every trial (sample)"),
+              _c("mean_overlap", _F, "topics the two sets of a trial (sample) share, averaged "
+                 "over trials"),
+              _c("comparisons", _I, "comparisons over all absolute bins: pairs x trials (B)"),
+              _c("comparisons_above", _I, "comparisons with |d| >= required_diff (0 when "
+                 "required_diff is NaN)", "discpower"),
+              _c("required_reldiff", _F, "smallest relative-bin edge (share of the smaller "
+                 "mean) from which every non-empty bin has swap rate <= 1 - confidence (NaN if "
+                 "none)", "swap"),
+              _c("sensitivity_reldiff", _F, "share of comparisons with relative difference >= "
+                 "required_reldiff (NaN if required_reldiff is NaN)", "swap"),
+          ], when="by discpower only with `experiment.swap=true`"),
+    _spec("rankcorr", _DP, "Kendall's tau between the system rankings of every pair of metrics, "
+          "with the Z0 test and the bootstrap standard error.", [
+              _c("metric_a", _S, "first metric (`<metric>` or `G <metric>`, in metric order)"),
+              _c("metric_b", _S, "second metric"),
+              _c("tau", _F, "Kendall's tau-b between the rankings by mean score (tau-a when "
+                 "there are no ties)"),
+              _c("se_boot", _F, "sd (ddof=1) of tau over the paired test's bootstrap samples "
+                 "where it is defined"),
+              _c("z0", _F, "|tau| / sqrt(2(2k+5) / (9k(k-1))) for k systems"),
+              _c("p_value", _F, "two-sided p-value of z0: 2 (1 - Phi(z0))"),
+              _c("systems", _I, "k: systems ranked"),
+              _c("tau_boot_mean", _F, "mean of tau over those bootstrap samples"),
+              _c("replicates", _I, "bootstrap samples with a defined tau"),
+          ], when="only with `experiment.rankcorr=true`"),
+    # -- error_rates ------------------------------------------------------------------------
+    _spec("error_rates", ("error_rates",), "Error rates of run comparisons between two topic "
+          "sets: per metric, sampling, size, difference bin and significance condition.", [
+              _METRIC, _SAMPLING, _SUBSET, *_bins(), _COND_TEST, *_P_WINDOW, *_ERRORS,
+          ]),
+    _spec("error_extrapolation", ("error_rates",), "Per bin and condition, the least-squares "
+          "fit log(rate) = a + b size over the sizes (Excel GROWTH) and the rate it predicts at "
+          "each target size; no row where fewer than two sizes are usable.", [
+              _METRIC, _SAMPLING, *_bins(), _COND_TEST, *_P_WINDOW,
+              _c("a", _F, "intercept of the fit of log(error rate)"),
+              _c("b", _F, "slope of log(error rate) per topic"),
+              _c("target_size", _I, "topic set size extrapolated to (`experiment.target_sizes`)"),
+              _c("predicted_rate", _F, "exp(a + b target_size)"),
+              _c("points", _I, "sizes in the fit: rate > 0 and at least "
+                 "`experiment.min_comparisons` comparisons"),
+              _c("r2", _F, "coefficient of determination on the log scale (1 for two points)"),
+          ]),
+    _spec("full_significance", ("error_rates",), "On the full topic set, the share of pairs a "
+          "test finds significant, per bin of the full-set difference.", [
+              _METRIC,
+              _c("test", _S, "`t`, `sign`, `wilcoxon`, `paired_bootstrap` or `randomisation`"),
+              _c("alpha", _F, "significance level: p <= alpha (`experiment.full_alpha`)"),
+              *_bins("the full-set difference"),
+              _c("pairs", _I, "pairs whose full-set difference falls in the bin"),
+              _c("significant", _I, "of those, pairs with p <= alpha"),
+              _c("share", _F, "significant / pairs (NaN for an empty bin)"),
+          ]),
+    _spec("sd_by_size", ("error_rates",), "Standard deviation of a system's mean score over "
+          "random topic samples, by sample size, summarised over systems.", [
+              _METRIC,
+              _c("sample_size", _I, "topics per sample (drawn without replacement)"),
+              _c("samples", _I, "samples per size"),
+              _c("systems", _I, "systems summarised (after `experiment.drop_bottom`)"),
+              _c("mean_sd", _F, "mean over systems of the sd (ddof=1) of the system's mean "
+                 "score across samples"),
+              _c("min_sd", _F, "smallest such sd"),
+              _c("max_sd", _F, "largest such sd"),
+          ]),
+    _spec("error_dependency", ("error_rates",), "Each pair's trials ranked by |d| on the first "
+          "set; the error rate by rank over all pairs (the dependency artefact).", [
+              _METRIC, _SAMPLING, _SUBSET,
+              _c("rank", _I, "rank of the trial among its pair's trials by |d| on the first set "
+                 "(1: smallest)"),
+              _c("pairs", _I, "pairs (one trial of each rank)"),
+              _c("errors", _I, "pairs whose trial of this rank is an error"),
+              _c("error_rate", _F, "errors / pairs"),
+          ]),
+    # -- effort -----------------------------------------------------------------------------
+    _spec("effort", ("effort",), "Unconditioned error rates of metrics recomputed on depth-k "
+          "pools, per difference bin, with the judging effort.", [
+              _c("metric", _S, "metric recomputed on the pooled qrels"),
+              _c("pool_depth", _I, "pool depth k (null: the full qrels)"),
+              _SAMPLING, _SUBSET,
+              _c("judged_per_topic", _F, "mean judged documents per topic (pool size)"),
+              _c("effort", _F, "subset_size x judged_per_topic"),
+              *_bins(), *_ERRORS[:2],
+              _c("error_rate", _F, "errors / comparisons (null for an empty bin)"),
+          ]),
+    _spec("effort_summary", ("effort",), "Error rate over all difference bins against effort, "
+          "per metric, pool depth, sampling and size.", [
+              _c("metric", _S, "metric recomputed on the pooled qrels"),
+              _c("pool_depth", _I, "pool depth k (null: the full qrels)"),
+              _SAMPLING, _SUBSET,
+              _c("judged_per_topic", _F, "mean judged documents per topic (pool size)"),
+              _c("effort", _F, "subset_size x judged_per_topic"),
+              _c("comparisons", _I, "pair x trial comparisons"),
+              _c("errors", _I, "comparisons whose order differs on the second set"),
+              _c("error_rate", _F, "errors / comparisons (null without comparisons)"),
+          ]),
+    _spec("pools", ("effort",), "Judged and relevant documents per metric, pool depth and "
+          "topic.", [
+              _c("pool_depth", _I, "pool depth k (null: the full qrels)"),
+              _c("metric", _S, "metric evaluated on these pools"),
+              _c("topic", _S, "topic"),
+              _c("judged", _I, "judged documents of the topic (pool size; all judgments when "
+                 "pool_depth is null)"),
+              _c("relevant", _I, "judged documents with grade >= 1"),
+          ]),
+    # -- coverage ---------------------------------------------------------------------------
+    _spec("coverage", ("coverage",), "Type I error of confidence intervals for a system's mean "
+          "on topic samples: per method, sample size, alpha and metric.", [
+              _c("method", _S, "`normal`, `t`, `percentile`, `basic`, `bca` or "
+                 "`studentised_logit`"),
+              _c("n", _I, "topics per sample (drawn without replacement)"),
+              _c("alpha", _F, "intervals at level 1 - alpha"),
+              _c("samples", _I, "samples of size n"),
+              _c("type1_error", _F, "share of intervals missing the population mean (the mean "
+                 "over all topics): (misses_above + misses_below) / intervals"),
+              _c("above", _F, "misses_above / intervals"),
+              _c("below", _F, "misses_below / intervals"),
+              _METRIC,
+              _c("intervals", _I, "samples x systems"),
+              _c("misses_above", _I, "intervals lying above the population mean"),
+              _c("misses_below", _I, "intervals lying below the population mean"),
+          ]),
+    # -- corpus_ci --------------------------------------------------------------------------
+    _spec("corpus_ci", ("corpus_ci",), "Confidence interval for the AP of every run x topic "
+          "under corpus resampling, per method.", [
+              _c("system", _S, "run"),
+              _c("topic", _S, "topic (topics without a relevant document are left out)"),
+              _c("ap", _F, "AP on the full corpus"),
+              _c("lo", _F, "lower limit at level 1 - alpha"),
+              _c("hi", _F, "upper limit at level 1 - alpha"),
+              _CI_METHOD,
+              _c("relevant", _I, "R: relevant documents of the topic"),
+              _c("se", _F, "sd of AP* over the B corpus resamples"),
+              _c("sd_logit", _F, "logit-scale sd the logit interval implies (small-R corrected "
+                 "with `experiment.small_r`)"),
+          ]),
+    _spec("corpus_validation", ("corpus_ci",), "Split-corpus validation of the AP intervals: "
+          "share of the other half's AP above, within and below the interval from one half.", [
+              _CI_METHOD,
+              _c("subset", _S, "`A->B all`, `A->B R>5` (R of the interval's half > "
+                 "`experiment.r_threshold`), likewise `B->A`; lists where a half has no "
+                 "relevant document are left out"),
+              _c("above", _F, f"share of lists whose other-half AP {_SPLIT_ABOVE}"),
+              _c("within", _F, "share within the interval (null when there is no list)"),
+              _c("below", _F, "share below the interval (null when there is no list)"),
+              _c("predicted_within", _F, "share within predicted by the parametric model, "
+                 "2 Phi(z / sqrt 2) - 1 (0.834 at 95%); null for `bca` and `bca_small_r`"),
+              _c("lists", _I, "run x topic lists counted"),
+          ], when="only with `experiment.validate=true` (the default)"),
+    _spec("corpus_split", ("corpus_ci",), "Per list, method and direction: the AP interval from "
+          "one half of the corpus and the other half's AP.", [
+              _DIRECTION,
+              _c("system", _S, "run"),
+              _c("topic", _S, "topic"),
+              _c("relevant", _I, "R in the interval's half"),
+              _c("ap_ci", _F, "AP on the interval's half"),
+              _c("ap_other", _F, "AP on the other half"),
+              _CI_METHOD,
+              _c("lo", _F, "lower limit of the interval (from ap_ci's half)"),
+              _c("hi", _F, "upper limit of the interval"),
+              _c("normalised", _F, "ap_other - ap_ci scaled so that the interval maps to "
+                 "[-1, 1]: |x| <= 1 exactly when within"),
+          ], when="only with `experiment.validate=true` (the default)"),
+    _spec("corpus_map", ("corpus_ci",), "MAP and L-MAP of every run with intervals from the "
+          "corpus bootstrap and from the delta method.", [
+              _c("system", _S, "run"),
+              _MEASURE,
+              _c("estimate", _F, "MAP, or L-MAP (mean over topics of logit AP)"),
+              _c("lo", _F, "estimate - z se"),
+              _c("hi", _F, "estimate + z se"),
+              _MAP_METHOD,
+              _c("se", _F, "standard error of the estimate"),
+          ]),
+    _spec("corpus_map_validation", ("corpus_ci",), "Split-corpus validation of the MAP and "
+          "L-MAP intervals: share of systems whose estimate on the other half lies above, within "
+          "or below the interval from one half.", [
+              _MEASURE, _MAP_METHOD,
+              _c("subset", _S, "`A->B` (interval from half A) or `B->A`"),
+              _c("above", _F, f"share of systems whose other-half estimate {_SPLIT_ABOVE}"),
+              _c("within", _F, "share within the interval (null when there is no system)"),
+              _c("below", _F, "share below the interval (null when there is no system)"),
+              _c("predicted_within", _F, "share within predicted by the parametric model, "
+                 "2 Phi(z / sqrt 2) - 1 (0.834 at 95%)"),
+              _c("systems", _I, "systems with a finite estimate on both halves"),
+          ], when="only with `experiment.validate=true` (the default)"),
+    _spec("corpus_map_split", ("corpus_ci",), "Per run, measure, method and direction: the "
+          "interval from one half and the other half's estimate.", [
+              _DIRECTION,
+              _c("system", _S, "run"),
+              _MEASURE, _MAP_METHOD,
+              _c("estimate", _F, "estimate on the interval's half"),
+              _c("lo", _F, "estimate - z se"),
+              _c("hi", _F, "estimate + z se"),
+              _c("other", _F, "estimate on the other half"),
+          ], when="only with `experiment.validate=true` (the default)"),
+    _spec("corpus_meta", ("corpus_ci",), "Meta-analysis over topics of d = logit(AP_x) - "
+          "logit(AP_y) per system pair, fixed effect and DerSimonian-Laird random effects.", [
+              _c("system_a", _S, "system x"),
+              _c("system_b", _S, "system y"),
+              _c("model", _S, "`fixed` or `random`"),
+              _c("effect", _F, "combined difference of logit AP"),
+              _c("se", _F, "standard error of the effect"),
+              _c("lo", _F, "lower limit at level 1 - alpha"),
+              _c("hi", _F, "upper limit at level 1 - alpha"),
+              _c("z", _F, "effect / se"),
+              _c("p_value", _F, "two-sided normal p-value of z"),
+              _c("tau2", _F, "between-topic variance (0 for `fixed`)"),
+              _c("q", _F, "Cochran's Q around the fixed-effect estimate"),
+              _c("i2", _F, "I^2 = max(0, (Q - (k-1)) / Q)"),
+              _c("topics", _I, "k: topics combined"),
+          ], when="only with at least two runs and a non-empty `experiment.pairs` (default: "
+                  "all pairs)"),
+    # -- test_errors ------------------------------------------------------------------------
+    _spec("test_errors", ("test_errors",), "Type I error and power of paired tests on "
+          "simulated topics: per metric, test, alternative, n, delta and alpha.", [
+              _c("metric", _S, "metric whose collection the generator was fit to"),
+              _c("test", _S, "`t`, `wilcoxon`, `sign`, `randomisation` or `paired_bootstrap`"),
+              _c("alternative", _S, "`two-sided`, `greater` (experimental system better) or "
+                 "`less`"),
+              _c("n", _I, "topics per trial"),
+              _c("delta", _F, "true difference experimental - baseline mean (0: Type I error)"),
+              _c("alpha", _F, "significance level: the test rejects when p <= alpha"),
+              _c("trials", _I, "simulated pairs"),
+              _c("rejections", _I, "trials with p <= alpha"),
+              _c("rate", _F, "rejections / trials: Type I error (delta = 0) or power"),
+              _c("ci_lo", _F, "Clopper-Pearson lower limit of rate (`experiment.ci_level`)"),
+              _c("ci_hi", _F, "Clopper-Pearson upper limit of rate"),
+              _c("mean_diff", _F, "mean over trials of the simulated mean difference "
+                 "(should be delta)"),
+              _c("mean_diff_se", _F, "standard error of mean_diff"),
+          ]),
+    _spec("test_errors_fit", ("test_errors",), "One row per metric: how the generator was fit "
+          "and how closely it reproduces the collection.", [
+              _METRIC,
+              _c("margin", _S, "margin kind: `kernel` or `empirical`"),
+              _c("support", _S, "discrete support detected (e.g. `grid 1/10`); empty if none"),
+              _c("systems", _I, "systems modelled"),
+              _c("dropped", _I, "systems left out (duplicates, `experiment.drop_bottom`)"),
+              _c("baselines", _I, "systems whose margin can be shifted to every delta"),
+              _c("pairs", _I, "system pairs, one Gaussian copula each"),
+              _c("dependence", _S, "dependence the copulas reproduce: `pearson` or `kendall`"),
+              _c("rho_min", _F, "smallest latent copula correlation"),
+              _c("rho_median", _F, "median latent copula correlation"),
+              _c("rho_max", _F, "largest latent copula correlation"),
+              _c("ks_mean", _F, "mean over systems of the KS distance between fitted and "
+                 "observed margin"),
+              _c("ks_max", _F, "largest such KS distance"),
+              _c("mean_error_max", _F, "largest |fitted - observed| mean score of a system"),
+          ]),
+    # -- irsim evaluate ---------------------------------------------------------------------
+    _spec("per_topic", ("evaluate",), "Per-topic score of every run, like `trec_eval -q`.", [
+              _METRIC,
+              _c("system", _S, "run"),
+              _c("topic", _S, "topic"),
+              _c("value", _F, "score of the run on the topic"),
+          ]),
+]
+
+#: Every output table by name, in the order the README lists them.
+TABLES: dict[str, TableSpec] = {s.name: s for s in _SPECS}
+del _SPECS
+
+
+# ------------------------------------------------------------------------------- access
+def spec(name: str) -> TableSpec:
+    """The registered table `name`.
+
+    Raises
+    ------
+    KeyError
+        For a name that is not registered.
+
+    Examples
+    --------
+    >>> spec("coverage").studies
+    ('coverage',)
+    """
+    try:
+        return TABLES[name]
+    except KeyError:
+        raise KeyError(f"table {name!r} is not registered in irsim.tables; registered: "
+                       f"{', '.join(TABLES)}") from None
+
+
+def schema(name: str) -> pa.Schema:
+    """The Arrow schema of table `name`: column names, order and types.
+
+    Examples
+    --------
+    >>> print(schema("per_topic"))
+    metric: string
+    system: string
+    topic: string
+    value: double
+    """
+    return spec(name).schema
+
+
+def _is_dataframe(obj: Any) -> bool:
+    return type(obj).__module__.split(".")[0] == "pandas" and hasattr(obj, "columns")
+
+
+def _check_names(name: str, got: Sequence[str], want: Sequence[str], what: str) -> None:
+    missing = [c for c in want if c not in got]
+    extra = [c for c in got if c not in want]
+    if missing:
+        raise ValueError(f"table {name!r}: {what} lacks column(s) {missing}")
+    if extra:
+        raise ValueError(f"table {name!r}: {what} has undeclared column(s) {extra}")
+
+
+def table(name: str, data: Mapping[str, Any] | Sequence[Mapping[str, Any]] | Any
+          ) -> pa.Table:
+    """Build table `name` with its declared schema.
+
+    Parameters
+    ----------
+    name : str
+        A registered table.
+    data : mapping, sequence of mappings or pandas.DataFrame
+        Columns by name (lists, numpy arrays or Arrow arrays of the declared type), or one
+        dict per row, or a DataFrame. Every declared column must be given, optional ones too
+        (null values for a study that does not fill them); undeclared ones raise.
+
+    Returns
+    -------
+    pyarrow.Table
+        With exactly ``schema(name)`` (no metadata).
+
+    Raises
+    ------
+    ValueError
+        A missing or undeclared column.
+    TypeError
+        An Arrow array of another type, or values that do not convert to the declared type.
+
+    Examples
+    --------
+    >>> t = table("per_topic", {"metric": ["AP"], "system": ["run1"], "topic": ["401"],
+    ...                         "value": [0.25]})
+    >>> t.to_pylist()
+    [{'metric': 'AP', 'system': 'run1', 'topic': '401', 'value': 0.25}]
+    >>> table("per_topic", [{"metric": "AP", "system": "run1", "topic": "401"}])
+    Traceback (most recent call last):
+    ...
+    ValueError: table 'per_topic': row 0 lacks column(s) ['value']
+    """
+    s = spec(name)
+    target = s.schema
+    if _is_dataframe(data):
+        _check_names(name, [str(c) for c in data.columns], s.names, "the DataFrame")
+        out = pa.Table.from_pandas(data[list(s.names)], schema=target, preserve_index=False)
+        return out.replace_schema_metadata(None)
+    if isinstance(data, Mapping):
+        _check_names(name, list(data), s.names, "the data")
+        arrays = []
+        for c in s.columns:
+            values = data[c.name]
+            if isinstance(values, (pa.Array, pa.ChunkedArray)):
+                if values.type != c.type:
+                    raise TypeError(f"table {name!r}, column {c.name!r}: Arrow type "
+                                    f"{values.type}, declared {c.type}")
+                arrays.append(values)
+                continue
+            try:
+                arrays.append(pa.array(values, c.type))
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as err:
+                raise TypeError(f"table {name!r}, column {c.name!r}: values do not convert to "
+                                f"{c.type}: {err}") from err
+        return pa.Table.from_arrays(arrays, schema=target)
+    rows = list(data)
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise TypeError(f"table {name!r}: row {i} is a {type(row).__name__}, not a dict")
+        if row.keys() != set(s.names):
+            _check_names(name, list(row), s.names, f"row {i}")
+    try:
+        return pa.Table.from_pylist(rows, schema=target)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as err:
+        raise TypeError(f"table {name!r}: rows do not convert to the declared types: "
+                        f"{err}") from err
+
+
+def check(name: str, table: pa.Table, *, allow_missing_optional: bool = False) -> None:
+    """Raise unless `table` has the declared columns of table `name`, in order, with their
+    Arrow types (schema metadata and nullability are not compared).
+
+    Parameters
+    ----------
+    name : str
+        A registered table.
+    table : pyarrow.Table
+    allow_missing_optional : bool
+        Accept a table without some optional columns (:attr:`Column.optional`), the others
+        in declared order: what a study that does not fill them builds today.
+
+    Raises
+    ------
+    KeyError
+        `name` is not registered.
+    ValueError
+        A missing, undeclared, duplicate or out-of-order column.
+    TypeError
+        A column of another Arrow type.
+
+    Examples
+    --------
+    >>> t = pa.table({"metric": ["AP"], "system": ["r"], "topic": ["1"], "value": [1]})
+    >>> check("per_topic", t)
+    Traceback (most recent call last):
+    ...
+    TypeError: table 'per_topic', column 'value': type int64, declared double
+    >>> check("per_topic", t.drop_columns(["value"]))
+    Traceback (most recent call last):
+    ...
+    ValueError: table 'per_topic': the table lacks column(s) ['value']
+    """
+    s = spec(name)
+    got = table.schema.names
+    if len(set(got)) != len(got):
+        dup = sorted({c for c in got if got.count(c) > 1})
+        raise ValueError(f"table {name!r}: duplicate column(s) {dup}")
+    want = [c.name for c in s.columns
+            if not (allow_missing_optional and c.optional and c.name not in got)]
+    _check_names(name, got, want, "the table")
+    if got != want:
+        raise ValueError(f"table {name!r}: columns in the order {got}, declared {want}")
+    for c in s.columns:
+        if c.name in got:
+            actual = table.schema.field(c.name).type
+            if actual != c.type:
+                raise TypeError(f"table {name!r}, column {c.name!r}: type {actual}, "
+                                f"declared {c.type}")
+
+
+# ------------------------------------------------------------------------------- README
+_TYPE_NAMES = {pa.float64(): "float64"}
+
+
+def _wrap(text: str) -> str:
+    return textwrap.fill(text, width=100, break_long_words=False, break_on_hyphens=False)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def markdown() -> str:
+    """The README's "Output tables" section body: every table, who writes it, what a row
+    holds, then its columns with Arrow type and meaning.
+
+    Examples
+    --------
+    >>> md = markdown()
+    >>> "### `swap_summary`" in md and "| `asl` | float64 |" in md
+    True
+    """
+    lines = [
+        _wrap("Every run directory holds `results/<table>.parquet` (long format, one row per "
+              "item), `manifest.json` (config, seed, versions, timings, engine, shards, data "
+              "digest), `cli.log` and `report.md` with its PNG plots. Below: every table irsim "
+              "writes, with its columns in order. The schemas live in `irsim/tables.py` (this "
+              "text is generated from it by `python -m irsim.tables README.md`); every table is "
+              "checked against its schema before it is written. Other tools read these tables: "
+              "change a name, column or type only with a migration note. `irsim collect` keeps "
+              "these columns and appends the sweep parameters (strings) and `job`."),
+        "",
+    ]
+    for s in TABLES.values():
+        studies = ", ".join("`irsim evaluate`" if x == "evaluate" else f"`{x}`"
+                            for x in s.studies)
+        when = f"; {s.when}" if s.when else ""
+        lines += [f"### `{s.name}`", "", _wrap(f"{s.description} Written by {studies}{when}."),
+                  "",
+                  "| column | type | meaning |", "|---|---|---|"]
+        for c in s.columns:
+            meaning = c.meaning
+            if c.filled_by:
+                others = [x for x in s.studies if x not in c.filled_by]
+                meaning += (f"; {', '.join(c.filled_by)} only (null from "
+                            f"{', '.join(others)})")
+            type_name = _TYPE_NAMES.get(c.type, str(c.type))
+            lines.append(f"| `{c.name}` | {type_name} | {_cell(meaning)} |")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def update_readme(path: str | Path) -> bool:
+    """Replace the text between the table markers of the README at `path` with
+    :func:`markdown`; True if the file changed.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "README.md"
+    >>> _ = p.write_text(f"# x\\n{BEGIN}old\\n{END}rest\\n")
+    >>> update_readme(p), update_readme(p)
+    (True, False)
+    >>> p.read_text().endswith(f"{END}rest\\n")
+    True
+    """
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
+        raise ValueError(f"{path}: needs one line {BEGIN.strip()} before one line "
+                         f"{END.strip()}")
+    head, rest = text.split(BEGIN)
+    _, tail = rest.split(END)
+    new = f"{head}{BEGIN}{markdown()}{END}{tail}"
+    if new == text:
+        return False
+    path.write_text(new, encoding="utf-8")
+    return True
+
+
+def _main(argv: list[str]) -> None:
+    """``python -m irsim.tables``: print :func:`markdown`; with a path, update that README."""
+    if argv:
+        for p in argv:
+            print(f"{p}: {'updated' if update_readme(p) else 'up to date'}")
+    else:
+        sys.stdout.write(markdown())
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1:])
