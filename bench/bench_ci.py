@@ -36,6 +36,7 @@ import os
 import platform
 import statistics
 import time
+from dataclasses import replace
 
 import numpy as np
 from scipy import special
@@ -44,7 +45,7 @@ from scipy import stats as sps
 from irsim.data.collection import DocCollection
 from irsim.data.synthetic import synthetic_trec
 from irsim.engine import run_study
-from irsim.experiments.corpus_ci import CorpusCI, corpus_lists
+from irsim.experiments import Shards, corpus_ci
 from irsim.experiments.coverage import BOOT_STREAM, TOPIC_STREAM, relabelling
 from irsim.sampling.subsets import subset_indices
 from irsim.sampling.topics import bootstrap_indices
@@ -131,7 +132,7 @@ def bench_w3(args, engines) -> None:
     S, T = len(matrix.systems), len(matrix.topics)
     print(f"\nW3 park2011 preset: {S} systems x {T} topics, {study.samples} samples x sizes "
           f"{list(study.sizes)}, B = {study.B}, {len(study.methods)} methods x "
-          f"{len(study.alphas)} levels; shards of {study.shard_samples} samples "
+          f"{len(study.alphas)} levels; shards of {study.shard_replicates} samples "
           f"({len(study.plan(matrix))} shards)")
     results = {}
     for name, engine, opts in engines:
@@ -190,7 +191,8 @@ def bench_w4(args, engines) -> None:
                                  quality=np.linspace(0.5, 1.5, 37), quality_sd=0.4,
                                  topic_sd=0.8, seed=0)
     t1 = time.perf_counter()
-    data = corpus_lists(DocCollection(runs, qrels, 1000))
+    base, data = corpus_ci.make(corpus_ci.Config(B=2000), DocCollection(runs, qrels, 1000),
+                                seed=0, shards=Shards())
     t2 = time.perf_counter()
     n_lists = len(data.full)
     print(f"\nW4 corpus_ci: {len(data.systems)} runs x {len(data.topics)} topics x 1000 docs "
@@ -198,7 +200,7 @@ def bench_w4(args, engines) -> None:
           f"collection generated in {t1 - t0:.2f} s, lists prepared (trec_eval ranking, "
           f"MD5 halves, validated by evaluate) in {t2 - t1:.2f} s")
     for validate in (True, False):
-        study = CorpusCI(B=2000, seed=0, validate=validate)
+        study = replace(base, validate=validate)  # the halves are left unread without
         label = "with split validation" if validate else "full corpus only"
         results = {}
         for name, engine, opts in engines:

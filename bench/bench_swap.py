@@ -1,9 +1,9 @@
 """Benchmark W2: swap rates on all 8256 pairs of TREC-8 ad hoc AP (129 runs x 50 topics),
 1000 trials, c = 25, three schemes (disjoint, replacement, independent).
 
-1. ``irsim.experiments.swap.Swap`` through ``run_study`` (engine=local, default shard sizes;
-   topic draws as selection-count matrices, system means of 250 trials per GEMM, pairs as
-   gathers, cache-sized elementwise blocks): goal <= 5 s on 2 cores.
+1. The ``swap`` study (``irsim.experiments.swap.make``) through ``run_study`` (engine=local,
+   default shard sizes; topic draws as selection-count matrices, system means of 250 trials
+   per GEMM, pairs as gathers, cache-sized elementwise blocks): goal <= 5 s on 2 cores.
 2. A per-trial loop over the same topic sets, vectorised over pairs (each trial: gather the
    topics, mean per system, pair differences, bins, counters): the natural numpy version.
    Measured in the same run, interleaved with (1); counters must agree.
@@ -31,8 +31,9 @@ import pandas as pd
 
 from irsim.data.matrix import ScoreMatrix
 from irsim.engine import run_study
-from irsim.experiments.bins import ABSOLUTE, RELATIVE, is_swap
-from irsim.experiments.swap import STREAM, Swap, tie_tolerance_of
+from irsim.experiments import Shards
+from irsim.experiments.bins import ABSOLUTE, RELATIVE, is_swap, tie_tolerance_of
+from irsim.experiments.swap import STREAM, Config, make
 from irsim.sampling.subsets import subset_indices
 
 DEFAULT_DATA = Path(os.environ.get("IRSIM_TEST_DATA",
@@ -106,9 +107,10 @@ def main() -> None:
           f"{args.trials} trials, c = {args.size}, schemes {', '.join(SCHEMES)}; "
           f"cpus={os.cpu_count()}, load average {os.getloadavg()[0]:.1f}, numpy "
           f"{np.__version__}, {platform.processor() or '?'}")
-    study = Swap(sampling=SCHEMES, subset_sizes=(args.size,), trials=args.trials,
-                 seed=args.seed)
-    run_study(Swap(sampling=("disjoint",), subset_sizes=(5,), trials=10), m)  # warm up
+    study, _ = make(Config(sampling=list(SCHEMES), subset_sizes=[args.size],
+                           trials=args.trials), m, seed=args.seed, shards=Shards())
+    run_study(*make(Config(sampling=["disjoint"], subset_sizes=[5], trials=10), m, seed=0,
+                    shards=Shards()))  # warm up
     times, loop_times, tables, agree = [], [], None, True
     for _ in range(args.repeats):
         t0 = time.perf_counter()

@@ -32,8 +32,8 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from irsim.data.simulate import fit_simulator  # noqa: E402
-from irsim.experiments.test_errors import TESTS, TestErrors, prepare  # noqa: E402
+from irsim.data.simulate import fit_simulator, prepare  # noqa: E402
+from irsim.experiments.test_errors import TESTS, TestErrors  # noqa: E402
 from irsim.sampling.rng import REPLICATE_BLOCK  # noqa: E402
 
 DEFAULT_DATA = Path(os.environ.get("IRSIM_TEST_DATA",
@@ -67,7 +67,7 @@ def main() -> None:
     fit_s = time.perf_counter() - t0
     data = prepare([sim], (0.0,))
     study = TestErrors(sizes=(args.n,), deltas=(0.0,), alphas=(0.05,), trials=trials,
-                       B=args.B, shard_trials=trials)
+                       B=args.B, shard_replicates=trials)
     units = [(a, a + REPLICATE_BLOCK) for a in range(0, trials, REPLICATE_BLOCK)]
     blocks = []
     for a, b in units:

@@ -1,10 +1,63 @@
-"""irsim: distributed simulation framework for meta-evaluation in information retrieval."""
+"""irsim: distributed simulation framework for meta-evaluation in information retrieval.
 
+The front door (everything loads on first use, so ``import irsim`` stays quick):
+
+- one function per study, named as the experiment: :func:`discpower`, :func:`swap`,
+  :func:`error_rates`, :func:`effort`, :func:`coverage`, :func:`corpus_ci`,
+  :func:`test_errors` (see :mod:`irsim.api`);
+- :func:`evaluate`: per-topic scores of TREC runs (trec_eval-exact) as a long DataFrame;
+- :class:`ScoreMatrix`, :class:`Result`;
+- the significance tests and CI methods of :mod:`irsim.stats` (``paired_t``, ``wilcoxon``,
+  ``sign_test``, ``randomisation_test``, ``paired_bootstrap``, ``unpaired_bootstrap``,
+  ``tukey_hsd``, ``randomised_tukey_hsd``, ``anova_two_way``, ``mean_ci``,
+  ``bootstrap_ci``, ``meta_analysis`` ...).
+
+Examples
+--------
+>>> import irsim
+>>> callable(irsim.discpower) and "B" in irsim.discpower.__signature__.parameters
+True
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 try:
     __version__ = version("irsim-metaeval")
 except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0.0.0+unknown"
 
-__all__ = ["__version__"]
+_STUDIES = ("discpower", "swap", "error_rates", "effort", "coverage", "corpus_ci",
+            "test_errors")
+_STATS = ("paired_t", "wilcoxon", "sign_test", "randomisation_test", "paired_bootstrap",
+          "unpaired_bootstrap", "tukey_hsd", "randomised_tukey_hsd", "anova_two_way",
+          "mean_ci", "bootstrap_ci", "meta_analysis", "fixed_effect", "random_effects",
+          "get_test", "get_ci_method", "TESTS", "CI_METHODS")
+_OTHER = {"evaluate": "irsim.api", "Result": "irsim.api", "ScoreMatrix": "irsim.data.matrix",
+          "Runs": "irsim.data.types", "Qrels": "irsim.data.types",
+          "IrsimError": "irsim.errors", "InputError": "irsim.errors",
+          "ConfigError": "irsim.errors"}
+
+__all__ = ["__version__", *_STUDIES, *_OTHER, *_STATS]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _STUDIES:
+        from irsim.api import study_function
+
+        value = study_function(name)
+    elif name in _STATS:
+        value = getattr(import_module("irsim.stats"), name)
+    elif name in _OTHER:
+        value = getattr(import_module(_OTHER[name]), name)
+    else:
+        raise AttributeError(f"module 'irsim' has no attribute {name!r}")
+    globals()[name] = value  # cache: the next access is a plain lookup
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

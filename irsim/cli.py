@@ -62,7 +62,12 @@ def _config_names(group: str) -> list[str]:
     import importlib.resources as resources
 
     root = resources.files("irsim.conf") / group
-    return sorted(e.name[:-5] for e in root.iterdir() if e.name.endswith(".yaml"))
+    names = {e.name[:-5] for e in root.iterdir() if e.name.endswith(".yaml")}
+    if group == "experiment":  # experiments are structured configs; presets are YAML
+        from irsim.experiments import experiment_names
+
+        names |= set(experiment_names())
+    return sorted(names)
 
 
 def _precheck(overrides: list[str]) -> None:

@@ -6,6 +6,7 @@ reference of the study, sharding / Ray invariance, presets end to end."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -19,16 +20,8 @@ from irsim.data.synthetic import synthetic_trec
 from irsim.data.types import Qrels, Runs
 from irsim.engine import run_study
 from irsim.errors import ConfigError
-from irsim.experiments.corpus_ci import (
-    CORPUS_BLOCK,
-    RUN_UNIT,
-    STREAM,
-    CorpusCI,
-    CorpusLists,
-    corpus_lists,
-    md5_half,
-    normalised_difference,
-)
+from irsim.experiments import Shards
+from irsim.experiments.corpus_ci import CORPUS_BLOCK, RUN_UNIT, STREAM, Config, make
 from irsim.metrics import evaluate
 from irsim.sampling.corpus import (
     CorpusDraws,
@@ -39,13 +32,17 @@ from irsim.sampling.corpus import (
 )
 from irsim.stats import bootstrap_ci
 from irsim.stats.corpus_ap import (
+    CorpusLists,
     ListSet,
     _silver_upper,
     average_precision,
     corpus_acceleration,
+    corpus_lists,
     expected_ap_random_ranks,
     logit_sd_from_interval,
     map_parametric,
+    md5_half,
+    normalised_difference,
     replication_within,
     resampled_ap,
     silver_bullet_share,
@@ -425,11 +422,15 @@ def test_map_parametric_is_the_delta_method():
 
 
 @pytest.fixture(scope="module")
-def small():
+def small_docs():
     runs, qrels = synthetic_trec(runs=6, topics=7, docs_per_topic=300, depth=120,
                                  relevant_rate=0.05, quality_sd=0.5, topic_sd=0.8, seed=4)
-    data = corpus_lists(DocCollection(runs, qrels, 120))
-    study = CorpusCI(B=150, seed=2, shard_runs=4)
+    return DocCollection(runs, qrels, 120)
+
+
+@pytest.fixture(scope="module")
+def small(small_docs):
+    study, data = make(Config(B=150), small_docs, seed=2, shards=Shards(items=4))
     return data, study, run_study(study, data)
 
 
@@ -522,11 +523,11 @@ def test_map_and_meta_tables(small):
     assert (inside == within).all()
 
 
-def test_shard_size_changes_nothing(small):
+def test_shard_size_changes_nothing(small, small_docs):
     data, study, (tables, info) = small
     assert info["shards"] == 2
-    other = CorpusCI(B=150, seed=2, shard_runs=12)
-    t2, info2 = run_study(other, data)
+    other, data2 = make(Config(B=150), small_docs, seed=2, shards=Shards(items=12))
+    t2, info2 = run_study(other, data2)
     assert info2["shards"] == 1
     for name in tables:
         assert t2[name].equals(tables[name]), name
@@ -549,17 +550,24 @@ def test_normalised_difference_matches_the_interval():
     assert x.tolist() == pytest.approx([0.5, -2.0, -np.inf, 0.0])
 
 
-def test_bad_configuration_is_refused(small):
-    data, _, _ = small
+def test_bad_configuration_is_refused(small, small_docs):
+    data, study, _ = small
+    shards = Shards()
     with pytest.raises(ConfigError, match="CI method"):
-        CorpusCI(methods=("normal", "percentiles"))
+        make(Config(methods=["normal", "percentiles"]), small_docs, seed=0, shards=shards)
     with pytest.raises(ConfigError, match="alpha"):
-        CorpusCI(alpha=1.5)
+        make(Config(alpha=1.5), small_docs, seed=0, shards=shards)
+    with pytest.raises(ConfigError, match="experiment.B must be >= 2"):
+        make(Config(B=1), small_docs, seed=0, shards=shards)
+    with pytest.raises(ConfigError, match="engine.shard_items"):
+        make(Config(), small_docs, seed=0, shards=Shards(items=0))
     with pytest.raises(ConfigError, match="unknown system"):
-        CorpusCI(pairs=(("run1", "run99"),)).plan(data)
+        make(Config(pairs=[["run1", "run99"]]), small_docs, seed=0, shards=shards)
+    with pytest.raises(ConfigError, match="unknown system"):
+        replace(study, pairs=(("run1", "run99"),)).plan(data)
     no_halves = CorpusLists(data.systems, data.topics, data.full)
     with pytest.raises(ConfigError, match="split"):
-        CorpusCI().plan(no_halves)
+        study.plan(no_halves)
 
 
 def test_cormack_lynam2006_preset_end_to_end(tmp_path):

@@ -4,6 +4,8 @@ Urbano's TREC matrices, sharding / Ray invariance, the preset end to end."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from conftest import urbano_matrix
@@ -12,19 +14,26 @@ from scipy import stats as sps
 from irsim.data.matrix import ScoreMatrix
 from irsim.engine import run_study
 from irsim.errors import ConfigError
+from irsim.experiments import Shards
 from irsim.experiments.coverage import (
     BOOT_STREAM,
     METHODS,
     TOPIC_STREAM,
-    Coverage,
-    interval_grid,
+    Config,
+    make,
     relabelling,
 )
 from irsim.sampling.subsets import subset_indices
 from irsim.sampling.topics import bootstrap_counts
 from irsim.stats import bootstrap_ci, mean_acceleration, mean_ci
+from irsim.stats.ci import mean_interval_grid as interval_grid
 
 ALPHAS = (0.05, 0.1, 0.3, 0.5)
+
+
+def study_of(matrix, seed, shards=None, **params):
+    """The study of ``Config(**params)`` on `matrix` (as the command line makes it)."""
+    return make(Config(**params), matrix, seed=seed, shards=shards or Shards())[0]
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +90,7 @@ def test_intervals_equal_scipy_bootstrap_on_its_resamples(ap10, method):
     np.testing.assert_allclose(high[:, 0], ref.confidence_interval.high, rtol=1e-9, atol=1e-9)
 
 
-def reference_counts(matrix: ScoreMatrix, study: Coverage):
+def reference_counts(matrix: ScoreMatrix, study):
     """The study written as loops over sizes, samples, systems, methods and levels."""
     x = matrix.metric(matrix.metrics[0])
     S, T = x.shape
@@ -114,7 +123,7 @@ def reference_counts(matrix: ScoreMatrix, study: Coverage):
 
 def test_study_equals_a_slow_loop_reference():
     m = urbano_matrix("adhoc7_ap", "AP", systems=4)
-    study = Coverage(sizes=(5, 8), samples=40, B=200, alphas=(0.05, 0.2), seed=5)
+    study = study_of(m, 5, sizes=[5, 8], samples=40, B=200, alpha=[0.05, 0.2])
     ref = reference_counts(m, study)
     table = run_study(study, m)[0]["coverage"].to_pandas()
     assert len(table) == len(METHODS) * 2 * 2
@@ -131,8 +140,8 @@ def test_t_interval_coverage_on_normal_data_is_alpha():
     rng = np.random.default_rng(11)
     vals = rng.normal(0.4, 0.2, size=(40, 4000))[None]
     m = ScoreMatrix(vals, ["x"], [f"s{i}" for i in range(40)], [str(t) for t in range(4000)])
-    study = Coverage(sizes=(5, 10), samples=300, B=2, alphas=(0.05, 0.1, 0.2),
-                     methods=("t", "normal"), seed=2)
+    study = study_of(m, 2, sizes=[5, 10], samples=300, B=2, alpha=[0.05, 0.1, 0.2],
+                     methods=["t", "normal"])
     table = run_study(study, m)[0]["coverage"].to_pandas()
     t = table[table.method == "t"]
     for row in t.itertuples():
@@ -149,8 +158,8 @@ def test_parks_pattern_on_trec_ad_hoc(name):
     """Park's Table 1-3 pattern at n = 5 (his TREC 2004 Robust figures at alpha = 0.05:
     percentile 0.181, BCa 0.170, studentised logit 0.055)."""
     m = urbano_matrix(name, "AP")
-    study = Coverage(sizes=(5,), samples=250, B=500, alphas=(0.05,),
-                     methods=("percentile", "bca", "studentised_logit"), seed=1)
+    study = study_of(m, 1, sizes=[5], samples=250, B=500, alpha=[0.05],
+                     methods=["percentile", "bca", "studentised_logit"])
     table = run_study(study, m)[0]["coverage"].to_pandas().set_index("method")
     err = table.type1_error
     assert err["percentile"] > 0.13 and err["bca"] > 0.12
@@ -158,22 +167,27 @@ def test_parks_pattern_on_trec_ad_hoc(name):
     assert err["studentised_logit"] < err["bca"] / 2
 
 
+SMALL = {"sizes": [5, 10], "samples": 520, "B": 120, "alpha": [0.05, 0.25]}
+
+
 @pytest.fixture(scope="module")
 def small():
     m = urbano_matrix("adhoc6_ap", "AP", systems=12)
-    study = Coverage(sizes=(5, 10), samples=520, B=120, alphas=(0.05, 0.25), seed=3,
-                     shard_samples=250)
+    study = study_of(m, 3, Shards(replicates=250), **SMALL)
     return m, study, run_study(study, m)
 
 
 def test_shard_size_changes_nothing(small):
     m, study, (tables, info) = small
     assert info["shards"] == 6
-    other = Coverage(sizes=(5, 10), samples=520, B=120, alphas=(0.05, 0.25), seed=3,
-                     shard_samples=1000, memory_budget=2**20)
+    other = replace(study_of(m, 3, Shards(replicates=1000), **SMALL), memory_budget=2**20)
     t2, info2 = run_study(other, m)
     assert info2["shards"] == 2
     assert t2["coverage"].to_pydict() == tables["coverage"].to_pydict()
+    both_sizes = study_of(m, 3, Shards(items=2, replicates=300), **SMALL)  # 300 -> 500
+    t3, info3 = run_study(both_sizes, m)
+    assert info3["shards"] == 2
+    assert t3["coverage"].to_pydict() == tables["coverage"].to_pydict()
 
 
 
@@ -188,13 +202,17 @@ def test_ray_two_workers_equal_local(ray_local, small):
 def test_bad_configuration_is_refused():
     m = urbano_matrix("adhoc5_ap", "AP", systems=3)
     with pytest.raises(ConfigError, match="CI method"):
-        Coverage(methods=("percentile", "jackknife"))
+        study_of(m, 0, methods=["percentile", "jackknife"])
     with pytest.raises(ConfigError, match="sizes"):
-        Coverage(sizes=(1,))
+        study_of(m, 0, sizes=[1])
     with pytest.raises(ConfigError, match="alpha"):
-        Coverage(alphas=(0.05, 1.0))
+        study_of(m, 0, alpha=[0.05, 1.0])
     with pytest.raises(ConfigError, match="60 > 50 topics"):
-        Coverage(sizes=(60,)).plan(m)
+        study_of(m, 0, sizes=[60])
+    with pytest.raises(ConfigError, match="engine.shard_replicates"):
+        study_of(m, 0, Shards(replicates=0))
+    with pytest.raises(ConfigError, match="bootstrap intervals"):
+        study_of(m, 0, B=1)
 
 
 def test_park2011_preset_end_to_end(tmp_path):

@@ -11,7 +11,8 @@ from conftest import urbano_matrix
 from irsim.data.matrix import ScoreMatrix
 from irsim.engine import run_study
 from irsim.errors import ConfigError
-from irsim.experiments.discpower import PAIRED_STREAM, UNPAIRED_STREAM, DiscPower
+from irsim.experiments import Shards
+from irsim.experiments.discpower import PAIRED_STREAM, UNPAIRED_STREAM, Config, DiscPower, make
 from irsim.sampling.topics import bootstrap_indices
 
 
@@ -133,12 +134,12 @@ def test_synthetic_matches_reference():
     check_against_reference(m, B=200, seed=2, alphas=(0.05,))
 
 
-@pytest.mark.parametrize("shard_pairs,shard_reps", [(1, 1000), (256, 250), (600, 333), (3, 77)])
-def test_shard_sizes_do_not_change_tables(shard_pairs, shard_reps):
+@pytest.mark.parametrize("shard_items,shard_reps", [(1, 1000), (256, 250), (600, 333), (3, 77)])
+def test_shard_sizes_do_not_change_tables(shard_items, shard_reps):
     m = urbano_matrix("adhoc7_ap", "AP", systems=40)  # 780 pairs: several pair units
-    base, _ = run_study(DiscPower(B=700, seed=1, shard_pairs=10_000, shard_replicates=10_000), m)
+    base, _ = run_study(DiscPower(B=700, seed=1, shard_items=10_000, shard_replicates=10_000), m)
     other, info = run_study(
-        DiscPower(B=700, seed=1, shard_pairs=shard_pairs, shard_replicates=shard_reps), m)
+        DiscPower(B=700, seed=1, shard_items=shard_items, shard_replicates=shard_reps), m)
     assert info["shards"] > 1
     for name in base:
         assert base[name].equals(other[name]), name
@@ -177,13 +178,34 @@ def test_t_test_asl_equals_scipy():
 
 @pytest.mark.parametrize("kw,msg", [
     ({"B": 0}, "experiment.B must be an integer >= 1"),
-    ({"alphas": (0.05, 1.0)}, "inside (0, 1)"),
-    ({"tests": ("paired_bootstrp",)}, "did you mean 'paired_bootstrap'"),
+    ({"alpha": [0.05, 1.0]}, "inside (0, 1)"),
+    ({"alpha": 0.0}, "experiment.alpha must be inside (0, 1)"),
+    ({"tests": ["paired_bootstrp"]}, "did you mean 'paired_bootstrap'"),
+    ({"tests": []}, "experiment.tests must list at least one test"),
     ({"pvalue": "exact"}, "experiment.pvalue"),
+    ({"top_systems": 0}, "experiment.top_systems must be an integer >= 1"),
 ])
 def test_bad_parameters(kw, msg):
+    m = urbano_matrix("adhoc8_ap", "AP", systems=5)
     with pytest.raises(ConfigError, match=msg.replace("(", r"\(").replace(")", r"\)")):
-        DiscPower(**kw)
+        make(Config(**kw), m, seed=0, shards=Shards())
+
+
+def test_bad_shard_size_names_the_engine_key():
+    m = urbano_matrix("adhoc8_ap", "AP", systems=5)
+    with pytest.raises(ConfigError, match="engine.shard_items must be an integer >= 1"):
+        make(Config(), m, seed=0, shards=Shards(items=0))
+
+
+def test_make_normalises_and_selects_top_systems():
+    m = urbano_matrix("adhoc8_ap", "AP", systems=12)
+    study, data = make(Config(alpha=0.05, fuzziness=0.1, swap_confidence=0.9, top_systems=5),
+                       m, seed=3, shards=Shards(replicates=500))
+    assert (study.alphas, study.fuzziness, study.swap_confidence) == ((0.05,), (0.1,), (0.9,))
+    assert (study.seed, study.shard_items, study.shard_replicates) == (3, 4096, 500)
+    means = m.metric("AP").mean(axis=1)
+    best = sorted(np.argsort(-means)[:5])
+    assert list(data.systems) == [m.systems[i] for i in best]
 
 
 def test_default_synthetic_collection_behaves_like_trec():
@@ -215,5 +237,6 @@ def test_estimated_diff_off_keeps_asl_and_bounds_memory():
     # B = 10^6 on all 8256 adhoc8 pairs would need ~19 GiB of top-k: refused up front
     big = urbano_matrix("adhoc8_ap", "AP")
     with pytest.raises(ConfigError, match="estimated_diff=false"):
-        DiscPower(B=1_000_000, seed=0).plan(big)
-    assert DiscPower(B=1_000_000, seed=0, estimated_diff=False).plan(big)
+        make(Config(B=1_000_000), big, seed=0, shards=Shards())
+    study, _ = make(Config(B=1_000_000, estimated_diff=False), big, seed=0, shards=Shards())
+    assert study.plan(big)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -15,10 +16,15 @@ from irsim.data.trec import read_qrels, read_runs
 from irsim.data.types import Qrels, Runs
 from irsim.engine import run_study
 from irsim.errors import ConfigError
-from irsim.experiments.effort import DEFAULT_POOLS, Effort, effort_data, pool_label
-from irsim.experiments.error_rates import ErrorRates
+from irsim.experiments import Shards, error_rates
+from irsim.experiments.effort import DEFAULT_POOLS, Config, effort_data, make, pool_label
 from irsim.metrics import evaluate
 from irsim.sampling.pooling import pool_runs, pooled_qrels
+
+
+def effort_study(docs, *, seed=0, shards=None, **params):
+    """The study of `params` (Config fields) on `docs`, as the CLI makes it."""
+    return make(Config(**params), docs, seed=seed, shards=shards or Shards())
 
 
 def brute_force_pool(runs: Runs, depth: int) -> set[tuple[str, str]]:
@@ -107,14 +113,15 @@ def test_effort_data_recomputes_metrics_on_the_pools():
 def test_effort_study_is_the_error_rate_study_on_pooled_scores():
     runs, qrels = synthetic_trec(runs=8, topics=16, docs_per_topic=120, depth=100, seed=1,
                                  quality_sd=0.4, topic_sd=0.5)
-    data = effort_data(DocCollection(runs, qrels, 100), DEFAULT_POOLS)
-    study = Effort(sampling=("disjoint", "replacement"), subset_sizes=(4, 8), trials=30,
-                   seed=3)
+    docs = DocCollection(runs, qrels, 100)
+    kw = dict(sampling=["disjoint", "replacement"], subset_sizes=[4, 8], trials=30)
+    study, data = effort_study(docs, seed=3, **kw)
+    np.testing.assert_array_equal(data.matrix.values,
+                                  effort_data(docs, DEFAULT_POOLS).matrix.values)
     tables, _ = run_study(study, data)
-    inner, _ = run_study(ErrorRates(metrics=tuple(pool_label(m, d) for m, d in DEFAULT_POOLS),
-                                    sampling=("disjoint", "replacement"), subset_sizes=(4, 8),
-                                    trials=30, tests=(), windows=(), sd_sizes=(), seed=3),
-                         data.matrix)
+    er_config = error_rates.Config(metrics=[pool_label(m, d) for m, d in DEFAULT_POOLS],
+                                   tests=[], windows=[], sd_sizes=[], **kw)
+    inner, _ = run_study(*error_rates.make(er_config, data.matrix, seed=3, shards=Shards()))
     er = inner["error_rates"].to_pandas()
     effort = tables["effort"].to_pandas()
     assert len(effort) == len(er)
@@ -128,11 +135,10 @@ def test_effort_study_is_the_error_rate_study_on_pooled_scores():
     for i, (metric, depth) in enumerate(DEFAULT_POOLS):
         rows = summ[(summ.metric == metric) & (summ.pool_depth == depth)]
         assert np.allclose(rows.effort, rows.subset_size * data.judged[i].mean())
-    sharded, info = run_study(Effort(sampling=("disjoint", "replacement"), subset_sizes=(4, 8),
-                                     trials=30, seed=3, shard_pairs=1), data)
+    sharded, info = run_study(*effort_study(docs, seed=3, shards=Shards(1), **kw))
     assert_identical(tables, sharded)
-    with pytest.raises(ConfigError, match="expects"):
-        Effort(pools=(("AP", 50),)).plan(data)
+    with pytest.raises(ConfigError, match="expects"):  # a study run on another study's data
+        replace(study, pools=(("AP", 50),)).plan(data)
 
 
 def test_effort_end_to_end_on_a_trec_collection(tmp_path):
@@ -152,18 +158,45 @@ def test_effort_end_to_end_on_a_trec_collection(tmp_path):
     assert (tmp_path / "effort.png").stat().st_size > 20_000
     runs = read_runs([SHARED_DATA / "trec_eval" / "results.test"])
     qrels = read_qrels(SHARED_DATA / "trec_eval" / "qrels.test")
-    data = effort_data(DocCollection(runs, qrels, 1000), [("AP", 10), ("P@10", 10)])
+    docs = DocCollection(runs, qrels, 1000)
+    data = effort_data(docs, [("AP", 10), ("P@10", 10)])
     assert data.matrix.shape == (2, 1, 3) and (data.judged == 10).all()
-    with pytest.raises(ConfigError, match="needs >= 2 systems|error rates need >= 2"):
-        Effort(pools=(("AP", 10), ("P@10", 10)), subset_sizes=(1,)).plan(data)
+    with pytest.raises(ConfigError, match="error rates need >= 2 systems, 1 left"):
+        effort_study(docs, pools=[("AP", 10), ("P@10", 10)], subset_sizes=[1])
 
 
-def test_bad_pool_configs():
-    with pytest.raises(ConfigError, match="at least one"):
-        Effort(pools=())
-    with pytest.raises(ConfigError, match="depth must be an integer >= 1"):
-        Effort(pools=(("AP", 0),))
-    with pytest.raises(ConfigError, match="metric must be a name"):
-        Effort(pools=((None, 10),))
+@pytest.mark.parametrize("kwargs,needle", [
+    (dict(pools=[]), "experiment.pools must list at least one {metric, depth}"),
+    (dict(pools=[("AP", 0)]), "experiment.pools depth must be an integer >= 1"),
+    (dict(pools=[{"metric": None, "depth": 10}]), "metric must be a name"),
+    (dict(pools=["AP"]), "experiment.pools entries need a metric and a depth"),
+    (dict(pools=[{"metric": "AP", "depth": "deep"}]), "depth must be an integer >= 1"),
+    (dict(subset_sizes=[]), "experiment.subset_sizes must list at least one size"),
+    (dict(drop_bottom=-0.1), "experiment.drop_bottom must be in [0, 1)"),
+    (dict(trials=0), "experiment.trials must be an integer >= 1"),
+    (dict(shards=Shards(0)), "engine.shard_items must be an integer >= 1"),
+])
+def test_bad_effort_parameters(kwargs, needle):
+    runs, qrels = synthetic_trec(runs=3, topics=4, docs_per_topic=30, depth=20, seed=0)
+    with pytest.raises(ConfigError) as err:
+        effort_study(DocCollection(runs, qrels, 20), **kwargs)
+    assert needle in str(err.value)
     with pytest.raises(ConfigError, match="pool depth"):
         pool_runs(tied_runs(), 0)
+
+
+def test_pools_from_the_command_line():
+    # a list of {metric, depth} dicts (null depth: the full qrels); null pools: the default
+    from irsim.experiments import load
+    from irsim.runner import compose_config
+
+    cfg = compose_config(["experiment=effort",
+                          "experiment.pools=[{metric:AP,depth:20},{metric:RR,depth:null}]"])
+    _, config, docs, _ = load(cfg)
+    study, data = make(config, docs, seed=0, shards=Shards())
+    assert study.pools == (("AP", 20), ("RR", None))
+    assert data.matrix.metrics == ("AP|depth=20", "RR|depth=all")
+    assert Config().pools == [{"metric": "AP", "depth": 100}, {"metric": "P@10", "depth": 10}]
+    cfg = compose_config(["experiment=effort", "experiment.pools=null"])
+    study, _ = make(load(cfg)[1], docs, seed=0, shards=Shards())
+    assert study.pools == DEFAULT_POOLS

@@ -8,10 +8,12 @@ import pytest
 from conftest import urbano_matrix
 
 from irsim.engine import run_study
+from irsim.engine.partials import encode
 from irsim.engine.ray_executor import RayPool
+from irsim.engine.runner import reducer_of
 from irsim.experiments.discpower import DiscPower
 
-STUDY = DiscPower(B=750, seed=4, shard_pairs=256, shard_replicates=250)
+STUDY = DiscPower(B=750, seed=4, shard_items=256, shard_replicates=250)
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +46,7 @@ def test_ray_equals_local(ray_local, matrix, local_tables, workers):
 @pytest.mark.ray
 def test_killed_actor_changes_nothing(ray_local, matrix, local_tables):
     study = STUDY
-    reducer = study.reducer(matrix)
+    reducer = reducer_of(study, matrix)
     pool = RayPool(study, matrix, workers=2, in_flight=3)
     killed = False
     seen = 0
@@ -95,7 +97,7 @@ def test_resume_recomputes_only_missing_shards(tmp_path, matrix, local_tables):
             calls.append(shard.index)
             return super().kernel(shard, data)
 
-    study = Counting(B=750, seed=4, shard_pairs=256, shard_replicates=250)
+    study = Counting(B=750, seed=4, shard_items=256, shard_replicates=250)
 
     def stop_after_5(done, total):
         if done == 5:
@@ -111,7 +113,7 @@ def test_resume_recomputes_only_missing_shards(tmp_path, matrix, local_tables):
     assert_same(tables, local_tables)
     # a changed study (other seed) must not reuse the checkpoints
     calls.clear()
-    other = Counting(B=750, seed=5, shard_pairs=256, shard_replicates=250)
+    other = Counting(B=750, seed=5, shard_items=256, shard_replicates=250)
     _, info = run_study(other, matrix, checkpoint_dir=tmp_path)
     assert info["shards_resumed"] == 0 and len(calls) == 12
 
@@ -119,11 +121,16 @@ def test_resume_recomputes_only_missing_shards(tmp_path, matrix, local_tables):
 def test_checkpoint_round_trip_is_exact(tmp_path, matrix):
     from irsim.engine.checkpoint import CheckpointStore
 
-    store = CheckpointStore(tmp_path, "x", "fp")
+    fields = STUDY.fields(matrix)
+    store = CheckpointStore(tmp_path, "x", "fp", fields=fields)
     shard = STUDY.plan(matrix)[3]
     part = STUDY.kernel(shard, matrix)
     store.save(shard, part)
     back = store.load(shard)
     assert set(back) == set(part)
-    for k in part:
-        np.testing.assert_array_equal(back[k], part[k])
+    assert isinstance(back["paired_top_0"], tuple) and len(back["paired_top_0"]) == 3
+    want, got = encode(fields, part), encode(fields, back)
+    assert set(got) == set(want)
+    for k in want:
+        assert got[k].dtype == want[k].dtype, k
+        np.testing.assert_array_equal(got[k], want[k])

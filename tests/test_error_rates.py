@@ -13,15 +13,10 @@ from test_swap import assert_identical
 
 from irsim.engine import run_study
 from irsim.errors import ConfigError
-from irsim.experiments.bins import ABSOLUTE, RELATIVE
-from irsim.experiments.error_rates import (
-    SD_STREAM,
-    STREAM,
-    ErrorRates,
-    fit_growth,
-    kept_systems,
-)
-from irsim.experiments.swap import tie_tolerance_of
+from irsim.experiments import Shards
+from irsim.experiments.bins import ABSOLUTE, RELATIVE, tie_tolerance_of
+from irsim.experiments.error_rates import SD_STREAM, STREAM, Config, fit_growth, make
+from irsim.experiments.topicsets import kept_systems
 from irsim.sampling.subsets import subset_indices
 
 WINDOWS = ((0.01, 0.05), (0.0, 0.05))
@@ -42,24 +37,30 @@ def in_win(p, lo, hi):
     return (not math.isnan(p)) and p <= hi and (p >= lo if lo == 0 else p > lo)
 
 
-def reference(matrix, study):
+def error_study(matrix, *, seed=0, shards=None, **params):
+    """The study of `params` (Config fields) on `matrix`, as the CLI makes it."""
+    return make(Config(**params), matrix, seed=seed, shards=shards or Shards())
+
+
+def reference(matrix, study, drop_bottom, tests):
     """Loops over pairs and trials; scipy tests on each first set."""
     x = matrix.metric(matrix.metrics[0])
-    keep = kept_systems(matrix, study.drop_bottom, matrix.metrics[0])
+    keep = kept_systems(matrix, drop_bottom, matrix.metrics[0])
     x = x[keep]
     s, n = x.shape
     tol = tie_tolerance_of(x)
-    conds = [("none", 0.0, 1.0)] + [(t, lo, hi) for t in study.tests for lo, hi in WINDOWS]
+    conds = [("none", 0.0, 1.0)] + [(t, lo, hi) for t in tests for lo, hi in WINDOWS]
+    trials = study.errors.trials
     out = {}
-    for scheme, size in study.configs(matrix):
-        idx = subset_indices(scheme, study.seed, STREAM, n, size, 0, study.trials)
+    for scheme, size in study.configs:
+        idx = subset_indices(scheme, study.seed, STREAM, n, size, 0, trials)
         comps = np.zeros((len(conds), 2, 21), np.int64)
         errs = np.zeros_like(comps)
-        dep = np.zeros(study.trials, np.int64)
+        dep = np.zeros(trials, np.int64)
         for a in range(s):
             for b in range(a + 1, s):
                 trial_d, trial_err = [], []
-                for i in range(study.trials):
+                for i in range(trials):
                     q1, q2 = idx[i, 0], idx[i, 1]
                     ma, mb = float(np.mean(x[a, q1])), float(np.mean(x[b, q1]))
                     d = ma - mb
@@ -87,12 +88,12 @@ def reference(matrix, study):
 
 def test_counters_equal_a_loop_with_scipy_tests():
     m = urbano_matrix("adhoc8_ap", "AP", systems=9)
-    study = ErrorRates(sampling=("disjoint", "replacement"), subset_sizes=(6, 20), trials=16,
-                       tests=("t", "sign"), windows=WINDOWS, drop_bottom=0.25, seed=5,
-                       sd_sizes=(5,), sd_samples=5)
-    assert len(study.systems(m)) == 7
-    tables, _ = run_study(study, m)
-    ref, conds = reference(m, study)
+    study, data = error_study(m, sampling=["disjoint", "replacement"], subset_sizes=[6, 20],
+                              trials=16, tests=["t", "sign"], windows=WINDOWS,
+                              drop_bottom=0.25, seed=5, sd_sizes=[5], sd_samples=5)
+    assert len(study.systems) == 7
+    tables, _ = run_study(study, data)
+    ref, conds = reference(m, study, 0.25, ("t", "sign"))
     er = tables["error_rates"].to_pandas()
     dep = tables["error_dependency"].to_pandas()
     for (scheme, size), (comps, errs, dep_ref) in ref.items():
@@ -113,9 +114,9 @@ def test_counters_equal_a_loop_with_scipy_tests():
 
 def test_full_set_and_sd_tables_equal_direct_computation():
     m = urbano_matrix("adhoc8_ap", "AP", systems=12)
-    study = ErrorRates(subset_sizes=(5,), trials=4, tests=("t", "wilcoxon"), seed=2,
-                       sd_sizes=(5, 20), sd_samples=40, full_alpha=0.05)
-    tables, _ = run_study(study, m)
+    tables, _ = run_study(*error_study(m, subset_sizes=[5], trials=4, tests=["t", "wilcoxon"],
+                                       seed=2, sd_sizes=[5, 20], sd_samples=40,
+                                       full_alpha=0.05))
     x = m.metric("AP")
     full = tables["full_significance"].to_pandas()
     for test in ("t", "wilcoxon"):
@@ -164,10 +165,9 @@ def test_extrapolation_recovers_exponential_parameters():
 
 def test_extrapolation_table_fits_the_error_rates_table():
     m = urbano_matrix("adhoc8_ap", "AP", systems=30)
-    study = ErrorRates(subset_sizes=(5, 10, 15, 20), trials=10, tests=("t",),
-                       windows=((0.0, 0.05),), target_sizes=(50, 100), min_comparisons=20,
-                       seed=1, sd_sizes=(5,))
-    tables, _ = run_study(study, m)
+    tables, _ = run_study(*error_study(m, subset_sizes=[5, 10, 15, 20], trials=10, tests=["t"],
+                                       windows=[[0.0, 0.05]], target_sizes=[50, 100],
+                                       min_comparisons=20, seed=1, sd_sizes=[5]))
     er = tables["error_rates"].to_pandas()
     ex = tables["error_extrapolation"].to_pandas()
     assert {"metric", "bin_lo", "bin_hi", "test", "a", "b", "target_size",
@@ -197,33 +197,61 @@ def test_drop_bottom_leaves_out_the_lowest_means():
 
 def test_shard_sizes_do_not_change_tables():
     m = urbano_matrix("adhoc7_ap", "AP", systems=35)  # 595 pairs: 3 pair units
-    kw = dict(sampling=("disjoint", "replacement"), subset_sizes=(5, 15), trials=12,
-              tests=("t", "sign"), seed=4, sd_sizes=(5, 10), sd_samples=6)
-    base, info = run_study(ErrorRates(shard_pairs=10_000, **kw), m)
+    kw = dict(sampling=["disjoint", "replacement"], subset_sizes=[5, 15], trials=12,
+              tests=["t", "sign"], seed=4, sd_sizes=[5, 10], sd_samples=6)
+    base, info = run_study(*error_study(m, shards=Shards(10_000), **kw))
     assert info["shards"] == 1
-    other, info = run_study(ErrorRates(shard_pairs=1, **kw), m)
+    other, info = run_study(*error_study(m, shards=Shards(1), **kw))
     assert info["shards"] == 3
     assert_identical(base, other)
 
 
+def test_checkpoints_resume_to_the_same_tables(tmp_path):
+    # the counters and the sd table (one shard provides it) through checkpoint files and back
+    m = urbano_matrix("adhoc7_ap", "AP", systems=30)
+    study, data = error_study(m, subset_sizes=[5, 10], trials=6, tests=["t"], seed=1,
+                              sd_sizes=[5], sd_samples=4, shards=Shards(1))
+    base, info = run_study(study, data, checkpoint_dir=tmp_path)
+    assert info["shards_computed"] == 2
+    again, info = run_study(study, data, checkpoint_dir=tmp_path)
+    assert info["shards_resumed"] == 2 and info["shards_computed"] == 0
+    assert_identical(base, again)
+    assert again["sd_by_size"].column("mean_sd").to_pylist()[0] > 0
+
+
 @pytest.mark.parametrize("kwargs,needle", [
-    (dict(sampling=("disjoint",), subset_sizes=(30,)), "n/2"),
-    (dict(sampling=("replacement",), subset_sizes=(60,)), "> n = 50"),
-    (dict(tests=("tukey_hsd",)), "not a paired test"),
-    (dict(tests=("tt",)), "unknown test 'tt'"),
-    (dict(windows=((0.05, 0.01),)), "0 <= lo < hi <= 1"),
-    (dict(drop_bottom=1.0), "drop_bottom"),
-    (dict(subset_sizes=(1, 5)), ">= 2 for significance tests"),
-    (dict(sd_sizes=(60,)), "experiment.sd_sizes: 60 > n = 50"),
+    (dict(sampling=["disjoint"], subset_sizes=[30]), "n/2"),
+    (dict(sampling=["replacement"], subset_sizes=[60]), "> n = 50"),
+    (dict(subset_sizes=[]), "experiment.subset_sizes must list at least one size"),
+    (dict(tests=["tukey_hsd"]), "not a paired test"),
+    (dict(tests=["tt"]), "unknown test 'tt'"),
+    (dict(windows=[[0.05, 0.01]]), "0 <= lo < hi <= 1"),
+    (dict(windows=[0.05]), "experiment.windows must hold [lo, hi] pairs"),
+    (dict(windows=None), "experiment.windows must list at least one p-value window"),
+    (dict(drop_bottom=1.0), "experiment.drop_bottom must be in [0, 1)"),
+    (dict(drop_metric="P@10"), "unknown experiment.drop_metric 'P@10'"),
+    (dict(subset_sizes=[1, 5]), ">= 2 for significance tests"),
+    (dict(sd_sizes=[60]), "experiment.sd_sizes: 60 > n = 50"),
+    (dict(sd_samples=1), "experiment.sd_samples must be >= 2"),
     (dict(trials=0), "experiment.trials must be an integer >= 1"),
     (dict(test_B=0), "experiment.test_B"),
     (dict(full_alpha=1.5), "full_alpha"),
+    (dict(shards=Shards(0)), "engine.shard_items must be an integer >= 1"),
 ])
 def test_bad_parameters_raise_config_errors(kwargs, needle):
     m = urbano_matrix("adhoc8_ap", "AP", systems=5)
     with pytest.raises(ConfigError) as err:
-        ErrorRates(**kwargs).plan(m)
+        error_study(m, **kwargs)
     assert needle in str(err.value)
+
+
+def test_defaults_live_in_config():
+    # the CLI's experiment=error_rates is the Config dataclass: same defaults as Python
+    from irsim.runner import compose_config
+
+    cfg = compose_config(["experiment=error_rates"])
+    assert list(cfg.experiment.subset_sizes) == Config().subset_sizes == [5, 10, 15, 20, 25]
+    assert [list(w) for w in cfg.experiment.windows] == Config().windows
 
 
 def test_sanderson_zobel_preset_end_to_end(tmp_path):

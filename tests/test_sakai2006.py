@@ -21,12 +21,15 @@ from scipy import stats as sps
 from irsim.data.matrix import ScoreMatrix
 from irsim.engine import run_study
 from irsim.errors import ConfigError, InputError
+from irsim.experiments import Shards
 from irsim.experiments.discpower import (
     PAIRED_STREAM,
     SWAP_STREAM,
     TUKEY_STREAM,
     UNPAIRED_STREAM,
+    Config,
     DiscPower,
+    make,
 )
 from irsim.sampling.permutations import topic_permutations
 from irsim.sampling.topics import bootstrap_indices
@@ -310,7 +313,7 @@ def trec8():
 @pytest.fixture(scope="module")
 def trec8_tables(trec8):
     study = DiscPower(B=500, seed=1, tests=ALL_TESTS, alphas=(0.01, 0.05, 0.1), gmean=True,
-                      stability=True, swap=True, rankcorr=True, shard_pairs=10**6,
+                      stability=True, swap=True, rankcorr=True, shard_items=10**6,
                       shard_replicates=10**6)
     return run_study(study, trec8)[0]
 
@@ -384,7 +387,7 @@ def test_tests_equal_the_stats_library(trec8, trec8_tables):
 
 
 STUDY_ALL = DiscPower(B=520, seed=5, tests=ALL_TESTS, gmean=True, stability=True,
-                      fuzziness=(0.01, 0.1), swap=True, rankcorr=True, shard_pairs=10**6,
+                      fuzziness=(0.01, 0.1), swap=True, rankcorr=True, shard_items=10**6,
                       shard_replicates=10**6)
 
 
@@ -405,13 +408,13 @@ def assert_same(a, b):
         assert a[name].equals(b[name]), name
 
 
-@pytest.mark.parametrize("shard_pairs,shard_reps", [(1, 1), (256, 300)])
-def test_shard_sizes_do_not_change_any_table(sharded_matrix, unsharded, shard_pairs,
+@pytest.mark.parametrize("shard_items,shard_reps", [(1, 1), (256, 300)])
+def test_shard_sizes_do_not_change_any_table(sharded_matrix, unsharded, shard_items,
                                              shard_reps):
     from dataclasses import replace
 
     # 300 pairs: two pair units; 520 replicates: three replicate units
-    study = replace(STUDY_ALL, shard_pairs=shard_pairs, shard_replicates=shard_reps)
+    study = replace(STUDY_ALL, shard_items=shard_items, shard_replicates=shard_reps)
     tables, info = run_study(study, sharded_matrix)
     assert info["shards"] > 1
     assert_same(tables, unsharded)
@@ -422,7 +425,7 @@ def test_shard_sizes_do_not_change_any_table(sharded_matrix, unsharded, shard_pa
 def test_ray_two_workers_equal_local(ray_local, sharded_matrix, unsharded):
     from dataclasses import replace
 
-    study = replace(STUDY_ALL, shard_pairs=256, shard_replicates=250)
+    study = replace(STUDY_ALL, shard_items=256, shard_replicates=250)
     tables, info = run_study(study, sharded_matrix, engine="ray",
                              engine_options={"workers": 2})
     assert info["engine"] == "ray" and info["shards"] == 6
@@ -431,23 +434,29 @@ def test_ray_two_workers_equal_local(ray_local, sharded_matrix, unsharded):
 
 # ---------------------------------------------------------------------- config and CLI
 @pytest.mark.parametrize("kw,err,msg", [
-    ({"fuzziness": (0.0, 0.1)}, ConfigError, "inside (0, 1)"),
-    ({"fuzziness": ()}, ConfigError, "at least one"),
-    ({"swap_confidence": (1.0,)}, ConfigError, "swap_confidence"),
-    ({"stability": "yes"}, ConfigError, "true or false"),
-    ({"tests": ("randomised_tukey",)}, ConfigError, "did you mean"),
+    ({"fuzziness": [0.0, 0.1]}, ConfigError, "experiment.fuzziness values must be inside (0, 1)"),
+    ({"fuzziness": []}, ConfigError, "at least one"),
+    ({"fuzziness": [0.1, 0.1]}, ConfigError, "distinct"),
+    ({"swap_confidence": [1.0]}, ConfigError, "experiment.swap_confidence"),
+    ({"stability": "yes"}, ConfigError, "experiment.stability must be true or false"),
+    ({"tests": ["randomised_tukey"]}, ConfigError, "did you mean"),
+    ({"tests": ["t", "t"]}, ConfigError, "lists a test twice"),
 ])
 def test_bad_parameters(kw, err, msg):
+    m = real_matrix(systems=4)
     with pytest.raises(err, match=msg.replace("(", r"\(").replace(")", r"\)")):
-        DiscPower(**kw)
+        make(Config(**kw), m, seed=0, shards=Shards())
 
 
 def test_bad_data():
     neg = ScoreMatrix(np.array([[[0.1, -0.2], [0.3, 0.4]]]), ["X"], ["a", "b"], ["1", "2"])
     with pytest.raises(InputError, match="G-metrics need scores >= 0"):
-        DiscPower(gmean=True).plan(neg)
+        make(Config(gmean=True), neg, seed=0, shards=Shards())
     with pytest.raises(ConfigError, match="rankcorr needs at least two metrics"):
-        DiscPower(rankcorr=True).plan(neg)
+        make(Config(rankcorr=True), neg, seed=0, shards=Shards())
+    one = neg.select(systems=["a"])
+    with pytest.raises(ConfigError, match="needs >= 2 systems"):
+        make(Config(), one, seed=0, shards=Shards())
 
 
 def test_sakai2006_preset_runs_on_real_data(tmp_path):

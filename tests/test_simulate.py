@@ -34,6 +34,7 @@ from irsim.data.simulate import (
     latent_uniform,
     normal_margins,
     norta_rho,
+    prepare,
 )
 from irsim.errors import ConfigError, InputError
 
@@ -220,3 +221,31 @@ def test_latent_uniform_and_normal_simulator():
     xa, xb = sim.sample(np.random.default_rng(0), np.zeros(100, np.int64), 1000)
     assert np.corrcoef(xa.ravel(), xb.ravel())[0, 1] == pytest.approx(0.7, abs=0.01)
     assert xa.std() == pytest.approx(0.1, rel=0.01)
+
+
+# ----------------------------------------------------------------------------- shifted pairs
+
+
+def test_prepare_shifts_every_baseline_and_keeps_only_eligible_pairs():
+    m = urbano_matrix("adhoc8_p10", "P@10", systems=20)
+    sim = fit_simulator(m.metric("P@10"), metric="P@10", systems=m.systems)
+    deltas = (0.0, 0.05, 0.4)
+    data = prepare([sim], deltas, [m.select(systems=sim.systems).metric("P@10")])
+    theta = data.thetas[0]
+    assert theta.shape == (3, sim.margins.systems) and (theta[0] == 0).all()
+    base = sim.margins.mean()
+    ok = np.isfinite(theta).all(axis=0)
+    for d, th in zip(deltas, theta, strict=True):
+        assert np.abs(sim.margins.mean(th[ok], np.flatnonzero(ok)) - base[ok] - d).max() < 1e-10
+    # a discrete margin cannot pass its largest score: those systems are no baselines
+    top = sim.margins.x[:, -1]
+    assert (~ok == (top <= base + 0.4 + 1e-9)).all() and ok.sum() == 16
+    pairs = data.trial_pairs[0]
+    assert ok[pairs[:, 0]].all()
+    # every pair in both orientations where both baselines qualify, ordered by pair index
+    expected = sorted((int(s), p) for p in range(sim.pairs)
+                      for s in (sim.pair_a[p], sim.pair_b[p]) if ok[s])
+    assert sorted(map(tuple, pairs.tolist())) == expected
+    assert (np.diff(pairs[:, 1]) >= 0).all()
+    assert data.diagnostics[0]["baselines"] == int(ok.sum())
+    assert data.diagnostics[0]["ks_max"] == 0.0  # empirical margins are exact

@@ -23,9 +23,16 @@ from irsim.stats import (
     tukey_hsd,
     unpaired_bootstrap,
 )
-from irsim.stats.bootstrap import _paired_counts
+from irsim.stats.bootstrap import count_t
 from irsim.stats.ci import bootstrap_ci
-from irsim.stats.resample import paired_bootstrap_replicates, studentized_t
+from irsim.stats.resample import (
+    exact_split,
+    paired_bootstrap_replicates,
+    paired_ratio,
+    studentized_t,
+    unpaired_replicates,
+    unpaired_weights,
+)
 from irsim.stats.ties import count_extreme
 
 ALTERNATIVES = ("two-sided", "greater", "less")
@@ -56,9 +63,11 @@ def p10(shared_data):
 
 
 @pytest.mark.parametrize("name", ["adhoc8_ap", "adhoc8_p10", "adhoc5_rr", "web2012_err20"])
-def test_fused_paired_counts_equal_kernels(shared_data, name):
-    """The fused counter equals resample.py's t* kernel + count, every alternative,
-    including constant differences (all 0, all 0.1) and near-constant ones."""
+def test_batched_paired_counts_equal_kernels(shared_data, name):
+    """The batched counter (p = s2/s1^2, then count_t) equals resample.py's t* kernel +
+    count, every alternative, including constant differences (all 0, all 0.1) and
+    near-constant ones; with s1 from per-system sums (exact_split, as the discpower study
+    computes it) as well."""
     x, y = _all_pairs(_matrix(shared_data, name, 60))
     z = x - y
     n = z.shape[1]
@@ -68,9 +77,25 @@ def test_fused_paired_counts_equal_kernels(shared_data, name):
     t = studentized_t(z)
     counts = bootstrap_counts(3, "test", n, 0, 500)
     t_star, _ = paired_bootstrap_replicates(w, counts)
+    ct = np.ascontiguousarray(counts.T)
+    s1 = w @ ct
+    p = paired_ratio(w, w * w, ct, s1)
     for alt in ALTERNATIVES:
-        np.testing.assert_array_equal(_paired_counts(w, t, counts, alt),
+        np.testing.assert_array_equal(count_t(p, t, n, alt, s1),
                                       count_extreme(t_star, t, alt, 1.0))
+    # s1 from per-system sums: exact hi parts, tiny lo parts (pairs of systems x[i], y[j])
+    m = _matrix(shared_data, name, 60)
+    i, j = np.triu_indices(len(m), 1)
+    hi, lo = exact_split(m)
+    s_hi, s_lo = hi @ ct, lo @ ct
+    zz = m[i] - m[j]
+    mz = zz.mean(axis=1, keepdims=True)
+    sums = s_hi[i] - s_hi[j] + s_lo[i] - s_lo[j] - n * mz
+    ww = zz - mz
+    np.testing.assert_array_equal(
+        count_t(paired_ratio(ww, ww * ww, ct, sums), studentized_t(zz), n),
+        count_extreme(paired_bootstrap_replicates(ww, counts)[0], studentized_t(zz),
+                      "two-sided", 1.0))
 
 
 def test_paired_bootstrap_matches_per_pair_loop(p10):
@@ -165,6 +190,34 @@ def test_unpaired_bootstrap_matches_naive(p10, summary):
                                      study="u", alternative=alt)
             assert int(one.count) == int(count_extreme(d[None], obs, alt, scale)[0])
         assert r.count[p] == int(count_extreme(d[None], obs, "two-sided", scale)[0])
+
+
+@pytest.mark.parametrize("summary", ["mean", "gmean"])
+def test_unpaired_kernels_per_row_and_per_system(p10, summary):
+    """The weights give each row's parts; per-system parts (x's weights beside y's, one
+    GEMM per system, as the discpower study computes them) give the same replicates, and
+    both equal the gather of the definition."""
+    s = p10[0][:12]
+    n, B = s.shape[1], 250
+    idx = bootstrap_indices(4, "u", 2 * n, 0, B)
+    first = np.stack([np.bincount(r, minlength=2 * n) for r in idx[:, :n]]).astype(float)
+    second = np.stack([np.bincount(r, minlength=2 * n) for r in idx[:, n:]]).astype(float)
+    w = unpaired_weights(first, second, n, summary)
+    vals = np.log(s + 1e-5) if summary == "gmean" else s
+    a, b = np.triu_indices(len(s), 1)
+    per_row = unpaired_replicates(vals[a] @ w[:n], vals[b] @ w[n:], summary)
+    parts = vals @ np.concatenate([w[:n], w[n:]], axis=1)
+    h = parts.shape[1] // 2
+    per_system = unpaired_replicates(parts[a, :h], parts[b, h:], summary)
+    v = np.concatenate([s[a], s[b]], axis=1)
+    g = v[:, idx]  # (pairs, B, 2n)
+
+    def stat(u):
+        return np.exp(np.log(u + 1e-5).mean(-1)) if summary == "gmean" else u.mean(-1)
+
+    want = stat(g[..., :n]) - stat(g[..., n:])
+    np.testing.assert_allclose(per_row, want, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(per_system, want, rtol=0, atol=1e-12)
 
 
 # -- randomisation ----------------------------------------------------------------------

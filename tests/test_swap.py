@@ -12,9 +12,10 @@ from conftest import SHARED_DATA, urbano_matrix
 
 from irsim.data.matrix import ScoreMatrix
 from irsim.engine import run_study
-from irsim.errors import ConfigError
-from irsim.experiments.bins import ABSOLUTE, RELATIVE
-from irsim.experiments.swap import STREAM, Swap, tie_tolerance_of
+from irsim.errors import ConfigError, python_parameters
+from irsim.experiments import Shards
+from irsim.experiments.bins import ABSOLUTE, RELATIVE, tie_tolerance_of
+from irsim.experiments.swap import STREAM, Config, make
 from irsim.sampling.subsets import (
     SCHEMES,
     check_subset_size,
@@ -122,14 +123,20 @@ def reference(matrix: ScoreMatrix, metric: str, scheme: str, size: int, trials: 
     return comps, swaps, max_perf, unique, overlap
 
 
+def swap_study(matrix, *, seed=0, shards=None, **params):
+    """The study of `params` (Config fields) on `matrix`, as the CLI makes it."""
+    return make(Config(**params), matrix, seed=seed, shards=shards or Shards())
+
+
 def check_against_reference(matrix, metric, configs, trials, seed):
-    study = Swap(sampling=tuple(dict.fromkeys(c[0] for c in configs)),
-                 subset_sizes=tuple(dict.fromkeys(c[1] for c in configs if c[0] != "bootstrap")),
-                 trials=trials, seed=seed, metrics=(metric,))
-    tables, _ = run_study(study, matrix)
+    study, data = swap_study(
+        matrix, sampling=list(dict.fromkeys(c[0] for c in configs)),
+        subset_sizes=list(dict.fromkeys(c[1] for c in configs if c[0] != "bootstrap")),
+        trials=trials, seed=seed, metrics=[metric])
+    tables, _ = run_study(study, data)
     rates = tables["swap_rates"].to_pandas()
     summ = tables["swap_summary"].to_pandas()
-    for scheme, size in study.configs(matrix):
+    for scheme, size in study.configs:
         comps, swaps, max_perf, unique, overlap = reference(matrix, metric, scheme, size,
                                                             trials, seed)
         for key, kind in (("a", "absolute"), ("r", "relative")):
@@ -162,8 +169,8 @@ def test_counters_equal_a_loop_with_ties_of_a_discrete_metric():
 
 def test_summary_follows_the_rates():
     m = urbano_matrix("adhoc8_ap", "AP", systems=25)
-    tables, _ = run_study(Swap(sampling=("disjoint", "independent"), subset_sizes=(20,),
-                               trials=250, seed=1), m)
+    tables, _ = run_study(*swap_study(m, sampling=["disjoint", "independent"],
+                                      subset_sizes=[20], trials=250, seed=1))
     rates = tables["swap_rates"].to_pandas()
     summ = tables["swap_summary"].to_pandas()
     assert list(tables["swap_summary"].column_names[:10]) == [
@@ -186,28 +193,56 @@ def test_summary_follows_the_rates():
 
 def test_shard_sizes_do_not_change_tables():
     m = urbano_matrix("adhoc7_ap", "AP", systems=40)  # 780 pairs: several pair units
-    kw = dict(sampling=("disjoint", "replacement"), subset_sizes=(10, 25), trials=600, seed=3)
-    base, info = run_study(Swap(shard_pairs=10_000, shard_replicates=10_000, **kw), m)
+    kw = dict(sampling=["disjoint", "replacement"], subset_sizes=[10, 25], trials=600, seed=3)
+    base, info = run_study(*swap_study(m, shards=Shards(10_000, 10_000), **kw))
     assert info["shards"] == 1
     for sp, sr in [(256, 250), (600, 333), (1, 1)]:
-        other, info = run_study(Swap(shard_pairs=sp, shard_replicates=sr, **kw), m)
+        other, info = run_study(*swap_study(m, shards=Shards(sp, sr), **kw))
         assert info["shards"] > 1
         assert_identical(base, other)
 
 
+def test_checkpoints_resume_to_the_same_tables(tmp_path):
+    # every field (counters, the max, topic counts) goes through a checkpoint file and back
+    m = urbano_matrix("adhoc7_ap", "AP", systems=30)
+    study, data = swap_study(m, sampling=["replacement"], subset_sizes=[10], trials=500,
+                             seed=4, shards=Shards(256, 250))
+    base, info = run_study(study, data, checkpoint_dir=tmp_path)
+    assert info["shards_computed"] == 4
+    again, info = run_study(study, data, checkpoint_dir=tmp_path)
+    assert info["shards_resumed"] == 4 and info["shards_computed"] == 0
+    assert_identical(base, again)
+
+
 @pytest.mark.parametrize("kwargs,needle", [
-    (dict(sampling=("disjoint",), subset_sizes=(26,)), "n/2"),
-    (dict(sampling=("replacement",), subset_sizes=(51,)), "> n = 50"),
-    (dict(sampling=("disjiont",)), "did you mean 'disjoint'"),
+    (dict(sampling=["disjoint"], subset_sizes=[26]), "n/2"),
+    (dict(sampling=["replacement"], subset_sizes=[51]), "> n = 50"),
+    (dict(sampling=["disjiont"]), "did you mean 'disjoint'"),
+    (dict(sampling=[]), "experiment.sampling must name at least one scheme"),
     (dict(trials=0), "experiment.trials must be an integer >= 1"),
-    (dict(confidences=(0.95, 1.0)), "inside (0, 1)"),
-    (dict(subset_sizes=(0,)), ">= 1"),
+    (dict(confidence=[0.95, 1.0]), "experiment.confidence must be inside (0, 1)"),
+    (dict(subset_sizes=[0]), "experiment.subset_sizes must hold integers >= 1"),
+    (dict(metrics=["nDGC@10"]), "unknown metric 'nDGC@10'"),
+    (dict(shards=Shards(0, None)), "engine.shard_items must be an integer >= 1"),
+    (dict(shards=Shards(None, -1)), "engine.shard_replicates must be an integer >= 1"),
 ])
 def test_bad_parameters_raise_config_errors(kwargs, needle):
     m = urbano_matrix("adhoc8_ap", "AP", systems=5)
     with pytest.raises(ConfigError) as err:
-        Swap(**kwargs).plan(m)
+        swap_study(m, **kwargs)
     assert needle in str(err.value)
+
+
+def test_messages_name_python_keywords_from_python():
+    m = urbano_matrix("adhoc8_ap", "AP", systems=5)
+    with python_parameters(), pytest.raises(ConfigError) as err:
+        swap_study(m, sampling=["disjoint"], subset_sizes=[26])
+    assert str(err.value) == ("subset_sizes: 26 > n/2 = 25.0 for disjoint sampling of 2 sets "
+                              "from 50 topics")
+    with python_parameters(), pytest.raises(ConfigError, match=r"^trials must be"):
+        swap_study(m, trials=0)
+    with python_parameters(), pytest.raises(ConfigError, match=r"^shard_items must be"):
+        swap_study(m, shards=Shards(0, None))
 
 
 # -- engine=ray: one instance for the three topic-sampling studies --------------------------
@@ -217,20 +252,20 @@ def test_ray_equals_local_for_swap_error_rates_and_effort():
 
     from irsim.data.collection import DocCollection
     from irsim.data.synthetic import synthetic_trec
-    from irsim.experiments.effort import DEFAULT_POOLS, Effort, effort_data
-    from irsim.experiments.error_rates import ErrorRates
+    from irsim.experiments import effort, error_rates
 
     m = urbano_matrix("adhoc6_ap", "AP", systems=30)  # 435 pairs: 2 pair units
     runs, qrels = synthetic_trec(runs=12, topics=20, docs_per_topic=150, depth=120, seed=4,
                                  quality_sd=0.4)
     studies = [
-        (Swap(sampling=("disjoint", "replacement"), subset_sizes=(20,), trials=500, seed=2,
-              shard_pairs=256, shard_replicates=250), m),
-        (ErrorRates(subset_sizes=(5, 15), trials=20, tests=("t", "paired_bootstrap"),
-                    test_B=100, drop_bottom=0.25, sd_sizes=(5,), sd_samples=10, seed=2,
-                    shard_pairs=256), m),
-        (Effort(subset_sizes=(4, 8), trials=15, seed=2),
-         effort_data(DocCollection(runs, qrels, 120), DEFAULT_POOLS)),
+        swap_study(m, sampling=["disjoint", "replacement"], subset_sizes=[20], trials=500,
+                   seed=2, shards=Shards(256, 250)),
+        error_rates.make(error_rates.Config(subset_sizes=[5, 15], trials=20,
+                                            tests=["t", "paired_bootstrap"], test_B=100,
+                                            drop_bottom=0.25, sd_sizes=[5], sd_samples=10),
+                         m, seed=2, shards=Shards(256)),
+        effort.make(effort.Config(subset_sizes=[4, 8], trials=15),
+                    DocCollection(runs, qrels, 120), seed=2, shards=Shards()),
     ]
     local = [run_study(s, d)[0] for s, d in studies]
     # address="local": a fresh instance even if another session's cluster is running here
@@ -275,15 +310,16 @@ def test_sakai_preset_end_to_end(tmp_path):
 
 def test_config_rejects_oversized_disjoint_sets_before_running():
     # the CLI turns this ConfigError into one line and exit code 2 (tests/test_cli.py)
-    from irsim.experiments.swap import build
+    from irsim.experiments import build_study
     from irsim.runner import compose_config
 
     cfg = compose_config(["experiment=swap", "experiment.sampling=disjoint",
                           "experiment.subset_sizes=[30]", "collection=synthetic_scores"])
     with pytest.raises(ConfigError, match=r"30 > n/2 = 25.0 for disjoint"):
-        build(cfg)
+        build_study(cfg)
     cfg = compose_config(["experiment=swap", "experiment.sampling=[replacement,bootstrap]",
                           "experiment.subset_sizes=[40]", "collection=synthetic_scores",
-                          "experiment.trials=5"])
-    study, _ = build(cfg)
-    assert study.sampling == ("replacement", "bootstrap") and study.subset_sizes == (40,)
+                          "experiment.trials=5", "engine.shard_items=300"])
+    study, _ = build_study(cfg)
+    assert study.configs == (("replacement", 40), ("bootstrap", 50))
+    assert (study.shard_items, study.shard_replicates) == (300, 1000)

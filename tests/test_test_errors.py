@@ -2,8 +2,12 @@
 
 - On bivariate normal topics the t test's Type I error is alpha within Monte Carlo error
   (3.5 standard errors of a binomial rate), and the simulated mean difference is delta.
-- The tables are identical for any shard sizes, for engine=ray with 2 workers, and the
-  delta = 0 rows do not depend on which other deltas are studied (common random numbers).
+- The tables are identical for any shard sizes (``engine.shard_items`` x
+  ``engine.shard_replicates``), for engine=ray with 2 workers, after a resume from
+  checkpoints, and the delta = 0 rows do not depend on which other deltas are studied
+  (common random numbers).
+- The command line, ``make`` and the Python function ``irsim.test_errors`` give the same
+  tables; bad parameters are named as the caller wrote them.
 - The study runs end to end from the preset ``experiment=urbano_test_errors``.
 """
 
@@ -17,10 +21,14 @@ import pytest
 from conftest import SHARED_DATA, urbano_matrix
 from scipy import stats as sps
 
-from irsim.data.simulate import TopicSimulator, fit_simulator
+import irsim
+from irsim.data.simulate import TopicSimulator, fit_simulator, prepare
+from irsim.data.synthetic import synthetic_scores
 from irsim.engine import run_study
-from irsim.errors import ConfigError
-from irsim.experiments.test_errors import TestErrors, clopper_pearson, prepare
+from irsim.errors import ConfigError, python_parameters
+from irsim.experiments import Shards, build_study
+from irsim.experiments.loading import score_matrix
+from irsim.experiments.test_errors import Config, TestErrors, clopper_pearson, make
 from irsim.runner import compose_config, run
 
 COLUMNS = ["metric", "test", "alternative", "n", "delta", "alpha", "trials", "rejections",
@@ -103,10 +111,75 @@ def test_tables_and_counters(small_tables):
 
 
 def test_shard_sizes_change_nothing(real_data, small_tables):
-    study = TestErrors(**SMALL, shard_configs=3, shard_trials=250)
+    study = TestErrors(**SMALL, shard_items=3, shard_replicates=250)
     tables, info = run_study(study, real_data)
     assert info["shards"] == 3 * 3  # ceil(8 / 3) config blocks x ceil(700 / 250)
     assert_same(tables, small_tables)
+
+
+def test_resume_from_checkpoints_changes_nothing(tmp_path, real_data, small_tables):
+    study = TestErrors(**SMALL, shard_items=5, shard_replicates=250)
+    calls = []
+
+    def stop_after_3(done, total):
+        calls.append(done)
+        if len(calls) == 4:  # the first call reports 0 shards done
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_study(study, real_data, checkpoint_dir=tmp_path, progress=stop_after_3)
+    tables, info = run_study(study, real_data, checkpoint_dir=tmp_path)
+    assert info["shards"] == 2 * 3 and info["shards_resumed"] == 3
+    assert_same(tables, small_tables)
+
+
+SYNTHETIC = ["experiment=test_errors", "collection=synthetic_scores", "experiment.trials=300",
+             "experiment.B=100", "experiment.sizes=[10,20]", "experiment.deltas=[0.0,0.04]",
+             "experiment.alpha=[0.05]", "experiment.tests=[t,randomisation]"]
+
+
+def test_command_line_make_and_python_function_agree():
+    cfg = compose_config(SYNTHETIC)
+    study, data = build_study(cfg)
+    assert (study.shard_items, study.shard_replicates) == (4096, 1000)
+    ref, info = run_study(study, data)
+    assert info["shards"] == 1
+    # engine.shard_items x engine.shard_replicates split the work, never the numbers
+    study, data = build_study(compose_config([*SYNTHETIC, "engine.shard_items=3",
+                                              "engine.shard_replicates=100"]))
+    assert (study.shard_items, study.shard_replicates) == (3, 100)
+    tables, info = run_study(study, data)
+    assert info["shards"] == 2 * 2  # ceil(6 configurations / 3) x ceil(300 / 250)
+    assert_same(tables, ref)
+    # make() on the same matrix with the Config of the same parameters
+    matrix = score_matrix(cfg)
+    config = Config(sizes=[10, 20], deltas=[0.0, 0.04], alpha=[0.05], trials=300, B=100,
+                    tests=["t", "randomisation"])
+    study, data = make(config, matrix, seed=0, shards=Shards(items=3))
+    assert study.shard_items == 3 and data.metrics == matrix.metrics
+    assert study.alphas == (0.05,) and study.deltas == (0.0, 0.04)
+    # the Python door: the same tables for the same parameters and seed
+    res = irsim.test_errors(matrix, sizes=[10, 20], deltas=[0.0, 0.04], alpha=[0.05],
+                            trials=300, B=100, tests=["t", "randomisation"], seed=0)
+    assert_same(res.tables, ref)
+    assert_same(run_study(study, data)[0], ref)
+
+
+def test_parameters_are_named_as_the_caller_wrote_them():
+    with pytest.raises(ConfigError, match="engine.shard_items must be an integer >= 1"):
+        TestErrors(shard_items=0)
+    with pytest.raises(ConfigError, match="engine.shard_replicates must be an integer >= 1"):
+        TestErrors(shard_replicates=0)
+    with pytest.raises(ConfigError, match="experiment.trials must be an integer >= 1"):
+        TestErrors(trials=0)
+    with python_parameters():
+        with pytest.raises(ConfigError, match="^shard_items must be an integer >= 1"):
+            TestErrors(shard_items=0)
+        with pytest.raises(ConfigError, match="^alpha must be inside"):
+            TestErrors(alphas=(0.05, 1.5))
+    matrix = synthetic_scores(systems=5, topics=20, metrics=("AP",)).matrix
+    with pytest.raises(ConfigError, match="^B must be an integer >= 1, got 0"):
+        irsim.test_errors(matrix, B=0)
 
 
 def test_delta_zero_rows_do_not_depend_on_other_deltas(real_data, small_tables):
@@ -121,7 +194,7 @@ def test_delta_zero_rows_do_not_depend_on_other_deltas(real_data, small_tables):
 
 @pytest.mark.ray
 def test_ray_equals_local(ray_local, real_data, small_tables):
-    study = TestErrors(**SMALL, shard_configs=4, shard_trials=250)
+    study = TestErrors(**SMALL, shard_items=4, shard_replicates=250)
     tables, info = run_study(study, real_data, engine="ray", engine_options={"workers": 2})
     assert info["engine"] == "ray" and info["shards"] == 6
     assert_same(tables, small_tables)

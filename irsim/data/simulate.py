@@ -41,6 +41,11 @@ True difference
     atoms at 0 and 1 stay atoms). The exact mean of a shifted margin has a closed form
     (:meth:`Margins.mean`); :meth:`Margins.shift_for_mean` inverts it (regula falsi).
 
+Shifted pairs
+    :func:`prepare` tabulates, for every metric, the shift of every system's margin to
+    ``mean + delta`` for each delta, and the ordered pairs ``(baseline, pair)`` whose baseline
+    reaches every delta (:class:`SimulationData`, what ``experiment=test_errors`` reads).
+
 Examples
 --------
 >>> rng = np.random.default_rng(0)
@@ -56,6 +61,7 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -71,6 +77,7 @@ __all__ = [
     "MARGIN_KINDS",
     "MAX_RHO",
     "Margins",
+    "SimulationData",
     "TopicSimulator",
     "detect_support",
     "empirical_margins",
@@ -82,6 +89,7 @@ __all__ = [
     "latent_uniform",
     "normal_margins",
     "norta_rho",
+    "prepare",
 ]
 
 #: Margin kinds of :func:`fit_margins`.
@@ -704,7 +712,6 @@ def norta_rho(margins: Margins, a: ArrayLike, b: ArrayLike, target: ArrayLike, *
         active, x, lo, hi = active[keep], new[keep], lo[keep], hi[keep]
     r[active] = x
     return r
-    return 0.5 * (lo + hi)
 
 
 # ----------------------------------------------------------------------------- simulator
@@ -905,3 +912,95 @@ def fit_simulator(
         dependence=dependence,
         dropped=tuple(n for n, k in zip(names, keep, strict=True) if not k),
     )
+
+
+# ----------------------------------------------------------------------------- shifted pairs
+
+
+@dataclass(frozen=True)
+class SimulationData:
+    """Known-truth trials of shifted pairs (what ``experiment=test_errors`` reads): one
+    fitted simulator per metric, and per delta the shift of each baseline's margin.
+
+    Attributes
+    ----------
+    simulators : tuple of TopicSimulator
+    deltas : tuple of float
+    thetas : tuple of ndarray, each (deltas, systems)
+        Proportional-odds shift giving system s's margin the mean ``mean_s + delta``
+        (NaN where unattainable).
+    trial_pairs : tuple of ndarray, each (ordered pairs, 2)
+        ``(baseline system, pair index)`` of every ordered pair whose baseline reaches all
+        deltas; a trial draws one uniformly.
+    diagnostics : tuple of dict
+        Fit statistics per metric (for the ``test_errors_fit`` table).
+    """
+
+    simulators: tuple[TopicSimulator, ...]
+    deltas: tuple[float, ...]
+    thetas: tuple[np.ndarray, ...]
+    trial_pairs: tuple[np.ndarray, ...]
+    diagnostics: tuple[dict, ...] = field(default=())
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """Metric names, in simulator order."""
+        return tuple(s.metric for s in self.simulators)
+
+    def describe(self) -> dict:
+        """Summary for the manifest and the report header."""
+        return {
+            "metrics": list(self.metrics),
+            "systems": int(self.simulators[0].margins.systems) if self.simulators else 0,
+            "topics": "simulated",
+            "source": "generator fitted to the collection (see test_errors_fit)",
+            "deltas": list(self.deltas),
+        }
+
+
+def prepare(simulators: Sequence[TopicSimulator], deltas: Sequence[float],
+            sources: Sequence[np.ndarray] | None = None) -> SimulationData:
+    """Shifts for every (delta, system) and the eligible ordered pairs of each metric.
+
+    A system is a baseline only if its margin can be shifted to every ``mean + delta``
+    (a discrete margin cannot pass its largest score). `sources` (the fitted rows of the
+    score matrix per metric, optional) add fit diagnostics.
+
+    Examples
+    --------
+    >>> sim = TopicSimulator.normal(means=[0.3, 0.4, 0.5], sds=[0.1] * 3, rho=[0.5] * 3)
+    >>> data = prepare([sim], [0.0, 0.05])
+    >>> data.thetas[0][0].tolist(), len(data.trial_pairs[0])   # 3 pairs x 2 orientations
+    ([0.0, 0.0, 0.0], 6)
+    >>> shifted = sim.margins.mean(data.thetas[0][1]) - sim.margins.mean()
+    >>> shifted.round(12).tolist()
+    [0.05, 0.05, 0.05]
+    """
+    deltas = tuple(float(d) for d in deltas)
+    thetas, pairs, diags = [], [], []
+    for i, sim in enumerate(simulators):
+        m = sim.margins
+        base = m.mean()
+        theta = np.stack([np.zeros(m.systems) if d == 0.0 else m.shift_for_mean(base + d)
+                          for d in deltas])
+        ok = np.isfinite(theta).all(axis=0)
+        p = np.arange(sim.pairs)
+        ordered = np.concatenate([np.stack([sim.pair_a, p], axis=1),
+                                  np.stack([sim.pair_b, p], axis=1)])
+        order = np.lexsort((ordered[:, 0], ordered[:, 1]))
+        ordered = ordered[order]
+        ordered = ordered[ok[ordered[:, 0]]]
+        if len(ordered) == 0:
+            raise ConfigError(f"metric {sim.metric}: no system's margin can be shifted to "
+                              f"its mean + {max(deltas)}; use smaller deltas")
+        thetas.append(theta)
+        pairs.append(np.ascontiguousarray(ordered, dtype=np.int64))
+        diag = {"baselines": int(np.count_nonzero(ok))}
+        if sources is not None:
+            src = np.asarray(sources[i], np.float64)
+            ks = m.ks_distance(src)
+            diag.update(ks_mean=float(ks.mean()), ks_max=float(ks.max()),
+                        mean_error_max=float(np.abs(base - src.mean(axis=1)).max()))
+        diags.append(diag)
+    return SimulationData(tuple(simulators), deltas, tuple(thetas), tuple(pairs),
+                          tuple(diags))

@@ -34,7 +34,7 @@ from typing import Any
 from irsim.errors import unknown_name
 
 __all__ = ["KNOWN", "Shards", "experiment_names", "experiment_module", "build_study",
-           "make_study"]
+           "make_study", "load"]
 
 #: Experiment modules, in the order ``irsim list`` shows them.
 KNOWN = ("discpower", "swap", "error_rates", "effort", "coverage", "corpus_ci", "test_errors")
@@ -75,19 +75,27 @@ def make_study(name: str, config: Any, data: Any, *, seed: int, shards: Shards
     return experiment_module(name).make(config, data, seed=int(seed), shards=shards)
 
 
-def build_study(cfg: Any) -> tuple[Any, Any]:
-    """The study named by ``cfg.experiment.name`` and the data its kernel reads, from a
-    composed Hydra config (the command line's path)."""
+def load(cfg: Any) -> tuple[str, Any, Any, Shards]:
+    """From a composed Hydra config (the command line's path): the experiment's name, its
+    ``Config``, the data it reads and the requested shard sizes."""
     from omegaconf import OmegaConf
 
     from irsim.experiments.loading import doc_collection, engine_shards, score_matrix
 
-    module = experiment_module(cfg.experiment.name)
-    if not hasattr(module, "make"):  # not yet ported to the kit
-        return module.build(cfg)
+    name = cfg.experiment.name
+    module = experiment_module(name)
     config = OmegaConf.to_object(cfg.experiment)
     if cfg.get("metrics") is not None and hasattr(config, "metrics"):
         config.metrics = None  # the top-level `metrics` chose the data: it wins
     data = doc_collection(cfg) if module.DATA == "docs" else score_matrix(cfg)
-    return make_study(cfg.experiment.name, config, data, seed=cfg.seed,
-                      shards=engine_shards(cfg))
+    return name, config, data, engine_shards(cfg)
+
+
+def build_study(cfg: Any) -> tuple[Any, Any]:
+    """The study named by ``cfg.experiment.name`` and the data its kernel reads, from a
+    composed Hydra config."""
+    module = experiment_module(cfg.experiment.name)
+    if not hasattr(module, "make"):  # not yet ported to the kit
+        return module.build(cfg)
+    name, config, data, shards = load(cfg)
+    return make_study(name, config, data, seed=cfg.seed, shards=shards)

@@ -3,6 +3,10 @@
 Absolute bins (Voorhees-Buckley, Sakai): width 0.01, 21 bins, the last one open
 (``[0.20, inf)``). Relative bins (Sakai; Sanderson-Zobel): the difference relative to the
 smaller of the two means, width 5%, up to 100% (the last bin open).
+
+Differences of means computed by GEMMs carry rounding noise: :func:`snap_ties` sets those
+within :func:`tie_tolerance_of` the scores to exactly 0 before they are binned and compared
+(:func:`is_swap`); :func:`bin_counts` counts comparisons and flagged ones per bin.
 """
 
 from __future__ import annotations
@@ -11,8 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["BinLayout", "ABSOLUTE", "RELATIVE", "layout", "relative_difference", "is_swap",
-           "required_difference"]
+from irsim.stats.resample import TIE_RTOL
+
+__all__ = ["BinLayout", "ABSOLUTE", "RELATIVE", "LAYOUTS", "layout", "relative_difference",
+           "is_swap", "required_difference", "tie_tolerance_of", "snap_ties", "bin_counts"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,8 @@ class BinLayout:
 ABSOLUTE = BinLayout("absolute", 0.01, 21)
 #: Relative difference bins: width 5%, 20 bins up to 100% (last >= 95%... open-ended).
 RELATIVE = BinLayout("relative", 0.05, 20)
+#: Both layouts, in table order (absolute rows first).
+LAYOUTS: tuple[BinLayout, ...] = (ABSOLUTE, RELATIVE)
 
 
 def layout(kind: str) -> BinLayout:
@@ -149,3 +157,45 @@ def required_difference(comparisons: np.ndarray, swaps: np.ndarray, lo: np.ndarr
     if last_bad + 1 >= len(lo) or not (comps[last_bad + 1:] > 0).any():
         return float("nan")
     return float(lo[last_bad + 1])
+
+
+def tie_tolerance_of(x: np.ndarray) -> float:
+    """Half-width of "difference = 0" for means of the scores `x`: ``TIE_RTOL * max |x|``.
+
+    Examples
+    --------
+    >>> tie_tolerance_of(np.array([[0.2, 1.0], [0.5, 0.0]]))
+    1e-09
+    """
+    scale = float(np.abs(x).max()) if np.size(x) else 0.0
+    return TIE_RTOL * scale
+
+
+def snap_ties(d: np.ndarray, tol: float) -> np.ndarray:
+    """`d` with entries ``|d| <= tol`` set to exactly 0 (in place; returned).
+
+    Examples
+    --------
+    >>> snap_ties(np.array([1e-17, -0.1, -2e-12]), 1e-9).tolist()
+    [0.0, -0.1, 0.0]
+    """
+    np.copyto(d, 0.0, where=np.abs(d) <= tol)
+    return d
+
+
+def bin_counts(layout: BinLayout, values: np.ndarray, flags: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """(comparisons, flagged) per bin of `layout` (int64 each); `values` >= 0, may be inf.
+
+    Examples
+    --------
+    >>> c, s = bin_counts(ABSOLUTE, np.array([0.0, 0.005, 0.3]), np.array([True, False, True]))
+    >>> c[[0, 20]].tolist(), s[[0, 20]].tolist()
+    ([2, 1], [1, 1])
+    """
+    key = layout.index(values)  # one bincount of (bin, flag) pairs: 2 * bin + flag
+    key *= 2
+    key += flags
+    both = np.bincount(key.ravel(), minlength=2 * layout.count)
+    both = both.reshape(layout.count, 2)
+    return both.sum(axis=1).astype(np.int64), both[:, 1].astype(np.int64)

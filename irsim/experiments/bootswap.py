@@ -22,33 +22,19 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
+from irsim.errors import param
 from irsim.experiments.bins import ABSOLUTE, BinLayout, is_swap, required_difference
 from irsim.experiments.common import check_alphas
+from irsim.tables import schema, table
 
-__all__ = ["SWAP_STREAM", "check_confidences", "swap_counts", "topic_overlap", "swap_tables",
-           "SWAP_RATES_SCHEMA", "SWAP_SUMMARY_SCHEMA"]
+__all__ = ["SWAP_STREAM", "check_confidences", "swap_counts", "topic_overlap", "swap_tables"]
 
 #: Random stream of the second set of bootstrap samples ``Q'*b``.
 SWAP_STREAM = "discpower/swap2"
 
-SWAP_RATES_SCHEMA = pa.schema([
-    ("metric", pa.string()), ("sampling", pa.string()), ("subset_size", pa.int64()),
-    ("bin_kind", pa.string()), ("bin_lo", pa.float64()), ("bin_hi", pa.float64()),
-    ("comparisons", pa.int64()), ("swaps", pa.int64()), ("swap_rate", pa.float64()),
-])
-
-SWAP_SUMMARY_SCHEMA = pa.schema([
-    ("metric", pa.string()), ("sampling", pa.string()), ("subset_size", pa.int64()),
-    ("confidence", pa.float64()), ("required_diff", pa.float64()),
-    ("max_performance", pa.float64()), ("relative_diff", pa.float64()),
-    ("sensitivity", pa.float64()), ("mean_unique_topics", pa.float64()),
-    ("mean_overlap", pa.float64()), ("comparisons", pa.int64()),
-    ("comparisons_above", pa.int64()),
-])
-
-
-def check_confidences(values, name: str = "experiment.swap_confidence") -> tuple[float, ...]:
-    """Confidence levels of the required difference, each inside (0, 1).
+def check_confidences(values, name: str | None = None) -> tuple[float, ...]:
+    """Confidence levels of the required difference, each inside (0, 1) (`name`: the
+    parameter in messages, default ``swap_confidence``).
 
     Examples
     --------
@@ -57,7 +43,7 @@ def check_confidences(values, name: str = "experiment.swap_confidence") -> tuple
     """
     if isinstance(values, (int, float)):
         values = [values]
-    return check_alphas(values, name)
+    return check_alphas(values, name or param("swap_confidence"))
 
 
 def swap_counts(d: np.ndarray, d2: np.ndarray, layout: BinLayout = ABSOLUTE
@@ -147,9 +133,9 @@ def swap_tables(
         ``swap_rates``: metric, sampling (``bootstrap``), subset_size, bin_kind, bin_lo,
         bin_hi, comparisons, swaps, swap_rate. ``swap_summary``: metric, sampling,
         subset_size, confidence, required_diff, max_performance, relative_diff,
-        sensitivity, mean_unique_topics, mean_overlap, plus the extra integer columns
-        ``comparisons`` (``|C| B``) and ``comparisons_above`` (those with ``|D| >=``
-        required_diff).
+        sensitivity, mean_unique_topics, mean_overlap, ``comparisons`` (``|C| B``),
+        ``comparisons_above`` (those with ``|D| >=`` required_diff) and the relative-bin
+        columns of ``experiment=swap`` (null here); see :mod:`irsim.tables`.
 
     Examples
     --------
@@ -165,8 +151,8 @@ def swap_tables(
     (0.01, 0.02, 0.6666666666666666, 31.5)
     """
     lo, hi = layout.lo, layout.hi
-    rate_cols: dict[str, list] = {f.name: [] for f in SWAP_RATES_SCHEMA}
-    sum_cols: dict[str, list] = {f.name: [] for f in SWAP_SUMMARY_SCHEMA}
+    rate_cols: dict[str, list] = {name: [] for name in schema("swap_rates").names}
+    sum_cols: dict[str, list] = {name: [] for name in schema("swap_summary").names}
     for metric, comps, swaps, max_perf in rows:
         comps = np.asarray(comps, np.int64)
         swaps = np.asarray(swaps, np.int64)
@@ -196,5 +182,6 @@ def swap_tables(
             sum_cols["mean_overlap"].append(overlap_total / samples)
             sum_cols["comparisons"].append(total)
             sum_cols["comparisons_above"].append(above)
-    return (pa.table(rate_cols, schema=SWAP_RATES_SCHEMA),
-            pa.table(sum_cols, schema=SWAP_SUMMARY_SCHEMA))
+            sum_cols["required_reldiff"].append(None)  # relative bins: experiment=swap only
+            sum_cols["sensitivity_reldiff"].append(None)
+    return table("swap_rates", rate_cols), table("swap_summary", sum_cols)

@@ -20,48 +20,52 @@ The bootstrap of sample ``s`` is its own ``B`` resamples: replicates ``s*B .. (s
 of one stream (:func:`irsim.sampling.topics.bootstrap_counts`, keyed by ``n``), shared by
 the systems (as Sakai shares bootstrap samples across pairs). The bootstrap means of all
 systems on a sample are one GEMM ``X[:, sample] @ (counts / n).T`` of a fixed shape, each
-distribution is sorted once and every method and level reads its quantiles from it. The
-limits are those of :func:`irsim.stats.bootstrap_ci` / :func:`irsim.stats.mean_ci` (tests
-check equality on identical resamples); they are computed here for all levels at once
-because the library functions take one level per call and would sort again for each.
+distribution is sorted once and every method and level reads its quantiles from it
+(:func:`irsim.stats.ci.mean_interval_grid`: the limits of :func:`irsim.stats.bootstrap_ci`
+and :func:`irsim.stats.mean_ci` for all levels at once).
 
-Shards are blocks of samples of one size (whole blocks of 250); each sample is computed
-the same way whatever block it is in, and the counters are integers, so tables are
-identical for any shard size and executor.
+Shards: items are the sample sizes (``engine.shard_items`` sizes per shard, default 1),
+replicates the samples (``engine.shard_replicates`` per shard, default 250, rounded up to a
+multiple of 250). Each sample is computed the same way whatever shard it is in and the
+partial results are integer miss counters, so tables are identical for any shard size and
+executor.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from scipy import stats as sps
 
 from irsim.data.matrix import ScoreMatrix
-from irsim.engine.base import Partial, Shard, block_ranges
-from irsim.errors import ConfigError
+from irsim.engine.base import Shard, shard_grid
+from irsim.engine.partials import Count
+from irsim.errors import ConfigError, param
+from irsim.experiments import Shards
 from irsim.experiments.common import (
     aligned_block,
+    as_tuple,
     check_alphas,
     check_choices,
     check_positive_int,
     resolve_metrics,
+    select_metrics,
 )
 from irsim.sampling.rng import REPLICATE_BLOCK, rng_for
 from irsim.sampling.subsets import subset_indices
 from irsim.sampling.topics import bootstrap_counts
-from irsim.stats.ci import (
-    interval_grid_from_distribution,
-    location_interval,
-    mean_acceleration,
-)
+from irsim.stats.ci import mean_interval_grid
+from irsim.tables import table
 
-__all__ = ["Coverage", "METHODS", "PARK_ALPHAS", "TOPIC_STREAM", "BOOT_STREAM",
-           "RELABEL_STREAM", "relabelling", "interval_grid", "DESCRIPTION", "build",
-           "report_sections"]
+__all__ = ["DESCRIPTION", "DATA", "Config", "make", "Coverage", "METHODS", "PARK_ALPHAS",
+           "TOPIC_STREAM", "BOOT_STREAM", "RELABEL_STREAM", "relabelling"]
+
+DESCRIPTION = ("coverage of confidence intervals for MAP: Type I error of normal, t, "
+               "percentile, basic, BCa and studentised logit intervals on topic samples "
+               "(Park 2011)")
+DATA = "matrix"
 
 #: Interval methods of this study (config names, ``method`` column).
 METHODS = ("normal", "t", "percentile", "basic", "bca", "studentised_logit")
@@ -74,62 +78,78 @@ RELABEL_STREAM = "coverage/relabel"
 _BOOTSTRAPPED = ("percentile", "basic", "bca", "studentised_logit")
 
 
-def interval_grid(
-    x: np.ndarray, star: np.ndarray, alphas: Sequence[float], methods: Sequence[str],
-) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Two-sided intervals for the mean of each row of `x` at every level ``1 - alpha``.
+@dataclass
+class Config:
+    """Parameters of ``experiment=coverage`` (Park 2011).
 
     Parameters
     ----------
-    x : ndarray, shape (rows, n)
-        The samples.
-    star : ndarray, shape (rows, B)
-        Bootstrap means of each row (any order); only read by the bootstrap methods.
-    alphas : sequence of float
-    methods : sequence of str
-        Any of :data:`METHODS`.
+    metrics : str or list of str, optional
+        Metrics of the collection to study (default: all of them; the top-level
+        ``metrics`` wins when both are set).
+    methods : str or list of str
+        Interval methods: ``normal``, ``t``, ``percentile``, ``basic``, ``bca``,
+        ``studentised_logit``.
+    sizes : int or list of int
+        Topics per sample ``n`` (drawn without replacement; 2 <= n <= the collection's
+        topics).
+    samples : int
+        Topic samples per size.
+    B : int
+        Bootstrap resamples per interval (>= 2 for the bootstrap methods).
+    alpha : float or list of float
+        Intervals at level ``1 - alpha`` (default: Park's 0.05, 0.10, ..., 0.50).
+    """
 
-    Returns
-    -------
-    dict
-        ``method -> (low, high)``, each of shape (rows, len(alphas)). Equal to
-        :func:`irsim.stats.bootstrap_ci` (``mean_ci`` for ``normal``/``t``, BCa with the
-        jackknife acceleration of the mean) given the same `star`, one sort per row.
+    name: str = "coverage"
+    metrics: Any = None
+    methods: Any = field(default_factory=lambda: list(METHODS))
+    sizes: Any = field(default_factory=lambda: [5, 10, 20])
+    samples: int = 1000
+    B: int = 1000
+    alpha: Any = field(default_factory=lambda: list(PARK_ALPHAS))
+
+
+def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
+         ) -> tuple[Coverage, ScoreMatrix]:
+    """The coverage study of `config` on the metrics it selects from `data`.
 
     Examples
     --------
-    >>> rng = np.random.default_rng(0)
-    >>> x = rng.random((3, 8))
-    >>> idx = rng.integers(0, 8, (500, 8))
-    >>> star = x[:, idx].mean(axis=-1)
-    >>> out = interval_grid(x, star, [0.05, 0.5], ["t", "percentile"])
-    >>> out["percentile"][0].shape
-    (3, 2)
-    >>> from irsim.stats import bootstrap_ci
-    >>> ref = bootstrap_ci(x.mean(-1), star, method="percentile", confidence_level=0.5)
-    >>> bool(np.array_equal(ref.confidence_interval.low, out["percentile"][0][:, 1]))
-    True
+    >>> from irsim.data.synthetic import synthetic_scores
+    >>> m = synthetic_scores(systems=4, topics=40, seed=1).matrix
+    >>> study, data = make(Config(sizes=[5, 10], samples=100), m, seed=0, shards=Shards())
+    >>> study.sizes, study.alphas[:2], len(study.plan(data))
+    ((5, 10), (0.05, 0.1), 2)
+    >>> make(Config(sizes=[50]), m, seed=0, shards=Shards())  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: experiment.sizes: 50 > 40 topics in the collection ...
     """
-    x = np.asarray(x, np.float64)
-    n = x.shape[-1]
-    levels = 1.0 - np.asarray(alphas, np.float64)
-    mean = x.mean(axis=-1)
-    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    if "normal" in methods or "t" in methods:
-        se = x.std(axis=-1, ddof=1) / np.sqrt(n)
-        tail = (1.0 - levels) / 2.0
-        for m in ("normal", "t"):
-            if m in methods:
-                q = sps.norm.isf(tail) if m == "normal" else sps.t.isf(tail, n - 1)
-                ci = location_interval(mean[:, None], se[:, None], q[None, :], "two-sided")
-                out[m] = (ci.low, ci.high)
-    boot = [m for m in methods if m in _BOOTSTRAPPED]
-    if boot:
-        acc = mean_acceleration(x) if "bca" in boot else None
-        limits, _ = interval_grid_from_distribution(mean, star, boot, levels, acceleration=acc,
-                                                    n=n)
-        out.update(limits)
-    return out
+    matrix = select_metrics(data, config.metrics)
+    methods = check_choices(config.methods, METHODS, "CI method for experiment=coverage",
+                            param("methods"))
+    sizes = as_tuple(config.sizes)
+    checked = tuple(check_positive_int(s, param("sizes")) for s in sizes)
+    if not checked or any(s < 2 for s in checked):
+        raise ConfigError(f"{param('sizes')} must list sizes >= 2, got {sizes!r}")
+    samples = check_positive_int(config.samples, param("samples"))
+    B = check_positive_int(config.B, param("B"))
+    if B < 2 and any(m in _BOOTSTRAPPED for m in methods):
+        raise ConfigError(f"{param('B')} must be >= 2 for bootstrap intervals")
+    alphas = check_alphas(as_tuple(config.alpha), param("alpha"))
+    shard_items, shard_reps = shards.get(1, 250)
+    shard_items = check_positive_int(shard_items, param("shard_items", "engine"))
+    shard_reps = check_positive_int(shard_reps, param("shard_replicates", "engine"))
+    n_topics = len(matrix.topics)
+    for n in checked:
+        if n > n_topics:
+            raise ConfigError(f"{param('sizes')}: {n} > {n_topics} topics in the collection "
+                              f"(samples are drawn without replacement)")
+    study = Coverage(metrics=tuple(matrix.metrics), methods=methods, sizes=checked,
+                     samples=samples, B=B, alphas=alphas, seed=int(seed),
+                     shard_items=shard_items, shard_replicates=shard_reps)
+    return study, matrix
 
 
 def relabelling(seed: int, systems: int, topics: int) -> np.ndarray:
@@ -152,20 +172,15 @@ class Coverage:
 
     Parameters
     ----------
-    metrics : sequence of str, optional
-        Metrics of the score matrix (default: all).
-    methods : sequence of str
-        Interval methods (:data:`METHODS`).
-    sizes : sequence of int
-        Sample sizes ``n`` (topics per sample, without replacement; 2 <= n <= topics).
-    samples : int
-        Samples per size.
-    B : int
-        Bootstrap resamples per interval.
-    alphas : sequence of float
-        ``1 - alpha`` are the confidence levels.
+    metrics, methods, sizes, samples, B
+        As :class:`Config`, checked and normalised by :func:`make` (tuples; `metrics`: the
+        data's metrics it selected).
+    alphas : tuple of float
+        :class:`Config`'s ``alpha``: ``1 - alpha`` are the confidence levels.
     seed : int
-    shard_samples : int
+    shard_items : int
+        Sizes per shard; does not change any result.
+    shard_replicates : int
         Samples per shard (rounded up to a multiple of 250); does not change any result.
     memory_budget : int
         Approximate bytes of the bootstrap means held at once.
@@ -175,68 +190,49 @@ class Coverage:
     >>> from irsim.data.synthetic import synthetic_scores
     >>> from irsim.engine import run_study
     >>> m = synthetic_scores(systems=4, topics=40, seed=1).matrix
-    >>> study = Coverage(sizes=(5,), samples=50, B=200, alphas=(0.1,), methods=("t", "bca"))
-    >>> tables, _ = run_study(study, m)
+    >>> config = Config(sizes=[5], samples=50, B=200, alpha=[0.1], methods=["t", "bca"])
+    >>> study, data = make(config, m, seed=0, shards=Shards())
+    >>> tables, _ = run_study(study, data)
     >>> tables["coverage"].column_names[:7]
     ['method', 'n', 'alpha', 'samples', 'type1_error', 'above', 'below']
     >>> tables["coverage"].num_rows
     2
     """
 
-    metrics: tuple[str, ...] | None = None
-    methods: tuple[str, ...] = METHODS
-    sizes: tuple[int, ...] = (5, 10, 20)
-    samples: int = 1000
-    B: int = 1000
-    alphas: tuple[float, ...] = PARK_ALPHAS
-    seed: int = 0
-    shard_samples: int = 250
+    metrics: tuple[str, ...]
+    methods: tuple[str, ...]
+    sizes: tuple[int, ...]
+    samples: int
+    B: int
+    alphas: tuple[float, ...]
+    seed: int
+    shard_items: int
+    shard_replicates: int
     memory_budget: int = 64 * 2**20
     name: str = field(default="coverage", init=False)
 
-    def __post_init__(self) -> None:
-        methods = check_choices(self.methods, METHODS, "CI method for experiment=coverage",
-                                "experiment.methods")
-        object.__setattr__(self, "methods", methods)
-        sizes = tuple(check_positive_int(s, "experiment.sizes") for s in self.sizes)
-        if not sizes or any(s < 2 for s in sizes):
-            raise ConfigError(f"experiment.sizes must list sizes >= 2, got {self.sizes!r}")
-        object.__setattr__(self, "sizes", sizes)
-        if self.metrics is not None:
-            object.__setattr__(self, "metrics", tuple(self.metrics))
-        object.__setattr__(self, "samples", check_positive_int(self.samples,
-                                                               "experiment.samples"))
-        object.__setattr__(self, "B", check_positive_int(self.B, "experiment.B"))
-        if self.B < 2 and any(m in _BOOTSTRAPPED for m in methods):
-            raise ConfigError("experiment.B must be >= 2 for bootstrap intervals")
-        object.__setattr__(self, "alphas", check_alphas(self.alphas))
-        check_positive_int(self.shard_samples, "engine.shard_replicates")
-        check_positive_int(self.memory_budget, "memory_budget")
-
-    # -- plan ---------------------------------------------------------------------------
     def _metrics(self, data: ScoreMatrix) -> tuple[str, ...]:
         return resolve_metrics(self.metrics, data.metrics)
 
+    # -- plan ---------------------------------------------------------------------------
     def plan(self, data: ScoreMatrix) -> list[Shard]:
-        """For each size, blocks of samples (items ``k * samples + s`` for size ``k``)."""
+        """Blocks of sizes (items) x blocks of samples (replicates)."""
         self._metrics(data)
-        n_topics = len(data.topics)
-        for n in self.sizes:
-            if n > n_topics:
-                raise ConfigError(f"experiment.sizes: {n} > {n_topics} topics in the "
-                                  f"collection (samples are drawn without replacement)")
-        block = aligned_block(self.shard_samples, REPLICATE_BLOCK)
-        shards = []
-        for k in range(len(self.sizes)):
-            for a, b in block_ranges(self.samples, block):
-                off = k * self.samples
-                shards.append(Shard(len(shards), (off + a, off + b), (0, 0)))
-        return shards
+        return shard_grid(len(self.sizes), self.shard_items, self.samples,
+                          aligned_block(self.shard_replicates, REPLICATE_BLOCK))
 
     def fingerprint(self) -> dict:
         """Parameters that determine the tables."""
         return {k: getattr(self, k) for k in ("metrics", "methods", "sizes", "samples", "B",
                                              "alphas", "seed")}
+
+    def fields(self, data: ScoreMatrix) -> dict[str, Count]:
+        """Per size: miss counters (metrics x methods x alphas x {above, below}) and the
+        samples they count."""
+        shape = (len(self.sizes), len(self._metrics(data)), len(self.methods),
+                 len(self.alphas), 2)
+        return {"misses": Count(shape, along="items"),
+                "samples": Count((len(self.sizes),), along="items")}
 
     # -- kernel -------------------------------------------------------------------------
     def _chunk(self, systems: int) -> int:
@@ -244,15 +240,22 @@ class Coverage:
         per_sample = 8 * systems * (3 * self.B + 4 * len(self.alphas))
         return max(1, int(self.memory_budget // max(per_sample, 1)))
 
-    def kernel(self, shard: Shard, data: ScoreMatrix) -> Partial:
-        """Miss counters (metrics x methods x alphas x {above, below}) of a block of samples."""
-        k = shard.items[0] // self.samples
-        n = self.sizes[k]
-        s0, s1 = shard.items[0] - k * self.samples, shard.items[1] - k * self.samples
+    def kernel(self, shard: Shard, data: ScoreMatrix) -> dict[str, np.ndarray]:
+        """Miss counters of a block of samples of each size in the shard."""
+        k0, k1 = shard.items
+        s0, s1 = shard.reps
+        perm = relabelling(self.seed, len(data.systems), len(data.topics))
+        misses = np.stack([self._misses(data, perm, self.sizes[k], s0, s1)
+                           for k in range(k0, k1)])
+        return {"misses": misses, "samples": np.full(k1 - k0, s1 - s0, np.int64)}
+
+    def _misses(self, data: ScoreMatrix, perm: np.ndarray, n: int, s0: int, s1: int
+                ) -> np.ndarray:
+        """(metrics, methods, alphas, {above, below}) misses of samples ``s0..s1`` of size
+        `n`."""
         metrics = self._metrics(data)
         n_topics, n_sys = len(data.topics), len(data.systems)
         counts = np.zeros((len(metrics), len(self.methods), len(self.alphas), 2), np.int64)
-        perm = relabelling(self.seed, n_sys, n_topics)
         step = self._chunk(n_sys)
         for a in range(s0, s1, step):  # chunks of samples bound the memory
             b = min(s1, a + step)
@@ -270,114 +273,32 @@ class Coverage:
                 if any(m in _BOOTSTRAPPED for m in self.methods):
                     star = np.matmul(xs, w)  # (m, S, B)
                     star = star.reshape(-1, self.B)
-                grid = interval_grid(xs.reshape(-1, n), star, self.alphas, self.methods)
+                grid = mean_interval_grid(xs.reshape(-1, n), star, self.alphas, self.methods)
                 mu = np.tile(truth, b - a)[:, None]
                 for j, method in enumerate(self.methods):
                     low, high = grid[method]
                     counts[mi, j, :, 0] += np.count_nonzero(low > mu, axis=0)
                     counts[mi, j, :, 1] += np.count_nonzero(high < mu, axis=0)
-        return {f"n{n}": counts}
+        return counts
 
-    def reducer(self, data: ScoreMatrix) -> _CoverageReducer:
-        """A fresh reducer."""
-        return _CoverageReducer(self, data)
-
-
-class _CoverageReducer:
-    """Integer miss counters per size, summed over shards."""
-
-    def __init__(self, study: Coverage, data: ScoreMatrix):
-        self.study = study
-        self.metrics = study._metrics(data)
-        self.systems = len(data.systems)
-        shape = (len(self.metrics), len(study.methods), len(study.alphas), 2)
-        self.counts = {n: np.zeros(shape, np.int64) for n in study.sizes}
-        self.done = {n: 0 for n in study.sizes}
-
-    def combine(self, shard: Shard, partial: Partial) -> None:
-        for key, arr in partial.items():
-            n = int(key[1:])
-            self.counts[n] += arr
-            self.done[n] += shard.items[1] - shard.items[0]
-
-    def finalize(self) -> dict[str, pa.Table]:
-        s = self.study
+    # -- tables -------------------------------------------------------------------------
+    def finalize(self, merged: dict[str, np.ndarray], data: ScoreMatrix
+                 ) -> dict[str, pa.Table]:
+        """The ``coverage`` table: one row per metric, method, size and alpha."""
+        systems = len(data.systems)
         rows = []
-        for mi, metric in enumerate(self.metrics):
-            for j, method in enumerate(s.methods):
-                for n in s.sizes:
-                    intervals = self.done[n] * self.systems
-                    for ai, alpha in enumerate(s.alphas):
-                        above, below = (int(v) for v in self.counts[n][mi, j, ai])
+        for mi, metric in enumerate(self._metrics(data)):
+            for j, method in enumerate(self.methods):
+                for k, n in enumerate(self.sizes):
+                    done = int(merged["samples"][k])
+                    intervals = done * systems
+                    for ai, alpha in enumerate(self.alphas):
+                        above, below = (int(v) for v in merged["misses"][k, mi, j, ai])
                         rows.append({
-                            "method": method, "n": n, "alpha": alpha,
-                            "samples": self.done[n],
+                            "method": method, "n": n, "alpha": alpha, "samples": done,
                             "type1_error": (above + below) / intervals,
                             "above": above / intervals, "below": below / intervals,
                             "metric": metric, "intervals": intervals,
                             "misses_above": above, "misses_below": below,
                         })
-        schema = pa.schema([
-            ("method", pa.string()), ("n", pa.int64()), ("alpha", pa.float64()),
-            ("samples", pa.int64()), ("type1_error", pa.float64()), ("above", pa.float64()),
-            ("below", pa.float64()), ("metric", pa.string()), ("intervals", pa.int64()),
-            ("misses_above", pa.int64()), ("misses_below", pa.int64()),
-        ])
-        return {"coverage": pa.Table.from_pylist(rows, schema=schema)}
-
-
-DESCRIPTION = ("coverage of confidence intervals for MAP: Type I error of normal, t, "
-               "percentile, basic, BCa and studentised logit intervals on topic samples "
-               "(Park 2011)")
-
-
-def build(cfg: Any) -> tuple[Coverage, ScoreMatrix]:
-    """The study of the ``experiment`` config node on the configured collection."""
-    from irsim.experiments.loading import engine_shards, score_matrix
-    from irsim.experiments.swap import as_tuple, preset_metrics
-
-    matrix = preset_metrics(score_matrix(cfg), cfg)
-    e = cfg.experiment
-    _, shard_reps = engine_shards(cfg).get(4096, 250)
-    shard_reps = int(e.get("shard_samples") or shard_reps)
-    study = Coverage(
-        metrics=tuple(matrix.metrics),
-        methods=as_tuple(e.get("methods", METHODS)),
-        sizes=as_tuple(e.get("sizes", (5, 10, 20))),
-        samples=e.get("samples", 1000),
-        B=e.get("B", 1000),
-        alphas=as_tuple(e.get("alpha", PARK_ALPHAS)),
-        seed=cfg.seed,
-        shard_samples=shard_reps,
-    )
-    return study, matrix
-
-
-def report_sections(tables: dict, run_dir) -> list[str]:
-    """Type I error table (alpha = 0.05) and the Type I error vs alpha plot."""
-    from pathlib import Path
-
-    import pyarrow.compute as pc
-
-    from irsim.report import markdown_table
-    from irsim.report.coverage import coverage_plots
-
-    lines: list[str] = []
-    if "coverage" not in tables:
-        return lines
-    cov = tables["coverage"]
-    alpha0 = min(cov.column("alpha").to_pylist())
-    head = cov.filter(pc.equal(cov.column("alpha"), alpha0)).select(
-        ["metric", "method", "n", "alpha", "type1_error", "above", "below", "intervals"])
-    lines += ["## Coverage of confidence intervals", "",
-              f"Share of intervals that miss the population mean (Type I error) at alpha = "
-              f"{alpha0:g}; `above`/`below`: the interval lies above/below the population "
-              f"mean. An accurate method has Type I error close to alpha (Park 2011 on TREC "
-              f"2004 Robust, alpha = 0.05, n = 5/10/20: percentile 0.181/0.108/0.070, BCa "
-              f"0.170/0.093/0.059, studentised logit 0.055/0.054/0.047).", "",
-              markdown_table(head, max_rows=60), ""]
-    lines += ["Type I error against alpha, one panel per sample size; the dashed diagonal "
-              "is an exact method.", ""]
-    for path in coverage_plots(cov, Path(run_dir)):
-        lines += [f"![{path.stem}]({path.name})", ""]
-    return lines
+        return {"coverage": table("coverage", rows)}

@@ -4,13 +4,16 @@ section 4).
 From document-level data (runs + qrels): for each (metric, pool depth k) the qrels are
 restricted to the depth-k pool of the runs (:mod:`irsim.sampling.pooling`: every pooled
 document judged, grades kept, everything else unjudged), the metric is recomputed, and the
-unconditioned error rates of :class:`~irsim.experiments.error_rates.ErrorRates` are measured
-for each topic-set size. Effort = topics x mean judged (pooled) documents per topic, so MAP
-on depth-100 pools and P@10 on depth-10 pools can be compared per unit of judging effort
-(the paper's Fig. 7). A depth of ``null`` keeps the full qrels (effort = judgments per topic).
+unconditioned error rates of the error-rate kernel
+(:class:`~irsim.experiments.topicsets.PairErrors`, as the ``error_rates`` study) are
+measured for each topic-set size. Effort = topics x mean judged (pooled) documents per
+topic, so MAP on depth-100 pools and P@10 on depth-10 pools can be compared per unit of
+judging effort (the paper's Fig. 7). A depth of ``null`` keeps the full qrels (effort =
+judgments per topic).
 
-Pooling and evaluation run once when the study is built; the trials run as shards of the
-error-rate kernel (pair blocks), so the results are the same for any sharding and engine.
+Pooling and evaluation run once, in :func:`make`; the trials run as shards of the
+error-rate kernel (pair blocks, integer counters), so the results are the same for any
+sharding and engine.
 """
 
 from __future__ import annotations
@@ -20,21 +23,69 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 
 from irsim.data.collection import DocCollection
 from irsim.data.matrix import ScoreMatrix
 from irsim.engine.base import Partial, Shard
-from irsim.errors import ConfigError
+from irsim.engine.partials import Kind
+from irsim.errors import ConfigError, param
+from irsim.experiments import Shards
 from irsim.experiments.common import check_positive_int
-from irsim.experiments.error_rates import ErrorRates
-from irsim.experiments.swap import as_tuple, check_schemes, check_sizes
+from irsim.experiments.topicsets import (
+    PairErrors,
+    check_drop_bottom,
+    check_schemes,
+    check_sizes,
+    compared_systems,
+    sampling_configs,
+)
 from irsim.sampling.pooling import pool_runs, pooled_qrels
+from irsim.tables import schema, table
 
-__all__ = ["Effort", "EffortData", "effort_data", "DEFAULT_POOLS", "pool_label"]
+__all__ = ["Config", "Effort", "EffortData", "effort_data", "make", "DEFAULT_POOLS",
+           "pool_label", "DESCRIPTION", "DATA"]
 
+DESCRIPTION = ("assessor effort: error rates of metrics recomputed on depth-k pools (MAP at "
+               "depth 100 vs P@10 at depth 10) against judged documents (Sanderson-Zobel)")
+DATA = "docs"
 #: The paper's comparison: MAP on depth-100 pools, P@10 on depth-10 pools.
 DEFAULT_POOLS = (("AP", 100), ("P@10", 10))
+#: Default shard size: system pairs per shard (every shard holds all trials of its pairs).
+SHARD_ITEMS = 4096
+
+
+@dataclass
+class Config:
+    """Parameters of ``experiment=effort`` (needs a document-level collection: synthetic or
+    trec).
+
+    Parameters
+    ----------
+    name : str
+        ``effort``.
+    pools : list of {metric, depth}, optional
+        The (metric, pool depth) series compared, e.g. ``[{metric: AP, depth: 100},
+        {metric: P@10, depth: 10}]`` (the default; null also means it); depth null keeps the
+        full qrels. From Python, ``(metric, depth)`` pairs work too.
+    sampling : str or list of str
+        Topic-set schemes: ``disjoint``, ``replacement``, ``independent``.
+    subset_sizes : int or list of int
+        Topic-set sizes.
+    trials : int
+        Repetitions per pair, each a new pair of topic sets.
+    drop_bottom : float
+        Share of systems with the lowest mean (of the first series) left out.
+    """
+
+    name: str = "effort"
+    pools: list[Any] | None = field(
+        default_factory=lambda: [{"metric": m, "depth": d} for m, d in DEFAULT_POOLS])
+    sampling: Any = field(default_factory=lambda: ["disjoint"])
+    subset_sizes: Any = field(default_factory=lambda: [5, 10, 15, 20, 25])
+    trials: int = 50
+    drop_bottom: float = 0.0
 
 
 def pool_label(metric: str, depth: int | None) -> str:
@@ -77,21 +128,25 @@ def _check_pools(pools: Any) -> tuple[tuple[str, int | None], ...]:
             metric, depth = p.get("metric"), p.get("depth")
         else:
             try:
+                if isinstance(p, str):
+                    raise TypeError(p)
                 metric, depth = p
             except (TypeError, ValueError):
-                raise ConfigError(f"experiment.pools entries need a metric and a depth, got "
+                raise ConfigError(f"{param('pools')} entries need a metric and a depth, got "
                                   f"{p!r}") from None
         if not isinstance(metric, str) or not metric:
-            raise ConfigError(f"experiment.pools: metric must be a name, got {metric!r}")
+            raise ConfigError(f"{param('pools')}: metric must be a name, got {metric!r}")
+        if depth is not None and not isinstance(depth, int | np.integer):
+            raise ConfigError(f"{param('pools')} depth must be an integer >= 1, got {depth!r}")
         if depth is not None:
-            depth = check_positive_int(depth, "experiment.pools depth")
+            depth = check_positive_int(depth, f"{param('pools')} depth")
         out.append((metric, depth))
     if not out:
-        raise ConfigError("experiment.pools must list at least one {metric, depth}")
+        raise ConfigError(f"{param('pools')} must list at least one {{metric, depth}}")
     return tuple(dict.fromkeys(out))
 
 
-def effort_data(docs: DocCollection, pools: Sequence[tuple[str, int | None]]) -> EffortData:
+def effort_data(docs: DocCollection, pools: Sequence[Any]) -> EffortData:
     """Pool the runs, restrict the qrels, recompute each metric.
 
     Examples
@@ -133,23 +188,19 @@ def effort_data(docs: DocCollection, pools: Sequence[tuple[str, int | None]]) ->
 
 @dataclass(frozen=True)
 class Effort:
-    """The assessor-effort study: error rates of metrics on pooled qrels, per unit of effort.
+    """The assessor-effort study: error rates of metrics on pooled qrels, per unit of effort
+    (made by :func:`make`).
 
     Parameters
     ----------
-    pools : sequence of (metric, depth)
-        Series to compare (depth None: the full qrels). Used by :func:`effort_data`; the
-        study itself reads the derived :class:`EffortData`.
-    sampling : sequence of str
-        Topic-set schemes.
-    subset_sizes : sequence of int
-        Topic-set sizes.
-    trials : int
-        Repetitions per pair.
-    drop_bottom : float
-        Share of systems with the lowest mean (first series) left out.
-    seed : int
-    shard_pairs : int
+    pools : tuple of (metric, depth)
+        The series of the data (:func:`effort_data`), in matrix order.
+    systems : tuple of int
+        Indices of the systems compared (after ``drop_bottom``).
+    errors : PairErrors
+        The unconditioned error-rate kernel (configurations, trials, seed).
+    shard_items : int
+        Pairs per shard (rounded up to a multiple of 256); changes no result.
 
     Examples
     --------
@@ -157,72 +208,48 @@ class Effort:
     >>> from irsim.engine import run_study
     >>> runs, qrels = synthetic_trec(runs=5, topics=12, docs_per_topic=80, depth=60, seed=3,
     ...                              quality_sd=0.4)
-    >>> data = effort_data(DocCollection(runs, qrels, 60), DEFAULT_POOLS)
-    >>> tables, _ = run_study(Effort(subset_sizes=(3, 6), trials=10), data)
+    >>> study, data = make(Config(subset_sizes=[3, 6], trials=10),
+    ...                    DocCollection(runs, qrels, 60), seed=0, shards=Shards())
+    >>> tables, _ = run_study(study, data)
     >>> tables["effort_summary"].column("comparisons").to_pylist()   # 10 pairs x 10 trials
     [100, 100, 100, 100]
     """
 
-    pools: tuple[tuple[str, int | None], ...] = DEFAULT_POOLS
-    sampling: tuple[str, ...] = ("disjoint",)
-    subset_sizes: tuple[int, ...] = (5, 10, 15, 20, 25)
-    trials: int = 50
-    drop_bottom: float = 0.0
-    seed: int = 0
-    shard_pairs: int = 4096
+    pools: tuple[tuple[str, int | None], ...]
+    systems: tuple[int, ...]
+    errors: PairErrors
+    shard_items: int = SHARD_ITEMS
     name: str = field(default="effort", init=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "pools", _check_pools(self.pools))
-        object.__setattr__(self, "sampling", check_schemes(self.sampling))
-        object.__setattr__(self, "subset_sizes", check_sizes(self.subset_sizes))
-        _ = self.inner  # validates the rest
-
     @property
-    def inner(self) -> ErrorRates:
-        """The unconditioned error-rate study run on the derived score matrix."""
-        return ErrorRates(
-            metrics=tuple(pool_label(m, d) for m, d in self.pools), sampling=self.sampling,
-            subset_sizes=self.subset_sizes, trials=self.trials, tests=(), windows=(),
-            drop_bottom=self.drop_bottom, target_sizes=(), sd_sizes=(), seed=self.seed,
-            shard_pairs=self.shard_pairs)
-
-    def _check(self, data: EffortData) -> None:
-        if tuple(data.series) != self.pools:
-            raise ConfigError(f"effort data holds series {data.series}, the study expects "
-                              f"{self.pools}")
+    def labels(self) -> tuple[str, ...]:
+        """The metrics of the derived score matrix (:func:`pool_label`)."""
+        return tuple(pool_label(m, d) for m, d in self.pools)
 
     def plan(self, data: EffortData) -> list[Shard]:
         """Pair blocks (all trials in each), as the error-rate study."""
-        self._check(data)
-        return self.inner.plan(data.matrix)
-
-    def kernel(self, shard: Shard, data: EffortData) -> Partial:
-        """Error-rate counters of one block of pairs."""
-        return self.inner.kernel(shard, data.matrix)
+        if tuple(data.series) != self.pools:
+            raise ConfigError(f"effort data holds series {data.series}, the study expects "
+                              f"{self.pools}")
+        return self.errors.plan(len(self.systems), self.shard_items)
 
     def fingerprint(self) -> dict:
         """Parameters that determine the tables."""
-        return {"pools": self.pools, **self.inner.fingerprint()}
+        return {"pools": self.pools, "systems": self.systems, "errors": self.errors}
 
-    def reducer(self, data: EffortData) -> _EffortReducer:
-        """A fresh reducer for this study on `data`."""
-        return _EffortReducer(self, data)
+    def fields(self, data: EffortData) -> dict[str, Kind]:
+        """The error-rate counters (integers)."""
+        return self.errors.fields(len(self.pools))
 
+    def kernel(self, shard: Shard, data: EffortData) -> Partial:
+        """Error-rate counters of one block of pairs."""
+        keep = np.asarray(self.systems)
+        xs = [np.ascontiguousarray(data.matrix.metric(m)[keep]) for m in self.labels]
+        return self.errors.count(shard.items, xs, len(data.matrix.topics))
 
-class _EffortReducer:
-    def __init__(self, study: Effort, data: EffortData):
-        self.study = study
-        self.data = data
-        self.inner = study.inner.reducer(data.matrix)
-
-    def combine(self, shard: Shard, partial: Partial) -> None:
-        self.inner.combine(shard, partial)
-
-    def finalize(self) -> dict[str, pa.Table]:
-        data = self.data
-        er = self.inner.finalize()["error_rates"].to_pandas()
-        er = er[er.test == "none"]
+    def finalize(self, merged: dict[str, Any], data: EffortData) -> dict[str, pa.Table]:
+        """``effort`` (per bin), ``effort_summary`` (all bins) and ``pools``."""
+        er = pd.DataFrame(self.errors.rate_columns(merged, self.labels))
         label = {pool_label(m, d): (m, d) for m, d in data.series}
         per_topic = {pool_label(m, d): float(data.judged[i].mean())
                      for i, (m, d) in enumerate(data.series)}
@@ -232,79 +259,43 @@ class _EffortReducer:
             metric=[label[x][0] for x in er.metric],
         )
         er["effort"] = er.subset_size * er.judged_per_topic
-        binned_cols = ["metric", "pool_depth", "sampling", "subset_size", "judged_per_topic",
-                       "effort", "bin_kind", "bin_lo", "bin_hi", "comparisons", "errors",
-                       "error_rate"]
         absolute = er[er.bin_kind == "absolute"]
         keys = ["metric", "pool_depth", "sampling", "subset_size", "judged_per_topic", "effort"]
         summ = absolute.groupby(keys, sort=False, dropna=False)[["comparisons", "errors"]].sum()
         summ = summ.reset_index()
         summ["error_rate"] = summ.errors / summ.comparisons.where(summ.comparisons > 0)
-        pool_rows = {"pool_depth": [], "metric": [], "topic": [], "judged": [], "relevant": []}
+        pool_rows: dict[str, list] = {"pool_depth": [], "metric": [], "topic": [], "judged": [],
+                                      "relevant": []}
+        nt = len(data.matrix.topics)
         for i, (metric, depth) in enumerate(data.series):
-            nt = len(data.matrix.topics)
             pool_rows["pool_depth"] += [depth] * nt
             pool_rows["metric"] += [metric] * nt
             pool_rows["topic"] += list(data.matrix.topics)
             pool_rows["judged"] += data.judged[i].tolist()
             pool_rows["relevant"] += data.relevant[i].tolist()
-        return {
-            "effort": _table(er[binned_cols], EFFORT_SCHEMA),
-            "effort_summary": _table(summ[keys + ["comparisons", "errors", "error_rate"]],
-                                     SUMMARY_SCHEMA),
-            "pools": pa.table(pool_rows, schema=POOLS_SCHEMA),
-        }
+        return {"effort": table("effort", er[list(schema("effort").names)]),
+                "effort_summary": table("effort_summary", summ),
+                "pools": table("pools", pool_rows)}
 
 
-def _table(df: Any, schema: pa.Schema) -> pa.Table:
-    return pa.Table.from_pandas(df.reset_index(drop=True), schema=schema, preserve_index=False)
-
-
-EFFORT_SCHEMA = pa.schema([
-    ("metric", pa.string()), ("pool_depth", pa.int64()), ("sampling", pa.string()),
-    ("subset_size", pa.int64()), ("judged_per_topic", pa.float64()), ("effort", pa.float64()),
-    ("bin_kind", pa.string()), ("bin_lo", pa.float64()), ("bin_hi", pa.float64()),
-    ("comparisons", pa.int64()), ("errors", pa.int64()), ("error_rate", pa.float64()),
-])
-SUMMARY_SCHEMA = pa.schema([
-    ("metric", pa.string()), ("pool_depth", pa.int64()), ("sampling", pa.string()),
-    ("subset_size", pa.int64()), ("judged_per_topic", pa.float64()), ("effort", pa.float64()),
-    ("comparisons", pa.int64()), ("errors", pa.int64()), ("error_rate", pa.float64()),
-])
-POOLS_SCHEMA = pa.schema([
-    ("pool_depth", pa.int64()), ("metric", pa.string()), ("topic", pa.string()),
-    ("judged", pa.int64()), ("relevant", pa.int64()),
-])
-
-
-DESCRIPTION = ("assessor effort: error rates of metrics recomputed on depth-k pools (MAP at "
-               "depth 100 vs P@10 at depth 10) against judged documents (Sanderson-Zobel)")
-
-
-def build(cfg: Any) -> tuple[Effort, EffortData]:
-    """Pool the configured document-level collection and set up the study."""
-    from irsim.experiments.loading import doc_collection, engine_shards
-
-    e = cfg.experiment
-    pools = e.get("pools")
-    pools = DEFAULT_POOLS if pools is None else pools
-    shard_pairs, _ = engine_shards(cfg).get(4096, 1000)
-    study = Effort(
-        pools=_check_pools(pools),
-        sampling=as_tuple(e.get("sampling", ("disjoint",))),
-        subset_sizes=as_tuple(e.get("subset_sizes", (5, 10, 15, 20, 25))),
-        trials=e.get("trials", 50),
-        drop_bottom=e.get("drop_bottom", 0.0),
-        seed=cfg.seed,
-        shard_pairs=shard_pairs,
-    )
-    data = effort_data(doc_collection(cfg), study.pools)
-    study.plan(data)  # validate sizes against the collection before the run starts
-    return study, data
-
-
-def report_sections(tables: dict, run_dir: Any) -> list[str]:
-    """Effort table and plot for report.md."""
-    from irsim.report.error_rates import effort_sections
-
-    return effort_sections(tables, run_dir)
+def make(config: Config, data: DocCollection, *, seed: int, shards: Shards
+         ) -> tuple[Effort, EffortData]:
+    """Pool the runs of `data`, recompute the metrics (:func:`effort_data`) and set up the
+    study, validated."""
+    pools = _check_pools(DEFAULT_POOLS if config.pools is None else config.pools)
+    schemes = check_schemes(config.sampling)
+    sizes = check_sizes(config.subset_sizes)
+    if not sizes:
+        raise ConfigError(f"{param('subset_sizes')} must list at least one size")
+    trials = check_positive_int(config.trials, param("trials"))
+    drop_bottom = check_drop_bottom(config.drop_bottom)
+    items, _ = shards.get(SHARD_ITEMS, 1000)
+    check_positive_int(items, param("shard_items", "engine"))
+    derived = effort_data(data, pools)
+    n = len(derived.matrix.topics)
+    if n < 2:
+        raise ConfigError(f"error rates need >= 2 topics, got {n}")
+    errors = PairErrors(configs=sampling_configs(schemes, sizes, n), trials=trials,
+                        seed=int(seed), extras=False)
+    systems = compared_systems(derived.matrix, drop_bottom, derived.matrix.metrics[0])
+    return Effort(pools=pools, systems=systems, errors=errors, shard_items=items), derived

@@ -18,21 +18,17 @@ error is the standard deviation (ddof=1) of ``tau*b`` computed on every bootstra
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
 from scipy import stats as sps
 
-__all__ = ["pair_signs", "concordance", "ties", "kendall_tau", "z0_test", "rankcorr_table",
-           "RANKCORR_SCHEMA"]
+from irsim.stats.resample import sample_differences
+from irsim.tables import schema, table
 
-RANKCORR_SCHEMA = pa.schema([
-    ("metric_a", pa.string()), ("metric_b", pa.string()), ("tau", pa.float64()),
-    ("se_boot", pa.float64()), ("z0", pa.float64()), ("p_value", pa.float64()),
-    ("systems", pa.int64()), ("tau_boot_mean", pa.float64()), ("replicates", pa.int64()),
-])
-
+__all__ = ["pair_signs", "concordance", "ties", "kendall_tau", "z0_test", "tau_matrices",
+           "rankcorr_table"]
 
 def pair_signs(d: np.ndarray) -> np.ndarray:
     """Signs (int8) of pair differences whose exact ties are already 0.
@@ -115,6 +111,46 @@ def z0_test(tau: float, systems: int) -> tuple[float, float]:
     return z0, float(2.0 * sps.norm.sf(z0))
 
 
+def tau_matrices(scores: Sequence[np.ndarray], conc: Mapping[tuple[int, int], np.ndarray],
+                 tie_counts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Observed and bootstrap tau of every pair of metrics ``x < y``.
+
+    Parameters
+    ----------
+    scores : sequence of ndarray, shape (systems,)
+        Per metric, the systems' scores on the whole topic set.
+    conc : mapping of (x, y) to ndarray, shape (B,)
+        Per metric pair ``x < y``, :func:`concordance` on every bootstrap sample.
+    tie_counts : sequence of ndarray, shape (B,)
+        Per metric, :func:`ties` on every bootstrap sample.
+
+    Returns
+    -------
+    tau_obs : ndarray, shape (m, m)
+    tau_boot : ndarray, shape (m, m, B)
+        Upper triangles filled (the input of :func:`rankcorr_table`), NaN elsewhere.
+
+    Examples
+    --------
+    >>> obs, boot = tau_matrices([np.array([1., 2., 3.]), np.array([3., 1., 2.])],
+    ...                          {(0, 1): np.array([1, -3])}, [np.zeros(2), np.zeros(2)])
+    >>> round(float(obs[0, 1]), 4), boot[0, 1].tolist()
+    (-0.3333, [0.3333333333333333, -1.0])
+    """
+    k = len(scores[0])
+    ia, ib = np.triu_indices(k, 1)
+    signs = [pair_signs(sample_differences(np.asarray(s)[:, None], ia, ib)[0]) for s in scores]
+    m = len(scores)
+    obs = np.full((m, m), np.nan)
+    boot = np.full((m, m, len(tie_counts[0])), np.nan)
+    for x in range(m):
+        for y in range(x + 1, m):
+            obs[x, y] = kendall_tau(concordance(signs[x], signs[y]), ties(signs[x]),
+                                    ties(signs[y]), k)[0]
+            boot[x, y] = kendall_tau(conc[x, y], tie_counts[x], tie_counts[y], k)
+    return obs, boot
+
+
 def rankcorr_table(names: Sequence[str], tau_obs: np.ndarray, tau_boot: np.ndarray,
                    systems: int) -> pa.Table:
     """The ``rankcorr`` table for every pair of metrics ``a < b`` (in `names` order).
@@ -144,7 +180,7 @@ def rankcorr_table(names: Sequence[str], tau_obs: np.ndarray, tau_boot: np.ndarr
     >>> row["metric_a"], row["metric_b"], row["tau"], round(row["se_boot"], 6)
     ('AP', 'P@10', 0.8, 0.1)
     """
-    cols: dict[str, list] = {f.name: [] for f in RANKCORR_SCHEMA}
+    cols: dict[str, list] = {name: [] for name in schema("rankcorr").names}
     m = len(names)
     for a in range(m):
         for b in range(a + 1, m):
@@ -162,4 +198,4 @@ def rankcorr_table(names: Sequence[str], tau_obs: np.ndarray, tau_boot: np.ndarr
             cols["systems"].append(int(systems))
             cols["tau_boot_mean"].append(float(ok.mean()) if len(ok) else float("nan"))
             cols["replicates"].append(int(len(ok)))
-    return pa.table(cols, schema=RANKCORR_SCHEMA)
+    return table("rankcorr", cols)

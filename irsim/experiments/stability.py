@@ -31,8 +31,9 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-from irsim.errors import ConfigError
+from irsim.errors import ConfigError, param
 from irsim.stats.resample import TIE_RTOL
+from irsim.tables import schema, table
 
 __all__ = ["DEFAULT_FUZZINESS", "check_fuzziness", "stability_counts", "stability_rates",
            "stability_table"]
@@ -41,9 +42,10 @@ __all__ = ["DEFAULT_FUZZINESS", "check_fuzziness", "stability_counts", "stabilit
 DEFAULT_FUZZINESS: tuple[float, ...] = tuple(round(0.01 * i, 2) for i in range(1, 21))
 
 
-def check_fuzziness(values: Sequence[float] | float,
-                    name: str = "experiment.fuzziness") -> tuple[float, ...]:
-    """Validate fuzziness values: a non-empty list of distinct numbers in (0, 1), sorted.
+def check_fuzziness(values: Sequence[float] | float, name: str | None = None
+                    ) -> tuple[float, ...]:
+    """Validate fuzziness values: a non-empty list of distinct numbers in (0, 1), sorted
+    (`name`: the parameter in messages, default ``fuzziness``).
 
     Examples
     --------
@@ -52,6 +54,7 @@ def check_fuzziness(values: Sequence[float] | float,
     >>> check_fuzziness(0.1)
     (0.1,)
     """
+    name = name or param("fuzziness")
     if isinstance(values, (int, float)):
         values = [values]
     out = tuple(sorted(float(f) for f in values))
@@ -142,8 +145,8 @@ def stability_rates(gt_xy: np.ndarray, gt_yx: np.ndarray, samples: int
 
 def stability_table(rows: Sequence[tuple[str, np.ndarray, np.ndarray]],
                     fuzziness: Sequence[float], samples: int) -> pa.Table:
-    """The ``stability`` table: metric, fuzziness, minority_rate, prop_ties (+ extra columns
-    ``minority``, ``ties``, ``comparisons`` = ``|C| B``).
+    """The ``stability`` table (:mod:`irsim.tables`): metric, fuzziness, minority_rate,
+    prop_ties, ``minority``, ``ties``, ``comparisons`` = ``|C| B``.
 
     Parameters
     ----------
@@ -160,8 +163,7 @@ def stability_table(rows: Sequence[tuple[str, np.ndarray, np.ndarray]],
     >>> t.to_pylist()[0]["minority_rate"]
     0.2
     """
-    out: dict[str, list] = {k: [] for k in ("metric", "fuzziness", "minority_rate",
-                                            "prop_ties", "minority", "ties", "comparisons")}
+    out: dict[str, list] = {k: [] for k in schema("stability").names}
     for metric, gt_xy, gt_yx in rows:
         mr, pt, minority, ties = stability_rates(gt_xy, gt_yx, samples)
         for j, f in enumerate(fuzziness):
@@ -172,8 +174,4 @@ def stability_table(rows: Sequence[tuple[str, np.ndarray, np.ndarray]],
             out["minority"].append(int(minority[j]))
             out["ties"].append(int(ties[j]))
             out["comparisons"].append(int(np.shape(gt_xy)[0] * samples))
-    return pa.table(out, schema=pa.schema([
-        ("metric", pa.string()), ("fuzziness", pa.float64()), ("minority_rate", pa.float64()),
-        ("prop_ties", pa.float64()), ("minority", pa.int64()), ("ties", pa.int64()),
-        ("comparisons", pa.int64()),
-    ]))
+    return table("stability", out)

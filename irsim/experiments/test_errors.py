@@ -16,21 +16,29 @@ Trials are drawn in blocks of :data:`~irsim.sampling.rng.REPLICATE_BLOCK` keyed 
 topic set size, block); the same latent draws serve every ``delta`` (common random
 numbers), and each block of trials has its own Monte Carlo resamples (keyed by block), so no
 number depends on shard sizes, workers or the engine.
+
+Items are the (metric, n, delta) configurations, replicates the trials. A kernel returns
+three integer counters per configuration (:class:`~irsim.engine.partials.Count` along the
+items): rejections per (test, alternative, alpha), trials, and the fixed-point sums of the
+simulated mean differences and their squares; the generator's fit table is computed from
+the data once, in :meth:`TestErrors.finalize`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
 from scipy import stats as sps
 
-from irsim.data.simulate import TopicSimulator
+from irsim.data.matrix import ScoreMatrix
+from irsim.data.simulate import SimulationData, fit_simulator, prepare
 from irsim.engine.base import Partial, Shard, shard_grid
-from irsim.errors import ConfigError, unknown_name
+from irsim.engine.partials import Count
+from irsim.errors import ConfigError, param, unknown_name
+from irsim.experiments import Shards
 from irsim.experiments.common import (
     aligned_block,
     check_alphas,
@@ -41,17 +49,25 @@ from irsim.sampling.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.stats import get_test
 from irsim.stats._validation import ALTERNATIVES, PVALUE_MODES
 from irsim.stats.wilcoxon import WILCOXON_METHODS
+from irsim.tables import table as build_table
 
 __all__ = [
     "ALPHAS",
+    "DATA",
     "DELTAS",
+    "DESCRIPTION",
     "TESTS",
-    "SimulationData",
+    "Config",
     "TestErrors",
     "clopper_pearson",
-    "prepare",
+    "fit_table",
+    "make",
 ]
 
+DESCRIPTION = ("known-truth simulation: Type I error and power of the t, Wilcoxon, sign, "
+               "randomisation and bootstrap tests on topics simulated from a real collection "
+               "(Urbano et al. 2019)")
+DATA = "matrix"
 #: Tests this study runs, by config name (the paired tests of :mod:`irsim.stats`).
 TESTS = ("t", "wilcoxon", "sign", "randomisation", "paired_bootstrap")
 #: Default true differences (0: Type I error).
@@ -62,6 +78,73 @@ ALPHAS = (0.001, 0.002, 0.003, 0.004, 0.005, 0.006, 0.007, 0.008, 0.009,
 TOPIC_STREAM = "test_errors/topics"
 #: Fixed-point scale of the summed mean differences (integer, order-free sums).
 DIFF_SCALE = 2.0**32
+#: Default shard sizes: (metric, n, delta) configurations x trials.
+SHARD_ITEMS, SHARD_REPLICATES = 4096, 1000
+
+
+@dataclass
+class Config:
+    """Parameters of ``experiment=test_errors`` (``name`` names the experiment).
+
+    Parameters
+    ----------
+    tests : list of str
+        Paired tests of :mod:`irsim.stats` to evaluate: any of ``t``, ``wilcoxon``,
+        ``sign``, ``randomisation``, ``paired_bootstrap``.
+    sizes : list of int
+        Topic set sizes n of the simulated pairs (each >= 2).
+    deltas : list of float
+        True differences in mean between the experimental and the baseline system
+        (0: Type I error).
+    alpha : list of float
+        Significance levels; a test rejects when ``p <= alpha``.
+    alternatives : list of str
+        ``two-sided``, ``greater`` (the experimental system is better) and/or ``less``.
+    trials : int
+        Simulated system pairs per (metric, topic set size, delta).
+    B : int
+        Resamples of the Monte Carlo tests (randomisation, paired bootstrap).
+    pvalue : {"count", "plus_one"}
+        Monte Carlo p-value ``count/B`` (as in the papers) or ``(count+1)/(B+1)``.
+    margin : {"auto", "kernel", "empirical"}
+        Margins of the generator: ``auto`` is empirical for discrete metrics such as P@10
+        and RR, else kernel.
+    dependence : {"pearson", "kendall"}
+        What each pair's Gaussian copula reproduces: the Pearson correlation (NORTA) or
+        Kendall's tau.
+    drop_duplicates : bool
+        Leave out runs identical to another run.
+    drop_bottom : float
+        Leave out this share of the worst runs (Urbano et al.: 0.1).
+    wilcoxon_method : str
+        :func:`irsim.stats.wilcoxon` ``method``: ``auto``, ``exact``, ``approx`` or ``r``
+        (R's defaults).
+    sign_threshold : float
+        Tie threshold of the sign test: differences with ``|d| <=`` it are ties
+        (Urbano et al.: 0.01).
+    bootstrap_statistic : {"t", "mean"}
+        Paired bootstrap statistic: studentised (``t``, Sakai) or shift (``mean``, Urbano).
+    ci_level : float
+        Level of the binomial (Clopper-Pearson) bands of the rates.
+    """
+
+    name: str = "test_errors"
+    tests: list[str] = field(default_factory=lambda: list(TESTS))
+    sizes: list[int] = field(default_factory=lambda: [25, 50, 100])
+    deltas: list[float] = field(default_factory=lambda: list(DELTAS))
+    alpha: list[float] = field(default_factory=lambda: list(ALPHAS))
+    alternatives: list[str] = field(default_factory=lambda: ["two-sided"])
+    trials: int = 10000
+    B: int = 1000
+    pvalue: str = "count"
+    margin: str = "auto"
+    dependence: str = "pearson"
+    drop_duplicates: bool = True
+    drop_bottom: float = 0.0
+    wilcoxon_method: str = "auto"
+    sign_threshold: float = 0.0
+    bootstrap_statistic: str = "t"
+    ci_level: float = 0.95
 
 
 def clopper_pearson(k: np.ndarray, n: np.ndarray, level: float = 0.95
@@ -84,132 +167,24 @@ def clopper_pearson(k: np.ndarray, n: np.ndarray, level: float = 0.95
 
 
 @dataclass(frozen=True)
-class SimulationData:
-    """What the kernel reads: one fitted simulator per metric, and per delta the shift of
-    each baseline's margin.
-
-    Attributes
-    ----------
-    simulators : tuple of TopicSimulator
-    deltas : tuple of float
-    thetas : tuple of ndarray, each (deltas, systems)
-        Proportional-odds shift giving system s's margin the mean ``mean_s + delta``
-        (NaN where unattainable).
-    trial_pairs : tuple of ndarray, each (ordered pairs, 2)
-        ``(baseline system, pair index)`` of every ordered pair whose baseline reaches all
-        deltas; a trial draws one uniformly.
-    diagnostics : tuple of dict
-        Fit statistics per metric (for the ``test_errors_fit`` table).
-    """
-
-    simulators: tuple[TopicSimulator, ...]
-    deltas: tuple[float, ...]
-    thetas: tuple[np.ndarray, ...]
-    trial_pairs: tuple[np.ndarray, ...]
-    diagnostics: tuple[dict, ...] = field(default=())
-
-    @property
-    def metrics(self) -> tuple[str, ...]:
-        """Metric names, in simulator order."""
-        return tuple(s.metric for s in self.simulators)
-
-    def describe(self) -> dict:
-        """Summary for the manifest and the report header."""
-        return {
-            "metrics": list(self.metrics),
-            "systems": int(self.simulators[0].margins.systems) if self.simulators else 0,
-            "topics": "simulated",
-            "source": "generator fitted to the collection (see test_errors_fit)",
-            "deltas": list(self.deltas),
-        }
-
-
-def prepare(simulators: Sequence[TopicSimulator], deltas: Sequence[float],
-            sources: Sequence[np.ndarray] | None = None) -> SimulationData:
-    """Shifts for every (delta, system) and the eligible ordered pairs of each metric.
-
-    A system is a baseline only if its margin can be shifted to every ``mean + delta``
-    (a discrete margin cannot pass its largest score). `sources` (the fitted rows of the
-    score matrix per metric, optional) add fit diagnostics.
-
-    Examples
-    --------
-    >>> sim = TopicSimulator.normal(means=[0.3, 0.4, 0.5], sds=[0.1] * 3, rho=[0.5] * 3)
-    >>> data = prepare([sim], [0.0, 0.05])
-    >>> data.thetas[0][0].tolist(), len(data.trial_pairs[0])   # 3 pairs x 2 orientations
-    ([0.0, 0.0, 0.0], 6)
-    >>> shifted = sim.margins.mean(data.thetas[0][1]) - sim.margins.mean()
-    >>> shifted.round(12).tolist()
-    [0.05, 0.05, 0.05]
-    """
-    deltas = tuple(float(d) for d in deltas)
-    thetas, pairs, diags = [], [], []
-    for i, sim in enumerate(simulators):
-        m = sim.margins
-        base = m.mean()
-        theta = np.stack([np.zeros(m.systems) if d == 0.0 else m.shift_for_mean(base + d)
-                          for d in deltas])
-        ok = np.isfinite(theta).all(axis=0)
-        p = np.arange(sim.pairs)
-        ordered = np.concatenate([np.stack([sim.pair_a, p], axis=1),
-                                  np.stack([sim.pair_b, p], axis=1)])
-        order = np.lexsort((ordered[:, 0], ordered[:, 1]))
-        ordered = ordered[order]
-        ordered = ordered[ok[ordered[:, 0]]]
-        if len(ordered) == 0:
-            raise ConfigError(f"metric {sim.metric}: no system's margin can be shifted to "
-                              f"its mean + {max(deltas)}; use smaller deltas")
-        thetas.append(theta)
-        pairs.append(np.ascontiguousarray(ordered, dtype=np.int64))
-        diag = {"baselines": int(np.count_nonzero(ok))}
-        if sources is not None:
-            src = np.asarray(sources[i], np.float64)
-            ks = m.ks_distance(src)
-            diag.update(ks_mean=float(ks.mean()), ks_max=float(ks.max()),
-                        mean_error_max=float(np.abs(base - src.mean(axis=1)).max()))
-        diags.append(diag)
-    return SimulationData(tuple(simulators), deltas, tuple(thetas), tuple(pairs),
-                          tuple(diags))
-
-
-@dataclass(frozen=True)
 class TestErrors:
-    """The known-truth study of Type I error and power.
+    """The known-truth study of Type I error and power (parameters as in :class:`Config`;
+    ``alphas`` is its ``alpha``).
 
     Parameters
     ----------
-    sizes : sequence of int
-        Topic set sizes n.
-    deltas : sequence of float
-        True differences in mean (0 = Type I error); must match the data's.
-    alphas : sequence of float
-        Significance levels; a test rejects when ``p <= alpha``.
-    tests : sequence of str
-        Any of :data:`TESTS`.
-    alternatives : sequence of str
-        ``two-sided`` and/or ``greater`` (the experimental system is better) / ``less``.
-    trials : int
-        Simulated pairs per (metric, n, delta).
-    B : int
-        Resamples of the Monte Carlo tests (randomisation, paired bootstrap).
+    sizes, deltas, alphas, tests, alternatives, trials, B, pvalue, wilcoxon_method,
+    sign_threshold, bootstrap_statistic, ci_level
+        See :class:`Config`; ``deltas`` must match the data's.
     seed : int
-    pvalue : {"count", "plus_one"}
-        Monte Carlo p-value ``count/B`` or ``(count+1)/(B+1)``.
-    wilcoxon_method : str
-        :func:`irsim.stats.wilcoxon` ``method`` (``r`` reproduces R's defaults).
-    sign_threshold : float
-        Tie threshold of the sign test (Urbano et al.: 0.01).
-    bootstrap_statistic : {"t", "mean"}
-        Studentised (Sakai) or shift (Urbano) paired bootstrap.
-    ci_level : float
-        Level of the Clopper-Pearson bands.
-    shard_configs : int
+    shard_items : int
         (metric, n, delta) configurations per shard.
-    shard_trials : int
+    shard_replicates : int
         Trials per shard (rounded up to a multiple of 250). No shard size changes a result.
 
     Examples
     --------
+    >>> from irsim.data.simulate import TopicSimulator
     >>> from irsim.engine import run_study
     >>> sim = TopicSimulator.normal(means=[0.4, 0.5], sds=[0.1, 0.1], rho=[0.9])
     >>> data = prepare([sim], [0.0, 0.05])
@@ -239,52 +214,52 @@ class TestErrors:
     sign_threshold: float = 0.0
     bootstrap_statistic: str = "t"
     ci_level: float = 0.95
-    shard_configs: int = 4096
-    shard_trials: int = 1000
+    shard_items: int = SHARD_ITEMS
+    shard_replicates: int = SHARD_REPLICATES
     name: str = field(default="test_errors", init=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         set_(self, "tests", tuple(self.tests))
         if not self.tests:
-            raise ConfigError("experiment.tests must list at least one test")
+            raise ConfigError(f"{param('tests')} must list at least one test")
         for t in self.tests:
             if t not in TESTS:
                 raise unknown_name("test for experiment=test_errors", t, TESTS)
         set_(self, "alternatives", tuple(self.alternatives))
         if not self.alternatives:
-            raise ConfigError("experiment.alternatives must list at least one alternative")
+            raise ConfigError(f"{param('alternatives')} must list at least one alternative")
         for a in self.alternatives:
             if a not in ALTERNATIVES:
                 raise unknown_name("alternative", a, ALTERNATIVES)
-        sizes = tuple(check_positive_int(n, "experiment.sizes") for n in self.sizes)
+        sizes = tuple(check_positive_int(n, param("sizes")) for n in self.sizes)
         if not sizes or min(sizes) < 2:
-            raise ConfigError(f"experiment.sizes must list topic set sizes >= 2, got "
+            raise ConfigError(f"{param('sizes')} must list topic set sizes >= 2, got "
                               f"{list(self.sizes)}")
         set_(self, "sizes", sizes)
         deltas = tuple(float(d) for d in self.deltas)
         if not deltas or not all(math.isfinite(d) for d in deltas):
-            raise ConfigError(f"experiment.deltas must list finite numbers, got "
+            raise ConfigError(f"{param('deltas')} must list finite numbers, got "
                               f"{list(self.deltas)}")
         set_(self, "deltas", deltas)
-        set_(self, "alphas", check_alphas(self.alphas))
-        set_(self, "trials", check_positive_int(self.trials, "experiment.trials"))
-        set_(self, "B", check_positive_int(self.B, "experiment.B"))
-        check_positive_int(self.shard_configs, "engine.shard_pairs")
-        check_positive_int(self.shard_trials, "engine.shard_replicates")
+        set_(self, "alphas", check_alphas(self.alphas, param("alpha")))
+        set_(self, "trials", check_positive_int(self.trials, param("trials")))
+        set_(self, "B", check_positive_int(self.B, param("B")))
+        check_positive_int(self.shard_items, param("shard_items", "engine"))
+        check_positive_int(self.shard_replicates, param("shard_replicates", "engine"))
         if self.pvalue not in PVALUE_MODES:
-            raise unknown_name("experiment.pvalue", str(self.pvalue), PVALUE_MODES)
+            raise unknown_name(param("pvalue"), str(self.pvalue), PVALUE_MODES)
         if self.wilcoxon_method not in WILCOXON_METHODS:
-            raise unknown_name("experiment.wilcoxon_method", str(self.wilcoxon_method),
+            raise unknown_name(param("wilcoxon_method"), str(self.wilcoxon_method),
                                WILCOXON_METHODS)
         if self.bootstrap_statistic not in ("t", "mean"):
-            raise unknown_name("experiment.bootstrap_statistic",
-                               str(self.bootstrap_statistic), ("t", "mean"))
+            raise unknown_name(param("bootstrap_statistic"), str(self.bootstrap_statistic),
+                               ("t", "mean"))
         if not float(self.sign_threshold) >= 0:
-            raise ConfigError(f"experiment.sign_threshold must be >= 0, got "
+            raise ConfigError(f"{param('sign_threshold')} must be >= 0, got "
                               f"{self.sign_threshold}")
         if not 0.0 < float(self.ci_level) < 1.0:
-            raise ConfigError(f"experiment.ci_level must be in (0, 1), got {self.ci_level}")
+            raise ConfigError(f"{param('ci_level')} must be in (0, 1), got {self.ci_level}")
 
     # -- plan ---------------------------------------------------------------------------
     def _configs(self, data: SimulationData) -> int:
@@ -300,8 +275,8 @@ class TestErrors:
 
     def plan(self, data: SimulationData) -> list[Shard]:
         """Configuration blocks x trial blocks."""
-        return shard_grid(self._configs(data), self.shard_configs, self.trials,
-                          aligned_block(self.shard_trials, REPLICATE_BLOCK))
+        return shard_grid(self._configs(data), self.shard_items, self.trials,
+                          aligned_block(self.shard_replicates, REPLICATE_BLOCK))
 
     def fingerprint(self) -> dict:
         """Parameters that determine the tables."""
@@ -309,6 +284,15 @@ class TestErrors:
                 "pvalue", "wilcoxon_method", "sign_threshold", "bootstrap_statistic",
                 "ci_level")
         return {k: getattr(self, k) for k in keys}
+
+    def fields(self, data: SimulationData) -> dict[str, Count]:
+        """Per configuration: rejections per (test, alternative, alpha), trials, and the
+        fixed-point sums of the trials' mean differences and their squares."""
+        n = self._configs(data)
+        shape = (n, len(self.tests), len(self.alternatives), len(self.alphas))
+        return {"rejections": Count(shape, along="items"),
+                "trials": Count((n,), along="items"),
+                "diff": Count((n, 2), along="items")}
 
     # -- kernel -------------------------------------------------------------------------
     def kernel(self, shard: Shard, data: SimulationData) -> Partial:
@@ -379,73 +363,42 @@ class TestErrors:
                            pvalue_mode=self.pvalue)
         return np.atleast_1d(spec.function(x, y, **options).pvalue)
 
-    def reducer(self, data: SimulationData) -> _TestErrorsReducer:
-        """A fresh reducer for this study on `data`."""
-        return _TestErrorsReducer(self, data)
-
-
-class _TestErrorsReducer:
-    """Integer counters per configuration; tables at the end."""
-
-    def __init__(self, study: TestErrors, data: SimulationData):
-        self.study = study
-        self.data = data
-        n = study._configs(data)
-        self.rej = np.zeros((n, len(study.tests), len(study.alternatives),
-                             len(study.alphas)), np.int64)
-        self.trials = np.zeros(n, np.int64)
-        self.diff = np.zeros((n, 2), np.int64)
-
-    def combine(self, shard: Shard, partial: Partial) -> None:
-        sl = slice(*shard.items)
-        self.rej[sl] += partial["rejections"]
-        self.trials[sl] += partial["trials"]
-        self.diff[sl] += partial["diff"]
-
-    def finalize(self) -> dict[str, pa.Table]:
-        study, data = self.study, self.data
+    # -- reduce -------------------------------------------------------------------------
+    def finalize(self, merged: dict[str, np.ndarray], data: SimulationData
+                 ) -> dict[str, pa.Table]:
+        """The rates with their Clopper-Pearson bands, one row per (metric, test,
+        alternative, n, delta, alpha), and the generator's fit table."""
+        rej, counts, diff = merged["rejections"], merged["trials"], merged["diff"]
         cols: dict[str, list] = {k: [] for k in (
             "metric", "test", "alternative", "n", "delta", "alpha", "trials", "rejections")}
         mean_diff, mean_diff_se = [], []
-        for item in range(len(self.trials)):
-            mi, si, di = study.config(item)
-            k = self.trials[item]
-            md = self.diff[item, 0] / DIFF_SCALE / max(k, 1)
-            var = max(self.diff[item, 1] / DIFF_SCALE / max(k, 1) - md * md, 0.0)
+        for item in range(len(counts)):
+            mi, si, di = self.config(item)
+            k = counts[item]
+            md = diff[item, 0] / DIFF_SCALE / max(k, 1)
+            var = max(diff[item, 1] / DIFF_SCALE / max(k, 1) - md * md, 0.0)
             se = math.sqrt(var / (k - 1)) if k > 1 else float("nan")
-            for ti, test in enumerate(study.tests):
-                for ai, alt in enumerate(study.alternatives):
-                    for li, alpha in enumerate(study.alphas):
+            for ti, test in enumerate(self.tests):
+                for ai, alt in enumerate(self.alternatives):
+                    for li, alpha in enumerate(self.alphas):
                         cols["metric"].append(data.simulators[mi].metric)
                         cols["test"].append(test)
                         cols["alternative"].append(alt)
-                        cols["n"].append(study.sizes[si])
-                        cols["delta"].append(study.deltas[di])
+                        cols["n"].append(self.sizes[si])
+                        cols["delta"].append(self.deltas[di])
                         cols["alpha"].append(alpha)
                         cols["trials"].append(int(k))
-                        cols["rejections"].append(int(self.rej[item, ti, ai, li]))
+                        cols["rejections"].append(int(rej[item, ti, ai, li]))
                         mean_diff.append(md)
                         mean_diff_se.append(se)
         k = np.asarray(cols["rejections"], np.int64)
         t = np.asarray(cols["trials"], np.int64)
-        lo, hi = clopper_pearson(k, t, study.ci_level)
+        lo, hi = clopper_pearson(k, t, self.ci_level)
         with np.errstate(invalid="ignore", divide="ignore"):
             rate = k / t
-        table = pa.table({
-            "metric": pa.array(cols["metric"], pa.string()),
-            "test": pa.array(cols["test"], pa.string()),
-            "alternative": pa.array(cols["alternative"], pa.string()),
-            "n": pa.array(cols["n"], pa.int64()),
-            "delta": pa.array(cols["delta"], pa.float64()),
-            "alpha": pa.array(cols["alpha"], pa.float64()),
-            "trials": pa.array(t, pa.int64()),
-            "rejections": pa.array(k, pa.int64()),
-            "rate": pa.array(rate, pa.float64()),
-            "ci_lo": pa.array(lo, pa.float64()),
-            "ci_hi": pa.array(hi, pa.float64()),
-            "mean_diff": pa.array(mean_diff, pa.float64()),
-            "mean_diff_se": pa.array(mean_diff_se, pa.float64()),
-        })
+        table = build_table("test_errors", {
+            **cols, "trials": t, "rejections": k, "rate": rate, "ci_lo": lo, "ci_hi": hi,
+            "mean_diff": mean_diff, "mean_diff_se": mean_diff_se})
         return {"test_errors": table, "test_errors_fit": fit_table(data)}
 
 
@@ -471,85 +424,48 @@ def fit_table(data: SimulationData) -> pa.Table:
             "ks_max": float(diag.get("ks_max", float("nan"))),
             "mean_error_max": float(diag.get("mean_error_max", float("nan"))),
         })
-    return pa.Table.from_pylist(rows)
+    return build_table("test_errors_fit", rows)
 
 
-DESCRIPTION = ("known-truth simulation: Type I error and power of the t, Wilcoxon, sign, "
-               "randomisation and bootstrap tests on topics simulated from a real collection "
-               "(Urbano et al. 2019)")
+def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
+         ) -> tuple[TestErrors, SimulationData]:
+    """The study and its data: a simulator fit to every metric of `data`, the shifts of
+    every delta and the eligible trial pairs (:func:`prepare`).
 
-
-def build(cfg) -> tuple[TestErrors, SimulationData]:
-    """Fit a simulator to every metric of the configured collection; the study."""
-    from irsim.data.simulate import fit_simulator
-    from irsim.experiments.loading import engine_shards, score_matrix
-
-    matrix = score_matrix(cfg)
-    e = cfg.experiment
-    deltas = tuple(float(d) for d in e.deltas)
-    sims, sources = [], []
-    for metric in matrix.metrics:
-        sim = fit_simulator(matrix.metric(metric), metric=metric, systems=matrix.systems,
-                            margin=e.get("margin", "auto"),
-                            dependence=e.get("dependence", "pearson"),
-                            drop_duplicates=bool(e.get("drop_duplicates", True)),
-                            drop_bottom=float(e.get("drop_bottom", 0.0)))
-        sims.append(sim)
-        sources.append(matrix.select(metrics=[metric], systems=sim.systems).values[0])
-    data = prepare(sims, deltas, sources)
-    shard_configs, shard_trials = engine_shards(cfg).get(4096, 1000)
+    Examples
+    --------
+    >>> from irsim.data.synthetic import synthetic_scores
+    >>> matrix = synthetic_scores(systems=6, topics=30, metrics=("AP",), seed=1).matrix
+    >>> study, data = make(Config(sizes=[10], deltas=[0.0, 0.02], trials=250), matrix,
+    ...                    seed=0, shards=Shards())
+    >>> data.metrics, len(study.plan(data)), study.shard_items
+    (('AP',), 1, 4096)
+    """
+    items, replicates = shards.get(SHARD_ITEMS, SHARD_REPLICATES)
     study = TestErrors(
-        sizes=tuple(int(n) for n in e.sizes),
-        deltas=deltas,
-        alphas=tuple(e.alpha),
-        tests=tuple(e.tests),
-        alternatives=tuple(e.get("alternatives", ["two-sided"])),
-        trials=e.trials,
-        B=e.B,
-        seed=cfg.seed,
-        pvalue=e.get("pvalue", "count"),
-        wilcoxon_method=e.get("wilcoxon_method", "auto"),
-        sign_threshold=float(e.get("sign_threshold", 0.0)),
-        bootstrap_statistic=e.get("bootstrap_statistic", "t"),
-        ci_level=float(e.get("ci_level", 0.95)),
-        shard_configs=shard_configs,
-        shard_trials=shard_trials,
+        sizes=tuple(int(n) for n in config.sizes),
+        deltas=tuple(float(d) for d in config.deltas),
+        alphas=tuple(config.alpha),
+        tests=tuple(config.tests),
+        alternatives=tuple(config.alternatives),
+        trials=config.trials,
+        B=config.B,
+        seed=int(seed),
+        pvalue=config.pvalue,
+        wilcoxon_method=config.wilcoxon_method,
+        sign_threshold=float(config.sign_threshold),
+        bootstrap_statistic=config.bootstrap_statistic,
+        ci_level=float(config.ci_level),
+        shard_items=items,
+        shard_replicates=replicates,
     )
-    return study, data
+    sims, sources = [], []
+    for metric in data.metrics:
+        sim = fit_simulator(data.metric(metric), metric=metric, systems=data.systems,
+                            margin=config.margin, dependence=config.dependence,
+                            drop_duplicates=bool(config.drop_duplicates),
+                            drop_bottom=float(config.drop_bottom))
+        sims.append(sim)
+        sources.append(data.select(metrics=[metric], systems=sim.systems).values[0])
+    return study, prepare(sims, study.deltas, sources)
 
-
-def report_sections(tables: dict, run_dir) -> list[str]:
-    """Type I error and power tables (at alpha = 0.05 or the nearest level) and plots."""
-    from irsim.report import markdown_table
-    from irsim.report.test_errors import power_plots, summary_table, type1_plots
-
-    lines: list[str] = []
-    if "test_errors_fit" in tables:
-        lines += ["## Generator", "",
-                  "One simulator per metric, fit to the collection: margins (kernel: logit-"
-                  "scale kernel density with the observed atoms at 0 and 1 and the observed "
-                  "mean; empirical: the observed scores, for discrete metrics), a Gaussian "
-                  "copula per system pair reproducing its Pearson correlation. ks_mean/ks_max: "
-                  "KS distance between fitted and observed margins.", "",
-                  markdown_table(tables["test_errors_fit"]), ""]
-    if "test_errors" not in tables:
-        return lines
-    te = tables["test_errors"]
-    type1, alpha = summary_table(te, delta=0.0)
-    if type1 is not None:
-        lines += ["## Type I error", "",
-                  f"Share of trials with p <= alpha = {alpha} when the two systems are "
-                  "exchangeable (delta = 0); 95% Clopper-Pearson interval in brackets. A "
-                  "test is exact when alpha lies inside its interval.", "",
-                  markdown_table(type1, max_rows=60), ""]
-        for path in type1_plots(te, run_dir):
-            lines += [f"![{path.stem}]({path.name})", ""]
-    power, alpha = summary_table(te, delta=None)
-    if power is not None:
-        lines += ["## Power", "",
-                  f"Share of trials with p <= alpha = {alpha} when the experimental system's "
-                  "true mean exceeds the baseline's by delta.", "",
-                  markdown_table(power, max_rows=60), ""]
-        for path in power_plots(te, run_dir):
-            lines += [f"![{path.stem}]({path.name})", ""]
-    return lines

@@ -1,4 +1,5 @@
-"""Plots of the coverage study: Type I error against alpha (Park 2011, Tables 1-3)."""
+"""Report of the coverage study: the Type I error table and Type I error against alpha
+(Park 2011, Tables 1-3)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from matplotlib.figure import Figure
 
-__all__ = ["coverage_plots"]
+from irsim.report import markdown_table
+
+__all__ = ["sections", "coverage_plots"]
 
 _STYLE = {
     "normal": ("tab:gray", "o"), "t": ("tab:brown", "v"), "percentile": ("tab:red", "s"),
@@ -64,3 +68,37 @@ def coverage_plots(coverage: pa.Table, out_dir: Path) -> list[Path]:
         fig.savefig(path)
         paths.append(path)
     return paths
+
+
+def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
+    """Type I error table (the smallest alpha) and the Type I error vs alpha plots.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> t = pa.table({"metric": ["AP"] * 2, "method": ["t", "t"], "n": [5, 5],
+    ...               "alpha": [0.05, 0.1], "type1_error": [0.06, 0.11], "above": [0.03, 0.05],
+    ...               "below": [0.03, 0.06], "intervals": [100, 100]})
+    >>> lines = sections({"coverage": t}, Path(tempfile.mkdtemp()))
+    >>> lines[0], lines[-2]
+    ('## Coverage of confidence intervals', '![coverage_AP](coverage_AP.png)')
+    """
+    lines: list[str] = []
+    if "coverage" not in tables:
+        return lines
+    cov = tables["coverage"]
+    alpha0 = min(cov.column("alpha").to_pylist())
+    head = cov.filter(pc.equal(cov.column("alpha"), alpha0)).select(
+        ["metric", "method", "n", "alpha", "type1_error", "above", "below", "intervals"])
+    lines += ["## Coverage of confidence intervals", "",
+              f"Share of intervals that miss the population mean (Type I error) at alpha = "
+              f"{alpha0:g}; `above`/`below`: the interval lies above/below the population "
+              f"mean. An accurate method has Type I error close to alpha (Park 2011 on TREC "
+              f"2004 Robust, alpha = 0.05, n = 5/10/20: percentile 0.181/0.108/0.070, BCa "
+              f"0.170/0.093/0.059, studentised logit 0.055/0.054/0.047).", "",
+              markdown_table(head, max_rows=60), ""]
+    lines += ["Type I error against alpha, one panel per sample size; the dashed diagonal "
+              "is an exact method.", ""]
+    for path in coverage_plots(cov, Path(run_dir)):
+        lines += [f"![{path.stem}]({path.name})", ""]
+    return lines

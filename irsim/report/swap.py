@@ -1,14 +1,16 @@
-"""Swap-rate curves (Sakai, topic sampling, Figs. 2-4) from the ``swap_rates`` table."""
+"""Report of the swap-rate study: the summary table (Sakai's Tables 1-5) and the swap-rate
+curves (Sakai, topic sampling, Figs. 2-4) from the ``swap_rates`` table."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 from matplotlib.figure import Figure
 
-__all__ = ["swap_rate_curves", "safe_name", "SCHEME_COLORS"]
+__all__ = ["sections", "swap_rate_curves", "safe_name", "SCHEME_COLORS"]
 
 #: One colour per sampling scheme, the same in every plot.
 SCHEME_COLORS = {"disjoint": "tab:blue", "replacement": "tab:orange",
@@ -82,3 +84,38 @@ def swap_rate_curves(rates: pa.Table, out_dir: Path | str) -> list[Path]:
         fig.savefig(path)
         paths.append(path)
     return paths
+
+
+def sections(tables: dict[str, pa.Table], run_dir: Any) -> list[str]:
+    """Summary table and swap-rate curves for report.md (PNGs in `run_dir`).
+
+    Examples
+    --------
+    >>> sections({}, ".")
+    []
+    """
+    from irsim.report import markdown_table
+
+    lines: list[str] = []
+    if "swap_summary" in tables:
+        summ = tables["swap_summary"]
+        cols = ["metric", "sampling", "subset_size", "confidence", "required_diff",
+                "max_performance", "relative_diff", "sensitivity", "mean_unique_topics",
+                "mean_overlap"]
+        lines += ["## Swap-rate summary", "",
+                  "Per metric, sampling scheme and topic-set size c: the absolute difference "
+                  "required for the confidence level (smallest bin from which every swap "
+                  "rate is <= 1 - confidence; empty if no bin qualifies), the maximum "
+                  "performance observed on any set, relative difference = required / max, "
+                  "sensitivity = share of comparisons with |d| >= required (Sakai's columns "
+                  "(i)-(iv)), and the mean number of distinct topics per set and shared by "
+                  "the two sets of a trial.", "",
+                  markdown_table(summ.select(cols), max_rows=60), ""]
+    if "swap_rates" in tables:
+        lines += ["## Swap-rate curves", "",
+                  "Swap rate per bin of |d| on the first set (left: absolute bins of 0.01, the "
+                  "last >= 0.20; right: relative to the smaller mean, 5% bins). The dotted "
+                  "lines are the 5%, 10% and 20% swap rates of 95/90/80% confidence.", ""]
+        for path in swap_rate_curves(tables["swap_rates"], run_dir):
+            lines += [f"![{path.stem}]({path.name})", ""]
+    return lines

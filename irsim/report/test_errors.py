@@ -1,5 +1,5 @@
-"""Tables and plots of experiment=test_errors: Type I error against alpha, power against
-delta (matplotlib Agg figures, no global state changed)."""
+"""Report of experiment=test_errors: the generator's fit, Type I error against alpha and
+power against delta, as tables and plots (matplotlib Agg figures, no global state changed)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pandas as pd
 import pyarrow as pa
 from matplotlib.figure import Figure
 
-__all__ = ["nearest_alpha", "summary_table", "type1_plots", "power_plots"]
+__all__ = ["sections", "nearest_alpha", "summary_table", "type1_plots", "power_plots"]
 
 _COLORS = {"t": "tab:blue", "wilcoxon": "tab:orange", "sign": "tab:green",
            "randomisation": "tab:red", "paired_bootstrap": "tab:purple"}
@@ -186,3 +186,47 @@ def power_plots(table: pa.Table, out_dir: Path, alpha: float = 0.05) -> list[Pat
         fig.savefig(path)
         paths.append(path)
     return paths
+
+
+def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
+    """Markdown of the report: the fit table, Type I error and power tables (at alpha = 0.05
+    or the nearest level) and their plots (PNG files written into `run_dir`).
+
+    Examples
+    --------
+    >>> fit = pa.table({"metric": ["AP"], "margin": ["kernel"]})
+    >>> sections({"test_errors_fit": fit}, Path("."))[:2]
+    ['## Generator', '']
+    """
+    from irsim.report import markdown_table
+
+    lines: list[str] = []
+    if "test_errors_fit" in tables:
+        lines += ["## Generator", "",
+                  "One simulator per metric, fit to the collection: margins (kernel: logit-"
+                  "scale kernel density with the observed atoms at 0 and 1 and the observed "
+                  "mean; empirical: the observed scores, for discrete metrics), a Gaussian "
+                  "copula per system pair reproducing its Pearson correlation. ks_mean/ks_max: "
+                  "KS distance between fitted and observed margins.", "",
+                  markdown_table(tables["test_errors_fit"]), ""]
+    if "test_errors" not in tables:
+        return lines
+    te = tables["test_errors"]
+    type1, alpha = summary_table(te, delta=0.0)
+    if type1 is not None:
+        lines += ["## Type I error", "",
+                  f"Share of trials with p <= alpha = {alpha} when the two systems are "
+                  "exchangeable (delta = 0); 95% Clopper-Pearson interval in brackets. A "
+                  "test is exact when alpha lies inside its interval.", "",
+                  markdown_table(type1, max_rows=60), ""]
+        for path in type1_plots(te, run_dir):
+            lines += [f"![{path.stem}]({path.name})", ""]
+    power, alpha = summary_table(te, delta=None)
+    if power is not None:
+        lines += ["## Power", "",
+                  f"Share of trials with p <= alpha = {alpha} when the experimental system's "
+                  "true mean exceeds the baseline's by delta.", "",
+                  markdown_table(power, max_rows=60), ""]
+        for path in power_plots(te, run_dir):
+            lines += [f"![{path.stem}]({path.name})", ""]
+    return lines

@@ -20,14 +20,15 @@ A sampler is a pure function of ``(seed, study, scheme, n, size, key)`` and the 
 trials are drawn in blocks of :data:`~irsim.sampling.rng.REPLICATE_BLOCK` keyed by block
 index (:func:`~irsim.sampling.rng.blocked_draws`), so any split of the trials gives the same
 sets. Count matrices (trials x sets x n, how often each topic is in each set) turn the means
-of every system on every set into one GEMM: ``means = scores @ counts[:, k].T / size``.
+of every system on every set into one GEMM: ``means = scores @ counts[:, k].T / size``
+(:func:`set_means`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from irsim.errors import ConfigError, unknown_name
+from irsim.errors import ConfigError, param, unknown_name
 from irsim.sampling.rng import blocked_draws
 from irsim.sampling.topics import indices_to_counts
 
@@ -40,14 +41,17 @@ __all__ = [
     "indices_to_set_counts",
     "unique_topics",
     "set_overlap",
+    "gemm_trials",
+    "set_means",
 ]
 
 #: Sampling schemes, as configs and the ``sampling`` column of result tables spell them.
 SCHEMES = ("disjoint", "independent", "replacement", "bootstrap")
 
 
-def check_scheme(scheme: object, name: str = "experiment.sampling") -> str:
-    """`scheme` if it is one of :data:`SCHEMES`, else a ConfigError suggesting close ones.
+def check_scheme(scheme: object, name: str | None = None) -> str:
+    """`scheme` if it is one of :data:`SCHEMES`, else a ConfigError suggesting close ones
+    (`name`: the parameter, default ``sampling``).
 
     Examples
     --------
@@ -60,13 +64,14 @@ def check_scheme(scheme: object, name: str = "experiment.sampling") -> str:
 (did you mean 'disjoint'?); valid: bootstrap, disjoint, independent, replacement
     """
     if not isinstance(scheme, str) or scheme not in SCHEMES:
-        raise unknown_name(f"{name} scheme", str(scheme), SCHEMES)
+        raise unknown_name(f"{name or param('sampling')} scheme", str(scheme), SCHEMES)
     return scheme
 
 
 def check_subset_size(scheme: str, n: int, size: object, *, sets: int = 2,
-                      name: str = "experiment.subset_sizes") -> int:
-    """Validate a topic-set size for `scheme` on `n` topics; returns it as an int.
+                      name: str | None = None) -> int:
+    """Validate a topic-set size for `scheme` on `n` topics; returns it as an int (`name`:
+    the parameter, default ``subset_sizes``).
 
     ``disjoint`` needs ``sets * size <= n`` (``size <= n/2`` for two sets), ``independent``
     and ``replacement`` need ``size <= n``, ``bootstrap`` needs ``size == n``; every size is
@@ -83,6 +88,7 @@ def check_subset_size(scheme: str, n: int, size: object, *, sets: int = 2,
 sampling of 2 sets from 50 topics
     """
     scheme = check_scheme(scheme)
+    name = name or param("subset_sizes")
     if isinstance(size, bool) or not isinstance(size, int | np.integer) or int(size) < 1:
         raise ConfigError(f"{name} must hold integers >= 1, got {size!r}")
     size = int(size)
@@ -211,3 +217,58 @@ def set_overlap(counts: np.ndarray) -> np.ndarray:
     """
     c = np.asarray(counts) > 0
     return np.count_nonzero(c[:, 0] & c[:, 1], axis=-1).astype(np.int64)
+
+
+def gemm_trials(systems: int, topics: int) -> int:
+    """Trials per GEMM of :func:`set_means`: the largest divisor of 250 keeping
+    ``systems * topics * trials <= 2**18``, at least 1.
+
+    Below that size OpenBLAS computes a product on the calling thread; bigger products of
+    the topic-set studies are still small, and threaded ones left the BLAS threads spinning
+    next to the elementwise work (2.3x slower on a busy 2-core machine, bench/bench_swap.py).
+    The block depends on the data's shape only, and blocks start at multiples of it, so the
+    products are the same for every sharding.
+
+    Examples
+    --------
+    >>> gemm_trials(129, 50), gemm_trials(20, 50), gemm_trials(2000, 1000)
+    (25, 250, 1)
+    """
+    for t in (250, 125, 50, 25, 10, 5, 2, 1):
+        if systems * topics * t <= 1 << 18:
+            return t
+    return 1
+
+
+def set_means(x: np.ndarray, counts: np.ndarray, size: int) -> np.ndarray:
+    """Mean score of every system on every set of a block of trials: ``C @ X.T / size``.
+
+    Parameters
+    ----------
+    x : ndarray, shape (systems, n)
+    counts : ndarray, shape (trials, sets, n)
+        Selection counts (:func:`subset_counts`) of trials starting at a multiple of 250.
+    size : int
+        Topics per set (the row sums of `counts`).
+
+    Returns
+    -------
+    ndarray, shape (trials, sets, systems)
+        Trial-major: the means of a block of trials are contiguous.
+
+    Examples
+    --------
+    >>> x = np.array([[0.1, 0.2, 0.6], [0.3, 0.3, 0.0]])
+    >>> c = np.array([[[1.0, 1.0, 0.0], [0.0, 0.0, 2.0]]])   # one trial, two sets
+    >>> set_means(x, c, 2).round(3).tolist()
+    [[[0.15, 0.3], [0.6, 0.0]]]
+    """
+    trials, sets, n = counts.shape
+    flat = counts.reshape(trials * sets, n)
+    xt = np.ascontiguousarray(x.T)
+    out = np.empty((trials * sets, x.shape[0]))
+    step = gemm_trials(x.shape[0], n) * sets
+    for r0 in range(0, len(flat), step):
+        np.matmul(flat[r0:r0 + step], xt, out=out[r0:r0 + step])
+    out /= size
+    return out.reshape(trials, sets, x.shape[0])

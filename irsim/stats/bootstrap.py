@@ -9,6 +9,11 @@
 One set of bootstrap samples (count matrices from :mod:`irsim.sampling.topics`) serves
 every pair, as in the paper, so the result of a pair does not depend on the other pairs,
 on chunking or on the memory budget.
+
+Both tests run on the batched kernels of :mod:`irsim.stats.resample`, the same the
+discpower study runs (:func:`~irsim.stats.resample.paired_ratio` with :func:`count_t`,
+:func:`~irsim.stats.resample.unpaired_weights` with
+:func:`~irsim.stats.resample.unpaired_replicates`).
 """
 
 from __future__ import annotations
@@ -30,13 +35,17 @@ from irsim.stats._validation import (
     row_chunks,
 )
 from irsim.stats.resample import (
-    ZERO_VAR_RTOL,
+    gmean_scores,
+    log_scores,
+    paired_ratio,
     studentized_t,
-    unpaired_bootstrap_replicates,
+    unpaired_replicates,
+    unpaired_weights,
 )
 from irsim.stats.ties import count_extreme, tie_tolerance
 
-__all__ = ["SUMMARIES", "BootstrapTestResult", "paired_bootstrap", "unpaired_bootstrap"]
+__all__ = ["SUMMARIES", "BootstrapTestResult", "paired_bootstrap", "unpaired_bootstrap",
+           "count_t"]
 
 #: Summaries of :func:`unpaired_bootstrap`.
 SUMMARIES = ("mean", "gmean", "worst")
@@ -69,57 +78,62 @@ class BootstrapTestResult:
     n_resamples: int
 
 
-def _t_squared_threshold(a: np.ndarray, n: int) -> np.ndarray:
-    """``K(a) = n a^2 / (n - 1 + a^2)``: ``t*^2 >= a^2`` iff ``s1^2 >= K(a) s2``."""
-    a2 = a * a
-    return n * a2 / (n - 1.0 + a2)
+def count_t(p: np.ndarray, t_obs: np.ndarray, n: int, alternative: str = "two-sided",
+            s1: np.ndarray | None = None) -> np.ndarray:
+    """Per row, replicates of the paired studentised bootstrap at least as extreme as
+    `t_obs` (ties within :func:`~irsim.stats.ties.tie_tolerance` of a t statistic, scale 1),
+    from ``p = s2 / s1^2`` of :func:`~irsim.stats.resample.paired_ratio`.
 
+    Equal to :func:`~irsim.stats.ties.count_extreme` on ``t*`` (scale 1): ``|t*| >= a`` iff
+    ``p <= (1 + (n-1) / a^2) / n``; the one-sided alternatives take the sign of ``t*`` from
+    `s1` (``t* >= a``: ``s1 > 0`` and ``|t*| >= a`` for ``a > 0``, else all but the
+    replicates with ``t* < a``; ``less`` mirrors ``greater``).
 
-def _paired_counts(w: np.ndarray, t_obs: np.ndarray, counts: np.ndarray,
-                   alternative: str) -> np.ndarray:
-    """Studentised bootstrap counts of one block of resamples, in cache-sized chunks.
+    Parameters
+    ----------
+    p : ndarray, shape (pairs, B)
+    t_obs : ndarray, shape (pairs,)
+    n : int
+        Topics.
+    alternative : {"two-sided", "greater", "less"}
+    s1 : ndarray, shape (pairs, B), optional
+        The resampled sums of centred differences (needed by the one-sided alternatives).
 
-    Equal to ``count_extreme(paired_bootstrap_replicates(w, counts)[0], t_obs, alt, 1.0)``
-    (see :mod:`irsim.stats.resample`) without forming ``t*``. With ``s1``, ``s2`` the
-    resampled sums of ``w`` and ``w^2``, ``t*^2 = (n-1) s1^2 / (n s2 - s1^2)`` increases
-    with ``s1^2/s2``, so ``|t*| >= a`` iff ``s1^2 >= K(a) s2``; the constant-resample rule
-    of :data:`~irsim.stats.resample.ZERO_VAR_RTOL` (``var <= rtol * meansq``, then
-    ``t* = 0``) reads ``s1^2 >= (n - rtol (n-1)) s2``.
+    Returns
+    -------
+    ndarray of int64, shape (pairs,)
+
+    Examples
+    --------
+    >>> t = np.array([[2.0, 1.0, 0.0], [1.0, 0.0, 0.0]])     # |t*|, n = 5
+    >>> with np.errstate(divide="ignore"):
+    ...     p = (1 + 4 / t ** 2) / 5
+    >>> count_t(p, np.array([2.0, 0.0]), 5).tolist()
+    [1, 3]
+    >>> s1 = np.array([[1.0, -1.0, 0.0], [-1.0, 0.0, 0.0]])  # signs: t* = 2, -1, 0 / -1, 0, 0
+    >>> count_t(p, np.array([0.5, -0.5]), 5, "greater", s1).tolist()
+    [1, 2]
     """
-    n = w.shape[-1]
-    ct = np.ascontiguousarray(counts.T, dtype=np.float64)
-    b = ct.shape[1]
-    q_const = n - ZERO_VAR_RTOL * (n - 1)
+    b = p.shape[1]
     tol = tie_tolerance(t_obs, 1.0)  # t is O(1): absolute floor for t = 0 +- rounding
-    # count t* >= a: rows with a > 0 count hits, the others B minus the misses t* < a
     if alternative == "two-sided":
         a = np.abs(t_obs) - tol
+        sign = None
     else:
-        a = t_obs - tol if alternative == "greater" else -t_obs - tol
-    k = _t_squared_threshold(a, n)
+        if s1 is None:
+            raise ValueError(f"count_t needs s1 (the signs of t*) for alternative="
+                             f"{alternative!r}")
+        a = (t_obs if alternative == "greater" else -t_obs) - tol
+        sign = s1 if alternative == "greater" else -s1
+    with np.errstate(divide="ignore"):
+        limit = ((1.0 + (n - 1) / (a * a)) / n)[:, None]
+    if sign is None:  # two-sided; a <= 0 (|t_obs| = 0): every replicate counts
+        return np.where(a > 0, np.count_nonzero(p <= limit, axis=1), b).astype(np.int64)
     pos = a > 0
-    out = np.empty(len(w), np.int64)
-    for rows in row_chunks(len(w), 16 * b, _CACHE_BYTES):
-        wr = w[rows]
-        m = len(wr)
-        s = np.concatenate([wr, wr * wr]) @ ct
-        s1, s2 = s[:m], s[m:]
-        lim = s2 * q_const  # constant resample iff s1^2 >= lim
-        s2 *= k[rows, None]  # K s2
-        if alternative == "two-sided":
-            sq = np.multiply(s1, s1, out=s1)
-            hit = np.count_nonzero((sq >= s2) & (sq < lim), axis=-1)
-            out[rows] = np.where(pos[rows], hit, b)
-            continue
-        if alternative == "less":
-            np.negative(s1, out=s1)  # t* <= t_obs  <=>  -t* >= -t_obs
-        sq = s1 * np.abs(s1)  # signed s1^2
-        p = pos[rows, None]
-        # a > 0: t* >= a and not constant; a <= 0: t* < a (t* < 0 and not constant)
-        hit = np.where(p, sq >= s2, sq < -s2) & (np.abs(sq) < lim)
-        cnt = np.count_nonzero(hit, axis=-1)
-        out[rows] = np.where(pos[rows], cnt, b - cnt)
-    return out
+    # a > 0: t* >= a (positive and |t*| >= a); a <= 0: all but t* < a (negative, |t*| > |a|)
+    hit = np.where(pos[:, None], (sign > 0) & (p <= limit), (sign < 0) & (p < limit))
+    cnt = np.count_nonzero(hit, axis=1)
+    return np.where(pos, cnt, b - cnt).astype(np.int64)
 
 
 def paired_bootstrap(
@@ -168,9 +182,10 @@ def paired_bootstrap(
     Notes
     -----
     The studentised counts equal those of :func:`irsim.stats.resample.paired_bootstrap_replicates`
-    followed by :func:`irsim.stats.ties.count_extreme` (scale 1); this fused path compares
-    ``s1^2/s2`` (resampled sums of ``w`` and ``w^2``) to a per-pair threshold inside
-    cache-sized blocks instead of materialising ``t*``.
+    followed by :func:`irsim.stats.ties.count_extreme` (scale 1); the batched path
+    (:func:`irsim.stats.resample.paired_ratio` and :func:`count_t`, shared with the
+    discpower study) compares ``s2/s1^2`` (resampled sums of ``w`` and ``w^2``) with a
+    per-pair threshold inside cache-sized blocks instead of materialising ``t*``.
 
     Examples
     --------
@@ -194,8 +209,13 @@ def paired_bootstrap(
     count = np.zeros(len(z), np.int64)
     for start, stop in mc.replicate_chunks(8 * n):
         counts = bootstrap_counts(mc.seed, mc.study, n, start, stop, key=mc.key)
-        if statistic == "t":
-            count += _paired_counts(w, obs, counts, alternative)
+        if statistic == "t":  # p = s2 / s1^2 orders |t*| (resample.paired_ratio)
+            ct = np.ascontiguousarray(counts.T, dtype=np.float64)
+            for rows in row_chunks(len(z), 16 * (stop - start), _CACHE_BYTES):
+                wr = w[rows]
+                s1 = wr @ ct
+                p = paired_ratio(wr, wr * wr, ct, s1)
+                count[rows] += count_t(p, obs[rows], n, alternative, s1)
             continue
         weights = np.ascontiguousarray(counts.T) / n
         for rows in row_chunks(len(z), 8 * (stop - start), _CACHE_BYTES):
@@ -214,7 +234,7 @@ def _summary(v: np.ndarray, summary: str, k: int) -> np.ndarray:
     if summary == "mean":
         return v.mean(axis=-1)
     if summary == "gmean":
-        return np.exp(np.log(v + 1e-5).mean(axis=-1))
+        return gmean_scores(v)
     return np.partition(v, k - 1, axis=-1)[..., :k].mean(axis=-1)
 
 
@@ -285,6 +305,7 @@ def unpaired_bootstrap(
     mx, my = _summary(xv, summary, k), _summary(yv, summary, k)
     observed, scale = mx - my, np.abs(mx) + np.abs(my)
     v = np.concatenate([xv, yv], axis=-1)
+    lx, ly = (log_scores(xv), log_scores(yv)) if summary == "gmean" else (xv, yv)
     count = np.zeros(dx.rows, np.int64)
     for start, stop in mc.replicate_chunks(8 * 3 * (n + m)):
         idx = bootstrap_indices(mc.seed, mc.study, n + m, start, stop, key=mc.key)
@@ -295,11 +316,12 @@ def unpaired_bootstrap(
                        - _worst_mean(v[rows], idx[:, n:], k))
                 count[rows] += count_extreme(rep, observed[rows], alternative, scale[rows])
             continue
-        first = indices_to_counts(idx[:, :n], n + m)
-        second = indices_to_counts(idx[:, n:], n + m)
-        for rows in row_chunks(dx.rows, 16 * (stop - start), _CACHE_BYTES):
-            rep = unpaired_bootstrap_replicates(xv[rows], yv[rows], first, second,
-                                                summary=summary)
+        # the batched path (resample.unpaired_weights / unpaired_replicates, shared with
+        # the discpower study): x's and y's parts of every replicate are one GEMM each
+        w = unpaired_weights(indices_to_counts(idx[:, :n], n + m),
+                             indices_to_counts(idx[:, n:], n + m), n, summary)
+        for rows in row_chunks(dx.rows, 16 * w.shape[1], _CACHE_BYTES):
+            rep = unpaired_replicates(lx[rows] @ w[:n], ly[rows] @ w[n:], summary)
             count[rows] += count_extreme(rep, observed[rows], alternative, scale[rows])
     return BootstrapTestResult(dx.out(observed), dx.out(mc.pvalue(count)), dx.out(count),
                                mc.B)

@@ -1,9 +1,12 @@
 """Average precision under corpus resampling (Cormack & Lynam, SIGIR 2006), in closed form.
 
 A ranked list is held by the ranks of its relevant retrieved documents
-(:class:`ListSet`). The corpus bootstrap (:mod:`irsim.sampling.corpus`) gives every document
-``k ~ Poisson(1)`` consecutive copies. A relevant document with ``k`` copies placed after
-``p`` copies of which ``c`` are relevant adds, over its copies at ranks ``p+1..p+k``,
+(:class:`ListSet`); :func:`corpus_lists` ranks the runs of a collection as trec_eval does
+and reduces them to the lists of the full corpus and of its two halves (documents split by
+the MD5 of the docno, :func:`md5_half`) for split-corpus validation. The corpus bootstrap
+(:mod:`irsim.sampling.corpus`) gives every document ``k ~ Poisson(1)`` consecutive copies.
+A relevant document with ``k`` copies placed after ``p`` copies of which ``c`` are relevant
+adds, over its copies at ranks ``p+1..p+k``,
 
     sum_{i=1..k} (c + i)/(p + i) = k + (c - p) (H(p + k) - H(p)),
 
@@ -17,15 +20,19 @@ Also here: the jackknife acceleration for BCa under corpus resampling
 (:func:`corpus_acceleration`), the small-R correction (silver bullets for AP = 0, lead
 balloons for AP = 1, with E(AP) by dynamic programming: :func:`small_r_bounds`,
 :func:`small_r_correct`), the replication share ``2 Phi(z/sqrt 2) - 1``
-(:func:`replication_within`) and the parametric (delta-method) MAP / L-MAP standard errors
-(:func:`map_parametric`).
+(:func:`replication_within`), the parametric (delta-method) MAP / L-MAP standard errors
+(:func:`map_parametric`) and the normalised difference of the other half's AP to an
+interval (:func:`normalised_difference`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import special
@@ -34,8 +41,14 @@ from scipy import stats as sps
 from irsim.errors import ConfigError, InputError
 from irsim.sampling.corpus import CorpusDraws
 
+if TYPE_CHECKING:
+    from irsim.data.collection import DocCollection
+
 __all__ = [
     "ListSet",
+    "CorpusLists",
+    "md5_half",
+    "corpus_lists",
     "harmonic_numbers",
     "average_precision",
     "resampled_ap",
@@ -47,6 +60,7 @@ __all__ = [
     "replication_within",
     "logit_sd_from_interval",
     "map_parametric",
+    "normalised_difference",
 ]
 
 
@@ -153,6 +167,158 @@ class ListSet:
         a, b = int(self.starts[start]), int(self.starts[stop])
         return ListSet(self.positions[a:b], self.starts[start:stop + 1] - a,
                        self.relevant[start:stop], self.length[start:stop])
+
+
+# ----------------------------------------------------------------------------- corpus lists
+
+
+@dataclass(frozen=True)
+class CorpusLists:
+    """The ranked lists of a document-level collection, for the full corpus and its halves.
+
+    Lists are ordered run-major: list ``s * T + t`` is run ``systems[s]`` on topic
+    ``topics[t]`` (empty if the run lacks the topic).
+
+    Attributes
+    ----------
+    systems, topics : tuple of str
+    full : ListSet
+    half_a, half_b : ListSet or None
+        The lists and qrels restricted to the documents of each half (None: no split).
+
+    Examples
+    --------
+    >>> ls = ListSet(np.array([1]), np.array([0, 1, 1]), np.array([1, 2]), np.array([3, 3]))
+    >>> CorpusLists(("run1",), ("401", "402"), ls).split
+    False
+    """
+
+    systems: tuple[str, ...]
+    topics: tuple[str, ...]
+    full: ListSet
+    half_a: ListSet | None = None
+    half_b: ListSet | None = None
+
+    @property
+    def split(self) -> bool:
+        """Whether the halves are present."""
+        return self.half_a is not None and self.half_b is not None
+
+    def describe(self) -> dict:
+        """Summary for the manifest and the report header."""
+        return {"metrics": ["AP"], "systems": len(self.systems), "topics": len(self.topics),
+                "source": "ranked lists of the document-level collection (corpus resampling)",
+                "split_corpus": self.split}
+
+
+def md5_half(docnos: Sequence[str] | np.ndarray) -> np.ndarray:
+    """True for documents of half A: the first bit of the MD5 digest of the docno (UTF-8)
+    is 0 (Cormack & Lynam split TREC-6 "using an MD5 hash on the document identifier").
+
+    Examples
+    --------
+    >>> md5_half(["FBIS3-1", "LA010189-0001", "d1-1", "d1-2"]).tolist()
+    [True, True, False, True]
+    """
+    return np.fromiter((hashlib.md5(str(d).encode("utf-8")).digest()[0] < 128
+                        for d in docnos), dtype=bool, count=len(docnos))
+
+
+def _lists(group: np.ndarray, rank: np.ndarray, relevant: np.ndarray, n_lists: int,
+           R: np.ndarray) -> ListSet:
+    """A ListSet from rows (sorted by list, then rank) with 0-based ranks."""
+    length = np.bincount(group, minlength=n_lists)
+    hit = relevant
+    starts = np.concatenate([[0], np.cumsum(np.bincount(group[hit], minlength=n_lists))])
+    return ListSet(rank[hit] + 1, starts, R, length)
+
+
+def corpus_lists(docs: DocCollection, *, rel: int = 1, split: bool = True) -> CorpusLists:
+    """Rank every run's lists as trec_eval does and reduce them to :class:`ListSet`.
+
+    Input is validated by :func:`irsim.metrics.evaluate` (duplicates, missing topics per
+    ``docs.missing``, ...); its topic set is kept, minus topics without a relevant document
+    (AP is undefined there). Ranking: score descending, ties by docno descending; lists
+    cut at ``docs.depth``. Relevant: grade >= `rel`.
+
+    Examples
+    --------
+    >>> from irsim.data.collection import DocCollection
+    >>> from irsim.data.synthetic import synthetic_trec
+    >>> runs, qrels = synthetic_trec(runs=2, topics=3, docs_per_topic=40, depth=30, seed=1)
+    >>> cl = corpus_lists(DocCollection(runs, qrels, 30))
+    >>> cl.systems, cl.topics, len(cl.full), int(cl.full.length.max())
+    (('run1', 'run2'), ('1', '2', '3'), 6, 30)
+    >>> bool((cl.half_a.length + cl.half_b.length == cl.full.length).all())
+    True
+    """
+    import pandas as pd
+
+    from irsim.metrics import evaluate
+
+    runs, qrels, depth = docs.runs, docs.qrels, docs.depth
+    measure = "AP" if rel == 1 else f"AP(rel={rel})"
+    matrix = evaluate(runs, qrels, [measure], depth=depth, missing=docs.missing)
+    topics = np.asarray(matrix.topics, dtype=object)
+    qtopic = pd.Categorical(np.asarray(qrels.topic, dtype=object), categories=topics).codes
+    qgrade = np.asarray(qrels.grade, np.int64)
+    is_rel = (qgrade >= rel) & (qtopic >= 0)
+    R_topic = np.bincount(qtopic[is_rel], minlength=len(topics))
+    keep_topic = R_topic > 0
+    if not keep_topic.any():
+        raise InputError("no topic has a relevant document: AP is undefined everywhere",
+                         file=qrels.source or "qrels")
+    remap = np.cumsum(keep_topic) - 1
+    topics, R_topic = topics[keep_topic], R_topic[keep_topic]
+    T, S = len(topics), len(runs.names)
+
+    tcode = pd.Categorical(np.asarray(runs.topic, dtype=object), categories=topics).codes
+    dcode, vocab = runs.docno_codes()
+    run = np.asarray(runs.run, np.int64)
+    score = np.asarray(runs.score, np.float64)
+    rows = np.flatnonzero(tcode >= 0)
+    run, tc, dc, score = run[rows], tcode[rows].astype(np.int64), dcode[rows], score[rows]
+    order = np.lexsort((-dc, -score, tc, run))
+    run, tc, dc = run[order], tc[order], dc[order]
+    group = run * T + tc
+    head = np.flatnonzero(np.concatenate([[True], group[1:] != group[:-1]]))
+    rank = np.arange(len(group)) - np.repeat(head, np.diff(np.append(head, len(group))))
+    if depth is not None:
+        cut = rank < depth
+        group, rank, tc, dc = group[cut], rank[cut], tc[cut], dc[cut]
+
+    # grades of the retrieved documents; relevant counts per topic (and per half)
+    qdoc = np.asarray(qrels.docno, dtype=object)
+    qd = pd.Index(vocab).get_indexer(qdoc)
+    qt = np.where(qtopic >= 0, remap[np.maximum(qtopic, 0)], -1)
+    qt[(qtopic >= 0) & ~keep_topic[np.maximum(qtopic, 0)]] = -1
+    V = max(len(vocab), 1)
+    ok = (qd >= 0) & (qt >= 0)
+    qkey = qt[ok] * V + qd[ok]
+    qorder = np.argsort(qkey)
+    qkey, qrel = qkey[qorder], is_rel[ok][qorder]
+    key = tc * V + dc
+    pos = np.minimum(np.searchsorted(qkey, key), max(len(qkey) - 1, 0))
+    relevant = (qkey[pos] == key) & qrel[pos] if len(qkey) else np.zeros(len(key), bool)
+
+    n_lists = S * T
+    full = _lists(group, rank, relevant, n_lists, np.tile(R_topic, S))
+    if not split:
+        return CorpusLists(tuple(runs.names), tuple(topics), full)
+
+    in_a_vocab = md5_half(vocab)
+    in_a_q = md5_half(qdoc)
+    halves = []
+    for want in (True, False):
+        mine = in_a_vocab[dc] == want
+        g = group[mine]
+        hd = np.flatnonzero(np.concatenate([[True], g[1:] != g[:-1]])) if len(g) else \
+            np.zeros(0, np.int64)
+        r = np.arange(len(g)) - np.repeat(hd, np.diff(np.append(hd, len(g))))
+        rel_half = is_rel & (in_a_q == want) & (qt >= 0)
+        R_half = np.bincount(qt[rel_half], minlength=T)
+        halves.append(_lists(g, r, relevant[mine], n_lists, np.tile(R_half, S)))
+    return CorpusLists(tuple(runs.names), tuple(topics), full, halves[0], halves[1])
 
 
 # ----------------------------------------------------------------------------- AP
@@ -589,3 +755,28 @@ def map_parametric(ap: np.ndarray, sd_logit: np.ndarray, *, eps: float = 1e-5,
     se_map = np.sqrt((sd**2 * w).sum(axis=axis)) / n
     se_lmap = np.sqrt((sd**2).sum(axis=axis)) / n
     return ap.mean(axis=axis), se_map, special.logit(c).mean(axis=axis), se_lmap
+
+
+def normalised_difference(ap_other: np.ndarray, ap: np.ndarray, low: np.ndarray,
+                          high: np.ndarray) -> np.ndarray:
+    """``AP_other - AP`` scaled so that the interval ``[low, high]`` maps to ``[-1, 1]`` with
+    ``AP`` at 0 (Cormack & Lynam's Figures 1-2): ``d / (high - AP)`` above, ``d / (AP -
+    low)`` below. ``AP`` is first clipped into the interval (a logit interval of AP = 0 does
+    not contain 0), so ``|x| <= 1`` exactly when ``AP_other`` is within; ``+-inf`` beyond a
+    zero-width side, 0 when equal.
+
+    Examples
+    --------
+    >>> normalised_difference(np.array([0.5, 0.1, 0.3]), np.array([0.3] * 3),
+    ...                       np.array([0.2] * 3), np.array([0.4] * 3)).round(3).tolist()
+    [2.0, -2.0, 0.0]
+    >>> normalised_difference(np.array([0.0]), np.array([0.0]), np.array([1e-5]),
+    ...                       np.array([2e-5])).tolist()
+    [-inf]
+    """
+    centre = np.clip(ap, low, high)
+    d = ap_other - centre
+    with np.errstate(divide="ignore", invalid="ignore"):
+        up = d / (high - centre)
+        down = d / (centre - low)
+    return np.where(d > 0, up, np.where(d < 0, down, 0.0))

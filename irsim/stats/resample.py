@@ -1,20 +1,43 @@
 """Batched resampling kernels shared by the tests in :mod:`irsim.stats` and the studies.
 
-All kernels take many pairs at once (arrays ``(pairs, n)``) and a block of resamples given as
-a count matrix ``(B, n)`` (how often each topic is drawn in each resample), so a block of
-resampled sums is one GEMM. They hold no randomness: draws come from :mod:`irsim.sampling`.
+All kernels take many pairs (or systems) at once and a block of resamples given as a count
+matrix ``(B, n)`` (how often each topic is drawn in each resample), usually transposed to
+``ct = counts.T``, so a block of resampled sums is one GEMM. They hold no randomness (draws
+come from :mod:`irsim.sampling`) and no tie rules (counting is :mod:`irsim.stats.ties` and
+:func:`irsim.stats.bootstrap.count_t`).
+
+- Paired bootstrap (Sakai 2006): :func:`paired_bootstrap_replicates` (``t*`` itself, the
+  plain definition) and :func:`paired_ratio` (``s2 / s1^2``, which orders and counts
+  replicates as ``|t*|`` does at one division per replicate; the batched path of
+  :func:`irsim.stats.paired_bootstrap` and of the discpower study). :func:`exact_split` lets
+  a caller with many pairs of few systems compute ``s1`` from per-system sums.
+- Unpaired bootstrap: :func:`unpaired_weights` turns the draws into weights so that
+  per-row (or per-system) GEMMs give the parts of every replicate, and
+  :func:`unpaired_replicates` combines the parts of the two sides.
+- :func:`sample_differences`: pair differences of resampled system scores, exact ties at 0.
+- :func:`tukey_ranges`: null ranges of randomised Tukey HSD.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 __all__ = [
     "ZERO_VAR_RTOL",
     "TIE_RTOL",
+    "GMEAN_EPS",
     "studentized_t",
+    "log_scores",
+    "gmean_scores",
     "paired_bootstrap_replicates",
-    "unpaired_bootstrap_replicates",
+    "paired_ratio",
+    "exact_split",
+    "unpaired_weights",
+    "unpaired_replicates",
+    "sample_differences",
+    "tukey_ranges",
 ]
 
 #: A resample whose variance is below this share of its mean square counts as constant
@@ -26,6 +49,16 @@ ZERO_VAR_RTOL = 1e-12
 #: It absorbs the rounding difference between a GEMM and a direct sum so that exact ties of
 #: discrete metrics count as ties (scipy uses 100*eps; GEMMs need a little more).
 TIE_RTOL = 1e-9
+
+#: The constant of Sakai's geometric mean ``exp(mean(log(x + 1e-5)))``.
+GMEAN_EPS = 1e-5
+
+#: Resamples whose variance is below this share of their mean square get their sum of
+#: differences recomputed directly before the constant-resample rule (see paired_ratio).
+_NEAR_CONSTANT = 1e-4
+
+#: Bytes of one gather of randomised Tukey HSD trials (trials x topics x systems).
+_TUKEY_BYTES = 32 * 2**20
 
 
 def _t_from_sums(s1: np.ndarray, s2: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -59,10 +92,36 @@ def studentized_t(z: np.ndarray) -> np.ndarray:
     return t.reshape(z.shape[:-1]) if z.ndim > 1 else t[0]
 
 
+def log_scores(x: np.ndarray) -> np.ndarray:
+    """Per-topic ``log(x + 1e-5)`` (Sakai's AG scores; the logs of the geometric mean).
+
+    Examples
+    --------
+    >>> np.round(log_scores(np.array([0.0, 1.0])), 4).tolist()
+    [-11.5129, 0.0]
+    """
+    return np.log(np.asarray(x, np.float64) + GMEAN_EPS)
+
+
+def gmean_scores(x: np.ndarray) -> np.ndarray:
+    """Sakai's geometric mean ``exp(mean(log(x + 1e-5)))`` along the last axis.
+
+    Examples
+    --------
+    >>> round(float(gmean_scores(np.array([0.1, 0.4]))), 6)
+    0.200012
+    """
+    return np.exp(log_scores(x).mean(axis=-1))
+
+
+# ------------------------------------------------------------------------ paired bootstrap
 def paired_bootstrap_replicates(
     w: np.ndarray, counts: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Studentised bootstrap replicates of many centred difference vectors.
+
+    The plain definition; :func:`paired_ratio` counts the same replicates without forming
+    ``t*``.
 
     Parameters
     ----------
@@ -95,25 +154,147 @@ def paired_bootstrap_replicates(
     return _t_from_sums(s1, s2, n)
 
 
-def unpaired_bootstrap_replicates(
-    x: np.ndarray, y: np.ndarray, first: np.ndarray, second: np.ndarray, *, summary: str = "mean"
-) -> np.ndarray:
-    """Unpaired (shuffle) bootstrap replicates ``M(x*b) - M(y*b)`` for many pairs.
+def paired_ratio(w: np.ndarray, w_sq: np.ndarray, ct: np.ndarray, s1: np.ndarray
+                 ) -> np.ndarray:
+    """``p = s2 / s1^2`` of the paired studentised bootstrap for a block of pairs x
+    resamples: the smaller `p`, the larger ``|t(w*b)|``.
 
-    ``v = concat(x, y)``; resample b draws ``n + m`` values of ``v`` with replacement, the
-    first ``n`` form ``x*b`` and the rest ``y*b`` (Sakai 2006, Fig. 3).
+    With ``s1``, ``s2`` the resampled sums of ``w`` and ``w^2``,
+    ``t*^2 = (n-1) s1^2 / (n s2 - s1^2) = (n-1) / (n p - 1)``: one division per replicate
+    orders and counts replicates as ``|t*|`` does (:func:`irsim.stats.bootstrap.count_t`).
+    ``t* = 0`` (``s1 = 0``, or a constant resample: variance at most
+    :data:`ZERO_VAR_RTOL` of the mean square, i.e. ``n s2 - s1^2 <= rtol (n-1) s2``) gives
+    ``p = inf``.
+
+    ``s2`` is a GEMM; ``s1`` comes in precomputed (``w @ ct``, or from per-system sums, see
+    :func:`exact_split`). Where the variance is within 1e-4 of the mean square (rare:
+    nearly constant resamples, where rounding could decide "constant"), ``s1`` is
+    recomputed directly from ``w`` so that the rule sees sums of the same accuracy whatever
+    way the caller computed ``s1``.
 
     Parameters
     ----------
-    x : ndarray, shape (pairs, n)
-    y : ndarray, shape (pairs, m)
+    w, w_sq : ndarray, shape (pairs, n)
+        Centred differences and their squares.
+    ct : ndarray, shape (n, B)
+        Transposed count matrix of the resamples.
+    s1 : ndarray, shape (pairs, B)
+        ``w @ ct`` (modified in place where recomputed: its signs stay those of ``t*``).
+
+    Returns
+    -------
+    ndarray, shape (pairs, B)
+
+    Examples
+    --------
+    >>> w = np.array([[0.1, -0.1, 0.3, -0.3]])
+    >>> ct = np.array([[1., 1., 1., 1.], [2., 0., 2., 0.], [4., 0., 0., 0.]]).T
+    >>> p = paired_ratio(w, w * w, ct, w @ ct)
+    >>> with np.errstate(divide="ignore"):
+    ...     np.round(np.sqrt(3 / (4 * p - 1)), 4).tolist()   # |t*|
+    [[0.0, 3.4641, 0.0]]
+    """
+    n = ct.shape[0]
+    p = w_sq @ ct  # s2, then s2 / s1^2 in place
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p /= s1 * s1
+    # nearly constant: n s2 - s1^2 <= c s2 with c = 1e-4 (n-1), i.e. p <= 1 / (n - c);
+    # 0/0 (a resample of zeros) is NaN: min() propagates it, and NaN > x is False
+    c = _NEAR_CONSTANT * (n - 1)
+    limit = 1.0 / (n - c) * (1 + 1e-6)
+    if not p.min() > limit:
+        pos, b = np.nonzero(~(p > limit))
+        s2 = np.einsum("ij,ji->i", w_sq[pos], ct[:, b])
+        s1[pos, b] = np.einsum("ij,ji->i", w[pos], ct[:, b])
+        sq = s1[pos, b] * s1[pos, b]
+        const = (s2 * n - sq <= s2 * (ZERO_VAR_RTOL * (n - 1))) | (sq == 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p[pos, b] = np.where(const, np.inf, s2 / sq)
+    return p
+
+
+def exact_split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Split scores into ``hi + lo`` with ``hi`` on a grid of 2^20 steps of the largest
+    magnitude, so that ``hi @ counts`` is exact in float64 (every partial sum of a count
+    matrix times ``hi`` is a representable multiple of the step) and ``lo`` is tiny.
+
+    Per-system resampled sums then give pair differences of sums without cancellation
+    error: ``S_hi[a] - S_hi[b]`` is exact and ``S_lo[a] - S_lo[b]`` is ~2^-20 smaller.
+
+    Examples
+    --------
+    >>> hi, lo = exact_split(np.array([0.1, 0.7, 1.0 / 3]))
+    >>> bool((hi + lo == np.array([0.1, 0.7, 1.0 / 3])).all()), float(np.abs(lo).max()) < 1e-6
+    (True, True)
+    """
+    x = np.asarray(x, np.float64)
+    top = float(np.abs(x).max()) if x.size else 0.0
+    if top == 0.0:
+        return x.copy(), np.zeros_like(x)
+    step = 2.0 ** (math.frexp(top)[1] - 20)
+    hi = np.round(x / step) * step
+    return hi, x - hi
+
+
+# ---------------------------------------------------------------------- unpaired bootstrap
+def unpaired_weights(first: np.ndarray, second: np.ndarray, n: int, summary: str
+                     ) -> np.ndarray:
+    """Weights that turn per-row GEMMs into unpaired bootstrap replicates.
+
+    Resample ``b`` of the unpaired test draws ``n + m`` positions of ``v = concat(x, y)``;
+    ``first`` / ``second`` count the positions of its first n and last m draws. Positions
+    ``< n`` are x's topics, the others y's, so with ``w`` the weights of the positions,
+    ``M(x*b)`` needs ``x @ w[:n] + y @ w[n:]``: a row's parts depend on the row alone. Many
+    pairs of few systems compute them once per system (``scores @ concat([w[:n], w[n:]],
+    axis=1)`` when ``n == m``) instead of once per pair.
+
+    Parameters
+    ----------
     first, second : ndarray, shape (B, n + m)
-        Count matrices over the ``n + m`` positions of ``v`` for the first ``n`` draws and
-        the last ``m`` draws of each resample.
+    n : int
+        Topics of x.
     summary : {"mean", "gmean"}
-        ``M``: arithmetic mean, or geometric mean ``exp(mean(log(v + 1e-5)))`` (Sakai's
-        G-metrics). Other summaries (e.g. mean of the worst k) need the index gather of
-        :func:`irsim.stats.bootstrap.unpaired_bootstrap`.
+        ``mean``: one block of B columns, ``first / n - second / m``; ``gmean`` (the parts
+        are sums of ``log(v + 1e-5)``): two blocks, ``first / n`` and ``second / m``.
+
+    Returns
+    -------
+    ndarray, shape (n + m, B) for ``mean``, (n + m, 2B) for ``gmean``
+        C-contiguous, so ``w[:n]`` (x's positions) and ``w[n:]`` (y's) are too.
+
+    Notes
+    -----
+    ``mean`` weights are ``(m first - n second) / (n m)``: the integer numerator is exact,
+    so the weight is the correctly rounded ``first/n - second/m`` (for ``n == m`` the same
+    float as ``(first - second) / n``).
+
+    Examples
+    --------
+    >>> first = np.array([[1., 0., 0., 1.]])   # x* = (x1, y2)
+    >>> second = np.array([[1., 1., 0., 0.]])  # y* = (x1, x2)
+    >>> unpaired_weights(first, second, 2, "mean").tolist()
+    [[0.0], [-0.5], [0.0], [0.5]]
+    """
+    m = first.shape[1] - n
+    if summary == "mean":
+        w = first * m
+        w -= second * n
+        w /= n * m
+        return np.ascontiguousarray(w.T)
+    return np.concatenate([first.T / n, second.T / m], axis=1)
+
+
+def unpaired_replicates(px: np.ndarray, py: np.ndarray, summary: str) -> np.ndarray:
+    """Unpaired bootstrap replicates ``M(x*b) - M(y*b)`` from the parts of both sides.
+
+    Parameters
+    ----------
+    px : ndarray, shape (pairs, B) or (pairs, 2B)
+        ``x @ w[:n]`` of :func:`unpaired_weights` for every pair's x (``mean``: scores;
+        ``gmean``: ``log(x + 1e-5)``).
+    py : ndarray, same shape
+        ``y @ w[n:]``.
+    summary : {"mean", "gmean"}
 
     Returns
     -------
@@ -122,21 +303,80 @@ def unpaired_bootstrap_replicates(
     Examples
     --------
     >>> x, y = np.array([[0.1, 0.3]]), np.array([[0.2, 0.0]])
-    >>> first = np.array([[1., 0., 0., 1.]])   # x* = (0.1, 0.0)
-    >>> second = np.array([[1., 1., 0., 0.]])  # y* = (0.1, 0.3)
-    >>> np.round(unpaired_bootstrap_replicates(x, y, first, second), 6).tolist()
+    >>> first = np.array([[1., 0., 0., 1.]])          # x* = (0.1, 0.0)
+    >>> second = np.array([[1., 1., 0., 0.]])         # y* = (0.1, 0.3)
+    >>> w = unpaired_weights(first, second, 2, "mean")
+    >>> np.round(unpaired_replicates(x @ w[:2], y @ w[2:], "mean"), 6).tolist()
     [[-0.15]]
     """
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    n, m = x.shape[-1], y.shape[-1]
-    v = np.concatenate([x, y], axis=-1)
     if summary == "mean":
-        diff = np.asarray(first, np.float64) / n - np.asarray(second, np.float64) / m
-        return v @ np.ascontiguousarray(diff.T)
-    if summary == "gmean":
-        lv = np.log(v + 1e-5)
-        a = np.exp(lv @ np.ascontiguousarray(np.asarray(first, np.float64).T) / n)
-        b = np.exp(lv @ np.ascontiguousarray(np.asarray(second, np.float64).T) / m)
-        return a - b
-    raise ValueError(f"summary must be 'mean' or 'gmean', got {summary!r}")
+        return px + py
+    r = px.shape[1] // 2
+    gx = np.exp(px[:, :r] + py[:, :r])
+    gy = np.exp(px[:, r:] + py[:, r:])
+    return np.subtract(gx, gy, out=gx)
+
+
+# --------------------------------------------------------------------- resampled systems
+def sample_differences(s: np.ndarray, ia: np.ndarray, ib: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Pair differences of per-sample system scores, exact ties set to 0.
+
+    Parameters
+    ----------
+    s : ndarray, shape (systems, samples)
+        ``M(X, Q*b)`` of every system on every sample.
+    ia, ib : ndarray of int, shape (pairs,)
+        The two systems of each pair.
+
+    Returns
+    -------
+    d : ndarray, shape (pairs, samples)
+        ``M(A, Q*b) - M(B, Q*b)``, 0 where ``|d| <= TIE_RTOL * max(|M(A)|, |M(B)|)`` (a
+        difference that is 0 in exact arithmetic comes out of a GEMM as rounding noise).
+    top : ndarray, shape (pairs, samples)
+        ``max(M(A, Q*b), M(B, Q*b))``.
+
+    Examples
+    --------
+    >>> s = np.array([[0.3, 0.1 + 0.2], [0.1 + 0.2, 0.25]])
+    >>> d, top = sample_differences(s, np.array([0]), np.array([1]))
+    >>> np.round(d, 12).tolist(), np.round(top, 12).tolist()
+    ([[0.0, 0.05]], [[0.3, 0.3]])
+    """
+    sa, sb = s[ia], s[ib]
+    d = sa - sb
+    d[np.abs(d) <= TIE_RTOL * np.maximum(np.abs(sa), np.abs(sb))] = 0.0
+    return d, np.maximum(sa, sb)
+
+
+def tukey_ranges(st: np.ndarray, perm: np.ndarray) -> np.ndarray:
+    """``max - min`` of the system means of permuted score matrices (randomised Tukey HSD).
+
+    Parameters
+    ----------
+    st : ndarray, shape (topics, systems)
+        Scores, transposed.
+    perm : ndarray of int, shape (trials, topics, systems)
+        Per-topic permutations of the systems
+        (:func:`~irsim.sampling.permutations.topic_permutations`).
+
+    Returns
+    -------
+    ndarray, shape (trials,)
+        Equal, trial by trial, to :func:`irsim.stats.randomised_tukey_hsd`'s null ranges.
+
+    Examples
+    --------
+    >>> st = np.array([[0.1, 0.5], [0.2, 0.4]])
+    >>> perm = np.array([[[0, 1], [0, 1]], [[1, 0], [0, 1]]])
+    >>> np.round(tukey_ranges(st, perm), 6).tolist()
+    [0.3, 0.1]
+    """
+    topic = np.arange(st.shape[0])[None, :, None]
+    per = max(1, _TUKEY_BYTES // max(1, 8 * st.size))
+    out = np.empty(len(perm))
+    for a in range(0, len(perm), per):  # memory chunks of trials (the sums are per trial)
+        pm = st[topic, perm[a:a + per]].mean(axis=1)
+        out[a:a + per] = pm.max(axis=-1) - pm.min(axis=-1)
+    return out

@@ -1,8 +1,9 @@
-"""Plots of Sakai's (2006) companion methods: MR-PT curves, swap-rate curves, tau matrix.
+"""Report of the discpower study (Sakai 2006): discriminative power, ASL curves, MR-PT curves,
+the bootstrap swap method's swap rates and the Kendall tau matrix.
 
-Each function reads one result table and writes PNG files (matplotlib, Agg canvas through
-:class:`matplotlib.figure.Figure`, no global state changed) into a directory, returning
-their paths.
+The plot functions read one result table each and write PNG files (matplotlib, Agg canvas
+through :class:`matplotlib.figure.Figure`, no global state changed) into a directory,
+returning their paths.
 """
 
 from __future__ import annotations
@@ -13,7 +14,78 @@ import numpy as np
 import pyarrow as pa
 from matplotlib.figure import Figure
 
-__all__ = ["mr_pt_curves", "swap_rate_curves", "tau_matrix"]
+from irsim.report import markdown_table
+from irsim.report.plots import asl_curves
+
+__all__ = ["sections", "mr_pt_curves", "swap_rate_curves", "tau_matrix"]
+
+
+def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
+    """Discriminative power, ASL curves, MR-PT curves, swap rates and the tau matrix.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> t = pa.table({"metric": ["AP"], "test": ["t"], "alpha": [0.05], "pairs": [3],
+    ...               "significant": [1], "sensitivity": [1 / 3], "estimated_diff": [0.1],
+    ...               "estimated_diff_raw": [0.0987]})
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     sections({"discpower": t}, Path(d))[0]
+    '## Discriminative power'
+    """
+    lines: list[str] = []
+    if "discpower" in tables:
+        lines += ["## Discriminative power", "",
+                  "Share of system pairs with ASL < alpha (sensitivity) and the estimated "
+                  "difference required for ASL < alpha (rounded to two significant figures, "
+                  "raw value beside it). `AG x` is the paired test on log(x + 1e-5), `G x` "
+                  "the unpaired test of the geometric mean.", "",
+                  "Estimated difference: paired bootstrap, |mean(w*b)| of the sample with "
+                  "the ceil(alpha B)-th largest |t*|, max over pairs (Sakai 2006; it need "
+                  "not shrink with alpha when |t*| and |mean| part ways, e.g. AG scores "
+                  "with many zeros); unpaired bootstrap, the ceil(alpha B)-th largest |d*|, "
+                  "max over pairs; t, t(1 - alpha/2, n-1) sd/sqrt(n), max over pairs; "
+                  "randomised Tukey HSD, the ceil(alpha B)-th largest null range.", "",
+                  markdown_table(tables["discpower"], max_rows=80), ""]
+    if "asl" in tables:
+        lines += ["## ASL curves", "",
+                  "Each line is one metric: its system pairs sorted by ASL. A metric whose "
+                  "curve stays low for more pairs discriminates more pairs.", ""]
+        for path in asl_curves(tables["asl"], run_dir):
+            lines += [f"![{path.stem}]({path.name})", ""]
+    if "stability" in tables:
+        lines += ["## Stability (MR-PT curves)", "",
+                  "Minority rate (how often the bootstrap samples disagree with the majority "
+                  "verdict on a pair) against the proportion of ties, one point per "
+                  "fuzziness value: curves nearer the origin are more stable and "
+                  "discriminate more.", ""]
+        for path in mr_pt_curves(tables["stability"], run_dir):
+            lines += [f"![{path.stem}]({path.name})", ""]
+    if "swap_summary" in tables:
+        lines += ["## Bootstrap swap method", "",
+                  "Swap rate (share of comparisons where a second bootstrap sample reverses "
+                  "the order of the pair) per bin of the difference |D|; the required "
+                  "difference is the smallest bin edge from which every swap rate stays at "
+                  "or below 1 - confidence; sensitivity is the share of comparisons with a "
+                  "difference at least that large.", "",
+                  markdown_table(_filled(tables["swap_summary"])), ""]
+        for path in swap_rate_curves(tables["swap_rates"], run_dir):
+            lines += [f"![{path.stem}]({path.name})", ""]
+    if "rankcorr" in tables and tables["rankcorr"].num_rows:
+        lines += ["## Rank correlation", "",
+                  "Kendall's tau between the system rankings of two metrics, its bootstrap "
+                  "standard error over the topic samples, and the Z0 test.", "",
+                  markdown_table(tables["rankcorr"]), ""]
+        for path in tau_matrix(tables["rankcorr"], run_dir):
+            lines += [f"![{path.stem}]({path.name})", ""]
+    return lines
+
+
+def _filled(table: pa.Table) -> pa.Table:
+    """`table` without its all-null columns (another study's columns of a shared table)."""
+    return table.select([c for c in table.column_names
+                         if table.column(c).null_count < table.num_rows or not table.num_rows])
+
 
 _MARKERS = "osD^vP*Xh<>p"
 

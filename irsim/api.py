@@ -1,0 +1,543 @@
+"""The Python front door: one function per study, the same engine as the command line.
+
+``irsim.discpower(scores, B=1000, alpha=[0.01, 0.05])`` runs what
+``irsim experiment=discpower experiment.B=1000 ...`` runs, on data given as
+
+- a pandas DataFrame of one metric (rows = topics, columns = systems; Urbano's layout), named
+  by ``metric=``;
+- a dict ``{metric: DataFrame}``;
+- a long DataFrame with columns ``system, topic, metric, value`` (what :func:`evaluate`
+  returns);
+- a :class:`~irsim.data.ScoreMatrix`;
+- or, with ``runs=`` and ``qrels=`` (paths, glob patterns or :class:`~irsim.data.Runs` /
+  :class:`~irsim.data.Qrels`), TREC runs and graded qrels: document-level studies read them
+  directly, the others evaluate ``metrics`` first (trec_eval-exact).
+
+Each study function's keyword-only parameters are the experiment's ``Config`` fields (the
+same names, defaults and meanings as the ``experiment.`` keys), plus ``seed``, ``engine``
+(``"local"`` or ``"ray"``), ``workers`` (Ray actors), ``shard_items`` / ``shard_replicates``
+and ``progress``. It returns a :class:`Result`. For the same parameters and seed the tables
+equal the command line's, bit for bit.
+
+Examples
+--------
+>>> import numpy as np, pandas as pd, irsim
+>>> rng = np.random.default_rng(1)
+>>> scores = pd.DataFrame(rng.uniform(size=(25, 4)), columns=["a", "b", "c", "d"])
+>>> res = irsim.discpower(scores, metric="AP", B=200, seed=3)
+>>> sorted(res.tables)
+['asl', 'discpower']
+>>> res.to_pandas("discpower")[["test", "alpha", "pairs"]].head(2)
+               test  alpha  pairs
+0  paired_bootstrap   0.01      6
+1  paired_bootstrap   0.05      6
+>>> irsim.discpower(scores, metric="AP", B=0)
+Traceback (most recent call last):
+...
+irsim.errors.ConfigError: B must be an integer >= 1, got 0
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import inspect
+import json
+import os
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from irsim.data.collection import DocCollection
+from irsim.data.matrix import ScoreMatrix
+from irsim.errors import ConfigError, InputError, python_parameters, unknown_name
+
+__all__ = ["Result", "evaluate", "execute", "as_score_matrix", "as_doc_collection",
+           "engine_defaults", "study_function", "STUDIES"]
+
+#: The studies of the front door, named as the experiments.
+STUDIES = ("discpower", "swap", "error_rates", "effort", "coverage", "corpus_ci", "test_errors")
+
+#: Keywords every study function takes besides its Config fields.
+_COMMON = ("runs", "qrels", "metric", "metrics", "seed", "engine", "workers", "shard_items",
+           "shard_replicates", "progress")
+
+
+# ----------------------------------------------------------------------------------- data
+def _frame_to_matrix(df: pd.DataFrame, metric: str, where: str) -> ScoreMatrix:
+    """A wide DataFrame (rows = topics, columns = systems) of one metric."""
+    if "topic" in df.columns:
+        topics = [str(t) for t in df["topic"]]
+        df = df.drop(columns="topic")
+    elif isinstance(df.index, pd.RangeIndex) and df.index.start == 0 and df.index.step == 1:
+        topics = [str(i + 1) for i in range(len(df))]  # as an Urbano CSV without ids
+    else:
+        topics = [str(t) for t in df.index]
+    if df.shape[1] < 1 or df.shape[0] < 1:
+        raise InputError(f"no scores (shape {df.shape})", file=where)
+    values = np.empty(df.shape, np.float64)
+    for j, col in enumerate(df.columns):
+        try:
+            values[:, j] = pd.to_numeric(df[col], errors="raise").to_numpy(np.float64)
+        except (ValueError, TypeError):
+            bad = pd.to_numeric(df[col], errors="coerce").isna() & df[col].notna()
+            row = int(np.flatnonzero(bad.to_numpy())[0]) if bad.any() else 0
+            raise InputError(f"non-numeric value {df[col].iloc[row]!r} in column {col!r} "
+                             f"(topic {topics[row]})", file=where) from None
+    bad = ~np.isfinite(values)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise InputError(f"missing or infinite value in column {df.columns[j]!r} (topic "
+                         f"{topics[i]})", file=where)
+    return ScoreMatrix(values.T[None], [metric], [str(c) for c in df.columns], topics,
+                       source=where)
+
+
+def _long_to_matrix(df: pd.DataFrame, where: str) -> ScoreMatrix:
+    """A long DataFrame (system, topic, metric, value), e.g. from :func:`evaluate`."""
+    dup = df.duplicated(["metric", "system", "topic"])
+    if dup.any():
+        r = df[dup].iloc[0]
+        raise InputError(f"duplicate score for metric {r['metric']!r}, system "
+                         f"{r['system']!r}, topic {r['topic']!r}", file=where)
+    parts = []
+    for metric, g in df.groupby("metric", sort=False):
+        wide = g.pivot(index="topic", columns="system", values="value")
+        # systems and topics in the order they first appear (pivot sorts them)
+        wide = wide.reindex(index=pd.unique(g["topic"]), columns=pd.unique(g["system"]))
+        if wide.isna().any().any():
+            j = int(np.flatnonzero(wide.isna().any(axis=0).to_numpy())[0])
+            raise InputError(f"metric {metric!r}: system {wide.columns[j]!r} lacks scores "
+                             f"for some topics", file=where)
+        wide.index = wide.index.astype(str)
+        parts.append(_frame_to_matrix(wide, str(metric), where))
+    if not parts:
+        raise InputError("no scores (empty table)", file=where)
+    return ScoreMatrix.stack(parts)
+
+
+def as_score_matrix(data: Any, metric: str | None = None) -> ScoreMatrix:
+    """Per-topic scores in any accepted form as a :class:`~irsim.data.ScoreMatrix`.
+
+    Parameters
+    ----------
+    data : DataFrame, dict of DataFrame, ScoreMatrix or pyarrow.Table
+        Wide (rows = topics, columns = systems; a ``topic`` column or the index gives topic
+        ids, a default RangeIndex gives ``"1".."n"`` as an Urbano CSV does) or long
+        (columns ``system, topic, metric, value``).
+    metric : str, optional
+        Name of the metric of a wide DataFrame (default ``"score"``).
+
+    Examples
+    --------
+    >>> m = as_score_matrix(pd.DataFrame({"s1": [0.1, 0.3], "s2": [0.2, 0.4]}), "AP")
+    >>> m.metrics, m.systems, m.topics
+    (('AP',), ('s1', 's2'), ('1', '2'))
+    >>> as_score_matrix(pd.DataFrame({"s1": [0.1, "x"]}), "AP")
+    Traceback (most recent call last):
+    ...
+    irsim.errors.InputError: DataFrame: non-numeric value 'x' in column 's1' (topic 2)
+    """
+    if isinstance(data, ScoreMatrix):
+        return data
+    if isinstance(data, pa.Table):
+        data = data.to_pandas()
+    if isinstance(data, pd.DataFrame):
+        if {"system", "topic", "metric", "value"} <= set(data.columns):
+            return _long_to_matrix(data, "DataFrame")
+        return _frame_to_matrix(data, metric or "score", "DataFrame")
+    if isinstance(data, Mapping):
+        if metric is not None:
+            raise ConfigError("metric names a single DataFrame; a dict names its metrics by "
+                              "its keys")
+        if not data:
+            raise InputError("no scores (empty dict)", file="dict")
+        parts = []
+        for name, frame in data.items():
+            if not isinstance(frame, pd.DataFrame):
+                raise InputError(f"value of {name!r} is {type(frame).__name__}, not a "
+                                 f"DataFrame", file="dict")
+            parts.append(_frame_to_matrix(frame, str(name), f"dict[{name!r}]"))
+        return ScoreMatrix.stack(parts)
+    raise ConfigError(f"data must be a pandas DataFrame, a dict of DataFrames, a ScoreMatrix "
+                      f"or runs=/qrels=, got {type(data).__name__}")
+
+
+def _paths(spec: Any, what: str) -> list[Path]:
+    items = [spec] if isinstance(spec, str | os.PathLike) else list(spec)
+    out: list[Path] = []
+    for item in items:
+        text = os.path.expanduser(str(item))
+        hits = sorted(glob.glob(text)) if any(ch in text for ch in "*?[") else [text]
+        if not hits:
+            raise InputError(f"no files match the {what} pattern", file=text)
+        for h in hits:
+            if not Path(h).is_file():
+                raise InputError(f"{what} file not found", file=h)
+            out.append(Path(h))
+    return out
+
+
+def as_doc_collection(runs: Any, qrels: Any, *, depth: int = 1000, missing: str = "error"
+                      ) -> DocCollection:
+    """TREC runs and graded qrels given as paths (files, glob patterns, lists) or as
+    :class:`~irsim.data.Runs` / :class:`~irsim.data.Qrels`.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "q").write_text("1 0 d1 1\\n1 0 d2 0\\n")
+    >>> _ = (d / "r").write_text("1 Q0 d1 1 2.0 r\\n1 Q0 d2 2 1.0 r\\n")
+    >>> docs = as_doc_collection(d / "r", d / "q")
+    >>> len(docs.runs), len(docs.qrels)
+    (2, 2)
+    """
+    from irsim.data.trec import read_qrels, read_runs
+    from irsim.data.types import Qrels, Runs
+
+    if runs is None or qrels is None:
+        raise ConfigError("runs and qrels are both needed for document-level data")
+    if not isinstance(runs, Runs):
+        runs = read_runs(_paths(runs, "runs"))
+    if not isinstance(qrels, Qrels):
+        files = _paths(qrels, "qrels")
+        if len(files) != 1:
+            raise ConfigError(f"qrels must name one file, got {len(files)}")
+        qrels = read_qrels(files[0])
+    if missing not in ("error", "zero", "drop"):
+        raise unknown_name("missing policy", str(missing), ("error", "zero", "drop"))
+    return DocCollection(runs, qrels, int(depth), missing)
+
+
+def evaluate(runs: Any, qrels: Any, metrics: Any, *, depth: int | None = 1000,
+             missing: str = "error") -> pd.DataFrame:
+    """Per-topic scores of every run, exactly as trec_eval computes them.
+
+    Parameters
+    ----------
+    runs, qrels
+        Paths (files, glob patterns or lists of them) or :class:`~irsim.data.Runs` /
+        :class:`~irsim.data.Qrels`.
+    metrics : str or list of str
+        Measures as ir_measures names them (``AP``, ``P@10``, ``nDCG@10``, ``AP(rel=2)``...).
+    depth : int or None
+        Lists are cut after this many documents (trec_eval ``-M``).
+    missing : {"error", "zero", "drop"}
+        Topics not shared by runs and qrels.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Long format: columns ``system, topic, metric, value`` (one row per score); any study
+        function takes it as its data.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "qrels").write_text("1 0 d1 1\\n1 0 d2 0\\n1 0 d3 1\\n")
+    >>> _ = (d / "run").write_text("1 Q0 d2 1 3.0 r\\n1 Q0 d1 2 2.0 r\\n1 Q0 d3 3 1.0 r\\n")
+    >>> evaluate(d / "run", d / "qrels", ["AP", "P@2"])
+      system topic metric     value
+    0      r     1     AP  0.583333
+    1      r     1    P@2  0.500000
+    """
+    from irsim.metrics import evaluate as evaluate_matrix
+    from irsim.runner import matrix_to_long
+
+    names = [metrics] if isinstance(metrics, str) else [str(m) for m in metrics]
+    docs = as_doc_collection(runs, qrels, depth=depth or 0, missing=missing)
+    matrix = evaluate_matrix(docs.runs, docs.qrels, names, depth=depth, missing=missing)
+    return matrix_to_long(matrix).to_pandas()[["system", "topic", "metric", "value"]]
+
+
+# --------------------------------------------------------------------------------- engine
+def engine_defaults(engine: str) -> dict[str, Any]:
+    """The engine options of ``conf/engine/<engine>.yaml`` (one source for both doors)."""
+    import importlib.resources as resources
+
+    from omegaconf import OmegaConf
+
+    if engine not in ("local", "ray"):
+        raise unknown_name("engine", str(engine), ("local", "ray"))
+    text = (resources.files("irsim.conf") / "engine" / f"{engine}.yaml").read_text()
+    return dict(OmegaConf.to_container(OmegaConf.create(text)))
+
+
+def execute(name: str, config: Any, data: Any, *, seed: int, shards: Any,
+            engine: str = "local", engine_options: Mapping[str, Any] | None = None,
+            checkpoint_dir: str | os.PathLike | None = None,
+            progress: Callable[[int, int], Any] | None = None
+            ) -> tuple[Any, dict[str, pa.Table], dict[str, Any]]:
+    """Make the study `name` from its ``Config`` and run it: ``(data, tables, run info)``.
+
+    Both doors end here: the command line (:func:`irsim.runner.run`) and the study
+    functions of this module.
+    """
+    from irsim.engine import run_study
+    from irsim.experiments import make_study
+
+    study, data = make_study(name, config, data, seed=seed, shards=shards)
+    tables, info = run_study(study, data, engine=engine, engine_options=dict(engine_options
+                                                                             or {}),
+                             checkpoint_dir=checkpoint_dir, progress=progress)
+    return data, tables, dict(info)
+
+
+# --------------------------------------------------------------------------------- result
+@dataclasses.dataclass
+class Result:
+    """The tables of a study run, with its manifest.
+
+    Attributes
+    ----------
+    name : str
+        The experiment.
+    tables : dict of str to pyarrow.Table
+        Result tables (columns: :mod:`irsim.tables`).
+    manifest : dict
+        Parameters, seed, engine, data description, versions and timings (as the CLI's
+        ``manifest.json``).
+    """
+
+    name: str
+    tables: dict[str, pa.Table]
+    manifest: dict[str, Any]
+
+    def to_pandas(self, name: str | None = None) -> pd.DataFrame:
+        """One table as a DataFrame (default: the study's first table)."""
+        if name is None:
+            name = next(iter(self.tables))
+        if name not in self.tables:
+            raise unknown_name("table", str(name), self.tables)
+        return self.tables[name].to_pandas()
+
+    def report(self, directory: str | os.PathLike) -> Path:
+        """Write a run directory: ``results/*.parquet``, ``manifest.json``, ``report.md``
+        and its PNG plots (``irsim report`` can rebuild it later). Returns report.md."""
+        from irsim.engine import write_tables
+        from irsim.report import write_report
+
+        directory = Path(directory)
+        write_tables(self.tables, directory)
+        path = write_report(directory, self.tables, self.manifest)
+        tmp = directory / "manifest.json.tmp"
+        tmp.write_text(json.dumps(self.manifest, indent=2, default=str))
+        os.replace(tmp, directory / "manifest.json")
+        return path
+
+    def __repr__(self) -> str:
+        parts = ", ".join(f"{k}: {t.num_rows} rows" for k, t in self.tables.items())
+        return f"<irsim {self.name} result: {parts}>"
+
+    def _repr_markdown_(self) -> str:  # notebooks
+        from irsim.report import markdown_table
+
+        out = [f"**irsim {self.name}**", ""]
+        for k, t in self.tables.items():
+            out += [f"`{k}` ({t.num_rows} rows)", "", markdown_table(t, max_rows=8), ""]
+        return "\n".join(out)
+
+
+# ------------------------------------------------------------------------ study functions
+def _config_fields(name: str) -> list[dataclasses.Field]:
+    from irsim.experiments import experiment_module
+
+    config = experiment_module(name).Config
+    return [f for f in dataclasses.fields(config) if f.name != "name"]
+
+
+def _default(f: dataclasses.Field) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return inspect.Parameter.empty
+
+
+def _build_config(name: str, params: Mapping[str, Any]) -> Any:
+    """The study's Config from keyword arguments, typed and checked by OmegaConf (messages
+    name the keyword)."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    from irsim.experiments import experiment_module
+
+    config_cls = experiment_module(name).Config
+    base = OmegaConf.structured(config_cls)
+    try:
+        merged = OmegaConf.merge(base, OmegaConf.create(dict(params)))
+        return OmegaConf.to_object(merged)
+    except OmegaConfBaseException as err:
+        key = getattr(err, "full_key", None) or "?"
+        first = str(err).splitlines()[0]
+        raise ConfigError(f"{key}: {first}") from None
+
+
+def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
+    from irsim.experiments import Shards, experiment_module
+
+    module = experiment_module(name)
+    fields = {f.name for f in _config_fields(name)}
+    unknown = [k for k in kwargs if k not in fields and k not in _COMMON]
+    if unknown:
+        raise unknown_name(f"parameter of irsim.{name}", unknown[0], sorted(fields |
+                                                                            set(_COMMON)))
+    common = {k: kwargs.pop(k) for k in list(kwargs) if k in _COMMON and k not in fields}
+    if "metrics" in fields and "metrics" in kwargs:
+        common["metrics"] = kwargs["metrics"]
+    seed = common.get("seed", 0)
+    engine = common.get("engine", "local")
+    t0 = time.perf_counter()
+    with python_parameters():
+        if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+            raise ConfigError(f"seed must be an integer, got {seed!r}")
+        config = _build_config(name, kwargs)
+        options = engine_defaults(engine)
+        options.pop("name")
+        shards = Shards(common.get("shard_items"), common.get("shard_replicates"))
+        options.pop("shard_items", None)
+        options.pop("shard_replicates", None)
+        if common.get("workers") is not None:
+            if engine != "ray":
+                raise ConfigError("workers needs engine='ray'")
+            options["workers"] = int(common["workers"])
+        metrics = common.get("metrics")
+        metrics = [metrics] if isinstance(metrics, str) else metrics
+        runs, qrels = common.get("runs"), common.get("qrels")
+        if runs is not None or qrels is not None:
+            if data is not None:
+                raise ConfigError("give the data either positionally or as runs=/qrels=")
+            docs = as_doc_collection(runs, qrels)
+            if module.DATA == "docs":
+                data = docs
+            else:
+                if not metrics:
+                    raise ConfigError("metrics must list the measures to compute from runs "
+                                      "and qrels")
+                from irsim.metrics import evaluate as evaluate_matrix
+
+                data = evaluate_matrix(docs.runs, docs.qrels, list(metrics),
+                                       depth=docs.depth, missing=docs.missing)
+        elif data is None:
+            raise ConfigError(f"irsim.{name} needs data: a DataFrame, a dict of DataFrames, "
+                              f"a ScoreMatrix" + (" or runs=/qrels=" if module.DATA == "docs"
+                                                  else ""))
+        elif module.DATA == "docs":
+            if not isinstance(data, DocCollection):
+                raise ConfigError(f"irsim.{name} reads runs and qrels: pass runs= and qrels=")
+        else:
+            data = as_score_matrix(data, common.get("metric"))
+            if metrics and "metrics" not in fields:
+                data = data.select(metrics=[str(m) for m in metrics])
+        bar, update = _progress(name, common.get("progress", False))
+        try:
+            data, tables, info = execute(name, config, data, seed=int(seed), shards=shards,
+                                         engine=engine, engine_options=options,
+                                         progress=update)
+        finally:
+            if bar is not None:
+                bar.close()
+    from irsim.runner import describe_data, versions
+
+    manifest = {
+        "experiment": name,
+        "entry": f"irsim.{name}",
+        "seed": int(seed),
+        "engine": engine,
+        "config": {"experiment": {"name": name, **dataclasses.asdict(config)},
+                   "seed": int(seed), "engine": {"name": engine, **options}},
+        "collection": describe_data(data),
+        "run": info,
+        "shards": info.get("shards"),
+        "tables": {k: t.num_rows for k, t in tables.items()},
+        "versions": versions(),
+        "timings": {"total_seconds": round(time.perf_counter() - t0, 4)},
+    }
+    return Result(name, tables, manifest)
+
+
+def _progress(name: str, on: bool):
+    if not on:
+        return None, None
+    import sys
+
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=None, desc=name, unit="shard", file=sys.stderr, leave=False)
+
+    def update(done: int, total: int) -> None:
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    return bar, update
+
+
+def _first_paragraph(doc: str | None) -> str:
+    return (doc or "").strip().split("\n\n")[0]
+
+
+def study_function(name: str) -> Callable[..., Result]:
+    """The Python function of experiment `name` (signature from its ``Config``)."""
+
+    def study(data: Any = None, /, **kwargs: Any) -> Result:
+        return _run(name, data, dict(kwargs))
+
+    study.__name__ = study.__qualname__ = name
+    study.__module__ = "irsim"
+    study.__test__ = False  # `test_errors` is a study, not a pytest test
+    P = inspect.Parameter
+    params = [P("data", P.POSITIONAL_ONLY, default=None)]
+    fields = _config_fields(name)
+    names = {f.name for f in fields}
+    for f in fields:
+        params.append(P(f.name, P.KEYWORD_ONLY, default=_default(f)))
+    extra = {"runs": None, "qrels": None, "metric": None, "metrics": None, "seed": 0,
+             "engine": "local", "workers": None, "shard_items": None,
+             "shard_replicates": None, "progress": False}
+    for key, default in extra.items():
+        if key not in names:
+            params.append(P(key, P.KEYWORD_ONLY, default=default))
+    study.__signature__ = inspect.Signature(params, return_annotation=Result)
+    from irsim.experiments import experiment_module
+
+    module = experiment_module(name)
+    study.__doc__ = (
+        f"{module.DESCRIPTION[:1].upper()}{module.DESCRIPTION[1:]}.\n\n"
+        f"The Python door of ``irsim experiment={name}``: same parameters (keyword-only, "
+        f"named as the ``experiment.`` keys), same tables for the same seed.\n\n"
+        f"Parameters\n----------\n"
+        f"data : DataFrame, dict of DataFrame, ScoreMatrix or long DataFrame\n"
+        f"    Per-topic scores (see :mod:`irsim.api`); or give ``runs=`` and ``qrels=``.\n"
+        f"{_config_doc(module.Config)}"
+        f"seed : int\n    Seed of every random draw.\n"
+        f"engine : {{'local', 'ray'}}\n    Where shards run; tables are identical.\n"
+        f"workers : int, optional\n    Ray actors (engine='ray').\n"
+        f"progress : bool\n    Show a progress bar.\n\n"
+        f"Returns\n-------\nResult\n    ``.tables``, ``.to_pandas(name)``, "
+        f"``.report(directory)``, ``.manifest``.\n")
+    return study
+
+
+def _config_doc(config: type) -> str:
+    """The 'Parameters' section of a Config docstring (already numpy style)."""
+    doc = inspect.cleandoc(config.__doc__ or "")
+    if "Parameters\n----------\n" not in doc:
+        return ""
+    body = doc.split("Parameters\n----------\n", 1)[1]
+    for stop in ("\nExamples\n", "\nNotes\n", "\nReferences\n", "\nSee Also\n"):
+        body = body.split(stop, 1)[0]
+    lines, skip = [], False
+    for line in body.rstrip().splitlines():
+        if not line.startswith(" "):
+            skip = line.split(":")[0].strip() == "name"  # the experiment's own name
+        if not skip:
+            lines.append(line)
+    return "\n".join(lines) + "\n"

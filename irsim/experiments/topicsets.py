@@ -1,0 +1,389 @@
+"""Topic-set studies' shared machinery (not a study): validation of the sampling parameters
+and the error-rate kernel of Sanderson & Zobel (2005).
+
+:class:`PairErrors` is the kernel of :mod:`~irsim.experiments.error_rates` and, on scores
+recomputed on pooled qrels, of :mod:`~irsim.experiments.effort`: each trial draws two topic
+sets ``Q_i``, ``Q'_i`` (:func:`irsim.sampling.subsets.subset_indices`, one set of draws for
+every pair); a comparison of a pair of systems is an *error* if its order on ``Q'_i``
+differs from its order on ``Q_i`` (:func:`irsim.experiments.bins.is_swap` with
+``zero_swaps=True``). Comparisons are counted per bin of the difference on ``Q_i`` and per
+condition: every comparison (``test="none"``) or those where a significance test on ``Q_i``
+gives a p-value in a window ``lo < p <= hi``. Means of every system on every set are GEMMs
+(:func:`irsim.sampling.subsets.set_means`); all counters are integers, so any split of the
+pairs into shards gives the same tables.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from irsim.data.matrix import ScoreMatrix
+from irsim.engine.base import Shard, shard_grid
+from irsim.engine.partials import Count, Kind
+from irsim.errors import ConfigError, param
+from irsim.experiments.bins import (
+    ABSOLUTE,
+    LAYOUTS,
+    RELATIVE,
+    is_swap,
+    relative_difference,
+    snap_ties,
+    tie_tolerance_of,
+)
+from irsim.experiments.common import PAIR_UNIT, aligned_block, as_tuple, pair_index, unit_ranges
+from irsim.sampling.rng import REPLICATE_BLOCK
+from irsim.sampling.subsets import (
+    check_scheme,
+    check_subset_size,
+    indices_to_set_counts,
+    set_means,
+    subset_indices,
+)
+from irsim.stats import get_test
+
+__all__ = ["ERROR_STREAM", "FULL_STREAM", "NO_TEST", "PairErrors", "check_schemes",
+           "check_sizes", "sampling_configs", "check_drop_bottom", "kept_systems",
+           "compared_systems", "in_window", "rates"]
+
+#: Random stream of the two topic sets of the error-rate trials.
+ERROR_STREAM = "error_rates/topics"
+#: Random stream of the Monte Carlo tests on the full topic set.
+FULL_STREAM = "error_rates/full"
+#: Pseudo test of the unconditioned error rates.
+NO_TEST = "none"
+
+
+# -- parameters -------------------------------------------------------------------------------
+def check_schemes(sampling: Any) -> tuple[str, ...]:
+    """Validated, de-duplicated sampling schemes from a parameter value (name or list).
+
+    Examples
+    --------
+    >>> check_schemes("disjoint,replacement".split(","))
+    ('disjoint', 'replacement')
+    """
+    schemes = as_tuple(sampling)
+    if not schemes:
+        raise ConfigError(f"{param('sampling')} must name at least one scheme")
+    return tuple(dict.fromkeys(check_scheme(s, param("sampling")) for s in schemes))
+
+
+def check_sizes(sizes: Any, key: str = "subset_sizes") -> tuple[int, ...] | None:
+    """Validated, de-duplicated topic-set sizes of parameter `key` (None stays None).
+
+    Examples
+    --------
+    >>> check_sizes([5, 10, 5]), check_sizes(20)
+    ((5, 10), (20,))
+    """
+    sizes = as_tuple(sizes)
+    if sizes is None:
+        return None
+    out = []
+    for s in sizes:
+        if isinstance(s, bool) or not isinstance(s, int | np.integer) or s < 1:
+            raise ConfigError(f"{param(key)} must hold integers >= 1, got {s!r}")
+        out.append(int(s))
+    return tuple(dict.fromkeys(out))
+
+
+def sampling_configs(schemes: Sequence[str], sizes: Sequence[int] | None, n: int, *,
+                     sets: int = 2) -> tuple[tuple[str, int], ...]:
+    """The (scheme, size) combinations of a study on `n` topics, validated.
+
+    ``bootstrap`` always has size ``n`` (given sizes do not apply to it); ``sizes=None``
+    means ``[n // 2]``.
+
+    Examples
+    --------
+    >>> sampling_configs(["disjoint", "bootstrap"], [10, 20], 42)
+    (('disjoint', 10), ('disjoint', 20), ('bootstrap', 42))
+    >>> sampling_configs(["disjoint"], [22], 42)
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: experiment.subset_sizes: 22 > n/2 = 21.0 for disjoint \
+sampling of 2 sets from 42 topics
+    """
+    sizes = (n // 2,) if sizes is None else tuple(sizes)
+    out: list[tuple[str, int]] = []
+    for scheme in schemes:
+        if scheme == "bootstrap":
+            out.append((scheme, n))
+            continue
+        if not sizes:
+            raise ConfigError(f"{param('subset_sizes')} must list at least one size")
+        out += [(scheme, check_subset_size(scheme, n, s, sets=sets)) for s in sizes]
+    return tuple(out)
+
+
+def check_drop_bottom(value: Any) -> float:
+    """The share of systems left out by ``drop_bottom``: inside [0, 1).
+
+    Examples
+    --------
+    >>> check_drop_bottom(0.25)
+    0.25
+    """
+    if not 0.0 <= float(value) < 1.0:
+        raise ConfigError(f"{param('drop_bottom')} must be in [0, 1), got {value}")
+    return float(value)
+
+
+def kept_systems(data: ScoreMatrix, drop_bottom: float, metric: str) -> np.ndarray:
+    """Indices (in order) of the systems left after dropping the bottom share by mean
+    `metric` score: ``floor(drop_bottom * systems)`` systems go (ties: the earlier one first).
+
+    Examples
+    --------
+    >>> m = ScoreMatrix(np.array([[[0.3], [0.1], [0.2], [0.4]]]), ["AP"], list("abcd"), ["1"])
+    >>> kept_systems(m, 0.25, "AP").tolist(), kept_systems(m, 0.5, "AP").tolist()
+    ([0, 2, 3], [0, 3])
+    """
+    n_sys = len(data.systems)
+    k = int(math.floor(drop_bottom * n_sys + 1e-9))
+    if k == 0:
+        return np.arange(n_sys)
+    means = data.metric(metric).mean(axis=1)
+    order = np.lexsort((np.arange(n_sys), means))
+    return np.sort(order[k:])
+
+
+def compared_systems(data: ScoreMatrix, drop_bottom: float, metric: str) -> tuple[int, ...]:
+    """:func:`kept_systems`, at least two of them, as a tuple of indices."""
+    keep = kept_systems(data, drop_bottom, metric)
+    if len(keep) < 2:
+        raise ConfigError(f"error rates need >= 2 systems, {len(keep)} left after "
+                          f"drop_bottom={drop_bottom}")
+    return tuple(keep.tolist())
+
+
+def in_window(p: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """``lo < p <= hi``; a window with ``lo == 0`` also includes ``p == 0`` (NaN: never).
+
+    Examples
+    --------
+    >>> p = np.array([0.0, 0.01, 0.03, 0.05, 0.2, np.nan])
+    >>> in_window(p, 0.01, 0.05).tolist(), in_window(p, 0.0, 0.05).tolist()
+    ([False, False, True, True, False, False], [True, True, True, True, False, False])
+    """
+    p = np.asarray(p)
+    inside = p <= hi
+    return inside & ((p >= lo) if lo <= 0 else (p > lo))
+
+
+def rates(hits: np.ndarray, comps: np.ndarray) -> np.ndarray:
+    """``hits / comps``, NaN where ``comps`` is 0.
+
+    Examples
+    --------
+    >>> rates(np.array([1, 0]), np.array([4, 0])).tolist()
+    [0.25, nan]
+    """
+    out = np.full(np.shape(comps), np.nan)
+    np.divide(hits, comps, out=out, where=np.asarray(comps) > 0)
+    return out
+
+
+# -- the kernel -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PairErrors:
+    """Error-rate counters of system pairs over trials of two topic sets.
+
+    Parameters
+    ----------
+    configs : tuple of (scheme, size)
+        Sampling configurations (:func:`sampling_configs`).
+    trials : int
+        Trials per pair and configuration.
+    tests : tuple of str
+        Paired significance tests on the first set to condition on.
+    windows : tuple of (lo, hi)
+        p-value windows of the tests.
+    full_alpha : float
+        Level of the full-topic-set significance counters.
+    test_B : int
+        Resamples of the Monte Carlo tests.
+    seed : int
+        Global seed.
+    extras : bool
+        Also count the full-topic-set significance and the dependency artefact (fields
+        ``full_*`` and ``dependency_*``).
+
+    Examples
+    --------
+    >>> from irsim.data.synthetic import synthetic_scores
+    >>> x = synthetic_scores(systems=5, topics=20, seed=1).matrix.values[0]
+    >>> k = PairErrors(configs=(("disjoint", 5),), trials=8, extras=False)
+    >>> out = k.count((0, 10), [x], 20)
+    >>> int(out["absolute_comparisons"].sum())       # 10 pairs x 8 trials
+    80
+    >>> sorted(k.fields(1)) == sorted(out)
+    True
+    """
+
+    configs: tuple[tuple[str, int], ...]
+    trials: int
+    tests: tuple[str, ...] = ()
+    windows: tuple[tuple[float, float], ...] = ()
+    full_alpha: float = 0.05
+    test_B: int = 1000
+    seed: int = 0
+    extras: bool = True
+
+    def conditions(self) -> list[tuple[str, float, float]]:
+        """(test, p_lo, p_hi) of every row family: ``("none", 0, 1)`` first."""
+        return [(NO_TEST, 0.0, 1.0)] + [(t, lo, hi) for t in self.tests
+                                        for lo, hi in self.windows]
+
+    def plan(self, n_systems: int, shard_items: int) -> list[Shard]:
+        """Pair blocks; every shard holds all trials of its pairs (the dependency table
+        ranks a pair's trials)."""
+        return shard_grid(n_systems * (n_systems - 1) // 2,
+                          aligned_block(shard_items, PAIR_UNIT), self.trials, self.trials)
+
+    def fields(self, n_metrics: int) -> dict[str, Kind]:
+        """The integer counters :meth:`count` returns, summed over shards."""
+        nm, nk, nw, nt = n_metrics, len(self.configs), len(self.conditions()), len(self.tests)
+        out: dict[str, Kind] = {}
+        for lay in LAYOUTS:
+            out[f"{lay.kind}_comparisons"] = Count((nm, nk, nw, lay.count))
+            out[f"{lay.kind}_errors"] = Count((nm, nk, nw, lay.count))
+            if self.extras:
+                out[f"full_{lay.kind}_pairs"] = Count((nm, lay.count))
+                out[f"full_{lay.kind}_significant"] = Count((nm, nt, lay.count))
+        if self.extras:
+            out["dependency_errors"] = Count((nm, nk, self.trials))
+            out["dependency_pairs"] = Count((nm, nk))
+        return out
+
+    def _pvalues(self, test: str, z: np.ndarray, stream: str) -> np.ndarray:
+        """Two-sided p-values of `test` for every row of differences `z` (rows, n)."""
+        spec = get_test(test)
+        opts: dict[str, Any] = {}
+        if spec.monte_carlo:
+            opts = {"B": self.test_B, "seed": self.seed, "study": f"{stream}/{test}"}
+        return np.asarray(spec.function(z, **opts).pvalue, dtype=np.float64)
+
+    def count(self, items: tuple[int, int], xs: Sequence[np.ndarray], n: int
+              ) -> dict[str, np.ndarray]:
+        """Counters of the pairs ``items`` (a range of :func:`pair_index`) over all trials.
+
+        `xs`: per metric, the (systems, n) scores of the compared systems (C-contiguous).
+        """
+        configs, conds = self.configs, self.conditions()
+        tols = [tie_tolerance_of(x) for x in xs]
+        ia, ib = pair_index(len(xs[0]))
+        units = unit_ranges(*items, PAIR_UNIT)
+        trial_units = unit_ranges(0, self.trials, REPLICATE_BLOCK)
+        nm, nk, nw, nt = len(xs), len(configs), len(conds), len(self.tests)
+        out: dict[str, np.ndarray] = {}
+        for lay in LAYOUTS:
+            out[f"{lay.kind}_comparisons"] = np.zeros((nm, nk, nw, lay.count), np.int64)
+            out[f"{lay.kind}_errors"] = np.zeros((nm, nk, nw, lay.count), np.int64)
+            if self.extras:
+                out[f"full_{lay.kind}_pairs"] = np.zeros((nm, lay.count), np.int64)
+                out[f"full_{lay.kind}_significant"] = np.zeros((nm, nt, lay.count), np.int64)
+        if self.extras:
+            out["dependency_errors"] = np.zeros((nm, nk, self.trials), np.int64)
+            out["dependency_pairs"] = np.zeros((nm, nk), np.int64)
+
+        draws = [[subset_indices(scheme, self.seed, ERROR_STREAM, n, size, t0, t1)
+                  for t0, t1 in trial_units] for scheme, size in configs]
+        for mi, x in enumerate(xs):
+            tol = tols[mi]
+            if self.extras:
+                full_means = x.mean(axis=1)
+                for p0, p1 in units:
+                    a, b = ia[p0:p1], ib[p0:p1]
+                    z = x[a] - x[b]
+                    self._full_set(out, mi, z, full_means[a], full_means[b], tol)
+            for k, (_scheme, size) in enumerate(configs):
+                means = np.concatenate(  # (2, systems, trials)
+                    [set_means(x, indices_to_set_counts(idx, n), size) for idx in draws[k]],
+                    axis=0).transpose(1, 2, 0)
+                for p0, p1 in units:
+                    a, b = ia[p0:p1], ib[p0:p1]
+                    self._trials(out, mi, k, np.take(means, a, axis=1),
+                                 np.take(means, b, axis=1), x[a] - x[b], draws[k], size, tol,
+                                 conds)
+        return out
+
+    def _full_set(self, out: dict, mi: int, z: np.ndarray, ma: np.ndarray, mb: np.ndarray,
+                  tol: float) -> None:
+        """Full-topic-set significance per bin of the full-set difference."""
+        d = snap_ties(ma - mb, tol)
+        absd = np.abs(d)
+        bins = {ABSOLUTE.kind: ABSOLUTE.index(absd),
+                RELATIVE.kind: RELATIVE.index(relative_difference(ma, mb, absd))}
+        for lay in LAYOUTS:
+            out[f"full_{lay.kind}_pairs"][mi] += np.bincount(bins[lay.kind],
+                                                             minlength=lay.count)
+        for ti, test in enumerate(self.tests):
+            sig = self._pvalues(test, z, FULL_STREAM) <= self.full_alpha
+            for lay in LAYOUTS:
+                out[f"full_{lay.kind}_significant"][mi, ti] += np.bincount(
+                    bins[lay.kind][sig], minlength=lay.count)
+
+    def _trials(self, out: dict, mi: int, k: int, ma: np.ndarray, mb: np.ndarray,
+                z: np.ndarray, draws: list[np.ndarray], size: int, tol: float,
+                conds: list[tuple[str, float, float]]) -> None:
+        """Counters of one pair unit over all trials (ma, mb: (2, pairs, trials))."""
+        d = snap_ties(ma[0] - mb[0], tol)
+        d2 = snap_ties(ma[1] - mb[1], tol)
+        err = is_swap(d, d2, zero_swaps=True)
+        absd = np.abs(d)
+        bins = {ABSOLUTE.kind: ABSOLUTE.index(absd),
+                RELATIVE.kind: RELATIVE.index(relative_difference(ma[0], mb[0], absd))}
+        pvals: dict[str, np.ndarray] = {}
+        for test in self.tests:  # on the first set of every trial: gathered (pairs, trials, c)
+            parts = []
+            for idx in draws:
+                g = np.take(z, idx[:, 0], axis=1)
+                parts.append(self._pvalues(test, g.reshape(-1, size), ERROR_STREAM)
+                             .reshape(g.shape[:2]))
+            pvals[test] = np.concatenate(parts, axis=1)
+        for w, (test, lo, hi) in enumerate(conds):
+            mask = np.ones(d.shape, bool) if test == NO_TEST else in_window(pvals[test], lo, hi)
+            for lay in LAYOUTS:
+                sel = bins[lay.kind][mask]
+                out[f"{lay.kind}_comparisons"][mi, k, w] += np.bincount(sel,
+                                                                        minlength=lay.count)
+                out[f"{lay.kind}_errors"][mi, k, w] += np.bincount(
+                    bins[lay.kind][mask & err], minlength=lay.count)
+        if self.extras:  # dependency artefact: each pair's trials ranked by |d| on the first set
+            order = np.argsort(absd, axis=1, kind="stable")
+            out["dependency_errors"][mi, k] += np.take_along_axis(err, order,
+                                                                  axis=1).sum(axis=0)
+            out["dependency_pairs"][mi, k] += len(d)
+
+    def rate_columns(self, merged: dict[str, np.ndarray], metrics: Sequence[str]
+                     ) -> dict[str, list]:
+        """The columns of the ``error_rates`` table from the merged counters."""
+        names = ("metric", "sampling", "subset_size", "bin_kind", "bin_lo", "bin_hi", "test",
+                 "p_lo", "p_hi", "comparisons", "errors", "error_rate")
+        cols: dict[str, list] = {c: [] for c in names}
+        for mi, metric in enumerate(metrics):
+            for k, (scheme, size) in enumerate(self.configs):
+                for w, (test, lo, hi) in enumerate(self.conditions()):
+                    for lay in LAYOUTS:
+                        comps = merged[f"{lay.kind}_comparisons"][mi, k, w]
+                        errs = merged[f"{lay.kind}_errors"][mi, k, w]
+                        c = lay.count
+                        cols["metric"] += [metric] * c
+                        cols["sampling"] += [scheme] * c
+                        cols["subset_size"] += [size] * c
+                        cols["bin_kind"] += [lay.kind] * c
+                        cols["bin_lo"] += lay.lo.tolist()
+                        cols["bin_hi"] += lay.hi.tolist()
+                        cols["test"] += [test] * c
+                        cols["p_lo"] += [lo] * c
+                        cols["p_hi"] += [hi] * c
+                        cols["comparisons"] += comps.tolist()
+                        cols["errors"] += errs.tolist()
+                        cols["error_rate"] += rates(errs, comps).tolist()
+        return cols

@@ -1,0 +1,194 @@
+"""The Python front door: every study from a DataFrame (or runs and qrels) equals the command
+line bit for bit; bad parameters raise one typed error naming the keyword."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from conftest import SHARED_DATA
+from golden.record import tables_of
+from test_golden import assert_bit_identical
+
+import irsim
+from irsim.errors import ConfigError, InputError
+
+URBANO = SHARED_DATA / "urbano"
+TREC_EVAL = SHARED_DATA / "trec_eval"
+
+
+def frame(name: str, systems: int | None = None) -> pd.DataFrame:
+    df = pd.read_csv(URBANO / f"{name}.csv")
+    return df if systems is None else df.iloc[:, :systems]
+
+
+def assert_same_tables(api: dict[str, pa.Table], cli: dict[str, pa.Table]) -> None:
+    assert sorted(api) == sorted(cli)
+    for name in cli:
+        assert_bit_identical(api[name], cli[name], name)
+
+
+def synthetic_docs(runs: int = 6, topics: int = 12, seed: int = 0):
+    """The embedded synthetic collection's generator, as objects (CLI: collection=synthetic
+    with the same sizes)."""
+    from irsim.data.synthetic import synthetic_trec
+
+    quality = np.linspace(0.5, 1.5, runs)
+    return synthetic_trec(runs=runs, topics=topics, docs_per_topic=200, depth=200,
+                          relevant_rate=0.05, quality=quality, quality_sd=0.4, topic_sd=0.8,
+                          seed=seed)
+
+
+SYNTH_CLI = ["collection.runs=6", "collection.topics=12", "collection.docs_per_topic=200",
+             "collection.depth=200"]
+
+#: study -> (API call, CLI overrides): the same data and parameters through both doors
+CASES = {
+    "discpower": (
+        lambda: irsim.discpower(frame("adhoc8_ap"), metric="AP", B=300, seed=5,
+                                alpha=[0.01, 0.05, 0.1]),
+        ["collection=matrix", f"collection.path={URBANO}/adhoc8_ap.csv",
+         "collection.metric=AP", "experiment.B=300", "seed=5",
+         "experiment.alpha=[0.01,0.05,0.1]"]),
+    "swap": (
+        lambda: irsim.swap({"AP": frame("adhoc8_ap"), "P@10": frame("adhoc8_p10")},
+                           trials=100, subset_sizes=[10, 20], seed=2),
+        ["experiment=swap", "collection=matrix",
+         f"collection.paths={{AP: {URBANO}/adhoc8_ap.csv, P@10: {URBANO}/adhoc8_p10.csv}}",
+         "experiment.trials=100", "experiment.subset_sizes=[10,20]", "seed=2"]),
+    "error_rates": (
+        lambda: irsim.error_rates(frame("adhoc8_ap"), metric="AP", trials=10, test_B=200,
+                                  sd_samples=5, subset_sizes=[5, 10]),
+        ["experiment=error_rates", "collection=matrix", f"collection.path={URBANO}/adhoc8_ap.csv",
+         "collection.metric=AP", "experiment.trials=10", "experiment.test_B=200",
+         "experiment.sd_samples=5", "experiment.subset_sizes=[5,10]"]),
+    "effort": (
+        lambda: irsim.effort(runs=synthetic_docs()[0], qrels=synthetic_docs()[1], trials=10,
+                             subset_sizes=[2, 4]),
+        ["experiment=effort", *SYNTH_CLI, "experiment.trials=10",
+         "experiment.subset_sizes=[2,4]"]),
+    "coverage": (
+        lambda: irsim.coverage(frame("adhoc8_ap"), metric="AP", samples=100, B=200,
+                               sizes=[5, 10]),
+        ["experiment=coverage", "collection=matrix", f"collection.path={URBANO}/adhoc8_ap.csv",
+         "collection.metric=AP", "experiment.samples=100", "experiment.B=200",
+         "experiment.sizes=[5,10]"]),
+    "corpus_ci": (
+        lambda: irsim.corpus_ci(runs=TREC_EVAL / "results.test", qrels=TREC_EVAL / "qrels.test",
+                                B=300, validate=False),
+        ["experiment=corpus_ci", "collection=trec", f"collection.runs={TREC_EVAL}/results.test",
+         f"collection.qrels={TREC_EVAL}/qrels.test", "experiment.B=300",
+         "experiment.validate=false"]),
+    "test_errors": (
+        lambda: irsim.test_errors(frame("web2012_ndcg20"), metric="nDCG@20", trials=200, B=200,
+                                  sizes=[25], deltas=[0.0, 0.03], seed=4),
+        ["experiment=test_errors", "collection=matrix",
+         f"collection.path={URBANO}/web2012_ndcg20.csv", "collection.metric=nDCG@20",
+         "experiment.trials=200", "experiment.B=200", "experiment.sizes=[25]",
+         "experiment.deltas=[0.0,0.03]", "seed=4"]),
+}
+
+
+@pytest.mark.parametrize("study", sorted(CASES))
+def test_api_equals_cli(study):
+    call, overrides = CASES[study]
+    result = call()
+    assert result.name == study
+    assert_same_tables(result.tables, tables_of(overrides))
+
+
+def test_dataframe_forms_agree():
+    ap, p10 = frame("adhoc8_ap", 12), frame("adhoc8_p10", 12)
+    wide = irsim.discpower({"AP": ap, "P@10": p10}, B=200, seed=1)
+    long = irsim.discpower(irsim.api.as_score_matrix({"AP": ap, "P@10": p10}), B=200, seed=1)
+    topics = [str(i + 1) for i in range(len(ap))]
+    rows = [(s, t, m, float(v)) for m, df in (("AP", ap), ("P@10", p10))
+            for s in df.columns for t, v in zip(topics, df[s], strict=True)]
+    longer = irsim.discpower(pd.DataFrame(rows, columns=["system", "topic", "metric", "value"]),
+                             B=200, seed=1)
+    assert_same_tables(wide.tables, long.tables)
+    assert_same_tables(wide.tables, longer.tables)
+    # the AP rows equal a run on AP alone (metrics are studied independently)
+    alone = irsim.discpower(ap, metric="AP", B=200, seed=1).to_pandas("asl")
+    both = wide.to_pandas("asl")
+    pd.testing.assert_frame_equal(both[both.metric == "AP"].reset_index(drop=True), alone)
+
+
+def test_evaluate_equals_trec_eval_and_feeds_a_study():
+    per_topic = irsim.evaluate(TREC_EVAL / "results.test", TREC_EVAL / "qrels.test",
+                               ["AP", "P@10"])
+    assert list(per_topic.columns) == ["system", "topic", "metric", "value"]
+    # trec_eval -a -q on the same files (out.test.aq, per topic)
+    ref = {}
+    for line in (TREC_EVAL / "out.test.aq").read_text().splitlines():
+        measure, topic, value = line.split()
+        if measure in ("map", "P_10") and topic != "all":
+            ref[("AP" if measure == "map" else "P@10", topic)] = float(value)
+    got = {(m, t): v for m, t, v in per_topic[["metric", "topic", "value"]].itertuples(
+        index=False)}
+    assert len(ref) == len(got) == 6
+    for key, value in ref.items():
+        assert got[key] == pytest.approx(value, abs=5e-5)
+    # and it feeds a study like any long DataFrame (one run: no pairs, but the tables exist)
+    res = irsim.coverage(per_topic, metrics=["AP"], sizes=[2], samples=20, B=50)
+    assert res.to_pandas("coverage").intervals.min() == 20
+
+
+def test_result_object(tmp_path):
+    res = irsim.discpower(frame("adhoc8_ap", 8), metric="AP", B=100, seed=0)
+    assert "asl" in repr(res) and res.to_pandas().equals(res.to_pandas("asl"))
+    assert res.manifest["config"]["experiment"]["B"] == 100
+    assert res.manifest["seed"] == 0 and res.manifest["collection"]["systems"] == 8
+    path = res.report(tmp_path / "run")
+    assert path.read_text().startswith("# irsim report: discpower")
+    assert (tmp_path / "run" / "results" / "asl.parquet").is_file()
+    assert any(tmp_path.joinpath("run").glob("*.png"))
+    assert json.loads((tmp_path / "run" / "manifest.json").read_text())["experiment"] == \
+        "discpower"
+    with pytest.raises(ConfigError, match="unknown table 'asll'"):
+        res.to_pandas("asll")
+
+
+def test_signature_is_the_config():
+    import inspect
+
+    params = inspect.signature(irsim.discpower).parameters
+    assert params["B"].default == 1000 and params["B"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert params["alpha"].default == [0.01, 0.05]
+    assert {"seed", "engine", "workers"} <= set(params)
+    assert "B" in irsim.discpower.__doc__
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"B": 0}, ConfigError, "^B must be an integer >= 1, got 0$"),
+    ({"BB": 100}, ConfigError, "unknown parameter of irsim.discpower 'BB' .*did you mean 'B'"),
+    ({"B": "many"}, ConfigError, "^B: "),
+    ({"alpha": [0.05, 1.5]}, ConfigError, "^alpha must be inside"),
+    ({"tests": ["paired_bootstrp"]}, ConfigError, "did you mean 'paired_bootstrap'"),
+    ({"engine": "spark"}, ConfigError, "unknown engine 'spark'"),
+    ({"seed": 1.5}, ConfigError, "seed must be an integer"),
+    ({"workers": 2}, ConfigError, "workers needs engine='ray'"),
+])
+def test_bad_parameters_name_the_keyword(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        irsim.discpower(frame("adhoc8_ap", 5), metric="AP", **kwargs)
+
+
+def test_bad_data():
+    bad = frame("adhoc8_ap", 3).astype(object)
+    bad.iloc[4, 1] = "n/a"
+    with pytest.raises(InputError, match=r"non-numeric value 'n/a' in column .* \(topic 5\)"):
+        irsim.discpower(bad, metric="AP")
+    missing = frame("adhoc8_ap", 3)
+    missing.iloc[2, 0] = np.nan
+    with pytest.raises(InputError, match="missing or infinite value"):
+        irsim.discpower(missing, metric="AP")
+    with pytest.raises(ConfigError, match="needs data"):
+        irsim.discpower()
+    with pytest.raises(ConfigError, match="data must be a pandas DataFrame"):
+        irsim.discpower([[0.1, 0.2]])
+    with pytest.raises(InputError, match="runs file not found"):
+        irsim.corpus_ci(runs="/nonexistent/run.txt", qrels=TREC_EVAL / "qrels.test")
