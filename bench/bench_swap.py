@@ -32,9 +32,10 @@ import pandas as pd
 from irsim.data.matrix import ScoreMatrix
 from irsim.engine import run_study
 from irsim.experiments import Shards
-from irsim.experiments.bins import ABSOLUTE, RELATIVE, is_swap, tie_tolerance_of
+from irsim.experiments.bins import ABSOLUTE, RELATIVE, is_swap
 from irsim.experiments.swap import STREAM, Config, make
 from irsim.sampling.subsets import subset_indices
+from irsim.stats.ties import score_tolerance
 
 DEFAULT_DATA = Path(os.environ.get("IRSIM_TEST_DATA",
                                    Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -46,7 +47,7 @@ def per_trial_loop(x: np.ndarray, scheme: str, size: int, trials: int, seed: int
     """Absolute-bin (comparisons, swaps) of one scheme, one trial at a time."""
     s, n = x.shape
     ia, ib = np.triu_indices(s, 1)
-    tol = tie_tolerance_of(x)
+    tol = score_tolerance(x)
     idx = subset_indices(scheme, seed, STREAM, n, size, 0, trials)
     comps = np.zeros(ABSOLUTE.count, np.int64)
     swaps = np.zeros(ABSOLUTE.count, np.int64)
@@ -73,7 +74,7 @@ def per_trial_loop(x: np.ndarray, scheme: str, size: int, trials: int, seed: int
 def naive_loop(x: np.ndarray, scheme: str, size: int, trials: int, seed: int) -> np.ndarray:
     """Absolute-bin comparisons of the first `trials` trials, one pair at a time."""
     s, n = x.shape
-    tol = tie_tolerance_of(x)
+    tol = score_tolerance(x)
     idx = subset_indices(scheme, seed, STREAM, n, size, 0, trials)
     comps = np.zeros(ABSOLUTE.count, np.int64)
     for i in range(trials):

@@ -32,9 +32,9 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from irsim.data.simulate import fit_simulator, prepare  # noqa: E402
 from irsim.experiments.test_errors import TESTS, TestErrors  # noqa: E402
 from irsim.sampling.rng import REPLICATE_BLOCK  # noqa: E402
+from irsim.sampling.simulate import fit_simulator, prepare  # noqa: E402
 
 DEFAULT_DATA = Path(os.environ.get("IRSIM_TEST_DATA",
                                    Path(__file__).resolve().parents[2] / "shared" / "data"))

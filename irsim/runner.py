@@ -24,8 +24,8 @@ import irsim
 from irsim.api import execute
 from irsim.data.collection import load_doc_collection
 from irsim.data.matrix import ScoreMatrix
-from irsim.engine import data_digest, run_study, write_tables
-from irsim.experiments import build_study, experiment_module, load
+from irsim.engine import data_digest, write_tables
+from irsim.experiments import load
 from irsim.experiments.loading import metrics_arg, progress_bar
 
 __all__ = ["compose_config", "run", "evaluate_command", "write_manifest", "matrix_to_long",
@@ -92,12 +92,7 @@ def run(cfg: DictConfig, run_dir: str | os.PathLike, *, keep_ray: bool = False,
     """
     run_dir = Path(run_dir)
     t0 = time.perf_counter()
-    name = cfg.experiment.name
-    ported = hasattr(experiment_module(name), "make")
-    if ported:
-        name, config, data, shards = load(cfg)
-    else:  # transition: a study not yet on the kit
-        study, data = build_study(cfg)
+    name, config, data, shards = load(cfg)
     t_load = time.perf_counter()
     engine = cfg.engine.get("name", "local")
     engine_options = {k: v for k, v in OmegaConf.to_container(cfg.engine).items()
@@ -107,13 +102,8 @@ def run(cfg: DictConfig, run_dir: str | os.PathLike, *, keep_ray: bool = False,
     bar, progress = progress_bar(cfg, name, unit="shard")
     checkpoints = run_dir / "checkpoints"
     try:
-        if ported:
-            data, tables, info = execute(name, config, data, seed=cfg.seed, shards=shards,
-                                         engine=engine, engine_options=engine_options,
-                                         checkpoint_dir=checkpoints, progress=progress)
-        else:
-            tables, info = run_study(study, data, engine=engine,
-                                     engine_options=engine_options,
+        data, tables, info = execute(name, config, data, seed=cfg.seed, shards=shards,
+                                     engine=engine, engine_options=engine_options,
                                      checkpoint_dir=checkpoints, progress=progress)
     finally:
         if bar is not None:

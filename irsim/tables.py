@@ -650,7 +650,8 @@ def check(name: str, table: pa.Table, *, allow_missing_optional: bool = False) -
     table : pyarrow.Table
     allow_missing_optional : bool
         Accept a table without some optional columns (:attr:`Column.optional`), the others
-        in declared order: what a study that does not fill them builds today.
+        in declared order: a table written before those columns were declared (e.g. a
+        ``swap_summary`` of irsim 0.1). Writing is always strict.
 
     Raises
     ------

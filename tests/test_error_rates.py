@@ -14,10 +14,11 @@ from test_swap import assert_identical
 from irsim.engine import run_study
 from irsim.errors import ConfigError
 from irsim.experiments import Shards
-from irsim.experiments.bins import ABSOLUTE, RELATIVE, tie_tolerance_of
+from irsim.experiments.bins import ABSOLUTE, RELATIVE
 from irsim.experiments.error_rates import SD_STREAM, STREAM, Config, fit_growth, make
 from irsim.experiments.topicsets import kept_systems
 from irsim.sampling.subsets import subset_indices
+from irsim.stats.ties import score_tolerance
 
 WINDOWS = ((0.01, 0.05), (0.0, 0.05))
 
@@ -48,7 +49,7 @@ def reference(matrix, study, drop_bottom, tests):
     keep = kept_systems(matrix, drop_bottom, matrix.metrics[0])
     x = x[keep]
     s, n = x.shape
-    tol = tie_tolerance_of(x)
+    tol = score_tolerance(x)
     conds = [("none", 0.0, 1.0)] + [(t, lo, hi) for t in tests for lo, hi in WINDOWS]
     trials = study.errors.trials
     out = {}

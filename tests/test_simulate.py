@@ -1,4 +1,4 @@
-"""The topic generator fit to real score matrices (irsim.data.simulate).
+"""The topic generator fit to real score matrices (irsim.sampling.simulate).
 
 Stated tolerances, checked on ../shared/data collections:
 - margins: the fitted mean equals the observed mean of every system (1e-10); kernel margins
@@ -21,7 +21,8 @@ from conftest import urbano_matrix
 from scipy import integrate
 from scipy import stats as sps
 
-from irsim.data.simulate import (
+from irsim.errors import ConfigError, InputError
+from irsim.sampling.simulate import (
     Margins,
     TopicSimulator,
     _mean_h,
@@ -29,14 +30,13 @@ from irsim.data.simulate import (
     empirical_margins,
     fit_margins,
     fit_simulator,
-    kendall_tau_b,
     kernel_margins,
     latent_uniform,
     normal_margins,
     norta_rho,
     prepare,
 )
-from irsim.errors import ConfigError, InputError
+from irsim.stats.kendall import tau_b_matrix
 
 COLLECTIONS = [("adhoc8_ap", "AP", "kernel"), ("adhoc8_p10", "P@10", "empirical"),
                ("adhoc8_rr", "RR", "empirical"), ("web2011_ndcg20", "nDCG@20", "kernel"),
@@ -163,7 +163,7 @@ def test_simulated_pairs_reproduce_the_correlation(fitted):
     assert np.abs(got - obs).mean() <= 0.008
     tau = np.array([sps.kendalltau(a[:3000], b[:3000]).statistic
                     for a, b in zip(xa, xb, strict=True)])
-    tau_obs = kendall_tau_b(source)[sim.pair_a[pairs], sim.pair_b[pairs]]
+    tau_obs = tau_b_matrix(source)[sim.pair_a[pairs], sim.pair_b[pairs]]
     assert np.abs(tau - tau_obs).mean() <= 0.1
 
 
@@ -207,7 +207,7 @@ def test_norta_on_normal_margins_is_the_identity():
 
 def test_kendall_dependence_and_tau_b():
     x = urbano_matrix("adhoc8_ap", "AP", systems=10).metric("AP")
-    tau = kendall_tau_b(x)
+    tau = tau_b_matrix(x)
     assert tau[2, 7] == pytest.approx(sps.kendalltau(x[2], x[7]).statistic, abs=1e-12)
     sim = fit_simulator(x, dependence="kendall")
     np.testing.assert_allclose(sim.rho, np.sin(np.pi * tau[sim.pair_a, sim.pair_b] / 2),

@@ -14,7 +14,7 @@ from irsim.data.matrix import ScoreMatrix
 from irsim.engine import run_study
 from irsim.errors import ConfigError, python_parameters
 from irsim.experiments import Shards
-from irsim.experiments.bins import ABSOLUTE, RELATIVE, tie_tolerance_of
+from irsim.experiments.bins import ABSOLUTE, RELATIVE
 from irsim.experiments.swap import STREAM, Config, make
 from irsim.sampling.subsets import (
     SCHEMES,
@@ -22,6 +22,7 @@ from irsim.sampling.subsets import (
     subset_counts,
     subset_indices,
 )
+from irsim.stats.ties import score_tolerance
 
 
 def assert_identical(a: dict, b: dict) -> None:
@@ -97,7 +98,7 @@ def reference(matrix: ScoreMatrix, metric: str, scheme: str, size: int, trials: 
     x = matrix.metric(metric)
     s, n = x.shape
     idx = subset_indices(scheme, seed, STREAM, n, size, 0, trials)
-    tol = tie_tolerance_of(x)
+    tol = score_tolerance(x)
     comps = {k: np.zeros(lay.count, np.int64) for k, lay in (("a", ABSOLUTE), ("r", RELATIVE))}
     swaps = {k: np.zeros(lay.count, np.int64) for k, lay in (("a", ABSOLUTE), ("r", RELATIVE))}
     max_perf, unique, overlap = -math.inf, 0, 0

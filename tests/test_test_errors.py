@@ -22,7 +22,6 @@ from conftest import SHARED_DATA, urbano_matrix
 from scipy import stats as sps
 
 import irsim
-from irsim.data.simulate import TopicSimulator, fit_simulator, prepare
 from irsim.data.synthetic import synthetic_scores
 from irsim.engine import run_study
 from irsim.errors import ConfigError, python_parameters
@@ -30,6 +29,7 @@ from irsim.experiments import Shards, build_study
 from irsim.experiments.loading import score_matrix
 from irsim.experiments.test_errors import Config, TestErrors, clopper_pearson, make
 from irsim.runner import compose_config, run
+from irsim.sampling.simulate import TopicSimulator, fit_simulator, prepare
 
 COLUMNS = ["metric", "test", "alternative", "n", "delta", "alpha", "trials", "rejections",
            "rate", "ci_lo", "ci_hi", "mean_diff", "mean_diff_se"]

@@ -4,10 +4,11 @@ A study is a small, picklable object holding only parameters. Its data (a score 
 document-level arrays) travels separately, so an executor can place it once (e.g. in the
 Ray object store) and hand every shard a reference.
 
-Partial results are dicts of numpy arrays. A :class:`Reducer` merges them as they arrive
-(``zero -> combine -> finalize``); counters are integers and every merge is order
-independent, so the tables do not depend on the executor, the number of workers, shard sizes,
-retries or resume.
+A kernel's partial result is a dict of named fields, each of a kind declared by the study
+(:mod:`irsim.engine.partials`: integer counters, exact fixed-point sums, max/min, top-k,
+per-item or per-replicate arrays). The engine merges them as they arrive (``zero -> combine
+-> finalize``); every merge is exact and order independent, so the tables do not depend on
+the executor, the number of workers, shard sizes, retries or resume.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class Reducer(Protocol):
 
 @runtime_checkable
 class Study(Protocol):
-    """An experiment: parameters plus the three functions of the engine contract."""
+    """An experiment: parameters plus the functions of the engine contract."""
 
     name: str
 
@@ -72,8 +73,11 @@ class Study(Protocol):
     def kernel(self, shard: Shard, data: Any) -> Partial:
         """Compute one shard (pure function of the study parameters, shard and data)."""
 
-    def reducer(self, data: Any) -> Reducer:
-        """A fresh reducer."""
+    def fields(self, data: Any) -> Mapping[str, Any]:
+        """The kernel's fields and their kinds (:mod:`irsim.engine.partials`)."""
+
+    def finalize(self, merged: Mapping[str, Any], data: Any) -> dict[str, pa.Table]:
+        """The result tables from the merged fields."""
 
     def fingerprint(self) -> Mapping[str, Any]:
         """Parameters that determine the results (to validate checkpoints)."""

@@ -43,7 +43,7 @@ def write_tables(tables: dict[str, pa.Table], run_dir: str | os.PathLike) -> dic
     for name, table in tables.items():
         # studies still build swap_summary with their own subset of its columns; once they
         # build it with irsim.tables.table, the check can be strict
-        registry.check(name, table, allow_missing_optional=True)
+        registry.check(name, table)
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".results-", dir=run_dir))

@@ -94,8 +94,8 @@ def _local_partials(
 
 
 class _FieldReducer:
-    """The reducer of a study that declares typed fields: an :class:`Accumulator` merges
-    the shards, the study's ``finalize(merged, data)`` makes the tables."""
+    """A study's reducer: an :class:`Accumulator` merges the shards' typed fields, the
+    study's ``finalize(merged, data)`` makes the tables."""
 
     def __init__(self, study: Study, data: Any):
         self.study, self.data = study, data
@@ -108,11 +108,9 @@ class _FieldReducer:
         return self.study.finalize(self.acc.result(), self.data)
 
 
-def reducer_of(study: Study, data: Any):
-    """The reducer of `study`: typed fields merged by the kit, or the study's own."""
-    if hasattr(study, "fields"):
-        return _FieldReducer(study, data)
-    return study.reducer(data)
+def reducer_of(study: Study, data: Any) -> _FieldReducer:
+    """The reducer of `study` (``combine(shard, partial)``, ``finalize() -> tables``)."""
+    return _FieldReducer(study, data)
 
 
 def run_study(
@@ -155,10 +153,9 @@ def run_study(
     store = None
     done: list[tuple[Shard, Partial]] = []
     if checkpoint_dir is not None:
-        fields = study.fields(data) if hasattr(study, "fields") else None
         store = CheckpointStore(
             checkpoint_dir, study.name, fingerprint_of(study.fingerprint(), data_digest(data)),
-            fields=fields,
+            fields=study.fields(data),
         )
         for shard in shards:
             part = store.load(shard)

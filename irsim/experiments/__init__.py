@@ -94,8 +94,5 @@ def load(cfg: Any) -> tuple[str, Any, Any, Shards]:
 def build_study(cfg: Any) -> tuple[Any, Any]:
     """The study named by ``cfg.experiment.name`` and the data its kernel reads, from a
     composed Hydra config."""
-    module = experiment_module(cfg.experiment.name)
-    if not hasattr(module, "make"):  # not yet ported to the kit
-        return module.build(cfg)
     name, config, data, shards = load(cfg)
     return make_study(name, config, data, seed=cfg.seed, shards=shards)

@@ -4,9 +4,10 @@ Absolute bins (Voorhees-Buckley, Sakai): width 0.01, 21 bins, the last one open
 (``[0.20, inf)``). Relative bins (Sakai; Sanderson-Zobel): the difference relative to the
 smaller of the two means, width 5%, up to 100% (the last bin open).
 
-Differences of means computed by GEMMs carry rounding noise: :func:`snap_ties` sets those
-within :func:`tie_tolerance_of` the scores to exactly 0 before they are binned and compared
-(:func:`is_swap`); :func:`bin_counts` counts comparisons and flagged ones per bin.
+Differences of means computed by GEMMs carry rounding noise:
+:func:`irsim.stats.ties.snap_zero` sets those within :func:`irsim.stats.ties.score_tolerance`
+of the scores to exactly 0 before they are binned and compared (:func:`is_swap`);
+:func:`bin_counts` counts comparisons and flagged ones per bin.
 """
 
 from __future__ import annotations
@@ -15,10 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from irsim.stats.resample import TIE_RTOL
-
 __all__ = ["BinLayout", "ABSOLUTE", "RELATIVE", "LAYOUTS", "layout", "relative_difference",
-           "is_swap", "required_difference", "tie_tolerance_of", "snap_ties", "bin_counts"]
+           "is_swap", "required_difference", "bin_counts"]
 
 
 @dataclass(frozen=True)
@@ -157,30 +156,6 @@ def required_difference(comparisons: np.ndarray, swaps: np.ndarray, lo: np.ndarr
     if last_bad + 1 >= len(lo) or not (comps[last_bad + 1:] > 0).any():
         return float("nan")
     return float(lo[last_bad + 1])
-
-
-def tie_tolerance_of(x: np.ndarray) -> float:
-    """Half-width of "difference = 0" for means of the scores `x`: ``TIE_RTOL * max |x|``.
-
-    Examples
-    --------
-    >>> tie_tolerance_of(np.array([[0.2, 1.0], [0.5, 0.0]]))
-    1e-09
-    """
-    scale = float(np.abs(x).max()) if np.size(x) else 0.0
-    return TIE_RTOL * scale
-
-
-def snap_ties(d: np.ndarray, tol: float) -> np.ndarray:
-    """`d` with entries ``|d| <= tol`` set to exactly 0 (in place; returned).
-
-    Examples
-    --------
-    >>> snap_ties(np.array([1e-17, -0.1, -2e-12]), 1e-9).tolist()
-    [0.0, -0.1, 0.0]
-    """
-    np.copyto(d, 0.0, where=np.abs(d) <= tol)
-    return d
 
 
 def bin_counts(layout: BinLayout, values: np.ndarray, flags: np.ndarray

@@ -63,7 +63,7 @@ from irsim.experiments.common import (
     topk_rows,
     unit_ranges,
 )
-from irsim.experiments.rankcorr import concordance, pair_signs, rankcorr_table, tau_matrices, ties
+from irsim.experiments.rankcorr import rankcorr_table, tau_matrices
 from irsim.experiments.stability import (
     DEFAULT_FUZZINESS,
     check_fuzziness,
@@ -74,6 +74,7 @@ from irsim.sampling.permutations import topic_permutations
 from irsim.sampling.rng import REPLICATE_BLOCK
 from irsim.sampling.topics import bootstrap_counts, bootstrap_indices, indices_to_counts
 from irsim.stats.bootstrap import count_t
+from irsim.stats.kendall import concordance, pair_signs, ties
 from irsim.stats.resample import (
     exact_split,
     gmean_scores,

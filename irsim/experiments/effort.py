@@ -284,9 +284,7 @@ def make(config: Config, data: DocCollection, *, seed: int, shards: Shards
     study, validated."""
     pools = _check_pools(DEFAULT_POOLS if config.pools is None else config.pools)
     schemes = check_schemes(config.sampling)
-    sizes = check_sizes(config.subset_sizes)
-    if not sizes:
-        raise ConfigError(f"{param('subset_sizes')} must list at least one size")
+    sizes = check_sizes(config.subset_sizes, required=True)
     trials = check_positive_int(config.trials, param("trials"))
     drop_bottom = check_drop_bottom(config.drop_bottom)
     items, _ = shards.get(SHARD_ITEMS, 1000)

@@ -410,9 +410,7 @@ sampling of 2 sets from 50 topics
     """
     matrix = select_metrics(data, config.metrics)
     schemes = check_schemes(config.sampling)
-    sizes = check_sizes(config.subset_sizes)
-    if not sizes:
-        raise ConfigError(f"{param('subset_sizes')} must list at least one size")
+    sizes = check_sizes(config.subset_sizes, required=True)
     trials = check_positive_int(config.trials, param("trials"))
     tests = _check_tests(config.tests)
     windows = _check_windows(config.windows)

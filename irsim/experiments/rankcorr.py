@@ -1,115 +1,27 @@
 """Kendall's tau between the system rankings of two metrics, with the Z0 test and the
 bootstrap standard error (Sakai 2006, Section 4).
 
-A helper of the discpower experiment (not an experiment of its own). Tau is computed from
-the signs of the system-pair differences ``D = M(X) - M(Y)`` under the two metrics, which
-the experiment already has for every pair and bootstrap sample:
-``S = sum_C sign(D_1) sign(D_2)`` (concordant minus discordant pairs) and the pairs tied
-under each metric; tau-b ``= S / sqrt((n0 - t1)(n0 - t2))`` with ``n0 = k(k-1)/2`` for ``k``
-systems (tau-a when there are no ties; the same as :func:`scipy.stats.kendalltau`). These
-are integer sums over pairs, so blocks of pairs add up in any order.
-
-The Z0 test (Sakai, Eq. 12): ``Z0 = |tau| / sqrt(2(2k+5) / (9k(k-1)))`` is standard normal
-under no correlation; the two-sided p-value is ``2 (1 - Phi(Z0))``. The bootstrap standard
+A helper of the discpower experiment (not an experiment of its own). Tau-b and the Z0 test
+are :mod:`irsim.stats.kendall`'s, computed from the signs of the system-pair differences
+``D = M(X) - M(Y)`` under the two metrics, which the experiment already has for every pair
+and bootstrap sample (concordance sums and tie counts are integers, so blocks of pairs add up
+in any order). The bootstrap standard
 error is the standard deviation (ddof=1) of ``tau*b`` computed on every bootstrap sample
 ``Q*b`` of the paired test.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
-from scipy import stats as sps
 
+from irsim.stats.kendall import concordance, pair_signs, tau_b, ties, z0_test
 from irsim.stats.resample import sample_differences
 from irsim.tables import schema, table
 
-__all__ = ["pair_signs", "concordance", "ties", "kendall_tau", "z0_test", "tau_matrices",
-           "rankcorr_table"]
-
-def pair_signs(d: np.ndarray) -> np.ndarray:
-    """Signs (int8) of pair differences whose exact ties are already 0.
-
-    Examples
-    --------
-    >>> pair_signs(np.array([0.2, 0.0, -1e-3])).tolist()
-    [1, 0, -1]
-    """
-    return np.sign(d).astype(np.int8)
-
-
-def concordance(s1: np.ndarray, s2: np.ndarray) -> np.ndarray:
-    """``sum over pairs of sign1 * sign2`` (concordant minus discordant), per sample.
-
-    Parameters
-    ----------
-    s1, s2 : ndarray of int8, shape (pairs, samples)
-
-    Returns
-    -------
-    ndarray of int64, shape (samples,)
-
-    Examples
-    --------
-    >>> s1 = np.array([[1, 1], [1, -1], [-1, 0]], np.int8)
-    >>> s2 = np.array([[1, -1], [1, -1], [1, 1]], np.int8)
-    >>> concordance(s1, s2).tolist()
-    [1, 0]
-    """
-    return np.multiply(s1, s2, dtype=np.int64).sum(axis=0)
-
-
-def ties(s: np.ndarray) -> np.ndarray:
-    """Pairs with sign 0 (tied systems), per sample.
-
-    Examples
-    --------
-    >>> ties(np.array([[1, 0], [0, 0]], np.int8)).tolist()
-    [1, 2]
-    """
-    return np.count_nonzero(s == 0, axis=0).astype(np.int64)
-
-
-def kendall_tau(conc: np.ndarray, ties1: np.ndarray, ties2: np.ndarray, systems: int
-                ) -> np.ndarray:
-    """Tau-b from concordance sums and tie counts (NaN when a ranking is all tied).
-
-    Examples
-    --------
-    >>> from scipy.stats import kendalltau
-    >>> x, y = np.array([1., 2., 3., 3.]), np.array([2., 1., 3., 4.])
-    >>> a, b = np.triu_indices(4, 1)
-    >>> s1, s2 = pair_signs(x[a] - x[b]), pair_signs(y[a] - y[b])
-    >>> tau = kendall_tau(concordance(s1[:, None], s2[:, None]), ties(s1[:, None]),
-    ...                   ties(s2[:, None]), 4)
-    >>> bool(np.isclose(tau[0], kendalltau(x, y).statistic))
-    True
-    """
-    n0 = systems * (systems - 1) // 2
-    denom = np.sqrt((n0 - np.asarray(ties1, np.float64)) * (n0 - np.asarray(ties2, np.float64)))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(denom > 0, np.asarray(conc, np.float64) / denom, np.nan)
-
-
-def z0_test(tau: float, systems: int) -> tuple[float, float]:
-    """Sakai's Z0 statistic for Kendall's tau over `systems` systems and its two-sided
-    p-value.
-
-    Examples
-    --------
-    >>> z0, p = z0_test(0.34, 30)
-    >>> round(z0, 3), round(p, 4)  # Sakai: for 30 runs, significant at 0.01 above 0.34
-    (2.639, 0.0083)
-    """
-    k = systems
-    if k < 2 or not math.isfinite(tau):
-        return float("nan"), float("nan")
-    z0 = abs(tau) / math.sqrt(2.0 * (2 * k + 5) / (9.0 * k * (k - 1)))
-    return z0, float(2.0 * sps.norm.sf(z0))
-
+__all__ = ["tau_matrices", "rankcorr_table"]
 
 def tau_matrices(scores: Sequence[np.ndarray], conc: Mapping[tuple[int, int], np.ndarray],
                  tie_counts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -145,9 +57,9 @@ def tau_matrices(scores: Sequence[np.ndarray], conc: Mapping[tuple[int, int], np
     boot = np.full((m, m, len(tie_counts[0])), np.nan)
     for x in range(m):
         for y in range(x + 1, m):
-            obs[x, y] = kendall_tau(concordance(signs[x], signs[y]), ties(signs[x]),
+            obs[x, y] = tau_b(concordance(signs[x], signs[y]), ties(signs[x]),
                                     ties(signs[y]), k)[0]
-            boot[x, y] = kendall_tau(conc[x, y], tie_counts[x], tie_counts[y], k)
+            boot[x, y] = tau_b(conc[x, y], tie_counts[x], tie_counts[y], k)
     return obs, boot
 
 

@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from irsim.errors import ConfigError, param
-from irsim.stats.resample import TIE_RTOL
+from irsim.stats.ties import TIE_RTOL
 from irsim.tables import schema, table
 
 __all__ = ["DEFAULT_FUZZINESS", "check_fuzziness", "stability_counts", "stability_rates",

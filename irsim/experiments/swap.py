@@ -49,8 +49,6 @@ from irsim.experiments.bins import (
     is_swap,
     relative_difference,
     required_difference,
-    snap_ties,
-    tie_tolerance_of,
 )
 from irsim.experiments.common import (
     PAIR_UNIT,
@@ -65,6 +63,7 @@ from irsim.experiments.common import (
 from irsim.experiments.topicsets import check_schemes, check_sizes, rates, sampling_configs
 from irsim.sampling.rng import REPLICATE_BLOCK
 from irsim.sampling.subsets import set_means, set_overlap, subset_counts, unique_topics
+from irsim.stats.ties import score_tolerance, snap_zero
 from irsim.tables import table
 
 __all__ = ["Config", "Swap", "make", "STREAM", "CONFIDENCES", "DESCRIPTION", "DATA"]
@@ -185,7 +184,7 @@ class Swap:
         """Comparison and swap counters per metric, configuration and bin of one shard."""
         n = len(data.topics)
         xs = [data.metric(m) for m in self.metrics]
-        tols = [tie_tolerance_of(x) for x in xs]
+        tols = [score_tolerance(x) for x in xs]
         ia, ib = pair_index(len(data.systems))
         pieces = [(ia[p0:p1], ib[p0:p1]) for p0, p1 in unit_ranges(*shard.items, CHUNK)]
         shape = (len(self.metrics), len(self.configs))
@@ -221,8 +220,8 @@ class Swap:
                tol: float) -> None:
         """Fold a block of comparisons into the counters; ma, mb: (trials, 2, pairs) means
         of the pairs' first and second systems on the two sets."""
-        d = snap_ties(ma[:, 0] - mb[:, 0], tol)
-        d2 = snap_ties(ma[:, 1] - mb[:, 1], tol)
+        d = snap_zero(ma[:, 0] - mb[:, 0], tol)
+        d2 = snap_zero(ma[:, 1] - mb[:, 1], tol)
         swap = is_swap(d, d2, zero_swaps=True)
         absd = np.abs(d)
         rel = relative_difference(ma[:, 0], mb[:, 0], absd)

@@ -1,11 +1,11 @@
 """Known-truth simulation: Type I error and power of paired significance tests.
 
 Design (after Urbano, Lima & Hanjalic, SIGIR 2019): for each metric of a collection, a
-:class:`~irsim.data.simulate.TopicSimulator` is fit to the score matrix (a margin per
+:class:`~irsim.sampling.simulate.TopicSimulator` is fit to the score matrix (a margin per
 system, a Gaussian copula per system pair). A *trial* picks an ordered pair of systems
 ``(baseline, other)`` uniformly; the copula of that pair ties two new systems on ``n`` new
 topics: the baseline keeps the baseline's margin and the experimental system gets the
-**same margin shifted** (proportional odds, :meth:`~irsim.data.simulate.Margins.mean`) so that
+**same margin shifted** (proportional odds, :meth:`~irsim.sampling.simulate.Margins.mean`) so that
 its true mean exceeds the baseline's by exactly ``delta``. With ``delta = 0`` the shift is 0,
 the two systems are exchangeable and every test's null hypothesis holds exactly (Type I
 error); with ``delta > 0`` the experimental system is stochastically larger (power).
@@ -34,7 +34,6 @@ import pyarrow as pa
 from scipy import stats as sps
 
 from irsim.data.matrix import ScoreMatrix
-from irsim.data.simulate import SimulationData, fit_simulator, prepare
 from irsim.engine.base import Partial, Shard, shard_grid
 from irsim.engine.partials import Count
 from irsim.errors import ConfigError, param, unknown_name
@@ -46,6 +45,7 @@ from irsim.experiments.common import (
     unit_ranges,
 )
 from irsim.sampling.rng import REPLICATE_BLOCK, blocked_draws, study_key
+from irsim.sampling.simulate import SimulationData, fit_simulator, prepare
 from irsim.stats import get_test
 from irsim.stats._validation import ALTERNATIVES, PVALUE_MODES
 from irsim.stats.wilcoxon import WILCOXON_METHODS
@@ -184,7 +184,7 @@ class TestErrors:
 
     Examples
     --------
-    >>> from irsim.data.simulate import TopicSimulator
+    >>> from irsim.sampling.simulate import TopicSimulator
     >>> from irsim.engine import run_study
     >>> sim = TopicSimulator.normal(means=[0.4, 0.5], sds=[0.1, 0.1], rho=[0.9])
     >>> data = prepare([sim], [0.0, 0.05])

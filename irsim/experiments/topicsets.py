@@ -32,8 +32,6 @@ from irsim.experiments.bins import (
     RELATIVE,
     is_swap,
     relative_difference,
-    snap_ties,
-    tie_tolerance_of,
 )
 from irsim.experiments.common import PAIR_UNIT, aligned_block, as_tuple, pair_index, unit_ranges
 from irsim.sampling.rng import REPLICATE_BLOCK
@@ -45,6 +43,7 @@ from irsim.sampling.subsets import (
     subset_indices,
 )
 from irsim.stats import get_test
+from irsim.stats.ties import score_tolerance, snap_zero
 
 __all__ = ["ERROR_STREAM", "FULL_STREAM", "NO_TEST", "PairErrors", "check_schemes",
            "check_sizes", "sampling_configs", "check_drop_bottom", "kept_systems",
@@ -73,8 +72,10 @@ def check_schemes(sampling: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(check_scheme(s, param("sampling")) for s in schemes))
 
 
-def check_sizes(sizes: Any, key: str = "subset_sizes") -> tuple[int, ...] | None:
-    """Validated, de-duplicated topic-set sizes of parameter `key` (None stays None).
+def check_sizes(sizes: Any, key: str = "subset_sizes", *, required: bool = False
+                ) -> tuple[int, ...] | None:
+    """Validated, de-duplicated topic-set sizes of parameter `key` (None stays None unless
+    `required`: then at least one size must be given).
 
     Examples
     --------
@@ -82,6 +83,8 @@ def check_sizes(sizes: Any, key: str = "subset_sizes") -> tuple[int, ...] | None
     ((5, 10), (20,))
     """
     sizes = as_tuple(sizes)
+    if required and not sizes:
+        raise ConfigError(f"{param(key)} must list at least one size")
     if sizes is None:
         return None
     out = []
@@ -276,7 +279,7 @@ class PairErrors:
         `xs`: per metric, the (systems, n) scores of the compared systems (C-contiguous).
         """
         configs, conds = self.configs, self.conditions()
-        tols = [tie_tolerance_of(x) for x in xs]
+        tols = [score_tolerance(x) for x in xs]
         ia, ib = pair_index(len(xs[0]))
         units = unit_ranges(*items, PAIR_UNIT)
         trial_units = unit_ranges(0, self.trials, REPLICATE_BLOCK)
@@ -316,7 +319,7 @@ class PairErrors:
     def _full_set(self, out: dict, mi: int, z: np.ndarray, ma: np.ndarray, mb: np.ndarray,
                   tol: float) -> None:
         """Full-topic-set significance per bin of the full-set difference."""
-        d = snap_ties(ma - mb, tol)
+        d = snap_zero(ma - mb, tol)
         absd = np.abs(d)
         bins = {ABSOLUTE.kind: ABSOLUTE.index(absd),
                 RELATIVE.kind: RELATIVE.index(relative_difference(ma, mb, absd))}
@@ -333,8 +336,8 @@ class PairErrors:
                 z: np.ndarray, draws: list[np.ndarray], size: int, tol: float,
                 conds: list[tuple[str, float, float]]) -> None:
         """Counters of one pair unit over all trials (ma, mb: (2, pairs, trials))."""
-        d = snap_ties(ma[0] - mb[0], tol)
-        d2 = snap_ties(ma[1] - mb[1], tol)
+        d = snap_zero(ma[0] - mb[0], tol)
+        d2 = snap_zero(ma[1] - mb[1], tol)
         err = is_swap(d, d2, zero_swaps=True)
         absd = np.abs(d)
         bins = {ABSOLUTE.kind: ABSOLUTE.index(absd),

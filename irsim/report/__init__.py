@@ -74,29 +74,15 @@ def write_report(run_dir: str | os.PathLike, tables: dict[str, pa.Table],
 
 
 def _report_module(name: str) -> Any:
-    """``irsim.report.<name>`` if it has ``sections`` (else None: tables only)."""
+    """``irsim.report.<name>`` (its ``sections``), or None for an unknown experiment (the
+    report then lists the tables only)."""
     import importlib
     import importlib.util
 
     if not name.isidentifier() or importlib.util.find_spec(f"{__name__}.{name}") is None:
-        legacy = _legacy_module(name)
-        return legacy
+        return None
     module = importlib.import_module(f"{__name__}.{name}")
-    return module if hasattr(module, "sections") else _legacy_module(name)
-
-
-def _legacy_module(name: str) -> Any:
-    """Transition: a study whose report still lives in its experiment module."""
-    import importlib
-    import types
-
-    try:
-        exp = importlib.import_module(f"irsim.experiments.{name}")
-    except ImportError:
-        return None
-    if not hasattr(exp, "report_sections"):
-        return None
-    return types.SimpleNamespace(sections=exp.report_sections)
+    return module if hasattr(module, "sections") else None
 
 
 def report_command(args: list[str]) -> None:

@@ -24,9 +24,10 @@ import math
 
 import numpy as np
 
+from irsim.stats.ties import TIE_RTOL, snap_zero
+
 __all__ = [
     "ZERO_VAR_RTOL",
-    "TIE_RTOL",
     "GMEAN_EPS",
     "studentized_t",
     "log_scores",
@@ -44,11 +45,6 @@ __all__ = [
 #: (t* = 0). GEMM sums carry ~n*eps relative error, far below it; real score differences,
 #: far above it.
 ZERO_VAR_RTOL = 1e-12
-
-#: Relative tolerance of "as extreme as observed" (see :func:`irsim.stats.ties.count_extreme`).
-#: It absorbs the rounding difference between a GEMM and a direct sum so that exact ties of
-#: discrete metrics count as ties (scipy uses 100*eps; GEMMs need a little more).
-TIE_RTOL = 1e-9
 
 #: The constant of Sakai's geometric mean ``exp(mean(log(x + 1e-5)))``.
 GMEAN_EPS = 1e-5
@@ -345,8 +341,7 @@ def sample_differences(s: np.ndarray, ia: np.ndarray, ib: np.ndarray
     ([[0.0, 0.05]], [[0.3, 0.3]])
     """
     sa, sb = s[ia], s[ib]
-    d = sa - sb
-    d[np.abs(d) <= TIE_RTOL * np.maximum(np.abs(sa), np.abs(sb))] = 0.0
+    d = snap_zero(sa - sb, TIE_RTOL * np.maximum(np.abs(sa), np.abs(sb)))
     return d, np.maximum(sa, sb)
 
 

@@ -1,26 +1,59 @@
-"""Ties in "at least as extreme as observed" comparisons of Monte Carlo tests.
+"""The tie rules: when two computed numbers count as equal.
 
-Replicates computed by a GEMM and an observed statistic computed directly differ by
-rounding, and discrete metrics make exact ties common; a tolerance decides them
-(METHODS.md section 2). :func:`count_extreme` is the one place that decides them: a relative
-tolerance, the one-sided alternatives, and an absolute floor for statistics that are 0 in
-exact arithmetic.
+Means computed by a GEMM and statistics computed directly differ by rounding, and discrete
+metrics make exact ties common; one relative tolerance, :data:`TIE_RTOL`, decides them
+(METHODS.md section 2), in two rules written once here:
+
+- a difference that is 0 in exact arithmetic is set to exactly 0 (:func:`snap_zero` with
+  :func:`score_tolerance` for differences of means of a score matrix, or an elementwise
+  ``TIE_RTOL * scale``), so swaps, signs and ties of discrete metrics are exact;
+- "at least as extreme as observed" in Monte Carlo tests (:func:`count_extreme`, with
+  :func:`tie_tolerance`): a relative tolerance, the one-sided alternatives, and an absolute
+  floor for statistics that are 0 in exact arithmetic.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from irsim.stats.resample import TIE_RTOL
+__all__ = ["TIE_RTOL", "score_tolerance", "snap_zero", "tie_tolerance", "count_extreme"]
 
-__all__ = ["tie_tolerance", "count_extreme"]
+#: Relative tolerance of "equal" (see the module docstring). It absorbs the rounding
+#: difference between a GEMM and a direct sum so that exact ties of discrete metrics count as
+#: ties (scipy uses 100*eps; GEMMs need a little more).
+TIE_RTOL = 1e-9
+
+
+def score_tolerance(x: np.ndarray) -> float:
+    """Half-width of "difference = 0" for means of the scores `x`: ``TIE_RTOL * max |x|``.
+
+    Examples
+    --------
+    >>> score_tolerance(np.array([[0.2, 1.0], [0.5, 0.0]]))
+    1e-09
+    """
+    scale = float(np.abs(x).max()) if np.size(x) else 0.0
+    return TIE_RTOL * scale
+
+
+def snap_zero(d: np.ndarray, tol: np.ndarray | float) -> np.ndarray:
+    """`d` with entries ``|d| <= tol`` set to exactly 0 (in place; returned). `tol` is a
+    number or an array broadcasting against `d`.
+
+    Examples
+    --------
+    >>> snap_zero(np.array([1e-17, -0.1, -2e-12]), 1e-9).tolist()
+    [0.0, -0.1, 0.0]
+    """
+    np.copyto(d, 0.0, where=np.abs(d) <= tol)
+    return d
 
 
 def tie_tolerance(observed: np.ndarray, scale: np.ndarray | float = 0.0) -> np.ndarray:
     """Half-width of "equal to observed": ``TIE_RTOL * max(|observed|, scale)``.
 
     The relative part absorbs the rounding difference between a GEMM and a direct sum
-    (:data:`~irsim.stats.resample.TIE_RTOL`). `scale` is the typical magnitude of the
+    (:data:`TIE_RTOL`). `scale` is the typical magnitude of the
     statistic (e.g. ``sum |z|`` for a sum of signed differences, 1 for a t statistic): a
     statistic that is 0 in exact arithmetic comes out as rounding noise, and without the
     floor its comparisons with replicates that are also 0 in exact arithmetic would be

@@ -69,6 +69,7 @@ from numpy.typing import ArrayLike
 from scipy.special import expit, log_ndtr, ndtr, ndtri
 
 from irsim.errors import ConfigError, InputError, unknown_name
+from irsim.stats.kendall import tau_b_matrix
 
 __all__ = [
     "DEPENDENCE",
@@ -84,7 +85,6 @@ __all__ = [
     "fit_margins",
     "fit_simulator",
     "grid_margins",
-    "kendall_tau_b",
     "kernel_margins",
     "latent_uniform",
     "normal_margins",
@@ -609,24 +609,6 @@ def _check_scores(scores: ArrayLike) -> np.ndarray:
 # ----------------------------------------------------------------------------- dependence
 
 
-def kendall_tau_b(scores: ArrayLike) -> np.ndarray:
-    """Kendall's tau-b between every two rows of `scores` (systems, topics), at once.
-
-    Examples
-    --------
-    >>> kendall_tau_b(np.array([[1, 2, 3, 4], [1, 3, 2, 4], [4, 3, 2, 1.]])).round(4)[0].tolist()
-    [1.0, 0.6667, -1.0]
-    """
-    a = np.asarray(scores, np.float64)
-    n = a.shape[1]
-    iu = np.triu_indices(n, 1)
-    sgn = np.sign(a[:, iu[1]] - a[:, iu[0]])  # (systems, n(n-1)/2)
-    num = sgn @ sgn.T
-    untied = np.count_nonzero(sgn, axis=1).astype(np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return num / np.sqrt(np.outer(untied, untied))
-
-
 def _hermite_coefficients(margins: Margins, terms: int) -> tuple[np.ndarray, np.ndarray]:
     """``a_k = E[f(Z) h_k(Z)]``, k = 1..terms, of ``f = Q o Phi`` (orthonormal Hermite
     ``h_k``), and ``Var f``, with each cdf segment replaced by its mid value (exact for
@@ -895,7 +877,7 @@ def fit_simulator(
     margins = fit_margins(kept, margin)
     a, b = np.triu_indices(len(kept), 1)
     if dependence == "kendall":
-        observed = kendall_tau_b(kept)[a, b]
+        observed = tau_b_matrix(kept)[a, b]
         rho = np.clip(np.sin(0.5 * np.pi * np.nan_to_num(observed)), -MAX_RHO, MAX_RHO)
     else:
         with np.errstate(divide="ignore", invalid="ignore"):
