@@ -97,8 +97,33 @@ def _precheck(overrides: list[str]) -> None:
         message = lines[0]
         if message.startswith("Could not override") and len(lines) > 1:
             key = message.split("'")[1] if "'" in message else "?"
-            message = f"unknown config key {key!r} ({lines[1]})"
+            _fail(_unknown_key(plain, key))
+        cause = err.__cause__
+        if message.startswith("Error merging override") and cause is not None:
+            arg = message.removeprefix("Error merging override").strip()
+            first = str(cause).splitlines()[0].strip()
+            message = f"{arg.partition('=')[0]}: {first}"
         _fail(f"config: {message}")
+
+
+def _unknown_key(overrides: list[str], key: str) -> str:
+    """The message for an unknown key: the valid keys of its node, closest first."""
+    from omegaconf import OmegaConf
+
+    from irsim.errors import unknown_name
+    from irsim.runner import compose_config
+
+    node, _, leaf = key.rpartition(".")
+    rest = [a for a in overrides if a.lstrip("+~").partition("=")[0] != key]
+    try:
+        cfg = compose_config(rest)
+        parent = OmegaConf.select(cfg, node) if node else cfg
+        valid = [f"{node}.{k}" if node else str(k) for k in parent.keys()]
+    except Exception:  # the rest does not compose either: report the key alone
+        return f"config: unknown config key {key!r}"
+    what = f"parameter of experiment={cfg.experiment.name}" if node == "experiment" else \
+        "config key"
+    return str(unknown_name(what, key, valid))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -84,11 +84,24 @@ def load(cfg: Any) -> tuple[str, Any, Any, Shards]:
 
     name = cfg.experiment.name
     module = experiment_module(name)
+    check_keys(module, cfg.experiment.keys())
     config = OmegaConf.to_object(cfg.experiment)
     if cfg.get("metrics") is not None and hasattr(config, "metrics"):
         config.metrics = None  # the top-level `metrics` chose the data: it wins
     data = doc_collection(cfg) if module.DATA == "docs" else score_matrix(cfg)
     return name, config, data, engine_shards(cfg)
+
+
+def check_keys(module: ModuleType, keys: Any) -> None:
+    """Every key names a field of the experiment's ``Config`` (``+experiment.BB=1`` would
+    otherwise be accepted and do nothing)."""
+    from dataclasses import fields
+
+    valid = [f.name for f in fields(module.Config)]
+    for key in keys:
+        if key not in valid:
+            raise unknown_name(f"parameter of experiment={module.Config().name}",
+                               f"experiment.{key}", [f"experiment.{v}" for v in valid])
 
 
 def build_study(cfg: Any) -> tuple[Any, Any]:
