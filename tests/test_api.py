@@ -192,3 +192,13 @@ def test_bad_data():
         irsim.discpower([[0.1, 0.2]])
     with pytest.raises(InputError, match="runs file not found"):
         irsim.corpus_ci(runs="/nonexistent/run.txt", qrels=TREC_EVAL / "qrels.test")
+
+
+@pytest.mark.ray
+def test_ray_engine_equals_local():
+    df = frame("adhoc8_ap", 20)
+    local = irsim.discpower(df, metric="AP", B=500, seed=9, shard_items=64,
+                            shard_replicates=250)
+    ray = irsim.discpower(df, metric="AP", B=500, seed=9, engine="ray", workers=2)
+    assert ray.manifest["engine"] == "ray" and ray.manifest["run"]["shards"] >= 1
+    assert_same_tables(ray.tables, local.tables)
