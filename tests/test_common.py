@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from irsim.experiments.common import topk_rows
+from irsim.engine.partials import topk_rows
 
 
 def full_topk(val, idx, k):

@@ -43,12 +43,89 @@ import numpy as np
 from irsim.engine.base import Shard
 
 __all__ = ["Kind", "Count", "Sum", "Extreme", "TopK", "Slab", "Accumulator", "encode",
-           "decode", "NO_INDEX"]
+           "decode", "NO_INDEX", "topk_rows"]
 
 #: Index of an empty top-k slot (loses every tie).
 NO_INDEX = np.iinfo(np.int64).max
 
 Along = Literal["items", "reps"] | None
+
+
+def topk_rows(
+    val: np.ndarray, idx: np.ndarray, k: int, *aux: np.ndarray, idx_sorted: bool = False,
+    sort: bool = True, largest: bool = True,
+) -> tuple[np.ndarray, ...]:
+    """Per row, the `k` largest (or smallest) values, ties broken by the smaller index.
+
+    The selection is a pure function of the (value, index) multiset of each row, so merging
+    partial top-k lists in any order gives the same result. It takes a linear-time partition
+    per row; only rows with more ties at the k-th value than slots rank their tied entries.
+
+    Parameters
+    ----------
+    val : ndarray, shape (rows, width)
+    idx : ndarray, shape (rows, width) or (width,)
+        Global index (e.g. replicate number) of each column; unique within a row.
+    k : int
+    *aux : ndarray, shape (rows, width)
+        Companion arrays carried along (e.g. the mean belonging to a t value).
+    idx_sorted : bool
+        Promise that `idx` increases along each row (ties then need no ranking).
+    sort : bool
+        Return the selection in value order (best first), ties by index (default); False
+        keeps the column order (selections of consecutive index ranges can then be
+        concatenated and selected again; or sort once after repeated merges).
+    largest : bool
+        Select the largest values (default) or the smallest.
+
+    Returns
+    -------
+    tuple of ndarray, each shape (rows, min(k, width))
+        ``(val, idx, *aux)`` of the selected entries.
+
+    Examples
+    --------
+    >>> v = np.array([[0.5, 0.9, 0.5, 0.1]])
+    >>> i = np.array([[7, 3, 2, 9]])
+    >>> [a.tolist() for a in topk_rows(v, i, 2)]
+    [[[0.9, 0.5]], [[3, 2]]]
+    >>> [a.tolist() for a in topk_rows(v, np.array([2, 3, 7, 9]), 2, idx_sorted=True,
+    ...                                sort=False, largest=False)]
+    [[[0.5, 0.1]], [[2, 9]]]
+    """
+    val = np.asarray(val)
+    rows, width = val.shape
+    if k < width:
+        pos = width - k if largest else k - 1
+        kth = np.partition(val, pos, axis=1)[:, pos, None]
+        chosen = val >= kth if largest else val <= kth
+        if not (np.count_nonzero(chosen, axis=1) == k).all():  # ties at the k-th value
+            beyond = val > kth if largest else val < kth
+            tie = val == kth
+            need = k - np.count_nonzero(beyond, axis=1)[:, None]
+            if idx_sorted:
+                chosen = beyond | (tie & (np.cumsum(tie, axis=1) <= need))
+            else:
+                chosen = beyond | tie
+                excess = np.flatnonzero(tie.sum(axis=1) > need[:, 0])
+                if len(excess):  # more ties than slots: the smallest indices win
+                    full_idx = np.broadcast_to(idx, val.shape)
+                    t_idx = np.where(tie[excess], full_idx[excess], np.iinfo(np.int64).max)
+                    order = np.argsort(t_idx, axis=1, kind="stable")
+                    rank = np.empty_like(order)
+                    np.put_along_axis(rank, order, np.arange(width)[None, :], axis=1)
+                    chosen[excess] = beyond[excess] | (tie[excess] & (rank < need[excess]))
+        flat = np.flatnonzero(chosen)
+        idx = np.asarray(idx)
+        picked = idx[flat % width] if idx.ndim == 1 else np.ravel(idx).take(flat)
+        val, idx = np.ravel(val).take(flat).reshape(rows, k), picked.reshape(rows, k)
+        aux = tuple(np.ravel(a).take(flat).reshape(rows, k) for a in aux)
+    else:
+        idx = np.broadcast_to(idx, val.shape)
+    if not sort:
+        return (val, idx, *aux)
+    order = np.lexsort((idx, -val if largest else val), axis=-1)
+    return tuple(np.take_along_axis(a, order, axis=1) for a in (val, idx, *aux))
 
 
 def _span(shard: Shard, along: Along, per: int) -> slice:
@@ -196,7 +273,7 @@ class TopK(Kind):
     (a kernel may pre-select its own top k to ship less).
     The state keeps unsorted selections; :meth:`final` sorts once (best first, ties by
     index). The selection is a pure function of each row's (value, index) multiset, so any
-    merge order gives the same result (:func:`irsim.experiments.common.topk_rows`).
+    merge order gives the same result (:func:`topk_rows`).
     """
 
     rows: int
@@ -212,8 +289,6 @@ class TopK(Kind):
                 "filled": np.zeros(self.rows, bool)}
 
     def combine(self, state: dict, value: Any, shard: Shard) -> dict:
-        from irsim.experiments.common import topk_rows
-
         val, idx, *aux = value
         rows = slice(*shard.items)
         if not state["filled"][rows].any():  # first values for these rows: keep as given

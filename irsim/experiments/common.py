@@ -18,7 +18,6 @@ __all__ = [
     "unit_ranges",
     "aligned_block",
     "pair_index",
-    "topk_rows",
     "round_sig",
     "check_alphas",
     "check_choices",
@@ -70,83 +69,6 @@ def pair_index(n_systems: int) -> tuple[np.ndarray, np.ndarray]:
     """
     a, b = np.triu_indices(n_systems, k=1)
     return a.astype(np.int64), b.astype(np.int64)
-
-
-def topk_rows(
-    val: np.ndarray, idx: np.ndarray, k: int, *aux: np.ndarray, idx_sorted: bool = False,
-    sort: bool = True, largest: bool = True,
-) -> tuple[np.ndarray, ...]:
-    """Per row, the `k` largest (or smallest) values, ties broken by the smaller index.
-
-    The selection is a pure function of the (value, index) multiset of each row, so merging
-    partial top-k lists in any order gives the same result. It takes a linear-time partition
-    per row; only rows with more ties at the k-th value than slots rank their tied entries.
-
-    Parameters
-    ----------
-    val : ndarray, shape (rows, width)
-    idx : ndarray, shape (rows, width) or (width,)
-        Global index (e.g. replicate number) of each column; unique within a row.
-    k : int
-    *aux : ndarray, shape (rows, width)
-        Companion arrays carried along (e.g. the mean belonging to a t value).
-    idx_sorted : bool
-        Promise that `idx` increases along each row (ties then need no ranking).
-    sort : bool
-        Return the selection in value order (best first), ties by index (default); False
-        keeps the column order (selections of consecutive index ranges can then be
-        concatenated and selected again; or sort once after repeated merges).
-    largest : bool
-        Select the largest values (default) or the smallest.
-
-    Returns
-    -------
-    tuple of ndarray, each shape (rows, min(k, width))
-        ``(val, idx, *aux)`` of the selected entries.
-
-    Examples
-    --------
-    >>> v = np.array([[0.5, 0.9, 0.5, 0.1]])
-    >>> i = np.array([[7, 3, 2, 9]])
-    >>> [a.tolist() for a in topk_rows(v, i, 2)]
-    [[[0.9, 0.5]], [[3, 2]]]
-    >>> [a.tolist() for a in topk_rows(v, np.array([2, 3, 7, 9]), 2, idx_sorted=True,
-    ...                                sort=False, largest=False)]
-    [[[0.5, 0.1]], [[2, 9]]]
-    """
-    val = np.asarray(val)
-    rows, width = val.shape
-    if k < width:
-        pos = width - k if largest else k - 1
-        kth = np.partition(val, pos, axis=1)[:, pos, None]
-        chosen = val >= kth if largest else val <= kth
-        if not (np.count_nonzero(chosen, axis=1) == k).all():  # ties at the k-th value
-            beyond = val > kth if largest else val < kth
-            tie = val == kth
-            need = k - np.count_nonzero(beyond, axis=1)[:, None]
-            if idx_sorted:
-                chosen = beyond | (tie & (np.cumsum(tie, axis=1) <= need))
-            else:
-                chosen = beyond | tie
-                excess = np.flatnonzero(tie.sum(axis=1) > need[:, 0])
-                if len(excess):  # more ties than slots: the smallest indices win
-                    full_idx = np.broadcast_to(idx, val.shape)
-                    t_idx = np.where(tie[excess], full_idx[excess], np.iinfo(np.int64).max)
-                    order = np.argsort(t_idx, axis=1, kind="stable")
-                    rank = np.empty_like(order)
-                    np.put_along_axis(rank, order, np.arange(width)[None, :], axis=1)
-                    chosen[excess] = beyond[excess] | (tie[excess] & (rank < need[excess]))
-        flat = np.flatnonzero(chosen)
-        idx = np.asarray(idx)
-        picked = idx[flat % width] if idx.ndim == 1 else np.ravel(idx).take(flat)
-        val, idx = np.ravel(val).take(flat).reshape(rows, k), picked.reshape(rows, k)
-        aux = tuple(np.ravel(a).take(flat).reshape(rows, k) for a in aux)
-    else:
-        idx = np.broadcast_to(idx, val.shape)
-    if not sort:
-        return (val, idx, *aux)
-    order = np.lexsort((idx, -val if largest else val), axis=-1)
-    return tuple(np.take_along_axis(a, order, axis=1) for a in (val, idx, *aux))
 
 
 def as_tuple(value: Any) -> tuple | None:

@@ -41,7 +41,7 @@ from scipy import stats as sps
 
 from irsim.data.matrix import ScoreMatrix
 from irsim.engine.base import Shard, shard_grid
-from irsim.engine.partials import Count, Kind, Slab, TopK
+from irsim.engine.partials import Count, Kind, Slab, TopK, topk_rows
 from irsim.errors import ConfigError, InputError, param, unknown_name
 from irsim.experiments import Shards
 from irsim.experiments.bins import ABSOLUTE
@@ -60,7 +60,6 @@ from irsim.experiments.common import (
     check_positive_int,
     pair_index,
     round_sig,
-    topk_rows,
     unit_ranges,
 )
 from irsim.experiments.rankcorr import rankcorr_table, tau_matrices
