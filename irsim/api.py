@@ -61,7 +61,8 @@ __all__ = ["Result", "evaluate", "execute", "as_score_matrix", "as_doc_collectio
            "engine_defaults", "study_function", "STUDIES"]
 
 #: The studies of the front door, named as the experiments.
-STUDIES = ("discpower", "swap", "error_rates", "effort", "coverage", "corpus_ci", "test_errors")
+STUDIES = ("discpower", "swap", "error_rates", "effort", "coverage", "corpus_ci", "test_errors",
+           "topic_set_size", "reliability")
 
 #: Keywords every study function takes besides its Config fields.
 _COMMON = ("runs", "qrels", "metric", "metrics", "seed", "engine", "workers", "shard_items",

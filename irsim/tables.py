@@ -393,17 +393,53 @@ _SPECS = [
                  "with `experiment.small_r`)"),
           ]),
     _spec("corpus_validation", ("corpus_ci",), "Split-corpus validation of the AP intervals: "
-          "share of the other half's AP above, within and below the interval from one half.", [
+          "per MD5 split, share of the other half's AP above, within and below the interval "
+          "from one half.", [
+              _c("split", _I, "MD5 split: 0 is the paper's unsalted rule (first bit of "
+                 "MD5(docno)), k > 0 hashes a salted docno (salts in the manifest); "
+                 "`experiment.splits` of them"),
               _CI_METHOD,
               _c("subset", _S, "`A->B all`, `A->B R>5` (R of the interval's half > "
                  "`experiment.r_threshold`), likewise `B->A`; lists where a half has no "
                  "relevant document are left out"),
               _c("above", _F, f"share of lists whose other-half AP {_SPLIT_ABOVE}"),
-              _c("within", _F, "share within the interval (null when there is no list)"),
+              _c("within", _F, "share within the interval, a value equal to a bound counting "
+                 "as within for every method (`logit` intervals compare the other half's AP "
+                 "clamped to [1e-5, 1 - 1e-5], their scale); null when there is no list"),
               _c("below", _F, "share below the interval (null when there is no list)"),
               _c("predicted_within", _F, "share within predicted by the parametric model, "
                  "2 Phi(z / sqrt 2) - 1 (0.834 at 95%); null for `bca` and `bca_small_r`"),
               _c("lists", _I, "run x topic lists counted"),
+          ], when="only with `experiment.validate=true` (the default)"),
+    _spec("corpus_validation_summary", ("corpus_ci",), "Split-corpus validation of the AP "
+          "intervals over the MD5 splits: per method and subset, the mean over splits of each "
+          "split's shares (both directions pooled), their sd over splits and a t interval.", [
+              _CI_METHOD,
+              _c("subset", _S, "`all` or `R>5` (R of the interval's half > "
+                 "`experiment.r_threshold`), both directions"),
+              _c("splits", _I, "splits with at least one list (the t interval has splits - 1 "
+                 "degrees of freedom)"),
+              _c("within", _F, "mean over splits of the share within the interval (a value "
+                 "equal to a bound is within; `logit` intervals compare the other half's AP "
+                 "clamped to [1e-5, 1 - 1e-5])"),
+              _c("within_sd", _F, "sd over splits of the share within (null with one split)"),
+              _c("within_lo", _F, "lower limit of the t interval at level 1 - alpha for the "
+                 "mean within share over random splits of this collection (null with one "
+                 "split)"),
+              _c("within_hi", _F, "upper limit of that t interval"),
+              _c("above", _F, "mean over splits of the share above the interval"),
+              _c("above_sd", _F, "sd over splits of the share above"),
+              _c("above_lo", _F, "lower limit of the t interval of the mean share above"),
+              _c("above_hi", _F, "upper limit of the t interval of the mean share above"),
+              _c("below", _F, "mean over splits of the share below the interval"),
+              _c("below_sd", _F, "sd over splits of the share below"),
+              _c("below_lo", _F, "lower limit of the t interval of the mean share below"),
+              _c("below_hi", _F, "upper limit of the t interval of the mean share below"),
+              _c("predicted_within", _F, "share within predicted by the parametric model, "
+                 "2 Phi(z / sqrt 2) - 1 (0.834 at 95%); null for `bca` and `bca_small_r`"),
+              _c("lists", _I, "lists counted, over splits and both directions"),
+              _c("rel", _I, "relevance threshold: grade >= rel is relevant "
+                 "(`experiment.rel`)"),
           ], when="only with `experiment.validate=true` (the default)"),
     _spec("corpus_split", ("corpus_ci",), "Per list, method and direction: the AP interval from "
           "one half of the corpus and the other half's AP.", [
@@ -417,7 +453,8 @@ _SPECS = [
               _c("lo", _F, "lower limit of the interval (from ap_ci's half)"),
               _c("hi", _F, "upper limit of the interval"),
               _c("normalised", _F, "ap_other - ap_ci scaled so that the interval maps to "
-                 "[-1, 1]: |x| <= 1 exactly when within"),
+                 "[-1, 1]: |x| <= 1 exactly when within (for `logit`, ap_other clamped to "
+                 "[1e-5, 1 - 1e-5] first, as in corpus_validation)"),
           ], when="only with `experiment.validate=true` (the default)"),
     _spec("corpus_map", ("corpus_ci",), "MAP and L-MAP of every run with intervals from the "
           "corpus bootstrap and from the delta method.", [
@@ -512,6 +549,119 @@ _SPECS = [
               _c("topic", _S, "topic"),
               _c("value", _F, "score of the run on the topic"),
           ]),
+    # -- topic_set_size ---------------------------------------------------------------------
+    _spec("topic_set_size", ("topic_set_size",), "Topics a collection needs (Sakai 2016): per "
+          "metric, design, alpha, beta, m and minimum difference.", [
+              _METRIC,
+              _c("design", _S, "`paired_t` (power of the paired t test), `anova` (power of a "
+                 "one-way ANOVA over m systems) or `ci` (expected half-width of the CI of a "
+                 "difference)"),
+              _c("alpha", _F, "significance level (`ci`: the interval's level is 1 - alpha)"),
+              _c("beta", _F, "Type II error rate, power 1 - beta (null for `ci`)"),
+              _c("min_diff", _F, "minimum difference to detect (`ci`: largest acceptable "
+                 "expected half-width)"),
+              _c("m", _I, "systems compared (2 for `paired_t` and `ci`)"),
+              _c("n", _I, "topics needed: the smallest n reaching the target (null: the "
+                 "variance is 0, or more than 10^8 topics)"),
+              _c("power", _F, "power at n (null for `ci`)"),
+              _c("half_width", _F, "expected CI half-width at n (`ci` only)"),
+              _c("variance", _F, "variance the design uses: of a per-topic difference "
+                 "(`paired_t`, `ci`: `experiment.diff_variance`) or V_E (`anova`)"),
+              _c("v_e", _F, "residual variance V_E (MS_error of the two-way ANOVA, systems x "
+                 "topics)"),
+              _c("systems", _I, "systems of the collection"),
+              _c("topics", _I, "topics of the collection"),
+          ]),
+    # -- reliability ------------------------------------------------------------------------
+    _spec("reliability", ("reliability",), "G-study of a collection (generalizability theory): "
+          "variance components and reliability per metric.", [
+              _METRIC,
+              _c("systems", _I, "systems in the G-study (after `experiment.drop_bottom`)"),
+              _c("dropped", _I, "systems left out by `experiment.drop_bottom`"),
+              _c("topics", _I, "topics in the G-study"),
+              _c("var_system", _F, "system variance component (MS_s - MS_e) / topics (negative "
+                 "estimates set to 0)"),
+              _c("var_topic", _F, "topic variance component (MS_t - MS_e) / systems (negative "
+                 "estimates set to 0)"),
+              _c("var_residual", _F, "system x topic (residual) variance component MS_e"),
+              _c("pct_system", _F, "var_system as a percentage of the total variance"),
+              _c("pct_topic", _F, "var_topic as a percentage of the total variance"),
+              _c("pct_residual", _F, "var_residual as a percentage of the total variance"),
+              _c("negative", _S, "components whose raw estimate was negative (`system`, "
+                 "`topic`, both comma-separated, or empty)"),
+              _c("e_rho2", _F, "generalizability coefficient E(rho^2) with the G-study's "
+                 "topics"),
+              _c("e_rho2_lo", _F, "percentile bootstrap (over topics) lower limit of e_rho2 "
+                 "(`experiment.ci_level`)"),
+              _c("e_rho2_hi", _F, "percentile bootstrap upper limit of e_rho2"),
+              _c("e_rho2_feldt_lo", _F, "Feldt (exact F, normal model) lower limit of e_rho2"),
+              _c("e_rho2_feldt_hi", _F, "Feldt upper limit of e_rho2"),
+              _c("phi", _F, "dependability index Phi with the G-study's topics"),
+              _c("phi_lo", _F, "percentile bootstrap lower limit of phi"),
+              _c("phi_hi", _F, "percentile bootstrap upper limit of phi"),
+              _c("B", _I, "bootstrap resamples of the topics"),
+          ]),
+    _spec("d_study", ("reliability",), "D-study curve: E(rho^2) and Phi per metric against the "
+          "number of topics.", [
+              _METRIC,
+              _c("topics", _I, "topics of the hypothetical collection"),
+              _c("e_rho2", _F, "E(rho^2) with that many topics"),
+              _c("phi", _F, "Phi with that many topics"),
+          ]),
+    _spec("reliability_topics", ("reliability",), "Topics needed for a target reliability: "
+          "per metric, indicator and target.", [
+              _METRIC,
+              _c("indicator", _S, "`e_rho2` or `phi`"),
+              _c("target", _F, "target value of the indicator (`experiment.targets`)"),
+              _c("topics", _I, "smallest number of topics reaching it (null: var_system = 0)"),
+              _c("topics_lo", _I, "lower `experiment.ci_level` bootstrap quantile of the "
+                 "topics needed (resamples over topics; null: not reachable)"),
+              _c("topics_hi", _I, "the same, upper quantile"),
+          ]),
+    _spec("topic_set_size_check", ("topic_set_size",), "Planned against realised power of the "
+          "paired t test at the planned n, on collections simulated from a generator fitted "
+          "to the collection: per metric, alpha, beta and minimum difference.", [
+              _METRIC,
+              _c("alpha", _F, "significance level"),
+              _c("beta", _F, "planned Type II error rate"),
+              _c("min_diff", _F, "true difference of the simulated pairs"),
+              _c("n", _I, "planned topics (the `paired_t` row of `topic_set_size`)"),
+              _c("planned_power", _F, "power at n by the noncentral t with the planned "
+                 "variance"),
+              _c("planned_var_diff", _F, "variance of a per-topic difference the plan used"),
+              _c("trials", _I, "simulated system pairs (0: n above 10,000, not simulated)"),
+              _c("rejections", _I, "trials whose two-sided paired t test has p <= alpha"),
+              _c("realised_power", _F, "rejections / trials"),
+              _c("ci_lo", _F, "Clopper-Pearson 95% lower limit of realised_power"),
+              _c("ci_hi", _F, "Clopper-Pearson 95% upper limit of realised_power"),
+              _c("realised_var_diff", _F, "mean over trials of the sample variance of the "
+                 "simulated per-topic differences"),
+              _c("systems", _I, "systems the generator models (duplicates dropped)"),
+              _c("pairs", _I, "ordered (baseline, pair) combinations a trial draws from"),
+          ], "only with `experiment.check_trials` > 0"),
+    _spec("reliability_check", ("reliability",), "Simulation check of the reliability "
+          "indicators: per metric and topic set size, the true E(rho^2) and Phi of a normal "
+          "random-effects model fitted to the G-study against their estimates and the realised "
+          "agreement of simulated and true system orderings.", [
+              _METRIC,
+              _c("topics", _I, "topics of each simulated collection (`experiment.check_topics`)"),
+              _c("trials", _I, "simulated collections"),
+              _c("true_e_rho2", _F, "E(rho^2) of the model with that many topics"),
+              _c("e_rho2_mean", _F, "mean over trials of the estimated E(rho^2)"),
+              _c("e_rho2_bias", _F, "e_rho2_mean - true_e_rho2"),
+              _c("e_rho2_sd", _F, "standard deviation over trials of the estimate (its Monte "
+                 "Carlo standard error is e_rho2_sd / sqrt(trials))"),
+              _c("true_phi", _F, "Phi of the model with that many topics"),
+              _c("phi_mean", _F, "mean over trials of the estimated Phi"),
+              _c("phi_bias", _F, "phi_mean - true_phi"),
+              _c("phi_sd", _F, "standard deviation over trials of the estimate"),
+              _c("corr2_mean", _F, "mean squared Pearson correlation between simulated and "
+                 "true system means (the realised counterpart of E(rho^2))"),
+              _c("corr2_se", _F, "Monte Carlo standard error of corr2_mean"),
+              _c("tau_mean", _F, "mean Kendall tau-b between the simulated and the true "
+                 "system ordering"),
+              _c("tau_se", _F, "Monte Carlo standard error of tau_mean"),
+          ], "only with `experiment.check_trials` > 0"),
 ]
 
 #: Every output table by name, in the order the README lists them.

@@ -6,8 +6,10 @@ reference of the study, sharding / Ray invariance, presets end to end."""
 from __future__ import annotations
 
 import itertools
+import json
 from dataclasses import replace
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -48,6 +50,7 @@ from irsim.stats.corpus_ap import (
     silver_bullet_share,
     small_r_bounds,
     small_r_correct,
+    split_salt,
 )
 from irsim.stats.meta import fixed_effect, random_effects
 
@@ -428,20 +431,30 @@ def small_docs():
     return DocCollection(runs, qrels, 120)
 
 
+SPLITS = 3
+
+
 @pytest.fixture(scope="module")
 def small(small_docs):
-    study, data = make(Config(B=150), small_docs, seed=2, shards=Shards(items=4))
+    study, data = make(Config(B=150, splits=SPLITS), small_docs, seed=2,
+                       shards=Shards(items=4))
     return data, study, run_study(study, data)
 
 
 def test_study_equals_a_slow_loop_reference(small):
+    """Every split: the draws keyed by (subset 0 | 1 + 2k | 2 + 2k, unit, block), intervals
+    by the public bootstrap_ci list by list, counts by a loop (equality at a bound within;
+    `logit` compares the other half's AP clamped to [1e-5, 1 - 1e-5])."""
     data, study, (tables, _) = small
     T = len(data.topics)
     ci = tables["corpus_ci"].to_pandas()
-    val = tables["corpus_validation"].to_pandas().set_index(["method", "subset"])
+    val = tables["corpus_validation"].to_pandas().set_index(["split", "method", "subset"])
+    assert sorted(set(val.index.get_level_values(0))) == list(range(SPLITS))
     level = 1 - study.alpha
     per_list = {}
-    for sid, ls_all in enumerate([data.full, data.half_a, data.half_b]):
+    subsets = [(0, data.full)] + [(1 + 2 * k + j, data.halves[k][j]) for k in range(SPLITS)
+                                  for j in (0, 1)]
+    for sid, ls_all in subsets:
         for u0 in range(0, len(data.systems), RUN_UNIT):
             u1 = min(u0 + RUN_UNIT, len(data.systems))
             ls = ls_all.take(u0 * T, u1 * T)
@@ -470,31 +483,36 @@ def test_study_equals_a_slow_loop_reference(small):
         t = data.topics.index(row.topic)
         ap, lo, hi = per_list[(0, s * T + t, row.method)]
         assert (row.ap, row.lo, row.hi) == (ap, lo, hi)
-    # validation counts, both directions, all lists and R > 5
-    for (src, dst) in ((1, 2), (2, 1)):
-        r_src = [data.half_a, data.half_b][src - 1].relevant
-        r_dst = [data.half_a, data.half_b][dst - 1].relevant
-        name = f"{'AB'[src - 1]}->{'AB'[dst - 1]}"
-        for method in study.interval_names:
-            for label, thr in (("all", 0), ("R>5", 5)):
-                n = above = below = 0
-                for i in range(len(data.full)):
-                    if r_src[i] <= thr or r_src[i] == 0 or r_dst[i] == 0:
-                        continue
-                    _, lo, hi = per_list[(src, i, method)]
-                    other = per_list[(dst, i, method)][0]
-                    n += 1
-                    above += other > hi
-                    below += other < lo
-                row = val.loc[(method, f"{name} {label}")]
-                assert row.lists == n > 0
-                assert row.above == pytest.approx(above / n) and row.below == pytest.approx(
-                    below / n)
-                expected = 0.834 if method.startswith(("normal", "logit")) else None
-                if expected is None:
-                    assert np.isnan(row.predicted_within)
-                else:
-                    assert round(row.predicted_within, 3) == expected
+    # validation counts, every split, both directions, all lists and R > 5
+    edge = 0
+    for k in range(SPLITS):
+        for (src, dst) in ((0, 1), (1, 0)):
+            r_src, r_dst = data.halves[k][src].relevant, data.halves[k][dst].relevant
+            name = f"{'AB'[src]}->{'AB'[dst]}"
+            for method in study.interval_names:
+                for label, thr in (("all", 0), ("R>5", 5)):
+                    n = above = below = 0
+                    for i in range(len(data.full)):
+                        if r_src[i] <= thr or r_src[i] == 0 or r_dst[i] == 0:
+                            continue
+                        _, lo, hi = per_list[(1 + 2 * k + src, i, method)]
+                        other = per_list[(1 + 2 * k + dst, i, method)][0]
+                        if method == "logit":
+                            edge += other in (0.0, 1.0) and lo == hi
+                            other = min(max(other, 1e-5), 1 - 1e-5)
+                        n += 1
+                        above += other > hi
+                        below += other < lo
+                    row = val.loc[(k, method, f"{name} {label}")]
+                    assert row.lists == n > 0
+                    assert row.above == above / n and row.below == below / n
+                    assert row.within == (n - above - below) / n
+                    expected = 0.834 if method.startswith(("normal", "logit")) else None
+                    if expected is None:
+                        assert np.isnan(row.predicted_within)
+                    else:
+                        assert round(row.predicted_within, 3) == expected
+    assert edge > 0  # the logit edge case (AP 0 or 1 on both halves) occurs here
 
 
 def test_map_and_meta_tables(small):
@@ -519,18 +537,145 @@ def test_map_and_meta_tables(small):
     assert row.tau2.iloc[0] == pytest.approx(float(ref.tau2), rel=1e-12, abs=1e-15)
     split = tables["corpus_split"].to_pandas()
     inside = split.normalised.abs() <= 1
-    within = (split.ap_other >= split.lo) & (split.ap_other <= split.hi)
+    other = split.ap_other.where(split.method != "logit", split.ap_other.clip(1e-5, 1 - 1e-5))
+    within = (other >= split.lo) & (other <= split.hi)
     assert (inside == within).all()
 
 
 def test_shard_size_changes_nothing(small, small_docs):
     data, study, (tables, info) = small
-    assert info["shards"] == 2
-    other, data2 = make(Config(B=150), small_docs, seed=2, shards=Shards(items=12))
+    assert info["shards"] == 2 * SPLITS  # 6 runs in blocks of 4, per split
+    other, data2 = make(Config(B=150, splits=SPLITS), small_docs, seed=2,
+                        shards=Shards(items=12))
     t2, info2 = run_study(other, data2)
-    assert info2["shards"] == 1
+    assert info2["shards"] == SPLITS
     for name in tables:
         assert t2[name].equals(tables[name]), name
+
+
+def test_split_zero_is_the_single_split(small, small_docs):
+    """splits=1 gives exactly the tables of split 0 of a run with more splits (draws of the
+    full corpus and of split 0 keyed as before; the other splits only add rows)."""
+    data, study, (tables, _) = small
+    one, data1 = make(Config(B=150, splits=1), small_docs, seed=2, shards=Shards(items=4))
+    t1, info = run_study(one, data1)
+    assert info["shards"] == 2 and data1.salts == ("",)
+    for name in t1:
+        if name in ("corpus_validation", "corpus_validation_summary"):
+            continue
+        assert t1[name].equals(tables[name]), name
+    val = tables["corpus_validation"].to_pandas()
+    first = val[val.split == 0].reset_index(drop=True)
+    pd_testing = pytest.importorskip("pandas").testing
+    pd_testing.assert_frame_equal(first, t1["corpus_validation"].to_pandas())
+    summ1 = t1["corpus_validation_summary"].to_pandas()
+    assert (summ1.splits == 1).all() and summ1.within_sd.isna().all()
+    assert summ1.within_lo.isna().all()
+
+
+def test_halves_of_every_split_by_hand(small_docs):
+    """Split k puts a document in half A when the first bit of MD5(salt_k + docno) is 0;
+    the halves of a list are its documents of that half, renumbered."""
+    import hashlib
+
+    cl = corpus_lists(small_docs, splits=3)
+    assert cl.salts == ("", split_salt(1), split_salt(2)) and cl.splits == 3
+    runs, qrels = small_docs.runs, small_docs.qrels
+    T = len(cl.topics)
+    rel = set(qrels.docno[(qrels.topic == cl.topics[2]) & (qrels.grade >= 1)].tolist())
+    rows = np.flatnonzero((runs.run == 3) & (runs.topic == cl.topics[2]))
+    ranked = runs.docno[rows[np.argsort(-runs.score[rows], kind="stable")][:120]]
+    for k, salt in enumerate(cl.salts):
+        def in_a(d, salt=salt):
+            return hashlib.md5((salt + d).encode()).digest()[0] >> 7 == 0
+        for j, want in enumerate((True, False)):
+            half = [d for d in ranked if in_a(d) == want]
+            expected = [i + 1 for i, d in enumerate(half) if d in rel]
+            ls = cl.halves[k][j]
+            assert ls.take(3 * T + 2, 3 * T + 3).positions.tolist() == expected
+            assert ls.relevant[3 * T + 2] == sum(in_a(d) == want for d in rel)
+    # different salts give different halves, split 0 the unsalted rule
+    assert not np.array_equal(cl.halves[1][0].relevant, cl.halves[0][0].relevant)
+    assert np.array_equal(cl.halves[0][0].positions, corpus_lists(small_docs).half_a.positions)
+
+
+def test_summary_is_the_t_interval_over_splits(small):
+    """corpus_validation_summary from corpus_validation: per split the two directions pooled
+    (counts / lists), then mean, sd and scipy's t interval over splits."""
+    data, study, (tables, _) = small
+    val = tables["corpus_validation"].to_pandas()
+    summ = tables["corpus_validation_summary"].to_pandas().set_index(["method", "subset"])
+    val["label"] = val.subset.str.split(" ").str[1]
+    assert len(summ) == len(study.interval_names) * 2
+    for (method, label), part in val.groupby(["method", "label"]):
+        row = summ.loc[(method, label)]
+        shares = {}
+        for what in ("above", "within", "below"):
+            c = (part[what] * part.lists).round().groupby(part.split).sum()
+            n = part.lists.groupby(part.split).sum()
+            x = (c / n)[n > 0].to_numpy()
+            shares[what] = x
+            assert row[what] == pytest.approx(x.mean(), abs=1e-15)
+            assert row[f"{what}_sd"] == pytest.approx(x.std(ddof=1), abs=1e-15)
+            lo, hi = sps.t.interval(1 - study.alpha, len(x) - 1, loc=x.mean(),
+                                    scale=sps.sem(x))
+            if x.std() > 0:
+                assert row[f"{what}_lo"] == pytest.approx(lo, abs=1e-14)
+                assert row[f"{what}_hi"] == pytest.approx(hi, abs=1e-14)
+        assert row.splits == SPLITS and row.lists == part.lists.sum() and row.rel == 1
+        assert shares["above"] + shares["within"] + shares["below"] == pytest.approx(1.0)
+
+
+def test_mean_within_share_over_splits_meets_the_prediction():
+    """Cormack & Lynam's parametric model predicts that a fraction 2 Phi(z / sqrt 2) - 1 =
+    0.834 of the other half's APs falls within the normal interval from one half. On a
+    synthetic collection where the model holds (R about 120 per topic, 60 per half, every
+    relevant document retrieved so AP* is close to normal), the mean within share over 20
+    MD5 splits is within its own t interval (level 95%, 19 degrees of freedom, from the
+    spread over splits: half-width about 0.013 here) of 0.834. A wrong interval width
+    misses it by far (sd / sqrt 2 would give 2 Phi(z / 2) - 1 = 0.67)."""
+    runs, qrels = synthetic_trec(runs=4, topics=40, docs_per_topic=600, depth=600,
+                                 relevant_rate=0.2, quality_sd=0.4, topic_sd=0.5, seed=6)
+    study, data = make(Config(B=200, splits=20, methods=["normal"], small_r=False),
+                       DocCollection(runs, qrels, 600), seed=1, shards=Shards())
+    tables, _ = run_study(study, data)
+    row = tables["corpus_validation_summary"].to_pandas().set_index("subset").loc["all"]
+    predicted = 2 * sps.norm.cdf(sps.norm.isf(0.025) / np.sqrt(2)) - 1
+    assert row.splits == 20 and row.predicted_within == pytest.approx(predicted, rel=1e-14)
+    half = sps.t.isf(0.025, 19) * row.within_sd / np.sqrt(20)
+    assert row.within_hi - row.within == pytest.approx(half, rel=1e-12)
+    assert half < 0.02  # the check is tight enough to mean something
+    assert abs(row.within - predicted) <= half
+    assert row.within_lo <= predicted <= row.within_hi
+
+
+def test_logit_edge_case_counts_within():
+    """AP 0 on both halves: the normal interval is [0, 0] and the logit interval [eps, eps];
+    both count the other half's 0 as within (a value equal to a bound is within; logit
+    compares on its clamped scale), and the normalised difference agrees (|x| <= 1)."""
+    # one run, one topic: relevant documents only where half A and B both miss them
+    docs = [f"d-{i}" for i in range(400)]
+    half_a = md5_half(docs)
+    rel_a = [d for d, a in zip(docs, half_a, strict=True) if a][:3]
+    rel_b = [d for d, a in zip(docs, half_a, strict=True) if not a][:3]
+    retrieved = [d for d in docs if d not in rel_a + rel_b][:100]
+    runs = Runs(("r",), np.zeros(100, np.int32), obj(*["1"] * 100), obj(*retrieved),
+                np.arange(100, 0, -1).astype(float))
+    qrels = Qrels(obj(*["1"] * 6), obj(*(rel_a + rel_b)), np.ones(6, np.int64))
+    study, data = make(Config(B=50, splits=1, methods=["normal", "logit"], small_r=False),
+                       DocCollection(runs, qrels, 100), seed=0, shards=Shards())
+    tables, _ = run_study(study, data)
+    val = tables["corpus_validation"].to_pandas()
+    every = val[val.subset.str.endswith("all")]
+    assert len(every) == 4 and (every.within == 1.0).all() and (every.lists == 1).all()
+    assert (val[val.subset.str.endswith("R>5")].lists == 0).all()  # R = 3 per half
+    split = tables["corpus_split"].to_pandas()
+    assert (split.ap_ci == 0).all() and (split.ap_other == 0).all()
+    logit = split[split.method == "logit"]
+    # [eps, eps] up to the rounding of the sd of identical logits (a few ulps)
+    np.testing.assert_allclose(logit[["lo", "hi"]].to_numpy(), 1e-5, rtol=1e-12)
+    assert (logit.lo < 1e-5).all()  # so the unclamped 0 would be "below"
+    assert (split.normalised.abs() <= 1).all()
 
 
 
@@ -561,6 +706,12 @@ def test_bad_configuration_is_refused(small, small_docs):
         make(Config(B=1), small_docs, seed=0, shards=shards)
     with pytest.raises(ConfigError, match="engine.shard_items"):
         make(Config(), small_docs, seed=0, shards=Shards(items=0))
+    with pytest.raises(ConfigError, match="experiment.splits"):
+        make(Config(splits=0), small_docs, seed=0, shards=shards)
+    with pytest.raises(ConfigError, match="experiment.rel"):
+        make(Config(rel="two"), small_docs, seed=0, shards=shards)
+    with pytest.raises(ConfigError, match="splits"):
+        replace(study, splits=SPLITS + 1).plan(data)
     with pytest.raises(ConfigError, match="unknown system"):
         make(Config(pairs=[["run1", "run99"]]), small_docs, seed=0, shards=shards)
     with pytest.raises(ConfigError, match="unknown system"):
@@ -583,12 +734,22 @@ def test_cormack_lynam2006_preset_end_to_end(tmp_path):
             "corpus_meta", "corpus_split"} <= set(tables)
     assert tables["corpus_ci"].column_names[:6] == ["system", "topic", "ap", "lo", "hi",
                                                     "method"]
-    assert tables["corpus_validation"].column_names[:6] == [
-        "method", "subset", "above", "within", "below", "predicted_within"]
+    assert tables["corpus_validation"].column_names[:7] == [
+        "split", "method", "subset", "above", "within", "below", "predicted_within"]
+    assert cfg.experiment.splits == 10 and cfg.experiment.rel == 1
+    assert set(tables["corpus_validation"].column("split").to_pylist()) == set(range(10))
+    summ = tables["corpus_validation_summary"].to_pandas()
+    assert (summ.splits == 10).all() and (summ.rel == 1).all()
     report = (tmp_path / "report.md").read_text()
     assert "Split-corpus validation" in report and "Meta-analysis" in report
-    for png in ("corpus_normalised_diff.png", "corpus_map_intervals.png"):
+    assert "Relevant documents: grade >= 1" in report and "One split is one draw" in report
+    assert "metrics: AP (relevant: grade >= 1)" in report
+    for png in ("corpus_normalised_diff.png", "corpus_map_intervals.png",
+                "corpus_within_splits.png"):
         assert (tmp_path / png).stat().st_size > 20_000
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    salts = manifest["collection"]["split_salts"]
+    assert salts == [split_salt(k) for k in range(10)] and salts[0] == ""
 
 
 def test_trec_files_through_the_cli_runner(tmp_path):
@@ -604,3 +765,80 @@ def test_trec_files_through_the_cli_runner(tmp_path):
     assert len(ci) == 3 * 6 and set(ci.topic) == {"301", "302", "303"}
     assert ((ci.lo <= ci.ap + 1e-12) | ci.method.str.startswith("logit")).all()
     assert "corpus_meta" not in tables  # one run: no pairs
+
+
+def test_one_split_reproduces_the_recorded_tables_but_the_logit_edge_case():
+    """experiment.splits=1 against the tables recorded before repeated splits
+    (tests/golden/corpus_ci_synthetic): bit-identical but for the new `split` column, the
+    new summary table and the `logit` rows the edge rule changes. Those are explained
+    exactly: counting the other half's AP unclamped (the former rule) on corpus_split gives
+    the recorded shares, and only lists with AP 0 or 1 on the other half move."""
+    import pyarrow.parquet as pq
+    from golden.cases import CASES
+    from golden.record import tables_of
+
+    here = Path(__file__).resolve().parent / "golden"
+    want = {p.stem: pq.read_table(p) for p in (here / "corpus_ci_synthetic").glob("*.parquet")}
+    got = tables_of(CASES["corpus_ci_synthetic"] + ["experiment.splits=1"])
+    assert set(got) == set(want) | {"corpus_validation_summary"}
+    for name in set(want) - {"corpus_validation", "corpus_split"}:
+        assert got[name].equals(want[name]), name
+    val = got["corpus_validation"].drop(["split"])
+    assert val.schema.equals(want["corpus_validation"].schema)
+    g, w = val.to_pandas(), want["corpus_validation"].to_pandas()
+    keep = g.method != "logit"
+    assert g[keep].equals(w[keep])
+    split_new, split_old = got["corpus_split"].to_pandas(), want["corpus_split"].to_pandas()
+    assert split_new.drop(columns="normalised").equals(split_old.drop(columns="normalised"))
+    moved = split_new.normalised.to_numpy() != split_old.normalised.to_numpy()
+    assert moved.any() and (split_new.method[moved] == "logit").all()
+    assert split_new.ap_other[moved].isin([0.0, 1.0]).all()
+    logit = split_new[split_new.method == "logit"]
+    for row in w[~keep].itertuples():
+        direction, label = row.subset.split(" ")
+        part = logit[logit.direction == direction]
+        if label != "all":
+            part = part[part.relevant > 5]
+        assert row.lists == len(part)
+        assert row.above == (part.ap_other > part.hi).sum() / len(part)
+        assert row.below == (part.ap_other < part.lo).sum() / len(part)
+        clamped = part.ap_other.clip(1e-5, 1 - 1e-5)
+        new = g[(g.method == "logit") & (g.subset == row.subset)].iloc[0]
+        assert new.above == (clamped > part.hi).sum() / len(part)
+        assert new.within == ((clamped >= part.lo) & (clamped <= part.hi)).sum() / len(part)
+
+
+def test_relevance_threshold_of_graded_qrels(tmp_path):
+    """experiment.rel=2 on the graded trec_eval test qrels: lists, R and AP are those of
+    AP(rel=2) (irsim's trec_eval-exact metric), and the threshold is printed in the report
+    header, the summary table and the manifest; the DL-style preset sets rel = 2."""
+    from irsim.data.trec import read_qrels, read_runs
+    from irsim.runner import compose_config, run
+
+    d = SHARED_DATA / "trec_eval"
+    runs, qrels = read_runs([d / "results.test"]), read_qrels(d / "qrels.rel_level")
+    docs = DocCollection(runs, qrels, 1000)
+    cl = corpus_lists(docs, rel=2, splits=2)
+    ref = evaluate(runs, qrels, ["AP(rel=2)"], depth=1000)
+    np.testing.assert_allclose(average_precision(cl.full),
+                               ref.metric("AP(rel=2)")[0][[ref.topics.index(t)
+                                                           for t in cl.topics]], atol=1e-15)
+    big_r = {t: int(((qrels.topic == t) & (qrels.grade >= 2)).sum()) for t in cl.topics}
+    assert cl.full.relevant.tolist() == [big_r[t] for t in cl.topics] and cl.rel == 2
+    assert cl.full.relevant.sum() < corpus_lists(docs, rel=1).full.relevant.sum()
+    cfg = compose_config(["experiment=corpus_ci_dl", f"collection.runs={d}/results.test",
+                          f"collection.qrels={d}/qrels.rel_level", "experiment.B=100",
+                          "experiment.splits=3", "quiet=true"])
+    assert cfg.experiment.rel == 2 and cfg.experiment.name == "corpus_ci"
+    tables = run(cfg, tmp_path)
+    assert (tables["corpus_validation_summary"].column("rel").to_pylist() ==
+            [2] * tables["corpus_validation_summary"].num_rows)
+    ci = tables["corpus_ci"].to_pandas()
+    first = ci[ci.method == "normal"]
+    assert first.ap.tolist() == average_precision(cl.full).tolist()
+    report = (tmp_path / "report.md").read_text()
+    assert "metrics: AP (relevant: grade >= 2)" in report
+    assert "Relevant documents: grade >= 2 (`experiment.rel`)" in report
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["collection"]["relevance_threshold"] == 2
+    assert manifest["collection"]["split_salts"] == ["", split_salt(1), split_salt(2)]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 import pytest
 from golden.cases import CASES
@@ -23,7 +24,30 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 #: swap method and experiment=swap, the union of the two former declarations). Every golden
 #: column must still be there, in the same relative order, with the same values.
 ADDED_COLUMNS = {"swap_summary": {"comparisons_above", "required_reldiff",
-                                  "sensitivity_reldiff"}}
+                                  "sensitivity_reldiff"},
+                 # issue 17: one validation table for K salted splits (split 0 = the recorded)
+                 "corpus_validation": {"split"}}
+#: Tables added since the recording (issue 17).
+ADDED_TABLES = {"corpus_validation_summary"}
+
+
+def _drop_logit_rows(t: pa.Table) -> pa.Table:
+    return t.filter(pa.compute.not_equal(t.column("method"), "logit"))
+
+
+def _null_logit_normalised(t: pa.Table) -> pa.Table:
+    logit = pa.compute.equal(t.column("method"), "logit")
+    value = pa.compute.if_else(logit, pa.scalar(None, pa.float64()), t.column("normalised"))
+    return t.set_column(t.column_names.index("normalised"), "normalised", value)
+
+
+#: Values changed on purpose since the recording, left out of the comparison here and
+#: checked exactly where the change is made. Issue 17: an exact equality at an interval bound
+#: counts as within for every method, so the logit method compares the other half's AP on its
+#: own clamped scale [1e-5, 1 - 1e-5] (AP = 0 or 1 used to count as outside / give +-inf);
+#: tests/test_corpus_ci.py::test_one_split_reproduces_the_recorded_tables_but_the_logit_edge_case
+#: recomputes the recorded logit shares from the old rule and the new ones from the new rule.
+INTENDED = {"corpus_validation": _drop_logit_rows, "corpus_split": _null_logit_normalised}
 
 
 def golden_tables(case: str) -> dict[str, pa.Table]:
@@ -57,9 +81,12 @@ def test_every_case_has_golden_tables():
 def test_golden(case):
     got = tables_of(CASES[case])
     want = golden_tables(case)
-    assert sorted(got) == sorted(want)
+    assert sorted(set(got) - ADDED_TABLES) == sorted(want)
     for name, table in want.items():
-        assert_bit_identical(got[name], table, f"{case}/{name}", ADDED_COLUMNS.get(name, set()))
+        mine = got[name]
+        if name in INTENDED:
+            mine, table = INTENDED[name](mine), INTENDED[name](table)
+        assert_bit_identical(mine, table, f"{case}/{name}", ADDED_COLUMNS.get(name, set()))
 
 
 def test_bit_comparison_catches_a_last_bit_change():

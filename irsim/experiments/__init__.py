@@ -37,7 +37,8 @@ __all__ = ["KNOWN", "Shards", "experiment_names", "experiment_module", "build_st
            "make_study", "load"]
 
 #: Experiment modules, in the order ``irsim list`` shows them.
-KNOWN = ("discpower", "swap", "error_rates", "effort", "coverage", "corpus_ci", "test_errors")
+KNOWN = ("discpower", "swap", "error_rates", "effort", "coverage", "corpus_ci", "test_errors",
+         "topic_set_size", "reliability")
 
 
 @dataclass(frozen=True)

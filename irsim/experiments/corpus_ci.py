@@ -15,7 +15,23 @@ the qrels are split accordingly (:func:`irsim.stats.corpus_ap.corpus_lists`), in
 built on one half and the AP of the other half counted above / within / below; the
 parametric model predicts ``2 Phi(z/sqrt 2) - 1`` (0.834) within. Both directions, all
 topics and those with ``R > 5`` (R of the half the interval comes from); lists where either
-half has no relevant document are left out.
+half has no relevant document are left out. A value equal to a bound counts as within, for
+every method; ``logit`` intervals live on ``[eps, 1 - eps]`` (AP and its replicates are
+clamped before the logit, ``eps`` = :data:`~irsim.stats.ci.LOGIT_EPS`), so the other half's
+AP is clamped the same way before it is compared: an AP of 0 (or 1) on both halves (the
+logit interval is then ``[eps, eps]``, or ``[1 - eps, 1 - eps]``) counts as within, as it
+does for ``normal`` (:func:`classify`; ``corpus_split.normalised`` agrees). The small-R
+corrected ``logit_small_r`` extends such intervals to 0 and 1 and is compared unclamped.
+
+One split is one draw: all runs share each topic's split, so a split holds about as many
+independent samples as topics, and its within share moves by a few points from split to
+split. ``splits`` = K repeats the validation on K MD5 splits: split 0 is Cormack & Lynam's
+unsalted rule, split ``k`` hashes ``split_salt(k) + docno``
+(:func:`irsim.stats.corpus_ap.split_salt`; the salts are in the manifest). The summary
+(``corpus_validation_summary``) gives, per method and subset, the mean over splits of each
+split's share (both directions pooled), its sd over splits and a t interval (K - 1 degrees
+of freedom, level ``1 - alpha``) for the mean over random splits of this collection. The
+per-list tables (``corpus_split``) and the MAP validation are those of split 0.
 
 MAP and L-MAP (mean logit AP) per run: ``bootstrap`` (sd of the corpus-bootstrap MAP*) and
 ``parametric`` (delta method from the per-topic logit sds), validated on the halves the
@@ -23,11 +39,15 @@ same way. Meta-analysis of ``d = logit(AP_x) - logit(AP_y)`` over topics for sys
 (fixed effect and DerSimonian-Laird random effects, :mod:`irsim.stats.meta`), with
 ``sigma_d^2 = sd_x^2 + sd_y^2`` from the per-topic logit intervals.
 
-Shards are blocks of runs (``engine.shard_items``, default 4, rounded up to a multiple of
-4); replicates are not split (an interval needs all ``B``). Kernel units are blocks of 4 runs
-(all their topics); the draws of a unit and replicate block of 32 are keyed by (seed,
-subset, unit, block), so results do not depend on shard sizes or the executor. A shard's
-per-list and per-run arrays are placed into the whole (:class:`~irsim.engine.partials.Slab`).
+Items are (split, run) pairs, split-major (item ``k * S + s``); shards are blocks of runs
+of one split (``engine.shard_items``, default 4, rounded up to a multiple of 4), so the K
+splits run in parallel; replicates are not split (an interval needs all ``B``). The shards
+of split 0 also bootstrap the full corpus. Kernel units are blocks of 4 runs (all their
+topics); the draws of a unit and replicate block of 32 are keyed by (seed, subset, unit,
+block) with subset 0 for the full corpus and ``1 + 2k`` / ``2 + 2k`` for halves A / B of
+split ``k``, so results do not depend on shard sizes or the executor, and split 0 draws as
+a single split does. A shard's per-list and per-run arrays are placed into the whole
+(:class:`~irsim.engine.partials.Slab`).
 """
 
 from __future__ import annotations
@@ -38,9 +58,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 from scipy import special
+from scipy import stats as sps
 
 from irsim.data.collection import DocCollection
-from irsim.engine.base import Shard, shard_grid
+from irsim.engine.base import Shard, block_ranges, shard_grid
 from irsim.engine.partials import Slab
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
@@ -64,11 +85,11 @@ from irsim.stats.meta import fixed_effect, random_effects
 from irsim.tables import table
 
 __all__ = ["DESCRIPTION", "DATA", "Config", "make", "CorpusCI", "METHODS", "RUN_UNIT",
-           "CORPUS_BLOCK", "STREAM"]
+           "CORPUS_BLOCK", "STREAM", "classify", "split_summary"]
 
 DESCRIPTION = ("confidence intervals for AP under corpus resampling (closed form), small-R "
-               "correction, split-corpus validation, MAP/L-MAP intervals, meta-analysis "
-               "(Cormack & Lynam 2006)")
+               "correction, split-corpus validation over repeated MD5 splits, MAP/L-MAP "
+               "intervals, meta-analysis (Cormack & Lynam 2006)")
 DATA = "docs"
 
 #: Interval methods (``<method>_small_r`` are added when the correction is on).
@@ -79,7 +100,8 @@ RUN_UNIT = 4
 CORPUS_BLOCK = 32
 #: Random stream of the Poisson draws.
 STREAM = "corpus_ci/poisson"
-#: Corpus subsets (their index keys the draws) and the prefix of their fields.
+#: Corpus subsets and the prefix of their fields; the draws of the full corpus are keyed by
+#: subset 0, those of halves A / B of split k by 1 + 2k / 2 + 2k.
 _SUBSETS = ("full", "A", "B")
 _PREFIX = {"full": "", "A": "A_", "B": "B_"}
 #: Per-run fields of each subset: MAP and L-MAP with their two standard errors.
@@ -104,10 +126,15 @@ class Config:
     validate : bool
         Split the corpus into halves A and B and count AP of one half in intervals from the
         other.
+    splits : int
+        MD5 splits validated (>= 1): split 0 is the paper's unsalted rule, splits 1..K-1
+        hash a salted docno. One split is one draw; the summary gives the mean over
+        splits with its spread and a t interval.
     r_threshold : int
         The "large R" validation subset is ``R > r_threshold`` (the paper: 5).
     rel : int
-        Relevance threshold: grade >= `rel` is relevant.
+        Relevance threshold: grade >= `rel` is relevant (AP of graded collections such as
+        TREC DL is customarily computed with ``rel = 2``).
     pairs : list of [str, str], optional
         System pairs for the meta-analysis, e.g. ``[[runA, runB], [runA, runC]]``; None:
         every pair.
@@ -119,6 +146,7 @@ class Config:
     methods: Any = field(default_factory=lambda: list(METHODS))
     small_r: bool = True
     validate: bool = True
+    splits: int = 10
     r_threshold: int = 5
     rel: int = 1
     pairs: list[Any] | None = None
@@ -133,10 +161,10 @@ def make(config: Config, data: DocCollection, *, seed: int, shards: Shards
     --------
     >>> from irsim.data.synthetic import synthetic_trec
     >>> runs, qrels = synthetic_trec(runs=3, topics=4, docs_per_topic=60, depth=40, seed=2)
-    >>> study, lists = make(Config(B=100), DocCollection(runs, qrels, 40), seed=1,
+    >>> study, lists = make(Config(B=100, splits=3), DocCollection(runs, qrels, 40), seed=1,
     ...                     shards=Shards())
-    >>> study.interval_names, lists.split, len(lists.full)
-    (('normal', 'logit', 'bca', 'normal_small_r', 'logit_small_r', 'bca_small_r'), True, 12)
+    >>> study.interval_names, lists.splits, len(lists.full)
+    (('normal', 'logit', 'bca', 'normal_small_r', 'logit_small_r', 'bca_small_r'), 3, 12)
     """
     methods = check_choices(config.methods, METHODS, "CI method for experiment=corpus_ci",
                             param("methods"))
@@ -153,22 +181,80 @@ def make(config: Config, data: DocCollection, *, seed: int, shards: Shards
     r_threshold = config.r_threshold
     if isinstance(r_threshold, bool) or int(r_threshold) != r_threshold:
         raise ConfigError(f"{param('r_threshold')} must be an integer, got {r_threshold!r}")
+    splits = check_positive_int(config.splits, param("splits"))
+    rel = config.rel
+    if isinstance(rel, bool) or not isinstance(rel, int | np.integer):
+        raise ConfigError(f"{param('rel')} must be an integer grade, got {rel!r}")
     pairs = None if config.pairs is None else tuple((str(a), str(b)) for a, b in config.pairs)
     shard_runs, _ = shards.get(RUN_UNIT, B)  # replicates are not split
     shard_runs = check_positive_int(shard_runs, param("shard_items", "engine"))
     validate = bool(config.validate)
     study = CorpusCI(B=B, alpha=alpha, methods=methods, small_r=bool(config.small_r),
-                     validate=validate, r_threshold=int(r_threshold), pairs=pairs,
-                     seed=int(seed), shard_items=shard_runs)
-    lists = corpus_lists(data, rel=int(config.rel), split=validate)
+                     validate=validate, splits=splits, r_threshold=int(r_threshold),
+                     pairs=pairs, seed=int(seed), shard_items=shard_runs)
+    lists = corpus_lists(data, rel=int(rel), split=validate, splits=splits)
     study.check(lists)
     return study, lists
 
 
-def _classify(value: np.ndarray, low: np.ndarray, high: np.ndarray) -> tuple[int, int, int]:
+def classify(value: np.ndarray, low: np.ndarray, high: np.ndarray, method: str = "normal"
+             ) -> tuple[int, int, int]:
+    """Counts of `value` above, within and below ``[low, high]``; a value equal to a bound
+    is within. ``logit`` intervals live on ``[eps, 1 - eps]`` (AP and its replicates are
+    clamped before the logit), so for ``method="logit"`` the value is clamped there first:
+    an AP of 0 (1) is then at the bound of the interval ``[eps, eps]`` (``[1 - eps, 1 -
+    eps]``) of an AP of 0 (1). (``logit_small_r`` needs no clamp: the correction extends
+    those intervals to 0 and 1.)
+
+    Examples
+    --------
+    AP 0 against the logit interval of AP 0, a value at a bound, one above:
+
+    >>> v = np.array([0.0, 0.5, 0.7])
+    >>> lo, hi = np.array([1e-5, 0.5, 0.5]), np.array([1e-5, 0.6, 0.6])
+    >>> classify(v, lo, hi, "normal"), classify(v, lo, hi, "logit")
+    ((1, 1, 1), (1, 2, 0))
+    """
+    if method == "logit":
+        value = np.clip(value, LOGIT_EPS, 1.0 - LOGIT_EPS)
     above = int(np.count_nonzero(value > high))
     below = int(np.count_nonzero(value < low))
     return above, len(value) - above - below, below
+
+
+def split_summary(shares: np.ndarray, confidence_level: float
+                  ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Mean over splits of per-split shares, their sd and the t interval of the mean.
+
+    Parameters
+    ----------
+    shares : ndarray, shape (K, ...)
+        One value per split (NaN: the split had no list; left out).
+    confidence_level : float
+
+    Returns
+    -------
+    splits, mean, sd, lo, hi
+        Splits used (per entry, an array), mean, sd (``ddof=1``; NaN with fewer than two
+        splits) and ``mean -+ t_{m-1} sd / sqrt(m)`` (NaN with fewer than two).
+
+    Examples
+    --------
+    >>> m, mean, sd, lo, hi = split_summary(np.array([0.8, 0.9, 0.85]), 0.95)
+    >>> int(m), round(float(mean), 3), round(float(sd), 3), round(float(lo), 3)
+    (3, 0.85, 0.05, 0.726)
+    """
+    x = np.asarray(shares, np.float64)
+    ok = np.isfinite(x)
+    m = ok.sum(axis=0)
+    filled = np.where(ok, x, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.where(m > 0, filled.sum(axis=0) / np.maximum(m, 1), np.nan)
+        dev = np.where(ok, x - mean, 0.0)
+        sd = np.where(m > 1, np.sqrt((dev ** 2).sum(axis=0) / np.maximum(m - 1, 1)), np.nan)
+        t = sps.t.ppf(0.5 + confidence_level / 2.0, np.maximum(m - 1, 1))
+        half = np.where(m > 1, t * sd / np.sqrt(np.maximum(m, 1)), np.nan)
+    return m, mean, sd, mean - half, mean + half
 
 
 @dataclass(frozen=True)
@@ -177,7 +263,7 @@ class CorpusCI:
 
     Parameters
     ----------
-    B, alpha, methods, small_r, validate, r_threshold, pairs
+    B, alpha, methods, small_r, validate, splits, r_threshold, pairs
         As :class:`Config`, checked and normalised by :func:`make` (tuples; `pairs` as
         ``(system, system)`` tuples).
     seed : int
@@ -189,13 +275,15 @@ class CorpusCI:
     >>> from irsim.data.synthetic import synthetic_trec
     >>> from irsim.engine import run_study
     >>> runs, qrels = synthetic_trec(runs=3, topics=4, docs_per_topic=60, depth=40, seed=2)
-    >>> study, lists = make(Config(B=100), DocCollection(runs, qrels, 40), seed=1,
+    >>> study, lists = make(Config(B=100, splits=2), DocCollection(runs, qrels, 40), seed=1,
     ...                     shards=Shards())
-    >>> tables, _ = run_study(study, lists)
+    >>> tables, info = run_study(study, lists)
     >>> tables["corpus_ci"].column_names[:6]
     ['system', 'topic', 'ap', 'lo', 'hi', 'method']
     >>> tables["corpus_ci"].num_rows        # 12 lists x 6 methods
     72
+    >>> info["shards"], tables["corpus_validation"].num_rows  # 2 splits x 6 methods x 4
+    (2, 48)
     """
 
     B: int
@@ -203,6 +291,7 @@ class CorpusCI:
     methods: tuple[str, ...]
     small_r: bool
     validate: bool
+    splits: int
     r_threshold: int
     pairs: tuple[tuple[str, str], ...] | None
     seed: int
@@ -239,34 +328,56 @@ class CorpusCI:
         """Refuse data the parameters do not fit (halves missing, unknown systems)."""
         if self.validate and not data.split:
             raise ConfigError(f"{param('validate')} needs the split halves of the corpus")
+        if self.validate and data.splits < self.splits:
+            raise ConfigError(f"{param('splits')} = {self.splits} needs as many split halves "
+                              f"of the corpus; the data hold {data.splits}")
         self._pairs(data)
 
+    @property
+    def _k(self) -> int:
+        """Splits computed (1 without validation: the full corpus only)."""
+        return self.splits if self.validate else 1
+
     def plan(self, data: CorpusLists) -> list[Shard]:
-        """Blocks of whole 4-run units (no replicate split: intervals need all of B)."""
+        """Per split, blocks of whole 4-run units (items ``k * S + run``; no replicate split:
+        intervals need all of B)."""
         self.check(data)
-        return shard_grid(len(data.systems), aligned_block(self.shard_items, RUN_UNIT), 0, 1)
+        S = len(data.systems)
+        block = aligned_block(self.shard_items, RUN_UNIT)
+        if self._k == 1:
+            return shard_grid(S, block, 0, 1)
+        ranges = [(k * S + a, k * S + b) for k in range(self._k)
+                  for a, b in block_ranges(S, block)]
+        return [Shard(i, it, (0, 0)) for i, it in enumerate(ranges)]
 
     def fingerprint(self) -> dict:
         """Parameters that determine the tables."""
         return {k: getattr(self, k) for k in ("B", "alpha", "methods", "small_r", "validate",
-                                             "r_threshold", "pairs", "seed")}
+                                             "splits", "r_threshold", "pairs", "seed")}
 
-    def _subsets(self) -> tuple[str, ...]:
-        return _SUBSETS if self.validate else _SUBSETS[:1]
+    def _subsets(self, split: int = 0) -> tuple[str, ...]:
+        if not self.validate:
+            return _SUBSETS[:1]
+        return _SUBSETS if split == 0 else _SUBSETS[1:]
+
+    def _list_keys(self) -> list[str]:
+        return ["ap", "se", "sd_logit", *(f"{side}_{m}" for m in self.interval_names
+                                          for side in ("lo", "hi"))]
 
     def fields(self, data: CorpusLists) -> dict[str, Slab]:
         """Per subset (full corpus, halves A and B): per-list AP, standard errors and
-        interval limits (``[A_|B_]lo_<method>``...), and per-run MAP / L-MAP."""
+        interval limits (``[A_|B_]lo_<method>``...), and per-run MAP / L-MAP. The halves'
+        per-list arrays hold every split (split-major: ``(k * S + s) * T + t``); the per-run
+        arrays are those of split 0 (and the full corpus), filled by the shards of split 0."""
         S, T = len(data.systems), len(data.topics)
-        per_list = Slab((S * T,), along="items", per=T)
         per_run = Slab((S,), along="items")
-        list_keys = ["ap", "se", "sd_logit", *(f"{side}_{m}" for m in self.interval_names
-                                               for side in ("lo", "hi"))]
         out: dict[str, Slab] = {}
         for subset in self._subsets():
             prefix = _PREFIX[subset]
-            out.update({prefix + k: per_list for k in list_keys})
-            out.update({prefix + k: per_run for k in _RUN_KEYS})
+            k = 1 if subset == "full" else self._k
+            per_list = Slab((k * S * T,), along="items", per=T)
+            out.update({prefix + key: per_list for key in self._list_keys()})
+            out.update({prefix + key: per_run for key in _RUN_KEYS})
         return out
 
     # -- kernel -------------------------------------------------------------------------
@@ -326,46 +437,54 @@ class CorpusCI:
         return {k: np.asarray(v, np.float64).reshape(-1) for k, v in out.items()}
 
     def kernel(self, shard: Shard, data: CorpusLists) -> dict[str, np.ndarray]:
-        """Per-list intervals (full corpus and halves) and per-run means of some units."""
-        units = [self._unit(data, u) for u in unit_ranges(*shard.items, RUN_UNIT)]
+        """Per-list intervals (full corpus on split 0, halves of the shard's split) and
+        per-run means (split 0) of some units of one split."""
+        S = len(data.systems)
+        split = shard.items[0] // S
+        r0, r1 = shard.items[0] - split * S, shard.items[1] - split * S
+        units = [self._unit(data, u, split) for u in unit_ranges(r0, r1, RUN_UNIT)]
         return {key: np.concatenate([u[key] for u in units]) for key in units[0]}
 
-    def _unit(self, data: CorpusLists, runs: tuple[int, int]) -> dict[str, np.ndarray]:
+    def _unit(self, data: CorpusLists, runs: tuple[int, int], split: int
+              ) -> dict[str, np.ndarray]:
         T = len(data.topics)
         r0, r1 = runs
         unit = r0 // RUN_UNIT
         out: dict[str, np.ndarray] = {}
-        sets = {"full": data.full, "A": data.half_a, "B": data.half_b}
+        sets = {"full": data.full}
+        key = {"full": 0, "A": 1 + 2 * split, "B": 2 + 2 * split}
         valid_both = None
         if self.validate:
-            ra = data.half_a.relevant[:T]
-            rb = data.half_b.relevant[:T]
-            valid_both = (ra > 0) & (rb > 0)
-        for name in self._subsets():
+            half_a, half_b = data.halves[split]
+            sets.update(A=half_a, B=half_b)
+            valid_both = (half_a.relevant[:T] > 0) & (half_b.relevant[:T] > 0)
+        for name in self._subsets(split):
             ls = sets[name].take(r0 * T, r1 * T)
             ap = average_precision(ls)
-            star = self._bootstrap(ls, _SUBSETS.index(name), unit)
+            star = self._bootstrap(ls, key[name], unit)
             iv = self._intervals(ls, ap, star)
             prefix = _PREFIX[name]
             out[f"{prefix}ap"] = ap
             for k, v in iv.items():
                 out[f"{prefix}{k}"] = v
-            mask = np.ones(T, bool) if name == "full" else valid_both
-            for k, v in self._means(ap, star, iv["sd_logit"], r1 - r0, mask).items():
-                out[f"{prefix}{k}"] = v
+            if split == 0:  # MAP / L-MAP: split 0 (and the full corpus)
+                mask = np.ones(T, bool) if name == "full" else valid_both
+                for k, v in self._means(ap, star, iv["sd_logit"], r1 - r0, mask).items():
+                    out[f"{prefix}{k}"] = v
         return out
 
     # -- tables -------------------------------------------------------------------------
     def finalize(self, merged: dict[str, np.ndarray], data: CorpusLists
                  ) -> dict[str, pa.Table]:
         """``corpus_ci``, ``corpus_map``; with validation ``corpus_validation``,
-        ``corpus_split``, ``corpus_map_validation``, ``corpus_map_split``; with pairs
-        ``corpus_meta``."""
+        ``corpus_validation_summary``, ``corpus_split``, ``corpus_map_validation``,
+        ``corpus_map_split``; with pairs ``corpus_meta``."""
         tables = {"corpus_ci": self._corpus_ci(merged, data)}
         maps, map_validation, map_split = self._map_tables(merged, data)
         tables["corpus_map"] = maps
         if self.validate:
-            tables["corpus_validation"], tables["corpus_split"] = self._validation(merged, data)
+            (tables["corpus_validation"], tables["corpus_validation_summary"],
+             tables["corpus_split"]) = self._validation(merged, data)
             tables["corpus_map_validation"] = map_validation
             tables["corpus_map_split"] = map_split
         if len(data.systems) > 1 and (self.pairs is None or self.pairs):
@@ -388,38 +507,87 @@ class CorpusCI:
         }) for m in self.interval_names])
 
     def _validation(self, L: dict[str, np.ndarray], data: CorpusLists
-                    ) -> tuple[pa.Table, pa.Table]:
+                    ) -> tuple[pa.Table, pa.Table, pa.Table]:
+        """Per split, method, direction and subset the shares above / within / below; their
+        summary over splits; the per-list table of split 0."""
         sys_, top = self._ids(data)
+        n_lists = len(sys_)
         predicted = replication_within(self.level)
+        labels = ("all", f"R>{self.r_threshold}")
+        names = self.interval_names
+        # counts[k, method, label, (above, within, below)] and lists[k, method, label],
+        # both directions added
+        counts = np.zeros((self._k, len(names), len(labels), 3), np.int64)
         rows, split = [], []
-        for src, dst in (("A", "B"), ("B", "A")):
-            r_src = (data.half_a if src == "A" else data.half_b).relevant
-            r_dst = (data.half_b if src == "A" else data.half_a).relevant
-            usable = (r_src > 0) & (r_dst > 0)
-            ap_src, ap_dst = L[f"{src}_ap"], L[f"{dst}_ap"]
-            for m in self.interval_names:
-                lo, hi = L[f"{src}_lo_{m}"], L[f"{src}_hi_{m}"]
-                base = m.removesuffix("_small_r")
-                pred = predicted if base in ("normal", "logit") else None
-                for label, sel in (("all", usable), (f"R>{self.r_threshold}",
-                                                     usable & (r_src > self.r_threshold))):
-                    above, within, below = _classify(ap_dst[sel], lo[sel], hi[sel])
-                    n = int(sel.sum())
-                    rows.append({"method": m, "subset": f"{src}->{dst} {label}",
-                                 "above": above / n if n else None,
-                                 "within": within / n if n else None,
-                                 "below": below / n if n else None,
-                                 "predicted_within": pred, "lists": n})
-                idx = np.flatnonzero(usable)
-                split.append(table("corpus_split", {
-                    "direction": [f"{src}->{dst}"] * len(idx), "system": sys_[idx],
-                    "topic": top[idx], "relevant": r_src[idx], "ap_ci": ap_src[idx],
-                    "ap_other": ap_dst[idx], "method": [m] * len(idx), "lo": lo[idx],
-                    "hi": hi[idx],
-                    "normalised": normalised_difference(ap_dst[idx], ap_src[idx], lo[idx],
-                                                        hi[idx]),
-                }))
-        return table("corpus_validation", rows), pa.concat_tables(split)
+        for k in range(self._k):
+            half = dict(zip("AB", data.halves[k], strict=True))
+            part = slice(k * n_lists, (k + 1) * n_lists)
+            for src, dst in (("A", "B"), ("B", "A")):
+                r_src, r_dst = half[src].relevant, half[dst].relevant
+                usable = (r_src > 0) & (r_dst > 0)
+                ap_src, ap_dst = L[f"{src}_ap"][part], L[f"{dst}_ap"][part]
+                for j, m in enumerate(names):
+                    lo, hi = L[f"{src}_lo_{m}"][part], L[f"{src}_hi_{m}"][part]
+                    base = m.removesuffix("_small_r")
+                    pred = predicted if base in ("normal", "logit") else None
+                    for i, sel in enumerate((usable, usable & (r_src > self.r_threshold))):
+                        c = classify(ap_dst[sel], lo[sel], hi[sel], m)
+                        counts[k, j, i] += c
+                        n = int(sel.sum())
+                        above, within, below = c
+                        rows.append({"split": k, "method": m,
+                                     "subset": f"{src}->{dst} {labels[i]}",
+                                     "above": above / n if n else None,
+                                     "within": within / n if n else None,
+                                     "below": below / n if n else None,
+                                     "predicted_within": pred, "lists": n})
+                    if k:
+                        continue
+                    idx = np.flatnonzero(usable)
+                    other = ap_dst[idx]
+                    if m == "logit":  # compared on the interval's scale (see classify)
+                        other = np.clip(other, LOGIT_EPS, 1.0 - LOGIT_EPS)
+                    split.append(table("corpus_split", {
+                        "direction": [f"{src}->{dst}"] * len(idx), "system": sys_[idx],
+                        "topic": top[idx], "relevant": r_src[idx], "ap_ci": ap_src[idx],
+                        "ap_other": ap_dst[idx], "method": [m] * len(idx), "lo": lo[idx],
+                        "hi": hi[idx],
+                        "normalised": normalised_difference(other, ap_src[idx], lo[idx],
+                                                            hi[idx]),
+                    }))
+        return (table("corpus_validation", rows), self._summary(counts, labels, data.rel),
+                pa.concat_tables(split))
+
+    def _summary(self, counts: np.ndarray, labels: tuple[str, ...], rel: int) -> pa.Table:
+        """``corpus_validation_summary``: per method and subset, the shares of each split
+        (directions pooled) summarised over splits."""
+        lists = counts.sum(axis=-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            shares = np.where(lists[..., None] > 0, counts / lists[..., None], np.nan)
+        cols: dict[str, Any] = {}
+        for c, what in enumerate(("above", "within", "below")):
+            m, mean, sd, lo, hi = split_summary(shares[..., c], self.level)
+            cols[what], cols[f"{what}_sd"] = mean, sd
+            cols[f"{what}_lo"], cols[f"{what}_hi"] = lo, hi
+            cols["splits"] = m
+        M, G = lists.shape[1:]
+        names = np.repeat(np.asarray(self.interval_names, dtype=object), G)
+        predicted = replication_within(self.level)
+        pred = [predicted if n.removesuffix("_small_r") in ("normal", "logit") else None
+                for n in names]
+
+        def flat(key: str) -> list:
+            return [None if not np.isfinite(v) else float(v) for v in cols[key].reshape(-1)]
+
+        return table("corpus_validation_summary", {
+            "method": names, "subset": list(labels) * M,
+            "splits": cols["splits"].reshape(-1).astype(np.int64),
+            **{key: flat(key) for key in ("within", "within_sd", "within_lo", "within_hi",
+                                          "above", "above_sd", "above_lo", "above_hi",
+                                          "below", "below_sd", "below_lo", "below_hi")},
+            "predicted_within": pred, "lists": lists.sum(axis=0).reshape(-1),
+            "rel": [int(rel)] * (M * G),
+        })
 
     def _map_tables(self, R: dict[str, np.ndarray], data: CorpusLists
                     ) -> tuple[pa.Table, pa.Table | None, pa.Table | None]:
@@ -443,8 +611,8 @@ class CorpusCI:
             for measure, key, method, se_key in kinds:
                 est, se, other = R[f"{src}_{key}"], R[f"{src}_{key}_{se_key}"], R[f"{dst}_{key}"]
                 ok = np.isfinite(est) & np.isfinite(other)
-                above, within, below = _classify(other[ok], (est - z * se)[ok],
-                                                 (est + z * se)[ok])
+                above, within, below = classify(other[ok], (est - z * se)[ok],
+                                                (est + z * se)[ok])
                 n = int(ok.sum())
                 rows.append({"measure": measure, "method": method, "subset": f"{src}->{dst}",
                              "above": above / n if n else None,

@@ -1,6 +1,6 @@
-"""Report of the corpus-resampling CI study: interval widths, split-corpus validation,
-MAP / L-MAP intervals and the meta-analysis, with the plots of Cormack & Lynam (2006),
-Figures 1-3."""
+"""Report of the corpus-resampling CI study: interval widths, split-corpus validation over
+repeated MD5 splits (the spread of the within share against the predicted line), MAP / L-MAP
+intervals and the meta-analysis, with the plots of Cormack & Lynam (2006), Figures 1-3."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from matplotlib.ticker import MaxNLocator
 
 from irsim.report import markdown_table
 
-__all__ = ["sections", "normalised_difference_plot", "map_interval_plot"]
+__all__ = ["sections", "normalised_difference_plot", "map_interval_plot", "within_spread_plot"]
 
 #: Normalised differences beyond this are drawn in the outermost bins.
 CLIP = 4.0
@@ -66,6 +66,73 @@ def normalised_difference_plot(split: pa.Table, out_dir: Path, *,
                  f"(edge bins hold |x| > {CLIP:g})", fontsize=11)
     fig.tight_layout()
     path = out_dir / "corpus_normalised_diff.png"
+    fig.savefig(path)
+    return [path]
+
+
+def within_spread_plot(validation: pa.Table, summary: pa.Table, out_dir: Path
+                       ) -> list[Path]:
+    """The within share of every split per method (dots; both directions pooled), the mean
+    over splits with its t interval (bar) and the predicted share (dashed line), one panel per
+    subset. Returns the PNG paths.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> v = pa.table({"split": [0, 0, 1, 1], "method": ["normal"] * 4,
+    ...               "subset": ["A->B all", "B->A all"] * 2, "within": [0.8, 0.9, 0.7, 0.8],
+    ...               "lists": [10, 10, 10, 10]})
+    >>> s = pa.table({"method": ["normal"], "subset": ["all"], "splits": [2],
+    ...               "within": [0.8], "within_lo": [0.16], "within_hi": [1.0],
+    ...               "predicted_within": [0.834]})
+    >>> [p.name for p in within_spread_plot(v, s, Path(tempfile.mkdtemp()))]
+    ['corpus_within_splits.png']
+    """
+    val = validation.to_pandas()
+    summ = summary.to_pandas()
+    if val.empty or summ.empty:
+        return []
+    val = val.assign(label=val["subset"].str.split(" ", n=1).str[1],
+                     count=val["within"] * val["lists"])
+    per_split = val.groupby(["label", "method", "split"], sort=False)[["count", "lists"]].sum()
+    per_split = (per_split["count"] / per_split["lists"]).rename("share").reset_index()
+    labels = list(dict.fromkeys(summ["subset"]))
+    methods = list(dict.fromkeys(summ["method"]))
+    fig = Figure(figsize=(max(4.5, 0.85 * len(methods) + 1.5) * len(labels), 4.2), dpi=120)
+    axes = np.atleast_1d(fig.subplots(1, len(labels), squeeze=False)).ravel()
+    x = np.arange(len(methods))
+    for ax, label in zip(axes, labels, strict=True):
+        s = summ[summ["subset"] == label].set_index("method").reindex(methods)
+        p = per_split[per_split["label"] == label]
+        for i, m in enumerate(methods):
+            dots = p.loc[p["method"] == m, "share"].to_numpy(np.float64)
+            jitter = (np.arange(len(dots)) - (len(dots) - 1) / 2) * (0.3 / max(len(dots), 1))
+            ax.plot(i + jitter, dots, "o", color="tab:blue", alpha=0.45, markersize=3.5,
+                    label="one split" if i == 0 else None)
+        mean = s["within"].to_numpy(np.float64)
+        lo = s["within_lo"].to_numpy(np.float64)
+        hi = s["within_hi"].to_numpy(np.float64)
+        err = np.vstack([mean - lo, hi - mean])
+        ax.errorbar(x, mean, yerr=np.where(np.isfinite(err), err, 0.0), fmt="s",
+                    color="black", capsize=4, markersize=5,
+                    label="mean over splits, t interval")
+        pred = s["predicted_within"].dropna()
+        if len(pred):
+            ax.axhline(float(pred.iloc[0]), color="tab:red", linestyle="--", linewidth=1.0,
+                       label=f"predicted {float(pred.iloc[0]):.3f}")
+        ax.set_xticks(x)
+        ax.set_xticklabels([m.replace("_small_r", "\n+ small-R") for m in methods],
+                           fontsize=8)
+        splits = int(s["splits"].max()) if len(s) else 0
+        ax.set_title(f"subset {label}: {splits} splits", fontsize=10)
+        ax.set_ylabel("share of the other half's AP within", fontsize=8)
+        ax.tick_params(labelsize=8)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="lower left")
+    fig.suptitle("Split-corpus validation over MD5 splits: within share per split, mean and "
+                 "its t interval", fontsize=11)
+    fig.tight_layout()
+    path = out_dir / "corpus_within_splits.png"
     fig.savefig(path)
     return [path]
 
@@ -153,13 +220,40 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
     if "corpus_validation" in tables:
         lines += ["### Split-corpus validation", "",
                   "Intervals from one half of the corpus (documents split by MD5 of the "
-                  "docno), AP of the other half above / within / below. The parametric model "
-                  "predicts `predicted_within` (2 Phi(z/sqrt 2) - 1 = 0.834 at 95%) and equal "
-                  "shares above and below (Cormack & Lynam's Tables 1-2: logit with the "
-                  "small-R correction 8.5% / 83.6% / 7.9%).", "",
-                  markdown_table(tables["corpus_validation"], max_rows=60), ""]
+                  "docno), AP of the other half above / within / below (a value equal to a "
+                  "bound counts as within, for every method; `logit` compares the other "
+                  "half's AP clamped to [1e-5, 1 - 1e-5], the scale of its interval). The "
+                  "parametric model predicts `predicted_within` (2 Phi(z/sqrt 2) - 1 = 0.834 "
+                  "at 95%) and equal shares above and below (Cormack & Lynam's Tables 1-2: "
+                  "logit with the small-R correction 8.5% / 83.6% / 7.9%).", ""]
+        summary = tables.get("corpus_validation_summary")
+        if summary is not None and summary.num_rows:
+            rel = summary.column("rel")[0].as_py()
+            splits = int(max(summary.column("splits").to_pylist()))
+            lines += [f"Relevant documents: grade >= {rel} (`experiment.rel`). "
+                      f"{splits} MD5 split(s): split 0 is the paper's rule (first bit of "
+                      "MD5(docno)), the others hash a salted docno (salts in manifest.json).",
+                      "",
+                      "One split is one draw, not evidence: all runs share each topic's "
+                      "split, so a split holds about as many independent samples as topics "
+                      "and its within share moves by a few points from split to split. Read "
+                      "the mean over splits, its sd (`within_sd`) and its t interval "
+                      "(`within_lo`, `within_hi`, level 1 - alpha): an interval method is off "
+                      "when `predicted_within` lies outside that interval "
+                      "(`results/corpus_validation_summary.parquet`; both directions pooled "
+                      "per split).", "",
+                      markdown_table(summary.select(
+                          ["method", "subset", "splits", "within", "within_sd", "within_lo",
+                           "within_hi", "above", "below", "predicted_within", "lists", "rel"]),
+                          max_rows=40), ""]
+            for path in within_spread_plot(tables["corpus_validation"], summary, run_dir):
+                lines += [f"![{path.stem}]({path.name})", ""]
+            lines += ["Per split and direction (`results/corpus_validation.parquet`), first "
+                      "rows:", ""]
+        lines += [markdown_table(tables["corpus_validation"], max_rows=48), ""]
         for path in normalised_difference_plot(tables["corpus_split"], run_dir):
-            lines += [f"![{path.stem}]({path.name})", ""]
+            lines += ["Where the other half's AP falls, split 0:", "",
+                      f"![{path.stem}]({path.name})", ""]
     if "corpus_map_validation" in tables:
         lines += ["### MAP and L-MAP", "",
                   "Intervals for MAP and L-MAP (mean logit AP) by the corpus bootstrap and by "

@@ -3,7 +3,9 @@
 A ranked list is held by the ranks of its relevant retrieved documents
 (:class:`ListSet`); :func:`corpus_lists` ranks the runs of a collection as trec_eval does
 and reduces them to the lists of the full corpus and of its two halves (documents split by
-the MD5 of the docno, :func:`md5_half`) for split-corpus validation. The corpus bootstrap
+the MD5 of the docno, :func:`md5_half`) for split-corpus validation, for one or more splits:
+split 0 is Cormack & Lynam's unsalted rule, split ``k > 0`` hashes the docno prefixed by the
+salt :func:`split_salt` ``(k)``. The corpus bootstrap
 (:mod:`irsim.sampling.corpus`) gives every document ``k ~ Poisson(1)`` consecutive copies.
 A relevant document with ``k`` copies placed after ``p`` copies of which ``c`` are relevant
 adds, over its copies at ranks ``p+1..p+k``,
@@ -48,6 +50,7 @@ __all__ = [
     "ListSet",
     "CorpusLists",
     "md5_half",
+    "split_salt",
     "corpus_lists",
     "harmonic_numbers",
     "average_precision",
@@ -183,44 +186,92 @@ class CorpusLists:
     ----------
     systems, topics : tuple of str
     full : ListSet
-    half_a, half_b : ListSet or None
-        The lists and qrels restricted to the documents of each half (None: no split).
+    halves : tuple of (ListSet, ListSet)
+        Per split ``k``: the lists and qrels restricted to the documents of half A and of
+        half B of that split (empty: no split).
+    salts : tuple of str
+        Per split, the salt prefixed to the docno before hashing (:func:`split_salt`).
+    rel : int
+        Relevance threshold the lists were built with (grade >= `rel`).
 
     Examples
     --------
     >>> ls = ListSet(np.array([1]), np.array([0, 1, 1]), np.array([1, 2]), np.array([3, 3]))
-    >>> CorpusLists(("run1",), ("401", "402"), ls).split
-    False
+    >>> cl = CorpusLists(("run1",), ("401", "402"), ls)
+    >>> cl.split, cl.splits, cl.half_a is None
+    (False, 0, True)
     """
 
     systems: tuple[str, ...]
     topics: tuple[str, ...]
     full: ListSet
-    half_a: ListSet | None = None
-    half_b: ListSet | None = None
+    halves: tuple[tuple[ListSet, ListSet], ...] = ()
+    salts: tuple[str, ...] = ()
+    rel: int = 1
 
     @property
     def split(self) -> bool:
         """Whether the halves are present."""
-        return self.half_a is not None and self.half_b is not None
+        return bool(self.halves)
+
+    @property
+    def splits(self) -> int:
+        """Number of splits held."""
+        return len(self.halves)
+
+    @property
+    def half_a(self) -> ListSet | None:
+        """Half A of split 0 (the unsalted rule), or None."""
+        return self.halves[0][0] if self.halves else None
+
+    @property
+    def half_b(self) -> ListSet | None:
+        """Half B of split 0, or None."""
+        return self.halves[0][1] if self.halves else None
 
     def describe(self) -> dict:
-        """Summary for the manifest and the report header."""
-        return {"metrics": ["AP"], "systems": len(self.systems), "topics": len(self.topics),
+        """Summary for the manifest and the report header (the relevance threshold is part
+        of the metric's name: ``AP (relevant: grade >= 2)``; the salts of the splits are
+        recorded)."""
+        return {"metrics": [f"AP (relevant: grade >= {self.rel})"],
+                "systems": len(self.systems), "topics": len(self.topics),
                 "source": "ranked lists of the document-level collection (corpus resampling)",
-                "split_corpus": self.split}
+                "split_corpus": self.split, "relevance_threshold": self.rel,
+                "splits": self.splits, "split_salts": list(self.salts),
+                "split_rule": "half A: first bit of MD5(salt + docno) is 0"}
 
 
-def md5_half(docnos: Sequence[str] | np.ndarray) -> np.ndarray:
-    """True for documents of half A: the first bit of the MD5 digest of the docno (UTF-8)
-    is 0 (Cormack & Lynam split TREC-6 "using an MD5 hash on the document identifier").
+def split_salt(k: int) -> str:
+    """The salt of split `k`: ``""`` for split 0 (Cormack & Lynam's unsalted rule),
+    ``"irsim-split-<k>:"`` otherwise; it is prefixed to the docno before hashing.
+
+    Examples
+    --------
+    >>> split_salt(0), split_salt(3)
+    ('', 'irsim-split-3:')
+    """
+    k = int(k)
+    if k < 0:
+        raise ConfigError(f"split number must be >= 0, got {k}")
+    return "" if k == 0 else f"irsim-split-{k}:"
+
+
+def md5_half(docnos: Sequence[str] | np.ndarray, salt: str = "") -> np.ndarray:
+    """True for documents of half A: the first bit of the MD5 digest of ``salt + docno``
+    (UTF-8) is 0 (Cormack & Lynam split TREC-6 "using an MD5 hash on the document
+    identifier"; with the empty salt this is their rule).
 
     Examples
     --------
     >>> md5_half(["FBIS3-1", "LA010189-0001", "d1-1", "d1-2"]).tolist()
     [True, True, False, True]
+    >>> import hashlib
+    >>> bool(md5_half(["d1-1"], "irsim-split-1:")[0]) == (
+    ...     hashlib.md5(b"irsim-split-1:d1-1").digest()[0] < 128)
+    True
     """
-    return np.fromiter((hashlib.md5(str(d).encode("utf-8")).digest()[0] < 128
+    prefix = str(salt)
+    return np.fromiter((hashlib.md5((prefix + str(d)).encode("utf-8")).digest()[0] < 128
                         for d in docnos), dtype=bool, count=len(docnos))
 
 
@@ -233,13 +284,15 @@ def _lists(group: np.ndarray, rank: np.ndarray, relevant: np.ndarray, n_lists: i
     return ListSet(rank[hit] + 1, starts, R, length)
 
 
-def corpus_lists(docs: DocCollection, *, rel: int = 1, split: bool = True) -> CorpusLists:
+def corpus_lists(docs: DocCollection, *, rel: int = 1, split: bool = True, splits: int = 1
+                 ) -> CorpusLists:
     """Rank every run's lists as trec_eval does and reduce them to :class:`ListSet`.
 
     Input is validated by :func:`irsim.metrics.evaluate` (duplicates, missing topics per
     ``docs.missing``, ...); its topic set is kept, minus topics without a relevant document
     (AP is undefined there). Ranking: score descending, ties by docno descending; lists
-    cut at ``docs.depth``. Relevant: grade >= `rel`.
+    cut at ``docs.depth``. Relevant: grade >= `rel`. With `split`, the halves of `splits`
+    MD5 splits (split ``k`` hashes ``split_salt(k) + docno``; split 0 is the unsalted rule).
 
     Examples
     --------
@@ -251,6 +304,10 @@ def corpus_lists(docs: DocCollection, *, rel: int = 1, split: bool = True) -> Co
     (('run1', 'run2'), ('1', '2', '3'), 6, 30)
     >>> bool((cl.half_a.length + cl.half_b.length == cl.full.length).all())
     True
+    >>> three = corpus_lists(DocCollection(runs, qrels, 30), splits=3)
+    >>> three.splits, three.salts, bool((three.halves[0][0].positions == cl.half_a.positions
+    ...                                   ).all())
+    (3, ('', 'irsim-split-1:', 'irsim-split-2:'), True)
     """
     import pandas as pd
 
@@ -304,21 +361,35 @@ def corpus_lists(docs: DocCollection, *, rel: int = 1, split: bool = True) -> Co
     n_lists = S * T
     full = _lists(group, rank, relevant, n_lists, np.tile(R_topic, S))
     if not split:
-        return CorpusLists(tuple(runs.names), tuple(topics), full)
+        return CorpusLists(tuple(runs.names), tuple(topics), full, rel=int(rel))
+    if isinstance(splits, bool) or int(splits) != splits or splits < 1:
+        raise ConfigError(f"splits must be an integer >= 1, got {splits!r}")
 
-    in_a_vocab = md5_half(vocab)
-    in_a_q = md5_half(qdoc)
-    halves = []
-    for want in (True, False):
-        mine = in_a_vocab[dc] == want
-        g = group[mine]
-        hd = np.flatnonzero(np.concatenate([[True], g[1:] != g[:-1]])) if len(g) else \
-            np.zeros(0, np.int64)
-        r = np.arange(len(g)) - np.repeat(hd, np.diff(np.append(hd, len(g))))
-        rel_half = is_rel & (in_a_q == want) & (qt >= 0)
-        R_half = np.bincount(qt[rel_half], minlength=T)
-        halves.append(_lists(g, r, relevant[mine], n_lists, np.tile(R_half, S)))
-    return CorpusLists(tuple(runs.names), tuple(topics), full, halves[0], halves[1])
+    # judged documents the runs do not retrieve are hashed apart (each distinct docno once)
+    outside = np.flatnonzero(qd < 0)
+    extra, extra_code = np.unique(qdoc[outside].astype(str), return_inverse=True)
+    halves, salts = [], []
+    for k in range(int(splits)):  # a few splits; each is vectorised over documents
+        salt = split_salt(k)
+        in_a_vocab = md5_half(vocab, salt)
+        in_a_q = np.zeros(len(qd), bool)
+        inside = qd >= 0
+        in_a_q[inside] = in_a_vocab[qd[inside]]
+        in_a_q[outside] = md5_half(extra, salt)[extra_code]
+        pair = []
+        for want in (True, False):
+            mine = in_a_vocab[dc] == want
+            g = group[mine]
+            hd = np.flatnonzero(np.concatenate([[True], g[1:] != g[:-1]])) if len(g) else \
+                np.zeros(0, np.int64)
+            r = np.arange(len(g)) - np.repeat(hd, np.diff(np.append(hd, len(g))))
+            rel_half = is_rel & (in_a_q == want) & (qt >= 0)
+            R_half = np.bincount(qt[rel_half], minlength=T)
+            pair.append(_lists(g, r, relevant[mine], n_lists, np.tile(R_half, S)))
+        halves.append((pair[0], pair[1]))
+        salts.append(salt)
+    return CorpusLists(tuple(runs.names), tuple(topics), full, tuple(halves), tuple(salts),
+                       int(rel))
 
 
 # ----------------------------------------------------------------------------- AP

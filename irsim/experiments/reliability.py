@@ -1,0 +1,429 @@
+"""Test collection reliability by generalizability theory (Bodoff & Li 2007; Urbano, Marrero &
+Martin, "On the measurement of test collection reliability", SIGIR 2013; Urbano, IRJ 2016;
+METHODS.md section 8).
+
+Per metric, the G-study (:func:`irsim.stats.gtheory.g_study`): the two-way ANOVA of the
+systems x topics matrix gives the variance components of system, topic and system x topic
+(residual), in absolute terms and as percentages of their sum. With the G-study's topics, the
+generalizability coefficient ``E(rho^2)`` (how reliably the collection ranks systems) and
+the dependability index ``Phi`` (how reliably it measures absolute scores), each with a
+percentile bootstrap interval over topics, and ``E(rho^2)`` also with Feldt's exact interval
+under the normal model. The D-study: both indicators for 1 .. ``max_topics`` topics
+(table ``d_study``) and the topics needed for each target (``reliability_topics``, with the
+bootstrap quantiles of that number).
+
+``drop_bottom`` leaves out the bottom share of runs by the metric's mean before the analysis
+(Urbano 2016 drops the bottom 25%; ``floor(drop_bottom * systems)`` runs go, ties: the
+earlier run first).
+
+Bootstrap: resample ``b`` draws ``topics`` topics with replacement (stream
+:data:`BOOT_STREAM`, replicate ``b``, shared by all metrics, as Sakai shares bootstrap
+samples); the variance components of the resampled matrix give ``E(rho^2)*`` and
+``Phi*``. Shards are metrics (``engine.shard_items`` per shard) with all their resamples, so
+tables are identical for any sharding.
+
+Simulation check (``check_trials > 0``; table ``reliability_check``)
+    A known-truth model fitted to the G-study: the normal random-effects model
+    ``x_st = mu_s + t_t + e_st`` with ``t ~ N(0, var_topic)``, ``e ~ N(0, var_residual)`` and
+    true system means ``mu_s`` the observed means shrunk towards the grand mean so that their
+    variance (ddof 1) is ``var_system`` exactly. (The margin/copula generator of
+    :mod:`irsim.sampling.simulate` models pairs of systems, not whole collections.) For every
+    size in ``check_topics``, ``check_trials`` collections of that many new topics are
+    simulated; each gets its own G-study. The table sets the true ``E(rho^2)`` and ``Phi`` of
+    that size beside the mean (bias, sd) of their estimates (Urbano 2016's question) and the
+    realised agreement with the truth: the squared Pearson correlation and Kendall's tau-b
+    between the simulated and the true system means. Trials come in blocks of 250 keyed by
+    (seed, metric, size, block) (stream :data:`CHECK_STREAM`); items are the (metric, size)
+    configurations, replicates the trials (``engine.shard_replicates``, default 1000); the
+    partial results are integer counts and fixed-point sums (2^-40), exact for any sharding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from irsim.data.matrix import ScoreMatrix
+from irsim.engine.base import Shard, block_ranges
+from irsim.engine.partials import Count, Slab
+from irsim.errors import ConfigError, param
+from irsim.experiments import Shards
+from irsim.experiments.common import (
+    aligned_block,
+    as_tuple,
+    check_positive_int,
+    resolve_metrics,
+    select_metrics,
+    unit_ranges,
+)
+from irsim.experiments.topicsets import check_drop_bottom, kept_systems
+from irsim.sampling.rng import REPLICATE_BLOCK, blocked_draws, study_key
+from irsim.sampling.topics import bootstrap_indices
+from irsim.stats.gtheory import GStudy, e_rho2, feldt_interval, g_study, phi, topics_for
+from irsim.stats.kendall import concordance, pair_signs, tau_b, ties
+from irsim.tables import table
+
+__all__ = ["DESCRIPTION", "DATA", "Config", "make", "Reliability", "BOOT_STREAM", "CHECK_STREAM",
+           "INDICATORS", "true_means"]
+
+DESCRIPTION = ("test collection reliability (generalizability theory): variance components, "
+               "E(rho^2) and Phi with CIs, D-study and topics for a target (Urbano 2013)")
+DATA = "matrix"
+
+#: Random stream of the topic resamples.
+BOOT_STREAM = "reliability/topics"
+#: Random stream of the simulation check's collections.
+CHECK_STREAM = "reliability/check"
+#: Default trials per shard of the simulation check.
+CHECK_SHARD_TRIALS = 1000
+#: The check's sums per configuration (``reliability_check`` is built from them).
+_SUMS = ("e_rho2", "e_rho2_sq", "phi", "phi_sq", "corr2", "corr2_sq", "tau", "tau_sq")
+#: Per-trial values are summed in fixed point (integers of 2^-40): exact for any sharding.
+_SCALE = 2.0**40
+#: Reliability indicators (``indicator`` column).
+INDICATORS = ("e_rho2", "phi")
+
+
+@dataclass
+class Config:
+    """Parameters of ``experiment=reliability`` (generalizability theory).
+
+    Parameters
+    ----------
+    metrics : str or list of str, optional
+        Metrics of the collection (default: all; the top-level ``metrics`` wins).
+    drop_bottom : float
+        Share of runs left out, the worst by the metric's mean (0: none; Urbano 2016: 0.25).
+    targets : float or list of float
+        Target values of E(rho^2) and Phi for the topics-needed table.
+    max_topics : int
+        The D-study curve covers 1 .. max_topics topics.
+    B : int
+        Bootstrap resamples of the topics (>= 2).
+    ci_level : float
+        Level of the intervals.
+    check_trials : int
+        Simulated collections per size for the simulation check (0: no check).
+    check_topics : int or list of int
+        Topic set sizes of the simulation check (>= 2).
+    """
+
+    name: str = "reliability"
+    metrics: Any = None
+    drop_bottom: float = 0.0
+    targets: Any = field(default_factory=lambda: [0.8, 0.9, 0.95])
+    max_topics: int = 200
+    B: int = 1000
+    ci_level: float = 0.95
+    check_trials: int = 0
+    check_topics: Any = field(default_factory=lambda: [25, 50, 100])
+
+
+def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
+         ) -> tuple[Reliability, ScoreMatrix]:
+    """The reliability study of `config` on the metrics it selects from `data`.
+
+    Examples
+    --------
+    >>> from irsim.data.synthetic import synthetic_scores
+    >>> m = synthetic_scores(systems=6, topics=30, seed=1).matrix
+    >>> study, data = make(Config(B=50), m, seed=0, shards=Shards())
+    >>> study.targets, len(study.plan(data))
+    ((0.8, 0.9, 0.95), 1)
+    >>> make(Config(drop_bottom=0.9), m, seed=0, shards=Shards())  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: experiment.drop_bottom=0.9 leaves 1 system ...
+    """
+    matrix = select_metrics(data, config.metrics)
+    drop = check_drop_bottom(config.drop_bottom)
+    targets = tuple(float(t) for t in as_tuple(config.targets) or ())
+    if not targets or not all(0.0 < t < 1.0 for t in targets):
+        raise ConfigError(f"{param('targets')} must list values inside (0, 1), got "
+                          f"{config.targets!r}")
+    max_topics = check_positive_int(config.max_topics, param("max_topics"))
+    B = check_positive_int(config.B, param("B"))
+    if B < 2:
+        raise ConfigError(f"{param('B')} must be >= 2, got {B}")
+    level = float(config.ci_level)
+    if not 0.0 < level < 1.0:
+        raise ConfigError(f"{param('ci_level')} must be inside (0, 1), got {config.ci_level}")
+    if len(matrix.topics) < 2:
+        raise ConfigError(f"reliability needs >= 2 topics, got {len(matrix.topics)}")
+    kept = len(matrix.systems) - int(np.floor(drop * len(matrix.systems) + 1e-9))
+    if kept < 2:
+        raise ConfigError(f"{param('drop_bottom')}={drop} leaves {kept} system of "
+                          f"{len(matrix.systems)}: the G-study needs >= 2")
+    trials = int(config.check_trials)
+    if trials != config.check_trials or trials < 0:
+        raise ConfigError(f"{param('check_trials')} must be an integer >= 0, got "
+                          f"{config.check_trials!r}")
+    sizes = tuple(check_positive_int(v, param("check_topics"))
+                  for v in as_tuple(config.check_topics) or ())
+    if trials and (not sizes or min(sizes) < 2):
+        raise ConfigError(f"{param('check_topics')} must list sizes >= 2, got "
+                          f"{config.check_topics!r}")
+    items, reps = shards.get(1, CHECK_SHARD_TRIALS)
+    items = check_positive_int(items, param("shard_items", "engine"))
+    reps = check_positive_int(reps, param("shard_replicates", "engine"))
+    study = Reliability(metrics=tuple(matrix.metrics), drop_bottom=drop, targets=targets,
+                        max_topics=max_topics, B=B, ci_level=level, seed=int(seed),
+                        shard_items=items, check_trials=trials,
+                        check_topics=sizes if trials else (),
+                        shard_replicates=aligned_block(reps, REPLICATE_BLOCK))
+    return study, matrix
+
+
+def true_means(scores: np.ndarray, var_system: float) -> np.ndarray:
+    """System means of `scores` (systems, topics) shrunk towards their grand mean so that
+    their variance (ddof 1) is `var_system` (the check's known truth).
+
+    Examples
+    --------
+    >>> mu = true_means(np.array([[0.2, 0.4], [0.5, 0.7], [0.3, 0.3]]), 0.01)
+    >>> round(float(np.var(mu, ddof=1)), 6), round(float(mu.mean()), 6)
+    (0.01, 0.4)
+    """
+    means = np.asarray(scores, float).mean(axis=1)
+    spread = float(np.var(means, ddof=1))
+    scale = np.sqrt(var_system / spread) if spread > 0 else 0.0
+    return means.mean() + scale * (means - means.mean())
+
+
+def _quantiles(values: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval of the rows of `values` (NumPy's linear quantiles)."""
+    a = (1.0 - level) / 2.0
+    q = np.quantile(values, [a, 1.0 - a], axis=-1)
+    return q[0], q[1]
+
+
+@dataclass(frozen=True)
+class Reliability:
+    """The reliability study (generalizability theory).
+
+    Parameters
+    ----------
+    metrics, drop_bottom, targets, max_topics, B, ci_level
+        As :class:`Config`, checked (tuples).
+    seed : int
+    shard_items : int
+        Metrics (check configurations) per shard; does not change any result.
+    check_trials, check_topics
+        The simulation check (:class:`Config`); no check when ``check_trials`` is 0.
+    shard_replicates : int
+        Check trials per shard (a multiple of 250); does not change any result.
+    memory_budget : int
+        Approximate bytes of the resampled matrices held at once.
+
+    Examples
+    --------
+    >>> from irsim.data.synthetic import synthetic_scores
+    >>> from irsim.engine import run_study
+    >>> m = synthetic_scores(systems=6, topics=30, seed=1).matrix
+    >>> study, data = make(Config(B=50, max_topics=10), m, seed=0, shards=Shards())
+    >>> tables, _ = run_study(study, data)
+    >>> sorted(tables), tables["d_study"].num_rows
+    (['d_study', 'reliability', 'reliability_topics'], 10)
+    """
+
+    metrics: tuple[str, ...]
+    drop_bottom: float
+    targets: tuple[float, ...]
+    max_topics: int
+    B: int
+    ci_level: float
+    seed: int
+    shard_items: int
+    check_trials: int = 0
+    check_topics: tuple[int, ...] = ()
+    shard_replicates: int = CHECK_SHARD_TRIALS
+    memory_budget: int = 64 * 2**20
+    name: str = field(default="reliability", init=False)
+
+    def _metrics(self, data: ScoreMatrix) -> tuple[str, ...]:
+        return resolve_metrics(self.metrics, data.metrics)
+
+    def scores(self, data: ScoreMatrix, metric: str) -> np.ndarray:
+        """The (systems, topics) matrix of `metric` after ``drop_bottom``."""
+        return data.metric(metric)[kept_systems(data, self.drop_bottom, metric)]
+
+    def plan(self, data: ScoreMatrix) -> list[Shard]:
+        """Items: the metrics (each with all its resamples), then the check configurations
+        (metric x size) x blocks of trials."""
+        n_met = len(self._metrics(data))
+        shards = [Shard(i, block, (0, 0))
+                  for i, block in enumerate(block_ranges(n_met, self.shard_items))]
+        configs = n_met * len(self.check_topics)
+        for reps in block_ranges(self.check_trials, self.shard_replicates):
+            for a, b in block_ranges(configs, self.shard_items):
+                shards.append(Shard(len(shards), (n_met + a, n_met + b), reps))
+        return shards
+
+    def fingerprint(self) -> dict:
+        """Parameters that determine the tables."""
+        return {k: getattr(self, k) for k in ("metrics", "drop_bottom", "targets",
+                                             "max_topics", "B", "ci_level", "seed",
+                                             "check_trials", "check_topics")}
+
+    def fields(self, data: ScoreMatrix) -> dict[str, Slab | Count]:
+        """Per metric and resample: the bootstrap variance components (system, topic,
+        residual); per check configuration (rows after the metrics): trials and sums."""
+        n_met = len(self._metrics(data))
+        rows = n_met + n_met * len(self.check_topics)
+        return {"boot": Slab((rows, self.B, 3)),
+                "check_trials": Count((rows,), along="items"),
+                "check_sums": Count((rows, len(_SUMS)), along="items")}
+
+    def kernel(self, shard: Shard, data: ScoreMatrix) -> dict[str, np.ndarray]:
+        """Variance components of every topic resample of the shard's metrics, or the
+        check's counters."""
+        metrics = self._metrics(data)
+        if shard.items[0] >= len(metrics):
+            return self._check_kernel(shard, data)
+        n = len(data.topics)
+        out = []
+        for k in range(*shard.items):
+            x = self.scores(data, metrics[k])
+            comps = np.empty((self.B, 3))
+            step = max(REPLICATE_BLOCK, int(self.memory_budget // (8 * x.size * 2)))
+            step = -(-step // REPLICATE_BLOCK) * REPLICATE_BLOCK
+            for a in range(0, self.B, step):
+                b = min(self.B, a + step)
+                idx = bootstrap_indices(self.seed, BOOT_STREAM, n, a, b)  # (reps, n)
+                g = g_study(x[:, idx].transpose(1, 0, 2))  # (reps, systems, topics)
+                comps[a:b] = np.stack([g.var_system, g.var_topic, g.var_residual], axis=-1)
+            out.append(comps)
+        return {"boot": np.stack(out)}
+
+    def _check_kernel(self, shard: Shard, data: ScoreMatrix) -> dict[str, np.ndarray]:
+        """Sums of the estimates and of the realised agreement over the shard's trials."""
+        metrics = self._metrics(data)
+        k0, k1 = shard.items
+        trials = np.zeros(k1 - k0, np.int64)
+        sums = np.zeros((k1 - k0, len(_SUMS)), np.int64)
+        for row, c in enumerate(range(k0 - len(metrics), k1 - len(metrics))):
+            mi, si = divmod(c, len(self.check_topics))
+            x = self.scores(data, metrics[mi])
+            g = g_study(x)
+            mu = true_means(x, float(g.var_system))
+            k, n = len(mu), self.check_topics[si]
+            a_idx, b_idx = np.triu_indices(k, 1)
+            s_true = pair_signs(mu[a_idx] - mu[b_idx])[:, None]
+            sd_t, sd_e = np.sqrt(float(g.var_topic)), np.sqrt(float(g.var_residual))
+
+            def draw(rng: np.random.Generator, m: int, k: int = k, n: int = n) -> np.ndarray:
+                return rng.standard_normal((m, (k + 1) * n))
+
+            for a, b in unit_ranges(*shard.reps, REPLICATE_BLOCK):
+                z = blocked_draws(self.seed, CHECK_STREAM, (study_key(metrics[mi]), n), a, b,
+                                  draw)
+                m = b - a
+                sim = (mu[None, :, None] + sd_t * z[:, None, :n]
+                       + sd_e * z[:, n:].reshape(m, k, n))
+                est = g_study(sim)
+                means = sim.mean(axis=2)
+                dm = means - means.mean(axis=1, keepdims=True)
+                dmu = mu - mu.mean()
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    corr = (dm @ dmu) / np.sqrt((dm * dm).sum(axis=1) * (dmu @ dmu))
+                s_sim = pair_signs(means[:, a_idx] - means[:, b_idx]).T  # (pairs, m)
+                tau = tau_b(concordance(s_sim, s_true), ties(s_sim),
+                            np.full(m, ties(s_true)[0]), k)
+                r2, ph = e_rho2(est), phi(est)
+                c2 = corr * corr
+                values = np.stack([r2, r2 * r2, ph, ph * ph, c2, c2 * c2, tau, tau * tau])
+                trials[row] += m
+                sums[row] += np.round(np.nan_to_num(values) * _SCALE).astype(np.int64).sum(
+                    axis=1)
+        return {"check_trials": trials, "check_sums": sums}
+
+    def _check_table(self, merged: dict[str, np.ndarray], data: ScoreMatrix) -> pa.Table:
+        """True against estimated and realised reliability per metric and size."""
+        metrics = self._metrics(data)
+        rows = []
+        for c in range(len(metrics) * len(self.check_topics)):
+            mi, si = divmod(c, len(self.check_topics))
+            g: GStudy = g_study(self.scores(data, metrics[mi]))
+            n = self.check_topics[si]
+            r = len(metrics) + c
+            done = int(merged["check_trials"][r])
+            mean = dict(zip(_SUMS, (int(v) / _SCALE / done for v in merged["check_sums"][r]),
+                            strict=True))
+            true_r, true_p = float(e_rho2(g, n)), float(phi(g, n))
+
+            def sd(name: str, mean: dict = mean, done: int = done) -> float:
+                var = max(mean[f"{name}_sq"] - mean[name] ** 2, 0.0) * done / max(done - 1, 1)
+                return float(np.sqrt(var))
+
+            rows.append({
+                "metric": metrics[mi], "topics": n, "trials": done,
+                "true_e_rho2": true_r, "e_rho2_mean": mean["e_rho2"],
+                "e_rho2_bias": mean["e_rho2"] - true_r,
+                "e_rho2_sd": sd("e_rho2"),
+                "true_phi": true_p, "phi_mean": mean["phi"], "phi_bias": mean["phi"] - true_p,
+                "phi_sd": sd("phi"),
+                "corr2_mean": mean["corr2"], "corr2_se": sd("corr2") / np.sqrt(done),
+                "tau_mean": mean["tau"], "tau_se": sd("tau") / np.sqrt(done),
+            })
+        return table("reliability_check", rows)
+
+    def finalize(self, merged: dict[str, np.ndarray], data: ScoreMatrix
+                 ) -> dict[str, pa.Table]:
+        """The ``reliability``, ``d_study`` and ``reliability_topics`` tables."""
+        rel, dst, need = [], [], []
+        n_sys = len(data.systems)
+        sizes = np.arange(1, self.max_topics + 1)
+        for k, metric in enumerate(self._metrics(data)):
+            x = self.scores(data, metric)
+            g = g_study(x)
+            boot = merged["boot"][k]
+            bs, bt, be = boot[:, 0], boot[:, 1], boot[:, 2]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                r_star = bs / (bs + be / g.topics)
+                p_star = bs / (bs + (bt + be) / g.topics)
+            r_lo, r_hi = _quantiles(r_star, self.ci_level)
+            p_lo, p_hi = _quantiles(p_star, self.ci_level)
+            f_lo, f_hi = feldt_interval(g, level=self.ci_level)
+            total = float(g.total)
+            pct = [100.0 * float(v) / total if total > 0 else float("nan")
+                   for v in (g.var_system, g.var_topic, g.var_residual)]
+            negative = [name for name, flag in (("system", g.negative_system),
+                                                ("topic", g.negative_topic)) if bool(flag)]
+            rel.append({
+                "metric": metric, "systems": g.systems, "dropped": n_sys - g.systems,
+                "topics": g.topics, "var_system": float(g.var_system),
+                "var_topic": float(g.var_topic), "var_residual": float(g.var_residual),
+                "pct_system": pct[0], "pct_topic": pct[1], "pct_residual": pct[2],
+                "negative": ",".join(negative), "e_rho2": float(e_rho2(g)),
+                "e_rho2_lo": float(r_lo), "e_rho2_hi": float(r_hi),
+                "e_rho2_feldt_lo": float(f_lo), "e_rho2_feldt_hi": float(f_hi),
+                "phi": float(phi(g)), "phi_lo": float(p_lo), "phi_hi": float(p_hi),
+                "B": self.B,
+            })
+            er, ph = e_rho2(g, sizes), phi(g, sizes)
+            dst += [{"metric": metric, "topics": int(t), "e_rho2": float(a), "phi": float(b)}
+                    for t, a, b in zip(sizes, er, ph, strict=True)]
+            a = (1.0 - self.ci_level) / 2.0
+            for indicator, error, boot_error in (("e_rho2", g.var_residual, be),
+                                                 ("phi", g.var_topic + g.var_residual,
+                                                  bt + be)):
+                for target in self.targets:
+                    n_need = int(topics_for(target, g.var_system, error))
+                    star = topics_for(target, bs, boot_error).astype(float)
+                    star[star < 0] = np.inf
+                    lo = np.quantile(star, a, method="lower")
+                    hi = np.quantile(star, 1.0 - a, method="higher")
+                    need.append({
+                        "metric": metric, "indicator": indicator, "target": target,
+                        "topics": n_need if n_need > 0 else None,
+                        "topics_lo": int(lo) if np.isfinite(lo) else None,
+                        "topics_hi": int(hi) if np.isfinite(hi) else None,
+                    })
+        tables = {"reliability": table("reliability", rel), "d_study": table("d_study", dst),
+                  "reliability_topics": table("reliability_topics", need)}
+        if self.check_trials:
+            tables["reliability_check"] = self._check_table(merged, data)
+        return tables

@@ -1,0 +1,469 @@
+"""Topic set size design (Sakai, "Topic set size design", Information Retrieval Journal 19,
+2016; METHODS.md section 8): how many topics the next collection needs.
+
+Per metric, the variance is estimated from the collection as Sakai pools it: ``V_E``, the
+residual mean square of the two-way ANOVA without replication (systems x topics,
+:func:`irsim.stats.anova.anova_two_way`). The variance of a per-topic difference between two
+systems is ``2 V_E`` by default (``diff_variance: residual``), or estimated directly from the
+system pairs: the median (``pairs_median``) or the largest (``pairs_max``, the most variable
+pair) of their sample variances of differences. (The *mean* over all pairs of those variances
+equals ``2 V_E`` exactly, an identity the tests check.)
+
+For every alpha, beta and minimum difference ``min_diff`` the study gives (:mod:`irsim.stats.
+power`):
+
+- ``paired_t``: the smallest n whose two-sided paired t test has power ``1 - beta`` against a
+  true difference ``min_diff`` (noncentral t, variance of a difference as above);
+- ``anova``: the smallest n (topics per system) whose one-way ANOVA over ``m`` systems has
+  power ``1 - beta`` when the best and the worst system are ``min_diff`` apart (noncentral F,
+  ``lambda = n min_diff^2 / (2 V_E)``), for each ``m``;
+- ``ci``: the smallest n whose expected half-width of the ``1 - alpha`` t interval of a
+  difference is at most ``min_diff`` (beta does not apply).
+
+The design is deterministic: one shard per metric (``engine.shard_items`` metrics per shard)
+computes the variances, and the reduction solves for n.
+
+Simulation check (``check_trials > 0``; table ``topic_set_size_check``)
+    Does a collection of the planned size deliver the planned power? For every metric, alpha,
+    beta and min_diff of the paired t design, a known-truth generator fitted to the collection
+    (:func:`irsim.sampling.simulate.fit_simulator`: per-system margins, a Gaussian copula per
+    system pair, duplicates dropped; as ``experiment=test_errors``) simulates ``check_trials``
+    pairs of systems on the planned n new topics: a trial draws an ordered (baseline, pair)
+    uniformly, both systems take the baseline's margin, the second shifted to a true mean
+    difference of exactly ``min_diff``, tied by the pair's copula. The realised power is the
+    share of two-sided paired t tests with ``p <= alpha`` (Clopper-Pearson 95% band), beside
+    the planned power and the realised mean variance of a difference. Trials are drawn in
+    blocks of 250 keyed by (seed, metric, n, block) (stream :data:`CHECK_STREAM`): items are
+    the check configurations (``engine.shard_items``), replicates the trials
+    (``engine.shard_replicates``, default 10000, rounded up to a multiple of 250); the
+    counters are integers (variances summed in fixed point, 2^-40), so tables do not depend
+    on sharding. Planned sizes
+    above :data:`CHECK_MAX_N` topics are not simulated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from scipy import stats as sps
+
+from irsim.data.matrix import ScoreMatrix
+from irsim.engine.base import Shard, block_ranges
+from irsim.engine.partials import Count, Slab
+from irsim.errors import ConfigError, param
+from irsim.experiments import Shards
+from irsim.experiments.common import (
+    aligned_block,
+    as_tuple,
+    check_alphas,
+    check_choices,
+    check_positive_int,
+    resolve_metrics,
+    select_metrics,
+    unit_ranges,
+)
+from irsim.sampling.rng import REPLICATE_BLOCK, blocked_draws, study_key
+from irsim.sampling.simulate import SimulationData, fit_simulator, prepare
+from irsim.stats.anova import anova_two_way
+from irsim.stats.power import (
+    anova_n,
+    anova_power,
+    ci_half_width,
+    ci_n,
+    paired_t_n,
+    paired_t_power,
+)
+from irsim.stats.ttest import paired_t
+from irsim.tables import table
+
+__all__ = ["DESCRIPTION", "DATA", "Config", "make", "TopicSetSize", "DESIGNS",
+           "DIFF_VARIANCES", "CHECK_STREAM", "CheckData", "pair_variances"]
+
+DESCRIPTION = ("topic set size design: topics needed for a paired t test, a one-way ANOVA "
+               "over m systems or a CI half-width, from the collection's variance (Sakai 2016)")
+DATA = "matrix"
+
+#: Designs (config names, ``design`` column).
+DESIGNS = ("paired_t", "anova", "ci")
+#: Estimates of the variance of a per-topic difference.
+DIFF_VARIANCES = ("residual", "pairs_median", "pairs_max")
+#: Random stream of the simulation check's trials.
+CHECK_STREAM = "topic_set_size/check"
+#: Default trials per shard of the simulation check.
+CHECK_SHARD_TRIALS = 10_000
+#: Per-trial variances are summed in fixed point (integers of 2^-40): exact for any sharding.
+_SCALE = 2.0**40
+#: Planned sizes above this are not simulated (trials 0 in the check table).
+CHECK_MAX_N = 10_000
+
+
+@dataclass
+class Config:
+    """Parameters of ``experiment=topic_set_size`` (Sakai 2016).
+
+    Parameters
+    ----------
+    metrics : str or list of str, optional
+        Metrics of the collection (default: all; the top-level ``metrics`` wins).
+    designs : str or list of str
+        ``paired_t``, ``anova`` and/or ``ci``.
+    alpha : float or list of float
+        Significance levels (``ci``: intervals at ``1 - alpha``).
+    beta : float or list of float
+        Type II error rates: power ``1 - beta`` (not used by ``ci``).
+    min_diff : float or list of float
+        Minimum detectable differences (``ci``: the largest acceptable half-width).
+    m : int or list of int
+        Systems compared by the one-way ANOVA (>= 2).
+    diff_variance : str
+        Variance of a per-topic difference for ``paired_t`` and ``ci``: ``residual``
+        (``2 V_E``), ``pairs_median`` or ``pairs_max`` (over the system pairs).
+    check_trials : int
+        Simulated trials per paired t configuration for the planned-vs-realised power check
+        (0: no check).
+    """
+
+    name: str = "topic_set_size"
+    metrics: Any = None
+    designs: Any = field(default_factory=lambda: list(DESIGNS))
+    alpha: Any = field(default_factory=lambda: [0.01, 0.05])
+    beta: Any = field(default_factory=lambda: [0.1, 0.2])
+    min_diff: Any = field(default_factory=lambda: [0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2])
+    m: Any = field(default_factory=lambda: [2, 10, 50])
+    diff_variance: str = "residual"
+    check_trials: int = 0
+
+
+@dataclass(frozen=True)
+class CheckData:
+    """The data of a run with the simulation check: the collection and the generator
+    fitted to it."""
+
+    matrix: ScoreMatrix
+    simulation: SimulationData
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """The collection's metrics."""
+        return self.matrix.metrics
+
+    def describe(self) -> dict:
+        """Summary for the manifest and the report header."""
+        return {"metrics": list(self.matrix.metrics), "systems": len(self.matrix.systems),
+                "topics": len(self.matrix.topics), "source": self.matrix.source,
+                "simulation": "generator fitted to the collection (topic_set_size_check)"}
+
+
+def _floats(values: Any, key: str) -> tuple[float, ...]:
+    out = tuple(float(v) for v in as_tuple(values) or ())
+    if not out or not all(np.isfinite(v) and v > 0 for v in out):
+        raise ConfigError(f"{param(key)} must list positive numbers, got {values!r}")
+    return out
+
+
+def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
+         ) -> tuple[TopicSetSize, ScoreMatrix | CheckData]:
+    """The topic set size study of `config` on the metrics it selects from `data` (with the
+    simulation check, the data also carry the generator fitted to each metric).
+
+    Examples
+    --------
+    >>> from irsim.data.synthetic import synthetic_scores
+    >>> m = synthetic_scores(systems=4, topics=40, seed=1).matrix
+    >>> study, data = make(Config(min_diff=[0.05]), m, seed=0, shards=Shards())
+    >>> study.designs, len(study.plan(data))
+    (('paired_t', 'anova', 'ci'), 1)
+    >>> make(Config(beta=[1.5]), m, seed=0, shards=Shards())  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: experiment.beta must be inside (0, 1), got 1.5
+    """
+    matrix = select_metrics(data, config.metrics)
+    designs = check_choices(config.designs, DESIGNS, "design for experiment=topic_set_size",
+                            param("designs"))
+    alphas = check_alphas(as_tuple(config.alpha) or (), param("alpha"))
+    betas = check_alphas(as_tuple(config.beta) or (), param("beta"))
+    diffs = _floats(config.min_diff, "min_diff")
+    ms = tuple(check_positive_int(v, param("m")) for v in as_tuple(config.m) or ())
+    if not ms or min(ms) < 2:
+        raise ConfigError(f"{param('m')} must list system counts >= 2, got {config.m!r}")
+    (variance,) = check_choices([config.diff_variance], DIFF_VARIANCES,
+                                "diff_variance for experiment=topic_set_size",
+                                param("diff_variance"))
+    if len(matrix.systems) < 2 or len(matrix.topics) < 2:
+        raise ConfigError("topic set size design needs >= 2 systems and >= 2 topics, got "
+                          f"{len(matrix.systems)} x {len(matrix.topics)}")
+    trials = int(config.check_trials)
+    if trials != config.check_trials or trials < 0:
+        raise ConfigError(f"{param('check_trials')} must be an integer >= 0, got "
+                          f"{config.check_trials!r}")
+    items, reps = shards.get(1, CHECK_SHARD_TRIALS)
+    items = check_positive_int(items, param("shard_items", "engine"))
+    reps = check_positive_int(reps, param("shard_replicates", "engine"))
+    check_n: tuple[int, ...] = ()
+    if trials:
+        v_d = {m: variances(matrix.metric(m), variance)[1] for m in matrix.metrics}
+        check_n = tuple(int(paired_t_n(d, v_d[m], alpha=a, beta=b))
+                        for m in matrix.metrics for a in alphas for b in betas for d in diffs)
+    study = TopicSetSize(metrics=tuple(matrix.metrics), designs=designs, alphas=alphas,
+                         betas=betas, min_diffs=diffs, ms=ms, diff_variance=variance,
+                         shard_items=items, check_trials=trials, check_n=check_n,
+                         seed=int(seed),
+                         shard_replicates=aligned_block(reps, REPLICATE_BLOCK))
+    if not trials:
+        return study, matrix
+    sims = [fit_simulator(matrix.metric(m), metric=m, systems=matrix.systems)
+            for m in matrix.metrics]
+    sources = [matrix.select(metrics=[m], systems=sim.systems).values[0]
+               for m, sim in zip(matrix.metrics, sims, strict=True)]
+    return study, CheckData(matrix, prepare(sims, diffs, sources))
+
+
+def variances(scores: np.ndarray, diff_variance: str = "residual"
+              ) -> tuple[float, float, np.ndarray]:
+    """``(V_E, variance of a per-topic difference, [V_E, median, max pair variance])`` of a
+    ``(systems, topics)`` matrix.
+
+    Examples
+    --------
+    >>> x = np.array([[0.1, 0.5, 0.3], [0.2, 0.2, 0.6], [0.4, 0.4, 0.1]])
+    >>> v_e, v_d, _ = variances(x)
+    >>> round(v_e, 4), round(v_d, 4), round(variances(x, "pairs_max")[1], 4)
+    (0.0544, 0.1089, 0.1633)
+    """
+    pv = pair_variances(scores)
+    v_e = float(anova_two_way(scores).ms_error)
+    row = np.array([v_e, float(np.median(pv)), float(pv.max())])
+    v_d = {"residual": 2.0 * v_e, "pairs_median": row[1], "pairs_max": row[2]}[diff_variance]
+    return v_e, float(v_d), row
+
+
+def pair_variances(scores: np.ndarray) -> np.ndarray:
+    """Sample variances (ddof 1) of the per-topic differences of every system pair
+    ``a < b`` (:func:`numpy.triu_indices` order) of a ``(systems, topics)`` matrix, from the
+    Gram matrix of the two-way residuals (``d_ab - mean(d_ab) = e_a - e_b``).
+
+    Examples
+    --------
+    >>> x = np.array([[0.1, 0.5, 0.3], [0.2, 0.2, 0.6], [0.4, 0.4, 0.1]])
+    >>> pair_variances(x).round(4).tolist()
+    [0.0933, 0.07, 0.1633]
+    >>> [round(float(np.var(x[a] - x[b], ddof=1)), 4) for a, b in [(0, 1), (0, 2), (1, 2)]]
+    [0.0933, 0.07, 0.1633]
+    """
+    x = np.asarray(scores, float)
+    e = x - x.mean(axis=1, keepdims=True) - x.mean(axis=0, keepdims=True) + x.mean()
+    gram = e @ e.T
+    sq = np.diag(gram)
+    a, b = np.triu_indices(x.shape[0], k=1)
+    return np.maximum(sq[a] + sq[b] - 2.0 * gram[a, b], 0.0) / (x.shape[1] - 1)
+
+
+@dataclass(frozen=True)
+class TopicSetSize:
+    """The topic set size study (Sakai 2016).
+
+    Parameters
+    ----------
+    metrics, designs
+        As :class:`Config`, checked (tuples).
+    alphas, betas, min_diffs, ms
+        :class:`Config`'s ``alpha``, ``beta``, ``min_diff`` and ``m`` as tuples.
+    diff_variance : str
+    shard_items : int
+        Metrics (check configurations) per shard; does not change any result.
+    check_trials : int
+        Trials of the simulation check per configuration (0: no check).
+    check_n : tuple of int
+        Planned n of every check configuration (metric x alpha x beta x min_diff).
+    shard_replicates : int
+        Check trials per shard (a multiple of 250); does not change any result.
+    seed : int
+
+    Examples
+    --------
+    >>> from irsim.data.synthetic import synthetic_scores
+    >>> from irsim.engine import run_study
+    >>> m = synthetic_scores(systems=4, topics=40, seed=1).matrix
+    >>> study, data = make(Config(min_diff=[0.05], alpha=[0.05], beta=[0.2], m=[4]), m,
+    ...                    seed=0, shards=Shards())
+    >>> t = run_study(study, data)[0]["topic_set_size"]
+    >>> t.column("design").to_pylist(), t.num_rows
+    (['paired_t', 'anova', 'ci'], 3)
+    """
+
+    metrics: tuple[str, ...]
+    designs: tuple[str, ...]
+    alphas: tuple[float, ...]
+    betas: tuple[float, ...]
+    min_diffs: tuple[float, ...]
+    ms: tuple[int, ...]
+    diff_variance: str
+    shard_items: int
+    check_trials: int = 0
+    check_n: tuple[int, ...] = ()
+    shard_replicates: int = CHECK_SHARD_TRIALS
+    seed: int = 0
+    name: str = field(default="topic_set_size", init=False)
+
+    def _matrix(self, data: ScoreMatrix | CheckData) -> ScoreMatrix:
+        return data.matrix if isinstance(data, CheckData) else data
+
+    def _metrics(self, data: ScoreMatrix | CheckData) -> tuple[str, ...]:
+        return resolve_metrics(self.metrics, data.metrics)
+
+    def _check_item(self, c: int) -> tuple[int, int, int, int]:
+        """(metric, alpha, beta, min_diff) indices of check configuration `c`."""
+        rest, di = divmod(c, len(self.min_diffs))
+        rest, bi = divmod(rest, len(self.betas))
+        mi, ai = divmod(rest, len(self.alphas))
+        return mi, ai, bi, di
+
+    def plan(self, data: ScoreMatrix | CheckData) -> list[Shard]:
+        """Items: the metrics (variances; no replicates), then the check configurations
+        (metric x alpha x beta x min_diff) x blocks of trials."""
+        n_met = len(self._metrics(data))
+        shards = [Shard(i, block, (0, 0))
+                  for i, block in enumerate(block_ranges(n_met, self.shard_items))]
+        for reps in block_ranges(self.check_trials, self.shard_replicates):
+            for a, b in block_ranges(len(self.check_n), self.shard_items):
+                shards.append(Shard(len(shards), (n_met + a, n_met + b), reps))
+        return shards
+
+    def fingerprint(self) -> dict:
+        """Parameters that determine the tables."""
+        return {k: getattr(self, k) for k in ("metrics", "designs", "alphas", "betas",
+                                             "min_diffs", "ms", "diff_variance",
+                                             "check_trials", "check_n", "seed")}
+
+    def fields(self, data: ScoreMatrix | CheckData) -> dict[str, Slab | Count]:
+        """Per metric: ``V_E``, the median and the largest pair variance of differences;
+        per check configuration: trials, rejections and the summed variance of the
+        simulated differences (rows after the metrics)."""
+        rows = len(self._metrics(data)) + len(self.check_n)
+        return {"variances": Slab((rows, 3)),
+                "trials": Count((rows,), along="items"),
+                "rejections": Count((rows,), along="items"),
+                "var_sum": Count((rows,), along="items")}
+
+    def kernel(self, shard: Shard, data: ScoreMatrix | CheckData) -> dict[str, np.ndarray]:
+        """The variance estimates of the shard's metrics, or the check's counters."""
+        metrics = self._metrics(data)
+        matrix = self._matrix(data)
+        k0, k1 = shard.items
+        if k0 < len(metrics):
+            out = [variances(matrix.metric(metrics[k]))[2] for k in range(k0, k1)]
+            return {"variances": np.asarray(out, float).reshape(-1, 3)}
+        trials = np.zeros(k1 - k0, np.int64)
+        rejections = np.zeros(k1 - k0, np.int64)
+        var_sum = np.zeros(k1 - k0, np.int64)
+        for row, c in enumerate(range(k0 - len(metrics), k1 - len(metrics))):
+            n = self.check_n[c]
+            if not 2 <= n <= CHECK_MAX_N:
+                continue
+            mi, ai, _, di = self._check_item(c)
+            sim = data.simulation.simulators[mi]
+            ordered = data.simulation.trial_pairs[mi]
+
+            def draw(rng: np.random.Generator, m: int, n: int = n) -> np.ndarray:
+                return np.concatenate([rng.random((m, 1)), rng.standard_normal((m, 2 * n))],
+                                      axis=1)
+
+            for a, b in unit_ranges(*shard.reps, REPLICATE_BLOCK):
+                block = blocked_draws(self.seed, CHECK_STREAM,
+                                      (study_key(sim.metric), n), a, b, draw)
+                pick = np.minimum((block[:, 0] * len(ordered)).astype(np.int64),
+                                  len(ordered) - 1)
+                base, pair = ordered[pick, 0], ordered[pick, 1]
+                theta = data.simulation.thetas[mi][di, base]
+                y, x = sim.scores(pair, block[:, 1:n + 1], block[:, n + 1:], margin_a=base,
+                                  margin_b=base, theta_b=theta)
+                p = paired_t(x, y).pvalue
+                trials[row] += b - a
+                rejections[row] += int(np.count_nonzero(p <= self.alphas[ai]))
+                var_sum[row] += int(np.round(np.var(x - y, axis=1, ddof=1) * _SCALE)
+                                    .astype(np.int64).sum())
+        return {"trials": trials, "rejections": rejections, "var_sum": var_sum}
+
+    def finalize(self, merged: dict[str, np.ndarray], data: ScoreMatrix | CheckData
+                 ) -> dict[str, pa.Table]:
+        """The ``topic_set_size`` table (one row per metric, design, alpha, beta, m and
+        minimum difference) and, with the check, ``topic_set_size_check``."""
+        rows: list[dict] = []
+        matrix = self._matrix(data)
+        n_sys, n_top = len(matrix.systems), len(matrix.topics)
+        metrics = self._metrics(data)
+        for k, metric in enumerate(metrics):
+            v_e, p_med, p_max = (float(v) for v in merged["variances"][k])
+            v_d = {"residual": 2.0 * v_e, "pairs_median": p_med,
+                   "pairs_max": p_max}[self.diff_variance]
+            for design in self.designs:
+                rows += self._rows(metric, design, v_e, v_d, n_sys, n_top)
+        tables = {"topic_set_size": table("topic_set_size", rows)}
+        if self.check_trials:
+            tables["topic_set_size_check"] = self._check_table(merged, data)
+        return tables
+
+    def _check_table(self, merged: dict[str, np.ndarray], data: CheckData) -> pa.Table:
+        """Planned against realised power of every paired t configuration."""
+        metrics = self._metrics(data)
+        planned = [variances(data.matrix.metric(m), self.diff_variance)[1] for m in metrics]
+        rows = []
+        for c, n in enumerate(self.check_n):
+            mi, ai, bi, di = self._check_item(c)
+            r = len(metrics) + c
+            v_d = planned[mi]
+            alpha, beta, diff = self.alphas[ai], self.betas[bi], self.min_diffs[di]
+            done, k = int(merged["trials"][r]), int(merged["rejections"][r])
+            ci = sps.binomtest(k, done).proportion_ci(0.95, "exact") if done else None
+            sim = data.simulation.simulators[mi]
+            rows.append({
+                "metric": metrics[mi], "alpha": alpha, "beta": beta, "min_diff": diff,
+                "n": n if n > 0 else None,
+                "planned_power": float(paired_t_power(n, diff, v_d, alpha=alpha))
+                if n > 0 else None,
+                "planned_var_diff": v_d, "trials": done, "rejections": k,
+                "realised_power": k / done if done else None,
+                "ci_lo": float(ci.low) if ci else None, "ci_hi": float(ci.high) if ci else None,
+                "realised_var_diff": int(merged["var_sum"][r]) / _SCALE / done if done
+                else None,
+                "systems": len(sim.systems),
+                "pairs": int(len(data.simulation.trial_pairs[mi])),
+            })
+        return table("topic_set_size_check", rows)
+
+    def _rows(self, metric: str, design: str, v_e: float, v_d: float, n_sys: int,
+              n_top: int) -> list[dict]:
+        var = v_e if design == "anova" else v_d
+        betas: tuple[float | None, ...] = (None,) if design == "ci" else self.betas
+        ms = self.ms if design == "anova" else (2,)
+        grid = [(a, b, m, d) for a in self.alphas for b in betas for m in ms
+                for d in self.min_diffs]
+        a, b, m, d = (np.array([g[i] if g[i] is not None else np.nan for g in grid], float)
+                      for i in range(4))
+        usable = var > 0 and np.isfinite(var)
+        v = var if usable else 1.0
+        if design == "paired_t":
+            n = paired_t_n(d, v, alpha=a, beta=b)
+            achieved = paired_t_power(np.maximum(n, 2), d, v, alpha=a)
+        elif design == "anova":
+            n = anova_n(m, d, v, alpha=a, beta=b)
+            achieved = anova_power(np.maximum(n, 2), m, d, v, alpha=a)
+        else:
+            n = ci_n(d, v, alpha=a)
+            achieved = ci_half_width(np.maximum(n, 2), v, alpha=a)
+        rows = []
+        for i, (alpha, beta, mm, diff) in enumerate(grid):
+            found = usable and n[i] > 0
+            rows.append({
+                "metric": metric, "design": design, "alpha": alpha, "beta": beta,
+                "min_diff": diff, "m": mm, "n": int(n[i]) if found else None,
+                "power": float(achieved[i]) if found and design != "ci" else None,
+                "half_width": float(achieved[i]) if found and design == "ci" else None,
+                "variance": var, "v_e": v_e, "systems": n_sys, "topics": n_top,
+            })
+        return rows
+

@@ -1,0 +1,176 @@
+"""Report of the topic set size study: the variance estimates, the topics needed and a figure
+of n against the minimum difference (Sakai 2016)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from matplotlib.figure import Figure
+
+from irsim.report import markdown_table
+
+__all__ = ["sections", "topic_set_size_plots", "check_plot"]
+
+_TITLES = {"paired_t": "paired t test", "anova": "one-way ANOVA", "ci": "CI half-width"}
+
+
+def _label(row: dict, design: str) -> str:
+    parts = [f"alpha={row['alpha']:g}"]
+    if design != "ci":
+        parts.append(f"beta={row['beta']:g}")
+    if design == "anova":
+        parts.append(f"m={int(row['m'])}")
+    return ", ".join(parts)
+
+
+def topic_set_size_plots(tss: pa.Table, out_dir: Path) -> list[Path]:
+    """One figure per metric: a panel per design, topics needed (log scale) against the
+    minimum difference, one line per alpha / beta / m. Returns the PNG paths.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> t = pa.table({"metric": ["AP"] * 4, "design": ["paired_t"] * 2 + ["ci"] * 2,
+    ...               "alpha": [0.05] * 4, "beta": [0.2, 0.2, None, None], "m": [2] * 4,
+    ...               "min_diff": [0.05, 0.1] * 2, "n": [100, 30, 80, 20]})
+    >>> [p.name for p in topic_set_size_plots(t, Path(tempfile.mkdtemp()))]
+    ['topic_set_size_AP.png']
+    """
+    df = tss.to_pandas()
+    paths = []
+    for metric, rows in df.groupby("metric", sort=False):
+        designs = list(dict.fromkeys(rows["design"]))
+        fig = Figure(figsize=(4.4 * len(designs) + 0.6, 4.4), dpi=120)
+        axes = np.atleast_1d(fig.subplots(1, len(designs), sharey=True))
+        for ax, design in zip(axes, designs, strict=True):
+            part = rows[rows["design"] == design]
+            keys = ["alpha", "m"] if design == "ci" else ["alpha", "beta", "m"]
+            for _, line in part.groupby(keys, sort=True, dropna=False):
+                line = line.sort_values("min_diff")
+                ok = line["n"].notna()
+                ax.plot(line["min_diff"][ok], line["n"][ok], marker="o", markersize=3,
+                        linewidth=1.2, label=_label(line.iloc[0].to_dict(), design))
+            ax.set_yscale("log")
+            ax.set_title(_TITLES.get(design, design))
+            ax.set_xlabel("half-width" if design == "ci" else "minimum difference")
+            ax.grid(alpha=0.3, which="both")
+            ax.legend(fontsize=7)
+        axes[0].set_ylabel("topics needed")
+        fig.suptitle(f"Topic set size design for {metric}")
+        fig.tight_layout()
+        safe = "".join(ch if ch.isalnum() else "_" for ch in str(metric))
+        path = out_dir / f"topic_set_size_{safe}.png"
+        fig.savefig(path)
+        paths.append(path)
+    return paths
+
+
+def check_plot(check: pa.Table, out_dir: Path) -> Path:
+    """Planned (open marker) against realised power (filled, with its 95% band) per metric
+    and minimum difference; one panel per (alpha, beta). Returns the PNG path.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> t = pa.table({"metric": ["AP"] * 2, "alpha": [0.05] * 2, "beta": [0.2] * 2,
+    ...               "min_diff": [0.05, 0.1], "planned_power": [0.8, 0.81],
+    ...               "realised_power": [0.82, 0.8], "ci_lo": [0.8, 0.78],
+    ...               "ci_hi": [0.84, 0.82]})
+    >>> check_plot(t, Path(tempfile.mkdtemp())).name
+    'topic_set_size_check.png'
+    """
+    df = check.to_pandas()
+    groups = list(df.groupby(["alpha", "beta"], sort=True))
+    fig = Figure(figsize=(4.6 * len(groups) + 0.6, 4.2), dpi=120)
+    axes = np.atleast_1d(fig.subplots(1, len(groups), sharey=True))
+    for ax, ((alpha, beta), part) in zip(axes, groups, strict=True):
+        for i, (metric, rows) in enumerate(part.groupby("metric", sort=False)):
+            rows = rows.sort_values("min_diff")
+            c = f"C{i % 10}"
+            ax.plot(rows["min_diff"], rows["planned_power"], color=c, marker="o",
+                    fillstyle="none", linestyle=":", label=f"{metric} planned")
+            err = np.vstack([rows["realised_power"] - rows["ci_lo"],
+                             rows["ci_hi"] - rows["realised_power"]])
+            ax.errorbar(rows["min_diff"], rows["realised_power"], yerr=err, color=c,
+                        marker="o", capsize=3, label=f"{metric} realised")
+        ax.axhline(1 - beta, color="gray", linewidth=0.9, linestyle="--")
+        ax.set_title(f"alpha = {alpha:g}, beta = {beta:g}")
+        ax.set_xlabel("minimum difference (true difference simulated)")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("power of the paired t test at the planned n")
+    axes[-1].legend(fontsize=7)
+    fig.suptitle("Planned against realised power on simulated collections of the planned size")
+    fig.tight_layout()
+    path = Path(out_dir) / "topic_set_size_check.png"
+    fig.savefig(path)
+    return path
+
+
+def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
+    """The variance estimates, the topics needed at the most common setting (alpha = 0.05,
+    beta = 0.2 where present) and the figures.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> t = pa.table({"metric": ["AP"] * 2, "design": ["paired_t"] * 2, "alpha": [0.05] * 2,
+    ...               "beta": [0.2] * 2, "m": [2] * 2, "min_diff": [0.05, 0.1],
+    ...               "n": [100, 30], "power": [0.8, 0.81], "half_width": [None, None],
+    ...               "variance": [0.02] * 2, "v_e": [0.01] * 2, "systems": [10] * 2,
+    ...               "topics": [50] * 2})
+    >>> lines = sections({"topic_set_size": t}, Path(tempfile.mkdtemp()))
+    >>> lines[0], lines[-2]
+    ('## Topic set size design', '![topic_set_size_AP](topic_set_size_AP.png)')
+    """
+    lines: list[str] = []
+    if "topic_set_size" not in tables:
+        return lines
+    tss = tables["topic_set_size"]
+    df = tss.to_pandas()
+    var = df.drop_duplicates(["metric", "design"])[["metric", "design", "variance", "v_e",
+                                                    "systems", "topics"]]
+    alpha0 = 0.05 if (df["alpha"] == 0.05).any() else float(df["alpha"].min())
+    betas = df["beta"].dropna()
+    beta0 = 0.2 if (betas == 0.2).any() else (float(betas.min()) if len(betas) else None)
+    keep = pc.equal(tss.column("alpha"), alpha0)
+    if beta0 is not None:
+        keep = pc.and_(keep, pc.or_(pc.is_null(tss.column("beta")),
+                                    pc.equal(tss.column("beta"), beta0)))
+    head = tss.filter(keep).select(["metric", "design", "alpha", "beta", "m", "min_diff",
+                                    "n", "power", "half_width"])
+    lines += ["## Topic set size design", "",
+              "How many topics a collection needs (Sakai 2016). The variance comes from this "
+              "collection: V_E is the residual variance of the two-way ANOVA (systems x "
+              "topics); `variance` is what each design uses (the variance of a per-topic "
+              "difference for `paired_t` and `ci`).", "",
+              markdown_table(pa.Table.from_pandas(var, preserve_index=False)), "",
+              f"Topics needed at alpha = {alpha0:g}"
+              + (f", beta = {beta0:g}" if beta0 is not None else "")
+              + " (`paired_t`: power 1 - beta to detect `min_diff`; `anova`: the same for "
+              "the range of m systems; `ci`: expected half-width <= `min_diff`). All "
+              "settings are in `results/topic_set_size.parquet`.", "",
+              markdown_table(head, max_rows=80), ""]
+    lines += ["Topics needed against the minimum difference (log scale), one panel per "
+              "design.", ""]
+    for path in topic_set_size_plots(tss, Path(run_dir)):
+        lines += [f"![{path.stem}]({path.name})", ""]
+    if "topic_set_size_check" in tables:
+        check = tables["topic_set_size_check"]
+        lines += ["### Simulation check: planned against realised power", "",
+                  "Pairs of systems simulated on the planned number of new topics by a "
+                  "generator fitted to this collection, with a true difference of exactly "
+                  "`min_diff`: `realised_power` is the share of paired t tests that reject "
+                  "(`ci_lo`/`ci_hi`: 95% Clopper-Pearson band). A plan is honest when the band "
+                  "covers `planned_power`; `realised_var_diff` against `planned_var_diff` "
+                  "shows why it is not.", "",
+                  markdown_table(check.select(["metric", "alpha", "beta", "min_diff", "n",
+                                               "planned_power", "realised_power", "ci_lo",
+                                               "ci_hi", "planned_var_diff",
+                                               "realised_var_diff", "trials"]),
+                                 max_rows=80), ""]
+        path = check_plot(check, Path(run_dir))
+        lines += [f"![{path.stem}]({path.name})", ""]
+    return lines
