@@ -83,6 +83,10 @@ def check_against_reference(matrix, B, seed, alphas, **kw):
             assert row.pairs == pairs
             expected = max(v[col][alpha] for v in ref.values())
             assert row.estimated_diff_raw == pytest.approx(expected, rel=1e-12, abs=1e-15)
+            # the contracted column: two significant figures (decimal formatting, not the
+            # code's rounding helper)
+            assert row.estimated_diff == float(f"{row.estimated_diff_raw:.2g}"), (test, alpha)
+            assert row.estimated_diff == float(f"{expected:.2g}")
     return tables
 
 

@@ -117,6 +117,29 @@ def test_paired_bootstrap_matches_per_pair_loop(p10):
     assert r.count[-3] == B and r.count[-2] == B and float(r.statistic[-2]) == 0.0
 
 
+def test_paired_bootstrap_direction_against_scipy_and_a_loop(p10):
+    """x - y, not y - x: the statistic is scipy's paired t of (x, y) with its sign, and the
+    one-sided counts are the resamples of the centred differences on the named side of it
+    (ties within 1e-9 max(|t|, 1)), from a loop over explicitly drawn resample indices."""
+    x, y = p10
+    B, seed = 400, 9
+    g = paired_bootstrap(x, y, B=B, seed=seed, study="d", alternative="greater")
+    le = paired_bootstrap(x, y, B=B, seed=seed, study="d", alternative="less")
+    idx = bootstrap_indices(seed, "d", x.shape[1], 0, B)
+    rows = list(range(0, len(x) - 3, 29))
+    t_ref = sps.ttest_rel(x[rows], y[rows], axis=1).statistic
+    np.testing.assert_allclose(np.asarray(g.statistic)[rows], t_ref, rtol=1e-12, atol=1e-12)
+    for k, p in enumerate(rows):
+        z = x[p] - y[p]
+        w = (z - z.mean())[idx]
+        sd = w.std(axis=1, ddof=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ts = np.where(sd > 0, w.mean(axis=1) / (sd / np.sqrt(len(z))), 0.0)
+        tol = 1e-9 * max(abs(t_ref[k]), 1.0)
+        assert g.count[p] == np.count_nonzero(ts >= t_ref[k] - tol), p
+        assert le.count[p] == np.count_nonzero(ts <= t_ref[k] + tol), p
+
+
 def test_paired_bootstrap_chunking_and_subsets(p10):
     x, y = p10
     ref = paired_bootstrap(x, y, B=1100, seed=2)
@@ -370,14 +393,21 @@ def test_cormack_lynam_intervals():
 
 
 def test_ci_coverage_by_simulation():
-    """Normal data, n = 20: t, BCa and percentile intervals cover the mean ~95%."""
+    """Normal data, n = 20, 2000 independent samples: coverage within 4 binomial standard
+    errors of its known value. t: exactly 0.95. normal (z quantile, sample sd): exactly
+    P(|T_19| <= z_.975). percentile and BCa (symmetric data: no bias, no skew correction):
+    to first order the z interval with the plug-in sd s sqrt((n-1)/n), i.e.
+    P(|T_19| <= z_.975 sqrt(19/20))."""
     rng = np.random.default_rng(2)
     x = rng.normal(0.5, 0.2, (2000, 20))
-    for method, lo, hi in [("t", 0.935, 0.965), ("bca", 0.91, 0.96),
-                           ("percentile", 0.91, 0.96), ("normal", 0.92, 0.96)]:
+    z = sps.norm.ppf(0.975)
+    plug_in = 2 * sps.t.cdf(z * np.sqrt(19 / 20), 19) - 1
+    for method, expected in [("t", 0.95), ("normal", 2 * sps.t.cdf(z, 19) - 1),
+                             ("bca", plug_in), ("percentile", plug_in)]:
         ci = mean_ci(x, method=method, B=500, seed=1).confidence_interval
         cover = np.mean((ci.low <= 0.5) & (0.5 <= ci.high))
-        assert lo <= cover <= hi, (method, cover)
+        se = np.sqrt(expected * (1 - expected) / len(x))
+        assert abs(cover - expected) <= 4 * se, (method, cover, expected)
 
 
 def test_ci_one_sided_and_degenerate():

@@ -13,7 +13,10 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
+from fractions import Fraction
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -251,3 +254,156 @@ def test_preset_runs_end_to_end(tmp_path):
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert manifest["experiment"] == "test_errors"
     assert manifest["config"]["experiment"]["wilcoxon_method"] == "r"
+
+
+# -- Type I errors from two sides: exact null rates, alphas on the p-value lattice ----------
+def exact_null_rates(n: int, alphas) -> dict[tuple[str, str], list[Fraction]]:
+    """P(p <= alpha) under H0 for the exact sign and Wilcoxon signed-rank tests on `n`
+    continuous differences, from their definitions: all 2^n equally likely sign patterns
+    (of the ranks 1..n), p-values as exact fractions."""
+    patterns = list(itertools.product((0, 1), repeat=n))
+    total = Fraction(1, 2 ** n)
+    k_of = [sum(s) for s in patterns]                      # positive signs
+    w_of = [sum(r + 1 for r, s in enumerate(p) if s) for p in patterns]  # W+
+
+    def tail_p(stats):
+        upper = {v: sum(total for u in stats if u >= v) for v in set(stats)}
+        lower = {v: sum(total for u in stats if u <= v) for v in set(stats)}
+        return ({v: min(Fraction(1), 2 * min(upper[v], lower[v])) for v in set(stats)},
+                upper)
+
+    out = {}
+    for test, stats in (("sign", k_of), ("wilcoxon", w_of)):
+        two, greater = tail_p(stats)
+        for alt, pmap in (("two-sided", two), ("greater", greater)):
+            out[(test, alt)] = [sum(total for v in stats if pmap[v] <= Fraction(a))
+                                for a in alphas]
+    return out
+
+
+LATTICE = (0.015625, 0.03125, 0.05, 0.0625, 0.1)  # 1/64, 2/64 (binary-exact), 1/20, 4/64, 2/20
+
+
+@pytest.fixture(scope="module")
+def lattice_tables():
+    sim = TopicSimulator.normal(means=[0.4, 0.45, 0.5, 0.55], sds=[0.08] * 4,
+                                rho=[0.2, 0.5, 0.8, 0.3, 0.6, 0.4])
+    study = TestErrors(sizes=(6, 30), deltas=(0.0, 0.04), alphas=LATTICE,
+                       tests=("wilcoxon", "sign", "randomisation"),
+                       alternatives=("two-sided", "greater", "less"), trials=6000, B=19,
+                       seed=11, pvalue="plus_one", wilcoxon_method="exact",
+                       sign_threshold=0.0)
+    return run_study(study, prepare([sim], (0.0, 0.04)))[0]["test_errors"].to_pandas()
+
+
+def test_type1_errors_of_exact_tests_are_their_exact_null_rates(lattice_tables):
+    """Two-sided bands (4 binomial standard errors) around the exact rate P(p <= alpha):
+    a test that rejects too rarely fails as well as one that rejects too often."""
+    df = lattice_tables[lattice_tables.delta == 0.0]
+    exact = exact_null_rates(6, LATTICE)
+    checked = 0
+    for (test, alt), rates in exact.items():
+        for alpha, r in zip(LATTICE, rates, strict=True):
+            row = df[(df.test == test) & (df.alternative == alt) & (df.n == 6)
+                     & (df.alpha == alpha)].iloc[0]
+            r = float(r)
+            se = math.sqrt(r * (1 - r) / row.trials)
+            assert abs(row.rate - r) <= 4 * se, (test, alt, alpha, row.rate, r)
+            checked += 1
+    assert checked == 20
+    # randomisation with B = 19 and (count + 1)/(B + 1) p-values on n = 30 topics (2^30 sign
+    # patterns: resamples equal to the observed one have negligible probability) rejects
+    # with probability exactly floor(20 alpha)/20, from both alternatives
+    for alt in ("two-sided", "greater"):
+        for alpha in LATTICE:
+            row = df[(df.test == "randomisation") & (df.alternative == alt) & (df.n == 30)
+                     & (df.alpha == alpha)].iloc[0]
+            r = math.floor(20 * alpha + 1e-12) / 20
+            se = math.sqrt(r * (1 - r) / row.trials)
+            assert abs(row.rate - r) <= 4 * se, (alt, alpha, row.rate, r)
+
+
+def test_a_p_value_equal_to_alpha_is_a_rejection(lattice_tables):
+    """The smallest attainable p-values are exactly representable lattice points (two-sided
+    sign/Wilcoxon on 6 topics: 2/64; one-sided: 1/64; randomisation: 1/20), so at alpha equal
+    to them every rejection is a p-value *equal* to alpha: ``p <= alpha`` rejects, ``p < alpha``
+    would count none."""
+    df = lattice_tables[lattice_tables.delta == 0.0]
+    n6 = df[df.n == 6]
+    for test in ("sign", "wilcoxon"):
+        two = n6[(n6.test == test) & (n6.alternative == "two-sided")]
+        assert (two[two.alpha == 0.015625].rejections == 0).all()  # below the smallest p
+        assert (two[two.alpha == 0.03125].rejections > 0).all()
+        one = n6[(n6.test == test) & (n6.alternative == "greater")]
+        assert (one[one.alpha == 0.015625].rejections > 0).all()
+    rnd = df[(df.test == "randomisation") & (df.n == 30)]
+    assert (rnd[rnd.alpha == 0.03125].rejections == 0).all()  # below 1/20
+    assert (rnd[rnd.alpha == 0.05].rejections > 0).all()
+
+
+def test_direction_of_the_one_sided_alternatives(lattice_tables):
+    """The simulated difference is x - y = +delta: "greater" gains power, "less" rejects no
+    more often than under H0 (a swap of x and y would exchange them). Under H0 "less" has the
+    same exact rates as "greater" (symmetric null)."""
+    df = lattice_tables.set_index(["test", "alternative", "n", "delta", "alpha"]).rate
+    trials = int(lattice_tables.trials.iloc[0])
+    exact = exact_null_rates(6, LATTICE)
+    for test, n in (("sign", 6), ("wilcoxon", 6), ("randomisation", 30)):
+        for i, alpha in enumerate(LATTICE):
+            r0 = (math.floor(20 * alpha + 1e-12) / 20 if test == "randomisation"
+                  else float(exact[(test, "greater")][i]))
+            se = math.sqrt(max(r0 * (1 - r0), 1 / trials) / trials)
+            assert abs(df[(test, "less", n, 0.0, alpha)] - r0) <= 4 * se, (test, alpha)
+            assert df[(test, "less", n, 0.04, alpha)] <= r0 + 4 * se, (test, alpha)
+    for test in ("wilcoxon", "sign", "randomisation"):
+        greater = df[(test, "greater", 30, 0.04, 0.05)]
+        assert greater > 0.05 + 10 * math.sqrt(0.05 * 0.95 / trials), (test, greater)
+        assert df[(test, "less", 30, 0.04, 0.05)] < 0.05
+
+
+def test_exact_null_rates_agree_with_scipy():
+    """The enumeration above against scipy's exact sign (binomtest) and Wilcoxon tests on
+    all 64 sign patterns of the differences 1..6."""
+    rates = exact_null_rates(6, LATTICE)
+    patterns = [np.array([r if s else -r for r, s in zip(range(1, 7), p, strict=True)], float)
+                for p in itertools.product((0, 1), repeat=6)]
+    for alt in ("two-sided", "greater"):
+        sign_p = [sps.binomtest(int((z > 0).sum()), 6, 0.5, alternative=alt).pvalue
+                  for z in patterns]
+        wil_p = [sps.wilcoxon(z, method="exact", alternative=alt).pvalue for z in patterns]
+        for test, ps in (("sign", sign_p), ("wilcoxon", wil_p)):
+            got = [float(r) for r in rates[(test, alt)]]
+            want = [np.mean(np.asarray(ps) <= a * (1 + 1e-12)) for a in LATTICE]
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-15, err_msg=f"{test} {alt}")
+
+
+def test_rejection_counts_equal_scipy_per_trial():
+    """Every rejection counter of the t, Wilcoxon (exact) and sign tests, for every
+    alternative and alpha, equals a per-trial loop through scipy on the study's own simulated
+    pairs (the generator is not under test here; the p-values and the counting are)."""
+    sim = TopicSimulator.normal(means=[0.4, 0.45, 0.5, 0.55], sds=[0.08] * 4,
+                                rho=[0.2, 0.5, 0.8, 0.3, 0.6, 0.4])
+    deltas, alphas, alts = (0.0, 0.03), (0.01, 0.05, 0.1), ("two-sided", "greater", "less")
+    data = prepare([sim], deltas)
+    study = TestErrors(sizes=(10,), deltas=deltas, alphas=alphas, tests=("t", "wilcoxon",
+                       "sign"), alternatives=alts, trials=300, seed=4,
+                       wilcoxon_method="exact", sign_threshold=0.0)
+    df = run_study(study, data)[0]["test_errors"].to_pandas()
+    base, pair, z1, z2 = study._latent(data, 0, 10, 0, 300)
+    for di, delta in enumerate(deltas):
+        y, x = sim.scores(pair, z1, z2, margin_a=base, margin_b=base,
+                          theta_b=data.thetas[0][di, base])
+        for alt in alts:
+            p = {"t": [sps.ttest_rel(a, b, alternative=alt).pvalue for a, b in zip(x, y,
+                                                                                  strict=True)],
+                 "wilcoxon": [sps.wilcoxon(a - b, method="exact", alternative=alt).pvalue
+                              for a, b in zip(x, y, strict=True)],
+                 "sign": [sps.binomtest(int((a > b).sum()), int((a != b).sum()), 0.5,
+                                        alternative=alt).pvalue
+                          for a, b in zip(x, y, strict=True)]}
+            for test, ps in p.items():
+                for alpha in alphas:
+                    row = df[(df.test == test) & (df.alternative == alt) & (df.delta == delta)
+                             & (df.alpha == alpha)].iloc[0]
+                    assert row.rejections == int((np.asarray(ps) <= alpha).sum()), (
+                        test, alt, delta, alpha)
