@@ -58,7 +58,8 @@ from irsim.data.matrix import ScoreMatrix
 from irsim.errors import ConfigError, InputError, python_parameters, unknown_name
 
 __all__ = ["Result", "evaluate", "execute", "as_score_matrix", "as_doc_collection",
-           "engine_defaults", "study_function", "STUDIES"]
+           "engine_defaults", "study_function", "STUDIES", "versions", "describe_data",
+           "matrix_to_long"]
 
 #: The studies of the front door, named as the experiments.
 STUDIES = ("discpower", "swap", "error_rates", "effort", "coverage", "corpus_ci", "test_errors",
@@ -250,12 +251,72 @@ def evaluate(runs: Any, qrels: Any, metrics: Any, *, depth: int | None = 1000,
     1      r     1    P@2  0.500000
     """
     from irsim.metrics import evaluate as evaluate_matrix
-    from irsim.runner import matrix_to_long
-
     names = [metrics] if isinstance(metrics, str) else [str(m) for m in metrics]
     docs = as_doc_collection(runs, qrels, depth=depth or 0, missing=missing)
     matrix = evaluate_matrix(docs.runs, docs.qrels, names, depth=depth, missing=missing)
     return matrix_to_long(matrix).to_pandas()[["system", "topic", "metric", "value"]]
+
+
+# ------------------------------------------------------------------------------- manifest
+def versions() -> dict[str, str]:
+    """Versions of irsim, Python and the libraries results depend on."""
+    import importlib.metadata as md
+    import platform
+
+    import irsim
+
+    out = {"irsim": irsim.__version__, "python": platform.python_version()}
+    for pkg in ("numpy", "scipy", "pyarrow", "pandas", "hydra-core", "ray", "matplotlib"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def describe_data(data: Any) -> dict[str, Any]:
+    """Summary of a study's data for the manifest and report (a ``describe()`` method of the
+    data wins)."""
+    from irsim.engine import data_digest
+
+    if hasattr(data, "describe"):
+        return dict(data.describe())
+    if isinstance(data, ScoreMatrix):
+        return {
+            "metrics": list(data.metrics),
+            "systems": len(data.systems),
+            "topics": len(data.topics),
+            "source": data.source,
+            "sha256": data_digest(data),
+        }
+    described = {"type": type(data).__name__, "sha256": data_digest(data)}
+    for attr in ("runs", "qrels"):
+        part = getattr(data, attr, None)
+        if part is not None:
+            described[attr] = len(part)
+            src = getattr(part, "sources", None) or getattr(part, "source", None)
+            if src:
+                described[f"{attr}_source"] = src if isinstance(src, str) else list(src)
+    return described
+
+
+def matrix_to_long(matrix: ScoreMatrix) -> pa.Table:
+    """Long table (metric, system, topic, value) of a score matrix, like ``trec_eval -q``.
+
+    Examples
+    --------
+    >>> m = ScoreMatrix(np.array([[[0.5, 1.0]]]), ["AP"], ["run1"], ["401", "402"])
+    >>> matrix_to_long(m).to_pylist()[1]
+    {'metric': 'AP', 'system': 'run1', 'topic': '402', 'value': 1.0}
+    """
+    nm, ns, nt = matrix.shape
+    return pa.table({
+        "metric": pa.array(np.repeat(np.asarray(matrix.metrics, object), ns * nt), pa.string()),
+        "system": pa.array(np.tile(np.repeat(np.asarray(matrix.systems, object), nt), nm),
+                           pa.string()),
+        "topic": pa.array(np.tile(np.asarray(matrix.topics, object), nm * ns), pa.string()),
+        "value": pa.array(matrix.values.ravel(), pa.float64()),
+    })
 
 
 # --------------------------------------------------------------------------------- engine
@@ -322,15 +383,18 @@ class Result:
     def report(self, directory: str | os.PathLike) -> Path:
         """Write a run directory: ``results/*.parquet``, ``manifest.json``, ``report.md``
         and its PNG plots (``irsim report`` can rebuild it later). Returns report.md."""
-        from irsim.engine import write_tables
+        from irsim.engine.checkpoint import atomic_write, run_dir_lock
+        from irsim.engine.output import clear_report, write_tables
         from irsim.report import write_report
 
         directory = Path(directory)
-        write_tables(self.tables, directory)
-        path = write_report(directory, self.tables, self.manifest)
-        tmp = directory / "manifest.json.tmp"
-        tmp.write_text(json.dumps(self.manifest, indent=2, default=str))
-        os.replace(tmp, directory / "manifest.json")
+        with run_dir_lock(directory):  # as the command line: one writer, nothing stale
+            (directory / "manifest.json").unlink(missing_ok=True)
+            write_tables(self.tables, directory)
+            clear_report(directory)
+            path = write_report(directory, self.tables, self.manifest)
+            text = json.dumps(self.manifest, indent=2, default=str).encode()
+            atomic_write(directory / "manifest.json", lambda f: f.write(text))
         return path
 
     def __repr__(self) -> str:
@@ -445,8 +509,6 @@ def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
         finally:
             if bar is not None:
                 bar.close()
-    from irsim.runner import describe_data, versions
-
     manifest = {
         "experiment": name,
         "entry": f"irsim.{name}",

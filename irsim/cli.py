@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 
 import hydra
@@ -26,13 +27,37 @@ SUBCOMMANDS = {
     "report": "rebuild report.md and plots of a run directory: irsim report <run dir>",
     "list": "list experiments, collections, metrics, tests and CI methods",
     "collect": "merge a sweep's tables into one partitioned Parquet dataset: "
-               "irsim collect <sweep dir> [<out dir>]",
+               "irsim collect <sweep dir> [<out dir>] [--partial]",
 }
 
 
-def _fail(err: BaseException | str) -> None:
-    print(f"irsim: error: {err}", file=sys.stderr)
-    raise SystemExit(2)
+def _fail(err: BaseException | str, code: int = 2) -> None:
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()] or [repr(err)]
+    print(f"irsim: error: {lines[0]}", file=sys.stderr)
+    raise SystemExit(code)
+
+
+def _log_to_files(message: str) -> str | None:
+    """Log the exception being handled, with its traceback, to the run directory's log file
+    only (the console gets one line); returns that file's path."""
+    record = log.makeRecord(log.name, logging.ERROR, __file__, 0, message, None,
+                            sys.exc_info())
+    where = None
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.FileHandler):
+            handler.handle(record)
+            where = handler.baseFilename
+    return where
+
+
+def _interrupted(run_dir: Path | None, multirun: bool = False) -> None:
+    """Ctrl-C: one line saying how to resume (finished shards are checkpointed)."""
+    if run_dir is None:
+        _fail("interrupted")
+    where = "hydra.sweep.dir=" + str(run_dir.parent) if multirun else \
+        f"hydra.run.dir={run_dir}"
+    _fail(f"interrupted; finished shards are saved: rerun the same command with {where} to "
+          f"resume")
 
 
 @hydra.main(version_base="1.3", config_path="pkg://irsim.conf", config_name="config")
@@ -46,14 +71,24 @@ def _hydra_entry(cfg: DictConfig) -> None:
             if isinstance(handler, logging.StreamHandler) and not isinstance(
                     handler, logging.FileHandler):
                 handler.setLevel(logging.WARNING)
+    multirun = hc.mode == RunMode.MULTIRUN
     try:
         if cfg.get("command", "run") == "evaluate":
             evaluate_command(cfg, run_dir)
         else:
             # the jobs of a multirun share one Ray instance instead of starting one each
-            run(cfg, run_dir, keep_ray=hc.mode == RunMode.MULTIRUN)
+            run(cfg, run_dir, keep_ray=multirun)
     except IrsimError as err:
         _fail(err)
+    except KeyboardInterrupt:
+        _interrupted(run_dir, multirun)
+    except OSError as err:  # a read-only or full filesystem, a vanished directory
+        where = err.filename or run_dir
+        _fail(f"{where}: {err.strerror or err}")
+    except Exception as err:  # noqa: BLE001 - a bug: one line here, the traceback in the log
+        where = _log_to_files("internal error") or run_dir
+        _fail(f"internal error: {type(err).__name__}: {err} (traceback in {where}; please "
+              f"report it)", code=1)
     if not cfg.get("quiet", False):
         print(f"irsim: results in {run_dir}", file=sys.stderr)
 
@@ -81,6 +116,7 @@ def _precheck(overrides: list[str]) -> None:
     if any(a in ("-m", "--multirun") or a.startswith("-") for a in overrides):
         return  # sweeps and Hydra flags: Hydra validates each job itself
     plain = [a for a in overrides if not a.lstrip("+~").startswith(("hydra.", "hydra/"))]
+    hydra_args = [a for a in overrides if a not in plain]
     for arg in plain:
         key, sep, value = arg.partition("=")
         group = key.lstrip("+~")
@@ -89,9 +125,11 @@ def _precheck(overrides: list[str]) -> None:
             if value not in names:
                 _fail(unknown_name(group, value, names))
     try:
-        from irsim.runner import compose_config
+        from irsim.runner import check_seed, compose_config
 
-        compose_config(plain)
+        cfg = compose_config(plain)
+        if hydra_args:  # Hydra's own keys: checked too (Hydra would print a traceback)
+            compose_config([*plain, *hydra_args], hydra=True)
     except (HydraException, OmegaConfBaseException, ValueError) as err:
         lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()] or [str(err)]
         message = lines[0]
@@ -99,11 +137,35 @@ def _precheck(overrides: list[str]) -> None:
             key = message.split("'")[1] if "'" in message else "?"
             _fail(_unknown_key(plain, key))
         cause = err.__cause__
+        if message.startswith("Error parsing override") and any(c in message for c in "()"):
+            _, _, bad = message.partition("'")
+            key = bad.partition("=")[0] or "key"
+            _fail(f"config: {message}: quote a value with parentheses, e.g. "
+                  f"'{key}=\"AP(rel=2)\"' (in a list: '{key}=[\"AP(rel=2)\"]')")
         if message.startswith("Error merging override") and cause is not None:
             arg = message.removeprefix("Error merging override").strip()
             first = str(cause).splitlines()[0].strip()
             message = f"{arg.partition('=')[0]}: {first}"
         _fail(f"config: {message}")
+    try:
+        check_seed(cfg.get("seed"))
+    except IrsimError as err:
+        _fail(err)
+
+
+def _explicit_run_dir(argv: list[str]) -> Path | None:
+    """The ``hydra.run.dir=...`` of a single run's command line (None: Hydra's default, an
+    interpolation, or a sweep)."""
+    if any(a in ("-m", "--multirun") for a in argv):
+        return None
+    for arg in reversed(argv):
+        key, sep, value = arg.partition("=")
+        if sep and key.lstrip("+~") == "hydra.run.dir":
+            value = value.strip()
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            return None if (not value or "${" in value) else Path(value)
+    return None
 
 
 def _unknown_key(overrides: list[str], key: str) -> str:
@@ -150,15 +212,37 @@ def main(argv: list[str] | None = None) -> None:
                 return
         except IrsimError as err:
             _fail(err)
+        except OSError as err:
+            _fail(f"{err.filename or cmd}: {err.strerror or err}")
+        except KeyboardInterrupt:
+            _fail("interrupted")
+        except Exception as err:  # noqa: BLE001 - a bug: one line, not a traceback
+            _fail(f"internal error: {type(err).__name__}: {err} (please report it)", code=1)
         argv = [*rest, "+command=evaluate"]
         prog = "irsim evaluate"
-    if not any(a in ("--help", "-h", "--hydra-help", "--info", "--cfg", "-c") for a in argv):
-        _precheck(argv)
-    sys.argv = [prog, *argv]
-    from irsim.conf import register
+    informational = any(a in ("--help", "-h", "--hydra-help", "--info", "--cfg", "-c")
+                        for a in argv)
+    try:
+        if not informational:
+            _precheck(argv)
+        sys.argv = [prog, *argv]
+        from irsim.conf import register
 
-    register()
-    _hydra_entry()
+        register()
+        explicit = None if informational else _explicit_run_dir(argv)
+        with ExitStack() as stack:
+            if explicit is not None:
+                from irsim.engine.checkpoint import run_dir_lock
+
+                # taken before Hydra writes .hydra/ into the directory, so that a second run
+                # into a busy directory changes nothing there
+                try:
+                    stack.enter_context(run_dir_lock(explicit))
+                except IrsimError as err:
+                    _fail(err)
+            _hydra_entry()
+    except KeyboardInterrupt:
+        _fail("interrupted")
 
 
 if __name__ == "__main__":

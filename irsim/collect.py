@@ -15,17 +15,49 @@ import yaml
 
 from irsim.errors import InputError
 
-__all__ = ["collect", "collect_command", "sweep_jobs"]
+__all__ = ["collect", "collect_command", "sweep_jobs", "expected_jobs"]
 
 
-def sweep_jobs(sweep_dir: str | os.PathLike) -> list[tuple[Path, dict[str, str]]]:
-    """Job directories of a sweep (those with ``results/``) and their override parameters
-    (``hydra.*`` overrides excluded)."""
+def expected_jobs(sweep_dir: str | os.PathLike) -> int | None:
+    """How many jobs the sweep launched: the product of its sweep overrides, read from the
+    ``multirun.yaml`` Hydra writes at the sweep's root (None when it is absent or has no
+    basic-sweeper overrides).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> task = ["experiment.B=250,500", "seed=range(3)"]
+    >>> _ = (d / "multirun.yaml").write_text(yaml.safe_dump({"hydra": {"overrides": {
+    ...     "task": task}}}))
+    >>> expected_jobs(d)
+    6
+    """
+    path = Path(sweep_dir) / "multirun.yaml"
+    if not path.is_file():
+        return None
+    try:
+        from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+        from hydra.core.override_parser.overrides_parser import OverridesParser
+
+        conf = yaml.safe_load(path.read_text()) or {}
+        task = (((conf.get("hydra") or {}).get("overrides") or {}).get("task")) or []
+        parsed = OverridesParser.create().parse_overrides([str(t) for t in task])
+        return sum(len(batch) for batch in BasicSweeper.split_arguments(parsed, None))
+    except Exception:  # noqa: BLE001 - another sweeper's syntax: the count is unknown
+        return None
+
+
+def sweep_jobs(sweep_dir: str | os.PathLike, *, finished: bool = True
+               ) -> list[tuple[Path, dict[str, str]]]:
+    """Job directories of a sweep and their override parameters (``hydra.*`` overrides
+    excluded); with `finished`, only jobs that finished (``results/`` and ``manifest.json``,
+    which a run writes last)."""
     sweep = Path(sweep_dir)
     jobs = []
     for overrides in sorted(sweep.rglob(".hydra/overrides.yaml")):
         job = overrides.parent.parent
-        if not (job / "results").is_dir():
+        if finished and not _finished(job):
             continue
         params = {}
         for item in yaml.safe_load(overrides.read_text()) or []:
@@ -38,9 +70,17 @@ def sweep_jobs(sweep_dir: str | os.PathLike) -> list[tuple[Path, dict[str, str]]
     return jobs
 
 
-def collect(sweep_dir: str | os.PathLike, out: str | os.PathLike | None = None
-            ) -> dict[str, Path]:
+def _finished(job: Path) -> bool:
+    return (job / "results").is_dir() and (job / "manifest.json").is_file()
+
+
+def collect(sweep_dir: str | os.PathLike, out: str | os.PathLike | None = None, *,
+            partial: bool = False) -> dict[str, Path]:
     """Merge the result tables of every job under `sweep_dir`.
+
+    A sweep with unfinished jobs (a job directory without its tables and manifest, or fewer
+    job directories than ``multirun.yaml`` launches) is refused with :class:`InputError`
+    naming them, unless `partial` (then the finished jobs are merged).
 
     Each table ``T`` becomes the dataset ``<out>/T/`` (hive-partitioned by the sweep
     parameters, which are also columns, plus ``job``: the job's directory relative to the
@@ -54,6 +94,15 @@ def collect(sweep_dir: str | os.PathLike, out: str | os.PathLike | None = None
     if not sweep.is_dir():
         raise InputError("sweep directory not found", file=sweep)
     jobs = sweep_jobs(sweep)
+    started = sweep_jobs(sweep, finished=False)
+    unfinished = [str(j.relative_to(sweep)) for j, _ in started if not _finished(j)]
+    expected = expected_jobs(sweep)
+    total = max(len(started), expected or 0)
+    if not partial and (unfinished or len(jobs) < total):
+        listing = f" (unfinished: {', '.join(unfinished)})" if unfinished else ""
+        raise InputError(f"incomplete sweep: {len(jobs)} of {total} jobs finished{listing}; "
+                         f"rerun the sweep, or collect the finished jobs with --partial",
+                         file=sweep)
     if not jobs:
         raise InputError("no job with results/ under this directory (is it a Hydra "
                          "multirun sweep dir?)", file=sweep)
@@ -91,9 +140,11 @@ def collect(sweep_dir: str | os.PathLike, out: str | os.PathLike | None = None
 
 
 def collect_command(args: list[str]) -> None:
-    """CLI: ``irsim collect <sweep dir> [<out dir>]``."""
-    if not 1 <= len(args) <= 2:
-        raise InputError("usage: irsim collect <sweep dir> [<out dir>]")
-    paths = collect(args[0], args[1] if len(args) == 2 else None)
+    """CLI: ``irsim collect <sweep dir> [<out dir>] [--partial]``."""
+    partial = "--partial" in args
+    args = [a for a in args if a != "--partial"]
+    if not 1 <= len(args) <= 2 or any(a.startswith("-") for a in args):
+        raise InputError("usage: irsim collect <sweep dir> [<out dir>] [--partial]")
+    paths = collect(args[0], args[1] if len(args) == 2 else None, partial=partial)
     for name, path in paths.items():
         print(f"{name}: {path}")

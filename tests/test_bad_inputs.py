@@ -45,6 +45,48 @@ def matrix_file(tmp, text):
             "collection.metric=AP", "experiment.B=10"]
 
 
+def corrupt_run_dir(tmp, damage):
+    """A finished run directory (B=20) with one file damaged: `damage(run_dir)`."""
+    from irsim.runner import compose_config, run
+
+    run_dir = tmp / "done"
+    run(compose_config(["experiment.B=20", "quiet=true", "experiment.tests=[paired_bootstrap]"]),
+        run_dir)
+    damage(run_dir)
+    return ["report", str(run_dir)]
+
+
+def flip_data_page(run_dir):
+    """Flip one byte inside asl.parquet's first data page; the footer stays intact."""
+    path = run_dir / "results" / "asl.parquet"
+    raw = bytearray(path.read_bytes())
+    raw[len(raw) // 4] ^= 0x01
+    path.write_bytes(bytes(raw))
+
+
+_HELD: list[int] = []  # descriptors holding a lock (closed after each test)
+
+
+def locked(tmp, args):
+    """`args` run into tmp/run while another process holds its lock (flock on another open
+    file description conflicts exactly as another process's would)."""
+    import fcntl
+    import os
+
+    (tmp / "run").mkdir()
+    fd = os.open(tmp / "run", os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    _HELD.append(fd)
+    return args
+
+
+def file_at(tmp, rel):
+    path = tmp / "run" / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("a file where a directory belongs")
+    return ["experiment.B=10"]
+
+
 # (id, builder(tmp) -> args, substring of the message)
 CASES = [
     ("run-columns", lambda t: run_file(t, "301 Q0 d1 1 2.0 tag\n301 Q0 d2 2 1.0\n"),
@@ -96,6 +138,8 @@ CASES = [
      "experiment.trials: Value 'many' of type 'str' could not be converted to Integer"),
     ("B-zero", lambda t: ["experiment.B=0"], "experiment.B must be an integer >= 1"),
     ("alpha-outside", lambda t: ["experiment.alpha=[0.05,1.2]"], "inside (0, 1)"),
+    ("alpha-text", lambda t: ["experiment.alpha=[abc]"],
+     "experiment.alpha must be numbers inside (0, 1), got ['abc']"),
     ("alpha-zero", lambda t: ["experiment.alpha=[0]"], "inside (0, 1)"),
     ("offline-missing", lambda t: ["collection=adhoc8", f"data_dir={t}", "offline=true"],
      "offline"),
@@ -113,13 +157,84 @@ CASES = [
     ("unreadable-file", lambda t: matrix_dir(t), "m_dir"),
     ("report-not-a-run", lambda t: ["report", str(t)], "not a run directory"),
     ("list-unknown", lambda t: ["list", "metrcs"], "did you mean 'metrics'"),
+    # issue 16: seeds and numbers that used to give tracebacks or run silently rounded
+    ("seed-negative", lambda t: ["seed=-1"], "seed must be an integer >= 0, got -1"),
+    ("seed-text", lambda t: ["seed=abc"], "seed must be an integer >= 0, got 'abc'"),
+    ("seed-null", lambda t: ["seed=null"], "seed must be an integer >= 0, got None"),
+    ("seed-fraction", lambda t: ["seed=1.7"], "seed must be an integer >= 0, got 1.7"),
+    ("seed-bool", lambda t: ["seed=true"], "seed must be an integer >= 0, got True"),
+    ("seed-list", lambda t: ["seed=[1,2]"], "seed must be an integer >= 0"),
+    ("B-text", lambda t: ["experiment.B=abc"], "experiment.B: Value 'abc'"),
+    ("B-null", lambda t: ["experiment.B=null"], "experiment.B"),
+    ("B-fraction", lambda t: ["experiment.B=2.5"], "experiment.B"),
+    # issue 16: Ray settings that used to hang (actors never scheduled, endless retries)
+    ("ray-workers-over-cpus", lambda t: ["engine=ray", "engine.num_cpus=1",
+                                         "engine.workers=1000", "experiment.B=10"],
+     "engine.workers=1000 needs 1000 CPUs but the Ray cluster has 1"),
+    ("ray-num-cpus-zero", lambda t: ["engine=ray", "engine.num_cpus=0"],
+     "engine.num_cpus must be an integer >= 1, got 0"),
+    ("ray-workers-zero", lambda t: ["engine=ray", "engine.workers=0"],
+     "engine.workers must be an integer >= 1, got 0"),
+    ("ray-workers-negative", lambda t: ["engine=ray", "engine.workers=-2"],
+     "engine.workers must be an integer >= 1, got -2"),
+    ("ray-in-flight-zero", lambda t: ["engine=ray", "engine.in_flight=0"],
+     "engine.in_flight must be an integer >= 1"),
+    ("ray-max-retries-negative", lambda t: ["engine=ray", "engine.max_retries=-1"],
+     "engine.max_retries must be an integer >= 0"),
+    ("ray-address-refused", lambda t: ["engine=ray", "engine.address=127.0.0.1:1"],
+     "no Ray cluster reachable at 127.0.0.1:1"),
+    ("ray-address-malformed", lambda t: ["engine=ray", "engine.address=ray://nohost"],
+     "must be 'auto', host:port or ray://host:port"),
+    # issue 16: Hydra's own keys are checked by the pre-check too (no Hydra traceback)
+    ("hydra-key-wrong-type", lambda t: ["hydra.job.chdir=abc"],
+     "hydra.job.chdir: Value 'abc' is not a valid bool"),
+    ("hydra-unknown-key", lambda t: ["hydra.run.dirr=x"], "unknown config key 'hydra.run.dirr'"),
+    ("hydra-unknown-group-option", lambda t: ["hydra/launcher=nope"],
+     "Could not find 'hydra/launcher/nope'"),
+    ("metric-unquoted-parentheses", lambda t: ["metrics=[AP(rel=0)]"],
+     "quote a value with parentheses"),
+    # issue 16: the run directory
+    ("run-dir-is-a-file", lambda t: (write(t, "run", "x"), ["experiment.B=10"])[1],
+     "is a file"),
+    ("results-is-a-file", lambda t: file_at(t, "results"), "results: is a file"),
+    ("checkpoints-is-a-file", lambda t: file_at(t, "checkpoints"), "checkpoints: is a file"),
+    ("run-dir-in-use", lambda t: locked(t, ["experiment.B=10"]),
+     "in use by another irsim run"),
+    ("evaluate-run-dir-in-use", lambda t: locked(t, [
+        "evaluate", "collection=trec", f"collection.runs={RUN}", f"collection.qrels={QRELS}",
+        "metrics=[AP]"]), "in use by another irsim run"),
+    # issue 16: irsim report on damaged run directories
+    ("report-garbage-parquet", lambda t: corrupt_run_dir(
+        t, lambda d: (d / "results" / "asl.parquet").write_bytes(b"PAR1 not parquet")),
+     "asl.parquet: not a readable Parquet table"),
+    ("report-empty-parquet", lambda t: corrupt_run_dir(
+        t, lambda d: (d / "results" / "discpower.parquet").write_bytes(b"")),
+     "discpower.parquet: not a readable Parquet table"),
+    ("report-corrupt-data-page", lambda t: corrupt_run_dir(t, flip_data_page),
+     "asl.parquet: not a readable Parquet table"),
+    ("report-corrupt-manifest", lambda t: corrupt_run_dir(
+        t, lambda d: (d / "manifest.json").write_text("{not json")), "unreadable manifest"),
+    ("report-manifest-not-object", lambda t: corrupt_run_dir(
+        t, lambda d: (d / "manifest.json").write_text("[1, 2]")), "not an object"),
+    ("report-results-is-a-file", lambda t: (write(t, "results", "x"), ["report", str(t)])[1],
+     "not a run directory"),
 ]
+
+
+@pytest.fixture(autouse=True)
+def _release_locks():
+    import os
+
+    yield
+    while _HELD:
+        os.close(_HELD.pop())
 
 
 @pytest.mark.parametrize("name,build,needle", CASES, ids=[c[0] for c in CASES])
 def test_bad_input(tmp_path, capsys, name, build, needle):
     run_dir = tmp_path / "run"
     args = build(tmp_path)
+    capsys.readouterr()  # what building the case printed
     if args[0] not in ("report", "list"):
         args = [*args, "quiet=true", f"hydra.run.dir={run_dir}"]
     with pytest.raises(SystemExit) as exc:
@@ -130,8 +245,9 @@ def test_bad_input(tmp_path, capsys, name, build, needle):
     assert len(lines) == 1, err
     assert lines[0].startswith("irsim: error: ") and "Traceback" not in err
     assert needle in lines[0], lines[0]
-    assert not (run_dir / "results").exists()
+    assert not (run_dir / "results").is_dir()
     assert not (run_dir / "manifest.json").exists()
+    assert not (run_dir / "checkpoints").is_dir()  # nothing half-written, not even empty
 
 
 def test_at_least_twenty_cases():
@@ -145,3 +261,59 @@ def test_gzip_run_is_accepted(tmp_path, capsys):
     main(["evaluate", "collection=trec", f"collection.runs={gz}", f"collection.qrels={QRELS}",
           "metrics=[AP]", "quiet=true", f"hydra.run.dir={tmp_path / 'ok'}"])
     assert (tmp_path / "ok" / "results" / "per_topic.parquet").exists()
+
+
+def test_full_filesystem_one_line_and_no_temp_files(tmp_path, capsys, monkeypatch):
+    """A disk that fills up while checkpointing: one line naming the problem, exit 2, no
+    half-written checkpoint (.tmp) and no results; the next run starts cleanly."""
+    import errno
+
+    import numpy as np
+
+    calls = {"n": 0}
+    real = np.savez
+
+    def fills_up(file, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            file.write(b"PK\x03\x04partial")  # a torn write, then the disk is full
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(file, *args, **kwargs)
+
+    monkeypatch.setattr(np, "savez", fills_up)
+    run_dir = tmp_path / "run"
+    args = ["experiment.B=1000", "engine.shard_replicates=250", "quiet=true",
+            f"hydra.run.dir={run_dir}"]
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "No space left on device" in lines[0], err
+    assert not list(run_dir.rglob("*.tmp")) and not (run_dir / "results").exists()
+    assert len(list(run_dir.rglob("*.npz"))) == 2  # the two complete shards are kept
+    monkeypatch.setattr(np, "savez", real)
+    main(args)
+    assert (run_dir / "results" / "asl.parquet").exists()
+
+
+def test_internal_error_is_one_line_with_the_traceback_in_the_log(tmp_path, capsys,
+                                                                  monkeypatch):
+    """A bug (not bad input) still prints one line, exit code 1, and points to the run
+    directory's log, which holds the traceback."""
+    import irsim.runner
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(irsim.runner, "execute", boom)
+    run_dir = tmp_path / "run"
+    with pytest.raises(SystemExit) as exc:
+        main(["experiment.B=10", "quiet=true", f"hydra.run.dir={run_dir}"])
+    assert exc.value.code == 1
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "internal error: RuntimeError: boom" in lines[0], err
+    logs = list(run_dir.glob("*.log"))
+    assert logs and "Traceback" in logs[0].read_text() and "boom" in logs[0].read_text()
+    assert not (run_dir / "results").exists() and not (run_dir / "checkpoints").exists()

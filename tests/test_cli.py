@@ -136,3 +136,106 @@ def test_list_names_everything():
         assert needle in r.stdout
     r = irsim("list", "metrcs")
     assert r.returncode == 2 and "did you mean 'metrics'" in r.stderr
+
+
+# ------------------------------------------------------------ run-directory reliability (#16)
+def test_rerun_with_another_config_leaves_nothing_stale(tmp_path):
+    """A run owns its directory: a second run with another configuration replaces every
+    table, plot, report and manifest of the first (none of the first survive)."""
+    first = ["experiment.B=50", "quiet=true", "experiment.tests=[paired_bootstrap]",
+             "experiment.stability=true", "experiment.swap=true", "experiment.rankcorr=true"]
+    run(compose_config(first), tmp_path)
+    old_tables = {p.stem for p in (tmp_path / "results").glob("*.parquet")}
+    old_pngs = {p.name for p in tmp_path.glob("*.png")}
+    assert {"stability", "rankcorr"} <= old_tables and "mr_pt_curves.png" in old_pngs
+    tables = run(compose_config(["experiment.B=60", "quiet=true", "seed=1",
+                                 "experiment.tests=[paired_bootstrap]"]), tmp_path)
+    assert {p.stem for p in (tmp_path / "results").glob("*.parquet")} == set(tables) == {
+        "asl", "discpower"}
+    report = (tmp_path / "report.md").read_text()
+    pngs = {p.name for p in tmp_path.glob("*.png")}
+    assert pngs and all(f"({name})" in report for name in pngs)  # only the new report's
+    assert "mr_pt_curves.png" not in pngs
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["seed"] == 1 and manifest["config"]["experiment"]["B"] == 60
+    assert not (tmp_path / "checkpoints").exists()
+    # irsim report rebuilds from the new tables only
+    r = irsim("report", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "Stability" not in (tmp_path / "report.md").read_text()
+
+
+def _start(args, cwd):
+    return subprocess.Popen([sys.executable, "-m", "irsim", *args], cwd=cwd, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _wait_for_shards(run_dir, proc, n=3, timeout=120):
+    import time
+
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if len(list((run_dir / "checkpoints").rglob("*.npz"))) >= n:
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError("no checkpoint appeared")
+
+
+LONG = ["experiment.B=40000", "engine.shard_replicates=250", "quiet=true",
+        "experiment.estimated_diff=false",
+        "experiment.tests=[paired_bootstrap]"]
+
+
+def test_concurrent_run_refused_then_kill9_resume_is_exact(tmp_path):
+    """The issue's repro: a second run into a busy directory is refused (one line, exit 2,
+    nothing of it written); the first is killed with -9; the rerun resumes and its tables
+    equal a fresh run's."""
+    import signal
+
+    out = tmp_path / "X"
+    first = _start([*LONG, "seed=0", f"hydra.run.dir={out}"], tmp_path)
+    try:
+        _wait_for_shards(out, first)
+        first.send_signal(signal.SIGSTOP)  # still running (and locking) however fast it is
+        hydra_cfg = (out / ".hydra" / "config.yaml").read_text()
+        second = irsim(*LONG, "seed=1", f"hydra.run.dir={out}", cwd=tmp_path)
+        assert second.returncode == 2, second.stderr
+        lines = [ln for ln in second.stderr.splitlines() if ln.strip()]
+        assert len(lines) == 1 and "in use by another irsim run" in lines[0], second.stderr
+        assert (out / ".hydra" / "config.yaml").read_text() == hydra_cfg  # untouched
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.communicate()
+    assert not (out / "results").exists()
+    done = len(list((out / "checkpoints").rglob("*.npz")))
+    r = irsim(*LONG, "seed=0", f"hydra.run.dir={out}", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["run"]["shards_resumed"] == done > 0
+    fresh = irsim(*LONG, "seed=0", f"hydra.run.dir={tmp_path / 'fresh'}", cwd=tmp_path)
+    assert fresh.returncode == 0, fresh.stderr
+    for name in ("asl", "discpower"):
+        a = pd.read_parquet(out / "results" / f"{name}.parquet")
+        b = pd.read_parquet(tmp_path / "fresh" / "results" / f"{name}.parquet")
+        pd.testing.assert_frame_equal(a, b, check_exact=True)
+
+
+@pytest.mark.parametrize("engine", ["local", pytest.param("ray", marks=pytest.mark.ray)])
+def test_ctrl_c_one_line_with_resume_hint(tmp_path, engine):
+    import signal
+
+    out = tmp_path / "run"
+    proc = _start([*LONG, f"engine={engine}", f"hydra.run.dir={out}"], tmp_path)
+    _wait_for_shards(out, proc)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2, err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith("irsim: error: interrupted") and f"hydra.run.dir={out}" in \
+        lines[0]
+    assert not (out / "results").exists() and not (out / "manifest.json").exists()
+    r = irsim(*LONG, f"engine={engine}", f"hydra.run.dir={out}", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads((out / "manifest.json").read_text())["run"]["shards_resumed"] >= 3

@@ -87,3 +87,33 @@ def test_collect_merges_jobs_with_parameters(tmp_path):
     assert "hydra.verbose" not in dp.columns
     with pytest.raises(InputError, match="no job with results"):
         collect(tmp_path / "merged")
+
+
+def test_collect_refuses_an_incomplete_sweep(tmp_path):
+    """A sweep of 3 jobs of which one never finished, and one never started: refused with
+    one line naming them, unless --partial."""
+    from irsim.cli import main
+    from irsim.runner import compose_config, run
+
+    sweep = tmp_path / "sw"
+    for job, b in enumerate([100, 200]):
+        d = sweep / str(job)
+        run(compose_config([f"experiment.B={b}", "metrics=[AP]", "quiet=true",
+                            "experiment.tests=[paired_bootstrap]"]), d)
+        (d / ".hydra").mkdir()
+        (d / ".hydra" / "overrides.yaml").write_text(f"- experiment.B={b}\n")
+    (sweep / "multirun.yaml").write_text(
+        "hydra:\n  overrides:\n    task: ['experiment.B=100,200,300', 'quiet=true']\n")
+    with pytest.raises(InputError, match=r"incomplete sweep: 2 of 3 jobs finished"):
+        collect(sweep)
+    (sweep / "1" / "manifest.json").unlink()  # job 1 was killed before it finished
+    with pytest.raises(InputError, match=r"1 of 3 jobs finished \(unfinished: 1\)"):
+        collect(sweep)
+    out = collect(sweep, partial=True)
+    dp = ds.dataset(out["discpower"], partitioning="hive").to_table().to_pandas()
+    assert set(dp["job"].astype(str)) == {"0"}
+    with pytest.raises(SystemExit) as exc:
+        main(["collect", str(sweep)])
+    assert exc.value.code == 2
+    main(["collect", str(sweep), str(tmp_path / "out"), "--partial"])
+    assert (tmp_path / "out" / "discpower").is_dir()

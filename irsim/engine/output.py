@@ -11,8 +11,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from irsim import tables as registry
+from irsim.errors import InputError
 
-__all__ = ["write_tables", "read_tables"]
+__all__ = ["write_tables", "read_tables", "clear_report"]
 
 
 def write_tables(tables: dict[str, pa.Table], run_dir: str | os.PathLike) -> dict[str, Path]:
@@ -24,7 +25,11 @@ def write_tables(tables: dict[str, pa.Table], run_dir: str | os.PathLike) -> dic
     columns (filled by only some studies of a table, e.g. ``swap_summary``'s) may be absent.
 
     All files are first written into a temporary directory inside `run_dir` and then moved
-    into place, so a failure never leaves a partial set of new tables behind.
+    into place, so a failure never leaves a partial set of new tables behind. Pages carry
+    CRC checksums, which :func:`read_tables` verifies (a corrupt data page behind an intact
+    footer is an error, not silently wrong numbers). Tables of an
+    earlier run in `run_dir` that this call does not write are removed: ``results/`` then
+    holds exactly `tables`.
 
     Examples
     --------
@@ -35,6 +40,10 @@ def write_tables(tables: dict[str, pa.Table], run_dir: str | os.PathLike) -> dic
     >>> paths = write_tables({"per_topic": t}, d)
     >>> read_tables(d)["per_topic"].num_rows
     2
+    >>> _ = write_tables({}, d)  # per_topic is not part of this run: removed
+    >>> sorted(read_tables(d))
+    []
+    >>> _ = write_tables({"per_topic": t}, d)
     >>> write_tables({"per_topic": t.drop_columns(["value"])}, d)
     Traceback (most recent call last):
     ...
@@ -45,24 +54,74 @@ def write_tables(tables: dict[str, pa.Table], run_dir: str | os.PathLike) -> dic
         # build it with irsim.tables.table, the check can be strict
         registry.check(name, table)
     run_dir = Path(run_dir)
+    results = run_dir / "results"
+    for path in (run_dir, results):
+        if path.exists() and not path.is_dir():
+            raise InputError("is a file, not a directory", file=path)
     run_dir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".results-", dir=run_dir))
     try:
         for name, table in tables.items():
-            pq.write_table(table, tmp / f"{name}.parquet")
-        results = run_dir / "results"
+            with open(tmp / f"{name}.parquet", "wb") as f:
+                pq.write_table(table, f, write_page_checksum=True)
+                f.flush()
+                os.fsync(f.fileno())
         results.mkdir(exist_ok=True)
         out = {}
         for name in tables:
             dest = results / f"{name}.parquet"
             os.replace(tmp / f"{name}.parquet", dest)
             out[name] = dest
+        for stale in results.glob("*.parquet"):  # an earlier run's tables
+            if stale.stem not in tables:
+                stale.unlink()
         return out
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def clear_report(run_dir: str | os.PathLike) -> None:
+    """Remove ``report.md`` and the PNG plots of an earlier run from `run_dir`, so that a
+    new report leaves none of the old plots behind.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> for name in ("report.md", "old.png", "notes.txt"):
+    ...     _ = (d / name).write_text("x")
+    >>> clear_report(d)
+    >>> sorted(p.name for p in d.iterdir())
+    ['notes.txt']
+    """
+    run_dir = Path(run_dir)
+    for path in [run_dir / "report.md", *run_dir.glob("*.png")]:
+        if path.is_file():
+            path.unlink()
+
+
 def read_tables(run_dir: str | os.PathLike) -> dict[str, pa.Table]:
-    """Read every ``results/*.parquet`` of a run directory."""
+    """Read every ``results/*.parquet`` of a run directory; a file that is not a readable
+    Parquet table (torn, corrupt footer, a data page failing its CRC) raises
+    :class:`InputError` naming it.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> (d / "results").mkdir()
+    >>> _ = (d / "results" / "asl.parquet").write_bytes(b"PAR1 garbage")
+    >>> read_tables(d)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.InputError: .../results/asl.parquet: not a readable Parquet table (...)
+    """
     results = Path(run_dir) / "results"
-    return {p.stem: pq.read_table(p) for p in sorted(results.glob("*.parquet"))}
+    out = {}
+    for path in sorted(results.glob("*.parquet")):
+        try:
+            out[path.stem] = pq.read_table(path, page_checksum_verification=True)
+        except Exception as err:  # noqa: BLE001 - ArrowInvalid, OSError, ...: all one line
+            first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+            raise InputError(f"not a readable Parquet table ({first})", file=path) from None
+    return out

@@ -138,8 +138,10 @@ def run_study(
         default 1 per actor) and, for ray, address, workers, ... (see
         :func:`irsim.engine.ray_executor.ray_partials`).
     checkpoint_dir : path, optional
-        Where finished shards are saved; shards found there (with a matching fingerprint)
-        are not recomputed.
+        Where finished shards are saved; a shard found there is reused only when its
+        identity matches (fingerprint of parameters, data and irsim version; shard
+        coordinates; checksum), otherwise it is recomputed (see
+        :class:`~irsim.engine.checkpoint.CheckpointStore`).
     progress : callable, optional
         Called as ``progress(done, total)`` after each shard.
 
@@ -152,11 +154,11 @@ def run_study(
     shards = study.plan(data)
     store = None
     done: list[tuple[Shard, Partial]] = []
+    fingerprint = fingerprint_of({"study": study.name, **study.fingerprint()},
+                                 data_digest(data))
     if checkpoint_dir is not None:
-        store = CheckpointStore(
-            checkpoint_dir, study.name, fingerprint_of(study.fingerprint(), data_digest(data)),
-            fields=study.fields(data),
-        )
+        store = CheckpointStore(checkpoint_dir, study.name, fingerprint,
+                                fields=study.fields(data))
         for shard in shards:
             part = store.load(shard)
             if part is not None:
@@ -199,6 +201,7 @@ def run_study(
     t_end = time.perf_counter()
     info = RunInfo(
         engine=engine,
+        fingerprint=fingerprint,
         shards=total,
         shards_resumed=len(resumed),
         shards_computed=len(todo),

@@ -141,8 +141,22 @@ def round_sig(x: float, digits: int = 2) -> float:
 
 
 def check_alphas(alphas: Sequence[float], name: str = "experiment.alpha") -> tuple[float, ...]:
-    """Validate significance levels: each strictly inside (0, 1)."""
-    out = tuple(float(a) for a in alphas)
+    """Validate significance levels: each a number strictly inside (0, 1).
+
+    Examples
+    --------
+    >>> check_alphas([0.01, 0.05])
+    (0.01, 0.05)
+    >>> check_alphas(["abc"])
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: experiment.alpha must be numbers inside (0, 1), got ['abc']
+    """
+    try:
+        out = tuple(float(a) for a in alphas)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} must be numbers inside (0, 1), got {list(alphas)!r}"
+                          ) from None
     if not out:
         raise ConfigError(f"{name} must list at least one significance level")
     for a in out:

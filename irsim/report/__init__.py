@@ -97,6 +97,18 @@ def report_command(args: list[str]) -> None:
     info: dict[str, Any] = {}
     manifest = run_dir / "manifest.json"
     if manifest.exists():
-        info = json.loads(manifest.read_text())
-    path = write_report(run_dir, read_tables(run_dir), info)
+        try:
+            info = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as err:
+            first = (str(err).splitlines() or [type(err).__name__])[0]
+            raise InputError(f"unreadable manifest ({first})", file=manifest) from None
+        if not isinstance(info, dict):
+            raise InputError(f"manifest is a JSON {type(info).__name__}, not an object",
+                             file=manifest)
+    tables = read_tables(run_dir)  # a corrupt table: InputError naming it
+    try:
+        path = write_report(run_dir, tables, info)
+    except OSError as err:
+        raise InputError(f"cannot write the report: {err.strerror or err}",
+                         file=err.filename or run_dir) from None
     print(path)
