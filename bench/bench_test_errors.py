@@ -1,19 +1,27 @@
-"""Benchmark: cost of experiment=test_errors, as trials per second per core at n = 50.
+"""Benchmark: cost of experiment=test_errors design=urbano2019 (Urbano et al. 2019) per core.
 
-For each test of the study (t, Wilcoxon, sign, randomisation, paired bootstrap) the p-values
-of blocks of 250 simulated trials (TREC-8 ad hoc AP, n = 50 topics, delta = 0) are timed on
-one core (BLAS and OpenMP pinned to 1 thread), as is the generator (latent draws + margins +
-copula) and the whole kernel (generator + all five tests). From the rates it prints the
-core-hours of 10^6 trials per configuration and of the default study (metrics x topic set
-sizes x deltas configurations), so the cost of a study can be read off before it is
-launched. Monte Carlo tests scale linearly in B and sublinearly in n (GEMMs of n x B).
+For each test (t, Wilcoxon, sign, randomisation, shift bootstrap) at n = 50 topics and the
+paper's B = 10^6 resamples, on Type I trials of a generator fitted to TREC-8 ad hoc AP, it
+prints (one core: BLAS and OpenMP pinned to 1 thread; CPU time of this process):
+
+- trials per second per core (both tails, as the study runs them: two-sided and one-sided);
+- for the Monte Carlo tests, the ratio of that time to the **GEMM roofline** of the same
+  resampling: one (trials x n) @ (n x B) float64 matrix product per tail, timed alone at the
+  same shapes (the arithmetic the test cannot avoid; goal: within 3x);
+- the ratio to a **per-trial** implementation that resamples like the paper's C++ loop: one
+  trial at a time, one random number per topic per resample (B x n uniforms), the resampled
+  means summed topic by topic (goal: >= 50x);
+- the projected core-hours of the paper's full design: 5 metrics x 3 topic set sizes x
+  (1,667,000 Type I trials + 10 deltas x 167,000 Type II/III trials), all five tests, both
+  tails, B = 10^6; rates measured at n = 50 and scaled linearly in n for the Monte Carlo tests
+  (their GEMMs are linear in n) to the sizes 25, 50, 100. Also the generator's cost per trial
+  and the fitting cost of the real collections (copulas per second).
 
 Usage::
 
-    python bench/bench_test_errors.py [--data ../shared/data] [--trials 2000] [--B 1000]
-                                      [--repeats 3] [--n 50]
-
-Rates use CPU time of this process (the machine may be shared: wall time is printed too).
+    python bench/bench_test_errors.py [--data ../shared/data] [--runs 40] [--trials 1000]
+                                      [--mc-trials 250] [--B 1000000] [--n 50]
+                                      [--loop-trials 2] [--fit-cache DIR]
 """
 
 from __future__ import annotations
@@ -32,89 +40,149 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from irsim.experiments.test_errors import TESTS, TestErrors  # noqa: E402
-from irsim.sampling.rng import REPLICATE_BLOCK  # noqa: E402
-from irsim.sampling.simulate import fit_simulator, prepare  # noqa: E402
+from irsim.experiments.test_errors import TESTS, URBANO_STREAM, TestErrors  # noqa: E402
+from irsim.sampling.rng import REPLICATE_BLOCK, blocked_draws, study_key  # noqa: E402
+from irsim.simulate.designs import PooledMetric  # noqa: E402
+from irsim.simulate.fitting import fit_collection  # noqa: E402
 
 DEFAULT_DATA = Path(os.environ.get("IRSIM_TEST_DATA",
                                    Path(__file__).resolve().parents[2] / "shared" / "data"))
+#: The paper's design: metrics, topic set sizes, deltas and trials.
+METRICS, SIZES, DELTAS = 5, (25, 50, 100), 10
+TYPE1_TRIALS, TYPE2_TRIALS = 1_667_000, 167_000
+MC = ("randomisation", "paired_bootstrap")
+TAILS = ("two-sided", "greater")
 
 
-def timed(f, repeats: int) -> tuple[float, float]:
-    """(best CPU seconds, best wall seconds) of `repeats` calls."""
-    cpu, wall = [], []
+def cpu(f, repeats: int = 1) -> float:
+    """Best CPU seconds of `repeats` calls."""
+    best = np.inf
     for _ in range(repeats):
-        c0, w0 = time.process_time(), time.perf_counter()
+        c0 = time.process_time()
         f()
-        cpu.append(time.process_time() - c0)
-        wall.append(time.perf_counter() - w0)
-    return min(cpu), min(wall)
+        best = min(best, time.process_time() - c0)
+    return best
+
+
+def per_trial_loop(d: np.ndarray, B: int, test: str, rng: np.random.Generator) -> float:
+    """One trial, resampled like the paper's C++ loop: for each of B resamples one uniform
+    per topic (a sign, or a topic index), the resampled mean accumulated topic by topic;
+    p-value two-sided. Chunked only to bound memory."""
+    n = len(d)
+    obs = abs(d.mean())
+    hits = 0
+    for start in range(0, B, 100_000):
+        m = min(100_000, B - start)
+        u = rng.random((m, n))
+        if test == "randomisation":
+            s = np.zeros(m)
+            for i in range(n):  # topic by topic, as the loop does
+                s += np.where(u[:, i] < 0.5, -d[i], d[i])
+            hits += int((np.abs(s / n) >= obs).sum())
+        else:
+            w = d - d.mean()
+            s = np.zeros(m)
+            idx = (u * n).astype(np.int64)
+            for i in range(n):
+                s += w[idx[:, i]]
+            hits += int((np.abs(s / n) >= obs).sum())
+    return hits / B
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    ap.add_argument("--trials", type=int, default=2000)
-    ap.add_argument("--B", type=int, default=1000)
+    ap.add_argument("--runs", type=int, default=40, help="runs of adhoc8 AP to fit")
+    ap.add_argument("--trials", type=int, default=1000, help="trials for t/Wilcoxon/sign")
+    ap.add_argument("--mc-trials", type=int, default=250, help="trials for the MC tests")
+    ap.add_argument("--B", type=int, default=1_000_000)
     ap.add_argument("--n", type=int, default=50)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--loop-trials", type=int, default=2)
+    ap.add_argument("--fit-cache", type=Path, default=None)
     args = ap.parse_args()
+    n, B = args.n, args.B
     trials = max(REPLICATE_BLOCK, args.trials // REPLICATE_BLOCK * REPLICATE_BLOCK)
+    mc_trials = max(1, args.mc_trials)
 
-    scores = pd.read_csv(args.data / "urbano" / "adhoc8_ap.csv").to_numpy(np.float64).T
-    t0 = time.perf_counter()
-    sim = fit_simulator(scores, metric="AP", drop_bottom=0.1)
-    fit_s = time.perf_counter() - t0
-    data = prepare([sim], (0.0,))
-    study = TestErrors(sizes=(args.n,), deltas=(0.0,), alphas=(0.05,), trials=trials,
-                       B=args.B, shard_replicates=trials)
-    units = [(a, a + REPLICATE_BLOCK) for a in range(0, trials, REPLICATE_BLOCK)]
-    blocks = []
-    for a, b in units:
-        base, pair, z1, z2 = study._latent(data, 0, args.n, a, b)
-        y, x = sim.scores(pair, z1, z2, margin_a=base, margin_b=base)
-        blocks.append((x, y, (0, a // REPLICATE_BLOCK)))
+    df = pd.read_csv(args.data / "urbano" / "adhoc8_ap.csv").iloc[:, : args.runs]
+    t0 = time.process_time()
+    model = fit_collection(df.to_numpy(np.float64).T, metric="AP", name="adhoc8_ap",
+                           runs=tuple(df.columns), cache_dir=args.fit_cache)
+    fit_cpu = time.process_time() - t0
+    pool = PooledMetric.build("AP", [model], (0.05,))
+    study = TestErrors(sizes=(n,), deltas=(0.0,), alphas=(0.05,), B=B, seed=0,
+                       wilcoxon_method="r", sign_threshold=0.01, bootstrap_statistic="mean")
 
-    def generate() -> None:
-        for a, b in units:
-            base, pair, z1, z2 = study._latent(data, 0, args.n, a, b)
-            sim.scores(pair, z1, z2, margin_a=base, margin_b=base)
+    def uniforms(a: int, b: int) -> np.ndarray:
+        return blocked_draws(0, URBANO_STREAM, (study_key("AP"), n), a, b,
+                             lambda rng, m: rng.random((m, 3 + 2 * n)))
 
-    rows = []
-    cpu, wall = timed(generate, args.repeats)
-    rows.append(("generator", "", cpu, wall))
+    gen_cpu = cpu(lambda: pool.type1(uniforms(0, trials), n))
+    base, exp = pool.type1(uniforms(0, trials), n)
+    rows = {}
     for test in TESTS:
-        def run(test=test) -> None:
-            for x, y, key in blocks:
-                study.pvalues(test, "two-sided", x, y, key)
+        k = mc_trials if test in MC else trials
+        x, y = exp[:k], base[:k]
+        sec = cpu(lambda test=test, x=x, y=y: [study.pvalues(test, alt, x, y, (0, 0))
+                                               for alt in TAILS])
+        rows[test] = (k, sec)
 
-        cpu, wall = timed(run, args.repeats)
-        rows.append((test, args.B if test in ("randomisation", "paired_bootstrap") else "",
-                     cpu, wall))
-    shard = study.plan(data)[0]
-    cpu, wall = timed(lambda: study.kernel(shard, data), args.repeats)
-    rows.append(("kernel (all 5 tests)", args.B, cpu, wall))
+    # GEMM roofline: the (trials x n) @ (n x B) product of each tail, operands ready
+    gemm_b = min(B, 1 << 16)
+    lhs = np.random.default_rng(0).standard_normal((mc_trials, n))
+    rhs = np.random.default_rng(1).standard_normal((n, gemm_b))
+    reps = max(1, B // gemm_b)
+    gemm_sec = cpu(lambda: [lhs @ rhs for _ in range(reps)], 2) * (B / (gemm_b * reps))
+    gemm_per_trial = len(TAILS) * gemm_sec / mc_trials
+    gflops = 2 * mc_trials * n * B / gemm_sec / 1e9
 
-    configs = 3 * 3 * 11  # default: AP, P@10, RR x n = 25, 50, 100 x 11 deltas
-    print(f"irsim test_errors benchmark: {platform.processor() or platform.machine()}, "
-          f"python {platform.python_version()}, numpy {np.__version__}, 1 thread")
-    print(f"simulator fit (adhoc8 AP, {len(sim.systems)} runs, {sim.pairs} pairs): "
-          f"{fit_s:.2f} s wall")
-    print(f"{trials} trials of n = {args.n} topics (TREC-8 AP model), best of "
-          f"{args.repeats}\n")
-    header = (f"{'step':<22}{'B':>6}{'trials/s/core':>15}{'(wall)':>10}"
-              f"{'core-h per 1e6 trials':>23}{'default study core-h':>22}")
-    print(header)
-    print("-" * len(header))
-    for name, b, cpu, wall in rows:
-        rate = trials / max(cpu, 1e-9)
-        rate_wall = trials / max(wall, 1e-9)
-        per_million = 1e6 / rate / 3600
-        print(f"{name:<22}{b!s:>6}{rate:>15,.0f}{rate_wall:>10,.0f}{per_million:>23.3f}"
-              f"{per_million * configs:>22.2f}")
-    print(f"\ndefault study = {configs} configurations (3 metrics x 3 sizes x 11 deltas) x "
-          f"10^6 trials, one alternative, priced at n = {args.n} (use --n 25 / --n 100 for "
-          f"the other sizes); Monte Carlo tests cost linearly in B.")
+    loop = {}
+    rng = np.random.default_rng(2)
+    d = (exp - base)[: args.loop_trials]
+    for test in MC:
+        sec = cpu(lambda test=test: [per_trial_loop(row, B, test, rng) for row in d])
+        loop[test] = len(TAILS) * sec / max(len(d), 1)  # the loop also runs once per tail
+
+    print(f"irsim test_errors design=urbano2019 benchmark: "
+          f"{platform.processor() or platform.machine()}, python "
+          f"{platform.python_version()}, numpy {np.__version__}, 1 thread")
+    pairs = len(model.copulas)
+    speed = "cached" if model.cached else f"{pairs / max(fit_cpu, 1e-9):.0f} copulas/s"
+    print(f"fit: adhoc8 AP, {len(model.runs)} runs kept, {pairs} copula selections: "
+          f"{fit_cpu:.2f} CPU s ({speed})")
+    print(f"Type I trials of n = {n} topics; B = {B:,}; both tails (two-sided + "
+          f"one-sided)\n")
+    head = (f"{'test':<18}{'trials':>8}{'trials/s/core':>15}{'vs GEMM roofline':>18}"
+            f"{'vs per-trial loop':>19}")
+    print(head)
+    print("-" * len(head))
+    gen_rate = trials / gen_cpu
+    print(f"{'generator':<18}{trials:>8}{gen_rate:>15,.1f}{'':>18}{'':>19}")
+    per_trial_sec = {"generator": 1 / gen_rate}
+    for test, (k, sec) in rows.items():
+        rate = k / sec
+        per_trial_sec[test] = sec / k
+        roof = loop_ratio = ""
+        if test in MC:
+            roof = f"{(sec / k) / gemm_per_trial:.2f}x slower"
+            loop_ratio = f"{loop[test] / (sec / k):.0f}x faster"
+        print(f"{test:<18}{k:>8}{rate:>15,.2f}{roof:>18}{loop_ratio:>19}")
+    print(f"\nGEMM roofline: {gflops:.1f} GFLOP/s per core "
+          f"({gemm_per_trial * 1e3:.2f} ms per trial for both tails)")
+
+    # projection: trials of the full design, cost per trial by size
+    scale = {s: s / n for s in SIZES}
+    total = 0.0
+    for s in SIZES:
+        count = METRICS * (TYPE1_TRIALS + DELTAS * TYPE2_TRIALS)
+        sec = sum((v * scale[s] if k in MC else v) for k, v in per_trial_sec.items())
+        total += count * sec
+    trials_all = len(SIZES) * METRICS * (TYPE1_TRIALS + DELTAS * TYPE2_TRIALS)
+    print(f"\nfull design: {METRICS} metrics x {len(SIZES)} sizes x (1,667,000 Type I + "
+          f"{DELTAS} x 167,000 Type II/III) = {trials_all:,} trials, 5 tests x 2 tails, "
+          f"B = {B:,}")
+    print(f"projected: {total / 3600:,.1f} core-hours "
+          f"({total / 3600 / 64:,.2f} h on one 64-core node; goal < 128 core-hours)")
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0.0.0+unknown"
 
 _STUDIES = ("discpower", "swap", "error_rates", "effort", "coverage", "corpus_ci",
-            "test_errors", "topic_set_size", "reliability")
+            "test_errors", "topic_set_size", "reliability", "multiple_testing")
 _STATS = ("paired_t", "wilcoxon", "sign_test", "randomisation_test", "paired_bootstrap",
           "unpaired_bootstrap", "tukey_hsd", "randomised_tukey_hsd", "anova_two_way",
           "mean_ci", "bootstrap_ci", "meta_analysis", "fixed_effect", "random_effects",

@@ -59,7 +59,7 @@ from irsim.errors import ConfigError, InputError, python_parameters, unknown_nam
 
 __all__ = ["Result", "evaluate", "execute", "as_score_matrix", "as_doc_collection",
            "engine_defaults", "study_function", "STUDIES", "versions", "describe_data",
-           "matrix_to_long"]
+           "matrix_to_long", "ConfigParameter", "config_parameters"]
 
 #: The studies of the front door, named as the experiments.
 STUDIES = ("discpower", "swap", "error_rates", "effort", "coverage", "corpus_ci", "test_errors",
@@ -499,6 +499,9 @@ def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
                 raise ConfigError(f"irsim.{name} reads runs and qrels: pass runs= and qrels=")
         else:
             data = as_score_matrix(data, common.get("metric"))
+            if metrics is not None and not list(metrics):
+                raise ConfigError("metrics=[] lists no metric (leave it out for every "
+                                  "metric of the data)")
             if metrics and "metrics" not in fields:
                 data = data.select(metrics=[str(m) for m in metrics])
         bar, update = _progress(name, common.get("progress", False))
@@ -604,3 +607,86 @@ def _config_doc(config: type) -> str:
         if not skip:
             lines.append(line)
     return "\n".join(lines) + "\n"
+
+
+@dataclasses.dataclass(frozen=True)
+class ConfigParameter:
+    """One parameter of an experiment's ``Config``, as ``irsim show`` lists it.
+
+    Attributes
+    ----------
+    name : str
+        Field name (the ``experiment.<name>`` key, the Python keyword).
+    default : object
+        Default of the dataclass field.
+    type : str
+        Type as the Config docstring states it (``int``, ``float or list of float``, ...).
+    meaning : str
+        First sentence of the field's description in the Config docstring.
+    """
+
+    name: str
+    default: Any
+    type: str
+    meaning: str
+
+
+def _first_sentence(text: str) -> str:
+    """The first sentence of `text` (periods inside parentheses or backquotes ignored)."""
+    depth, quoted = 0, False
+    for i, ch in enumerate(text):
+        if ch == "`":
+            quoted = not quoted
+        elif ch in "([{" and not quoted:
+            depth += 1
+        elif ch in ")]}" and not quoted:
+            depth = max(0, depth - 1)
+        elif (ch == "." and not quoted and depth == 0 and text[i - 1:i] != "."
+              and (i + 1 == len(text) or text[i + 1] == " ")):
+            if i >= 1 and text[max(0, i - 3):i + 1] in ("e.g.", "i.e.") or (
+                    text[max(0, i - 2):i + 1] in ("vs.",)):
+                continue
+            return text[:i + 1]
+    return text
+
+
+def config_parameters(config: type) -> list[ConfigParameter]:
+    """Every parameter of a ``Config`` dataclass (``name`` excluded) with its default, and
+    its type and one-line meaning from the docstring's ``Parameters`` section.
+
+    Examples
+    --------
+    >>> from irsim.experiments import experiment_module
+    >>> p = config_parameters(experiment_module("coverage").Config)
+    >>> [x.name for x in p][:3]
+    ['metrics', 'methods', 'sizes']
+    >>> p[3]
+    ConfigParameter(name='samples', default=1000, type='int', meaning='Topic samples per size.')
+    """
+    doc = inspect.cleandoc(config.__doc__ or "")
+    described: dict[str, tuple[str, str]] = {}
+    if "Parameters\n----------\n" in doc:
+        body = doc.split("Parameters\n----------\n", 1)[1]
+        for stop in ("\nExamples\n", "\nNotes\n", "\nReferences\n", "\nSee Also\n"):
+            body = body.split(stop, 1)[0]
+        names: list[str] = []
+        for line in body.splitlines():
+            if line.strip() and not line.startswith(" "):
+                head, _, kind = line.partition(" : ")
+                names = [n.strip() for n in head.split(",")]
+                for n in names:
+                    described[n] = (kind.strip(), "")
+            elif line.strip() and names:
+                for n in names:
+                    kind, text = described[n]
+                    described[n] = (kind, f"{text} {line.strip()}".strip())
+    out = []
+    for f in dataclasses.fields(config):
+        if f.name == "name":
+            continue
+        kind, text = described.get(f.name, ("", ""))
+        default = _default(f)
+        out.append(ConfigParameter(
+            f.name, None if default is inspect.Parameter.empty else default,
+            kind or getattr(f.type, "__name__", str(f.type)), _first_sentence(text)))
+    return out

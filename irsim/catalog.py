@@ -90,6 +90,9 @@ def print_catalog(args: Iterable[str] = ()) -> None:
     if not args:
         print("Run a study:    irsim experiment=<name> collection=<name> [key=value ...]")
         print("Run a preset:   irsim experiment=<preset>   (see README)")
+        print("Parameters:     irsim show <experiment|preset>")
+        print("Recompute:      irsim --force ...   (a finished run directory is not rerun)")
+        print("Sweep report:   irsim report <sweep dir>   (irsim collect <sweep dir> merges)")
         print("Per-topic:      irsim evaluate collection=trec collection.runs=... "
               "collection.qrels=...")
         print("Hydra help:     irsim --help   (config groups and keys)")

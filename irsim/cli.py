@@ -1,7 +1,10 @@
-"""Command line: ``irsim [overrides]`` runs a study (Hydra); subcommands ``evaluate``,
-``report``, ``list``.
+"""Command line: ``irsim [--force] [overrides]`` runs a study (Hydra); subcommands ``show``,
+``evaluate``, ``report``, ``list``, ``collect``.
 
-Bad input ends with one line on stderr and exit code 2.
+Bad input ends with one line on stderr and exit code 2; a run ends with the line
+``irsim: results in <run dir>`` (also with ``quiet=true``). A run directory that already
+holds this study's finished results is reported complete and not recomputed unless
+``--force``.
 """
 
 from __future__ import annotations
@@ -22,9 +25,15 @@ __all__ = ["main"]
 
 log = logging.getLogger("irsim")
 
+#: ``--force``: recompute a run directory that already holds this run's finished results.
+_FORCE = False
+
 SUBCOMMANDS = {
+    "show": "every parameter of an experiment or preset with its default, type and meaning: "
+            "irsim show <experiment|preset>",
     "evaluate": "per-topic scores of TREC runs (like trec_eval -q) as Parquet",
-    "report": "rebuild report.md and plots of a run directory: irsim report <run dir>",
+    "report": "rebuild report.md and plots of a run directory, or write a sweep's report: "
+              "irsim report <run dir|sweep dir>",
     "list": "list experiments, collections, metrics, tests and CI methods",
     "collect": "merge a sweep's tables into one partitioned Parquet dataset: "
                "irsim collect <sweep dir> [<out dir>] [--partial]",
@@ -77,7 +86,7 @@ def _hydra_entry(cfg: DictConfig) -> None:
             evaluate_command(cfg, run_dir)
         else:
             # the jobs of a multirun share one Ray instance instead of starting one each
-            run(cfg, run_dir, keep_ray=multirun)
+            run(cfg, run_dir, keep_ray=multirun, force=_FORCE)
     except IrsimError as err:
         _fail(err)
     except KeyboardInterrupt:
@@ -86,11 +95,32 @@ def _hydra_entry(cfg: DictConfig) -> None:
         where = err.filename or run_dir
         _fail(f"{where}: {err.strerror or err}")
     except Exception as err:  # noqa: BLE001 - a bug: one line here, the traceback in the log
+        ray_line = _ray_error(err, cfg)
+        if ray_line is not None:
+            _fail(ray_line)
         where = _log_to_files("internal error") or run_dir
         _fail(f"internal error: {type(err).__name__}: {err} (traceback in {where}; please "
               f"report it)", code=1)
-    if not cfg.get("quiet", False):
-        print(f"irsim: results in {run_dir}", file=sys.stderr)
+    # the last line, quiet or not: where the results are
+    print(f"irsim: results in {run_dir}", file=sys.stderr)
+
+
+def _ray_error(err: BaseException, cfg: DictConfig) -> str | None:
+    """One line for an error of Ray's that is the user's to fix (authentication, no
+    cluster); None for anything else."""
+    module = type(err).__module__ or ""
+    if not module.startswith("ray"):
+        return None
+    from irsim.runner import auth_message
+
+    address = cfg.engine.get("address") if "engine" in cfg else None
+    if type(err).__name__ == "AuthenticationError":
+        return auth_message(address, err)
+    first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+    if isinstance(err, ConnectionError | TimeoutError):
+        where = f"engine.address={address!r}" if address else "Ray"
+        return f"{where}: cannot reach the Ray cluster ({first})"
+    return None
 
 
 def _config_names(group: str) -> list[str]:
@@ -125,7 +155,7 @@ def _precheck(overrides: list[str]) -> None:
             if value not in names:
                 _fail(unknown_name(group, value, names))
     try:
-        from irsim.runner import check_seed, compose_config
+        from irsim.runner import check_keys, check_seed, compose_config
 
         cfg = compose_config(plain)
         if hydra_args:  # Hydra's own keys: checked too (Hydra would print a traceback)
@@ -149,8 +179,29 @@ def _precheck(overrides: list[str]) -> None:
         _fail(f"config: {message}")
     try:
         check_seed(cfg.get("seed"))
+        check_keys(cfg)
     except IrsimError as err:
         _fail(err)
+    _refuse_added_keys(plain)
+
+
+def _refuse_added_keys(plain: list[str]) -> None:
+    """``+key=value`` adds a key the config does not have: every key irsim reads is already
+    declared, so an added key would be silently ignored; it is refused (``+collection.x=1``
+    included: collections are YAML, not typed)."""
+    from omegaconf import OmegaConf
+
+    from irsim.runner import compose_config
+
+    added = [a for a in plain if a.startswith("+") and not a.startswith(("++", "+command="))]
+    if not added:
+        return
+    base = compose_config([a for a in plain if a not in added])
+    missing = object()
+    for arg in added:
+        key = arg[1:].partition("=")[0]
+        if OmegaConf.select(base, key, default=missing) is missing:
+            _fail(_unknown_key(plain, key))
 
 
 def _explicit_run_dir(argv: list[str]) -> Path | None:
@@ -180,7 +231,8 @@ def _unknown_key(overrides: list[str], key: str) -> str:
     try:
         cfg = compose_config(rest)
         parent = OmegaConf.select(cfg, node) if node else cfg
-        valid = [f"{node}.{k}" if node else str(k) for k in parent.keys()]
+        valid = [f"{node}.{k}" if node else str(k) for k in parent.keys()
+                 if not (node == "experiment" and k == "name") and k != "command"]
     except Exception:  # the rest does not compose either: report the key alone
         return f"config: unknown config key {key!r}"
     what = f"parameter of experiment={cfg.experiment.name}" if node == "experiment" else \
@@ -190,7 +242,10 @@ def _unknown_key(overrides: list[str], key: str) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point ``irsim``."""
+    global _FORCE
     argv = list(sys.argv[1:] if argv is None else argv)
+    _FORCE = "--force" in argv
+    argv = [a for a in argv if a != "--force"]
     prog = "irsim"
     if argv and argv[0] in SUBCOMMANDS:
         cmd, rest = argv[0], argv[1:]
@@ -199,6 +254,11 @@ def main(argv: list[str] | None = None) -> None:
                 from irsim.catalog import print_catalog
 
                 print_catalog(rest)
+                return
+            if cmd == "show":
+                from irsim.runner import show_command
+
+                show_command(rest)
                 return
             if cmd == "report":
                 from irsim.report import report_command
@@ -212,6 +272,11 @@ def main(argv: list[str] | None = None) -> None:
                 return
         except IrsimError as err:
             _fail(err)
+        except BrokenPipeError:  # `irsim show x | head`: the reader has what it wanted
+            import os
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise SystemExit(0) from None
         except OSError as err:
             _fail(f"{err.filename or cmd}: {err.strerror or err}")
         except KeyboardInterrupt:

@@ -15,7 +15,7 @@ import yaml
 
 from irsim.errors import InputError
 
-__all__ = ["collect", "collect_command", "sweep_jobs", "expected_jobs"]
+__all__ = ["collect", "collect_command", "sweep_jobs", "expected_jobs", "merged_tables"]
 
 
 def expected_jobs(sweep_dir: str | os.PathLike) -> int | None:
@@ -74,21 +74,14 @@ def _finished(job: Path) -> bool:
     return (job / "results").is_dir() and (job / "manifest.json").is_file()
 
 
-def collect(sweep_dir: str | os.PathLike, out: str | os.PathLike | None = None, *,
-            partial: bool = False) -> dict[str, Path]:
-    """Merge the result tables of every job under `sweep_dir`.
+def merged_tables(sweep_dir: str | os.PathLike, *, partial: bool = False
+                  ) -> tuple[dict[str, pa.Table], list[str], list[tuple[Path, dict[str, str]]]]:
+    """Every finished job's tables of a sweep, merged per table: ``(tables, varying, jobs)``.
 
-    A sweep with unfinished jobs (a job directory without its tables and manifest, or fewer
-    job directories than ``multirun.yaml`` launches) is refused with :class:`InputError`
+    Each merged table keeps its columns and appends the sweep parameters (strings) and
+    ``job`` (the job's directory relative to the sweep); `varying` names the parameters that
+    differ between jobs. A sweep with unfinished jobs is refused with :class:`InputError`
     naming them, unless `partial` (then the finished jobs are merged).
-
-    Each table ``T`` becomes the dataset ``<out>/T/`` (hive-partitioned by the sweep
-    parameters, which are also columns, plus ``job``: the job's directory relative to the
-    sweep). `out` defaults to ``<sweep_dir>/collected``; it is replaced atomically.
-
-    Returns
-    -------
-    dict of table name to dataset directory
     """
     sweep = Path(sweep_dir)
     if not sweep.is_dir():
@@ -118,14 +111,36 @@ def collect(sweep_dir: str | os.PathLike, out: str | os.PathLike | None = None, 
             table = table.append_column(
                 "job", pa.array([str(job.relative_to(sweep))] * n, pa.string()))
             per_table.setdefault(path.stem, []).append(table)
+    merged = {name: pa.concat_tables(tables, promote_options="default")
+              for name, tables in per_table.items()}
+    return merged, varying, jobs
+
+
+def collect(sweep_dir: str | os.PathLike, out: str | os.PathLike | None = None, *,
+            partial: bool = False) -> dict[str, Path]:
+    """Merge the result tables of every job under `sweep_dir`.
+
+    A sweep with unfinished jobs (a job directory without its tables and manifest, or fewer
+    job directories than ``multirun.yaml`` launches) is refused with :class:`InputError`
+    naming them, unless `partial` (then the finished jobs are merged).
+
+    Each table ``T`` becomes the dataset ``<out>/T/`` (hive-partitioned by the sweep
+    parameters, which are also columns, plus ``job``: the job's directory relative to the
+    sweep). `out` defaults to ``<sweep_dir>/collected``; it is replaced atomically.
+
+    Returns
+    -------
+    dict of table name to dataset directory
+    """
+    sweep = Path(sweep_dir)
+    merged, varying, _ = merged_tables(sweep, partial=partial)
     out = Path(out) if out is not None else sweep / "collected"
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".collect-", dir=out.parent))
     try:
-        for name, tables in per_table.items():
-            merged = pa.concat_tables(tables, promote_options="default")
+        for name, table in merged.items():
             ds.write_dataset(
-                merged, tmp / name, format="parquet",
+                table, tmp / name, format="parquet",
                 partitioning=ds.partitioning(
                     pa.schema([(k, pa.string()) for k in (varying or ["job"])]),
                     flavor="hive"),
@@ -136,7 +151,7 @@ def collect(sweep_dir: str | os.PathLike, out: str | os.PathLike | None = None, 
         os.replace(tmp, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return {name: out / name for name in per_table}
+    return {name: out / name for name in merged}
 
 
 def collect_command(args: list[str]) -> None:

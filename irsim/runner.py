@@ -6,6 +6,8 @@ config built by Hydra's ``compose``.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -20,14 +22,16 @@ import pyarrow as pa
 from omegaconf import DictConfig, OmegaConf
 
 import irsim
-from irsim.api import describe_data, execute, matrix_to_long, versions
+from irsim.api import describe_data, matrix_to_long, versions
 from irsim.data.collection import load_doc_collection
 from irsim.engine import write_tables
 from irsim.experiments import load
 from irsim.experiments.loading import metrics_arg, progress_bar
 
 __all__ = ["compose_config", "run", "evaluate_command", "write_manifest", "matrix_to_long",
-           "describe_data", "check_seed", "check_run_dir"]
+           "describe_data", "check_seed", "check_run_dir", "check_keys", "check_ray_address",
+           "auth_message", "completed", "COMPLETE", "show_text", "show_command",
+           "preset_overrides", "override_value", "print_summary"]
 
 log = logging.getLogger(__name__)
 
@@ -99,8 +103,161 @@ def check_run_dir(run_dir: Path) -> None:
             raise InputError("is a file, not a directory", file=path)
 
 
+#: What a run into a directory that already holds its results reports.
+COMPLETE = ("is complete: it holds the finished results of this study (same parameters, "
+            "seed, data and irsim version); not recomputed (--force recomputes them)")
+
+#: Top-level keys of the irsim config (``conf/config.yaml``); ``command`` is internal.
+TOP_LEVEL = ("seed", "metrics", "data_dir", "offline", "quiet", "collection", "experiment",
+             "engine", "command")
+
+
+def completed(run_dir: str | os.PathLike, fingerprint: str) -> bool:
+    """Whether `run_dir` holds the finished results of the study with `fingerprint`: its
+    manifest (written last) names that fingerprint and every table it lists is there.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> completed(tempfile.mkdtemp(), "abc")
+    False
+    """
+    run_dir = Path(run_dir)
+    try:
+        manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    if not isinstance(manifest, dict) or manifest.get("fingerprint") != fingerprint:
+        return False
+    names = manifest.get("tables") or {}
+    return bool(names) and all((run_dir / "results" / f"{t}.parquet").is_file()
+                               for t in names)
+
+
+def check_keys(cfg: DictConfig) -> None:
+    """Refuse keys the config does not declare (``+foo=1``, ``+engine.x=1``,
+    ``+experiment.BB=1`` would otherwise be accepted and do nothing): top-level keys, the
+    engine's (those of ``conf/engine/<name>.yaml``) and the experiment's (its ``Config``).
+
+    Examples
+    --------
+    >>> cfg = compose_config(["+foo=1"])
+    >>> check_keys(cfg)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: unknown config key 'foo'; valid: collection, data_dir, ...
+    """
+    from irsim.api import engine_defaults
+    from irsim.errors import unknown_name
+    from irsim.experiments import experiment_module
+
+    for key in cfg.keys():
+        if key not in TOP_LEVEL:
+            raise unknown_name("config key", str(key), TOP_LEVEL[:-1])
+    engine = cfg.engine.get("name", "local")
+    valid = [f"engine.{k}" for k in engine_defaults(engine)]
+    for key in cfg.engine.keys():
+        if f"engine.{key}" not in valid:
+            raise unknown_name(f"key of engine={engine}", f"engine.{key}", valid)
+    module = experiment_module(cfg.experiment.name)
+    valid = [f"experiment.{f.name}" for f in dataclasses.fields(module.Config)
+             if f.name != "name"]
+    for key in cfg.experiment.keys():
+        if key != "name" and f"experiment.{key}" not in valid:
+            raise unknown_name(f"parameter of experiment={cfg.experiment.name}",
+                               f"experiment.{key}", valid)
+
+
+def check_ray_address(address: str, timeout: float = 10.0) -> None:
+    """Before joining the Ray cluster at `address` (``engine.address``): an address that
+    does not answer, or a cluster that refuses this client's token (Ray's token
+    authentication, ``RAY_AUTH_MODE=token``), is a :class:`~irsim.errors.ConfigError` within
+    seconds; Ray itself would retry for minutes (a wrong token: forever). ``ray://``
+    addresses (Ray Client) are checked for reachability only.
+
+    Examples
+    --------
+    >>> check_ray_address("127.0.0.1:1", timeout=1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: engine.address='127.0.0.1:1': no Ray cluster reachable ...
+    """
+    from irsim.engine.ray_executor import check_address
+    from irsim.errors import ConfigError
+
+    check_address(address, timeout=timeout)
+    if address.startswith("ray://"):
+        return
+    try:
+        from ray._private.services import get_ray_address_from_environment
+        from ray._raylet import GcsClient
+        from ray.exceptions import AuthenticationError
+    except ImportError:  # another Ray: its own ray.init decides
+        return
+    target: str | None = address
+    if address == "auto":
+        try:
+            target = get_ray_address_from_environment("auto", None)
+        except Exception:  # noqa: BLE001 - no cluster found: the engine says so in one line
+            return
+        if not target or target == "local":
+            return
+    try:
+        with _fd2_to_log():  # Ray's C++ client writes a warning per failed RPC
+            client = GcsClient(address=target)
+            client.internal_kv_get(b"irsim-probe", None, timeout=timeout)
+    except AuthenticationError as err:
+        raise ConfigError(auth_message(address, err)) from None
+    except Exception:  # noqa: BLE001 - anything else: left to ray.init and the engine
+        return
+
+
+def auth_message(address: str | None, err: BaseException) -> str:
+    """One line for a Ray :class:`ray.exceptions.AuthenticationError`: what failed and how
+    to give irsim the cluster's token.
+
+    Examples
+    --------
+    >>> line = auth_message("auto", RuntimeError("RPC error: Token is missing. Ensure..."))
+    >>> line[:78]
+    "engine.address='auto': the Ray cluster refused this client's authentication to"
+    >>> line[-62:]
+    '(on the head node: ray get-auth-token) (Ray: Token is missing)'
+
+    """
+    reason = getattr(err, "message", None) or str(err)
+    reason = reason.removeprefix("RPC error: ").split(". ")[0].strip().rstrip(".")
+    where = f"engine.address={address!r}" if address else "Ray"
+    return (f"{where}: the Ray cluster refused this client's authentication token (Ray token "
+            f"authentication): set RAY_AUTH_MODE=token and the cluster's token in "
+            f"RAY_AUTH_TOKEN or ~/.ray/auth_token (on the head node: ray get-auth-token) "
+            f"(Ray: {reason})")
+
+
+class _fd2_to_log:
+    """Send what C++ code writes to file descriptor 2 to this module's log (debug)."""
+
+    def __enter__(self) -> None:
+        import tempfile
+
+        sys.stderr.flush()
+        self.saved = os.dup(2)
+        self.sink = tempfile.TemporaryFile()
+        os.dup2(self.sink.fileno(), 2)
+
+    def __exit__(self, *exc: Any) -> None:
+        sys.stderr.flush()
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+        self.sink.seek(0)
+        text = self.sink.read().decode(errors="replace").strip()
+        self.sink.close()
+        if text:
+            log.debug("ray: %s", text)
+
+
 def run(cfg: DictConfig, run_dir: str | os.PathLike, *, keep_ray: bool = False,
-        report: bool = True) -> dict[str, pa.Table]:
+        report: bool = True, force: bool = False) -> dict[str, pa.Table]:
     """Run the configured study and write its tables, manifest and report into `run_dir`.
 
     The run holds a lock on `run_dir` (:func:`irsim.engine.checkpoint.run_dir_lock`): a second
@@ -108,6 +265,11 @@ def run(cfg: DictConfig, run_dir: str | os.PathLike, *, keep_ray: bool = False,
     ``<run_dir>/checkpoints`` and reused by a rerun of the same configuration (anything else
     there is recomputed). When the run finishes, the directory holds exactly this run's
     outputs: an earlier run's tables, report, plots and manifest are replaced or removed.
+
+    A directory that already holds the finished results of the same study (same parameters,
+    seed, data and irsim version: the fingerprint in its manifest) is complete: it is reported
+    (:data:`COMPLETE` in the log, :func:`completed` says so) and its tables are returned
+    without recomputing them, unless `force` (``irsim --force``).
 
     `keep_ray` leaves a Ray instance started for engine=ray running for the next job of a
     sweep. Returns the result tables.
@@ -120,7 +282,8 @@ def run(cfg: DictConfig, run_dir: str | os.PathLike, *, keep_ray: bool = False,
     with run_dir_lock(run_dir):
         checkpoints = run_dir / "checkpoints"
         try:
-            return _run_locked(cfg, run_dir, checkpoints, keep_ray=keep_ray, report=report)
+            return _run_locked(cfg, run_dir, checkpoints, keep_ray=keep_ray, report=report,
+                               force=force)
         except BaseException:
             # a run that fails before saving any shard leaves no empty checkpoints/ behind
             if checkpoints.is_dir() and not any(checkpoints.rglob("*.npz")):
@@ -129,26 +292,43 @@ def run(cfg: DictConfig, run_dir: str | os.PathLike, *, keep_ray: bool = False,
 
 
 def _run_locked(cfg: DictConfig, run_dir: Path, checkpoints: Path, *, keep_ray: bool,
-                report: bool) -> dict[str, pa.Table]:
-    from irsim.engine.output import clear_report
+                report: bool, force: bool) -> dict[str, pa.Table]:
+    from tqdm.contrib.logging import logging_redirect_tqdm
+
+    from irsim.engine import data_digest, run_study
+    from irsim.engine.checkpoint import fingerprint_of
+    from irsim.engine.output import clear_report, read_tables
+    from irsim.experiments import make_study
 
     t0 = time.perf_counter()
-    name, config, data, shards = load(cfg)
-    t_load = time.perf_counter()
+    check_keys(cfg)
     engine = cfg.engine.get("name", "local")
     engine_options = {k: v for k, v in OmegaConf.to_container(cfg.engine).items()
                       if k not in ("name", "shard_items", "shard_replicates")}
-    if engine == "ray" and keep_ray:
-        engine_options.setdefault("keep_alive", True)
-    bar, progress = progress_bar(cfg, name, unit="shard")
-    try:
-        data, tables, info = execute(name, config, data, seed=check_seed(cfg.seed),
-                                     shards=shards, engine=engine,
+    if engine == "ray" and engine_options.get("address"):
+        check_ray_address(str(engine_options["address"]))
+    # log lines go above the progress bars instead of through them
+    with logging_redirect_tqdm() if not cfg.get("quiet", False) else contextlib.nullcontext():
+        name, config, data, shards = load(cfg)
+        # api.execute, unrolled: the study's fingerprint decides whether run_dir is complete
+        study, data = make_study(name, config, data, seed=check_seed(cfg.seed), shards=shards)
+        fingerprint = fingerprint_of({"study": study.name, **study.fingerprint()},
+                                     data_digest(data))
+        if not force and completed(run_dir, fingerprint):
+            print(f"irsim: {run_dir} {COMPLETE}", file=sys.stderr)
+            return read_tables(run_dir)
+        t_load = time.perf_counter()
+        if engine == "ray" and keep_ray:
+            engine_options.setdefault("keep_alive", True)
+        bar, progress = progress_bar(cfg, name, unit="shard")
+        try:
+            tables, info = run_study(study, data, engine=engine,
                                      engine_options=engine_options,
                                      checkpoint_dir=checkpoints, progress=progress)
-    finally:
-        if bar is not None:
-            bar.close()
+            info = dict(info)
+        finally:
+            if bar is not None:
+                bar.close()
     t_study = time.perf_counter()
     # an earlier run's manifest goes first: its outputs are about to be replaced, and a crash
     # in between must not pair it with this run's tables
@@ -199,7 +379,13 @@ def _evaluate_locked(cfg: DictConfig, run_dir: Path) -> pa.Table:
 
     docs = load_doc_collection(cfg.collection, data_dir=cfg.get("data_dir"),
                                offline=cfg.get("offline", False))
-    metrics = metrics_arg(cfg) or list(cfg.collection.get("default_metrics") or [])
+    metrics = metrics_arg(cfg)
+    if metrics is not None and not metrics:
+        from irsim.errors import ConfigError
+
+        raise ConfigError("metrics=[] lists no metric (leave it out for the collection's "
+                          "default metrics)")
+    metrics = metrics or list(cfg.collection.get("default_metrics") or [])
     bar, update = progress_bar(cfg, "evaluate")
     try:
         matrix = evaluate(docs.runs, docs.qrels, metrics, depth=docs.depth,
@@ -211,10 +397,197 @@ def _evaluate_locked(cfg: DictConfig, run_dir: Path) -> pa.Table:
     (run_dir / "manifest.json").unlink(missing_ok=True)
     write_tables({"per_topic": table}, run_dir)
     clear_report(run_dir)
-    write_manifest(run_dir, cfg, {
+    extra = {
         "experiment": "evaluate",
         "collection": describe_data(matrix),
         "tables": {"per_topic": table.num_rows},
         "timings": {"total_seconds": round(time.perf_counter() - t0, 4)},
-    })
+    }
+    from irsim.report import write_report
+
+    write_report(run_dir, {"per_topic": table}, extra)
+    write_manifest(run_dir, cfg, extra)
+    print_summary(table)
     return table
+
+
+def print_summary(per_topic: pa.Table, file: Any = None) -> None:
+    """Print the mean over topics of every system and metric of a ``per_topic`` table, as
+    trec_eval's summary (``all``) lines give them, one row per system (stdout).
+
+    Examples
+    --------
+    >>> t = pa.table({"metric": ["AP", "AP", "P@10", "P@10"], "system": ["r1"] * 4,
+    ...               "topic": ["1", "2", "1", "2"], "value": [0.5, 0.25, 0.3, 0.1]})
+    >>> print_summary(t)
+    mean over 2 topics (trec_eval "all"); per topic: results/per_topic.parquet
+    system  AP      P@10
+    r1      0.3750  0.2000
+    """
+    from irsim.report import mean_scores
+
+    means = mean_scores(per_topic)
+    topics = len(set(per_topic.column("topic").to_pylist()))
+    rows = [["system", *means.columns]]
+    rows += [[str(system), *(f"{v:.4f}" for v in values)]
+             for system, values in zip(means.index, means.to_numpy(), strict=True)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    print(f'mean over {topics} topics (trec_eval "all"); per topic: '
+          f'results/per_topic.parquet', file=file or sys.stdout)
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip(),
+              file=file or sys.stdout)
+    (file or sys.stdout).flush()  # before the run directory's line on stderr
+
+
+# ---------------------------------------------------------------------------- irsim show
+def override_value(value: Any) -> str:
+    """A value as a command-line override writes it (``null``, ``true``, ``[a,b]``).
+
+    Examples
+    --------
+    >>> override_value([0.05, 0.1]), override_value(None), override_value(True)
+    ('[0.05,0.1]', 'null', 'true')
+    >>> override_value(["AP(rel=2)", "P@10"])
+    '["AP(rel=2)",P@10]'
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(override_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{override_value(v)}" for k, v in value.items()) + "}"
+    text = str(value)
+    if isinstance(value, str) and any(ch in text for ch in "()[]{},=:'\" "):
+        return '"' + text.replace('"', '\\"') + '"'
+    return text
+
+
+def shell_arg(key: str, value: str) -> str:
+    """``key=value`` as it can be pasted into a POSIX shell: in single quotes when the value
+    holds characters the shell would expand (lists, braces, quotes, spaces).
+
+    Examples
+    --------
+    >>> shell_arg("experiment.B", "1000"), shell_arg("experiment.alpha", "[0.01,0.05]")
+    ('experiment.B=1000', "'experiment.alpha=[0.01,0.05]'")
+    """
+    arg = f"{key}={value}"
+    if not any(ch in value for ch in "[]{}()*?$'\" <>|&;~!`\\"):
+        return arg
+    return "'" + arg.replace("'", "'\\''") + "'"
+
+
+def _flatten(prefix: str, node: Any) -> list[tuple[str, Any]]:
+    if isinstance(node, dict) and node:
+        out = []
+        for key, value in node.items():
+            out += _flatten(f"{prefix}.{key}" if prefix else str(key), value)
+        return out
+    return [(prefix, node)]
+
+
+def preset_overrides(name: str) -> tuple[str, str, list[tuple[str, str]]]:
+    """``(base experiment, one-line description, [(key, value)])`` of preset `name`: what
+    ``experiment=<name>`` sets beyond its experiment's defaults, as command-line overrides.
+
+    Examples
+    --------
+    >>> base, about, keys = preset_overrides("park2011")
+    >>> base, keys[0], ("experiment.B", "1000") in keys
+    ('coverage', ('collection', 'synthetic_scores'), True)
+    """
+    import importlib.resources as resources
+
+    import yaml
+
+    text = (resources.files("irsim.conf") / "experiment" / f"{name}.yaml").read_text(
+        encoding="utf-8")
+    about = next((ln.lstrip("# ").strip() for ln in text.splitlines()
+                  if ln.startswith("#") and "@package" not in ln), "")
+    data = yaml.safe_load(text) or {}
+    base, keys = "", []
+    for entry in data.pop("defaults", []) or []:
+        if isinstance(entry, str) and entry.endswith("@experiment"):
+            base = entry.partition("@")[0]
+        elif isinstance(entry, dict):
+            for key, value in entry.items():
+                if str(key).startswith("override /"):
+                    keys.append((str(key).removeprefix("override /"), str(value)))
+    keys += [(k, override_value(v)) for k, v in _flatten("", data)]
+    return base, about, keys
+
+
+def show_text(name: str) -> str:
+    """What ``irsim show <name>`` prints: every parameter of an experiment (or of a preset's
+    experiment, with the preset's values) with its default, type and meaning, from the
+    experiment's ``Config``; for a preset also the overrides it applies.
+
+    Examples
+    --------
+    >>> text = show_text("coverage")
+    >>> print(text.splitlines()[0][:45])
+    experiment=coverage: coverage of confidence i
+    >>> text.splitlines()[9:11]
+    ['  experiment.samples=1000  (int)', '      Topic samples per size.']
+    >>> show_text("covrage")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: unknown experiment or preset 'covrage' (did you ...
+    """
+    from irsim.api import config_parameters
+    from irsim.catalog import catalog
+    from irsim.errors import unknown_name
+    from irsim.experiments import experiment_module
+
+    cat = catalog()
+    if name in cat["experiments"]:
+        base, lines, overrides = name, [f"experiment={name}: {cat['experiments'][name]}"], []
+        composed = None
+    elif name in cat["presets"]:
+        base, about, overrides = preset_overrides(name)
+        lines = [f"experiment={name}: preset of experiment={base}: {about}", "",
+                 f"The preset sets ({len(overrides)}; any of them can be overridden on the "
+                 f"command line):"]
+        lines += [f"  {shell_arg(k, v)}" for k, v in overrides]
+        composed = compose_config([f"experiment={name}"])
+    else:
+        raise unknown_name("experiment or preset", name,
+                           [*cat["experiments"], *cat["presets"]])
+    params = config_parameters(experiment_module(base).Config)
+    values = {} if composed is None else OmegaConf.to_container(composed.experiment,
+                                                                 resolve=True)
+    what = "default" if composed is None else f"value in {name}"
+    lines += ["", f"Parameters ({len(params)}): experiment.<key>=<value> ({what}, type), "
+                  f"meaning; an unknown key is an error"]
+    for p in params:
+        value = p.default if composed is None else values.get(p.name)
+        lines += [f"  {shell_arg(f'experiment.{p.name}', override_value(value))}  ({p.type})",
+                  f"      {_plain(p.meaning)}"]
+    lines += ["", f"Python: help(irsim.{base}) documents the same parameters as keywords."]
+    return "\n".join(lines)
+
+
+def _plain(text: str) -> str:
+    """Docstring markup as console text: ``:role:`~x.y``` -> ``x.y``, no backquotes.
+
+    Examples
+    --------
+    >>> _plain("Any of ``t`` (:data:`irsim.stats.TESTS`, :func:`~irsim.stats.t`).")
+    'Any of t (irsim.stats.TESTS, irsim.stats.t).'
+    """
+    import re
+
+    return re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", text).replace("`", "")
+
+
+def show_command(args: list[str]) -> None:
+    """``irsim show <experiment|preset>``."""
+    from irsim.errors import InputError
+
+    if len(args) != 1 or args[0].startswith("-"):
+        raise InputError("usage: irsim show <experiment|preset> (`irsim list experiments "
+                         "presets` names them)")
+    print(show_text(args[0]))

@@ -36,7 +36,7 @@ from typing import Any
 import pyarrow as pa
 
 __all__ = ["Column", "TableSpec", "TABLES", "BEGIN", "END", "spec", "schema", "table",
-           "check", "markdown", "update_readme"]
+           "check", "markdown", "update_readme", "replace_block"]
 
 _S, _I, _F = pa.string(), pa.int64(), pa.float64()
 #: Markers of the generated part of README.md (each on a line of its own).
@@ -162,8 +162,8 @@ _ERRORS = (
 _DP_METRIC = _c("metric", _S, "metric; with `experiment.gmean`, also `AG <metric>` (per-topic "
                 "log(x + 1e-5), tests of means) and `G <metric>` (geometric mean, unpaired "
                 "bootstrap)")
-_DP_TEST = _c("test", _S, "`paired_bootstrap`, `unpaired_bootstrap`, `t` or "
-              "`randomised_tukey_hsd`")
+_DP_TEST = _c("test", _S, "`paired_bootstrap`, `unpaired_bootstrap`, `t`, "
+              "`randomised_tukey_hsd`, `wilcoxon`, `sign`, `randomisation` or `tukey_hsd`")
 _SAMPLED_METRIC = _c("metric", _S, "metric (`<metric>` or `G <metric>`)")
 _SPLIT_ABOVE = "lies above the interval (null when there is none)"
 _MEASURE = _c("measure", _S, "`MAP` or `L-MAP` (mean logit AP)")
@@ -180,6 +180,7 @@ def _spec(name: str, studies: tuple[str, ...], description: str, columns: Sequen
 
 
 _DP, _SW = ("discpower",), ("swap",)
+_URBANO = "only with `experiment.design=urbano2019`"  # issue 13
 
 # ------------------------------------------------------------------------------ registry
 _SPECS = [
@@ -192,7 +193,12 @@ _SPECS = [
         _c("diff", _F, "observed difference system_a - system_b: of mean scores; of geometric "
            "means for `G`; mean difference of the logs for `AG`"),
         _c("asl", _F, "achieved significance level of the test for this pair (Monte Carlo "
-           "count/B, or (count+1)/(B+1) with `experiment.pvalue=plus_one`; t: two-sided p)"),
+           "count/B, or (count+1)/(B+1) with `experiment.pvalue=plus_one`; t, Wilcoxon, sign, "
+           "Tukey HSD: two-sided p; randomisation: exact count/2^n when 2^n <= B)"),
+        _c("asl_adjusted", _F, "asl adjusted by `experiment.correction` over the family of all "
+           "pairs of this metric and test (Bonferroni, Holm, Benjamini-Hochberg or "
+           "-Yekutieli adjusted p-value, as statsmodels' multipletests; `none`: asl); Tukey HSD "
+           "and randomised Tukey HSD are simultaneous tests already: their asl"),
     ]),
     _spec("discpower", _DP, "Discriminative power: per metric, test and alpha, the share of "
           "pairs significant and the difference significance needs.", [
@@ -204,13 +210,38 @@ _SPECS = [
               _c("sensitivity", _F, "significant / pairs (discriminative power)"),
               _c("estimated_diff", _F, "estimated difference required for asl < alpha, two "
                  "significant figures (NaN for the bootstrap tests with "
-                 "`experiment.estimated_diff=false`)"),
+                 "`experiment.estimated_diff=false`; null for Wilcoxon, sign and "
+                 "randomisation)"),
               _c("estimated_diff_raw", _F, "estimated_diff unrounded. Paired bootstrap: "
                  "|mean| of the resample with the ceil(alpha B)-th largest |t*|, max over "
                  "pairs; unpaired: the ceil(alpha B)-th largest |d*|, max over pairs; t: "
                  "t(1 - alpha/2, n-1) sd / sqrt(n), max over pairs; randomised Tukey HSD: the "
-                 "ceil(alpha B)-th largest null range"),
+                 "ceil(alpha B)-th largest null range; Tukey HSD: the honestly significant "
+                 "difference q(1 - alpha; systems, (systems-1)(topics-1)) sqrt(MS_error / "
+                 "topics); null for Wilcoxon and sign (none defined) and randomisation "
+                 "(not computed)"),
+              _c("correction", _S, "`experiment.correction`: `none`, `bonferroni`, `holm`, "
+                 "`bh` or `by`"),
+              _c("significant_adjusted", _I, "pairs with asl_adjusted < alpha"),
+              _c("sensitivity_adjusted", _F, "significant_adjusted / pairs (discriminative "
+                 "power after the correction)"),
           ]),
+    _spec("test_agreement", _DP, "Agreement of two tests over all system pairs (Smucker, Allan "
+          "& Carterette 2007): per metric, pair of tests and alpha.", [
+              _DP_METRIC,
+              _c("test_a", _S, "first test (in `experiment.tests` order)"),
+              _c("test_b", _S, "second test"),
+              _c("alpha", _F, "significance level: a pair is significant when asl < alpha "
+                 "(uncorrected)"),
+              _c("pairs", _I, "system pairs with a p-value from both tests"),
+              _c("pearson_r", _F, "Pearson correlation of the two tests' p-values over the "
+                 "pairs (NaN if either is constant)"),
+              _c("rmse", _F, "root mean square of the differences of the p-values"),
+              _c("both", _F, "share of pairs significant by both tests"),
+              _c("only_a", _F, "share of pairs significant by test_a only"),
+              _c("only_b", _F, "share of pairs significant by test_b only"),
+              _c("neither", _F, "share of pairs significant by neither test"),
+          ], when="only with `experiment.agreement=true`"),
     _spec("stability", _DP, "Stability (Buckley-Voorhees; Sakai's MR-PT curves): per metric and "
           "fuzziness, minority rate and proportion of ties over the paired test's bootstrap "
           "samples.", [
@@ -542,6 +573,53 @@ _SPECS = [
               _c("ks_max", _F, "largest such KS distance"),
               _c("mean_error_max", _F, "largest |fitted - observed| mean score of a system"),
           ]),
+    # -- test_errors, design=urbano2019 (issue 13) ----------------------------------------
+    *[_spec(f"type_{k}", ("test_errors",), title, [
+        _METRIC,
+        _c("n", _I, "topics per trial"),
+        *([] if k == 1 else [_c("delta", _F, "true difference: experimental - baseline "
+                                            "mean")]),
+        _c("test", _S, "`t`, `wilcoxon`, `sign`, `randomisation` or `paired_bootstrap`"),
+        _c("tail", _S, "`two-sided` or `one-sided` (H1: experimental better)"),
+        _c("alpha", _F, "significance level: the test rejects when p <= alpha"),
+        _c("trials", _I, "simulated pairs"),
+        _c("rejections", _I, what),
+        _c("rate", _F, "rejections / trials: " + rate),
+        _c("ci_lo", _F, "Clopper-Pearson lower limit of rate (`experiment.ci_level`)"),
+        _c("ci_hi", _F, "Clopper-Pearson upper limit of rate"),
+    ], when=_URBANO) for k, title, what, rate in (
+        (1, "Type I error rates (design=urbano2019): both runs of a trial through the first "
+            "run's margin, per metric, n, test, tail and alpha.",
+         "trials with p <= alpha", "Type I error rate (should be alpha)"),
+        (2, "Power (design=urbano2019): experimental margin moved to baseline mean + delta, per "
+            "metric, n, delta, test, tail and alpha.",
+         "trials significant with the true sign (p <= alpha, mean difference > 0)",
+         "power = 1 - Type II error rate"),
+        (3, "Type III error rates (design=urbano2019): two-sided tests significant with the "
+            "wrong sign, per metric, n, delta, test and alpha.",
+         "trials with p <= alpha and mean difference < 0", "Type III error rate"))],
+    _spec("test_errors_families", ("test_errors",), "Families selected by AIC "
+          "(design=urbano2019): counts per metric of the margins (one per run) and copulas "
+          "(one per pair of runs) over its pooled collections.", [
+              _METRIC,
+              _c("kind", _S, "`margin` or `copula`"),
+              _c("family", _S, "margin: `normal`, `truncnorm`, `beta`, `kernel`, `bbinom`, "
+                 "`dks`, `categorical`; copula: pyvinecopulib family and rotation "
+                 "(`Clayton 90`)"),
+              _c("count", _I, "runs (margin) or pairs (copula) with this family"),
+              _c("share", _F, "count / runs or pairs of the metric"),
+          ], when=_URBANO),
+    _spec("test_errors_models", ("test_errors",), "One row per (metric, collection) of "
+          "design=urbano2019: the data the generator was fitted to.", [
+              _METRIC,
+              _c("collection", _S, "collection (file stem of `collection.paths`)"),
+              _c("runs", _I, "runs kept (after duplicates and `experiment.drop_bottom`)"),
+              _c("dropped", _I, "runs left out"),
+              _c("pairs", _I, "pairs of runs, one copula each"),
+              _c("support", _S, "`continuous` or the discrete support (`grid 1/10`, "
+                 "`reciprocal 1/1000`)"),
+              _c("mean_error_max", _F, "largest |fitted margin mean - observed mean| of a run"),
+          ], when=_URBANO),
     # -- irsim evaluate ---------------------------------------------------------------------
     _spec("per_topic", ("evaluate",), "Per-topic score of every run, like `trec_eval -q`.", [
               _METRIC,
@@ -662,6 +740,61 @@ _SPECS = [
                  "system ordering"),
               _c("tau_se", _F, "Monte Carlo standard error of tau_mean"),
           ], "only with `experiment.check_trials` > 0"),
+    # -- multiple_testing -------------------------------------------------------------------
+    _spec("multiple_testing", ("multiple_testing",), "Known-truth family-wise error rate, false "
+          "discovery rate and per-pair power of multiple-comparison corrections over all "
+          "system pairs of simulated collections: per metric, correction, test, m, n, "
+          "share_null and alpha.", [
+              _c("metric", _S, "metric whose collection the generator was fit to"),
+              _c("correction", _S, "`none`, `bonferroni`, `holm`, `bh` (Benjamini-Hochberg) or "
+                 "`by` (Benjamini-Yekutieli), over the m(m-1)/2 pairs of a collection"),
+              _c("test", _S, "`t`, `wilcoxon`, `sign`, `randomisation` or `paired_bootstrap` "
+                 "(two-sided)"),
+              _c("m", _I, "systems per simulated collection"),
+              _c("n", _I, "topics per simulated collection"),
+              _c("share_null", _F, "share of the systems with the same true mean (1: no true "
+                 "difference)"),
+              _c("null_systems", _I, "systems with the null mean: floor(share_null m + 1/2); "
+                 "the true null pairs are the pairs among them"),
+              _c("alpha", _F, "level of the procedure (FWER level for Bonferroni and Holm, FDR "
+                 "level for BH and BY; per comparison for `none`)"),
+              _c("trials", _I, "simulated collections"),
+              _c("familywise_errors", _I, "collections with at least one true null rejected"),
+              _c("fwer", _F, "familywise_errors / trials: family-wise error rate"),
+              _c("fwer_lo", _F, "Wilson lower limit of fwer (`experiment.ci_level`)"),
+              _c("fwer_hi", _F, "Wilson upper limit of fwer"),
+              _c("fdr", _F, "false discovery rate: mean over collections of V / R (rejected "
+                 "true nulls / rejections; 0 when nothing is rejected)"),
+              _c("fdr_lo", _F, "Wilson lower limit of fdr (summed V / R as the count: "
+                 "conservative)"),
+              _c("fdr_hi", _F, "Wilson upper limit of fdr"),
+              _c("power", _F, "per-pair power: mean over collections of the share of truly "
+                 "different pairs rejected (NaN when there are none)"),
+              _c("power_lo", _F, "Wilson lower limit of power (summed shares as the count: "
+                 "conservative)"),
+              _c("power_hi", _F, "Wilson upper limit of power"),
+              _c("mean_rejections", _F, "mean number of pairs rejected per collection"),
+          ]),
+    _spec("multiple_testing_fit", ("multiple_testing",), "One row per metric: how the "
+          "collection generator of `multiple_testing` was fit.", [
+              _METRIC,
+              _c("margin", _S, "margin kind: `kernel` or `empirical`"),
+              _c("support", _S, "discrete support detected (e.g. `grid 1/10`); empty if none"),
+              _c("dependence", _S, "copula across all systems: `gaussian` or `vine`"),
+              _c("systems", _I, "systems a collection draws from (the pool)"),
+              _c("dropped", _I, "systems left out (duplicates, `experiment.drop_bottom`, or "
+                 "a margin that cannot reach the true means)"),
+              _c("null_mean", _F, "common true mean of the null systems"),
+              _c("spread", _F, "the other systems' true means are null_mean + spread k / m1, "
+                 "k = 1..m1"),
+              _c("shrinkage", _F, "gaussian: weight lambda of the equicorrelation target in the "
+                 "shrunk normal-score correlation (0: none needed; 0 for the vine)"),
+              _c("corr_mean", _F, "mean normal-score correlation of the pool's system pairs"),
+              _c("min_eigenvalue", _F, "smallest eigenvalue of the copula correlation (vine: of "
+                 "the unshrunk normal-score correlation)"),
+              _c("vine_truncation", _I, "vine: trees fitted (-1 for gaussian)"),
+              _c("vine_loglik", _F, "vine: log-likelihood of the fit (NaN for gaussian)"),
+          ]),
 ]
 
 #: Every output table by name, in the order the README lists them.
@@ -908,14 +1041,21 @@ def update_readme(path: str | Path) -> bool:
     >>> p.read_text().endswith(f"{END}rest\\n")
     True
     """
+    return replace_block(path, BEGIN, END, markdown())
+
+
+def replace_block(path: str | Path, begin: str, end: str, content: str) -> bool:
+    """Replace the text between the marker lines `begin` and `end` of the file at `path`
+    (each present once, `begin` first) with `content`; True if the file changed. The one
+    way generated README blocks (tables, figures) are rewritten."""
     path = Path(path)
     text = path.read_text(encoding="utf-8")
-    if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
-        raise ValueError(f"{path}: needs one line {BEGIN.strip()} before one line "
-                         f"{END.strip()}")
-    head, rest = text.split(BEGIN)
-    _, tail = rest.split(END)
-    new = f"{head}{BEGIN}{markdown()}{END}{tail}"
+    if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
+        raise ValueError(f"{path}: needs one line {begin.strip()} before one line "
+                         f"{end.strip()}")
+    head, rest = text.split(begin)
+    _, tail = rest.split(end)
+    new = f"{head}{begin}{content}{end}{tail}"
     if new == text:
         return False
     path.write_text(new, encoding="utf-8")

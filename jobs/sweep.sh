@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sweep recipe: collections x metrics x B on one Ray cluster, then one merged dataset.
-# Run on the head node (or anywhere with RAY_ADDRESS pointing at the cluster).
+# Run on the head node (or anywhere with RAY_ADDRESS pointing at the cluster; with token
+# authentication also RAY_AUTH_MODE=token and the cluster's token, see jobs/README.md).
 #
 #   bash jobs/sweep.sh /shared/irsim-data /shared/irsim-sweeps/discpower
 #
@@ -18,4 +19,5 @@ irsim -m engine=ray engine.address=auto data_dir="$data_dir" quiet=true \
   experiment.B=1000,10000 \
   hydra.sweep.dir="$sweep_dir"
 
-irsim collect "$sweep_dir"
+irsim collect "$sweep_dir"      # every job's tables: <sweep dir>/collected/<table>/
+irsim report "$sweep_dir"       # the jobs compared: <sweep dir>/sweep.md + sweep_<table>.png

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 
+import numpy as np
 import pytest
 from conftest import SHARED_DATA
 
@@ -42,15 +43,15 @@ def run_file(tmp, text):
 
 def matrix_file(tmp, text):
     return ["collection=matrix", f"collection.path={write(tmp, 'm.csv', text)}",
-            "collection.metric=AP", "experiment.B=10"]
+            "collection.metric=AP", "experiment.B=100"]
 
 
 def corrupt_run_dir(tmp, damage):
-    """A finished run directory (B=20) with one file damaged: `damage(run_dir)`."""
+    """A finished run directory (B=100) with one file damaged: `damage(run_dir)`."""
     from irsim.runner import compose_config, run
 
     run_dir = tmp / "done"
-    run(compose_config(["experiment.B=20", "quiet=true", "experiment.tests=[paired_bootstrap]"]),
+    run(compose_config(["experiment.B=100", "quiet=true", "experiment.tests=[paired_bootstrap]"]),
         run_dir)
     damage(run_dir)
     return ["report", str(run_dir)]
@@ -62,6 +63,18 @@ def flip_data_page(run_dir):
     raw = bytearray(path.read_bytes())
     raw[len(raw) // 4] ^= 0x01
     path.write_bytes(bytes(raw))
+
+
+def looping_link(tmp, name):
+    """`name` in tmp: a symlink pointing at another that points back."""
+    (tmp / f"{name}.other").symlink_to(tmp / name)
+    (tmp / name).symlink_to(tmp / f"{name}.other")
+    return tmp / name
+
+
+def broken_link(tmp, name):
+    (tmp / name).symlink_to(tmp / "nowhere.txt")
+    return tmp / name
 
 
 _HELD: list[int] = []  # descriptors holding a lock (closed after each test)
@@ -84,7 +97,7 @@ def file_at(tmp, rel):
     path = tmp / "run" / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("a file where a directory belongs")
-    return ["experiment.B=10"]
+    return ["experiment.B=100"]
 
 
 # (id, builder(tmp) -> args, substring of the message)
@@ -120,7 +133,7 @@ CASES = [
     ("metrics-topics-mismatch", lambda t: [
         "collection=matrix",
         paths_arg(write(t, "a.csv", TOPICS_12), write(t, "b.csv", TOPICS_13)),
-        "experiment.B=10"], "topics differ"),
+        "experiment.B=100"], "topics differ"),
     ("unknown-metric", lambda t: ["metrics=[AP,nDGC@10]"], "unknown metric 'nDGC'"),
     ("unknown-test", lambda t: ["experiment.tests=[paired_bootstrp]"],
      "did you mean 'paired_bootstrap'"),
@@ -169,7 +182,7 @@ CASES = [
     ("B-fraction", lambda t: ["experiment.B=2.5"], "experiment.B"),
     # issue 16: Ray settings that used to hang (actors never scheduled, endless retries)
     ("ray-workers-over-cpus", lambda t: ["engine=ray", "engine.num_cpus=1",
-                                         "engine.workers=1000", "experiment.B=10"],
+                                         "engine.workers=1000", "experiment.B=100"],
      "engine.workers=1000 needs 1000 CPUs but the Ray cluster has 1"),
     ("ray-num-cpus-zero", lambda t: ["engine=ray", "engine.num_cpus=0"],
      "engine.num_cpus must be an integer >= 1, got 0"),
@@ -194,11 +207,11 @@ CASES = [
     ("metric-unquoted-parentheses", lambda t: ["metrics=[AP(rel=0)]"],
      "quote a value with parentheses"),
     # issue 16: the run directory
-    ("run-dir-is-a-file", lambda t: (write(t, "run", "x"), ["experiment.B=10"])[1],
+    ("run-dir-is-a-file", lambda t: (write(t, "run", "x"), ["experiment.B=100"])[1],
      "is a file"),
     ("results-is-a-file", lambda t: file_at(t, "results"), "results: is a file"),
     ("checkpoints-is-a-file", lambda t: file_at(t, "checkpoints"), "checkpoints: is a file"),
-    ("run-dir-in-use", lambda t: locked(t, ["experiment.B=10"]),
+    ("run-dir-in-use", lambda t: locked(t, ["experiment.B=100"]),
      "in use by another irsim run"),
     ("evaluate-run-dir-in-use", lambda t: locked(t, [
         "evaluate", "collection=trec", f"collection.runs={RUN}", f"collection.qrels={QRELS}",
@@ -218,6 +231,81 @@ CASES = [
         t, lambda d: (d / "manifest.json").write_text("[1, 2]")), "not an object"),
     ("report-results-is-a-file", lambda t: (write(t, "results", "x"), ["report", str(t)])[1],
      "not a run directory"),
+    # issue 16, defect 8: empty and repeated lists (a repeat would duplicate output rows)
+    ("metrics-empty", lambda t: ["metrics=[]"], "metrics=[] lists no metric"),
+    ("metrics-repeated", lambda t: ["metrics=[AP,AP]"], "metrics lists 'AP' twice"),
+    ("study-metrics-empty", lambda t: ["experiment=coverage", "collection=synthetic_scores",
+                                       "experiment.metrics=[]"],
+     "experiment.metrics=[] lists no metric"),
+    ("study-metrics-repeated", lambda t: [
+        "experiment=swap", "collection=synthetic_scores", "experiment.metrics=[synthetic,"
+        "synthetic]"], "experiment.metrics lists 'synthetic' twice"),
+    ("alpha-repeated", lambda t: ["experiment.alpha=[0.5,0.5]"],
+     "experiment.alpha lists 0.5 twice"),
+    ("alpha-repeated-spelled-apart", lambda t: ["experiment.alpha=[0.05,0.01,0.050]"],
+     "experiment.alpha lists 0.05 twice"),
+    ("fuzziness-repeated", lambda t: ["experiment.stability=true",
+                                      "experiment.fuzziness=[0.05,0.05]"],
+     "experiment.fuzziness values must be distinct"),
+    ("tests-repeated", lambda t: ["experiment.tests=[t,t]"], "experiment.tests lists a test"),
+    ("swap-confidence-repeated", lambda t: [
+        "experiment=swap", "collection=synthetic_scores", "experiment.confidence=[0.95,0.95]"],
+     "experiment.confidence lists 0.95 twice"),
+    ("coverage-alpha-repeated", lambda t: [
+        "experiment=coverage", "collection=synthetic_scores", "experiment.alpha=[0.1,0.1]"],
+     "experiment.alpha lists 0.1 twice"),
+    ("coverage-methods-repeated", lambda t: [
+        "experiment=coverage", "collection=synthetic_scores", "experiment.methods=[t,bca,t]"],
+     "experiment.methods lists 't' twice"),
+    ("coverage-sizes-repeated", lambda t: [
+        "experiment=coverage", "collection=synthetic_scores", "experiment.sizes=[5,10,5]"],
+     "experiment.sizes lists 5 twice"),
+    ("swap-sizes-repeated", lambda t: [
+        "experiment=swap", "collection=synthetic_scores", "experiment.subset_sizes=[5,10,5]"],
+     "experiment.subset_sizes lists 5 twice"),
+    ("swap-sampling-repeated", lambda t: [
+        "experiment=swap", "collection=synthetic_scores",
+        "experiment.sampling=[disjoint,disjoint]"],
+     "experiment.sampling lists 'disjoint' twice"),
+    ("error-rates-tests-repeated", lambda t: [
+        "experiment=error_rates", "collection=synthetic_scores", "experiment.tests=[t,t]"],
+     "experiment.tests lists 't' twice"),
+    # issue 16, defect 8: symlinks, NUL bytes, runs and qrels that do not belong together
+    ("matrix-symlink-loop", lambda t: ["collection=matrix",
+                                       f"collection.path={looping_link(t, 'm.csv')}",
+                                       "collection.metric=AP"], "m.csv: symlink loop"),
+    ("run-symlink-loop", lambda t: ["evaluate", "collection=trec",
+                                    f"collection.runs={looping_link(t, 'r.run')}",
+                                    f"collection.qrels={QRELS}"], "r.run: symlink loop"),
+    ("qrels-symlink-loop", lambda t: ["evaluate", "collection=trec", f"collection.runs={RUN}",
+                                      f"collection.qrels={looping_link(t, 'q.txt')}"],
+     "q.txt: symlink loop"),
+    ("matrix-broken-symlink", lambda t: ["collection=matrix",
+                                         f"collection.path={broken_link(t, 'm.csv')}",
+                                         "collection.metric=AP"],
+     "m.csv: broken symlink (-> "),
+    ("run-nul-in-docno", lambda t: run_file(t, "301 Q0 d1 1 2 x\n301 Q0 d\x002 2 1 x\n"),
+     "r.run:2: NUL byte (0x00) at column 9"),
+    ("qrels-nul-in-docno", lambda t: [
+        "evaluate", "collection=trec", f"collection.runs={RUN}",
+        f"collection.qrels={write(t, 'q.txt', '301 0 d1 1' + chr(10) + '301 0 d' + chr(0))}"],
+     "q.txt:2: NUL byte"),
+    ("matrix-nul", lambda t: matrix_file(t, "a,b\n0.1,0.2\n0.3\x00,0.4\n"),
+     "m.csv:3: NUL byte"),
+    ("missing-zero-no-common-topic", lambda t: [
+        *run_file(t, "999 Q0 d1 1 2 x\n"), "collection.missing=zero"],
+     "has no topic in common with the qrels"),
+    ("missing-drop-no-common-topic", lambda t: [
+        *run_file(t, "999 Q0 d1 1 2 x\n"), "collection.missing=drop"], "no topic"),
+    ("local-workers-zero", lambda t: ["engine.workers=0"],  # engine=local has no workers
+     "unknown config key 'engine.workers'"),
+    # issue 16, defect 6: a logit interval of scores outside [0, 1]
+    ("coverage-logit-outside-unit-interval", lambda t: [
+        "experiment=coverage", "collection=matrix", "experiment.sizes=[2]",
+        "experiment.methods=[t,studentised_logit]", "collection.metric=X",
+        "collection.path=" + str(write(t, "m.csv", "a,b\n0.1,0.2\n0.3,1.7\n0.5,0.9\n"))],
+     "experiment.methods: studentised_logit needs scores in [0, 1], but X of system 'b' on "
+     "topic '2' is 1.7"),
 ]
 
 
@@ -301,15 +389,15 @@ def test_internal_error_is_one_line_with_the_traceback_in_the_log(tmp_path, caps
                                                                   monkeypatch):
     """A bug (not bad input) still prints one line, exit code 1, and points to the run
     directory's log, which holds the traceback."""
-    import irsim.runner
+    import irsim.engine
 
     def boom(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(irsim.runner, "execute", boom)
+    monkeypatch.setattr(irsim.engine, "run_study", boom)  # looked up at each run
     run_dir = tmp_path / "run"
     with pytest.raises(SystemExit) as exc:
-        main(["experiment.B=10", "quiet=true", f"hydra.run.dir={run_dir}"])
+        main(["experiment.B=100", "quiet=true", f"hydra.run.dir={run_dir}"])
     assert exc.value.code == 1
     err = capsys.readouterr().err
     lines = [ln for ln in err.splitlines() if ln.strip()]
@@ -317,3 +405,47 @@ def test_internal_error_is_one_line_with_the_traceback_in_the_log(tmp_path, caps
     logs = list(run_dir.glob("*.log"))
     assert logs and "Traceback" in logs[0].read_text() and "boom" in logs[0].read_text()
     assert not (run_dir / "results").exists() and not (run_dir / "checkpoints").exists()
+
+
+# ------------------------------------------------ issue 16, defect 6: degenerate designs
+def test_two_topics_make_the_paired_bootstrap_degenerate_and_are_refused():
+    """With 2 topics every resample of the centred differences (d, -d) has t* = 0 (checked
+    by enumerating the three resamples directly), so the paired bootstrap gives ASL 0 to
+    every pair with d != 0; the study's check and irsim.stats.paired_bootstrap refuse it."""
+    from irsim.errors import ConfigError, InputError
+    from irsim.experiments.common import check_paired_bootstrap_topics
+    from irsim.stats import paired_bootstrap
+
+    rng = np.random.default_rng(0)
+    x, y = rng.random((20, 2)), rng.random((20, 2))
+    w = (x - y) - (x - y).mean(axis=1, keepdims=True)  # (d, -d) per pair
+    for counts in ((2, 0), (1, 1), (0, 2)):
+        sample = np.repeat(w, counts, axis=1)
+        mean, sd = sample.mean(axis=1), sample.std(axis=1, ddof=1)
+        assert np.all((np.abs(mean) < 1e-15) | (sd < 1e-15))  # t* = 0 (or 0/0)
+    with pytest.raises(InputError, match="at least 3 values"):
+        paired_bootstrap(x, y, B=200, seed=1)
+    with pytest.raises(ConfigError, match="paired_bootstrap needs at least 3 topics"):
+        check_paired_bootstrap_topics(2)
+    assert check_paired_bootstrap_topics(3) == 3
+    three = paired_bootstrap(rng.random((20, 3)), rng.random((20, 3)), B=200, seed=1)
+    assert (np.asarray(three.pvalue) > 0).any()
+
+
+@pytest.mark.parametrize("B,alphas,ok", [(1, [0.01], False), (99, [0.01, 0.05], False),
+                                         (100, [0.01, 0.05], True), (19, [0.05], False),
+                                         (20, [0.05], True), (1000, [0.001], True)])
+def test_too_few_resamples_for_alpha_are_refused(B, alphas, ok):
+    """B * alpha >= 1 for every alpha: an ASL moves in steps of 1/B (count mode), so with
+    fewer resamples 'ASL < alpha' means 'no resample as extreme' (B=1: most pairs
+    significant) and with add-one p-values (>= 1/(B+1)) nothing can be significant."""
+    from irsim.errors import ConfigError
+    from irsim.experiments.common import check_resamples
+
+    if ok:
+        assert check_resamples(B, alphas) == B
+        assert 1 / (B + 1) < min(alphas)  # the smallest add-one ASL can be below alpha
+    else:
+        assert 1 / (B + 1) >= min(alphas) - 1e-15  # no add-one ASL can be below alpha
+        with pytest.raises(ConfigError, match=f"experiment.B={B} is too small"):
+            check_resamples(B, alphas)

@@ -24,7 +24,8 @@ def test_main_job_writes_contracted_outputs(tmp_path):
     tables = run(cfg, tmp_path)
     assert set(tables) == {"asl", "discpower"}
     asl = pq.read_table(tmp_path / "results" / "asl.parquet")
-    assert asl.column_names == ["metric", "test", "system_a", "system_b", "diff", "asl"]
+    assert asl.column_names == ["metric", "test", "system_a", "system_b", "diff", "asl",
+                                 "asl_adjusted"]
     assert asl.num_rows == 4 * 2 * 190  # metrics x tests x pairs of 20 runs
     dp = pq.read_table(tmp_path / "results" / "discpower.parquet")
     assert dp.column_names[:7] == ["metric", "test", "alpha", "pairs", "significant",
@@ -142,13 +143,13 @@ def test_list_names_everything():
 def test_rerun_with_another_config_leaves_nothing_stale(tmp_path):
     """A run owns its directory: a second run with another configuration replaces every
     table, plot, report and manifest of the first (none of the first survive)."""
-    first = ["experiment.B=50", "quiet=true", "experiment.tests=[paired_bootstrap]",
+    first = ["experiment.B=100", "quiet=true", "experiment.tests=[paired_bootstrap]",
              "experiment.stability=true", "experiment.swap=true", "experiment.rankcorr=true"]
     run(compose_config(first), tmp_path)
     old_tables = {p.stem for p in (tmp_path / "results").glob("*.parquet")}
     old_pngs = {p.name for p in tmp_path.glob("*.png")}
     assert {"stability", "rankcorr"} <= old_tables and "mr_pt_curves.png" in old_pngs
-    tables = run(compose_config(["experiment.B=60", "quiet=true", "seed=1",
+    tables = run(compose_config(["experiment.B=120", "quiet=true", "seed=1",
                                  "experiment.tests=[paired_bootstrap]"]), tmp_path)
     assert {p.stem for p in (tmp_path / "results").glob("*.parquet")} == set(tables) == {
         "asl", "discpower"}
@@ -157,7 +158,7 @@ def test_rerun_with_another_config_leaves_nothing_stale(tmp_path):
     assert pngs and all(f"({name})" in report for name in pngs)  # only the new report's
     assert "mr_pt_curves.png" not in pngs
     manifest = json.loads((tmp_path / "manifest.json").read_text())
-    assert manifest["seed"] == 1 and manifest["config"]["experiment"]["B"] == 60
+    assert manifest["seed"] == 1 and manifest["config"]["experiment"]["B"] == 120
     assert not (tmp_path / "checkpoints").exists()
     # irsim report rebuilds from the new tables only
     r = irsim("report", str(tmp_path))
@@ -226,7 +227,9 @@ def test_ctrl_c_one_line_with_resume_hint(tmp_path, engine):
     import signal
 
     out = tmp_path / "run"
-    proc = _start([*LONG, f"engine={engine}", f"hydra.run.dir={out}"], tmp_path)
+    # 480 shards: the run is still computing when the signal arrives, even on a busy machine
+    args = [*(a for a in LONG if not a.startswith("experiment.B=")), "experiment.B=120000"]
+    proc = _start([*args, f"engine={engine}", f"hydra.run.dir={out}"], tmp_path)
     _wait_for_shards(out, proc)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
@@ -236,6 +239,144 @@ def test_ctrl_c_one_line_with_resume_hint(tmp_path, engine):
     assert lines[0].startswith("irsim: error: interrupted") and f"hydra.run.dir={out}" in \
         lines[0]
     assert not (out / "results").exists() and not (out / "manifest.json").exists()
-    r = irsim(*LONG, f"engine={engine}", f"hydra.run.dir={out}", cwd=tmp_path)
+    r = irsim(*args, f"engine={engine}", f"hydra.run.dir={out}", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert json.loads((out / "manifest.json").read_text())["run"]["shards_resumed"] >= 3
+
+
+# ------------------------------------------------------------- where the results go (#19)
+def test_run_dir_printed_last_and_a_complete_run_is_not_recomputed(tmp_path):
+    out = tmp_path / "run"
+    args = ["experiment.B=100", "quiet=true", "experiment.tests=[paired_bootstrap]",
+            f"hydra.run.dir={out}"]
+    r = irsim(*args, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert lines == [f"irsim: results in {out}"]  # quiet: that line only, and last
+    first = json.loads((out / "manifest.json").read_text())
+    asl = (out / "results" / "asl.parquet").read_bytes()
+    # the same study again (another engine option and quiet: same fingerprint): complete
+    r = irsim(*args, "engine.blas_threads=1", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert lines[-1] == f"irsim: results in {out}"
+    assert lines[0] == f"irsim: {out} is complete: it holds the finished results of this " \
+                       f"study (same parameters, seed, data and irsim version); not " \
+                       f"recomputed (--force recomputes them)"
+    assert json.loads((out / "manifest.json").read_text())["created"] == first["created"]
+    assert (out / "results" / "asl.parquet").read_bytes() == asl
+    # --force recomputes: a new manifest, the same tables
+    import time
+
+    time.sleep(1.1)
+    r = irsim(*args, "--force", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "is complete" not in r.stderr
+    again = json.loads((out / "manifest.json").read_text())
+    assert again["created"] != first["created"] and again["fingerprint"] == first["fingerprint"]
+    pd.testing.assert_frame_equal(pd.read_parquet(out / "results" / "asl.parquet"),
+                                  pq.read_table(pa_buffer(asl)).to_pandas())
+    # another seed into the same directory is another study: recomputed
+    r = irsim(*args, "seed=5", cwd=tmp_path)
+    assert r.returncode == 0 and "is complete" not in r.stderr
+    assert json.loads((out / "manifest.json").read_text())["seed"] == 5
+
+
+def pa_buffer(data: bytes):
+    import pyarrow as pa
+
+    return pa.BufferReader(data)
+
+
+def test_not_quiet_progress_and_logs_on_separate_lines(tmp_path):
+    out = tmp_path / "run"
+    r = irsim("experiment.B=100", f"hydra.run.dir={out}", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.strip().splitlines()[-1] == f"irsim: results in {out}"
+    # log lines start a line of their own (never glued to a progress bar)
+    for line in (r.stdout + r.stderr).replace("\r", "\n").splitlines():
+        if "[irsim" in line:
+            assert line.startswith("[20"), line
+
+
+def test_evaluate_prints_trec_eval_summary_and_writes_report(tmp_path):
+    out = tmp_path / "ev"
+    r = irsim("evaluate", "collection=trec",
+              f"collection.runs={SHARED_DATA}/trec_eval/results.test",
+              f"collection.qrels={SHARED_DATA}/trec_eval/qrels.test",
+              "metrics=[AP,P@10]", "quiet=true", f"hydra.run.dir={out}", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    # trec_eval 10.0 (out.test.aq): map all 0.1785, P_10 all 0.3000 (run STANDARD)
+    expected = {}
+    for line in (SHARED_DATA / "trec_eval" / "out.test.aq").read_text().splitlines():
+        name, topic, value = line.split()
+        if name in ("map", "P_10", "runid") and topic == "all":
+            expected[name] = value
+    lines = r.stdout.strip().splitlines()
+    assert lines[1].split() == ["system", "AP", "P@10"]
+    assert lines[2].split() == [expected["runid"], expected["map"], expected["P_10"]]
+    report = (out / "report.md").read_text()
+    assert "## Mean per system and metric" in report
+    assert f"| {expected['runid']} | {expected['map']} | 0.3 |" in report
+    assert r.stderr.strip().splitlines()[-1] == f"irsim: results in {out}"
+
+
+_HEAD = """
+import os, sys
+os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+import ray
+ray.init(address="local", num_cpus=1, include_dashboard=False, _node_ip_address="127.0.0.1")
+print(ray.get_runtime_context().gcs_address, flush=True)
+sys.stdin.read()
+ray.shutdown()
+"""
+
+
+@pytest.mark.ray
+def test_ray_token_authentication_failure_is_one_line(tmp_path):
+    """A cluster with token authentication (RAY_AUTH_MODE=token) and a client with a wrong
+    token, or none: one line naming the fix, exit 2, within seconds (Ray would retry
+    forever)."""
+    import os
+    import time
+
+    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": "a" * 32}
+    head = subprocess.Popen([sys.executable, "-c", _HEAD], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            env=env)
+    try:
+        address = head.stdout.readline().strip()
+        assert address.startswith("127.0.0.1:"), address
+        for client in ({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": "b" * 32},
+                       {"RAY_AUTH_MODE": "disabled"}):
+            env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+            t0 = time.monotonic()
+            r = subprocess.run([sys.executable, "-m", "irsim", "engine=ray",
+                                f"engine.address={address}", "experiment.B=100",
+                                f"hydra.run.dir={tmp_path / 'run'}"],
+                               capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                               env={**env, **client})
+            assert time.monotonic() - t0 < 60
+            assert r.returncode == 2, r.stderr
+            lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+            assert len(lines) == 1, r.stderr
+            assert lines[0].startswith(f"irsim: error: config: engine.address='{address}': "
+                                       f"the Ray cluster refused this client's "
+                                       f"authentication token")
+            assert "RAY_AUTH_TOKEN" in lines[0] and "ray get-auth-token" in lines[0]
+            assert not (tmp_path / "run" / "results").exists()
+    finally:
+        head.stdin.close()
+        head.wait(timeout=60)
+
+
+def test_no_ray_cluster_at_the_address_is_one_line(tmp_path):
+    import time
+
+    t0 = time.monotonic()
+    r = irsim("engine=ray", "engine.address=127.0.0.1:9", "experiment.B=100",
+              f"hydra.run.dir={tmp_path / 'run'}", cwd=tmp_path)
+    assert time.monotonic() - t0 < 60
+    assert r.returncode == 2, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "no Ray cluster reachable at 127.0.0.1:9" in lines[0], r.stderr

@@ -245,3 +245,27 @@ def test_park2011_preset_end_to_end(tmp_path):
     assert "Coverage of confidence intervals" in report and "coverage_AP.png" in report
     assert (tmp_path / "coverage_AP.png").stat().st_size > 20_000
     assert (tmp_path / "results" / "coverage.parquet").exists()
+
+
+def test_logit_methods_refuse_scores_outside_the_unit_interval():
+    """studentised_logit (and logit in the library) works on logits of means: a score
+    outside [0, 1] is refused, naming where it is, never clamped; the other methods take
+    any real scores and give scipy's t interval on them (issue 16)."""
+    from irsim.errors import InputError
+
+    rng = np.random.default_rng(3)
+    values = rng.uniform(0, 1, size=(1, 4, 12))
+    values[0, 2, 7] = 1.25  # a score of a measure that is not a share
+    m = ScoreMatrix(values, ["X"], ["a", "b", "c", "d"], [str(t) for t in range(12)])
+    with pytest.raises(ConfigError, match="studentised_logit needs scores in \\[0, 1\\], "
+                                          "but X of system 'c' on topic '7' is 1.25"):
+        study_of(m, 0, methods=["t", "studentised_logit"], sizes=[5])
+    with pytest.raises(InputError, match=r"x\[2, 7\] = 1.25"):
+        mean_ci(values[0], method="logit")
+    with pytest.raises(InputError, match="theta_star"):
+        bootstrap_ci(0.5, np.array([0.2, 0.4, -0.1, 0.6]), method="studentised_logit", n=4)
+    ci = mean_ci(values[0], method="t").confidence_interval  # other methods: any scores
+    ref = sps.t.interval(0.95, 11, loc=values[0].mean(axis=1),
+                         scale=sps.sem(values[0], axis=1))
+    np.testing.assert_allclose([ci.low, ci.high], ref, rtol=1e-12)
+    assert study_of(m, 0, methods=["t", "bca"], sizes=[5]).methods == ("t", "bca")

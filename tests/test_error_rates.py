@@ -48,7 +48,10 @@ def error_study(matrix, *, seed=0, shards=None, **params):
 
 
 def reference(matrix, study, drop_bottom, tests):
-    """Loops over pairs and trials; scipy tests on each first set."""
+    """Loops over pairs and trials; scipy tests on each first set. The topic sets replay the
+    study's draws (subset_indices) so that counts compare exactly; the sampler and the study's
+    expected counts are checked independently of it (exhaustive enumeration of the schemes'
+    definitions) in tests/test_reference_sampler.py."""
     x = matrix.metric(matrix.metrics[0])
     keep = kept_systems(matrix, drop_bottom, matrix.metrics[0])
     x = x[keep]

@@ -26,9 +26,14 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 ADDED_COLUMNS = {"swap_summary": {"comparisons_above", "required_reldiff",
                                   "sensitivity_reldiff"},
                  # issue 17: one validation table for K salted splits (split 0 = the recorded)
-                 "corpus_validation": {"split"}}
-#: Tables added since the recording (issue 17).
-ADDED_TABLES = {"corpus_validation_summary"}
+                 "corpus_validation": {"split"},
+                 # issue 14: multiple-comparison corrections in discpower
+                 "asl": {"asl_adjusted"},
+                 "discpower": {"correction", "significant_adjusted", "sensitivity_adjusted"}}
+#: Tables added since the recording (issue 17; issue 14: discpower's test agreement).
+ADDED_TABLES = {"corpus_validation_summary", "test_agreement",
+                # issue 13: test_errors design=urbano2019
+                "type_1", "type_2", "type_3", "test_errors_families", "test_errors_models"}
 
 
 def _drop_logit_rows(t: pa.Table) -> pa.Table:

@@ -301,3 +301,66 @@ def test_grade_lookup_dense_and_binary_search_agree():
     assert dense.table is not None and sparse.table is None
     expected = [UNJUDGED, 1, 2, UNJUDGED, -1, UNJUDGED]
     assert dense(keys).tolist() == sparse(keys).tolist() == expected
+
+
+def test_discount_factors_from_their_definitions():
+    """irsim/metrics/block.py:67 ([1.0, 1.0, 0.6309, 0.5]) from the definitions: "log2"
+    1/log2(r + 1) (trec_eval); "orig" 1 for r < b, else 1/log_b(r) (Jarvelin-Kekalainen)."""
+    import math
+
+    from irsim.metrics.block import discount
+
+    ranks = np.arange(1, 12)
+    assert [round(1 / math.log(r, 2), 4) if r >= 2 else 1.0 for r in (1, 2, 3, 4)] == [
+        1.0, 1.0, 0.6309, 0.5]
+    for b in (1.5, 2.0, 3.0, 10.0):
+        want = [1.0 if r < b else 1 / math.log(r, b) for r in ranks]
+        np.testing.assert_allclose(discount(ranks, "orig", b), want, rtol=1e-14)
+    np.testing.assert_allclose(discount(ranks, "log2"), [1 / math.log2(r + 1) for r in ranks],
+                               rtol=1e-14)
+
+
+def test_measure_parameter_limits():
+    """Cut-offs are integers >= 1; rel grades integers >= 0; gains finite numbers >= 0 (no
+    bool, no inf), given as a dict or as (grade, gain) pairs."""
+    assert Measure("P", 1).cutoff == 1
+    for bad in (0, -1):
+        with pytest.raises(ConfigError, match="cut-off must be a positive integer"):
+            Measure("P", bad)
+    assert str(Measure("P", 5, {"rel": 0})) == "P(rel=0)@5"
+    with pytest.raises(ConfigError, match="rel must be an integer grade >= 0"):
+        Measure("P", 5, {"rel": -1})
+    for bad in (float("inf"), float("nan"), True, -1.0):
+        with pytest.raises(ConfigError, match="gains values must be finite numbers >= 0"):
+            Measure("nDCG", 10, {"gains": {1: bad}})
+    pairs = Measure("nDCG", 10, {"gains": ((2, 9), (1, 3.0))})
+    assert pairs == Measure("nDCG", 10, {"gains": {1: 3, 2: 9}})
+    assert pairs.gains == {1: 3.0, 2: 9.0}
+
+
+def test_rel_zero_counts_every_judged_document():
+    """P(rel=0)@k: the share of the top k judged with any grade >= 0 (unjudged documents and
+    grade -1 are not relevant), from the definition."""
+    qrels = Qrels(np.array(["1"] * 4, dtype=object), np.array(["a", "b", "c", "d"], dtype=object),
+                  np.array([0, 2, -1, 1], dtype=np.int64))
+    runs = Runs(("r",), np.zeros(5, dtype=np.int32), np.array(["1"] * 5, dtype=object),
+                np.array(["a", "x", "c", "b", "d"], dtype=object),
+                np.array([5.0, 4.0, 3.0, 2.0, 1.0]))
+    m = evaluate(runs, qrels, ["P(rel=0)@4", "P@4", "P(rel=2)@4"])
+    # top 4: a (0), x (unjudged), c (-1), b (2)
+    assert m.values[:, 0, 0].tolist() == [2 / 4, 1 / 4, 1 / 4]
+
+
+def test_canonical_names_of_integral_gains():
+    """Integral gains print as integers below 1e15 and in Python's float repr from 1e15 on;
+    both forms parse back to the same measure."""
+    small = Measure("nDCG", None, {"gains": {1: 999_999_999_999_999.0}})
+    big = Measure("nDCG", None, {"gains": {1: 1e15}})
+    assert str(small) == "nDCG(gains={1:999999999999999})"
+    assert str(big) == "nDCG(gains={1:1000000000000000.0})"
+    assert parse_measure(str(small)) == small and parse_measure(str(big)) == big
+
+
+def test_available_measures_are_listed_case_insensitively():
+    names = list(available_measures())
+    assert names == sorted(names, key=str.lower) and names != sorted(names)

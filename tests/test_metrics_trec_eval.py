@@ -8,15 +8,15 @@ pinned (it changed between trec_eval 9.0.8 and 10.0).
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import SHARED_DATA
 
 from irsim.data.trec import read_qrels, read_run
 from irsim.metrics import evaluate
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trec_eval"
+DATA = SHARED_DATA / "trec_eval"
 TOL = 5e-5 + 1e-12
 
 
@@ -121,3 +121,55 @@ def test_gm_map(run, outfile, qrels, ap):
     out = trec_eval_output(outfile)
     m = evaluate(run, read_qrels(DATA / qrels), [ap])
     assert abs(aggregate(m.metric(ap), "gmean_trec")[0] - out["gm_map"]["all"]) <= TOL
+
+
+def test_gzip_run_and_qrels_give_the_same_values(tmp_path):
+    """`irsim evaluate` on gzip-compressed copies of results.test and qrels.test: the same
+    per-topic table as on the plain files (values bit-identical), equal to trec_eval's printed
+    values (out.test.aq) and to pytrec_eval fed the decompressed text parsed here."""
+    import gzip
+
+    import pyarrow.parquet as pq
+
+    from irsim.cli import main
+
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    run_gz, qrels_gz = tmp_path / "results.test.gz", tmp_path / "qrels.test.gz"
+    run_gz.write_bytes(gzip.compress((DATA / "results.test").read_bytes()))
+    qrels_gz.write_bytes(gzip.compress((DATA / "qrels.test").read_bytes()))
+    pairs = [("map", "AP"), ("P_10", "P@10"), ("ndcg_cut_10", "nDCG@10"),
+             ("recip_rank", "RR"), ("Rprec", "Rprec"), ("success_5", "Success@5")]
+    metrics = "[" + ",".join(ours for _, ours in pairs) + "]"
+    tables = {}
+    for key, runs, qrels in (("plain", DATA / "results.test", DATA / "qrels.test"),
+                             ("gz", run_gz, qrels_gz)):
+        main(["evaluate", "collection=trec", f"collection.runs={runs}",
+              f"collection.qrels={qrels}", f"metrics={metrics}", "quiet=true",
+              f"hydra.run.dir={tmp_path / key}"])
+        tables[key] = pq.read_table(tmp_path / key / "results" / "per_topic.parquet").to_pandas()
+    plain, gz = tables["plain"], tables["gz"]
+    assert gz.columns.tolist() == ["metric", "system", "topic", "value"]
+    assert len(gz) == len(pairs) * 3
+    assert gz[["metric", "system", "topic"]].equals(plain[["metric", "system", "topic"]])
+    np.testing.assert_array_equal(gz.value.to_numpy().view(np.int64),
+                                  plain.value.to_numpy().view(np.int64))
+    # trec_eval's printed values (4 decimals)
+    out = trec_eval_output("out.test.aq")
+    for trec_name, ours in pairs:
+        for row in gz[gz.metric == ours].itertuples():
+            assert abs(row.value - out[trec_name][row.topic]) <= TOL, (ours, row.topic)
+    # pytrec_eval on the decompressed text, parsed with str.split
+    qrels: dict[str, dict[str, int]] = {}
+    for line in gzip.decompress(qrels_gz.read_bytes()).decode().splitlines():
+        t, _, d, g = line.split()
+        qrels.setdefault(t, {})[d] = int(g)
+    run: dict[str, dict[str, float]] = {}
+    for line in gzip.decompress(run_gz.read_bytes()).decode().splitlines():
+        t, _, d, _, s, _ = line.split()
+        run.setdefault(t, {})[d] = float(s)
+    res = pytrec_eval.RelevanceEvaluator(qrels, {"map", "P.10", "ndcg_cut.10", "recip_rank",
+                                                 "Rprec", "success.5"}).evaluate(run)
+    for trec_name, ours in pairs:
+        for row in gz[gz.metric == ours].itertuples():
+            assert row.value == pytest.approx(res[row.topic][trec_name], abs=1e-9), (ours,
+                                                                                    row.topic)

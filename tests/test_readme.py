@@ -1,11 +1,31 @@
-"""The README's Python examples run as written (doctest)."""
+"""The README as a new user reads it: its Python examples run (doctest), every number it
+quotes is what the documented command gives now (each quote below is the README's sentence
+with the numbers left out; the test recomputes them), no other number slips in unchecked,
+the figure list is generated from the report modules, files and tests it cites exist, and
+its quoting of parameterised metrics composes.
+
+``python tests/test_readme.py`` prints every quote as the fixed seed writes it today.
+"""
 
 from __future__ import annotations
 
 import doctest
+import re
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+import pandas as pd
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conftest import SHARED_DATA, has_data  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
 
 
 def test_readme_python_examples():
@@ -14,3 +34,236 @@ def test_readme_python_examples():
     result = doctest.testfile(str(README), module_relative=False, optionflags=(
         doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE), verbose=False, report=True)
     assert result.attempted > 0 and result.failed == 0
+
+
+# ------------------------------------------------------------------ numbers the README quotes
+def _prose(text: str) -> str:
+    """The README without code blocks and generated blocks, whitespace collapsed."""
+    for begin, end in (("<!-- tables:begin -->", "<!-- tables:end -->"),
+                       ("<!-- figures:begin -->", "<!-- figures:end -->")):
+        if begin in text and end in text:
+            text = text.split(begin)[0] + text.split(end, 1)[1]
+    text = re.sub(r"```.*?```", " ", text, flags=re.S)
+    return re.sub(r"\s+", " ", text)
+
+
+@cache
+def tables_of(*args: str) -> dict[str, pd.DataFrame]:
+    """The tables of ``irsim <args> data_dir=<test data> offline=true`` (computed once)."""
+    from irsim.runner import compose_config, run
+
+    cfg = compose_config([*args, f"data_dir={SHARED_DATA}", "offline=true", "quiet=true"])
+    return {k: t.to_pandas() for k, t in run(cfg, tempfile.mkdtemp()).items()}
+
+
+def f3(v: float) -> str:
+    return f"{v:.3f}"
+
+
+def _park() -> dict[str, str]:
+    cov = tables_of("experiment=park2011", "collection=adhoc8")["coverage"]
+    row = cov[(cov.n == 5) & (cov.alpha == 0.05)].set_index("method").type1_error
+    return {m: f3(row[m]) for m in ("percentile", "bca", "studentised_logit")}
+
+
+def _corpus_within() -> dict[str, str]:
+    from scipy.stats import norm
+
+    return {"within": f"{100 * (2 * norm.cdf(1.96 / 2 ** 0.5) - 1):.1f}"}
+
+
+def _topic_set_size() -> dict[str, str]:
+    t = tables_of("experiment=sakai_topic_set_size")["topic_set_size"]
+    t = t[(t.design == "paired_t") & (t.alpha == 0.05) & (t.beta == 0.2)]
+
+    def n(metric: str, d: float) -> str:
+        return str(int(t[(t.metric == metric) & (t.min_diff.round(4) == d)].n.iloc[0]))
+
+    ap, p10 = t[t.metric == "AP"].iloc[0], t[t.metric == "P@10"].iloc[0]
+    return {"runs": str(ap.systems), "topics": str(ap.topics), "ve_ap": f"{ap.v_e:.4f}",
+            "ve_p10": f"{p10.v_e:.4f}", "ap_04": n("AP", 0.04), "ap_10": n("AP", 0.1),
+            "p10_04": n("P@10", 0.04), "p10_10": n("P@10", 0.1)}
+
+
+def _topic_set_size_check() -> dict[str, str]:
+    c = tables_of("experiment=sakai_topic_set_size_check")["topic_set_size_check"]
+    low = c[c.beta == 0.2]
+
+    def at(metric: str, beta: float, d: float) -> pd.Series:
+        return c[(c.metric == metric) & (c.beta == beta) & (c.min_diff.round(4) == d)].iloc[0]
+
+    a, b, e = at("AP", 0.2, 0.02), at("AP", 0.2, 0.1), at("AP", 0.1, 0.15)
+    return {"lo": f"{low.realised_power.min():.2f}", "hi": f"{low.realised_power.max():.2f}",
+            "p1": f3(a.realised_power), "n1": str(a.n), "p2": f3(b.realised_power),
+            "n2": str(b.n), "p3": f3(e.realised_power), "n3": str(e.n)}
+
+
+def _reliability() -> dict[str, str]:
+    tabs = tables_of("experiment=urbano_reliability")
+    rel = tabs["reliability"].set_index("metric")
+    topics = tabs["reliability_topics"]
+
+    def need(metric: str, indicator: str) -> str:
+        r = topics[(topics.metric == metric) & (topics.indicator == indicator) &
+                   (topics.target == 0.9)]
+        return str(int(r.topics.iloc[0]))
+
+    ap = rel.loc["AP"]
+    return {"runs": str(ap.systems), "s": f"{ap.pct_system:.1f}", "t": f"{ap.pct_topic:.1f}",
+            "r": f"{ap.pct_residual:.1f}", "e": f3(ap.e_rho2), "lo": f3(ap.e_rho2_feldt_lo),
+            "hi": f3(ap.e_rho2_feldt_hi), "phi": f3(ap.phi), "n_e": need("AP", "e_rho2"),
+            "n_phi": need("AP", "phi"), "rr": f3(rel.loc["RR"].e_rho2),
+            "n_rr": need("RR", "e_rho2")}
+
+
+def _reliability_check() -> dict[str, str]:
+    c = tables_of("experiment=urbano_reliability")["reliability_check"]
+    c = c[c.metric == "AP"].set_index("topics")
+    sizes = (10, 25, 100)
+
+    def join(col: str, form: Callable[[float], str]) -> str:
+        return " / ".join(form(c.loc[n, col]) for n in sizes)
+
+    return {"true": join("true_e_rho2", f3), "corr": join("corr2_mean", f3),
+            "bias": join("e_rho2_bias", lambda v: f"{v:.3f}" if abs(v) >= 5e-4 else f"{v:.4f}"),
+            "tau": join("tau_mean", lambda v: f"{v:.2f}")}
+
+
+@dataclass(frozen=True)
+class Quote:
+    """A sentence of the README with its numbers as ``{placeholders}``, and how the fixed
+    seed computes them (``values``; ``slow``: a study of a minute or more)."""
+
+    name: str
+    template: str
+    values: Callable[[], dict[str, str]]
+    data: bool = True
+    slow: bool = True
+
+    def pattern(self) -> re.Pattern:
+        """The template with every placeholder matching a number (for the guard)."""
+        parts = re.split(r"\{\w+\}", self.template)
+        number = r"-?[\d.,]+(?: / -?[\d.,]+)*"
+        return re.compile(number.join(re.escape(p) for p in parts))
+
+
+QUOTES = (
+    Quote("park2011",
+          "On TREC-8 AP at n = 5 and alpha = 0.05 irsim measures percentile {percentile}, "
+          "BCa {bca}, studentised logit {studentised_logit} (Park, TREC 2004 Robust: 0.181, "
+          "0.170, 0.055)", _park),
+    Quote("corpus_ci",
+          "should fall inside the intervals built on the other {within}% of the time "
+          "(2 Phi(1.96 / sqrt 2) - 1)", _corpus_within, data=False, slow=False),
+    Quote("topic_set_size",
+          "On TREC-8 ad hoc ({runs} runs x {topics} topics) V_E of AP is {ve_ap}: at alpha = "
+          "0.05 and power 0.8, the paired t test needs {ap_04} topics to detect 0.04 and "
+          "{ap_10} to detect 0.10; P@10 (V_E = {ve_p10}) needs {p10_04} and {p10_10}.",
+          _topic_set_size, slow=False),
+    Quote("topic_set_size_check",
+          "plans for power 0.8 deliver more, {lo}-{hi} (AP: {p1} at n = {n1} for minD = "
+          "0.02, {p2} at n = {n2} for 0.10), while plans for power 0.9 deliver slightly less "
+          "for AP with few topics ({p3} at n = {n3} for minD = 0.15)", _topic_set_size_check),
+    Quote("reliability",
+          "On TREC-8 ad hoc with the bottom 25% dropped ({runs} runs): AP's variance is "
+          "{s}% system, {t}% topic, {r}% residual; E(rho^2) = {e} [Feldt {lo}, {hi}], Phi = "
+          "{phi}; {n_e} topics reach E(rho^2) = 0.90 but {n_phi} are needed for Phi = 0.90. "
+          "RR is much less reliable (E(rho^2) = {rr}; {n_rr} topics for 0.90).",
+          _reliability, slow=False),
+    Quote("reliability_check",
+          "On TREC-8 AP: true E(rho^2) {true} at 10 / 25 / 100 topics, realised squared "
+          "correlation {corr}, estimator bias {bias}; Kendall's tau with the true ordering "
+          "is only {tau}.", _reliability_check, slow=False),
+)
+
+
+def _params() -> list:
+    return [pytest.param(q, id=q.name, marks=[pytest.mark.slow] if q.slow else [])
+            for q in QUOTES]
+
+
+@pytest.mark.parametrize("quote", _params())
+def test_readme_numbers_are_what_the_fixed_seed_gives(quote):
+    if quote.data and not has_data():
+        pytest.skip(f"test data not found at {SHARED_DATA}")
+    sentence = quote.template.format(**quote.values())
+    assert sentence in _prose(README.read_text()), (
+        f"README.md is stale: its {quote.name} numbers are not what the documented command "
+        f"gives now; write:\n{sentence}")
+
+
+def test_every_number_the_readme_quotes_is_checked():
+    """Numbers with three or more decimals, or percentages with a decimal, appear in the
+    README's prose only inside the sentences of QUOTES (which the test above recomputes)."""
+    prose = _prose(README.read_text())
+    covered = [m.span() for q in QUOTES for m in q.pattern().finditer(prose)]
+    loose = []
+    for m in re.finditer(r"(?<![\w.@-])-?(\d*\.\d{3,}|\d+\.\d+%)", prose):
+        if not any(lo <= m.start() and m.end() <= hi for lo, hi in covered):
+            loose.append(prose[max(0, m.start() - 40):m.end() + 10])
+    assert not loose, "numbers no test produces (add a Quote to tests/test_readme.py): " + \
+        " | ".join(loose)
+
+
+# ------------------------------------------------------------------------- generated blocks
+def test_readme_figure_list_is_generated_from_the_report_modules():
+    from irsim.report import FIGURES_BEGIN, FIGURES_END, figures_markdown
+
+    text = README.read_text()
+    assert text.count(FIGURES_BEGIN) == 1 and text.count(FIGURES_END) == 1, (
+        "README.md lacks the figure list: add the two marker lines and run python -c "
+        "\"import irsim.report as r; r.update_readme('README.md')\"")
+    block = text.split(FIGURES_BEGIN)[1].split(FIGURES_END)[0]
+    assert block == figures_markdown(), "stale figure list: run irsim.report.update_readme"
+
+
+def test_readme_cites_files_and_tests_that_exist():
+    text = README.read_text()
+    for path in sorted(set(re.findall(r"`((?:irsim|jobs|tests|bench)/[\w/.-]+\.\w+)", text))):
+        if "<" not in path:
+            assert (ROOT / path).is_file(), f"README cites {path}, which does not exist"
+    for path, name in sorted(set(re.findall(r"(tests/test_\w+\.py)::(\w+)", text))):
+        source = (ROOT / path).read_text()
+        assert f"def {name}(" in source, f"README cites {path}::{name}, which does not exist"
+
+
+def test_quoted_parameterised_metrics_compose_as_documented():
+    """A metric with parentheses must be quoted inside metrics=[...]; every such example of
+    the README composes to the metrics it names, and the unquoted form gets the hint."""
+    import shlex
+
+    from irsim.runner import compose_config
+
+    text = README.read_text()
+    examples = [a for line in re.findall(r"^(?:\$ )?irsim .*$", text, flags=re.M)
+                for a in shlex.split(line.rstrip("\\").strip(), comments=True)
+                if a.startswith("metrics=") and "(" in a]
+    assert examples, "README shows no quoted parameterised metric (metrics='[\"AP(rel=2)\"]')"
+    for arg in examples:
+        cfg = compose_config([arg])
+        assert any("(" in str(m) for m in cfg.metrics), arg
+
+
+if __name__ == "__main__":
+    for q in QUOTES:
+        print(f"{q.name}:\n  {q.template.format(**q.values())}\n")
+
+
+def test_data_dependent_tests_skip_without_the_data(tmp_path):
+    """Outside the layout (no ../shared/data): tests that read the data are skipped with a
+    message saying where the data are expected; checked by pointing IRSIM_TEST_DATA at a
+    directory that does not exist (a subprocess pytest; the data are not moved)."""
+    import os
+    import subprocess
+
+    nowhere = tmp_path / "no-shared-data"
+    tests = ["tests/test_cli.py::test_evaluate_writes_trec_eval_per_topic",  # reads a path
+             "tests/test_matrix_io.py::test_adhoc8_ap_column_means_equal_pandas",  # fixture
+             "tests/test_cli.py::test_list_names_everything"]  # needs no data: still runs
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+                        *tests], capture_output=True, text=True, cwd=ROOT, timeout=600,
+                       env={**os.environ, "IRSIM_TEST_DATA": str(nowhere)})
+    assert r.returncode == 0, r.stdout[-3000:]
+    assert "1 passed, 2 skipped" in r.stdout, r.stdout[-3000:]
+    assert r.stdout.count(f"test data not found at {nowhere} (expected: shared/data beside "
+                          f"the clone, i.e. ../shared/data; or set IRSIM_TEST_DATA") == 2

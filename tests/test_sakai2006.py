@@ -471,7 +471,7 @@ def test_sakai2006_preset_runs_on_real_data(tmp_path):
     assert set(tables["discpower"].column("metric").to_pylist()) == {
         "AP", "P@10", "RR", "AG AP", "AG P@10", "AG RR", "G AP", "G P@10", "G RR"}
     assert tables["asl"].column_names == ["metric", "test", "system_a", "system_b", "diff",
-                                          "asl"]
+                                          "asl", "asl_adjusted"]
     assert tables["stability"].column_names[:4] == ["metric", "fuzziness", "minority_rate",
                                                     "prop_ties"]
     assert tables["swap_rates"].column_names == [

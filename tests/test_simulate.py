@@ -1,4 +1,4 @@
-"""The topic generator fit to real score matrices (irsim.sampling.simulate).
+"""The topic generator fit to real score matrices (irsim.simulate.topics).
 
 Stated tolerances, checked on ../shared/data collections:
 - margins: the fitted mean equals the observed mean of every system (1e-10); kernel margins
@@ -22,7 +22,7 @@ from scipy import integrate
 from scipy import stats as sps
 
 from irsim.errors import ConfigError, InputError
-from irsim.sampling.simulate import (
+from irsim.simulate.topics import (
     Margins,
     TopicSimulator,
     _mean_h,

@@ -425,3 +425,18 @@ def test_ci_one_sided_and_degenerate():
         # a constant sample gives the degenerate interval at its mean
         assert two.confidence_interval.low[1] == pytest.approx(0.3, abs=1e-12)
         assert two.confidence_interval.high[1] == pytest.approx(0.3, abs=1e-12)
+
+
+def test_paired_bootstrap_refuses_two_topics_for_the_studentised_statistic():
+    """On 2 topics the centred differences are (d, -d): every resample has t* = 0, so the
+    studentised test would give ASL 0 to every pair; it is refused (issue 16, defect 6).
+    The shift method (mean) is defined there: its resample means are d, -d and 0 with
+    probabilities 1/4, 1/4, 1/2, so the two-sided ASL tends to P(|mean*| >= |d|) = 1/2."""
+    from irsim.errors import InputError
+    from irsim.stats import paired_bootstrap
+
+    x, y = np.array([0.1, 0.5]), np.array([0.2, 0.3])
+    with pytest.raises(InputError, match="at least 3 values"):
+        paired_bootstrap(x, y)
+    r = paired_bootstrap(x, y, statistic="mean", B=20_000, seed=3)
+    assert abs(float(r.pvalue) - 0.5) < 4 * np.sqrt(0.25 / 20_000)

@@ -172,3 +172,43 @@ def test_bootstrap_intervals_equal_scipy(ap_pairs, method, alternative):
                                        getattr(ref.confidence_interval, side),
                                        rtol=1e-9, atol=1e-9)
         np.testing.assert_allclose(got.standard_error * scale, ref.standard_error, rtol=1e-9)
+
+
+# ------------------------------------------- issue 16: degenerate differences, as scipy
+def _degenerate_rows(x, y):
+    """Real pair differences plus rows scipy treats specially: constant non-zero (both
+    signs, exactly and up to rounding), all zero, and identical systems."""
+    z = x - y
+    extra = np.array([[0.25] * z.shape[1], [-0.1] * z.shape[1], [0.0] * z.shape[1],
+                      [0.1 + 0.2] * z.shape[1]])
+    return np.concatenate([z, extra, (x[:3] - x[:3])])
+
+
+def test_t_statistic_and_paired_t_follow_scipy_on_constant_differences(ap_pairs,
+                                                                        p10_pairs):
+    """Constant non-zero differences: t = +-inf and p = 0; all zero: NaN (scipy); every
+    other row as scipy to rounding. The studies count NaN as never significant."""
+    from irsim.stats.ttest import t_statistic
+
+    for x, y in (ap_pairs, p10_pairs):
+        z = _degenerate_rows(x, y)
+        ref = sps.ttest_1samp(z, 0.0, axis=-1)
+        t = t_statistic(z)
+        p = 2.0 * sps.t.sf(np.abs(t), df=z.shape[1] - 1)
+        assert np.array_equal(np.isnan(t), np.isnan(ref.statistic))
+        # constant rows: scipy gives +-inf, or (its rounding of a constant row) |t| > 1e5
+        huge = np.abs(ref.statistic) > 1e5
+        assert huge.sum() >= 3 and np.isinf(t[huge]).all()
+        assert np.array_equal(np.sign(t[huge]), np.sign(ref.statistic[huge]))
+        assert (p[huge] == 0).all() and (ref.pvalue[huge] < 1e-10).all()
+        rest = ~huge & ~np.isnan(t)
+        np.testing.assert_allclose(t[rest], ref.statistic[rest], rtol=1e-9)
+        np.testing.assert_allclose(p[rest], ref.pvalue[rest], rtol=1e-8, atol=1e-300)
+        assert not (p[np.isnan(p)] < 0.05).any()  # NaN: never significant
+        r = paired_t(z)  # the public test: the same rows
+        np.testing.assert_allclose(r.statistic, ref.statistic, rtol=1e-12)
+        np.testing.assert_allclose(r.pvalue, ref.pvalue, rtol=1e-10, atol=1e-300)
+    n = 50
+    t = t_statistic(np.array([[0.25] * n, [-0.1] * n, [0.0] * n]))
+    assert t[0] == np.inf and t[1] == -np.inf and np.isnan(t[2])
+    assert sps.ttest_rel(np.full(n, 0.5), np.full(n, 0.25)).pvalue == 0.0

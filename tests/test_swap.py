@@ -98,9 +98,11 @@ def test_samplers_do_not_depend_on_the_trial_split():
 def reference(matrix: ScoreMatrix, metric: str, scheme: str, size: int, trials: int,
               seed: int):
     """Sakai's Figure 1 as loops over trials and pairs. Shares nothing with the study but
-    the topic sets (drawn here explicitly, checked by the sampler tests above): its own bin
-    edges (absolute: width 0.01, 21 bins, last open; relative: width 5%, 20 bins, last open)
-    and its own tie tolerance (1e-9 * max |x|)."""
+    the topic sets: it replays the study's draws (subset_indices) so that counts can be
+    compared exactly; the sampler's distribution and the study's counts under every scheme
+    are checked without it against an exhaustive enumeration of the definitions in
+    tests/test_reference_sampler.py. Its own bin edges (absolute: width 0.01, 21 bins, last
+    open; relative: width 5%, 20 bins, last open) and its own tie tolerance (1e-9 * max |x|)."""
     x = matrix.metric(metric)
     s, n = x.shape
     idx = subset_indices(scheme, seed, STREAM, n, size, 0, trials)

@@ -117,3 +117,33 @@ def test_collect_refuses_an_incomplete_sweep(tmp_path):
     assert exc.value.code == 2
     main(["collect", str(sweep), str(tmp_path / "out"), "--partial"])
     assert (tmp_path / "out" / "discpower").is_dir()
+
+
+def test_jobs_install_the_distribution():
+    """jobs/ install the distribution of this checkout, irsim-metaeval (`pip install irsim`
+    is another project), and tell every node and client about Ray's token authentication."""
+    import re
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    name = tomllib.loads((root / "pyproject.toml").read_text())["project"]["name"]
+    assert name == "irsim-metaeval"
+    texts = {p.name: p.read_text() for p in (root / "jobs").iterdir() if p.is_file()}
+    for fname, text in texts.items():
+        for m in re.finditer(r"pip install ([^\s`'\"]+)", text):
+            target = m.group(1)
+            assert target != "irsim" and not target.startswith("irsim=="), (fname, target)
+    assert "irsim-metaeval" in texts["rayjob.yaml"] and "irsim-metaeval" in texts["cluster.yaml"]
+    import yaml
+
+    job = yaml.safe_load(texts["rayjob.yaml"])["spec"]
+    pods = [job["submitterPodTemplate"], job["rayClusterSpec"]["headGroupSpec"]["template"],
+            *[g["template"] for g in job["rayClusterSpec"]["workerGroupSpecs"]]]
+    for pod in pods:
+        env = {e["name"]: e for e in pod["spec"]["containers"][0]["env"]}
+        assert env["RAY_AUTH_MODE"]["value"] == "token" and "RAY_AUTH_TOKEN" in env
+    cluster = yaml.safe_load(texts["cluster.yaml"])
+    starts = cluster["head_start_ray_commands"] + cluster["worker_start_ray_commands"]
+    assert all("RAY_AUTH_MODE=token" in c for c in starts if "ray start" in c)
+    assert "~/.ray/auth_token" in cluster["file_mounts"]

@@ -30,9 +30,10 @@ from irsim.engine import run_study
 from irsim.errors import ConfigError, python_parameters
 from irsim.experiments import Shards, build_study
 from irsim.experiments.loading import score_matrix
-from irsim.experiments.test_errors import Config, TestErrors, clopper_pearson, make
+from irsim.experiments.test_errors import Config, TestErrors, make
 from irsim.runner import compose_config, run
-from irsim.sampling.simulate import TopicSimulator, fit_simulator, prepare
+from irsim.simulate.topics import TopicSimulator, fit_simulator, prepare
+from irsim.stats.binomial import clopper_pearson
 
 COLUMNS = ["metric", "test", "alternative", "n", "delta", "alpha", "trials", "rejections",
            "rate", "ci_lo", "ci_hi", "mean_diff", "mean_diff_se"]

@@ -38,7 +38,9 @@ def _local(spec: Any, data_dir: str | None, offline: bool) -> Path:
     there, else resolved in the data directory (downloaded if it has a url)."""
     from irsim.data.registry import resolve_file
 
-    if isinstance(spec, (str, os.PathLike)) and Path(spec).expanduser().exists():
+    # lexists: a symlink here (even a looping or broken one) is the file meant; its reader
+    # reports what is wrong with it
+    if isinstance(spec, (str, os.PathLike)) and os.path.lexists(Path(spec).expanduser()):
         return Path(spec).expanduser()
     if hasattr(spec, "items"):
         spec = dict(spec.items())
@@ -124,8 +126,9 @@ def load_collection(
         ``kind`` is one of ``synthetic_trec``, ``synthetic_scores``, ``matrix``, ``trec``;
         see ``conf/collection/*.yaml``.
     metrics : sequence of str, optional
-        Metrics to keep (matrix) or compute (document level); default the collection's
-        ``default_metrics`` (for a matrix: all its metrics).
+        Metrics to keep (matrix) or compute (document level); default (None) the
+        collection's ``default_metrics`` (for a matrix: all its metrics). An empty list or a
+        repeated name is refused.
     data_dir, offline
         Where named files are found or downloaded; never download when offline.
     progress : callable, optional
@@ -140,6 +143,15 @@ def load_collection(
     kind = _get(cfg, "kind")
     if kind not in KINDS:
         raise unknown_name("collection kind", str(kind), KINDS)
+    if metrics is not None:
+        metrics = [str(m) for m in ([metrics] if isinstance(metrics, str) else metrics)]
+        if not metrics:
+            raise ConfigError("metrics=[] lists no metric (leave it out for the collection's "
+                              "default metrics)")
+        repeated = sorted({m for m in metrics if metrics.count(m) > 1})
+        if repeated:
+            raise ConfigError(f"metrics lists {repeated[0]!r} twice (each metric gives its "
+                              "own rows; remove the repeat)")
     wanted = list(metrics) if metrics else None
     if wanted is None and _get(cfg, "default_metrics") is not None:
         wanted = list(_get(cfg, "default_metrics"))

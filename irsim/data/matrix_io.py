@@ -29,6 +29,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from irsim.data.matrix import ScoreMatrix
+from irsim.data.types import missing_file
 from irsim.errors import ConfigError, InputError, unknown_name
 
 __all__ = ["LONG_COLUMNS", "read_urbano_csv", "read_long", "write_long", "read_matrix"]
@@ -51,7 +52,7 @@ def _read_text_file(path: str | PathLike) -> tuple[Path, bytes]:
     """Bytes of a CSV file that exists, is non-empty and is valid UTF-8."""
     path = Path(path)
     if not path.exists():
-        raise InputError("file not found", file=path)
+        raise InputError(missing_file(path), file=path)
     if not path.is_file():
         raise InputError("not a regular file", file=path)
     data = path.read_bytes()
@@ -64,6 +65,10 @@ def _read_text_file(path: str | PathLike) -> tuple[Path, bytes]:
             line=line) from None
     if not text.strip():
         raise InputError("empty file", file=path)
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise InputError("NUL byte (0x00): not a text line", file=path,
+                         line=data.count(b"\n", 0, nul) + 1)
     return path, data
 
 
@@ -280,7 +285,7 @@ def _long_table_csv(path: Path) -> tuple[pa.Table, Callable[[int], int | None]]:
 
 def _long_table_parquet(path: Path) -> tuple[pa.Table, Callable[[int], int | None]]:
     if not path.exists():
-        raise InputError("file not found", file=path)
+        raise InputError(missing_file(path), file=path)
     try:
         schema = pq.read_schema(path)
     except (pa.ArrowInvalid, OSError) as e:

@@ -24,6 +24,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
+from irsim.data.types import missing_file
 from irsim.errors import ConfigError, InputError
 
 __all__ = [
@@ -245,6 +246,8 @@ def resolve_file(
         return path
     if path.exists():
         raise InputError("not a regular file", file=path)
+    if os.path.lexists(path):  # a symlink loop, a broken symlink, no permission
+        raise InputError(missing_file(path), file=path)
     if fs.url is None:
         raise InputError(f"file not found (data directory {base}; no url to download from)",
                          file=path)

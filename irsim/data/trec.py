@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from irsim.data.types import Qrels, Runs, _prime_docno_codes
+from irsim.data.types import Qrels, Runs, _prime_docno_codes, missing_file
 from irsim.errors import ConfigError, InputError
 
 __all__ = ["read_qrels", "read_run", "read_runs"]
@@ -60,7 +60,7 @@ class _Table:
 def _read_bytes(path: PathT) -> tuple[Path, bytes]:
     p = Path(path)
     if not p.exists():
-        raise InputError("file not found", file=p)
+        raise InputError(missing_file(p), file=p)
     if not p.is_file():
         raise InputError("not a regular file", file=p)
     try:
@@ -78,7 +78,15 @@ def _read_bytes(path: PathT) -> tuple[Path, bytes]:
 
 
 def _lines(path: Path, data: bytes) -> pa.Array:
-    """The file's lines as a string array (line i+1 at index i), trimmed of whitespace."""
+    """The file's lines as a string array (line i+1 at index i), trimmed of whitespace.
+    A NUL byte (never part of a docno, topic or tag: trec_eval would cut the string there)
+    is refused with its line."""
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        column = nul - data.rfind(b"\n", 0, nul)
+        raise InputError(f"NUL byte (0x00) at column {column}: not a text line", file=path,
+                         line=line)
     blob = pa.array([data], type=pa.large_binary())
     try:
         text = blob.cast(pa.large_string())

@@ -6,11 +6,42 @@ kernels. Strings are numpy object arrays; numbers are numpy arrays.
 
 from __future__ import annotations
 
+import errno
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Qrels", "Runs", "docno_index"]
+__all__ = ["Qrels", "Runs", "docno_index", "missing_file"]
+
+
+def missing_file(path: str | os.PathLike) -> str:
+    """Why `path`, which does not resolve to an existing file, cannot be opened: "file not
+    found", "symlink loop", "broken symlink (-> target)", "permission denied", ...
+
+    ``Path.exists()`` is False for all of these; the readers report the real cause.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> (d / "a").symlink_to(d / "b"); (d / "b").symlink_to(d / "a")
+    >>> missing_file(d / "a"), missing_file(d / "none")
+    ('symlink loop', 'file not found')
+    """
+    try:
+        os.stat(path)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return "symlink loop"
+        if err.errno == errno.EACCES:
+            return "permission denied"
+        if err.errno == errno.ENAMETOOLONG:
+            return "file name too long"
+        if err.errno == errno.ENOENT and os.path.islink(path):
+            return f"broken symlink (-> {os.readlink(path)})"
+        return "file not found"
+    return "file not found"
 
 
 def docno_index(docno: np.ndarray | object) -> tuple[np.ndarray, np.ndarray]:

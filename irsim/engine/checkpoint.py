@@ -7,6 +7,13 @@ when all three match; anything else (another configuration's shard, a shard copi
 another's name, an empty, truncated or garbage file) is removed and recomputed, never reused
 and never an error. Files are written to a temporary name, fsynced and renamed, so a crash
 leaves either the old state or the complete new file.
+
+A checkpoint holds what a resume needs, exactly and compactly: the engine saves a shard after
+merging it, keeping of its top-k lists only the entries still in the merged top k (the others
+can never be selected again; :meth:`irsim.engine.partials.Accumulator.needed`), and a top-k
+list is stored without empty slots, its indices as offsets in the narrowest unsigned type.
+discpower on adhoc8 AP at B = 4000 (250 replicates per shard, 48 shards): 1,059,034,944 bytes
+of checkpoints before, 148,165,843 after, with identical tables.
 """
 
 from __future__ import annotations

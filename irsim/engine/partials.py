@@ -81,7 +81,8 @@ def topk_rows(
     Returns
     -------
     tuple of ndarray, each shape (rows, min(k, width))
-        ``(val, idx, *aux)`` of the selected entries.
+        ``(val, idx, *aux)`` of the selected entries: new arrays, never views of the
+        inputs (also when ``k >= width`` selects everything).
 
     Examples
     --------
@@ -109,9 +110,11 @@ def topk_rows(
                 chosen = beyond | tie
                 excess = np.flatnonzero(tie.sum(axis=1) > need[:, 0])
                 if len(excess):  # more ties than slots: the smallest indices win
+                    # rank the tied entries only (ties first, by index, then by position:
+                    # empty slots all carry NO_INDEX, so an index cannot separate them from
+                    # the untied entries)
                     full_idx = np.broadcast_to(idx, val.shape)
-                    t_idx = np.where(tie[excess], full_idx[excess], np.iinfo(np.int64).max)
-                    order = np.argsort(t_idx, axis=1, kind="stable")
+                    order = np.lexsort((full_idx[excess], ~tie[excess]), axis=-1)
                     rank = np.empty_like(order)
                     np.put_along_axis(rank, order, np.arange(width)[None, :], axis=1)
                     chosen[excess] = beyond[excess] | (tie[excess] & (rank < need[excess]))
@@ -120,8 +123,9 @@ def topk_rows(
         picked = idx[flat % width] if idx.ndim == 1 else np.ravel(idx).take(flat)
         val, idx = np.ravel(val).take(flat).reshape(rows, k), picked.reshape(rows, k)
         aux = tuple(np.ravel(a).take(flat).reshape(rows, k) for a in aux)
-    else:
-        idx = np.broadcast_to(idx, val.shape)
+    else:  # everything is selected: copies, so that a caller may reuse its input buffers
+        val, idx = val.copy(), np.broadcast_to(idx, val.shape).copy()
+        aux = tuple(np.array(a) for a in aux)
     if not sort:
         return (val, idx, *aux)
     order = np.lexsort((idx, -val if largest else val), axis=-1)
@@ -155,6 +159,11 @@ class Kind:
 
     def decode(self, arrays: Mapping[str, np.ndarray]) -> Any:
         return arrays[""]
+
+    def needed(self, state: Any, value: Any, shard: Shard) -> Any:
+        """What of a shard's `value` a checkpoint must keep, given the merged `state` that
+        already includes it (default: all of it)."""
+        return value
 
 
 @dataclass(frozen=True)
@@ -319,13 +328,83 @@ class TopK(Kind):
         return tuple(np.take_along_axis(a, order, axis=1)
                      for a in (v, state["idx"], *state["aux"]))
 
+    def _fill(self) -> float:
+        return -np.inf if self.largest else np.inf
+
+    def needed(self, state: dict, value: Any, shard: Shard) -> tuple[np.ndarray, ...]:
+        """The entries of a shard's value that are in the merged top k right after it was
+        merged; the rest can never be selected.
+
+        An entry outside the current top k of its row has k better entries merged already;
+        each of those was itself in the top k when its shard was merged (the top k of a
+        subset holds every better entry of the whole), so it was kept. Merging the kept
+        entries of any set of shards therefore gives the same top k as merging their whole
+        values: checkpoints stay exact. Rows become ragged: they are padded with empty
+        slots (worst value, :data:`NO_INDEX`, aux 0), which lose every comparison.
+        """
+        val, idx, *aux = (np.asarray(a) for a in value)
+        rows, width = val.shape
+        held = state["idx"][slice(*shard.items)]
+        real = idx != NO_INDEX
+        live = held != NO_INDEX
+        hi = int(max(idx[real].max(initial=-1), held[live].max(initial=-1))) + 1
+        if rows == 0 or rows * hi >= 2**62:  # keys would overflow: keep everything
+            return (val, idx, *aux)
+        row = np.arange(rows, dtype=np.int64)[:, None]
+        keep = real & np.isin(row * hi + np.where(real, idx, 0),
+                              (row * hi + held)[live])
+        return self._pack(keep, val, idx, aux)
+
+    def _pack(self, keep: np.ndarray, val: np.ndarray, idx: np.ndarray,
+              aux: list[np.ndarray]) -> tuple[np.ndarray, ...]:
+        """The `keep` entries of each row moved to its front; the rest padded."""
+        rows = keep.shape[0]
+        width = int(keep.sum(axis=1).max(initial=0))
+        r, c = np.nonzero(keep)
+        pos = np.cumsum(keep, axis=1)[r, c] - 1
+        out_val = np.full((rows, width), self._fill(), val.dtype)
+        out_idx = np.full((rows, width), NO_INDEX, np.int64)
+        out_val[r, pos], out_idx[r, pos] = val[r, c], idx[r, c]
+        out_aux = []
+        for a in aux:
+            o = np.zeros((rows, width), a.dtype)
+            o[r, pos] = a[r, c]
+            out_aux.append(o)
+        return (out_val, out_idx, *out_aux)
+
     def encode(self, value: Any) -> dict[str, np.ndarray]:
-        val, idx, *aux = value
-        return {"val": np.asarray(val), "idx": np.asarray(idx),
-                **{f"aux{j}": np.asarray(a) for j, a in enumerate(aux)}}
+        """Compact and exact: per row the number of its entries, then the entries (empty
+        slots left out) flat: values and aux as they are, indices as offsets from the
+        smallest in the narrowest unsigned integer type, and the row width."""
+        val, idx, *aux = (np.asarray(a) for a in value)
+        real = idx != NO_INDEX
+        flat_idx = idx[real]
+        base = int(flat_idx.min()) if flat_idx.size else 0
+        offsets = flat_idx - base
+        n = real.sum(axis=1)
+        return {"n": n.astype(np.min_scalar_type(int(n.max(initial=0)))),
+                "width": np.array(val.shape[1], np.int64),
+                "val": val[real], "base": np.array(base, np.int64),
+                "idx": offsets.astype(np.min_scalar_type(int(offsets.max(initial=0)))),
+                **{f"aux{j}": np.asarray(a)[real] for j, a in enumerate(aux)}}
 
     def decode(self, arrays: Mapping[str, np.ndarray]) -> tuple[np.ndarray, ...]:
-        return (arrays["val"], arrays["idx"], *(arrays[f"aux{j}"] for j in range(self.aux)))
+        """Inverse of :meth:`encode`: rows padded with empty slots to the stored width."""
+        n = np.asarray(arrays["n"], np.int64)
+        rows, width = len(n), int(arrays["width"])
+        keep = np.arange(width)[None, :] < n[:, None]
+        vals = np.asarray(arrays["val"])
+        val = np.full((rows, width), self._fill(), vals.dtype)
+        idx = np.full((rows, width), NO_INDEX, np.int64)
+        val[keep] = vals
+        idx[keep] = np.asarray(arrays["idx"], np.int64) + int(arrays["base"])
+        aux = []
+        for j in range(self.aux):
+            flat = np.asarray(arrays[f"aux{j}"])
+            a = np.zeros((rows, width), flat.dtype)
+            a[keep] = flat
+            aux.append(a)
+        return (val, idx, *aux)
 
 
 @dataclass(frozen=True)
@@ -399,6 +478,13 @@ class Accumulator:
             if kind is None:
                 raise KeyError(f"kernel returned undeclared field {name!r}")
             self.state[name] = kind.combine(self.state[name], value, shard)
+
+    def needed(self, shard: Shard, partial: Mapping[str, Any]) -> dict[str, Any]:
+        """What a checkpoint of `shard` must keep of its `partial`, which has just been
+        merged (:meth:`Kind.needed`: everything, except top-k entries that can never be
+        selected). Merging the kept parts gives the same result as merging the whole."""
+        return {name: self.fields[name].needed(self.state[name], value, shard)
+                for name, value in partial.items()}
 
     def result(self) -> dict[str, Any]:
         """Every field's merged value."""

@@ -3,9 +3,12 @@
 The study's data goes into the object store once (``ray.put``); each actor receives the
 reference at construction and reads the arrays zero-copy. Work is submitted with a bounded
 number of shards in flight per actor and results are yielded as they arrive
-(``ray.wait(num_returns=1)``), so the reducer streams and memory stays bounded. Actors are
-restartable and their tasks retried, so a killed actor changes nothing: every shard is a pure
-function of (study, shard, data).
+(``ray.wait(num_returns=1)``), so the reducer streams and memory stays bounded. A shard lost
+with its actor or node is retried on a surviving actor (a replacement actor gets shards only
+once it has started, so a lost node never hangs the run), so a killed actor or node changes
+nothing: every shard is a pure function of (study, shard, data). A Ray instance started here
+listens on 127.0.0.1 only and has a :class:`Watchdog` that ends its processes when the driver
+dies, even by ``kill -9``.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import logging
 import os
 import socket
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -27,6 +31,9 @@ log = logging.getLogger(__name__)
 
 #: seconds to wait for a TCP connection to ``engine.address`` before giving up
 CONNECT_TIMEOUT = 10.0
+
+#: seconds a replacement actor gets to start before the run goes on without it
+REPLACEMENT_TIMEOUT = 60.0
 
 
 def loopback_only() -> None:
@@ -96,6 +103,142 @@ def _stderr_to_log() -> Iterator[None]:
                 log.info("ray: %s", text)
 
 
+#: The watchdog of a Ray instance irsim starts: it reads ``pid starttime`` lines from its
+#: stdin, a pipe whose write end only the driver holds. EOF means the driver is gone (also
+#: after ``kill -9``); it then gives the listed processes GRACE seconds to exit and SIGKILLs
+#: those still running, each identified by pid and start time (never by name).
+_WATCHDOG = r"""
+import os, signal, sys, time
+GRACE = float(sys.argv[1])
+def started(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except OSError:
+        return None
+targets = []
+for line in sys.stdin:
+    pid, start = line.split()
+    targets.append((int(pid), start))
+deadline = time.monotonic() + GRACE
+while time.monotonic() < deadline:
+    targets = [(pid, st) for pid, st in targets if started(pid) == st]
+    if not targets:
+        break
+    time.sleep(0.1)
+for pid, st in targets:
+    if started(pid) == st:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+"""
+
+#: Seconds the Ray processes get to exit by themselves once the driver is gone. Ray's own
+#: fate sharing ends the GCS, the raylet and the workers at once; its dashboard and
+#: runtime-env agents notice within ~2 s but then wait 60 s on a call to the dead GCS
+#: (``publish_error_to_driver``), which the watchdog cuts short.
+WATCHDOG_GRACE = 2.0
+
+
+def _process_table() -> dict[int, tuple[int, str]]:
+    """pid -> (parent pid, start time) of every process (Linux /proc)."""
+    from pathlib import Path
+
+    out = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[int(entry.name)] = (int(fields[1]), fields[19])
+    return out
+
+
+def descendants(pid: int, roots: set[tuple[int, str]] | None = None
+                ) -> list[tuple[int, str]]:
+    """``(pid, start time)`` of every descendant of `pid` (children, grandchildren...);
+    with `roots`, only the children of `pid` in `roots` and their descendants."""
+    table = _process_table()
+    children: dict[int, list[int]] = {}
+    for child, (parent, _) in table.items():
+        children.setdefault(parent, []).append(child)
+    todo = [c for c in children.get(pid, []) if roots is None or (c, table[c][1]) in roots]
+    out = []
+    while todo:
+        p = todo.pop()
+        out.append((p, table[p][1]))
+        todo.extend(children.get(p, []))
+    return out
+
+
+class Watchdog:
+    """Ends the processes of a Ray instance irsim started when the driver dies (even by
+    ``kill -9``), instead of leaving Ray's agents orphaned for a minute or more.
+
+    A small process (own session: a Ctrl-C of the terminal does not reach it) reads the
+    driver's Ray processes (pid and start time) from a pipe; when the pipe closes (the
+    driver exited, crashed or was killed) it waits :data:`WATCHDOG_GRACE` seconds and
+    SIGKILLs those still running. Linux only (reads /proc); elsewhere it does nothing.
+
+    Only processes the Ray instance started are handed over: the driver's children that
+    did not exist before Ray started (`before`: the children then, from :meth:`children`),
+    and their descendants; any other child of the driver (a notebook's own subprocesses,
+    say) is never touched.
+    """
+
+    def __init__(self, before: set[tuple[int, str]]) -> None:
+        import subprocess
+
+        self.proc = None
+        self.roots: set[tuple[int, str]] = set()
+        if not os.path.isdir("/proc/self"):
+            return
+        self.roots = {c for c in self.children() if c not in before}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _WATCHDOG, str(WATCHDOG_GRACE)], stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            text=True)
+        self.watch()
+
+    def watch(self) -> None:
+        """Hand the driver's current descendants (but the watchdog) to the watchdog."""
+        if self.proc is None or self.proc.stdin is None:
+            return
+        lines = "".join(f"{pid} {start}\n"
+                        for pid, start in descendants(os.getpid(), self.roots)
+                        if pid != self.proc.pid)
+        try:
+            self.proc.stdin.write(lines)
+            self.proc.stdin.flush()
+        except OSError:  # the watchdog is gone: nothing to do
+            pass
+
+    @staticmethod
+    def children() -> set[tuple[int, str]]:
+        """``(pid, start time)`` of this process's children now (empty without /proc)."""
+        if not os.path.isdir("/proc/self"):
+            return set()
+        me = os.getpid()
+        return {(pid, start) for pid, (parent, start) in _process_table().items()
+                if parent == me}
+
+    def close(self) -> None:
+        """Release the watchdog (it ends what is left of the instance, then exits)."""
+        if self.proc is not None and self.proc.stdin is not None:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+            self.proc = None
+
+
+#: Watchdogs of instances kept alive for the process (``keep_alive``): never collected.
+_KEPT: list[Watchdog | None] = []
+
+
 def _check_count(key: str, value: Any, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise ConfigError(f"{param(key, 'engine')} must be an integer >= {low}, got {value!r}")
@@ -144,6 +287,7 @@ class RayPool:
 
         self.ray = ray
         self.started = False
+        self.watchdog: Watchdog | None = None
         if not ray.is_initialized():
             if not address:
                 loopback_only()  # the instance about to start, and its processes
@@ -155,6 +299,7 @@ class RayPool:
                 kwargs["address"] = "local"
                 kwargs["num_cpus"] = num_cpus
                 kwargs["_node_ip_address"] = "127.0.0.1"
+            before = Watchdog.children() if not address else set()
             try:
                 with _stderr_to_log():
                     ray.init(**kwargs)
@@ -163,10 +308,13 @@ class RayPool:
                 where = f"engine.address={address!r}" if address else "a local Ray instance"
                 raise ConfigError(f"{where}: Ray did not start ({first})") from None
             self.started = not keep_alive
+            self.watchdog = None if address else Watchdog(before)
             if keep_alive:
                 import atexit
 
                 atexit.register(ray.shutdown)
+                # the instance outlives this pool: so does its watchdog (until exit)
+                _KEPT.append(self.watchdog)
         cpus = int(ray.cluster_resources().get("CPU", 0))
         self.workers = int(workers) if workers else max(1, int(cpus // cpus_per_worker))
         if self.workers * cpus_per_worker > cpus:
@@ -189,6 +337,9 @@ class RayPool:
         self.blas_threads = blas_threads
         self.data_ref = ray.put(data)
         self.actors = [self._new_actor() for _ in range(self.workers)]
+        if self.watchdog is not None:  # the workers the actors started in
+            ray.get([a.pid.remote() for a in self.actors])
+            self.watchdog.watch()
         alive = [n for n in ray.nodes() if n.get("Alive")]
         #: where the work ran, for the manifest
         self.cluster = {"gcs_address": ray.get_runtime_context().gcs_address,
@@ -210,17 +361,22 @@ class RayPool:
         """Yield ``(shard, partial)`` as shards finish (completion order).
 
         A shard whose actor died (killed, its node lost) or whose result was lost with its
-        node is retried, at most `max_retries` times, on a fresh actor when the live nodes
-        have room for one, else on a surviving actor (the pool shrinks); when no actor is
-        left the run fails with one message.
+        node is retried, at most `max_retries` times, on a surviving actor. A fresh actor
+        replaces a lost one when the live nodes seem to have a CPU for it; it receives shards
+        only once it has answered a ping, and is given up after :data:`REPLACEMENT_TIMEOUT`
+        seconds (a node lost but not yet declared dead looks like room for an actor that
+        can never start: waiting on it would hang the run). When no actor is left the run
+        fails with one message.
         """
         ray = self.ray
         from ray.exceptions import ObjectLostError, RayActorError
 
         queue = list(reversed(shards))
-        pending: dict[Any, tuple[Shard, int, Any]] = {}
+        pending: dict[Any, tuple[Shard | None, int, Any]] = {}  # shard None: a ping
         failures: dict[int, int] = {}
         load = [0] * len(self.actors)
+        ready = [True] * len(self.actors)  # the first actors are placed by the CPU check
+        pings: dict[int, tuple[Any, float]] = {}  # actor slot -> (ping, deadline)
 
         def submit(i: int) -> None:
             shard = queue.pop()
@@ -228,16 +384,63 @@ class RayPool:
             pending[actor.run.remote(shard)] = (shard, i, actor)
             load[i] += 1
 
-        for _ in range(self.in_flight):
-            for i in range(len(self.actors)):
-                if queue:
-                    submit(i)
-        while pending:
-            ready, _ = ray.wait(list(pending), num_returns=1)
-            shard, i, actor = pending.pop(ready[0])
+        def fill() -> None:
+            """Give queued shards to ready actors, least loaded first, up to in_flight."""
+            while queue:
+                usable = [j for j, a in enumerate(self.actors)
+                          if a is not None and ready[j] and load[j] < self.in_flight]
+                if not usable:
+                    return
+                submit(min(usable, key=load.__getitem__))
+
+        def replace(i: int) -> None:
+            """Slot `i` lost its actor: a fresh one on probation if there seems to be room."""
+            self.actors[i], ready[i] = None, False
+            if self._room_for_actor():
+                self.actors[i] = actor = self._new_actor()
+                ping = actor.pid.remote()
+                pending[ping] = (None, i, actor)
+                pings[i] = (ping, time.monotonic() + REPLACEMENT_TIMEOUT)
+
+        def check_alive() -> None:
+            if all(a is None for a in self.actors):
+                raise RuntimeError("every Ray worker was lost (nodes gone?); rerun to "
+                                   "resume from the saved shards")
+
+        fill()
+        while queue or any(shard is not None for shard, _, _ in pending.values()):
+            if not pending:  # queued shards but nobody to run them
+                check_alive()
+                raise RuntimeError("no Ray worker can run the remaining shards; rerun to "
+                                   "resume from the saved shards")
+            done, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
+            if not done:  # give up replacements that did not start in time
+                now = time.monotonic()
+                for i, (ping, deadline) in list(pings.items()):
+                    if now > deadline:
+                        log.warning("a replacement Ray worker did not start within %g s; "
+                                    "going on without it", REPLACEMENT_TIMEOUT)
+                        del pings[i], pending[ping]
+                        self._kill(self.actors[i])
+                        self.actors[i] = None
+                check_alive()
+                fill()
+                continue
+            shard, i, actor = pending.pop(done[0])
+            if shard is None:  # a replacement answered its ping (or died trying)
+                pings.pop(i, None)
+                try:
+                    ray.get(done[0])
+                    ready[i] = True
+                except (RayActorError, ObjectLostError):
+                    if self.actors[i] is actor:
+                        self.actors[i] = None
+                    check_alive()
+                fill()
+                continue
             load[i] -= 1
             try:
-                partial = ray.get(ready[0])
+                partial = ray.get(done[0])
             except (RayActorError, ObjectLostError) as err:
                 # the actor died, or its node did after the shard finished (the result lived
                 # in that node's object store): either way the shard is computed again
@@ -246,36 +449,33 @@ class RayPool:
                     raise
                 log.warning("shard %s lost (%s); retrying", shard.name, type(err).__name__)
                 if self.actors[i] is actor and isinstance(err, RayActorError):
-                    self.actors[i] = None
-                    if self._room_for_actor():
-                        self.actors[i] = self._new_actor()
-                live = [j for j, a in enumerate(self.actors) if a is not None]
-                if not live:
-                    raise RuntimeError("every Ray worker was lost (nodes gone?); rerun "
-                                       "to resume from the saved shards") from None
+                    replace(i)
                 queue.append(shard)
-                submit(i if self.actors[i] is not None else min(live, key=load.__getitem__))
+                check_alive()
+                fill()
                 continue
-            if queue and self.actors[i] is not None:
-                submit(i)
-            elif queue:
-                live = [j for j, a in enumerate(self.actors) if a is not None]
-                submit(min(live, key=load.__getitem__))
+            fill()
             yield shard, partial
+
+    def _kill(self, actor: Any) -> None:
+        if actor is None:
+            return
+        try:
+            self.ray.kill(actor)
+        except Exception:  # already gone
+            pass
 
     def shutdown(self) -> None:
         """Kill the actors; shut Ray down if this pool started it."""
         for a in getattr(self, "actors", []):
-            if a is None:
-                continue
-            try:
-                self.ray.kill(a)
-            except Exception:  # already gone
-                pass
+            self._kill(a)
         self.actors = []
         if self.started:
             self.ray.shutdown()
             self.started = False
+            if self.watchdog is not None:
+                self.watchdog.close()
+                self.watchdog = None
 
 
 class _ShardActor:

@@ -104,6 +104,10 @@ class _FieldReducer:
     def combine(self, shard: Shard, partial: Partial) -> None:
         self.acc.combine(shard, partial)
 
+    def needed(self, shard: Shard, partial: Partial) -> Partial:
+        """What a checkpoint of a just-merged shard keeps (:meth:`Accumulator.needed`)."""
+        return self.acc.needed(shard, partial)
+
     def finalize(self) -> dict[str, pa.Table]:
         return self.study.finalize(self.acc.result(), self.data)
 
@@ -138,7 +142,8 @@ def run_study(
         default 1 per actor) and, for ray, address, workers, ... (see
         :func:`irsim.engine.ray_executor.ray_partials`).
     checkpoint_dir : path, optional
-        Where finished shards are saved; a shard found there is reused only when its
+        Where finished shards are saved (each keeps what the merge can still use: top-k
+        entries already beaten k times are left out); a shard found there is reused only when its
         identity matches (fingerprint of parameters, data and irsim version; shard
         coordinates; checksum), otherwise it is recomputed (see
         :class:`~irsim.engine.checkpoint.CheckpointStore`).
@@ -190,9 +195,9 @@ def run_study(
         raise ConfigError(f"engine must be 'local' or 'ray', got {engine!r}")
     t_compute = time.perf_counter()
     for shard, part in stream:
-        if store is not None:
-            store.save(shard, part)
         reducer.combine(shard, part)
+        if store is not None:  # only what can still matter (exact: see Accumulator.needed)
+            store.save(shard, reducer.needed(shard, part))
         count += 1
         if progress is not None:
             progress(count, total)

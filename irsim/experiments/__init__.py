@@ -38,7 +38,7 @@ __all__ = ["KNOWN", "Shards", "experiment_names", "experiment_module", "build_st
 
 #: Experiment modules, in the order ``irsim list`` shows them.
 KNOWN = ("discpower", "swap", "error_rates", "effort", "coverage", "corpus_ci", "test_errors",
-         "topic_set_size", "reliability")
+         "topic_set_size", "reliability", "multiple_testing")
 
 
 @dataclass(frozen=True)

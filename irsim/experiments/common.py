@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from irsim.errors import ConfigError
+from irsim.errors import ConfigError, param
 
 __all__ = [
     "as_tuple",
@@ -21,6 +21,9 @@ __all__ = [
     "round_sig",
     "check_alphas",
     "check_choices",
+    "check_unique",
+    "check_resamples",
+    "check_paired_bootstrap_topics",
     "check_positive_int",
     "auto_block",
 ]
@@ -87,8 +90,9 @@ def as_tuple(value: Any) -> tuple | None:
 
 
 def select_metrics(matrix: Any, metrics: Any) -> Any:
-    """`matrix` (a ScoreMatrix) restricted to the study's own ``metrics`` parameter (None or
-    empty: all of them). Unknown names suggest the closest ones.
+    """`matrix` (a ScoreMatrix) restricted to the study's own ``metrics`` parameter (None: all
+    of them). Unknown names suggest the closest ones; an empty list or a repeated name is
+    refused (:class:`~irsim.errors.ConfigError`).
 
     The command line's top-level ``metrics`` chooses what a collection loads; a study's
     ``metrics`` parameter (set by presets, whose ``# @package _global_`` cannot set the
@@ -101,9 +105,13 @@ def select_metrics(matrix: Any, metrics: Any) -> Any:
     >>> select_metrics(m, ["RR"]).metrics, select_metrics(m, None).metrics
     (('RR',), ('AP', 'RR'))
     """
-    if not metrics:
+    if metrics is None:
         return matrix
-    names = resolve_metrics([str(m) for m in as_tuple(metrics)], matrix.metrics)
+    names = [str(m) for m in as_tuple(metrics)]
+    if not names:
+        raise ConfigError(f"{param('metrics')}=[] lists no metric (leave it out to use every "
+                          "metric of the collection)")
+    names = resolve_metrics(check_unique(names, param("metrics")), matrix.metrics)
     return matrix.select(metrics=list(names))
 
 
@@ -140,8 +148,33 @@ def round_sig(x: float, digits: int = 2) -> float:
     return round(x, digits - 1 - math.floor(math.log10(abs(x))))
 
 
+def check_unique(values: Sequence[Any], name: str) -> tuple:
+    """`values` as a tuple, refusing a repeated value.
+
+    Every value of a list parameter (significance levels, sizes, methods, tests, metrics)
+    gets its own output rows, so a repeat would only duplicate rows; it is refused rather
+    than silently dropped, since it is usually a typo for another value.
+
+    Examples
+    --------
+    >>> check_unique([0.01, 0.05], "experiment.alpha")
+    (0.01, 0.05)
+    >>> check_unique([0.5, 0.5], "experiment.alpha")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: experiment.alpha lists 0.5 twice (each value gives ...
+    """
+    seen: set = set()
+    for v in values:
+        if v in seen:
+            raise ConfigError(f"{name} lists {v!r} twice (each value gives its own rows; "
+                              "remove the repeat)")
+        seen.add(v)
+    return tuple(values)
+
+
 def check_alphas(alphas: Sequence[float], name: str = "experiment.alpha") -> tuple[float, ...]:
-    """Validate significance levels: each a number strictly inside (0, 1).
+    """Validate significance levels: each a number strictly inside (0, 1), no repeats.
 
     Examples
     --------
@@ -162,11 +195,66 @@ def check_alphas(alphas: Sequence[float], name: str = "experiment.alpha") -> tup
     for a in out:
         if not 0.0 < a < 1.0:
             raise ConfigError(f"{name} must be inside (0, 1), got {a}")
-    return out
+    return check_unique(out, name)
+
+
+def check_resamples(B: int, alphas: Sequence[float], b_key: str = "experiment.B",
+                    alpha_key: str = "experiment.alpha") -> int:
+    """Refuse a number of resamples too small for the smallest significance level.
+
+    An achieved significance level from `B` resamples is a multiple of ``1/B`` (count mode)
+    or at least ``1/(B+1)`` (add-one mode), so it cannot resolve a level ``alpha < 1/B``:
+    with count p-values ``ASL < alpha`` then means "no resample as extreme as the observed
+    one", decided by a handful of draws (B=1: 88% of adhoc8's pairs "significant" at 0.01);
+    with add-one p-values no pair can be significant. ``B * alpha >= 1`` for every alpha is
+    required: ``B >= ceil(1 / min(alpha))``.
+
+    Examples
+    --------
+    >>> check_resamples(100, [0.01, 0.05])
+    100
+    >>> check_resamples(1, [0.01, 0.05])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: experiment.B=1 is too small for experiment.alpha=0.01: ...
+    """
+    low = min(alphas)
+    need = math.ceil(1.0 / low - 1e-9)
+    if B < need:
+        raise ConfigError(
+            f"{b_key}={B} is too small for {alpha_key}={low:g}: an achieved significance "
+            f"level from B resamples moves in steps of 1/B, so a level of {low:g} needs "
+            f"B >= {need} (B * alpha >= 1)")
+    return B
+
+
+def check_paired_bootstrap_topics(n_topics: int, key: str = "experiment.tests") -> int:
+    """Refuse the paired bootstrap on fewer than 3 topics.
+
+    With 2 topics the centred differences are ``(d, -d)``: every resample either repeats one
+    of them (constant: ``t* = 0``) or holds both (mean 0: ``t* = 0``), so no replicate is
+    ever as extreme as a non-zero observed ``t`` and the ASL of every pair is 0.
+
+    Examples
+    --------
+    >>> check_paired_bootstrap_topics(3)
+    3
+    >>> check_paired_bootstrap_topics(2)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: experiment.tests: paired_bootstrap needs at least 3 ...
+    """
+    if n_topics < 3:
+        raise ConfigError(
+            f"{key}: paired_bootstrap needs at least 3 topics, the collection has "
+            f"{n_topics} (with 2, every resample of the centred differences (d, -d) has t* "
+            "= 0, so every pair would get ASL 0)")
+    return n_topics
 
 
 def check_choices(values, valid: Sequence[str], kind: str, key: str) -> tuple[str, ...]:
-    """Validate a non-empty list of names against `valid` (closest-name suggestions).
+    """Validate a non-empty list of distinct names against `valid` (closest-name
+    suggestions).
 
     Examples
     --------
@@ -181,7 +269,7 @@ def check_choices(values, valid: Sequence[str], kind: str, key: str) -> tuple[st
     for v in out:
         if v not in valid:
             raise unknown_name(kind, v, valid)
-    return out
+    return check_unique(out, key)
 
 
 def check_positive_int(value: int, name: str) -> int:
@@ -202,3 +290,41 @@ def auto_block(budget_bytes: float, per_item_bytes: float, total: int) -> int:
     1
     """
     return int(max(1, min(total, budget_bytes // max(per_item_bytes, 1.0))))
+
+
+def check_simulated_tests(study: Any) -> None:
+    """Check the options shared by the known-truth studies that run the paired tests on
+    simulated topics (``test_errors``, ``multiple_testing``): shard sizes, ``pvalue``,
+    ``wilcoxon_method``, ``bootstrap_statistic``, ``sign_threshold`` and ``ci_level``,
+    each named as the caller wrote it.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> ok = dict(shard_items=1, shard_replicates=1, pvalue="count", wilcoxon_method="auto",
+    ...           bootstrap_statistic="t", sign_threshold=0.0, ci_level=0.95)
+    >>> check_simulated_tests(SimpleNamespace(**ok))
+    >>> check_simulated_tests(SimpleNamespace(**{**ok, "ci_level": 1.0}))
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: experiment.ci_level must be in (0, 1), got 1.0
+    """
+    from irsim.errors import unknown_name
+    from irsim.stats._validation import PVALUE_MODES
+    from irsim.stats.wilcoxon import WILCOXON_METHODS
+
+    check_positive_int(study.shard_items, param("shard_items", "engine"))
+    check_positive_int(study.shard_replicates, param("shard_replicates", "engine"))
+    if study.pvalue not in PVALUE_MODES:
+        raise unknown_name(param("pvalue"), str(study.pvalue), PVALUE_MODES)
+    if study.wilcoxon_method not in WILCOXON_METHODS:
+        raise unknown_name(param("wilcoxon_method"), str(study.wilcoxon_method),
+                           WILCOXON_METHODS)
+    if study.bootstrap_statistic not in ("t", "mean"):
+        raise unknown_name(param("bootstrap_statistic"), str(study.bootstrap_statistic),
+                           ("t", "mean"))
+    if not float(study.sign_threshold) >= 0:
+        raise ConfigError(f"{param('sign_threshold')} must be >= 0, got "
+                          f"{study.sign_threshold}")
+    if not 0.0 < float(study.ci_level) < 1.0:
+        raise ConfigError(f"{param('ci_level')} must be in (0, 1), got {study.ci_level}")

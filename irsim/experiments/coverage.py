@@ -50,13 +50,14 @@ from irsim.experiments.common import (
     check_alphas,
     check_choices,
     check_positive_int,
+    check_unique,
     resolve_metrics,
     select_metrics,
 )
 from irsim.sampling.rng import REPLICATE_BLOCK, rng_for
 from irsim.sampling.subsets import subset_indices
 from irsim.sampling.topics import bootstrap_counts
-from irsim.stats.ci import mean_interval_grid
+from irsim.stats.ci import LOGIT_METHODS, mean_interval_grid, outside_unit_interval
 from irsim.tables import table
 
 __all__ = ["DESCRIPTION", "DATA", "Config", "make", "Coverage", "METHODS", "PARK_ALPHAS",
@@ -89,10 +90,11 @@ class Config:
         ``metrics`` wins when both are set).
     methods : str or list of str
         Interval methods: ``normal``, ``t``, ``percentile``, ``basic``, ``bca``,
-        ``studentised_logit``.
+        ``studentised_logit`` (distinct; ``studentised_logit`` needs scores in [0, 1]: a
+        collection with any other score is refused, naming metric, system and topic).
     sizes : int or list of int
-        Topics per sample ``n`` (drawn without replacement; 2 <= n <= the collection's
-        topics).
+        Topics per sample ``n`` (distinct; drawn without replacement; 2 <= n <= the
+        collection's topics).
     samples : int
         Topic samples per size.
     B : int
@@ -141,6 +143,18 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     shard_items, shard_reps = shards.get(1, 250)
     shard_items = check_positive_int(shard_items, param("shard_items", "engine"))
     shard_reps = check_positive_int(shard_reps, param("shard_replicates", "engine"))
+    checked = check_unique(checked, param("sizes"))
+    logit = [m for m in methods if m in LOGIT_METHODS]
+    if logit:  # a logit of a mean: scores outside [0, 1] have none (never clamped silently)
+        scores = np.asarray(matrix.values)
+        at = outside_unit_interval(scores)
+        if at is not None:
+            k, s, t = at
+            raise ConfigError(
+                f"{param('methods')}: {logit[0]} needs scores in [0, 1], but "
+                f"{matrix.metrics[k]} of system {matrix.systems[s]!r} on topic "
+                f"{matrix.topics[t]!r} is {float(scores[at])!r}; leave {logit[0]} out for "
+                "scores outside [0, 1]")
     n_topics = len(matrix.topics)
     for n in checked:
         if n > n_topics:

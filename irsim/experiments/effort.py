@@ -32,7 +32,7 @@ from irsim.engine.base import Partial, Shard
 from irsim.engine.partials import Kind
 from irsim.errors import ConfigError, param
 from irsim.experiments import Shards
-from irsim.experiments.common import check_positive_int
+from irsim.experiments.common import check_positive_int, check_unique
 from irsim.experiments.topicsets import (
     PairErrors,
     check_drop_bottom,
@@ -143,7 +143,7 @@ def _check_pools(pools: Any) -> tuple[tuple[str, int | None], ...]:
         out.append((metric, depth))
     if not out:
         raise ConfigError(f"{param('pools')} must list at least one {{metric, depth}}")
-    return tuple(dict.fromkeys(out))
+    return check_unique(out, param("pools"))
 
 
 def effort_data(docs: DocCollection, pools: Sequence[Any]) -> EffortData:

@@ -45,7 +45,7 @@ from irsim.engine.partials import Kind, Slab
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
 from irsim.experiments.bins import LAYOUTS
-from irsim.experiments.common import as_tuple, check_positive_int, select_metrics
+from irsim.experiments.common import as_tuple, check_positive_int, check_unique, select_metrics
 from irsim.experiments.topicsets import (
     ERROR_STREAM,
     PairErrors,
@@ -200,11 +200,11 @@ def _check_windows(windows: Any) -> tuple[tuple[float, float], ...]:
         if not 0.0 <= lo < hi <= 1.0:
             raise ConfigError(f"{param('windows')}: need 0 <= lo < hi <= 1, got [{lo}, {hi}]")
         out.append((lo, hi))
-    return tuple(dict.fromkeys(out))
+    return check_unique(out, param("windows"))
 
 
 def _check_tests(tests: Any) -> tuple[str, ...]:
-    names = tuple(dict.fromkeys(as_tuple(tests) or ()))
+    names = check_unique(as_tuple(tests) or (), param("tests"))
     for t in names:
         if get_test(t).kind != "paired":
             raise ConfigError(f"{param('tests')}: {t!r} is not a paired test; use one of "

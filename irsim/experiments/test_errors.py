@@ -1,11 +1,11 @@
 """Known-truth simulation: Type I error and power of paired significance tests.
 
 Design (after Urbano, Lima & Hanjalic, SIGIR 2019): for each metric of a collection, a
-:class:`~irsim.sampling.simulate.TopicSimulator` is fit to the score matrix (a margin per
+:class:`~irsim.simulate.topics.TopicSimulator` is fit to the score matrix (a margin per
 system, a Gaussian copula per system pair). A *trial* picks an ordered pair of systems
 ``(baseline, other)`` uniformly; the copula of that pair ties two new systems on ``n`` new
 topics: the baseline keeps the baseline's margin and the experimental system gets the
-**same margin shifted** (proportional odds, :meth:`~irsim.sampling.simulate.Margins.mean`) so that
+**same margin shifted** (proportional odds, :meth:`~irsim.simulate.topics.Margins.mean`) so that
 its true mean exceeds the baseline's by exactly ``delta``. With ``delta = 0`` the shift is 0,
 the two systems are exchangeable and every test's null hypothesis holds exactly (Type I
 error); with ``delta > 0`` the experimental system is stochastically larger (power).
@@ -22,18 +22,24 @@ three integer counters per configuration (:class:`~irsim.engine.partials.Count` 
 items): rejections per (test, alternative, alpha), trials, and the fixed-point sums of the
 simulated mean differences and their squares; the generator's fit table is computed from
 the data once, in :meth:`TestErrors.finalize`.
+
+``design=urbano2019`` (:class:`UrbanoStudy`, issue 13) runs the paper's own design instead:
+generators of :mod:`irsim.simulate` (margins and copulas selected by AIC, fitted to every
+collection of a metric and pooled), Type I trials through the first run's margin, Type II/III
+trials with the experimental margin moved to baseline + delta; tables ``type_1``, ``type_2``,
+``type_3``, ``test_errors_families`` and ``test_errors_models``. The default
+``design=shift`` is the design above, unchanged.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from scipy import stats as sps
 
-from irsim.data.matrix import ScoreMatrix
 from irsim.engine.base import Partial, Shard, shard_grid
 from irsim.engine.partials import Count
 from irsim.errors import ConfigError, param, unknown_name
@@ -42,13 +48,16 @@ from irsim.experiments.common import (
     aligned_block,
     check_alphas,
     check_positive_int,
+    check_simulated_tests,
     unit_ranges,
 )
 from irsim.sampling.rng import REPLICATE_BLOCK, blocked_draws, study_key
-from irsim.sampling.simulate import SimulationData, fit_simulator, prepare
+from irsim.simulate.designs import PooledMetric
+from irsim.simulate.fitting import fit_collection
+from irsim.simulate.topics import SimulationData, fit_simulator, prepare
 from irsim.stats import get_test
-from irsim.stats._validation import ALTERNATIVES, PVALUE_MODES
-from irsim.stats.wilcoxon import WILCOXON_METHODS
+from irsim.stats._validation import ALTERNATIVES
+from irsim.stats.binomial import clopper_pearson
 from irsim.tables import table as build_table
 
 __all__ = [
@@ -59,7 +68,8 @@ __all__ = [
     "TESTS",
     "Config",
     "TestErrors",
-    "clopper_pearson",
+    "UrbanoData",
+    "UrbanoStudy",
     "fit_table",
     "make",
 ]
@@ -126,6 +136,22 @@ class Config:
         Paired bootstrap statistic: studentised (``t``, Sakai) or shift (``mean``, Urbano).
     ci_level : float
         Level of the binomial (Clopper-Pearson) bands of the rates.
+    design : {"shift", "urbano2019"}
+        ``shift``: the pair's Gaussian copula and a shifted copy of the baseline's margin
+        (tables ``test_errors``, ``test_errors_fit``). ``urbano2019``: Urbano, Lima &
+        Hanjalic's design (:mod:`irsim.simulate`: margins and copulas selected by AIC; tables
+        ``type_1``, ``type_2``, ``type_3``, ``test_errors_families``,
+        ``test_errors_models``); ``deltas`` > 0 are the Type II/III differences, Type I is
+        always run; ``alternatives`` ``two-sided`` and ``greater`` (one-sided); ``margin``
+        and ``dependence`` do not apply.
+    power_trials : int
+        ``urbano2019``: trials per (metric, n, delta) of Type II/III (0: ``trials``; the
+        paper ran a tenth of the Type I trials).
+    fit_cache : str, optional
+        ``urbano2019``: directory of fitted generators, keyed by the data and the fitting
+        options (a rerun or a sweep skips fitting); None: fit every time.
+    fit_threads : int
+        ``urbano2019``: threads of each copula selection (results do not depend on it).
     """
 
     name: str = "test_errors"
@@ -145,25 +171,10 @@ class Config:
     sign_threshold: float = 0.0
     bootstrap_statistic: str = "t"
     ci_level: float = 0.95
-
-
-def clopper_pearson(k: np.ndarray, n: np.ndarray, level: float = 0.95
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """Exact (Clopper-Pearson) binomial confidence interval for ``k`` successes in ``n``.
-
-    Examples
-    --------
-    >>> lo, hi = clopper_pearson(np.array([0, 5]), np.array([100, 100]))
-    >>> lo.round(4).tolist(), hi.round(4).tolist()
-    ([0.0, 0.0164], [0.0362, 0.1128])
-    """
-    k = np.asarray(k, np.float64)
-    n = np.asarray(n, np.float64)
-    tail = (1.0 - level) / 2.0
-    with np.errstate(invalid="ignore"):
-        lo = np.where(k > 0, sps.beta.ppf(tail, k, n - k + 1), 0.0)
-        hi = np.where(k < n, sps.beta.ppf(1.0 - tail, k + 1, n - k), 1.0)
-    return lo, hi
+    design: str = "shift"
+    power_trials: int = 0
+    fit_cache: str | None = None
+    fit_threads: int = 1
 
 
 @dataclass(frozen=True)
@@ -184,7 +195,7 @@ class TestErrors:
 
     Examples
     --------
-    >>> from irsim.sampling.simulate import TopicSimulator
+    >>> from irsim.simulate.topics import TopicSimulator
     >>> from irsim.engine import run_study
     >>> sim = TopicSimulator.normal(means=[0.4, 0.5], sds=[0.1, 0.1], rho=[0.9])
     >>> data = prepare([sim], [0.0, 0.05])
@@ -245,21 +256,7 @@ class TestErrors:
         set_(self, "alphas", check_alphas(self.alphas, param("alpha")))
         set_(self, "trials", check_positive_int(self.trials, param("trials")))
         set_(self, "B", check_positive_int(self.B, param("B")))
-        check_positive_int(self.shard_items, param("shard_items", "engine"))
-        check_positive_int(self.shard_replicates, param("shard_replicates", "engine"))
-        if self.pvalue not in PVALUE_MODES:
-            raise unknown_name(param("pvalue"), str(self.pvalue), PVALUE_MODES)
-        if self.wilcoxon_method not in WILCOXON_METHODS:
-            raise unknown_name(param("wilcoxon_method"), str(self.wilcoxon_method),
-                               WILCOXON_METHODS)
-        if self.bootstrap_statistic not in ("t", "mean"):
-            raise unknown_name(param("bootstrap_statistic"), str(self.bootstrap_statistic),
-                               ("t", "mean"))
-        if not float(self.sign_threshold) >= 0:
-            raise ConfigError(f"{param('sign_threshold')} must be >= 0, got "
-                              f"{self.sign_threshold}")
-        if not 0.0 < float(self.ci_level) < 1.0:
-            raise ConfigError(f"{param('ci_level')} must be in (0, 1), got {self.ci_level}")
+        check_simulated_tests(self)
 
     # -- plan ---------------------------------------------------------------------------
     def _configs(self, data: SimulationData) -> int:
@@ -426,9 +423,299 @@ def fit_table(data: SimulationData) -> pa.Table:
         })
     return build_table("test_errors_fit", rows)
 
+# ----------------------------------------------------------------------------- urbano2019
 
-def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
-         ) -> tuple[TestErrors, SimulationData]:
+#: Designs of the study.
+DESIGNS = ("shift", "urbano2019")
+#: Tails of the urbano2019 design by alternative.
+TAILS = {"two-sided": "two-sided", "greater": "one-sided"}
+URBANO_STREAM = "test_errors/urbano2019"
+
+
+@dataclass(frozen=True)
+class UrbanoData:
+    """The pooled generators of every metric (:class:`irsim.simulate.designs.PooledMetric`),
+    what ``design=urbano2019`` reads.
+
+    Attributes
+    ----------
+    pools : tuple of PooledMetric
+    deltas : tuple of float
+        The Type II/III differences (> 0).
+    """
+
+    pools: tuple[PooledMetric, ...]
+    deltas: tuple[float, ...]
+
+    @property
+    def fit_seconds(self) -> float:
+        """Time spent fitting the models of this process (0 for models from the cache; not
+        a dataclass field: it is not part of the data digest)."""
+        return float(sum(m.fit_seconds for p in self.pools for m in p.models))
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """Metric names, in pool order."""
+        return tuple(p.metric for p in self.pools)
+
+    def describe(self) -> dict:
+        """Summary for the manifest: collections, runs, pairs and the fitting time."""
+        return {
+            "metrics": list(self.metrics),
+            "collections": {p.metric: [m.name for m in p.models] for p in self.pools},
+            "runs_kept": {p.metric: int(p.runs.sum()) for p in self.pools},
+            "copulas": {p.metric: sum(len(m.copulas) for m in p.models) for p in self.pools},
+            "topics": "simulated",
+            "source": "generators fitted per collection (see test_errors_models)",
+            "deltas": list(self.deltas),
+            "fit_seconds": round(self.fit_seconds, 3),
+            "fit_cached": all(m.cached for p in self.pools for m in p.models),
+        }
+
+
+@dataclass(frozen=True)
+class UrbanoStudy:
+    """``design=urbano2019``: Type I, II and III errors as Urbano, Lima & Hanjalic (SIGIR
+    2019) ran them (parameters as in :class:`TestErrors`, whose checks and p-values it uses;
+    its ``deltas`` are not used); `deltas` are the Type II/III differences (> 0; may be empty).
+
+    Items are the (metric, n, kind) configurations, kind 0 Type I and kind ``k >= 1`` delta
+    ``k - 1``; replicates are trials (``tests.trials`` for Type I, `power_trials` for the
+    others). A block of trials shares its uniforms across kinds (common random numbers).
+
+    Examples
+    --------
+    >>> from irsim.simulate.fitting import fit_collection
+    >>> from irsim.engine import run_study
+    >>> rng = np.random.default_rng(0)
+    >>> x = np.clip(0.3 + 0.1 * rng.standard_normal((1, 30))
+    ...             + 0.08 * rng.standard_normal((8, 30)), 0, 1)
+    >>> pool = PooledMetric.build("AP", [fit_collection(x, metric="AP", name="toy")], (0.05,))
+    >>> base = TestErrors(sizes=(20,), alphas=(0.05,), trials=250, tests=("t",), B=100)
+    >>> study = UrbanoStudy(base, 250, deltas=(0.05,))
+    >>> tables, _ = run_study(study, UrbanoData((pool,), (0.05,)))
+    >>> sorted(tables)
+    ['test_errors_families', 'test_errors_models', 'type_1', 'type_2', 'type_3']
+    >>> tables["type_1"].column("trials").to_pylist()
+    [250]
+    """
+
+    tests: TestErrors
+    power_trials: int
+    deltas: tuple[float, ...] = ()
+    name: str = field(default="test_errors", init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "deltas", tuple(float(d) for d in self.deltas))
+        check_positive_int(self.power_trials, param("power_trials"))
+        for a in self.tests.alternatives:
+            if a not in TAILS:
+                raise ConfigError(f"{param('alternatives')}: design=urbano2019 runs "
+                                  f"two-sided and greater (one-sided) tests, got {a!r}")
+        if not all(math.isfinite(d) and d > 0 for d in self.deltas):
+            raise ConfigError(f"{param('deltas')}: design=urbano2019 needs deltas > 0 (Type "
+                              f"I is always run), got {list(self.deltas)}")
+
+    @property
+    def kinds(self) -> int:
+        """Configurations per (metric, n): Type I and one per delta."""
+        return 1 + len(self.deltas)
+
+    def _configs(self, data: UrbanoData) -> int:
+        if tuple(data.deltas) != self.deltas:
+            raise ConfigError(f"the data were prepared for deltas {list(data.deltas)}, the "
+                              f"study has {list(self.deltas)}")
+        return len(data.pools) * len(self.tests.sizes) * self.kinds
+
+    def config(self, item: int) -> tuple[int, int, int]:
+        """``(metric index, size index, kind)`` of configuration `item`."""
+        nk, ns = self.kinds, len(self.tests.sizes)
+        return item // (ns * nk), (item // nk) % ns, item % nk
+
+    def _trials(self, kind: int) -> int:
+        return self.tests.trials if kind == 0 else self.power_trials
+
+    def plan(self, data: UrbanoData) -> list[Shard]:
+        """Configuration blocks x trial blocks."""
+        return shard_grid(self._configs(data), self.tests.shard_items,
+                          max(self.tests.trials, self.power_trials),
+                          aligned_block(self.tests.shard_replicates, REPLICATE_BLOCK))
+
+    def fingerprint(self) -> dict:
+        """Parameters that determine the tables."""
+        return {**self.tests.fingerprint(), "design": "urbano2019",
+                "power_trials": self.power_trials, "deltas": self.deltas}
+
+    def fields(self, data: UrbanoData) -> dict[str, Count]:
+        """Per configuration: rejections in the true direction per (test, tail, alpha),
+        two-sided rejections with the wrong sign per (test, alpha), and trials."""
+        n, t = self._configs(data), self.tests
+        return {"rejections": Count((n, len(t.tests), len(t.alternatives), len(t.alphas)),
+                                    along="items"),
+                "wrong": Count((n, len(t.tests), len(t.alphas)), along="items"),
+                "trials": Count((n,), along="items")}
+
+    def kernel(self, shard: Shard, data: UrbanoData) -> Partial:
+        """Counters of one shard (trials of a block are drawn once for every kind)."""
+        t = self.tests
+        i0, i1 = shard.items
+        self._configs(data)
+        alphas = np.asarray(t.alphas)
+        rej = np.zeros((i1 - i0, len(t.tests), len(t.alternatives), len(alphas)), np.int64)
+        wrong = np.zeros((i1 - i0, len(t.tests), len(alphas)), np.int64)
+        trials = np.zeros(i1 - i0, np.int64)
+        groups: dict[tuple[int, int], list[int]] = {}
+        for item in range(i0, i1):
+            mi, si, kind = self.config(item)
+            groups.setdefault((mi, si), []).append(kind)
+        for (mi, si), kinds in groups.items():  # metrics x sizes
+            pool, n = data.pools[mi], t.sizes[si]
+            mkey = study_key(pool.metric)
+            for a, b in unit_ranges(*shard.reps, REPLICATE_BLOCK):
+                u = None
+                parts = []  # (row, kind, first trial row in the stack, trials)
+                xs, ys = [], []
+                for kind in kinds:  # Type I and the deltas
+                    stop = min(b, self._trials(kind))
+                    if stop <= a:
+                        continue
+                    if u is None:
+                        u = blocked_draws(t.seed, URBANO_STREAM, (mkey, n), a, b,
+                                          lambda rng, m, n=n: rng.random((m, 3 + 2 * n)))
+                    uu = u[: stop - a]
+                    base, exp = (pool.type1(uu, n) if kind == 0
+                                 else pool.type2(uu, n, kind - 1))
+                    row = (mi * len(t.sizes) + si) * self.kinds + kind - i0
+                    trials[row] += stop - a
+                    parts.append((row, kind, sum(len(v) for v in xs), stop - a))
+                    xs.append(exp)
+                    ys.append(base)
+                if not parts:
+                    continue
+                # every kind of the block at once: one call per (test, tail), so the Monte
+                # Carlo resamples of the block (keyed by it, shared by the kinds) are drawn
+                # once
+                exp, base = np.concatenate(xs), np.concatenate(ys)
+                sign = np.sign((exp - base).mean(axis=1))
+                key = (mkey, a // REPLICATE_BLOCK)
+                for ti, test in enumerate(t.tests):
+                    for ai, alt in enumerate(t.alternatives):
+                        hit = t.pvalues(test, alt, exp, base, key)[:, None] <= alphas[None, :]
+                        for row, kind, r0, k in parts:
+                            h, sg = hit[r0:r0 + k], sign[r0:r0 + k, None]
+                            if alt == "two-sided":
+                                rej[row, ti, ai] += np.count_nonzero(
+                                    h & (sg > 0) if kind else h, axis=0)
+                                wrong[row, ti] += np.count_nonzero(h & (sg < 0), axis=0)
+                            else:
+                                rej[row, ti, ai] += np.count_nonzero(h, axis=0)
+        return {"rejections": rej, "wrong": wrong, "trials": trials}
+
+    def finalize(self, merged: dict[str, np.ndarray], data: UrbanoData
+                 ) -> dict[str, pa.Table]:
+        """``type_1``, ``type_2``, ``type_3`` with Clopper-Pearson bands, and the tables of
+        the generators (families chosen, models)."""
+        t = self.tests
+        rej, wrong, counts = merged["rejections"], merged["wrong"], merged["trials"]
+        rows: dict[int, dict[str, list]] = {k: {c: [] for c in (
+            "metric", "n", "delta", "test", "tail", "alpha", "trials", "rejections")}
+            for k in (1, 2, 3)}
+
+        def add(k: int, metric: str, n: int, delta: float, test: str, tail: str,
+                alpha: float, trials: int, hits: int) -> None:
+            r = rows[k]
+            for c, v in zip(("metric", "n", "delta", "test", "tail", "alpha", "trials",
+                             "rejections"), (metric, n, delta, test, tail, alpha, trials,
+                                             hits), strict=True):
+                r[c].append(v)
+
+        for item in range(len(counts)):
+            mi, si, kind = self.config(item)
+            metric, n, k = data.pools[mi].metric, t.sizes[si], int(counts[item])
+            delta = 0.0 if kind == 0 else self.deltas[kind - 1]
+            for ti, test in enumerate(t.tests):
+                for ai, alt in enumerate(t.alternatives):
+                    for li, alpha in enumerate(t.alphas):
+                        add(1 if kind == 0 else 2, metric, n, delta, test, TAILS[alt],
+                            alpha, k, int(rej[item, ti, ai, li]))
+                        if kind and alt == "two-sided":
+                            add(3, metric, n, delta, test, "two-sided", alpha, k,
+                                int(wrong[item, ti, li]))
+        out = {}
+        for k in (1, 2, 3):
+            cols = rows[k]
+            hits = np.asarray(cols["rejections"], np.int64)
+            tr = np.asarray(cols["trials"], np.int64)
+            lo, hi = clopper_pearson(hits, tr, t.ci_level)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                rate = hits / tr
+            if k == 1:
+                del cols["delta"]
+            out[f"type_{k}"] = build_table(f"type_{k}", {
+                **cols, "trials": tr, "rejections": hits, "rate": rate, "ci_lo": lo,
+                "ci_hi": hi})
+        out["test_errors_families"] = families_table(data)
+        out["test_errors_models"] = models_table(data)
+        return out
+
+
+def families_table(data: UrbanoData) -> pa.Table:
+    """Counts per metric of the margin families (one per run) and copula families (one per
+    pair; ``<family> <rotation>``) selected by AIC."""
+    from collections import Counter
+
+    rows = []
+    for pool in data.pools:
+        for kind, names in (("margin", [f for m in pool.models for f in m.margin_families]),
+                            ("copula", [f for m in pool.models for f in m.copula_families])):
+            counts = Counter(names)
+            total = sum(counts.values())
+            for fam, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+                rows.append({"metric": pool.metric, "kind": kind, "family": fam,
+                             "count": int(c), "share": c / total})
+    return build_table("test_errors_families", rows)
+
+
+def models_table(data: UrbanoData) -> pa.Table:
+    """One row per (metric, collection): runs kept and dropped, pairs, support, and how far
+    the fitted margins' means are from the observed ones."""
+    rows = []
+    for pool in data.pools:
+        for m in pool.models:
+            rows.append({"metric": pool.metric, "collection": m.name, "runs": len(m.runs),
+                         "dropped": len(m.dropped), "pairs": len(m.copulas),
+                         "support": m.support,
+                         "mean_error_max": float(m.observed_error)})
+    return build_table("test_errors_models", rows)
+
+
+def _urbano_data(config: Config, data: Any, seed: int, deltas: tuple[float, ...]
+                 ) -> UrbanoData:
+    """Fit (or read from ``fit_cache``) a generator per (metric, collection) and pool them."""
+    from irsim.experiments.loading import CollectionSet
+
+    if isinstance(data, CollectionSet):
+        parts = {m: data.of(m) for m in data.metrics}
+    else:
+        parts = {m: [("collection", data.select(metrics=[m]))] for m in data.metrics}
+    threads = check_positive_int(config.fit_threads, param("fit_threads"))
+    pools = []
+    for metric, cols in parts.items():
+        models = []
+        for cname, matrix in cols:
+            model = fit_collection(matrix.metric(metric), metric=metric, name=cname,
+                                   runs=tuple(matrix.systems), seed=int(seed),
+                                   drop_duplicates=bool(config.drop_duplicates),
+                                   drop_bottom=float(config.drop_bottom),
+                                   cache_dir=config.fit_cache, threads=threads)
+            models.append(model)
+        pools.append(PooledMetric.build(metric, models, deltas))
+    return UrbanoData(tuple(pools), deltas)
+
+
+
+def make(config: Config, data: Any, *, seed: int, shards: Shards
+         ) -> tuple[TestErrors | UrbanoStudy, SimulationData | UrbanoData]:
     """The study and its data: a simulator fit to every metric of `data`, the shifts of
     every delta and the eligible trial pairs (:func:`prepare`).
 
@@ -442,9 +729,12 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     (('AP',), 1, 4096)
     """
     items, replicates = shards.get(SHARD_ITEMS, SHARD_REPLICATES)
+    deltas = tuple(float(d) for d in config.deltas)
+    if config.design == "urbano2019":  # Type I is always run: delta 0 is not a Type II delta
+        deltas = tuple(d for d in deltas if d != 0.0)
     study = TestErrors(
         sizes=tuple(int(n) for n in config.sizes),
-        deltas=tuple(float(d) for d in config.deltas),
+        deltas=(0.0,) if config.design == "urbano2019" else deltas,
         alphas=tuple(config.alpha),
         tests=tuple(config.tests),
         alternatives=tuple(config.alternatives),
@@ -459,6 +749,17 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
         shard_items=items,
         shard_replicates=replicates,
     )
+    if config.design not in DESIGNS:
+        raise unknown_name(param("design"), str(config.design), DESIGNS)
+    if config.design == "urbano2019":
+        power = int(config.power_trials) or study.trials
+        urbano = UrbanoStudy(study, power, deltas)
+        return urbano, _urbano_data(config, data, seed, urbano.deltas)
+    from irsim.experiments.loading import CollectionSet
+
+    if isinstance(data, CollectionSet):
+        raise ConfigError("several collections per metric are pooled by design=urbano2019 "
+                          "only")
     sims, sources = [], []
     for metric in data.metrics:
         sim = fit_simulator(data.metric(metric), metric=metric, systems=data.systems,

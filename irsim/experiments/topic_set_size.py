@@ -26,7 +26,7 @@ computes the variances, and the reduction solves for n.
 Simulation check (``check_trials > 0``; table ``topic_set_size_check``)
     Does a collection of the planned size deliver the planned power? For every metric, alpha,
     beta and min_diff of the paired t design, a known-truth generator fitted to the collection
-    (:func:`irsim.sampling.simulate.fit_simulator`: per-system margins, a Gaussian copula per
+    (:func:`irsim.simulate.topics.fit_simulator`: per-system margins, a Gaussian copula per
     system pair, duplicates dropped; as ``experiment=test_errors``) simulates ``check_trials``
     pairs of systems on the planned n new topics: a trial draws an ordered (baseline, pair)
     uniformly, both systems take the baseline's margin, the second shifted to a true mean
@@ -66,7 +66,7 @@ from irsim.experiments.common import (
     unit_ranges,
 )
 from irsim.sampling.rng import REPLICATE_BLOCK, blocked_draws, study_key
-from irsim.sampling.simulate import SimulationData, fit_simulator, prepare
+from irsim.simulate.topics import SimulationData, fit_simulator, prepare
 from irsim.stats.anova import anova_two_way
 from irsim.stats.power import (
     anova_n,

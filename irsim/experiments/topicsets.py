@@ -33,7 +33,14 @@ from irsim.experiments.bins import (
     is_swap,
     relative_difference,
 )
-from irsim.experiments.common import PAIR_UNIT, aligned_block, as_tuple, pair_index, unit_ranges
+from irsim.experiments.common import (
+    PAIR_UNIT,
+    aligned_block,
+    as_tuple,
+    check_unique,
+    pair_index,
+    unit_ranges,
+)
 from irsim.sampling.rng import REPLICATE_BLOCK
 from irsim.sampling.subsets import (
     check_scheme,
@@ -69,7 +76,7 @@ def check_schemes(sampling: Any) -> tuple[str, ...]:
     schemes = as_tuple(sampling)
     if not schemes:
         raise ConfigError(f"{param('sampling')} must name at least one scheme")
-    return tuple(dict.fromkeys(check_scheme(s, param("sampling")) for s in schemes))
+    return check_unique([check_scheme(s, param("sampling")) for s in schemes], param("sampling"))
 
 
 def check_sizes(sizes: Any, key: str = "subset_sizes", *, required: bool = False
@@ -92,7 +99,7 @@ def check_sizes(sizes: Any, key: str = "subset_sizes", *, required: bool = False
         if isinstance(s, bool) or not isinstance(s, int | np.integer) or s < 1:
             raise ConfigError(f"{param(key)} must hold integers >= 1, got {s!r}")
         out.append(int(s))
-    return tuple(dict.fromkeys(out))
+    return check_unique(out, param(key))
 
 
 def sampling_configs(schemes: Sequence[str], sizes: Sequence[int] | None, n: int, *,

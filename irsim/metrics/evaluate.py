@@ -29,7 +29,9 @@ over all qrels topics). ``missing`` decides which topics are kept:
     0 there (exactly what it would score).
 ``"zero"``
     trec_eval ``-c``: every qrels topic; a run missing one scores 0; run topics without
-    qrels are dropped.
+    qrels are dropped. A run with no topic at all in the qrels is an
+    :class:`~irsim.errors.InputError` (it would score 0 everywhere: a run and qrels that do
+    not belong together).
 ``"drop"``
     Only the topics retrieved by every run and present in the qrels.
 """
@@ -161,6 +163,17 @@ def _select_topics(
             )
         return has_rel | (in_qrels & present.any(axis=0))
     if missing == "zero":
+        # a run without a single qrels topic would score 0 everywhere: the run and the
+        # qrels are of different tracks (or topic ids), not a run that retrieved nothing
+        alone = ~(present & in_qrels[None, :]).any(axis=1)
+        if alone.any():
+            s = int(np.argmax(alone))
+            raise InputError(
+                f"run {runs.names[s]!r} has no topic in common with the qrels ({qsrc}), so "
+                "under missing='zero' it would score 0 on every topic; check that the run "
+                "and the qrels belong together (same track, same topic ids)",
+                file=_run_file(runs, s),
+            )
         return in_qrels
     return in_qrels & present.all(axis=0)
 

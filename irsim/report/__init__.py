@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -11,36 +12,118 @@ import pyarrow as pa
 
 from irsim.errors import InputError
 
-__all__ = ["write_report", "report_command", "markdown_table"]
+__all__ = ["write_report", "report_command", "markdown_table", "fmt", "MISSING",
+           "mean_scores", "figures", "figures_markdown", "update_readme", "FIGURES_BEGIN",
+           "FIGURES_END", "safe_name"]
 
+#: Markers of the README's generated figure list (:func:`update_readme`).
+FIGURES_BEGIN = "<!-- figures:begin -->\n"
+FIGURES_END = "<!-- figures:end -->\n"
 
-def markdown_table(table: pa.Table, *, max_rows: int = 40, digits: int = 4) -> str:
-    """A Markdown rendering of (the first rows of) a table.
+def safe_name(text: str) -> str:
+    """A file-name-safe version of a metric name (figure names: ``P@10`` -> ``P_10``).
 
     Examples
     --------
-    >>> print(markdown_table(pa.table({"a": [1, 2], "b": [0.12345, None]})))
+    >>> safe_name("nDCG@10"), safe_name("AP(rel=2)")
+    ('nDCG_10', 'AP_rel_2')
+    """
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_") or "metric"
+
+
+#: How a report shows a missing value (null, NaN).
+MISSING = "\u2014"
+
+
+def fmt(value: Any, digits: int = 4) -> str:
+    """A number as every report prints it: `digits` significant digits (from 1,000 up:
+    rounded to an integer), thousands separated by commas (never ``1.206e+04``), integers in
+    full, a missing value (None, NaN) as an em dash (never ``nan``), infinity as ``inf``;
+    anything else as ``str``.
+
+    Examples
+    --------
+    >>> fmt(12060.0), fmt(12060), fmt(1234567.891), fmt(0.123456), fmt(0.0004567)
+    ('12,060', '12,060', '1,234,568', '0.1235', '0.0004567')
+    >>> fmt(float("nan")), fmt(None), fmt(float("-inf")), fmt(0.0), fmt(3.0), fmt(True)
+    ('\u2014', '\u2014', '-inf', '0', '3', 'True')
+    >>> fmt(12.3456), fmt(1.5e-07)
+    ('12.35', '1.5e-07')
+    """
+    import math
+
+    import numpy as np
+
+    if value is None:
+        return MISSING
+    if isinstance(value, bool | np.bool_):
+        return str(bool(value))
+    if isinstance(value, int | np.integer):
+        return f"{int(value):,}"
+    if isinstance(value, float | np.floating):
+        v = float(value)
+        if math.isnan(v):
+            return MISSING
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        if v == 0:
+            return "0"
+        if abs(v) < 1e-4:
+            return f"{v:.{min(digits, 3)}g}"
+        rounded = float(f"{v:.{digits}g}")
+        if abs(rounded) >= 1000:  # thousands separated, never 1.206e+04
+            return f"{v:,.0f}"
+        return f"{v:.{digits}g}"
+    return str(value)
+
+
+def markdown_table(table: pa.Table, *, max_rows: int = 40, digits: int = 4) -> str:
+    """A Markdown rendering of (the first rows of) a table, numbers by :func:`fmt`.
+
+    Examples
+    --------
+    >>> print(markdown_table(pa.table({"a": [1, 12060], "b": [0.12345, None]})))
     | a | b |
     |---|---|
     | 1 | 0.1235 |
-    | 2 |  |
+    | 12,060 | \u2014 |
     """
     cols = table.column_names
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for row in table.slice(0, max_rows).to_pylist():
-        cells = []
-        for c in cols:
-            v = row[c]
-            if v is None:
-                cells.append("")
-            elif isinstance(v, float):
-                cells.append(f"{v:.{digits}g}" if abs(v) >= 1e-3 or v == 0 else f"{v:.3g}")
-            else:
-                cells.append(str(v))
+        cells = [fmt(row[c], digits) for c in cols]
         lines.append("| " + " | ".join(cells) + " |")
     if table.num_rows > max_rows:
         lines.append(f"\n({table.num_rows - max_rows} more rows in the Parquet file)")
     return "\n".join(lines)
+
+
+def mean_scores(per_topic: pa.Table) -> Any:
+    """Mean over topics per system (rows, in order of appearance) and metric (columns) of a
+    long ``per_topic`` table (``metric, system, topic, value``), as a pandas DataFrame.
+
+    Examples
+    --------
+    >>> t = pa.table({"metric": ["AP"] * 4, "system": ["b", "b", "a", "a"],
+    ...               "topic": ["1", "2"] * 2, "value": [0.5, 0.25, 0.0, 1.0]})
+    >>> mean_scores(t)["AP"].to_dict()
+    {'b': 0.375, 'a': 0.5}
+    """
+    df = per_topic.select(["metric", "system", "value"]).to_pandas()
+    means = df.groupby(["system", "metric"], sort=False)["value"].mean().unstack("metric")
+    return means.reindex(index=df["system"].unique(), columns=df["metric"].unique())
+
+
+def _evaluate_sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
+    per_topic = tables["per_topic"]
+    means = mean_scores(per_topic)
+    topics = len(set(per_topic.column("topic").to_pylist()))
+    table = pa.table({"system": [str(s) for s in means.index],
+                      **{str(m): means[m].to_numpy() for m in means.columns}})
+    return ["## Mean per system and metric", "",
+            f"Mean over {topics} topics (what trec_eval reports as `all`); every topic's "
+            f"score is in `results/per_topic.parquet`.", "",
+            markdown_table(table, max_rows=200), ""]
 
 
 def write_report(run_dir: str | os.PathLike, tables: dict[str, pa.Table],
@@ -62,7 +145,9 @@ def write_report(run_dir: str | os.PathLike, tables: dict[str, pa.Table],
         lines += [f"Collection: {coll['runs']} run lines, {coll.get('qrels', '?')} "
                   f"judgments.", ""]
     module = _report_module(name)
-    if module is not None:
+    if name == "evaluate" and "per_topic" in tables:
+        lines += _evaluate_sections(tables, run_dir)
+    elif module is not None:
         lines += module.sections(tables, run_dir)
     lines += ["## Files", ""]
     lines += [f"- `results/{t}.parquet`: {tab.num_rows} rows" for t, tab in tables.items()]
@@ -86,14 +171,23 @@ def _report_module(name: str) -> Any:
 
 
 def report_command(args: list[str]) -> None:
-    """``irsim report <run dir>``: rebuild report.md and plots from results/*.parquet."""
+    """``irsim report <run dir>``: rebuild report.md and plots from results/*.parquet;
+    ``irsim report <sweep dir> [--partial]``: the sweep's report (:mod:`irsim.report.sweep`).
+    """
     from irsim.engine.output import read_tables
+    from irsim.report.sweep import is_sweep, sweep_command
 
+    paths = [a for a in args if a != "--partial"]
+    if len(paths) == 1 and is_sweep(paths[0]):
+        print(sweep_command(args))
+        return
     if len(args) != 1:
-        raise InputError("usage: irsim report <run dir>")
+        raise InputError("usage: irsim report <run dir> | irsim report <sweep dir> "
+                         "[--partial]")
     run_dir = Path(args[0])
     if not (run_dir / "results").is_dir():
-        raise InputError("not a run directory (no results/ folder)", file=run_dir)
+        raise InputError("not a run directory (no results/ folder) nor a sweep directory "
+                         "(no multirun.yaml)", file=run_dir)
     info: dict[str, Any] = {}
     manifest = run_dir / "manifest.json"
     if manifest.exists():
@@ -112,3 +206,73 @@ def report_command(args: list[str]) -> None:
         raise InputError(f"cannot write the report: {err.strerror or err}",
                          file=err.filename or run_dir) from None
     print(path)
+
+
+def figures() -> dict[str, tuple[str, ...]]:
+    """The figures each study's report draws, as its report module declares them
+    (``FIGURES``; discpower's ASL curves are drawn by :mod:`irsim.report.plots`), plus the
+    sweep report's; a study whose module declares none maps to ``()``.
+
+    Examples
+    --------
+    >>> f = figures()
+    >>> f["swap"], f["sweep"]
+    (('swap_rates_<metric>.png',), ('sweep_<table>.png',))
+    """
+    import importlib
+
+    from irsim.experiments import KNOWN
+
+    out: dict[str, tuple[str, ...]] = {}
+    for name in (*KNOWN, "sweep"):
+        module = _report_module(name) if name != "sweep" else None
+        if name == "sweep":
+            module = importlib.import_module(f"{__name__}.sweep")
+        names = tuple(getattr(module, "FIGURES", ()) if module is not None else ())
+        if name == "discpower":
+            from irsim.report.plots import FIGURES as ASL
+
+            names = (*ASL, *names)
+        out[name] = names
+    return out
+
+
+def figures_markdown() -> str:
+    """The README's list of figures per study (between :data:`FIGURES_BEGIN` and
+    :data:`FIGURES_END`), generated from the report modules' ``FIGURES``.
+
+    Examples
+    --------
+    >>> print(figures_markdown().splitlines()[3])
+    | `swap` | `swap_rates_<metric>.png` |
+    """
+    lines = ["| study | figures in the run directory (`<metric>`: `P@10` is written `P_10`) |",
+             "|---|---|"]
+    for name, names in figures().items():
+        if name == "discpower":
+            continue
+        cells = ", ".join(f"`{n}`" for n in names) or "(none declared)"
+        study = "`irsim report <sweep dir>`" if name == "sweep" else f"`{name}`"
+        lines.append(f"| {study} | {cells} |")
+    disc = figures().get("discpower", ())
+    lines.insert(2, f"| `discpower` | {', '.join(f'`{n}`' for n in disc) or '(none declared)'}"
+                    f" |")
+    return "\n".join(lines) + "\n"
+
+
+def update_readme(path: str | os.PathLike) -> bool:
+    """Replace the text between the figure markers of the README at `path` with
+    :func:`figures_markdown`; True if the file changed
+    (``python -c "import irsim.report as r; r.update_readme('README.md')"``).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "README.md"
+    >>> _ = p.write_text(f"# x\\n{FIGURES_BEGIN}old\\n{FIGURES_END}rest\\n")
+    >>> update_readme(p), update_readme(p)
+    (True, False)
+    """
+    from irsim.tables import replace_block
+
+    return replace_block(path, FIGURES_BEGIN, FIGURES_END, figures_markdown())

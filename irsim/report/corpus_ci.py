@@ -9,11 +9,15 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
 
 from irsim.report import markdown_table
 
-__all__ = ["sections", "normalised_difference_plot", "map_interval_plot", "within_spread_plot"]
+__all__ = ["sections", "normalised_difference_plot", "map_interval_plot", "within_spread_plot",
+           "FIGURES"]
+
+#: Figures of this report.
+FIGURES = ("corpus_normalised_diff.png", "corpus_within_splits.png",
+           "corpus_map_intervals.png")
 
 #: Normalised differences beyond this are drawn in the outermost bins.
 CLIP = 4.0
@@ -52,9 +56,9 @@ def normalised_difference_plot(split: pa.Table, out_dir: Path, *,
                 label="R > 5")
         ax.axvline(-1, color="black", linestyle="--", linewidth=0.8)
         ax.axvline(1, color="black", linestyle="--", linewidth=0.8)
-        inside = float(np.mean(np.abs(v) <= 1)) if len(v) else float("nan")
         label = method.replace("_small_r", " + small-R").replace("_", " ")
-        ax.set_title(f"{label}: {inside:.1%} within", fontsize=10)
+        within = f"{float(np.mean(np.abs(v) <= 1)):.1%} within" if len(v) else "no lists"
+        ax.set_title(f"{label}: {within}", fontsize=10)
         ax.set_xlabel("normalised AP_B - AP_A (interval = [-1, 1])", fontsize=8)
         ax.set_ylabel("lists", fontsize=8)
         ax.tick_params(labelsize=8)
@@ -176,8 +180,12 @@ def map_interval_plot(map_split: pa.Table, out_dir: Path, *,
                 markersize=4, label="other half (outside)")
         ax.set_title(f"{measure} ({method}): {inside.mean():.0%} of the other half inside",
                      fontsize=10)
-        ax.set_xlabel("runs sorted by the estimate")
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel("run (sorted by the estimate)")
+        # run names, not index numbers (thinned so that at most ~40 labels show)
+        step = max(1, int(np.ceil(len(part) / 40)))
+        ax.set_xticks(x[::step])
+        ax.set_xticklabels([str(s) for s in part["system"].to_numpy()[::step]], rotation=90,
+                           fontsize=6 if len(part) > 20 else 7)
         ax.set_ylabel(measure + (" (logit units)" if measure == "L-MAP" else ""))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="upper left")

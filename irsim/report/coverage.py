@@ -10,9 +10,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from matplotlib.figure import Figure
 
-from irsim.report import markdown_table
+from irsim.report import markdown_table, safe_name
 
-__all__ = ["sections", "coverage_plots"]
+__all__ = ["sections", "coverage_plots", "FIGURES"]
+
+#: Figures of this report (``<metric>`` with every non-alphanumeric character as ``_``).
+FIGURES = ("coverage_<metric>.png",)
 
 _STYLE = {
     "normal": ("tab:gray", "o"), "t": ("tab:brown", "v"), "percentile": ("tab:red", "s"),
@@ -63,8 +66,7 @@ def coverage_plots(coverage: pa.Table, out_dir: Path) -> list[Path]:
         fig.suptitle(f"CI coverage for the mean of {metric}: share of intervals missing the "
                      f"population mean")
         fig.tight_layout()
-        safe = "".join(ch if ch.isalnum() else "_" for ch in str(metric))
-        path = out_dir / f"coverage_{safe}.png"
+        path = out_dir / f"coverage_{safe_name(str(metric))}.png"
         fig.savefig(path)
         paths.append(path)
     return paths

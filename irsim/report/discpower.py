@@ -1,5 +1,7 @@
-"""Report of the discpower study (Sakai 2006): discriminative power, ASL curves, MR-PT curves,
-the bootstrap swap method's swap rates and the Kendall tau matrix.
+"""Report of the discpower study (Sakai 2006): discriminative power (raw and after the
+multiple-comparison correction), ASL curves, test agreement with scatter-plot matrices of
+p-values (Smucker et al. 2007), MR-PT curves, the bootstrap swap method's swap rates and the
+Kendall tau matrix.
 
 The plot functions read one result table each and write PNG files (matplotlib, Agg canvas
 through :class:`matplotlib.figure.Figure`, no global state changed) into a directory,
@@ -14,10 +16,16 @@ import numpy as np
 import pyarrow as pa
 from matplotlib.figure import Figure
 
-from irsim.report import markdown_table
+from irsim.report import markdown_table, safe_name
 from irsim.report.plots import asl_curves
 
-__all__ = ["sections", "mr_pt_curves", "swap_rate_curves", "tau_matrix"]
+__all__ = ["sections", "mr_pt_curves", "swap_rate_curves", "tau_matrix", "pvalue_matrices",
+           "FIGURES"]
+
+#: Figures of this report (besides :data:`irsim.report.plots.FIGURES`; ``<metric>`` as
+#: :func:`irsim.report.safe_name` spells it).
+FIGURES = ("mr_pt_curves.png", "swap_rates_<kind>.png", "tau_matrix.png",
+           "pvalues_<metric>.png")
 
 
 def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
@@ -45,7 +53,17 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
                   "not shrink with alpha when |t*| and |mean| part ways, e.g. AG scores "
                   "with many zeros); unpaired bootstrap, the ceil(alpha B)-th largest |d*|, "
                   "max over pairs; t, t(1 - alpha/2, n-1) sd/sqrt(n), max over pairs; "
-                  "randomised Tukey HSD, the ceil(alpha B)-th largest null range.", "",
+                  "randomised Tukey HSD, the ceil(alpha B)-th largest null range; Tukey HSD, "
+                  "the honestly significant difference; none (empty) for Wilcoxon, sign and "
+                  "randomisation.", "",
+                  "`significant_adjusted` and `sensitivity_adjusted` count the pairs whose ASL "
+                  "adjusted by `correction` over all pairs of the metric and test is below "
+                  "alpha (Bonferroni and Holm bound the family-wise error rate, BH and BY the "
+                  "false discovery rate); Tukey HSD and randomised Tukey HSD are simultaneous "
+                  "tests already and are not adjusted again. Monte Carlo ASLs of 0 stay 0 "
+                  "under every correction: with `pvalue=count` a small B lets them pass any "
+                  "correction (use `pvalue=plus_one`); with `plus_one` no Monte Carlo ASL "
+                  "passes Bonferroni or Holm unless B >= pairs / alpha.", "",
                   markdown_table(tables["discpower"], max_rows=80), ""]
     if "asl" in tables:
         lines += ["## ASL curves", "",
@@ -53,6 +71,22 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
                   "curve stays low for more pairs discriminates more pairs.", ""]
         for path in asl_curves(tables["asl"], run_dir):
             lines += [f"![{path.stem}]({path.name})", ""]
+    if "test_agreement" in tables and tables["test_agreement"].num_rows:
+        lines += ["## Test agreement", "",
+                  "For every pair of tests (Smucker, Allan & Carterette 2007): Pearson's r "
+                  "and the RMSE of their p-values over all system pairs, and the share of "
+                  "pairs significant (ASL < alpha, uncorrected) by both, by the first only, "
+                  "by the second only and by neither. Large `only_a` + `only_b` means the "
+                  "choice of test decides which pairs are called different.", "",
+                  markdown_table(tables["test_agreement"], max_rows=120), ""]
+        if "asl" in tables:
+            lines += ["Scatter-plot matrices: one point per system pair, the p-values of two "
+                      "tests against each other (lower triangle), the distribution of each "
+                      "test's p-values (diagonal) and r / RMSE (upper triangle); dashed "
+                      "lines at 0.05. Points off the diagonal are pairs the tests judge "
+                      "differently.", ""]
+            for path in pvalue_matrices(tables["asl"], run_dir):
+                lines += [f"![{path.stem}]({path.name})", ""]
     if "stability" in tables:
         lines += ["## Stability (MR-PT curves)", "",
                   "Minority rate (how often the bootstrap samples disagree with the majority "
@@ -240,3 +274,64 @@ def tau_matrix(rankcorr: pa.Table, out_dir: str | Path) -> list[Path]:
     path = Path(out_dir) / "tau_matrix.png"
     fig.savefig(path)
     return [path]
+
+
+def pvalue_matrices(asl: pa.Table, out_dir: str | Path) -> list[Path]:
+    """Scatter-plot matrix of the tests' p-values, one figure per metric with two or more
+    tests (``pvalues_<metric>.png``): one point per system pair; lower triangle p-value of
+    the row's test against the column's, diagonal histogram of each test's p-values, upper
+    triangle Pearson's r and the RMSE.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> t = pa.table({"metric": ["AP"] * 6, "test": ["t"] * 3 + ["sign"] * 3,
+    ...               "system_a": ["a", "a", "b"] * 2, "system_b": ["b", "c", "c"] * 2,
+    ...               "asl": [0.01, 0.3, 0.02, 0.03, 0.5, 0.2]})
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     [p.name for p in pvalue_matrices(t, d)]
+    ['pvalues_AP.png']
+    """
+    df = asl.to_pandas()
+    paths = []
+    for metric, rows in df.groupby("metric", sort=False):
+        wide = rows.pivot(index=["system_a", "system_b"], columns="test", values="asl")
+        tests = [t for t in rows["test"].unique() if t in wide.columns]
+        if len(tests) < 2:
+            continue
+        k = len(tests)
+        fig = Figure(figsize=(1.9 * k + 0.6, 1.9 * k + 0.4), dpi=110)
+        axes = np.asarray(fig.subplots(k, k, squeeze=False))
+        for i, ti in enumerate(tests):
+            for j, tj in enumerate(tests):
+                ax = axes[i, j]
+                pi, pj = wide[ti].to_numpy(), wide[tj].to_numpy()
+                if i == j:
+                    ax.hist(pi[np.isfinite(pi)], bins=20, range=(0, 1), color="C0")
+                elif i > j:
+                    ax.scatter(pj, pi, s=3, alpha=0.4, color="C0", linewidths=0)
+                    ax.plot([0, 1], [0, 1], color="grey", linewidth=0.6)
+                    ax.axhline(0.05, color="C3", linestyle="--", linewidth=0.6)
+                    ax.axvline(0.05, color="C3", linestyle="--", linewidth=0.6)
+                    ax.set_xlim(0, 1)
+                    ax.set_ylim(0, 1)
+                else:
+                    ok = np.isfinite(pi) & np.isfinite(pj)
+                    r = (np.corrcoef(pi[ok], pj[ok])[0, 1] if ok.sum() > 1
+                         and pi[ok].std() > 0 and pj[ok].std() > 0 else float("nan"))
+                    rmse = float(np.sqrt(np.mean((pi[ok] - pj[ok]) ** 2))) if ok.any() else 0
+                    ax.text(0.5, 0.5, f"r = {r:.3f}\nRMSE = {rmse:.3f}", ha="center",
+                            va="center", fontsize=8, transform=ax.transAxes)
+                    ax.set_xticks([])
+                    ax.set_yticks([])
+                if i == k - 1:
+                    ax.set_xlabel(tj.replace("_", " "), fontsize=7)
+                if j == 0:
+                    ax.set_ylabel(ti.replace("_", " "), fontsize=7)
+                ax.tick_params(labelsize=6)
+        fig.suptitle(f"p-values of every system pair by test: {metric}", fontsize=10)
+        fig.tight_layout()
+        path = Path(out_dir) / f"pvalues_{safe_name(str(metric))}.png"
+        fig.savefig(path)
+        paths.append(path)
+    return paths

@@ -10,7 +10,10 @@ import numpy as np
 import pyarrow as pa
 from matplotlib.figure import Figure
 
-__all__ = ["sections", "effort_plot"]
+__all__ = ["sections", "effort_plot", "FIGURES"]
+
+#: Figures of this report.
+FIGURES = ("effort.png",)
 
 
 def effort_plot(summary: pa.Table, out_dir: Path | str) -> list[Path]:

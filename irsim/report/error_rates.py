@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow as pa
 from matplotlib.figure import Figure
 
-from irsim.report.swap import safe_name
+from irsim.report import safe_name
 
 __all__ = [
     "sections",
@@ -20,7 +20,12 @@ __all__ = [
     "dependency_plot",
     "sd_plot",
     "PLOT_BINS",
+    "FIGURES",
 ]
+
+#: Figures of this report (``<metric>`` spelt by :func:`irsim.report.safe_name`).
+FIGURES = ("error_rates_<metric>_<sampling>.png", "error_dependency_<metric>.png",
+           "sd_by_size.png")
 
 #: Bins drawn in the size plots (by lower edge), like the paper's figures "not all bins
 #: were graphed, to remove clutter": every other 0.01 up to 0.10 (absolute) and every
@@ -190,7 +195,10 @@ def sd_plot(sd: pa.Table, out_dir: Path | str) -> list[Path]:
                           label=str(metric))
         ax.fill_between(rows.sample_size, rows.min_sd, rows.max_sd, alpha=0.15,
                         color=line.get_color())
+    from matplotlib.ticker import MaxNLocator
+
     ax.set_xlabel("topics per sample")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # topics are whole numbers
     ax.set_ylabel("sd of a system's mean score")
     ax.set_ylim(0, None)
     ax.set_title("Standard deviation of the mean over random topic samples\n"

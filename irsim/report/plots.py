@@ -8,7 +8,10 @@ import numpy as np
 import pyarrow as pa
 from matplotlib.figure import Figure
 
-__all__ = ["asl_curves"]
+__all__ = ["asl_curves", "FIGURES"]
+
+#: Figures drawn here (discpower's ASL curves; ``<test>`` as the ``asl`` table names it).
+FIGURES = ("asl_curve_<test>.png",)
 
 
 #: Readable names of the tests in plot titles.

@@ -10,7 +10,10 @@ from matplotlib.figure import Figure
 
 from irsim.report import markdown_table
 
-__all__ = ["sections", "d_study_plot"]
+__all__ = ["sections", "d_study_plot", "FIGURES"]
+
+#: Figures of this report.
+FIGURES = ("d_study.png",)
 
 
 def d_study_plot(d_study: pa.Table, out_dir: Path, targets: list[float] | None = None

@@ -10,8 +10,12 @@ import pandas as pd
 import pyarrow as pa
 from matplotlib.figure import Figure
 
-__all__ = ["sections", "nearest_alpha", "summary_table", "type1_plots", "power_plots"]
+__all__ = ["FIGURES", "sections", "nearest_alpha", "summary_table", "type1_plots", "power_plots",
+           "type3_plots", "families_wide", "urbano_sections"]
 
+#: Figures the report draws (``<tail>``: ``two-sided``, ``greater`` for design=shift,
+#: ``one-sided`` for design=urbano2019; ``type3_error.png`` by design=urbano2019 only).
+FIGURES = ("type1_error_<tail>.png", "power_<tail>.png", "type3_error.png")
 _COLORS = {"t": "tab:blue", "wilcoxon": "tab:orange", "sign": "tab:green",
            "randomisation": "tab:red", "paired_bootstrap": "tab:purple"}
 _LABELS = {"t": "t test", "wilcoxon": "Wilcoxon", "sign": "sign",
@@ -200,6 +204,8 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
     """
     from irsim.report import markdown_table
 
+    if "type_1" in tables:
+        return urbano_sections(tables, run_dir)
     lines: list[str] = []
     if "test_errors_fit" in tables:
         lines += ["## Generator", "",
@@ -229,4 +235,139 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
                   markdown_table(power, max_rows=60), ""]
         for path in power_plots(te, run_dir):
             lines += [f"![{path.stem}]({path.name})", ""]
+    return lines
+
+
+# ----------------------------------------------------------------------------- urbano2019
+
+
+def _as_alternative(table: pa.Table) -> pa.Table:
+    """A type_k table in the layout of ``test_errors`` (``alternative`` = tail; delta 0 for
+    type_1), so the plots and summaries above serve both designs."""
+    df = table.to_pandas().rename(columns={"tail": "alternative"})
+    if "delta" not in df:
+        df["delta"] = 0.0
+    return pa.Table.from_pandas(df, preserve_index=False)
+
+
+def families_wide(table: pa.Table, kind: str) -> pa.Table | None:
+    """Counts of the `kind` (``margin`` or ``copula``) families: one row per family, one
+    column per metric (0 where not chosen), rows by total count.
+
+    Examples
+    --------
+    >>> t = pa.table({"metric": ["AP", "AP", "RR"], "kind": ["margin"] * 3,
+    ...               "family": ["beta", "kernel", "dks"], "count": [5, 2, 7],
+    ...               "share": [5 / 7, 2 / 7, 1.0]})
+    >>> families_wide(t, "margin").to_pylist()[0]
+    {'family': 'dks', 'AP': 0, 'RR': 7}
+    """
+    df = table.to_pandas()
+    df = df[df["kind"] == kind]
+    if df.empty:
+        return None
+    metrics = list(dict.fromkeys(df["metric"]))
+    wide = df.pivot_table(index="family", columns="metric", values="count", aggfunc="sum",
+                          fill_value=0)[metrics]
+    wide = wide.loc[wide.sum(axis=1).sort_values(ascending=False, kind="stable").index]
+    wide = wide.reset_index()
+    wide.columns.name = None
+    return pa.Table.from_pandas(wide.astype({m: "int64" for m in metrics}),
+                                preserve_index=False)
+
+
+def type3_plots(table: pa.Table, out_dir: Path, alpha: float = 0.05) -> list[Path]:
+    """Type III error rate (two-sided tests significant with the wrong sign) against delta
+    at one alpha, one panel per (metric, n), one line per test with its band."""
+    df = table.to_pandas()
+    if df.empty:
+        return []
+    alpha = nearest_alpha(df["alpha"], alpha)
+    df = df[df["alpha"] == alpha]
+    fig, axes, metrics, sizes = _grid(df, f"Type III error vs true difference (alpha = "
+                                          f"{alpha}, two-sided)")
+    tests = list(dict.fromkeys(df["test"]))
+    for i, metric in enumerate(metrics):
+        for j, n in enumerate(sizes):
+            ax = axes[i, j]
+            cell = df[(df["metric"] == metric) & (df["n"] == n)]
+            for test in tests:
+                r = cell[cell["test"] == test].sort_values("delta")
+                if r.empty:
+                    continue
+                c = _COLORS.get(test, "black")
+                ax.fill_between(r["delta"], r["ci_lo"], r["ci_hi"], color=c, alpha=0.15,
+                                linewidth=0)
+                ax.plot(r["delta"], r["rate"], color=c, marker="o", markersize=2.5,
+                        linewidth=1.2)
+            ax.set_ylim(0, max(float(df["ci_hi"].max()) * 1.05, 1e-3))
+            _finish_panel(ax, cell, metric, n, bottom=i == len(metrics) - 1, left=j == 0,
+                          xlabel="true difference in mean (delta)",
+                          ylabel="Type III error rate")
+    _legend(fig, tests)
+    path = Path(out_dir) / "type3_error.png"
+    fig.savefig(path)
+    return [path]
+
+
+def urbano_sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
+    """Markdown of a ``design=urbano2019`` run: the generators (collections, families chosen
+    per metric), then Type I, power (Type II) and Type III summaries at alpha = 0.05 (or the
+    nearest level) with their figures.
+
+    Examples
+    --------
+    >>> t = pa.table({"metric": ["AP"], "kind": ["margin"], "family": ["beta"],
+    ...               "count": [3], "share": [1.0]})
+    >>> urbano_sections({"test_errors_families": t}, Path("."))[:1]
+    ['## Generators']
+    """
+    from irsim.report import markdown_table
+
+    lines: list[str] = ["## Generators", "",
+                        "Per (metric, collection), the runs kept after dropping duplicates "
+                        "and the bottom share by mean, and the copulas fitted (one per pair). "
+                        "Fitting time is in manifest.json (`collection.fit_seconds`; 0 when "
+                        "the models came from `experiment.fit_cache`).", ""]
+    if "test_errors_models" in tables:
+        lines += [markdown_table(tables["test_errors_models"], max_rows=60), ""]
+    fams = tables.get("test_errors_families")
+    if fams is not None:
+        for kind, what in (("margin", "Margin families selected by AIC (runs per metric)"),
+                           ("copula", "Copula families selected by AIC, with rotation (pairs "
+                                      "per metric)")):
+            wide = families_wide(fams, kind)
+            if wide is not None:
+                lines += [f"### {what}", "", markdown_table(wide, max_rows=80), ""]
+    if "type_1" in tables:
+        t1 = _as_alternative(tables["type_1"])
+        summary, alpha = summary_table(t1, delta=0.0)
+        if summary is not None:
+            lines += ["## Type I error", "",
+                      f"Share of trials with p <= alpha = {alpha} when both runs go through "
+                      "the first run's margin (equal true means); 95% Clopper-Pearson "
+                      "interval in brackets. A test holds its level when alpha lies inside "
+                      "its interval.", "", markdown_table(summary, max_rows=80), ""]
+            for path in type1_plots(t1, run_dir):
+                lines += [f"![{path.stem}]({path.name})", ""]
+    if "type_2" in tables and tables["type_2"].num_rows:
+        t2 = _as_alternative(tables["type_2"])
+        summary, alpha = summary_table(t2, delta=None)
+        if summary is not None:
+            lines += ["## Power (1 - Type II error)", "",
+                      f"Share of trials significant at alpha = {alpha} with the true sign "
+                      "when the experimental run's true mean is the baseline's + delta.", "",
+                      markdown_table(summary, max_rows=80), ""]
+            for path in power_plots(t2, run_dir):
+                lines += [f"![{path.stem}]({path.name})", ""]
+    if "type_3" in tables and tables["type_3"].num_rows:
+        t3 = _as_alternative(tables["type_3"])
+        summary, alpha = summary_table(t3, delta=None)
+        if summary is not None:
+            lines += ["## Type III error", "",
+                      f"Share of trials where a two-sided test is significant at alpha = "
+                      f"{alpha} with the wrong sign (mean difference < 0 although delta > 0).",
+                      "", markdown_table(summary, max_rows=80), ""]
+            for path in type3_plots(tables["type_3"], run_dir):
+                lines += [f"![{path.stem}]({path.name})", ""]
     return lines

@@ -10,9 +10,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from matplotlib.figure import Figure
 
-from irsim.report import markdown_table
+from irsim.report import markdown_table, safe_name
 
-__all__ = ["sections", "topic_set_size_plots", "check_plot"]
+__all__ = ["sections", "topic_set_size_plots", "check_plot", "FIGURES"]
+
+#: Figures of this report (``<metric>`` as :func:`irsim.report.safe_name` spells it).
+FIGURES = ("topic_set_size_<metric>.png", "topic_set_size_check.png")
 
 _TITLES = {"paired_t": "paired t test", "anova": "one-way ANOVA", "ci": "CI half-width"}
 
@@ -61,8 +64,7 @@ def topic_set_size_plots(tss: pa.Table, out_dir: Path) -> list[Path]:
         axes[0].set_ylabel("topics needed")
         fig.suptitle(f"Topic set size design for {metric}")
         fig.tight_layout()
-        safe = "".join(ch if ch.isalnum() else "_" for ch in str(metric))
-        path = out_dir / f"topic_set_size_{safe}.png"
+        path = out_dir / f"topic_set_size_{safe_name(str(metric))}.png"
         fig.savefig(path)
         paths.append(path)
     return paths

@@ -32,6 +32,7 @@ from irsim.stats.ci import (
     mean_ci,
 )
 from irsim.stats.meta import MetaResult, fixed_effect, meta_analysis, random_effects
+from irsim.stats.multiple import CORRECTIONS, adjust, reject
 from irsim.stats.randomisation import RandomisationResult, randomisation_test
 from irsim.stats.registry import (
     CI_METHOD_SPECS,
@@ -47,6 +48,9 @@ from irsim.stats.ttest import PairedTResult, paired_t
 from irsim.stats.wilcoxon import WilcoxonResult, wilcoxon
 
 __all__ = [
+    "CORRECTIONS",
+    "adjust",
+    "reject",
     "MetaResult",
     "fixed_effect",
     "meta_analysis",

@@ -159,7 +159,9 @@ def paired_bootstrap(
     Parameters
     ----------
     x, y : array_like, shape (..., n)
-        Scores (or differences in `x` when `y` is None); n >= 2.
+        Scores (or differences in `x` when `y` is None); n >= 3 for ``statistic="t"`` (on
+        2 topics every resample of the centred differences has ``t* = 0``), n >= 2 for
+        ``"mean"``.
     alternative : {"two-sided", "less", "greater"}
         One-sided tests count ``t(w*b) >= t(z)`` (greater) or ``<=`` (less).
     statistic : {"t", "mean"}
@@ -200,7 +202,9 @@ def paired_bootstrap(
     statistic = check_choice("paired bootstrap statistic", statistic, ("t", "mean"))
     mc = monte_carlo_iv(B=B, seed=seed, study=study, pvalue_mode=pvalue_mode,
                         memory_budget=memory_budget, key=key)
-    d = paired_iv(x, y, min_n=2)
+    # studentised on 2 topics: the centred differences are (d, -d) and every resample has
+    # t* = 0, so every ASL would be 0 (refused); the shift method is defined from n = 2
+    d = paired_iv(x, y, min_n=3 if statistic == "t" else 2)
     z, n = d.values, d.n
     mean = z.mean(axis=-1)
     obs = np.atleast_1d(studentized_t(z)) if statistic == "t" else mean

@@ -43,7 +43,9 @@ from irsim.stats.ties import tie_tolerance
 __all__ = [
     "CI_METHODS",
     "BOOTSTRAP_CI_METHODS",
+    "LOGIT_METHODS",
     "LOGIT_EPS",
+    "outside_unit_interval",
     "ConfidenceInterval",
     "CIResult",
     "mean_ci",
@@ -97,6 +99,37 @@ class CIResult:
     standard_error: np.ndarray | float
     method: str
     confidence_level: float
+
+
+#: Methods on the logit scale: defined for values in [0, 1] only (a share, a score of AP,
+#: P@k...); other values are refused, never clamped into [0, 1] silently.
+LOGIT_METHODS = ("logit", "studentised_logit")
+
+
+def outside_unit_interval(values: np.ndarray) -> tuple[int, ...] | None:
+    """Index (into `values`) of the first value outside [0, 1] (NaN counts), or None.
+
+    Examples
+    --------
+    >>> outside_unit_interval(np.array([[0.0, 1.0], [0.5, 0.2]])) is None
+    True
+    >>> outside_unit_interval(np.array([[0.0, 1.0], [0.5, 1.5]]))
+    (1, 1)
+    """
+    v = np.asarray(values)
+    bad = ~((v >= 0.0) & (v <= 1.0))
+    if not bad.any():
+        return None
+    return tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), v.shape))
+
+
+def _check_logit_domain(method: str, values: np.ndarray, name: str) -> None:
+    if method in LOGIT_METHODS:
+        at = outside_unit_interval(values)
+        if at is not None:
+            raise InputError(f"method={method!r} needs values in [0, 1] (it works on their "
+                             f"logits), but {name}{list(at)} = {float(values[at])!r}; use another "
+                             "method for scores outside [0, 1]")
 
 
 def _tail(confidence_level: float, alternative: str) -> float:
@@ -395,6 +428,7 @@ def bootstrap_ci(
         ``logit``: values clamped to ``[eps, 1 - eps]``, ``expit(logit(theta_hat) -+ z
         sd(logit(theta*)))`` (Cormack-Lynam). ``percentile``/``basic``: quantiles of
         ``theta*``. ``bca``: bias-corrected percentile with `acceleration` (0 if None: BC).
+        Both logit methods refuse replicates outside [0, 1] (:class:`InputError`).
         ``studentised_logit`` (Park): drop replicates equal to 0 or 1, fit a normal
         (maximum likelihood) to ``logit(theta*)``, ``mu -+ t_{n-1} sigma``, back-transform;
         needs `n`, the sample size behind the statistic.
@@ -436,6 +470,7 @@ def bootstrap_ci(
         raise InputError("theta_hat must be finite")
     if method == "studentised_logit":
         n = check_int("n", n, 2)
+    _check_logit_domain(method, np.asarray(theta_star, np.float64), "theta_star")
     if not 0.0 < eps < 0.5:
         raise ConfigError(f"eps must be in (0, 0.5), got {eps}")
     acc = None
@@ -496,12 +531,17 @@ def mean_ci(
     >>> ci = mean_ci(x, method="studentised_logit", B=2000, seed=1).confidence_interval
     >>> bool(ci.low[0] < x.mean() < ci.high[0])
     True
+    >>> mean_ci(x * 2, method="logit")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.InputError: method='logit' needs values in [0, 1] ..., but x[0, 4] = 1.22; ...
     """
     method = check_choice("CI method", method, CI_METHODS)
     level = check_confidence_level(confidence_level)
     alternative = check_alternative(alternative)
     data = data_iv(x, "x", min_n=2)
     v, n = data.values, data.n
+    _check_logit_domain(method, np.asarray(x, np.float64), "x")
     mean = v.mean(axis=-1)
     if method in ("normal", "t"):
         se = v.std(axis=-1, ddof=1) / np.sqrt(n)

@@ -13,8 +13,9 @@ from irsim.stats._validation import (
     paired_iv,
 )
 from irsim.stats.ci import ConfidenceInterval, location_interval
+from irsim.stats.resample import ZERO_VAR_RTOL, studentized_t
 
-__all__ = ["PairedTResult", "paired_t"]
+__all__ = ["PairedTResult", "paired_t", "t_statistic"]
 
 
 @dataclass(frozen=True)
@@ -114,3 +115,46 @@ def paired_t(
         p = sps.t.cdf(t, df)
     return PairedTResult(d.out(t), d.out(np.minimum(p, 1.0)), df, d.out(mean), d.out(sd),
                          d.out(effect), n, alternative)
+
+
+def t_statistic(z: np.ndarray) -> np.ndarray:
+    """One-sample t statistic of each row of differences `z`, with scipy's zero-variance
+    results: the vectorised t of the studies' paired t test.
+
+    A row of constant non-zero differences has ``t = +-inf`` (p = 0) and a row of zeros
+    ``t = NaN`` (p = NaN: never significant, as ``p < alpha`` is False), exactly as
+    :func:`scipy.stats.ttest_rel`. Every other row has the value of
+    :func:`irsim.stats.resample.studentized_t` (sums of ``z`` and ``z**2``, the arithmetic of
+    the bootstrap kernels; within a few ulps of scipy), including the rows that rule treats
+    as constant: variance below :data:`~irsim.stats.resample.ZERO_VAR_RTOL` of the mean
+    square, where scipy's own rounding gives ``|t| > 1e5`` and p below 1e-10 (here: inf, 0).
+
+    Parameters
+    ----------
+    z : ndarray, shape (..., n)
+        Differences, n >= 2.
+
+    Returns
+    -------
+    ndarray, shape (...)
+
+    Examples
+    --------
+    >>> z = np.array([[0.1, 0.3, 0.2, 0.4], [0.2, 0.2, 0.2, 0.2], [0.0, 0.0, 0.0, 0.0]])
+    >>> t = t_statistic(z)
+    >>> round(float(t[0]), 6), t[1:].tolist()
+    (3.872983, [inf, nan])
+    >>> from scipy import stats
+    >>> [float(p) for p in 2 * stats.t.sf(np.abs(t), df=3)][1:]
+    [0.0, nan]
+    """
+    z = np.asarray(z, dtype=np.float64)
+    n = z.shape[-1]
+    t = np.array(studentized_t(z), dtype=np.float64, ndmin=1)
+    s1 = np.atleast_1d(z.sum(-1)).reshape(t.shape)
+    s2 = np.atleast_1d((z * z).sum(-1)).reshape(t.shape)
+    mean = s1 / n
+    constant = (s2 - n * mean * mean) / (n - 1) <= ZERO_VAR_RTOL * (s2 / n)
+    m = mean[constant]
+    t[constant] = np.where(m > 0, np.inf, np.where(m < 0, -np.inf, np.nan))
+    return t.reshape(z.shape[:-1]) if z.ndim > 1 else t[0]

@@ -1,0 +1,578 @@
+"""Known-truth simulation: family-wise error, false discovery rate and power of corrections.
+
+Design: for each metric of a collection, a :class:`~irsim.simulate.collection.CollectionModel`
+is fit to the score matrix (a margin per system as in ``experiment=test_errors``, one
+Gaussian or vine copula across all systems). A *trial* draws a whole collection: ``m``
+distinct systems of the pool on ``n`` new topics, of which ``m0 = floor(share_null m + 1/2)``
+share exactly the same true mean (true nulls) and the others are spread above it by known
+differences (:mod:`irsim.simulate.collection`). Every test runs on all ``m (m - 1) / 2``
+system pairs of the trial; each correction of :mod:`irsim.stats.multiple` (``none``,
+``bonferroni``, ``holm``, ``bh``, ``by``) adjusts the family of all pairs of the trial and
+decides at each alpha. With ``V`` the rejected true nulls, ``S`` the rejected false nulls
+and ``R = V + S``:
+
+- family-wise error rate: the share of trials with ``V >= 1``;
+- false discovery rate: the mean of ``V / R`` (0 when ``R = 0``);
+- per-pair power: the mean over trials of ``S / m1p``, ``m1p`` the truly different pairs
+  (NaN when there are none, e.g. ``share_null = 1``).
+
+A null pair has equal true means: the null of the t, randomisation and bootstrap tests. The
+sign test (zero median) and the Wilcoxon test (symmetric differences) have other nulls, which
+two different margins shifted to the same mean need not meet, so with the default
+``null_margins=own`` their "false" rejections include real departures from their own nulls
+(on TREC-8 AP, Bonferroni's FWER for the sign test over 5 systems is 0.07 at alpha 0.05,
+the t test's 0.03). ``null_margins=shared`` gives all null systems of a collection one margin
+(each keeps its own copula dimension): null pairs are exchangeable and every test's null
+holds exactly.
+
+Bands (``ci_level``, Wilson score intervals): the FWER is a binomial proportion over trials;
+the FDR and the power are means over trials of per-trial shares in [0, 1], whose variance is
+at most ``mean (1 - mean)``, so the Wilson interval with the summed shares as the count is a
+conservative band for them.
+
+Trials are drawn in blocks of :data:`~irsim.sampling.rng.REPLICATE_BLOCK` keyed by (metric,
+n, block) (stream :data:`TOPIC_STREAM`); the same latent draws serve every ``m`` and
+``share_null`` (common random numbers: a collection of 10 holds the systems of the
+collection of 5), and the Monte Carlo tests draw their resamples per block (shared by the
+pairs of a block, as one run of all pairs shares them). Items are the (metric, n, m,
+share_null) configurations, replicates the trials; a kernel returns integer counters
+(:class:`~irsim.engine.partials.Count`): trials, and per (test, correction, alpha) the trials
+with a false rejection, the fixed-point sum (2^-32) of ``V / R``, the sum of ``S`` and the
+sum of ``R``; no number depends on shard sizes, workers or the engine.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from irsim.data.matrix import ScoreMatrix
+from irsim.engine.base import Partial, Shard, shard_grid
+from irsim.engine.partials import Count
+from irsim.errors import ConfigError, param, unknown_name
+from irsim.experiments import Shards
+from irsim.experiments.common import (
+    aligned_block,
+    check_alphas,
+    check_choices,
+    check_positive_int,
+    check_simulated_tests,
+    unit_ranges,
+)
+from irsim.sampling.rng import REPLICATE_BLOCK, blocked_draws, study_key
+from irsim.simulate.collection import (
+    DEPENDENCE,
+    MIN_EIGENVALUE,
+    VINE_FAMILIES,
+    CollectionModel,
+    collection_shifts,
+    fit_collection,
+    null_pair_mask,
+    true_null_count,
+)
+from irsim.stats import get_test
+from irsim.stats.binomial import wilson
+from irsim.stats.multiple import CORRECTIONS, reject
+from irsim.tables import table as build_table
+
+__all__ = [
+    "DATA",
+    "DESCRIPTION",
+    "FDP_SCALE",
+    "NULL_MARGINS",
+    "TESTS",
+    "TOPIC_STREAM",
+    "CollectionData",
+    "Config",
+    "MultipleTesting",
+    "fit_table",
+    "make",
+]
+
+DESCRIPTION = ("known-truth simulation: family-wise error rate, false discovery rate and "
+               "power of multiple-comparison corrections (Bonferroni, Holm, BH, BY) over all "
+               "system pairs of collections simulated from a real one")
+DATA = "matrix"
+#: Tests this study runs, by config name (the paired tests of :mod:`irsim.stats`).
+TESTS = ("t", "wilcoxon", "sign", "randomisation", "paired_bootstrap")
+#: Random stream of the simulated collections.
+TOPIC_STREAM = "multiple_testing/collections"
+#: Fixed-point scale of the summed false discovery proportions (integer, order-free sums).
+FDP_SCALE = 2.0**32
+#: Default shard sizes: configurations x trials.
+SHARD_ITEMS, SHARD_REPLICATES = 4096, 1000
+#: How null systems get their margins (see :class:`Config`).
+NULL_MARGINS = ("own", "shared")
+#: Bytes of one batch of pair differences handed to a test (trials x pairs x topics).
+BATCH_BYTES = 32 * 2**20
+
+
+@dataclass
+class Config:
+    """Parameters of ``experiment=multiple_testing`` (``name`` names the experiment).
+
+    Parameters
+    ----------
+    tests : list of str
+        Paired tests of :mod:`irsim.stats` run on every pair: any of ``t``, ``wilcoxon``,
+        ``sign``, ``randomisation``, ``paired_bootstrap``.
+    corrections : list of str
+        Corrections over the family of all pairs of a collection: ``none``, ``bonferroni``,
+        ``holm``, ``bh`` (Benjamini-Hochberg), ``by`` (Benjamini-Yekutieli).
+    systems : list of int
+        Systems m per simulated collection (each >= 2, at most the systems modelled).
+    sizes : list of int
+        Topics n per simulated collection (each >= 2).
+    share_null : list of float
+        Share of the m systems with the same true mean (true nulls), in [0, 1];
+        1.0: no true difference at all.
+    spread : float
+        The other systems' true means are ``null_mean + spread k / m1``, k = 1 .. m1.
+    null_margins : {"own", "shared"}
+        ``own``: each null system keeps its own margin, shifted to the null mean (equal
+        means: the null of the t, randomisation and bootstrap tests; the sign and Wilcoxon
+        nulls need not hold). ``shared``: all null systems of a collection take the margin
+        of the first one (exchangeable null pairs: every test's null holds exactly).
+    null_mean : float, optional
+        Common true mean of the null systems (default: the median of the systems' means
+        minus spread / 2).
+    alpha : list of float
+        Levels: FWER level for Bonferroni and Holm, FDR level for BH and BY; a pair is
+        significant when the procedure rejects it.
+    trials : int
+        Simulated collections per (metric, n, m, share_null).
+    B : int
+        Resamples of the Monte Carlo tests (randomisation, paired bootstrap).
+    pvalue : {"count", "plus_one"}
+        Monte Carlo p-value ``count/B`` or ``(count+1)/(B+1)``.
+    dependence : {"gaussian", "vine"}
+        Copula across all systems: Gaussian (normal-score correlation, shrunk to positive
+        definite) or a vine fitted with pyvinecopulib.
+    min_eigenvalue : float
+        Gaussian: floor of the smallest eigenvalue of the shrunk correlation matrix.
+    vine_truncation : int
+        Vine: trees fitted (the rest independence); small for many systems and few topics.
+    vine_families : list of str
+        Vine: pair-copula families (pyvinecopulib names; independence is always allowed).
+    margin : {"auto", "kernel", "empirical"}
+        Margins of the generator: ``auto`` is empirical for discrete metrics, else kernel.
+    drop_duplicates : bool
+        Leave out runs identical to another run.
+    drop_bottom : float
+        Leave out this share of the worst runs.
+    wilcoxon_method : str
+        :func:`irsim.stats.wilcoxon` ``method``: ``auto``, ``exact``, ``approx`` or ``r``.
+    sign_threshold : float
+        Tie threshold of the sign test (``|d| <=`` it is a tie).
+    bootstrap_statistic : {"t", "mean"}
+        Paired bootstrap statistic: studentised (Sakai) or shift (Urbano).
+    ci_level : float
+        Level of the Wilson bands.
+    """
+
+    name: str = "multiple_testing"
+    tests: list[str] = field(default_factory=lambda: list(TESTS))
+    corrections: list[str] = field(default_factory=lambda: list(CORRECTIONS))
+    systems: list[int] = field(default_factory=lambda: [5, 10, 20])
+    sizes: list[int] = field(default_factory=lambda: [25, 50])
+    share_null: list[float] = field(default_factory=lambda: [1.0, 0.5])
+    spread: float = 0.1
+    null_margins: str = "own"
+    null_mean: float | None = None
+    alpha: list[float] = field(default_factory=lambda: [0.05])
+    trials: int = 1000
+    B: int = 1000
+    pvalue: str = "count"
+    dependence: str = "gaussian"
+    min_eigenvalue: float = MIN_EIGENVALUE
+    vine_truncation: int = 2
+    vine_families: list[str] = field(default_factory=lambda: list(VINE_FAMILIES))
+    margin: str = "auto"
+    drop_duplicates: bool = True
+    drop_bottom: float = 0.0
+    wilcoxon_method: str = "auto"
+    sign_threshold: float = 0.0
+    bootstrap_statistic: str = "t"
+    ci_level: float = 0.95
+
+
+@dataclass(frozen=True)
+class CollectionData:
+    """What the kernel reads: one fitted model per metric and the shifts of every
+    (m, m0) layout.
+
+    Attributes
+    ----------
+    models : tuple of CollectionModel
+    shifts : tuple of dict
+        Per metric, ``{(m, m0): ndarray (pool, m)}`` (:func:`collection_shifts`).
+    """
+
+    models: tuple[CollectionModel, ...]
+    shifts: tuple[dict[tuple[int, int], np.ndarray], ...]
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """Metric names, in model order."""
+        return tuple(md.metric for md in self.models)
+
+    def describe(self) -> dict:
+        """Summary for the manifest and the report header."""
+        return {"metrics": list(self.metrics),
+                "systems": int(self.models[0].pool) if self.models else 0,
+                "topics": "simulated",
+                "source": "generator fitted to the collection (see multiple_testing_fit)"}
+
+
+@dataclass(frozen=True)
+class MultipleTesting:
+    """The known-truth study of multiple comparisons (parameters as in :class:`Config`;
+    ``alphas`` is its ``alpha``, ``shares`` its ``share_null``).
+
+    Parameters
+    ----------
+    sizes, systems, shares, alphas, tests, corrections, trials, B, pvalue, wilcoxon_method,
+    sign_threshold, bootstrap_statistic, ci_level
+        See :class:`Config`.
+    seed : int
+    shard_items : int
+        (metric, n, m, share_null) configurations per shard.
+    shard_replicates : int
+        Trials per shard (rounded up to a multiple of 250). No shard size changes a result.
+
+    Examples
+    --------
+    >>> from irsim.engine import run_study
+    >>> model = CollectionModel.normal([0.4] * 6, [0.1] * 6, 0.5)
+    >>> data = prepare([model], systems=(6,), shares=(1.0,), spread=0.1)
+    >>> study = MultipleTesting(sizes=(20,), systems=(6,), shares=(1.0,), alphas=(0.05,),
+    ...                         tests=("t",), corrections=("none", "holm"), trials=500)
+    >>> t = run_study(study, data)[0]["multiple_testing"].to_pandas()
+    >>> t[["correction", "m", "trials"]].values.tolist()
+    [['none', 6, 500], ['holm', 6, 500]]
+    >>> bool(t.fwer[0] > 0.3), bool(t.fwer[1] < 0.1)    # 15 true nulls per collection
+    (True, True)
+    """
+
+    sizes: tuple[int, ...] = (25, 50)
+    systems: tuple[int, ...] = (5, 10, 20)
+    shares: tuple[float, ...] = (1.0, 0.5)
+    alphas: tuple[float, ...] = (0.05,)
+    tests: tuple[str, ...] = TESTS
+    corrections: tuple[str, ...] = CORRECTIONS
+    trials: int = 1000
+    B: int = 1000
+    seed: int = 0
+    pvalue: str = "count"
+    wilcoxon_method: str = "auto"
+    sign_threshold: float = 0.0
+    bootstrap_statistic: str = "t"
+    ci_level: float = 0.95
+    null_margins: str = "own"
+    shard_items: int = SHARD_ITEMS
+    shard_replicates: int = SHARD_REPLICATES
+    name: str = field(default="multiple_testing", init=False)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "tests", check_choices(self.tests, TESTS,
+                                          "test for experiment=multiple_testing",
+                                          param("tests")))
+        set_(self, "corrections", check_choices(self.corrections, CORRECTIONS, "correction",
+                                                param("corrections")))
+        sizes = tuple(check_positive_int(n, param("sizes")) for n in self.sizes)
+        if not sizes or min(sizes) < 2:
+            raise ConfigError(f"{param('sizes')} must list topic set sizes >= 2, got "
+                              f"{list(self.sizes)}")
+        set_(self, "sizes", sizes)
+        systems = tuple(check_positive_int(m, param("systems")) for m in self.systems)
+        if not systems or min(systems) < 2:
+            raise ConfigError(f"{param('systems')} must list collection sizes >= 2, got "
+                              f"{list(self.systems)}")
+        set_(self, "systems", systems)
+        set_(self, "shares", check_shares(self.shares))
+        set_(self, "alphas", check_alphas(self.alphas, param("alpha")))
+        set_(self, "trials", check_positive_int(self.trials, param("trials")))
+        set_(self, "B", check_positive_int(self.B, param("B")))
+        check_simulated_tests(self)
+        if self.null_margins not in NULL_MARGINS:
+            raise unknown_name(param("null_margins"), str(self.null_margins), NULL_MARGINS)
+
+    # -- plan ---------------------------------------------------------------------------
+    def _configs(self, data: CollectionData) -> int:
+        return len(data.models) * len(self.sizes) * len(self.systems) * len(self.shares)
+
+    def config(self, item: int) -> tuple[int, int, int, int]:
+        """``(metric, size, systems, share)`` indices of configuration `item`."""
+        nh, nm, nn = len(self.shares), len(self.systems), len(self.sizes)
+        return item // (nn * nm * nh), (item // (nm * nh)) % nn, (item // nh) % nm, item % nh
+
+    def plan(self, data: CollectionData) -> list[Shard]:
+        """Configuration blocks x trial blocks."""
+        return shard_grid(self._configs(data), self.shard_items, self.trials,
+                          aligned_block(self.shard_replicates, REPLICATE_BLOCK))
+
+    def fingerprint(self) -> dict:
+        """Parameters that determine the tables."""
+        keys = ("sizes", "systems", "shares", "alphas", "tests", "corrections", "trials",
+                "B", "seed", "pvalue", "wilcoxon_method", "sign_threshold",
+                "bootstrap_statistic", "ci_level", "null_margins")
+        return {k: getattr(self, k) for k in keys}
+
+    def fields(self, data: CollectionData) -> dict[str, Count]:
+        """Per configuration: trials; per (test, correction, alpha): trials with a false
+        rejection, the fixed-point sum of V / R, and the sums of S and R."""
+        n = self._configs(data)
+        shape = (n, len(self.tests), len(self.corrections), len(self.alphas))
+        return {"trials": Count((n,), along="items"),
+                "familywise": Count(shape, along="items"),
+                "fdp": Count(shape, along="items"),
+                "true_rejections": Count(shape, along="items"),
+                "rejections": Count(shape, along="items")}
+
+    # -- kernel -------------------------------------------------------------------------
+    def kernel(self, shard: Shard, data: CollectionData) -> Partial:
+        """Counters of the shard's configurations over its trials."""
+        i0, i1 = shard.items
+        shape = (i1 - i0, len(self.tests), len(self.corrections), len(self.alphas))
+        out = {"trials": np.zeros(i1 - i0, np.int64),
+               **{k: np.zeros(shape, np.int64)
+                  for k in ("familywise", "fdp", "true_rejections", "rejections")}}
+        groups: dict[tuple[int, int], list[int]] = {}
+        for item in range(i0, i1):
+            mi, ni, _, _ = self.config(item)
+            groups.setdefault((mi, ni), []).append(item)
+        for (mi, ni), items in groups.items():  # loops over metrics and sizes
+            model, n = data.models[mi], self.sizes[ni]
+            mkey = study_key(model.metric)
+            for a, b in unit_ranges(*shard.reps, REPLICATE_BLOCK):
+                draws = blocked_draws(self.seed, TOPIC_STREAM, (mkey, n), a, b,
+                                      lambda rng, k, md=model, n=n: md.draw(rng, k, n))
+                order, logit = model.latent(draws, n)
+                key = (mkey, n, a // REPLICATE_BLOCK)
+                for item in items:  # loop over (m, share_null) configurations
+                    _, _, si, hi = self.config(item)
+                    m = self.systems[si]
+                    m0 = true_null_count(m, self.shares[hi])
+                    x, _ = model.scores(order, logit, m, data.shifts[mi][(m, m0)], m0=m0,
+                                        shared=self.null_margins == "shared")
+                    row = item - i0
+                    out["trials"][row] += b - a
+                    self._count(x, m0, key, row, out)
+        return out
+
+    def _count(self, x: np.ndarray, m0: int, key: tuple[int, ...], row: int,
+               out: dict[str, np.ndarray]) -> None:
+        """Add the counters of the collections `x` (trials, m, n) to `out` row `row`."""
+        t, m, n = x.shape
+        pa_, pb_ = np.triu_indices(m, 1)
+        null = null_pair_mask(m, m0)
+        # fixed batches of trials (a function of m and n only: the same operands for any
+        # sharding), so memory stays bounded for large m
+        step = max(1, min(t, BATCH_BYTES // (8 * len(pa_) * n)))
+        alphas = np.asarray(self.alphas)
+        for c0 in range(0, t, step):
+            d = x[c0 : c0 + step, pa_] - x[c0 : c0 + step, pb_]  # (batch, pairs, n)
+            for ti, test in enumerate(self.tests):
+                p = self.pvalues(test, d, (*key, c0))
+                for ci, corr in enumerate(self.corrections):
+                    for li, alpha in enumerate(alphas):
+                        rej = reject(p, float(alpha), corr, axis=-1)
+                        v = np.count_nonzero(rej & null, axis=-1)
+                        r = np.count_nonzero(rej, axis=-1)
+                        fdp = np.divide(v, r, out=np.zeros(len(r)), where=r > 0)
+                        out["familywise"][row, ti, ci, li] += np.count_nonzero(v)
+                        out["fdp"][row, ti, ci, li] += int(
+                            np.round(fdp * FDP_SCALE).astype(np.int64).sum())
+                        out["true_rejections"][row, ti, ci, li] += int((r - v).sum())
+                        out["rejections"][row, ti, ci, li] += int(r.sum())
+
+    def pvalues(self, test: str, d: np.ndarray, key: tuple[int, ...]) -> np.ndarray:
+        """Two-sided p-values of `test` for the pair differences `d` (..., n); Monte Carlo
+        tests draw their resamples from the stream ``multiple_testing/<test>`` keyed by
+        `key`."""
+        spec = get_test(test)
+        options: dict = {"alternative": "two-sided"}
+        if test == "wilcoxon":
+            options["method"] = self.wilcoxon_method
+        elif test == "sign":
+            options["threshold"] = float(self.sign_threshold)
+        elif test == "paired_bootstrap":
+            options["statistic"] = self.bootstrap_statistic
+        if spec.monte_carlo:
+            options.update(B=self.B, seed=self.seed, study=f"multiple_testing/{test}",
+                           key=key, pvalue_mode=self.pvalue)
+        return np.asarray(spec.function(d, **options).pvalue, np.float64)
+
+    # -- reduce -------------------------------------------------------------------------
+    def finalize(self, merged: dict[str, np.ndarray], data: CollectionData
+                 ) -> dict[str, pa.Table]:
+        """FWER, FDR and power with their Wilson bands, one row per (metric, correction,
+        test, m, n, share_null, alpha), and the generator's fit table."""
+        cols: dict[str, list] = {k: [] for k in (
+            "metric", "correction", "test", "m", "n", "share_null", "null_systems", "alpha",
+            "trials")}
+        fw, fdp, tp, rj, alt = [], [], [], [], []
+        for item in range(self._configs(data)):
+            mi, ni, si, hi = self.config(item)
+            m = self.systems[si]
+            m0 = true_null_count(m, self.shares[hi])
+            alt_pairs = m * (m - 1) // 2 - m0 * (m0 - 1) // 2
+            for ci, corr in enumerate(self.corrections):
+                for ti, test in enumerate(self.tests):
+                    for li, alpha in enumerate(self.alphas):
+                        cols["metric"].append(data.models[mi].metric)
+                        cols["correction"].append(corr)
+                        cols["test"].append(test)
+                        cols["m"].append(m)
+                        cols["n"].append(self.sizes[ni])
+                        cols["share_null"].append(self.shares[hi])
+                        cols["null_systems"].append(m0)
+                        cols["alpha"].append(alpha)
+                        cols["trials"].append(int(merged["trials"][item]))
+                        fw.append(int(merged["familywise"][item, ti, ci, li]))
+                        fdp.append(int(merged["fdp"][item, ti, ci, li]))
+                        tp.append(int(merged["true_rejections"][item, ti, ci, li]))
+                        rj.append(int(merged["rejections"][item, ti, ci, li]))
+                        alt.append(alt_pairs)
+        trials = np.asarray(cols["trials"], np.float64)
+        alt_pairs = np.asarray(alt, np.float64)
+        k_fw = np.asarray(fw, np.float64)
+        k_fdr = np.asarray(fdp, np.float64) / FDP_SCALE
+        with np.errstate(invalid="ignore", divide="ignore"):
+            k_pw = np.where(alt_pairs > 0, np.asarray(tp, np.float64) / alt_pairs, np.nan)
+            rates = {"fwer": k_fw / trials, "fdr": k_fdr / trials, "power": k_pw / trials}
+        for name, k in (("fwer", k_fw), ("fdr", k_fdr), ("power", k_pw)):
+            lo, hi = wilson(k, trials, self.ci_level)
+            rates[f"{name}_lo"], rates[f"{name}_hi"] = lo, hi
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean_rej = np.asarray(rj, np.float64) / trials
+        table = build_table("multiple_testing", {
+            **cols, "trials": np.asarray(cols["trials"], np.int64),
+            "familywise_errors": np.asarray(fw, np.int64),
+            **{k: rates[k] for k in ("fwer", "fwer_lo", "fwer_hi", "fdr", "fdr_lo", "fdr_hi",
+                                     "power", "power_lo", "power_hi")},
+            "mean_rejections": mean_rej})
+        return {"multiple_testing": table, "multiple_testing_fit": fit_table(data)}
+
+
+def check_shares(shares: object) -> tuple[float, ...]:
+    """Validate ``share_null``: a non-empty list of numbers in [0, 1].
+
+    Examples
+    --------
+    >>> check_shares([1.0, 0.5])
+    (1.0, 0.5)
+    """
+    try:
+        out = tuple(float(s) for s in shares)  # type: ignore[union-attr]
+    except (TypeError, ValueError):
+        raise ConfigError(f"{param('share_null')} must list numbers in [0, 1], got "
+                          f"{shares!r}") from None
+    if not out or not all(0.0 <= s <= 1.0 for s in out):
+        raise ConfigError(f"{param('share_null')} must list numbers in [0, 1], got "
+                          f"{list(out)}")
+    return out
+
+
+def fit_table(data: CollectionData) -> pa.Table:
+    """One row per metric: how the generator was fit (pool, copula, shrinkage)."""
+    return build_table("multiple_testing_fit", [md.describe() for md in data.models])
+
+
+def prepare(models: list[CollectionModel] | tuple[CollectionModel, ...], *,
+            systems: tuple[int, ...], shares: tuple[float, ...], spread: float
+            ) -> CollectionData:
+    """The shifts of every (m, m0) layout for each model (its own null mean, or the pool's
+    median mean when the model has none, minus spread / 2).
+
+    Examples
+    --------
+    >>> model = CollectionModel.normal([0.3, 0.35, 0.4], [0.05] * 3, 0.5)
+    >>> data = prepare([model], systems=(3,), shares=(1.0, 0.5), spread=0.05)
+    >>> sorted(data.shifts[0])
+    [(3, 2), (3, 3)]
+    """
+    shifts = []
+    for md in models:
+        if max(systems) > md.pool:
+            raise ConfigError(f"{param('systems')}: collections of {max(systems)} systems, "
+                              f"but metric {md.metric} has {md.pool} systems to draw from")
+        mu0 = md.null_mean
+        if not math.isfinite(mu0):
+            mu0 = float(np.median(md.margins.mean())) - 0.5 * spread
+        table = {}
+        for m in systems:
+            for h in shares:
+                m0 = true_null_count(m, h)
+                if (m, m0) not in table:
+                    table[(m, m0)] = collection_shifts(md, m, m0, mu0, spread)
+        shifts.append(table)
+    return CollectionData(tuple(models), tuple(shifts))
+
+
+def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
+         ) -> tuple[MultipleTesting, CollectionData]:
+    """The study and its data: a collection model fit to every metric of `data` and the
+    shifts of every layout.
+
+    Examples
+    --------
+    >>> from irsim.data.synthetic import synthetic_scores
+    >>> matrix = synthetic_scores(systems=8, topics=30, metrics=("AP",), seed=1).matrix
+    >>> study, data = make(Config(systems=[4], sizes=[10], trials=250), matrix, seed=0,
+    ...                    shards=Shards())
+    >>> data.metrics, data.models[0].pool, len(study.plan(data))
+    (('AP',), 8, 1)
+    """
+    items, replicates = shards.get(SHARD_ITEMS, SHARD_REPLICATES)
+    study = MultipleTesting(
+        sizes=tuple(config.sizes),
+        systems=tuple(config.systems),
+        shares=tuple(config.share_null),
+        alphas=tuple(config.alpha),
+        tests=tuple(config.tests),
+        corrections=tuple(config.corrections),
+        trials=config.trials,
+        B=config.B,
+        seed=int(seed),
+        pvalue=config.pvalue,
+        wilcoxon_method=config.wilcoxon_method,
+        sign_threshold=float(config.sign_threshold),
+        bootstrap_statistic=config.bootstrap_statistic,
+        ci_level=float(config.ci_level),
+        null_margins=str(config.null_margins),
+        shard_items=items,
+        shard_replicates=replicates,
+    )
+    if config.dependence not in DEPENDENCE:
+        raise unknown_name(param("dependence"), str(config.dependence), DEPENDENCE)
+    spread = float(config.spread)
+    if not (math.isfinite(spread) and spread > 0):
+        raise ConfigError(f"{param('spread')} must be > 0, got {config.spread}")
+    eig = float(config.min_eigenvalue)
+    if not 0.0 < eig < 1.0:
+        raise ConfigError(f"{param('min_eigenvalue')} must be in (0, 1), got "
+                          f"{config.min_eigenvalue}")
+    trunc = config.vine_truncation
+    if isinstance(trunc, bool) or int(trunc) != trunc or int(trunc) < 1:
+        raise ConfigError(f"{param('vine_truncation')} must be an integer >= 1, got "
+                          f"{trunc!r}")
+    if not 0.0 <= float(config.drop_bottom) < 1.0:
+        raise ConfigError(f"{param('drop_bottom')} must be in [0, 1), got "
+                          f"{config.drop_bottom}")
+    null_mean = None if config.null_mean is None else float(config.null_mean)
+    if null_mean is not None and not 0.0 < null_mean < 1.0:
+        raise ConfigError(f"{param('null_mean')} must be inside (0, 1), got "
+                          f"{config.null_mean}")
+    models = [fit_collection(data.metric(metric), metric=metric, systems=data.systems,
+                             margin=config.margin, dependence=config.dependence,
+                             drop_duplicates=bool(config.drop_duplicates),
+                             drop_bottom=float(config.drop_bottom), null_mean=null_mean,
+                             spread=spread, min_eigenvalue=eig, vine_truncation=int(trunc),
+                             vine_families=tuple(config.vine_families))
+              for metric in data.metrics]
+    return study, prepare(models, systems=study.systems, shares=study.shares, spread=spread)

@@ -1,0 +1,165 @@
+"""Report of the multiple-testing study: FWER, FDR and power of the corrections against the
+number of systems, the table and a short reading guide."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from matplotlib.figure import Figure
+
+from irsim.report import markdown_table
+
+__all__ = ["FIGURES", "sections", "rates_plot"]
+
+#: The PNGs the report draws (one per metric and test; non-alphanumerics become ``_``).
+FIGURES = ("multiple_testing_<metric>_<test>.png",)
+
+#: Panels of a figure: (column, y-axis label).
+_PANELS = (("fwer", "family-wise error rate"), ("fdr", "false discovery rate"),
+           ("power", "per-pair power"))
+_STYLES = ("-", "--", ":", "-.")
+
+
+def rates_plot(rows: pa.Table, out_dir: Path, name: str, title: str) -> Path:
+    """FWER, FDR and power (rows of panels) against m, one column per n; one colour per
+    correction, one line style per share_null, Wilson bands shaded, the level dotted.
+    Returns the PNG path.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> t = pa.table({"correction": ["none", "none", "holm", "holm"], "m": [5, 10, 5, 10],
+    ...               "n": [25] * 4, "share_null": [1.0] * 4, "alpha": [0.05] * 4,
+    ...               "fwer": [0.3, 0.6, 0.04, 0.04], "fwer_lo": [0.2, 0.5, 0.02, 0.02],
+    ...               "fwer_hi": [0.4, 0.7, 0.06, 0.06], "fdr": [0.3, 0.6, 0.04, 0.04],
+    ...               "fdr_lo": [0.2, 0.5, 0.02, 0.02], "fdr_hi": [0.4, 0.7, 0.06, 0.06],
+    ...               "power": [float("nan")] * 4, "power_lo": [float("nan")] * 4,
+    ...               "power_hi": [float("nan")] * 4})
+    >>> rates_plot(t, Path(tempfile.mkdtemp()), "x", "AP, t test").name
+    'x.png'
+    """
+    df = rows.to_pandas()
+    sizes = sorted(df["n"].unique())
+    fig = Figure(figsize=(4.0 * len(sizes) + 1.5, 9.0), dpi=110)
+    axes = np.atleast_2d(fig.subplots(len(_PANELS), len(sizes), squeeze=False))
+    corrections = list(dict.fromkeys(df["correction"]))
+    shares = sorted(df["share_null"].unique(), reverse=True)
+    alpha = float(df["alpha"].iloc[0])
+    for j, n in enumerate(sizes):
+        for i, (col, label) in enumerate(_PANELS):
+            ax = axes[i, j]
+            for ci, corr in enumerate(corrections):
+                for si, share in enumerate(shares):
+                    part = df[(df.n == n) & (df.correction == corr) & (df.share_null == share)]
+                    part = part.sort_values("m")
+                    if part[col].isna().all():
+                        continue
+                    colour = f"C{ci % 10}"
+                    ax.plot(part["m"], part[col], color=colour, marker="o", markersize=3,
+                            linestyle=_STYLES[si % len(_STYLES)], linewidth=1.2,
+                            label=f"{corr}, share_null={share:g}")
+                    ax.fill_between(part["m"], part[f"{col}_lo"], part[f"{col}_hi"],
+                                    color=colour, alpha=0.12, linewidth=0)
+            if col != "power":
+                ax.axhline(alpha, color="grey", linestyle=":", linewidth=0.9)
+            ax.set_ylim(0, 1)
+            ax.set_xscale("log")
+            ms = sorted(df["m"].unique())
+            ax.set_xticks(ms)
+            ax.set_xticklabels([str(m) for m in ms])
+            ax.minorticks_off()
+            ax.grid(alpha=0.3)
+            if i == 0:
+                ax.set_title(f"n = {n} topics", fontsize=10)
+            if i == len(_PANELS) - 1:
+                ax.set_xlabel("systems per collection (m)")
+            if j == 0:
+                ax.set_ylabel(label)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    for ax in axes.ravel():  # the union of the lines any panel drew
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    fig.legend(handles, labels, loc="lower center", ncol=min(4, max(1, len(labels))),
+               fontsize=7)
+    fig.suptitle(f"{title}: FWER, FDR and power against m (alpha = {alpha:g}, dotted)")
+    fig.tight_layout(rect=(0, 0.04 + 0.012 * ((len(labels) + 3) // 4), 1, 0.97))
+    path = Path(out_dir) / f"{name}.png"
+    fig.savefig(path)
+    return path
+
+
+def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
+    """The reading guide, one figure per metric and test, the table and the generator fit.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> t = pa.table({"metric": ["AP"] * 2, "correction": ["none", "holm"],
+    ...               "test": ["t"] * 2, "m": [5, 5], "n": [25, 25],
+    ...               "share_null": [1.0, 1.0], "null_systems": [5, 5], "alpha": [0.05] * 2,
+    ...               "trials": [100, 100], "familywise_errors": [30, 4],
+    ...               "fwer": [0.3, 0.04], "fwer_lo": [0.2, 0.02], "fwer_hi": [0.4, 0.1],
+    ...               "fdr": [0.3, 0.04], "fdr_lo": [0.2, 0.02], "fdr_hi": [0.4, 0.1],
+    ...               "power": [float("nan")] * 2, "power_lo": [float("nan")] * 2,
+    ...               "power_hi": [float("nan")] * 2, "mean_rejections": [0.5, 0.05]})
+    >>> lines = sections({"multiple_testing": t}, Path(tempfile.mkdtemp()))
+    >>> lines[0], [x for x in lines if x.startswith("![")]
+    ('## Multiple comparisons against known truth', \
+['![multiple_testing_AP_t](multiple_testing_AP_t.png)'])
+    """
+    lines: list[str] = []
+    if "multiple_testing" not in tables:
+        return lines
+    table = tables["multiple_testing"]
+    lines += [
+        "## Multiple comparisons against known truth", "",
+        "Each trial simulates a whole collection of m systems on n topics from a generator "
+        "fitted to the collection; `null_systems` of them share exactly the same true mean "
+        "(their pairs are the true null hypotheses), the others have known, larger means. "
+        "Every test runs on all m(m-1)/2 pairs and each correction adjusts that family.", "",
+        "How to read it:", "",
+        "- **fwer** (share of collections with at least one true null declared significant) "
+        "is what Bonferroni and Holm promise to keep at or below alpha; read it where "
+        "`share_null` = 1 (no true difference at all: then FWER = FDR). Without a correction "
+        "it grows quickly with m.",
+        "- **fdr** (mean share of false discoveries among the pairs declared significant, 0 "
+        "when none is) is what BH and BY promise to keep at or below alpha.",
+        "- **power** is the mean share of truly different pairs detected; the price of a "
+        "correction is the drop in power against `none`.",
+        "- A rate whose band (`_lo`, `_hi`: Wilson, conservative for fdr and power) lies "
+        "above alpha breaks the promise beyond Monte Carlo error. Monte Carlo tests with "
+        "`experiment.pvalue=count` can give p = 0, which no correction can tame: use "
+        "`plus_one` (and B well above the number of pairs / alpha).", ""]
+    metrics = list(dict.fromkeys(table.column("metric").to_pylist()))
+    tests = list(dict.fromkeys(table.column("test").to_pylist()))
+    alphas = sorted(set(table.column("alpha").to_pylist()))
+    first_alpha = 0.05 if 0.05 in alphas else alphas[0]
+    for metric in metrics:
+        for test in tests:
+            mask = pc.and_(pc.and_(pc.equal(table["metric"], metric),
+                                   pc.equal(table["test"], test)),
+                           pc.equal(table["alpha"], first_alpha))
+            rows = table.filter(mask)
+            if rows.num_rows == 0:
+                continue
+            safe = "".join(c if c.isalnum() else "_"
+                           for c in f"multiple_testing_{metric}_{test}")
+            path = rates_plot(rows, Path(run_dir), safe, f"{metric}, {test}")
+            lines += [f"![{path.stem}]({path.name})", ""]
+    lines += ["The table (first rows; all of them in `results/multiple_testing.parquet`):", "",
+              markdown_table(table.select(
+                  ["metric", "correction", "test", "m", "n", "share_null", "alpha", "trials",
+                   "fwer", "fwer_hi", "fdr", "fdr_hi", "power", "mean_rejections"]),
+                  max_rows=80), ""]
+    if "multiple_testing_fit" in tables:
+        lines += ["### The generator", "",
+                  "Margins per system and one copula across all systems of the pool; "
+                  "`shrinkage`: weight of the equicorrelation target that makes the "
+                  "normal-score correlation positive definite.", "",
+                  markdown_table(tables["multiple_testing_fit"]), ""]
+    return lines

@@ -1,0 +1,178 @@
+"""``irsim report <sweep dir>``: one report over the jobs of a sweep (Hydra multirun).
+
+The jobs' tables are merged as ``irsim collect`` merges them
+(:func:`irsim.collect.merged_tables`); for every summary table a study writes, ``sweep.md``
+shows its headline column side by side for every job (one column per job, labelled by the
+swept parameters) and a figure plots it against the swept parameters.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from irsim.errors import InputError
+
+__all__ = ["HEADLINES", "FIGURES", "is_sweep", "write_sweep_report", "sweep_command"]
+
+#: Summary tables compared across the jobs of a sweep: table -> (key columns, headline).
+HEADLINES: dict[str, tuple[tuple[str, ...], str]] = {
+    "discpower": (("metric", "test", "alpha"), "sensitivity"),
+    "swap_summary": (("metric", "sampling", "subset_size", "confidence"), "required_diff"),
+    "stability": (("metric", "fuzziness"), "minority_rate"),
+    "rankcorr": (("metric_a", "metric_b"), "tau"),
+    "error_extrapolation": (("metric", "sampling", "bin_kind", "bin_lo", "test", "p_lo",
+                             "p_hi", "target_size"), "predicted_rate"),
+    "effort_summary": (("metric", "pool_depth", "sampling", "subset_size"), "error_rate"),
+    "coverage": (("metric", "method", "n", "alpha"), "type1_error"),
+    "corpus_validation_summary": (("method", "subset"), "within"),
+    "test_errors": (("metric", "test", "alternative", "n", "delta", "alpha"), "rate"),
+    "topic_set_size": (("metric", "design", "alpha", "beta", "min_diff", "m"), "n"),
+    "topic_set_size_check": (("metric", "alpha", "beta", "min_diff"), "realised_power"),
+    "reliability": (("metric",), "e_rho2"),
+    "reliability_topics": (("metric", "indicator", "target"), "topics"),
+    "multiple_testing": (("metric", "correction", "test", "m", "n", "share_null", "alpha"),
+                         "fwer"),
+}
+
+#: Figures of a sweep report (``<table>`` is a table of :data:`HEADLINES` the jobs wrote).
+FIGURES = ("sweep_<table>.png",)
+
+#: At most this many rows (key combinations) per table in sweep.md and lines per figure.
+MAX_ROWS = 40
+MAX_LINES = 12
+
+
+def is_sweep(path: str | os.PathLike) -> bool:
+    """Whether `path` is a sweep directory (Hydra's ``multirun.yaml``, or job directories
+    with ``.hydra/overrides.yaml``) rather than a run directory (``results/``)."""
+    path = Path(path)
+    if (path / "results").is_dir():
+        return False
+    return (path / "multirun.yaml").is_file() or any(path.glob("*/.hydra/overrides.yaml"))
+
+
+def _label(params: dict[str, str], varying: list[str]) -> str:
+    return ", ".join(f"{k}={params.get(k)}" for k in varying) or "job"
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(str(text))
+    except (TypeError, ValueError):
+        return None
+
+
+def _wide(table: pa.Table, keys: tuple[str, ...], value: str, labels: dict[str, str]
+          ) -> Any:
+    """Rows: key combinations (first MAX_ROWS); columns: jobs (by label); cells: value."""
+    df = table.to_pandas()
+    keys = tuple(k for k in keys if k in df.columns)
+    df["__job"] = df["job"].map(labels)
+    wide = df.pivot_table(index=list(keys), columns="__job", values=value, aggfunc="first",
+                          sort=False, dropna=False)
+    wide = wide.reindex(columns=[lab for lab in labels.values() if lab in wide.columns])
+    wide.columns.name = None
+    return wide.reset_index()
+
+
+def _plot(wide: Any, keys: tuple[str, ...], value: str, jobs: list[str],
+          xs: list[float] | None, xlabel: str, path: Path, title: str) -> bool:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if wide.empty or not jobs:
+        return False
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    positions = xs if xs is not None else list(range(len(jobs)))
+    shown = wide.head(MAX_LINES)
+    for _, row in shown.iterrows():
+        label = ", ".join(str(row[k]) for k in keys if k in row.index)
+        ax.plot(positions, [row[j] for j in jobs], marker="o", label=label)
+    if xs is None:
+        ax.set_xticks(positions)
+        ax.set_xticklabels(jobs, rotation=30, ha="right", fontsize=8)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(value)
+    more = len(wide) - len(shown)
+    ax.set_title(title + (f" (first {len(shown)} of {len(wide)} rows)" if more > 0 else ""),
+                 fontsize=10)
+    ax.legend(fontsize=7, title=", ".join(k for k in keys if k in wide.columns),
+              title_fontsize=7, loc="best")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    tmp = path.with_name(path.stem + ".tmp.png")
+    fig.savefig(tmp, dpi=120)
+    plt.close(fig)
+    os.replace(tmp, path)
+    return True
+
+
+def write_sweep_report(sweep_dir: str | os.PathLike, *, partial: bool = False) -> Path:
+    """Write ``sweep.md`` and ``sweep_<table>.png`` into `sweep_dir`: per summary table, its
+    headline column for every job side by side, and a figure of it against the swept
+    parameters (a numeric axis when one numeric parameter is swept). An incomplete sweep is
+    refused as ``irsim collect`` refuses it, unless `partial`."""
+    from irsim.collect import merged_tables
+    from irsim.report import markdown_table
+
+    sweep = Path(sweep_dir)
+    merged, varying, jobs = merged_tables(sweep, partial=partial)
+    order = sorted(jobs, key=lambda jp: tuple(
+        (_number(jp[1].get(k)) is None, _number(jp[1].get(k)) or 0.0, str(jp[1].get(k)))
+        for k in varying))
+    labels = {str(job.relative_to(sweep)): _label(params, varying) for job, params in order}
+    numeric = (len(varying) == 1 and
+               all(_number(p.get(varying[0])) is not None for _, p in order))
+    xs = [_number(p.get(varying[0])) for _, p in order] if numeric else None
+    xlabel = varying[0] if len(varying) == 1 else "job"
+    for png in sweep.glob("sweep_*.png"):
+        png.unlink()
+    lines = [f"# irsim sweep report: {sweep.name}", "",
+             f"{len(jobs)} jobs; swept: "
+             + (", ".join(f"`{k}` ({', '.join(sorted({str(p.get(k)) for _, p in jobs}))})"
+                          for k in varying) or "nothing (all jobs share their parameters)")
+             + ". Every job's own report is `<job>/report.md`; all rows of every table, with "
+               "the sweep parameters as columns: `irsim collect`.", "",
+             "## Jobs", ""]
+    job_rows = {"job": [str(j.relative_to(sweep)) for j, _ in order],
+                **{k: [str(p.get(k)) for _, p in order] for k in varying}}
+    lines += [markdown_table(pa.table(job_rows), max_rows=len(order)), ""]
+    for name, (keys, value) in HEADLINES.items():
+        table = merged.get(name)
+        if table is None or value not in table.column_names:
+            continue
+        wide = _wide(table, keys, value, labels)
+        jobs_shown = [lab for lab in labels.values() if lab in wide.columns]
+        figure = f"sweep_{name}.png"
+        drawn = _plot(wide, keys, value, jobs_shown, xs, xlabel, sweep / figure,
+                      f"{name}: {value}")
+        lines += [f"## `{name}`: {value}", "",
+                  f"`{value}` per job (columns) for each "
+                  f"{', '.join(k for k in keys if k in wide.columns)} (rows).", ""]
+        if drawn:
+            lines += [f"![{name}]({figure})", ""]
+        lines += [markdown_table(pa.Table.from_pandas(wide, preserve_index=False),
+                                 max_rows=MAX_ROWS), ""]
+    lines += ["## Tables of the jobs", ""]
+    lines += [f"- `{t}`: {tab.num_rows} rows over {len(jobs)} jobs"
+              for t, tab in merged.items()]
+    path = sweep / "sweep.md"
+    tmp = path.with_suffix(".md.tmp")
+    tmp.write_text("\n".join(lines) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def sweep_command(args: list[str]) -> Path:
+    """``irsim report <sweep dir> [--partial]``."""
+    partial = "--partial" in args
+    args = [a for a in args if a != "--partial"]
+    if len(args) != 1:
+        raise InputError("usage: irsim report <sweep dir> [--partial]")
+    return write_sweep_report(args[0], partial=partial)

@@ -1,0 +1,512 @@
+"""Margins of simulated runs, selected by AIC as simIReff does (Urbano & Nagler, SIGIR 2018).
+
+Continuous metrics (AP, nDCG@k, ERR@k) choose per run among
+
+- ``normal``: N(mu, sigma) by maximum likelihood (``mu`` the mean, ``sigma`` the standard
+  deviation with ddof 0); scores outside [0, 1] are censored to 0 and 1 (atoms there);
+- ``truncnorm``: the normal truncated to [0, 1] (likelihood maximised numerically);
+- ``beta``: Beta(a, b) by maximum likelihood;
+- ``kernel``: a Gaussian kernel density with R's ``bw.nrd0`` bandwidth, each kernel
+  truncated to [0, 1] and renormalised; its degrees of freedom are the trace of the smoother,
+  ``sum_i K_h(0) / (n f(x_i))``.
+
+Continuous families are fit to the scores moved into ``[EPS, 1 - EPS]`` (a score of exactly 0
+or 1 has density 0 or infinity under a beta).
+
+Discrete metrics live on their own support ``v_0 < v_1 < ... < v_K`` (P@k: ``j / k``; RR:
+``0`` and ``1 / r`` for ``r = R, ..., 1``); the families model the index ``j``:
+
+- ``bbinom``: beta-binomial(K, a, b) by maximum likelihood;
+- ``dks``: a discrete Gaussian kernel on the index (bandwidth ``bw.nrd0`` of the indices),
+  normalised over the support; degrees of freedom the trace of the smoother as above;
+- ``categorical``: the observed frequencies of the support's values (degrees of freedom: the
+  distinct values observed - 1). Kernels on the index smear RR's mass from rank 1 (index K)
+  to ranks 2, 3, ... (values 1/2, 1/3): RR runs are mostly categorical by AIC, with their
+  observed means.
+
+The family with the smallest ``AIC = 2 df - 2 loglik`` is kept. Every selected margin is then
+tabulated as a piecewise-linear cdf (:class:`irsim.simulate.topics.Margins`: continuous
+margins on :data:`GRID` knots denser at 0 and 1, discrete ones as step functions on the
+support), so sampling, exact means and the transformation to a target mean are one vectorised
+code path. :func:`transform_to_mean` is simIReff's ``effTransform``: a proportional-odds shift
+of the cdf, ``F_theta(x) = expit(logit F(x) - theta)``, solved so that the tabulated margin's
+mean equals the target exactly (to 1e-12).
+
+Examples
+--------
+>>> rng = np.random.default_rng(0)
+>>> fit = select_continuous(rng.beta(2.0, 5.0, 400))
+>>> fit.family
+'beta'
+>>> [round(p, 1) for p in fit.params]
+[2.2, 5.5]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy import optimize
+from scipy import stats as sps
+from scipy.special import betaln, digamma, gammaln, ndtr, polygamma
+
+from irsim.errors import InputError
+from irsim.simulate.topics import Margins
+
+__all__ = [
+    "CONTINUOUS",
+    "DISCRETE",
+    "EPS",
+    "GRID",
+    "MarginFit",
+    "Support",
+    "bw_nrd0",
+    "detect_support",
+    "fit_continuous",
+    "fit_discrete",
+    "fit_run_margins",
+    "select_continuous",
+    "select_discrete",
+    "tabulate",
+    "transform_to_mean",
+]
+
+#: Continuous families (simIReff: norm, truncated norm, beta, kernel smoothing).
+CONTINUOUS = ("normal", "truncnorm", "beta", "kernel")
+#: Discrete families on a metric's own support.
+DISCRETE = ("bbinom", "dks", "categorical")
+#: Continuous scores are fit on ``[EPS, 1 - EPS]``.
+EPS = 1e-4
+#: Knots of a tabulated continuous margin on [0, 1] (cosine-spaced: denser at 0 and 1).
+GRID = np.concatenate([[0.0], 0.5 - 0.5 * np.cos(np.pi * np.arange(1, 2048) / 2048), [1.0]])
+
+
+@dataclass(frozen=True)
+class MarginFit:
+    """One fitted family of one run.
+
+    Attributes
+    ----------
+    family : str
+    params : tuple of float
+        ``normal``/``truncnorm``: (mu, sigma); ``beta``/``bbinom``: (a, b);
+        ``kernel``/``dks``: (bandwidth,); ``categorical``: ().
+    loglik : float
+    df : float
+        Parameters (effective ones for the kernels).
+    data : ndarray
+        The fitted points (kernels need them): scores for continuous families, indices on
+        the support for discrete ones.
+    K : int
+        Largest index of the discrete support (0 for continuous families).
+    """
+
+    family: str
+    params: tuple[float, ...]
+    loglik: float
+    df: float
+    data: np.ndarray
+    K: int = 0
+
+    @property
+    def aic(self) -> float:
+        """``2 df - 2 loglik`` (inf when the family does not apply)."""
+        return 2.0 * self.df - 2.0 * self.loglik
+
+
+def bw_nrd0(x: ArrayLike) -> float:
+    """R's ``bw.nrd0``: ``0.9 min(sd, IQR / 1.34) n^(-1/5)`` with R's fallbacks for a
+    zero spread.
+
+    Examples
+    --------
+    >>> round(bw_nrd0([0.1, 0.2, 0.4, 0.8]), 6)
+    0.165428
+    >>> round(bw_nrd0([0.5, 0.5]), 6)   # zero spread: |x_1| is the scale
+    0.391748
+    """
+    x = np.asarray(x, np.float64)
+    hi = float(x.std(ddof=1)) if len(x) > 1 else 0.0
+    q75, q25 = np.quantile(x, [0.75, 0.25])  # R's default quantile type 7 = numpy's linear
+    lo = min(hi, float(q75 - q25) / 1.34)
+    if not lo:
+        lo = hi or abs(float(x[0])) or 1.0
+    return 0.9 * lo * len(x) ** -0.2
+
+
+# ----------------------------------------------------------------------------- continuous
+
+
+def _clip(x: ArrayLike) -> np.ndarray:
+    return np.clip(np.asarray(x, np.float64), EPS, 1.0 - EPS)
+
+
+def _truncnorm_nll(p: np.ndarray, x: np.ndarray) -> tuple[float, np.ndarray]:
+    """Negative log-likelihood of N(mu, sigma) truncated to [0, 1] and its gradient in
+    ``(mu, log sigma)``."""
+    mu, sigma = float(p[0]), math.exp(float(p[1]))
+    n = len(x)
+    a, b = -mu / sigma, (1.0 - mu) / sigma
+    # the mass of [a, b] from the nearer tail (no cancellation when mu is far outside)
+    mass = float(ndtr(b) - ndtr(a)) if a <= 0 else float(ndtr(-a) - ndtr(-b))
+    if not mass > 0:
+        return 1e300, np.zeros(2)
+    z = (x - mu) / sigma
+    pa, pb = sps.norm.pdf(a), sps.norm.pdf(b)
+    f = 0.5 * float((z * z).sum()) + n * (math.log(sigma * math.sqrt(2 * math.pi))
+                                          + math.log(mass))
+    g_mu = -float(z.sum()) / sigma + n * (pa - pb) / (sigma * mass)
+    g_ls = -float((z * z).sum()) + n + n * (a * pa - b * pb) / mass
+    return f, np.array([g_mu, g_ls])
+
+
+def _kernel_parts(x: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per kernel centre: mass inside [0, 1]; and the density matrix (points x centres)."""
+    mass = ndtr((1.0 - x) / h) - ndtr(-x / h)
+    dens = sps.norm.pdf((x[:, None] - x[None, :]) / h) / h / mass[None, :]
+    return mass, dens
+
+
+def _beta_mle(s1: float, s2: float, m: float, v: float) -> tuple[float, float]:
+    """Beta MLE from ``mean(log x)``, ``mean(log(1 - x))``: Newton on the score equations
+    ``psi(a) - psi(a + b) = s1``, ``psi(b) - psi(a + b) = s2`` in ``log a, log b`` (start:
+    the method of moments), halving steps that do not reduce the residual."""
+    common = max(m * (1 - m) / max(v, 1e-300) - 1.0, 1e-3)
+    p = np.log([max(m * common, 1e-3), max((1 - m) * common, 1e-3)])
+
+    def resid(q: np.ndarray) -> np.ndarray:
+        a, b = np.exp(q)
+        return np.array([digamma(a) - digamma(a + b) - s1, digamma(b) - digamma(a + b) - s2])
+
+    r = resid(p)
+    for _ in range(200):
+        a, b = np.exp(p)
+        t, ta, tb = polygamma(1, a + b), polygamma(1, a), polygamma(1, b)
+        J = np.array([[(ta - t) * a, -t * b], [-t * a, (tb - t) * b]])
+        step = np.linalg.solve(J, -r)
+        lam = 1.0
+        while lam > 1e-6:
+            q = p + lam * np.clip(step, -3.0, 3.0)
+            rq = resid(q)
+            if np.abs(rq).max() < np.abs(r).max():
+                break
+            lam *= 0.5
+        else:
+            break
+        p, r = q, rq
+        if np.abs(r).max() < 1e-14:
+            break
+    a, b = np.exp(p)
+    return float(a), float(b)
+
+
+def fit_continuous(scores: ArrayLike, family: str) -> MarginFit:
+    """Fit one continuous `family` to a run's scores (see the module docstring).
+
+    Examples
+    --------
+    >>> x = np.array([0.2, 0.4, 0.6])
+    >>> f = fit_continuous(x, "normal")
+    >>> [round(p, 6) for p in f.params], f.df
+    ([0.4, 0.163299], 2.0)
+    """
+    x = _clip(scores)
+    n = len(x)
+    flat = bool(np.ptp(x) == 0)
+    if family == "normal":
+        mu, sigma = float(x.mean()), float(x.std())
+        if flat:
+            return MarginFit(family, (mu, 0.0), -math.inf, 2.0, x)
+        ll = float(sps.norm.logpdf(x, mu, sigma).sum())
+        return MarginFit(family, (mu, sigma), ll, 2.0, x)
+    if family == "truncnorm":
+        if flat:
+            return MarginFit(family, (float(x[0]), 0.0), -math.inf, 2.0, x)
+        m0, s0 = float(x.mean()), float(x.std())
+
+        def scaled(q: np.ndarray) -> tuple[float, np.ndarray]:  # mu = m0 + s0 q0
+            f, g = _truncnorm_nll(np.array([m0 + s0 * q[0], q[1]]), x)
+            return f, np.array([g[0] * s0, g[1]])
+
+        r = optimize.minimize(scaled, np.array([0.0, math.log(s0)]), jac=True,
+                              method="L-BFGS-B",
+                              bounds=[(-20.0 / s0, 20.0 / s0), (math.log(s0) - 12, 6.0)],
+                              options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 2000})
+        q, f = r.x, float(r.fun)
+        # polish: the score equations (mean and second moment matched) solved from there
+        polish = optimize.root(lambda v: scaled(v)[1], q, method="hybr",
+                               options={"xtol": 1e-14, "maxfev": 60})
+        if polish.success and scaled(polish.x)[0] <= f:
+            q, f = polish.x, scaled(polish.x)[0]
+        mu, sigma = m0 + s0 * float(q[0]), math.exp(float(q[1]))
+        return MarginFit(family, (mu, sigma), -f, 2.0, x)
+    if family == "beta":
+        if flat:
+            return MarginFit(family, (1.0, 1.0), -math.inf, 2.0, x)
+        a, b = _beta_mle(float(np.log(x).mean()), float(np.log1p(-x).mean()),
+                         float(x.mean()), float(x.var()))
+        ll = float(sps.beta.logpdf(x, a, b).sum())
+        return MarginFit(family, (a, b), ll, 2.0, x)
+    if family == "kernel":
+        h = bw_nrd0(x)
+        _, dens = _kernel_parts(x, h)
+        f = dens.mean(axis=1)
+        ll = float(np.log(f).sum())
+        df = float((np.diag(dens) / (n * f)).sum())
+        return MarginFit(family, (h,), ll, df, x)
+    raise InputError(f"unknown continuous margin family {family!r}; known: {CONTINUOUS}")
+
+
+def select_continuous(scores: ArrayLike, families: tuple[str, ...] = CONTINUOUS
+                      ) -> MarginFit:
+    """The family of `families` with the smallest AIC for a run's scores."""
+    fits = [fit_continuous(scores, f) for f in families]
+    return min(fits, key=lambda f: (f.aic, families.index(f.family)))
+
+
+def continuous_cdf(fit: MarginFit, x: ArrayLike) -> np.ndarray:
+    """The fitted cdf at `x` in [0, 1] (``normal``: censored, so ``F(1) < 1`` before the atom
+    at 1; the others are 0 at 0 and 1 at 1).
+
+    Examples
+    --------
+    >>> f = fit_continuous(np.array([0.2, 0.4, 0.6]), "beta")
+    >>> continuous_cdf(f, np.array([0.0, 1.0])).tolist()
+    [0.0, 1.0]
+    """
+    x = np.asarray(x, np.float64)
+    if fit.family == "normal":
+        mu, sigma = fit.params
+        return ndtr((x - mu) / sigma) if sigma > 0 else (x >= mu).astype(np.float64)
+    if fit.family == "truncnorm":
+        mu, sigma = fit.params
+        return sps.truncnorm.cdf(x, -mu / sigma, (1.0 - mu) / sigma, loc=mu, scale=sigma)
+    if fit.family == "beta":
+        return sps.beta.cdf(x, *fit.params)
+    if fit.family == "kernel":
+        (h,) = fit.params
+        c = fit.data
+        mass = ndtr((1.0 - c) / h) - ndtr(-c / h)
+        part = (ndtr((x[..., None] - c) / h) - ndtr(-c / h)) / mass
+        return np.clip(part.mean(axis=-1), 0.0, 1.0)
+    raise InputError(f"unknown continuous margin family {fit.family!r}")
+
+
+# ----------------------------------------------------------------------------- discrete
+
+
+@dataclass(frozen=True)
+class Support:
+    """A discrete metric's support ``values`` (increasing) and its name.
+
+    Examples
+    --------
+    >>> s = detect_support(np.array([0.0, 0.3, 1.0]))
+    >>> s.name, len(s.values)
+    ('grid 1/10', 11)
+    >>> s.index(np.array([0.3, 1.0])).tolist()
+    [3, 10]
+    """
+
+    name: str
+    values: np.ndarray
+
+    @property
+    def K(self) -> int:
+        """The largest index."""
+        return len(self.values) - 1
+
+    def index(self, scores: ArrayLike) -> np.ndarray:
+        """The index of each score on the support (nearest value)."""
+        s = np.asarray(scores, np.float64)
+        i = np.clip(np.searchsorted(self.values, s), 1, self.K)
+        left = np.abs(s - self.values[i - 1]) <= np.abs(self.values[i] - s)
+        return np.where(left, i - 1, i).astype(np.int64)
+
+
+def detect_support(scores: ArrayLike, *, max_grid: int = 100) -> Support | None:
+    """The discrete support of a metric's scores (all runs): ``grid 1/m`` when every score
+    is a multiple of ``1/m`` (``m <= max_grid``), ``reciprocal 1/R`` when every score is 0 or
+    ``1/r`` with ``r <= R`` (RR; scores rounded to d decimals count when within half a unit
+    of the d-th decimal), else None (a continuous metric).
+
+    Examples
+    --------
+    >>> detect_support(np.array([0.0, 0.5, 0.25, 0.0204])).name
+    'reciprocal 1/49'
+    >>> detect_support(np.array([0.1234, 0.5])) is None
+    True
+    """
+    v = np.unique(np.asarray(scores, np.float64))
+    for m in range(1, max_grid + 1):
+        if np.all(np.abs(v * m - np.round(v * m)) < 1e-6):
+            return Support(f"grid 1/{m}", np.arange(m + 1) / m)
+    nz = v[v > 0]
+    if not len(nz):
+        return None
+    decimals = max(len(f"{x:.10f}".rstrip("0").split(".")[1]) for x in nz)
+    tol = 0.5 * 10.0 ** -decimals + 1e-12
+    r = np.round(1.0 / nz)
+    if np.all((r >= 1) & (np.abs(nz - 1.0 / np.maximum(r, 1)) <= tol)):
+        R = int(r.max())
+        return Support(f"reciprocal 1/{R}",
+                       np.concatenate([[0.0], 1.0 / np.arange(R, 0, -1)]))
+    return None
+
+
+def _bbinom_logpmf(j: np.ndarray, K: int, a: float, b: float) -> np.ndarray:
+    return (gammaln(K + 1) - gammaln(j + 1) - gammaln(K - j + 1)
+            + betaln(j + a, K - j + b) - betaln(a, b))
+
+
+def _dks_matrix(K: int, h: float) -> np.ndarray:
+    """Row i: the kernel at centre i over the support, normalised (shape (K+1, K+1))."""
+    k = np.arange(K + 1)
+    w = np.exp(-0.5 * ((k[:, None] - k[None, :]) / h) ** 2)
+    return w / w.sum(axis=1, keepdims=True)
+
+
+def fit_discrete(index: ArrayLike, K: int, family: str) -> MarginFit:
+    """Fit one discrete `family` to a run's indices on a support ``0..K``.
+
+    Examples
+    --------
+    >>> f = fit_discrete(np.array([1, 3, 4, 6, 2, 5]), 10, "bbinom")
+    >>> f.family, f.df, f.loglik < 0
+    ('bbinom', 2.0, True)
+    """
+    j = np.asarray(index, np.int64)
+    n = len(j)
+    if family == "bbinom":
+        if np.ptp(j) == 0:
+            return MarginFit(family, (1.0, 1.0), -math.inf, 2.0, j, K)
+
+        def nll(p: np.ndarray) -> tuple[float, np.ndarray]:
+            a, b = np.exp(p)
+            f = -float(_bbinom_logpmf(j, K, a, b).sum())
+            common = digamma(K + a + b)
+            ga = (digamma(j + a) - common).sum() - n * (digamma(a) - digamma(a + b))
+            gb = (digamma(K - j + b) - common).sum() - n * (digamma(b) - digamma(a + b))
+            return f, -np.array([ga * a, gb * b])
+
+        m = j.mean() / K
+        v = j.var() / K**2
+        common0 = max(m * (1 - m) / max(v, 1e-9) - 1, 0.1)
+        start = np.log(np.clip([m * common0, (1 - m) * common0], 1e-3, None))
+        best = optimize.minimize(nll, start, jac=True, method="L-BFGS-B",
+                                 bounds=[(-12.0, 12.0)] * 2,
+                                 options={"ftol": 1e-14, "gtol": 1e-9, "maxiter": 2000})
+        a, b = (float(v) for v in np.exp(best.x))
+        return MarginFit(family, (a, b), -float(best.fun), 2.0, j, K)
+    if family == "dks":
+        h = bw_nrd0(j.astype(np.float64))
+        W = _dks_matrix(K, h)
+        pmf = W[j].mean(axis=0)
+        ll = float(np.log(pmf[j]).sum())
+        df = float((W[j, j] / (n * pmf[j])).sum())
+        return MarginFit(family, (h,), ll, df, j, K)
+    if family == "categorical":
+        counts = np.bincount(j, minlength=K + 1)
+        seen = counts[counts > 0]
+        ll = float((seen * np.log(seen / n)).sum())
+        return MarginFit(family, (), ll, float(len(seen) - 1), j, K)
+    raise InputError(f"unknown discrete margin family {family!r}; known: {DISCRETE}")
+
+
+def select_discrete(index: ArrayLike, K: int, families: tuple[str, ...] = DISCRETE
+                    ) -> MarginFit:
+    """The discrete family with the smallest AIC."""
+    fits = [fit_discrete(index, K, f) for f in families]
+    return min(fits, key=lambda f: (f.aic, families.index(f.family)))
+
+
+def discrete_pmf(fit: MarginFit) -> np.ndarray:
+    """The fitted probabilities of the indices ``0..K``."""
+    if fit.family == "bbinom":
+        return np.exp(_bbinom_logpmf(np.arange(fit.K + 1), fit.K, *fit.params))
+    if fit.family == "dks":
+        return _dks_matrix(fit.K, fit.params[0])[fit.data].mean(axis=0)
+    if fit.family == "categorical":
+        return np.bincount(fit.data, minlength=fit.K + 1) / len(fit.data)
+    raise InputError(f"unknown discrete margin family {fit.family!r}")
+
+
+# ----------------------------------------------------------------------------- tabulation
+
+
+def tabulate(fits: list[MarginFit], support: Support | None = None) -> Margins:
+    """The fitted margins of several runs as one :class:`Margins` (piecewise-linear cdfs):
+    continuous on ``[0] + GRID + [1]`` (the first and last knot make the atoms of a
+    censored normal), discrete as steps on the `support`.
+
+    Examples
+    --------
+    >>> s = detect_support(np.array([0.0, 0.5, 1.0]))
+    >>> m = tabulate([fit_discrete(np.array([0, 1, 1, 2]), 2, "dks")], s)
+    >>> round(float(m.mean()[0]), 12)
+    0.5
+    """
+    if support is None:
+        F = np.stack([continuous_cdf(f, GRID) for f in fits])
+        F = np.maximum.accumulate(np.clip(F, 0.0, 1.0), axis=1)
+        x = np.broadcast_to(np.concatenate([[0.0], GRID, [1.0]]), (len(fits), len(GRID) + 2))
+        F = np.concatenate([np.zeros((len(fits), 1)), F, np.ones((len(fits), 1))], axis=1)
+        return Margins(x, F, kind="fitted")
+    pmf = np.stack([discrete_pmf(f) for f in fits])
+    pmf = pmf / pmf.sum(axis=1, keepdims=True)
+    cdf = np.minimum(np.cumsum(pmf, axis=1), 1.0)
+    cdf[:, -1] = 1.0
+    x = np.repeat(support.values, 2)[None, :].repeat(len(fits), axis=0)
+    F = np.zeros_like(x)
+    F[:, 1::2] = cdf
+    F[:, 2::2] = cdf[:, :-1]
+    return Margins(x, F, kind="fitted", support=support.name)
+
+
+def fit_run_margins(scores: ArrayLike, support: Support | None = None
+                    ) -> tuple[Margins, list[MarginFit]]:
+    """Select a margin per run (row of `scores`) by AIC and tabulate them.
+
+    Parameters
+    ----------
+    scores : array_like, shape (runs, topics)
+    support : Support, optional
+        The metric's discrete support (:func:`detect_support` of all its scores); None for a
+        continuous metric.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> m, fits = fit_run_margins(rng.beta(2, 5, (3, 60)))
+    >>> m.systems, {f.family for f in fits} <= set(CONTINUOUS)
+    (3, True)
+    """
+    x = np.asarray(scores, np.float64)
+    if x.ndim != 2 or not np.isfinite(x).all() or x.min() < 0 or x.max() > 1:
+        raise InputError("margins need a (runs, topics) matrix of finite scores in [0, 1]")
+    if support is None:
+        fits = [select_continuous(row) for row in x]
+    else:
+        fits = [select_discrete(support.index(row), support.K) for row in x]
+    return tabulate(fits, support), fits
+
+
+def transform_to_mean(margins: Margins, rows: ArrayLike, target: ArrayLike) -> np.ndarray:
+    """simIReff's ``effTransform``: the proportional-odds shift ``theta`` of each margin in
+    `rows` whose mean is exactly `target` (``Margins.mean(theta, rows) == target`` to 1e-12;
+    NaN where the target lies outside the margin's support).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(2)
+    >>> m, _ = fit_run_margins(rng.beta(2, 5, (2, 50)))
+    >>> theta = transform_to_mean(m, [0, 1], [0.4, 0.1])
+    >>> bool(np.abs(m.mean(theta, [0, 1]) - [0.4, 0.1]).max() < 1e-12)
+    True
+    """
+    return margins.shift_for_mean(np.asarray(target, np.float64),
+                                  np.asarray(rows, np.int64), tol=1e-12)
+

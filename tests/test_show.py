@@ -1,0 +1,115 @@
+"""``irsim show``: every parameter of an experiment or preset from its Config, strictness of
+keys (unknown keys refused, never suggested with ``+``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+
+import pytest
+
+from irsim.api import config_parameters
+from irsim.catalog import catalog
+from irsim.experiments import KNOWN, experiment_module
+from irsim.runner import compose_config, preset_overrides, shell_arg, show_text
+
+
+def irsim(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "irsim", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=300)
+
+
+@pytest.mark.parametrize("name", KNOWN)
+def test_every_config_field_is_documented(name):
+    """The Config docstring documents every field (type and meaning): what show prints."""
+    config = experiment_module(name).Config
+    fields = [f.name for f in dataclasses.fields(config) if f.name != "name"]
+    params = config_parameters(config)
+    assert [p.name for p in params] == fields
+    for p in params:
+        assert p.type and p.meaning, f"{name}.{p.name} is not documented"
+        assert "\n" not in p.meaning and p.meaning.endswith((".", ")"))
+
+
+@pytest.mark.parametrize("name", KNOWN)
+def test_show_experiment_lists_every_key_with_default(name):
+    """Every parameter line pastes into a shell and composes back to the default."""
+    import shlex
+
+    from omegaconf import OmegaConf
+
+    text = show_text(name)
+    config = experiment_module(name).Config()
+    params = [ln for ln in text.splitlines() if ln.startswith("  ") and "  (" in ln]
+    keys = [f.name for f in dataclasses.fields(config) if f.name != "name"]
+    assert len(params) == len(keys)
+    for line, key in zip(params, keys, strict=True):
+        arg = shlex.split(line.split("  (")[0])
+        assert len(arg) == 1 and arg[0].startswith(f"experiment.{key}="), line
+        cfg = compose_config([f"experiment={name}", arg[0]])
+        got = OmegaConf.to_container(cfg.experiment, resolve=True)[key]
+        want = getattr(config, key)
+        assert got == (list(want) if isinstance(want, tuple) else want), line
+
+
+def test_show_preset_lists_overrides_and_its_values():
+    text = show_text("park2011")
+    base, _, keys = preset_overrides("park2011")
+    assert base == "coverage"
+    assert "experiment=park2011: preset of experiment=coverage" in text
+    for key, value in keys:
+        assert f"  {shell_arg(key, value)}\n" in text
+    # the parameter list shows the preset's values, composed as Hydra does
+    cfg = compose_config(["experiment=park2011"])
+    assert cfg.experiment.samples == 1000 and cfg.collection.topics == 249
+    assert "  'experiment.sizes=[5,10,20]'  (int or list of int)" in text
+    assert ("collection", "synthetic_scores") in keys and ("collection.topics", "249") in keys
+
+
+@pytest.mark.parametrize("name", sorted(catalog()["presets"]))
+def test_show_every_preset(name):
+    base, _, keys = preset_overrides(name)
+    assert base in KNOWN and keys
+    assert show_text(name).startswith(f"experiment={name}: preset of experiment={base}")
+
+
+def test_show_cli_and_unknown_name():
+    r = irsim("show", "swap")
+    assert r.returncode == 0, r.stderr
+    assert "experiment.trials=1000  (int)" in r.stdout
+    r = irsim("show", "sakai206")
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "did you mean 'sakai2006'" in lines[0]
+    r = irsim("show")
+    assert r.returncode == 2 and "usage: irsim show" in r.stderr
+
+
+@pytest.mark.parametrize("arg,needle", [
+    ("experiment.BB=100", "'experiment.BB' (did you mean 'experiment.B'"),
+    ("+experiment.BB=100", "'experiment.BB' (did you mean 'experiment.B'"),
+    ("+foo=1", "unknown config key 'foo'"),
+    ("+engine.foo=1", "'engine.foo'"),
+    ("+collection.systems=5", "unknown config key 'collection.systems'"),
+])
+def test_unknown_keys_refused_without_plus_suggestion(tmp_path, arg, needle):
+    out = tmp_path / "run"
+    r = irsim(arg, "experiment.B=100", "quiet=true", f"hydra.run.dir={out}", cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("irsim: error: config: "), r.stderr
+    assert needle in lines[0]
+    assert "+" not in lines[0].replace(arg, "") and "experiment.name" not in lines[0]
+    assert not out.exists() or not (out / "results").exists()
+
+
+def test_unknown_key_in_a_sweep_refused(tmp_path):
+    from irsim.errors import ConfigError
+    from irsim.runner import run
+
+    with pytest.raises(ConfigError, match="unknown config key 'foo'"):
+        run(compose_config(["+foo=1", "experiment.B=100", "quiet=true"]), tmp_path / "a")
+    with pytest.raises(ConfigError, match="'experiment.BB'"):
+        run(compose_config(["+experiment.BB=1", "experiment.B=100"]), tmp_path / "b")
+    assert not (tmp_path / "a" / "results").exists()

@@ -1,0 +1,421 @@
+"""experiment=test_errors design=urbano2019: Urbano, Lima & Hanjalic (SIGIR 2019) trials.
+
+- Trials: a collection with probability proportional to its runs; Type I pairs through the
+  first run's margin (same true mean; the copula's Kendall tau); Type II/III baselines in the
+  bottom 75%, experimental runs among the 10 closest to baseline + delta and moved to exactly
+  that mean (checked against direct numpy / pandas computations and exact means).
+- Counters: every rejection count of type_1 / type_2 / type_3 equals the count computed trial
+  by trial with scipy (``ttest_rel``; ``wilcoxon`` as R's ``wilcox.test``: exact for n < 50
+  without ties or zeros, else the normal approximation with continuity correction;
+  ``binomtest`` on the differences with |d| > 0.01).
+- Determinism: shard sizes, engine=ray with 2 workers and a rerun from the fit cache give the
+  same tables.
+- The CLI pools ``collection.paths={METRIC: [file, ...]}``; other studies refuse lists.
+- Done-when (slow): on the real TREC 5-8 AP collections (the first 20 runs of each), the Type I
+  rates at alpha = 0.05 (binomial standard errors stated at each assertion).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from conftest import SHARED_DATA
+from scipy import stats as sps
+
+from irsim.engine import run_study
+from irsim.errors import ConfigError
+from irsim.experiments.test_errors import (
+    URBANO_STREAM,
+    TestErrors,
+    UrbanoData,
+    UrbanoStudy,
+)
+from irsim.runner import compose_config, run
+from irsim.sampling.rng import blocked_draws, study_key
+from irsim.simulate.designs import PooledMetric
+from irsim.simulate.fitting import fit_collection
+
+AP = ("adhoc5_ap", "adhoc6_ap", "adhoc7_ap", "adhoc8_ap")
+DELTAS = (0.02, 0.05)
+
+
+def read(name: str, runs: int) -> tuple[np.ndarray, tuple[str, ...]]:
+    df = pd.read_csv(SHARED_DATA / "urbano" / f"{name}.csv").iloc[:, :runs]
+    return df.to_numpy(np.float64).T, tuple(df.columns)
+
+
+def pool_of(metric: str, names, runs: int, deltas, cache=None) -> PooledMetric:
+    models = []
+    for name in names:
+        x, cols = read(name, runs)
+        models.append(fit_collection(x, metric=metric, name=name, runs=cols, seed=0,
+                                     cache_dir=cache))
+    return PooledMetric.build(metric, models, deltas)
+
+
+@pytest.fixture(scope="module")
+def ap_pool(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("fits")
+    return pool_of("AP", AP[:3], 12, (0.02, 0.05), cache), cache
+
+
+@pytest.fixture(scope="module")
+def small(ap_pool):
+    pool, _ = ap_pool
+    p10 = pool_of("P@10", ("adhoc7_p10", "adhoc8_p10"), 12, (0.02, 0.05))
+    data = UrbanoData((pool, p10), (0.02, 0.05))
+    base = TestErrors(sizes=(10, 25), alphas=(0.01, 0.05, 0.1),
+                      tests=("t", "wilcoxon", "sign"), alternatives=("two-sided", "greater"),
+                      trials=500, B=100, seed=5, wilcoxon_method="r", sign_threshold=0.01)
+    study = UrbanoStudy(base, 250, DELTAS)
+    tables, info = run_study(study, data)
+    return data, base, tables
+
+
+def test_collection_probability_is_proportional_to_runs(ap_pool):
+    pool, _ = ap_pool
+    n = 120000
+    u = (np.arange(n) + 0.5) / n
+    share = np.bincount(pool._collection(u), minlength=len(pool.models)) / n
+    runs = np.array([len(m.runs) for m in pool.models])
+    assert share == pytest.approx(runs / runs.sum(), abs=1 / n)
+
+
+def _fixed(pool, c, first, second, n, trials, seed=0):
+    """Uniforms whose trials all pick collection c and runs (first, second)."""
+    rng = np.random.default_rng(seed)
+    u = rng.random((trials, 3 + 2 * n))
+    w = np.cumsum(pool.runs) / pool.runs.sum()
+    lo = 0.0 if c == 0 else w[c - 1]
+    u[:, 0] = 0.5 * (lo + w[c])
+    r = pool.runs[c]
+    u[:, 1] = (first + 0.5) / r
+    j = second - (second > first)
+    u[:, 2] = (j + 0.5) / (r - 1)
+    return u
+
+
+def test_type1_trials_go_through_the_first_runs_margin(ap_pool):
+    pool, _ = ap_pool
+    c, i, j = 1, 7, 2
+    x, y = pool.type1(_fixed(pool, c, i, j, 50, 400), 50)
+    mean_i = pool.margins.mean()[pool.offsets[c] + i]
+    se = np.sqrt(x.var() / x.size) * 4  # topics are independent given the pair
+    assert x.mean() == pytest.approx(mean_i, abs=4 * se)
+    assert y.mean() == pytest.approx(mean_i, abs=4 * se)
+    # the pair's copula: Kendall's tau of (x, y) (strictly increasing margins) is the copula's
+    model = pool.models[c]
+    tau = model.copula(model.pair(i, j)).tau
+    got = sps.kendalltau(x.ravel(), y.ravel())[0]
+    assert got == pytest.approx(tau, abs=0.03)  # sd of tau-hat at 20000 points < 0.007
+    # the other order of the same pair: the same copula with its columns swapped
+    x2, y2 = pool.type1(_fixed(pool, c, j, i, 50, 400), 50)
+    assert sps.kendalltau(x2.ravel(), y2.ravel())[0] == pytest.approx(tau, abs=0.03)
+
+
+def test_type2_candidates_and_exact_means(ap_pool):
+    pool, _ = ap_pool
+    means = pool.margins.mean()
+    for di, delta in enumerate(pool.deltas):
+        for c in range(len(pool.models)):
+            rows = np.arange(pool.offsets[c], pool.offsets[c + 1])
+            mu = pd.Series(means[rows], index=rows)
+            nb = int(0.75 * len(rows))
+            want_base = mu.sort_values(kind="stable").index[:nb].to_numpy()
+            assert pool.baselines[di][c].tolist() == want_base.tolist()
+            for k, b in enumerate(want_base):
+                target = means[b] + delta
+                dist = (mu.drop(b) - target).abs().sort_values(kind="stable")
+                # a margin reaches the target iff it lies below its largest score
+                top = {e: pool.margins.x[e][np.argmax(pool.margins.F[e] >= 1.0)]
+                       for e in dist.index}
+                want = [e for e in dist.index if target < top[e] - 1e-6][:10]
+                count = pool.counts[di][c][k]
+                cands = pool.candidates[di][c][k][:count]
+                assert sorted(cands) == sorted(want)
+                got = pool.margins.mean(pool.thetas[di][c][k][:count], cands)
+                assert np.abs(got - target).max() <= 1e-9
+
+
+def test_candidates_that_cannot_reach_the_target_are_skipped():
+    x, cols = read("adhoc8_ap", 10)  # run 1 has mean 0.004: its beta margin ends near 0.32
+    model = fit_collection(x, metric="AP", name="adhoc8_ap", runs=cols, drop_bottom=0.0)
+    pool = PooledMetric.build("AP", [model], (0.05,))
+    means = pool.margins.mean()
+    top = pool.margins.x[0][np.argmax(pool.margins.F[0] >= 1.0)]
+    assert means[0] < 0.01 and top < 0.4
+    base = pool.baselines[0][0]
+    for k, b in enumerate(base):
+        count = pool.counts[0][0][k]
+        cands = pool.candidates[0][0][k][:count]
+        reach = means[b] + 0.05 < top
+        assert (0 in cands) == (reach and b != 0)
+        assert count == 9 - (0 if reach or b == 0 else 1)
+    u = np.random.default_rng(0).random((3000, 3 + 2 * 20))
+    x2, y2 = pool.type2(u, 20, 0)
+    assert np.isfinite(y2).all()
+
+
+def test_type2_trials_have_the_true_difference(ap_pool):
+    pool, _ = ap_pool
+    u = np.random.default_rng(4).random((6000, 3 + 2 * 30))
+    for di, delta in enumerate(pool.deltas):
+        x, y = pool.type2(u, 30, di)
+        d = (y - x).mean(axis=1)
+        assert d.mean() == pytest.approx(delta, abs=4 * d.std() / math.sqrt(len(d)))
+
+
+def _r_wilcoxon(d: np.ndarray, alternative: str) -> float:
+    """R's ``wilcox.test(d)`` (paired, mu = 0, exact = NULL, correct = TRUE), written out:
+    zeros dropped; exact (scipy) for n < 50 without ties or zeros; else the normal
+    approximation with the tie-corrected variance and R's continuity correction
+    (``sign(z) / 2`` two-sided, ``1/2`` greater)."""
+    zeros = bool((d == 0).any())
+    d = d[d != 0]
+    n = len(d)
+    if n == 0:
+        return 1.0
+    r = sps.rankdata(np.abs(d))
+    ties = len(np.unique(r)) < n
+    if n < 50 and not ties and not zeros:
+        return sps.wilcoxon(d, method="exact", alternative=alternative).pvalue
+    stat = r[d > 0].sum()
+    z = stat - n * (n + 1) / 4
+    _, counts = np.unique(r, return_counts=True)
+    sigma = math.sqrt(n * (n + 1) * (2 * n + 1) / 24 - (counts**3 - counts).sum() / 48)
+    corr = (np.sign(z) * 0.5) if alternative == "two-sided" else 0.5
+    z = (z - corr) / sigma
+    if alternative == "two-sided":
+        return 2 * min(sps.norm.cdf(z), sps.norm.sf(z))
+    return sps.norm.sf(z)
+
+
+def _scipy_p(test: str, x: np.ndarray, y: np.ndarray, alternative: str) -> np.ndarray:
+    out = []
+    for a, b in zip(x, y, strict=True):
+        d = b - a
+        if test == "t":
+            p = sps.ttest_rel(b, a, alternative=alternative).pvalue
+        elif test == "wilcoxon":
+            # ties are exact float equalities of |d|, as in R (0.3 - 0.2 != 0.1 there too)
+            p = _r_wilcoxon(d, alternative)
+        else:
+            k = d[np.abs(d) > 0.01]
+            p = (sps.binomtest(int((k > 0).sum()), len(k), 0.5, alternative=alternative).pvalue
+                 if len(k) else 1.0)
+        out.append(p)
+    return np.array(out)
+
+
+def test_counts_equal_scipy_trial_by_trial(small):
+    data, base, tables = small
+    t1, t2, t3 = (tables[f"type_{k}"].to_pandas() for k in (1, 2, 3))
+    for pool in data.pools:
+        for n in base.sizes:
+            u = blocked_draws(base.seed, URBANO_STREAM, (study_key(pool.metric), n), 0, 250,
+                              lambda rng, m, n=n: rng.random((m, 3 + 2 * n)))
+            for kind in range(1 + len(DELTAS)):
+                trials = base.trials if kind == 0 else 250
+                uu = blocked_draws(base.seed, URBANO_STREAM, (study_key(pool.metric), n), 0,
+                                   trials, lambda rng, m, n=n: rng.random((m, 3 + 2 * n)))
+                assert (uu[:250] == u).all()
+                x, y = pool.type1(uu, n) if kind == 0 else pool.type2(uu, n, kind - 1)
+                sign = np.sign((y - x).mean(axis=1))
+                for test in base.tests:
+                    for alt, tail in (("two-sided", "two-sided"), ("greater", "one-sided")):
+                        p = _scipy_p(test, x, y, alt)
+                        for alpha in base.alphas:
+                            hit = p <= alpha
+                            if kind == 0:
+                                tab, want = t1, int(hit.sum())
+                                sel = tab.metric == pool.metric
+                            else:
+                                delta = DELTAS[kind - 1]
+                                tab = t2
+                                want = int((hit & (sign > 0)).sum() if alt == "two-sided"
+                                           else hit.sum())
+                                sel = (tab.metric == pool.metric) & (tab.delta == delta)
+                            row = tab[sel & (tab.n == n) & (tab.test == test) &
+                                      (tab["tail"] == tail) & (tab.alpha == alpha)]
+                            assert row.trials.tolist() == [trials]
+                            assert row.rejections.tolist() == [want], (pool.metric, n, kind,
+                                                                        test, alt, alpha)
+                            if kind and alt == "two-sided":
+                                r3 = t3[(t3.metric == pool.metric) & (t3.delta == delta) &
+                                        (t3.n == n) & (t3.test == test) & (t3.alpha == alpha)]
+                                assert r3.rejections.tolist() == [int((hit & (sign < 0)).sum())]
+
+
+def test_tables_and_family_counts(small):
+    data, base, tables = small
+    t1 = tables["type_1"].to_pandas()
+    assert len(t1) == 2 * 2 * 3 * 2 * 3  # metrics x sizes x tests x tails x alphas
+    lo, hi = sps.beta.ppf(0.025, t1.rejections, t1.trials - t1.rejections + 1), \
+        sps.beta.ppf(0.975, t1.rejections + 1, t1.trials - t1.rejections)
+    assert np.allclose(t1.ci_lo, np.nan_to_num(lo)) and np.allclose(t1.ci_hi, np.nan_to_num(
+        hi, nan=1.0))
+    assert (tables["type_3"].column("tail").to_pylist() == ["two-sided"] *
+            tables["type_3"].num_rows)
+    fam = tables["test_errors_families"].to_pandas()
+    for pool in data.pools:
+        runs = sum(len(m.runs) for m in pool.models)
+        pairs = sum(len(m.copulas) for m in pool.models)
+        f = fam[fam.metric == pool.metric]
+        assert f[f.kind == "margin"]["count"].sum() == runs
+        assert f[f.kind == "copula"]["count"].sum() == pairs
+        want = pd.Series([x for m in pool.models for x in m.copula_families]).value_counts()
+        got = f[f.kind == "copula"].set_index("family")["count"]
+        assert got.sort_index().to_dict() == want.sort_index().to_dict()
+    models = tables["test_errors_models"].to_pandas()
+    assert models.collection.tolist() == ["adhoc5_ap", "adhoc6_ap", "adhoc7_ap", "adhoc7_p10",
+                                          "adhoc8_p10"]
+    assert models.pairs.tolist() == [r * (r - 1) // 2 for r in models.runs]
+
+
+def test_shard_sizes_and_the_fit_cache_change_nothing(small, ap_pool):
+    data, base, tables = small
+    pool, cache = ap_pool
+    again = pool_of("AP", AP[:3], 12, (0.02, 0.05), cache)  # read back from the cache
+    assert all(m.cached for m in again.models)
+    from dataclasses import replace
+
+    from irsim.engine.runner import data_digest
+
+    cached = UrbanoData((again, data.pools[1]), data.deltas)
+    # the checkpoints' data digest does not see fit times or the cache flag: resume works
+    # whether the models were fitted or read back
+    assert data_digest(cached) == data_digest(data)
+    assert data.fit_seconds > 0 and again.models[0].fit_seconds == 0.0
+    study = UrbanoStudy(replace(base, shard_items=3, shard_replicates=250), 250, DELTAS)
+    got, info = run_study(study, cached)
+    assert info["shards"] > 1
+    for name in tables:
+        assert got[name].to_pydict() == tables[name].to_pydict(), name
+
+
+@pytest.mark.ray
+def test_ray_equals_local(ray_local, small):
+    data, base, tables = small
+    from dataclasses import replace
+
+    study = UrbanoStudy(replace(base, shard_items=4, shard_replicates=250), 250, DELTAS)
+    got, info = run_study(study, data, engine="ray", engine_options={"workers": 2})
+    assert info["engine"] == "ray"
+    for name in tables:
+        assert got[name].to_pydict() == tables[name].to_pydict(), name
+
+
+def test_bad_parameters_are_config_errors(small):
+    data, base, _ = small
+    from dataclasses import replace
+
+    with pytest.raises(ConfigError, match="deltas > 0"):
+        UrbanoStudy(base, 250, (0.0, 0.05))
+    with pytest.raises(ConfigError, match="two-sided and greater"):
+        UrbanoStudy(replace(base, alternatives=("less",)), 250, DELTAS)
+    with pytest.raises(ConfigError, match="power_trials"):
+        UrbanoStudy(base, 0, DELTAS)
+    with pytest.raises(ConfigError, match="prepared for deltas"):
+        UrbanoStudy(base, 250, (0.03,)).plan(data)
+
+
+def _csv(tmp_path, name, runs):
+    df = pd.read_csv(SHARED_DATA / "urbano" / f"{name}.csv").iloc[:, :runs]
+    path = tmp_path / f"{name}.csv"
+    df.to_csv(path, index=False)
+    return str(path)
+
+
+def test_cli_pools_collections_per_metric(tmp_path):
+    a, b = _csv(tmp_path, "adhoc5_p10", 8), _csv(tmp_path, "adhoc6_p10", 10)
+    overrides = ["experiment=urbano2019", f"collection.paths={{P@10: [{a}, {b}]}}",
+                 "metrics=[P@10]",
+                 "experiment.trials=250", "experiment.power_trials=250", "experiment.B=50",
+                 "experiment.sizes=[10]", "experiment.deltas=[0.05]",
+                 "experiment.tests=[t,sign]", "quiet=true",
+                 f"experiment.fit_cache={tmp_path / 'fits'}"]
+    cfg = compose_config(overrides)
+    tables = run(cfg, tmp_path / "run")
+    models = pq.read_table(tmp_path / "run" / "results" / "test_errors_models.parquet")
+    assert models.column("collection").to_pylist() == ["adhoc5_p10", "adhoc6_p10"]
+    assert models.column("runs").to_pylist() == [8 - 0, 9]  # floor(10%) of 8 = 0, of 10 = 1
+    assert set(tables) == {"type_1", "type_2", "type_3", "test_errors_families",
+                           "test_errors_models"}
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert "Type I" in report and "families" in report.lower()
+    with pytest.raises(ConfigError, match="pools collections"):
+        run(compose_config(["experiment=swap", "collection=matrix",
+                            f"collection.paths={{P@10: [{a}, {b}]}}", "quiet=true"]),
+            tmp_path / "swap")
+
+
+def test_single_path_loading_is_unchanged(tmp_path):
+    from irsim.experiments.loading import CollectionSet, score_matrix
+
+    a = _csv(tmp_path, "adhoc5_p10", 6)
+    m = score_matrix(compose_config(["collection=matrix", f"collection.paths={{P@10: {a}}}",
+                                     "quiet=true"]))
+    assert not isinstance(m, CollectionSet) and m.metrics == ("P@10",)
+    assert m.values.shape == (1, 6, 50)
+
+
+@pytest.mark.slow
+def test_done_when_type1_rates_on_trec_ap():
+    """Type I error at alpha = 0.05 on TREC 5-8 AP (first 20 runs of each collection, 2,000
+    trials per n, B = 1000): t and permutation within 3.5 binomial SEs of alpha at every n
+    (SE = sqrt(.05 .95 / 2000) = 0.0049); the shift bootstrap above alpha at n = 25 and closer
+    at n = 100; Wilcoxon and sign higher at n = 100 than at n = 25."""
+    pool = pool_of("AP", AP, 20, ())
+    base = TestErrors(sizes=(25, 100), alphas=(0.05,), trials=2000, B=1000, seed=1,
+                      wilcoxon_method="r", sign_threshold=0.01, bootstrap_statistic="mean")
+    tables, _ = run_study(UrbanoStudy(base, 1), UrbanoData((pool,), ()))
+    t1 = tables["type_1"].to_pandas().set_index(["test", "n"])["rate"]
+    se = math.sqrt(0.05 * 0.95 / 2000)
+    for n in (25, 100):
+        assert abs(t1[("t", n)] - 0.05) <= 3.5 * se
+        assert abs(t1[("randomisation", n)] - 0.05) <= 3.5 * se
+    assert t1[("paired_bootstrap", 25)] > 0.05 + se
+    assert abs(t1[("paired_bootstrap", 100)] - 0.05) < abs(t1[("paired_bootstrap", 25)] - 0.05)
+    assert t1[("wilcoxon", 100)] > t1[("wilcoxon", 25)]
+    assert t1[("sign", 100)] > t1[("sign", 25)]
+
+
+def test_monte_carlo_pvalues_are_exact_on_the_grid(small):
+    """P@10 differences lie on the grid 1/10: with the test's own sign vectors and bootstrap
+    samples, the counts equal those of integer arithmetic (10 d), so no float rounding flips
+    a >= (permutation: s.z >= sum z; shift bootstrap: |c.z - sum z| >= |sum z|)."""
+    from irsim.sampling.signs import sign_flips
+    from irsim.sampling.topics import bootstrap_counts
+
+    data, base, _ = small
+    from dataclasses import replace
+
+    tests = replace(base, B=3000)
+    pool = data.pools[1]
+    n = 25
+    u = blocked_draws(0, URBANO_STREAM, (study_key("P@10"), n), 0, 250,
+                      lambda rng, m: rng.random((m, 3 + 2 * n)))
+    x, y = pool.type2(u, n, 0)
+    zi = np.rint((y - x) * 10).astype(np.int64)
+    assert np.abs((y - x) * 10 - zi).max() < 1e-9
+    key = (study_key("P@10"), 0)
+    total = zi.sum(axis=1)
+    signs = np.rint(sign_flips(tests.seed, "test_errors/randomisation", n, 0, 3000,
+                               key=key)).astype(np.int64)
+    counts = np.rint(bootstrap_counts(tests.seed, "test_errors/paired_bootstrap", n, 0, 3000,
+                                      key=key)).astype(np.int64)
+    perm, shift = zi @ signs.T, zi @ counts.T - total[:, None]
+    want = {("randomisation", "two-sided"): (np.abs(perm) >= np.abs(total)[:, None]),
+            ("randomisation", "greater"): perm >= total[:, None],
+            ("paired_bootstrap", "two-sided"): np.abs(shift) >= np.abs(total)[:, None],
+            ("paired_bootstrap", "greater"): shift >= total[:, None]}
+    tests = replace(tests, bootstrap_statistic="mean")
+    for (test, alt), hits in want.items():
+        p = tests.pvalues(test, alt, y, x, key)
+        assert (np.rint(p * 3000).astype(np.int64) == hits.sum(axis=1)).all(), (test, alt)
+    # ties do occur: many replicates equal the observed statistic exactly
+    assert (np.abs(perm) == np.abs(total)[:, None]).sum() > 1000
