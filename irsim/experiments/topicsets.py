@@ -66,7 +66,7 @@ NO_TEST = "none"
 
 # -- parameters -------------------------------------------------------------------------------
 def check_schemes(sampling: Any) -> tuple[str, ...]:
-    """Validated, de-duplicated sampling schemes from a parameter value (name or list).
+    """Validated sampling schemes from a parameter value (name or list; no repeats).
 
     Examples
     --------
@@ -81,13 +81,17 @@ def check_schemes(sampling: Any) -> tuple[str, ...]:
 
 def check_sizes(sizes: Any, key: str = "subset_sizes", *, required: bool = False
                 ) -> tuple[int, ...] | None:
-    """Validated, de-duplicated topic-set sizes of parameter `key` (None stays None unless
-    `required`: then at least one size must be given).
+    """Validated topic-set sizes of parameter `key` (None stays None unless `required`:
+    then at least one size must be given); a repeated size is refused.
 
     Examples
     --------
-    >>> check_sizes([5, 10, 5]), check_sizes(20)
+    >>> check_sizes([5, 10]), check_sizes(20)
     ((5, 10), (20,))
+    >>> check_sizes([5, 10, 5])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: experiment.subset_sizes lists 5 twice (each value ...
     """
     sizes = as_tuple(sizes)
     if required and not sizes:
