@@ -19,7 +19,7 @@ The contract of an experiment module ``irsim.experiments.<name>``:
   (tables declared in :mod:`irsim.tables`) and ``fingerprint()``.
 
 The report of a study lives in ``irsim.report.<name>`` (``sections(tables, run_dir)``);
-no study imports another study: shared pieces live in :mod:`irsim.experiments.common`,
+no study imports another study: shared pieces live in the kit (:mod:`irsim.experiments.kit`),
 :mod:`irsim.sampling`, :mod:`irsim.stats` and :mod:`irsim.metrics`.
 """
 
@@ -81,7 +81,7 @@ def load(cfg: Any) -> tuple[str, Any, Any, Shards]:
     ``Config``, the data it reads and the requested shard sizes."""
     from omegaconf import OmegaConf
 
-    from irsim.experiments.loading import doc_collection, engine_shards, score_matrix
+    from irsim.experiments.kit.loading import doc_collection, engine_shards, score_matrix
 
     name = cfg.experiment.name
     module = experiment_module(name)

@@ -44,7 +44,7 @@ from irsim.engine.base import Partial, Shard, shard_grid
 from irsim.engine.partials import Count
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
-from irsim.experiments.common import (
+from irsim.experiments.kit.common import (
     aligned_block,
     check_alphas,
     check_positive_int,
@@ -692,7 +692,7 @@ def models_table(data: UrbanoData) -> pa.Table:
 def _urbano_data(config: Config, data: Any, seed: int, deltas: tuple[float, ...]
                  ) -> UrbanoData:
     """Fit (or read from ``fit_cache``) a generator per (metric, collection) and pool them."""
-    from irsim.experiments.loading import CollectionSet
+    from irsim.experiments.kit.loading import CollectionSet
 
     if isinstance(data, CollectionSet):
         parts = {m: data.of(m) for m in data.metrics}
@@ -755,7 +755,7 @@ def make(config: Config, data: Any, *, seed: int, shards: Shards
         power = int(config.power_trials) or study.trials
         urbano = UrbanoStudy(study, power, deltas)
         return urbano, _urbano_data(config, data, seed, urbano.deltas)
-    from irsim.experiments.loading import CollectionSet
+    from irsim.experiments.kit.loading import CollectionSet
 
     if isinstance(data, CollectionSet):
         raise ConfigError("several collections per metric are pooled by design=urbano2019 "

@@ -17,11 +17,11 @@ import numpy as np
 
 from irsim.engine.base import Shard
 from irsim.engine.partials import topk_rows
-from irsim.experiments.bins import ABSOLUTE
-from irsim.experiments.bootswap import SWAP_STREAM, swap_counts, topic_overlap
-from irsim.experiments.common import PAIR_UNIT, pair_index, unit_ranges
-from irsim.experiments.discpower_tests import RESAMPLED
-from irsim.experiments.stability import stability_counts
+from irsim.experiments.kit.bins import ABSOLUTE
+from irsim.experiments.kit.bootswap import SWAP_STREAM, swap_counts, topic_overlap
+from irsim.experiments.kit.common import PAIR_UNIT, pair_index, unit_ranges
+from irsim.experiments.kit.discpower_tests import RESAMPLED
+from irsim.experiments.kit.stability import stability_counts
 from irsim.sampling.permutations import topic_permutations
 from irsim.sampling.rng import REPLICATE_BLOCK
 from irsim.sampling.topics import bootstrap_counts, bootstrap_indices, indices_to_counts
@@ -42,7 +42,6 @@ from irsim.stats.ties import count_extreme, tie_tolerance
 
 if TYPE_CHECKING:
     from irsim.data.matrix import ScoreMatrix
-    from irsim.experiments.discpower import DiscPower
 
 __all__ = ["PAIRED_STREAM", "UNPAIRED_STREAM", "TUKEY_STREAM", "ShardKernel", "resampled_asl"]
 
@@ -58,7 +57,9 @@ class ShardKernel:
     inner; top-k candidates are selected once per pair unit over :data:`_CHUNK_UNITS`
     replicate units."""
 
-    def __init__(self, study: DiscPower, data: ScoreMatrix, shard: Shard):
+    def __init__(self, study: Any, data: ScoreMatrix, shard: Shard):
+        # ``study``: the discpower study object (its parameters and variants); typed Any so
+        # that the kit never imports a study.
         self.study, self.shard, self.n = study, shard, len(data.topics)
         self.systems = len(data.systems)
         self.variants = study.variants(data)
@@ -299,7 +300,7 @@ class ShardKernel:
                     self.put(f"conc_{vi}_{vj}", a, concordance(signs[vi], signs[vj]), add=True)
 
 
-def resampled_asl(study: DiscPower, test: str, vi: int, values: np.ndarray,
+def resampled_asl(study: Any, test: str, vi: int, values: np.ndarray,
                   merged: dict[str, Any]) -> tuple[np.ndarray, dict[float, float | None]]:
     """ASLs of a Monte Carlo test of variant `vi` from the merged fields, and the estimated
     difference required for ASL < alpha (Sakai 2006; None for the randomisation test).
