@@ -440,3 +440,66 @@ def test_paired_bootstrap_refuses_two_topics_for_the_studentised_statistic():
         paired_bootstrap(x, y)
     r = paired_bootstrap(x, y, statistic="mean", B=20_000, seed=3)
     assert abs(float(r.pvalue) - 0.5) < 4 * np.sqrt(0.25 / 20_000)
+
+
+@pytest.mark.parametrize("discrete", [False, True])
+def test_several_alternatives_in_one_pass_equal_the_definition(discrete):
+    """randomisation_test and the shift bootstrap with several alternatives: every column
+    equals the definition (the whole product z @ signs^T or w @ (counts / n)^T counted
+    directly, written here) and the call with that alternative alone; shapes that are not
+    multiples of the kernel's blocks (rows 64, draws 8192, lane counting 1024)."""
+    rng = np.random.default_rng(11)
+    alts = ("two-sided", "greater", "less")
+    for rows, n, B in ((130, 25, 20000), (3, 50, 9000), (1, 10, 1024)):
+        if discrete:  # P@10-like differences: exact ties with the observed sum are common
+            z = (rng.integers(0, 11, (rows, n)) - rng.integers(0, 11, (rows, n))) / 10
+        else:
+            z = rng.normal(0.01, 0.2, (rows, n))
+        r = randomisation_test(z, B=B, seed=3, key=(1,), alternative=alts,
+                               method="monte_carlo")
+        assert r.count.shape == r.pvalue.shape == (rows, 3)
+        perm = z @ sign_flips(3, "stats/randomisation", n, 0, B, key=(1,)).T
+        obs = z.sum(axis=1)[:, None]
+        tol = 1e-9 * np.maximum(np.abs(obs), np.abs(z).sum(axis=1)[:, None])
+        want = np.stack([(np.abs(perm) >= np.abs(obs) - tol).sum(axis=1),
+                         (perm >= obs - tol).sum(axis=1),
+                         (perm <= obs + tol).sum(axis=1)], axis=1)
+        assert (r.count == want).all()
+        for j, a in enumerate(alts):
+            single = randomisation_test(z, B=B, seed=3, key=(1,), alternative=a,
+                                        method="monte_carlo")
+            assert (single.count == want[:, j]).all() and single.pvalue.shape == (rows,)
+        b = paired_bootstrap(z, B=B, seed=3, statistic="mean", alternative=alts)
+        w = z - z.mean(axis=1, keepdims=True)
+        shift = w @ (bootstrap_counts(3, "stats/paired_bootstrap", n, 0, B) / n).T
+        obs = z.mean(axis=1)[:, None]
+        tol = 1e-9 * np.maximum(np.abs(obs), np.abs(z).mean(axis=1)[:, None])
+        want = np.stack([(np.abs(shift) >= np.abs(obs) - tol).sum(axis=1),
+                         (shift >= obs - tol).sum(axis=1),
+                         (shift <= obs + tol).sum(axis=1)], axis=1)
+        assert (b.count == want).all()
+        t = paired_bootstrap(z, B=B, seed=3, alternative=alts)
+        for j, a in enumerate(alts):
+            assert (paired_bootstrap(z, B=B, seed=3, alternative=a).count == t.count[:, j]).all()
+    if discrete:
+        assert (np.abs(perm) == np.abs(z.sum(axis=1))[:, None]).sum() > 0
+
+
+def test_row_counts_equal_count_nonzero():
+    from irsim.stats.ties import row_counts
+
+    rng = np.random.default_rng(0)
+    for shape in ((5, 1024), (3, 8192), (2, 1000), (4, 2048 + 8)):
+        m = rng.random(shape) < rng.random((shape[0], 1))
+        m[0] = True  # a full row: 8 lanes of 128 ones per group, no carry
+        assert (row_counts(m) == m.sum(axis=1)).all()
+        assert (row_counts(np.asfortranarray(m)) == m.sum(axis=1)).all()
+
+
+def test_alternatives_are_checked():
+    from irsim.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="alternative"):
+        randomisation_test(np.ones((1, 5)), alternative=("two-sided", "both"))
+    with pytest.raises(ConfigError, match="alternative"):
+        paired_bootstrap(np.ones((1, 5)), alternative=())

@@ -415,7 +415,41 @@ def test_monte_carlo_pvalues_are_exact_on_the_grid(small):
             ("paired_bootstrap", "greater"): shift >= total[:, None]}
     tests = replace(tests, bootstrap_statistic="mean")
     for (test, alt), hits in want.items():
-        p = tests.pvalues(test, alt, y, x, key)
+        p = tests.pvalues(test, ("less", alt), y, x, key)[:, 1]
         assert (np.rint(p * 3000).astype(np.int64) == hits.sum(axis=1)).all(), (test, alt)
     # ties do occur: many replicates equal the observed statistic exactly
     assert (np.abs(perm) == np.abs(total)[:, None]).sum() > 1000
+
+
+def test_monte_carlo_units_do_not_depend_on_sharding(ap_pool):
+    """The Monte Carlo resamples are keyed by units of MC_UNIT trials (not by shard): 4,500
+    Type I trials (two units) on P@10 (ties) give the same tables with shards of 250, 1,000
+    and the default one unit, and a unit's two tails come from one pass."""
+    from dataclasses import replace
+
+    from irsim.experiments.test_errors import MC_UNIT
+
+    p10 = pool_of("P@10", ("adhoc7_p10", "adhoc8_p10"), 12, (0.05,))
+    data = UrbanoData((p10,), (0.05,))
+    trials = MC_UNIT + 500
+    base = TestErrors(sizes=(10,), alphas=(0.05, 0.1), tests=("randomisation",
+                      "paired_bootstrap"), alternatives=("two-sided", "greater"),
+                      trials=trials, B=200, seed=2, bootstrap_statistic="mean",
+                      shard_replicates=MC_UNIT)
+    want, info = run_study(UrbanoStudy(base, 250, (0.05,)), data)
+    assert info["shards"] == 2
+    for size in (250, 1000):
+        got, info = run_study(UrbanoStudy(replace(base, shard_replicates=size), 250, (0.05,)),
+                              data)
+        assert info["shards"] == -(-trials // size)
+        for name in ("type_1", "type_2", "type_3"):
+            assert got[name].to_pydict() == want[name].to_pydict(), (size, name)
+    t1 = want["type_1"].to_pandas()
+    assert (t1.trials == trials).all()
+    # under a true null the permutation test holds alpha (4,500 trials: SE 0.0033 at 0.05)
+    # and the shift bootstrap on 10 topics is liberal (the paper's finding at small n)
+    se = np.sqrt(0.05 * 0.95 / trials)
+    at05 = t1[t1.alpha == 0.05].set_index(["test", "tail"]).rate
+    assert abs(at05["randomisation", "two-sided"] - 0.05) < 4 * se, at05
+    assert abs(at05["randomisation", "one-sided"] - 0.05) < 4 * se, at05
+    assert at05["paired_bootstrap", "two-sided"] > 0.05 + 6 * se, at05

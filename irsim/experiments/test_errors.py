@@ -321,10 +321,9 @@ class TestErrors:
                     diff[row, 0] += int(np.round(md * DIFF_SCALE).astype(np.int64).sum())
                     diff[row, 1] += int(np.round(md * md * DIFF_SCALE).astype(np.int64).sum())
                     for ti, test in enumerate(self.tests):
-                        for ai, alt in enumerate(self.alternatives):
-                            p = self.pvalues(test, alt, x, y, key)
-                            rej[row, ti, ai] += np.count_nonzero(
-                                p[:, None] <= alphas[None, :], axis=0)
+                        p = self.pvalues(test, self.alternatives, x, y, key)
+                        rej[row, ti] += np.count_nonzero(
+                            p[:, :, None] <= alphas[None, None, :], axis=0)
         return {"rejections": rej, "trials": trials, "diff": diff}
 
     def _latent(self, data: SimulationData, mi: int, n: int, a: int, b: int
@@ -343,12 +342,13 @@ class TestErrors:
         base, pair = ordered[pick, 0], ordered[pick, 1]
         return base, pair, block[:, 1 : n + 1], block[:, n + 1 :]
 
-    def pvalues(self, test: str, alternative: str, x: np.ndarray, y: np.ndarray,
-                key: tuple[int, ...]) -> np.ndarray:
-        """p-values of `test` for every trial (row) of ``x - y``; Monte Carlo tests draw
-        their resamples from the stream ``test_errors/<test>`` keyed by `key`."""
+    def pvalues(self, test: str, alternatives: tuple[str, ...], x: np.ndarray,
+                y: np.ndarray, key: tuple[int, ...]) -> np.ndarray:
+        """p-values of `test` for every trial (row) of ``x - y`` and alternative: shape
+        (trials, alternatives). Monte Carlo tests draw their resamples from the stream
+        ``test_errors/<test>`` keyed by `key`, once for all alternatives."""
         spec = get_test(test)
-        options: dict = {"alternative": alternative}
+        options: dict = {}
         if test == "wilcoxon":
             options["method"] = self.wilcoxon_method
         elif test == "sign":
@@ -358,7 +358,10 @@ class TestErrors:
         if spec.monte_carlo:
             options.update(B=self.B, seed=self.seed, study=f"test_errors/{test}", key=key,
                            pvalue_mode=self.pvalue)
-        return np.atleast_1d(spec.function(x, y, **options).pvalue)
+            p = spec.function(x, y, alternative=tuple(alternatives), **options).pvalue
+            return np.asarray(p).reshape(len(x), len(alternatives))
+        return np.stack([np.atleast_1d(spec.function(x, y, alternative=alt, **options).pvalue)
+                         for alt in alternatives], axis=1)
 
     # -- reduce -------------------------------------------------------------------------
     def finalize(self, merged: dict[str, np.ndarray], data: SimulationData
@@ -430,6 +433,13 @@ DESIGNS = ("shift", "urbano2019")
 #: Tails of the urbano2019 design by alternative.
 TAILS = {"two-sided": "two-sided", "greater": "one-sided"}
 URBANO_STREAM = "test_errors/urbano2019"
+#: Trials of design=urbano2019 that share one set of Monte Carlo resamples (16 replicate
+#: blocks; the resamples are keyed by this unit, so the tables do not depend on sharding).
+#: Drawing 10^6 bootstrap samples costs as much as testing ~500 trials on them; shared by
+#: 4,000 trials (x the kinds), drawing is a small part of the cost.
+MC_UNIT = 16 * REPLICATE_BLOCK
+#: Default trials per shard of design=urbano2019: one Monte Carlo unit.
+URBANO_SHARD_REPLICATES = MC_UNIT
 
 
 @dataclass(frozen=True)
@@ -571,36 +581,38 @@ class UrbanoStudy:
         for (mi, si), kinds in groups.items():  # metrics x sizes
             pool, n = data.pools[mi], t.sizes[si]
             mkey = study_key(pool.metric)
-            for a, b in unit_ranges(*shard.reps, REPLICATE_BLOCK):
-                u = None
+            for u0, u1 in unit_ranges(*shard.reps, MC_UNIT):
                 parts = []  # (row, kind, first trial row in the stack, trials)
                 xs, ys = [], []
-                for kind in kinds:  # Type I and the deltas
-                    stop = min(b, self._trials(kind))
-                    if stop <= a:
-                        continue
-                    if u is None:
-                        u = blocked_draws(t.seed, URBANO_STREAM, (mkey, n), a, b,
-                                          lambda rng, m, n=n: rng.random((m, 3 + 2 * n)))
-                    uu = u[: stop - a]
-                    base, exp = (pool.type1(uu, n) if kind == 0
-                                 else pool.type2(uu, n, kind - 1))
-                    row = (mi * len(t.sizes) + si) * self.kinds + kind - i0
-                    trials[row] += stop - a
-                    parts.append((row, kind, sum(len(v) for v in xs), stop - a))
-                    xs.append(exp)
-                    ys.append(base)
+                for a, b in unit_ranges(u0, u1, REPLICATE_BLOCK):
+                    u = None
+                    for kind in kinds:  # Type I and the deltas
+                        stop = min(b, self._trials(kind))
+                        if stop <= a:
+                            continue
+                        if u is None:
+                            u = blocked_draws(t.seed, URBANO_STREAM, (mkey, n), a, b,
+                                              lambda rng, m, n=n: rng.random((m, 3 + 2 * n)))
+                        uu = u[: stop - a]
+                        base, exp = (pool.type1(uu, n) if kind == 0
+                                     else pool.type2(uu, n, kind - 1))
+                        row = (mi * len(t.sizes) + si) * self.kinds + kind - i0
+                        trials[row] += stop - a
+                        parts.append((row, kind, sum(len(v) for v in xs), stop - a))
+                        xs.append(exp)
+                        ys.append(base)
                 if not parts:
                     continue
-                # every kind of the block at once: one call per (test, tail), so the Monte
-                # Carlo resamples of the block (keyed by it, shared by the kinds) are drawn
-                # once
+                # every trial of the unit (all kinds) at once: one call per test, so the
+                # Monte Carlo resamples of the unit (keyed by it) are drawn once and serve
+                # both tails
                 exp, base = np.concatenate(xs), np.concatenate(ys)
                 sign = np.sign((exp - base).mean(axis=1))
-                key = (mkey, a // REPLICATE_BLOCK)
+                key = (mkey, u0 // MC_UNIT)
                 for ti, test in enumerate(t.tests):
+                    pv = t.pvalues(test, t.alternatives, exp, base, key)
                     for ai, alt in enumerate(t.alternatives):
-                        hit = t.pvalues(test, alt, exp, base, key)[:, None] <= alphas[None, :]
+                        hit = pv[:, ai, None] <= alphas[None, :]
                         for row, kind, r0, k in parts:
                             h, sg = hit[r0:r0 + k], sign[r0:r0 + k, None]
                             if alt == "two-sided":
@@ -728,7 +740,8 @@ def make(config: Config, data: Any, *, seed: int, shards: Shards
     >>> data.metrics, len(study.plan(data)), study.shard_items
     (('AP',), 1, 4096)
     """
-    items, replicates = shards.get(SHARD_ITEMS, SHARD_REPLICATES)
+    items, replicates = shards.get(
+        SHARD_ITEMS, URBANO_SHARD_REPLICATES if config.design == "urbano2019" else SHARD_REPLICATES)
     deltas = tuple(float(d) for d in config.deltas)
     if config.design == "urbano2019":  # Type I is always run: delta 0 is not a Type II delta
         deltas = tuple(d for d in deltas if d != 0.0)

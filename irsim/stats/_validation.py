@@ -19,6 +19,7 @@ from irsim.sampling.rng import REPLICATE_BLOCK
 
 __all__ = [
     "ALTERNATIVES",
+    "check_alternatives",
     "DEFAULT_MEMORY_BUDGET",
     "PVALUE_MODES",
     "Data",
@@ -62,6 +63,34 @@ def check_alternative(alternative: object) -> str:
     'greater'
     """
     return check_choice("alternative", alternative, ALTERNATIVES)
+
+
+def check_alternatives(alternative: object) -> tuple[tuple[str, ...], bool]:
+    """One alternative or a sequence of them: ``(alternatives, several)``.
+
+    A Monte Carlo test given several alternatives counts them all on one set of resamples
+    and returns p-values with a trailing axis, one entry per alternative.
+
+    Examples
+    --------
+    >>> check_alternatives("less")
+    (('less',), False)
+    >>> check_alternatives(["two-sided", "greater"])
+    (('two-sided', 'greater'), True)
+    >>> check_alternatives(())
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: alternative: give one or more of two-sided, less, greater
+    """
+    if isinstance(alternative, str):
+        return (check_alternative(alternative),), False
+    try:
+        alts = tuple(check_alternative(a) for a in alternative)  # type: ignore[union-attr]
+    except TypeError:
+        raise unknown_name("alternative", str(alternative), ALTERNATIVES) from None
+    if not alts:
+        raise ConfigError(f"alternative: give one or more of {', '.join(ALTERNATIVES)}")
+    return alts, True
 
 
 def check_int(name: str, value: object, minimum: int, maximum: int | None = None) -> int:

@@ -2,7 +2,8 @@
 
 The statistic is the mean difference; under the null hypothesis each topic's difference
 is as likely to have either sign. Monte Carlo: ``B`` random sign vectors shared by all
-pairs (:func:`irsim.sampling.signs.sign_flips`), applied as one GEMM per chunk.
+pairs (:func:`irsim.sampling.signs.sign_flips`), applied and counted in cache-resident
+blocks (:func:`irsim.stats.resample.resampled_counts`; several alternatives in one pass).
 Exact: all ``2**n`` sign vectors, enumerated as two halves of bit patterns
 (:func:`irsim.sampling.signs.sign_patterns`); the ``2**n`` sums ``a + b`` are counted
 against the threshold by one batched sort-merge of the half sums (meet in the middle), so
@@ -19,13 +20,14 @@ from irsim.errors import ConfigError
 from irsim.sampling.signs import sign_flips, sign_patterns
 from irsim.stats._validation import (
     DEFAULT_MEMORY_BUDGET,
-    check_alternative,
+    check_alternatives,
     check_choice,
     monte_carlo_iv,
     paired_iv,
     row_chunks,
 )
-from irsim.stats.ties import count_extreme, tie_tolerance
+from irsim.stats.resample import resampled_counts
+from irsim.stats.ties import tie_tolerance
 
 __all__ = ["MAX_EXACT_N", "RandomisationResult", "randomisation_test"]
 
@@ -88,7 +90,7 @@ def randomisation_test(
     x: np.ndarray,
     y: np.ndarray | None = None,
     *,
-    alternative: str = "two-sided",
+    alternative: str | tuple[str, ...] = "two-sided",
     B: int = 10000,
     method: str = "auto",
     seed: int = 0,
@@ -103,9 +105,11 @@ def randomisation_test(
     ----------
     x, y : array_like, shape (..., n)
         Scores (or differences in `x` when `y` is None).
-    alternative : {"two-sided", "less", "greater"}
+    alternative : {"two-sided", "less", "greater"} or a sequence of them
         Two-sided counts ``|mean(s z)| >= |mean(z)|``; ``greater`` counts
-        ``mean(s z) >= mean(z)``.
+        ``mean(s z) >= mean(z)``. Several alternatives are counted on the same sign vectors
+        in one pass; ``pvalue`` and ``count`` then have a trailing axis, one entry per
+        alternative (each equal to a call with that alternative alone).
     B : int
         Monte Carlo sign vectors.
     method : {"auto", "exact", "monte_carlo"}
@@ -142,8 +146,11 @@ def randomisation_test(
     >>> r = randomisation_test(z, B=20000, seed=1)
     >>> bool(abs(r.pvalue - 69120 / 1048576) < 0.01)
     True
+    >>> both = randomisation_test(z, B=20000, seed=1, alternative=("two-sided", "greater"))
+    >>> int(both.count[0]) == int(r.count), both.pvalue.shape
+    (True, (2,))
     """
-    alternative = check_alternative(alternative)
+    alternatives, several = check_alternatives(alternative)
     method = check_choice("randomisation method", method, ("auto", "exact", "monte_carlo"))
     mc = monte_carlo_iv(B=B, seed=seed, study=study, pvalue_mode=pvalue_mode,
                         memory_budget=memory_budget, key=key)
@@ -152,29 +159,32 @@ def randomisation_test(
     s_obs = z.sum(axis=-1)
     scale = np.abs(z).sum(axis=-1)  # of the sums s.z, for ties at 0
     exact = method == "exact" or (method == "auto" and n <= MAX_EXACT_N and 2**n <= mc.B)
+
+    def result(count: np.ndarray, pvalue: np.ndarray, total: int) -> RandomisationResult:
+        if not several:
+            count, pvalue = count[:, 0], pvalue[:, 0]
+        return RandomisationResult(d.out(s_obs / n), d.out(pvalue), d.out(count), total,
+                                   exact)
+
     if exact:
         if n > MAX_EXACT_N:
             raise ConfigError(f"exact randomisation test enumerates 2**n sign vectors; "
                               f"n = {n} > {MAX_EXACT_N}: use method='monte_carlo'")
         tol = tie_tolerance(s_obs, scale)
+        count = np.empty((len(z), len(alternatives)), np.int64)
         # all counts are of s.z >= c; the sign-flip distribution is symmetric
-        if alternative == "greater":
-            count = _exact_counts(z, s_obs - tol, mc.memory_budget)
-        elif alternative == "less":
-            count = _exact_counts(z, -s_obs - tol, mc.memory_budget)
-        else:
-            thr = np.abs(s_obs) - tol
-            count = np.where(thr > 0, 2 * _exact_counts(z, thr, mc.memory_budget), 2**n)
-        total = 2**n
-        return RandomisationResult(d.out(s_obs / n), d.out(count / total), d.out(count),
-                                   total, True)
-    count = np.zeros(len(z), np.int64)
+        for j, alt in enumerate(alternatives):
+            if alt == "greater":
+                count[:, j] = _exact_counts(z, s_obs - tol, mc.memory_budget)
+            elif alt == "less":
+                count[:, j] = _exact_counts(z, -s_obs - tol, mc.memory_budget)
+            else:
+                thr = np.abs(s_obs) - tol
+                count[:, j] = np.where(thr > 0, 2 * _exact_counts(z, thr, mc.memory_budget),
+                                       2**n)
+        return result(count, count / 2**n, 2**n)
+    count = np.zeros((len(z), len(alternatives)), np.int64)
     for start, stop in mc.replicate_chunks(8 * n):
-        signs_t = np.ascontiguousarray(
-            sign_flips(mc.seed, mc.study, n, start, stop, key=mc.key).T)
-        # cache-sized blocks of (pairs x sign vectors) sums
-        for rows in row_chunks(len(z), 8 * (stop - start), 1 << 21):
-            count[rows] += count_extreme(z[rows] @ signs_t, s_obs[rows], alternative,
-                                         scale[rows])
-    return RandomisationResult(d.out(s_obs / n), d.out(mc.pvalue(count)), d.out(count),
-                               mc.B, False)
+        signs = sign_flips(mc.seed, mc.study, n, start, stop, key=mc.key)
+        count += resampled_counts(z, signs, s_obs, alternatives, scale)
+    return result(count, mc.pvalue(count), mc.B)

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["TIE_RTOL", "score_tolerance", "snap_zero", "tie_tolerance", "count_extreme"]
+__all__ = ["TIE_RTOL", "score_tolerance", "snap_zero", "tie_tolerance", "count_extreme",
+           "count_extremes", "row_counts"]
 
 #: Relative tolerance of "equal" (see the module docstring). It absorbs the rounding
 #: difference between a GEMM and a direct sum so that exact ties of discrete metrics count as
@@ -95,3 +96,60 @@ def count_extreme(
     else:
         hit = replicates <= obs + tol
     return np.count_nonzero(hit, axis=-1).astype(np.int64)
+
+
+def row_counts(mask: np.ndarray) -> np.ndarray:
+    """Per row of a 2-D boolean array, its True entries (``np.count_nonzero(mask, axis=1)``).
+
+    A C-contiguous mask whose rows are a multiple of 1024 entries long is counted eight
+    entries per machine word (the bytes of 128 words summed as uint64 lanes, which cannot
+    carry: each lane is at most 128), several times faster than a count along an axis.
+
+    Examples
+    --------
+    >>> m = np.random.default_rng(0).random((3, 2048)) < 0.3
+    >>> bool((row_counts(m) == np.count_nonzero(m, axis=1)).all())
+    True
+    """
+    rows, cols = mask.shape
+    if cols % 1024 or not mask.flags.c_contiguous or mask.dtype != np.bool_:
+        return np.count_nonzero(mask, axis=1).astype(np.int64)
+    lanes = mask.view(np.uint64).reshape(rows, -1, 128).sum(axis=2, dtype=np.uint64)
+    return lanes.view(np.uint8).reshape(rows, -1).sum(axis=1, dtype=np.int64)
+
+
+def count_extremes(
+    replicates: np.ndarray, observed: np.ndarray, alternatives: tuple[str, ...],
+    scale: np.ndarray | float = 0.0,
+) -> np.ndarray:
+    """:func:`count_extreme` for several alternatives at once on 2-D `replicates`.
+
+    Returns
+    -------
+    ndarray of int64, shape (rows, len(alternatives))
+        Column ``j`` equals ``count_extreme(replicates, observed, alternatives[j], scale)``
+        (two-sided ``|r| >= a`` is counted as ``r >= a`` plus ``r <= -a`` for ``a > 0``,
+        and is every replicate for ``a <= 0``).
+
+    Examples
+    --------
+    >>> r = np.array([[-2.0, -1.0, 0.5, 1.0 - 1e-12]])
+    >>> count_extremes(r, np.array([1.0]), ("two-sided", "less", "greater")).tolist()
+    [[3, 4, 1]]
+    """
+    rows, cols = replicates.shape
+    obs = np.asarray(observed, np.float64).reshape(rows)
+    tol = np.broadcast_to(tie_tolerance(obs, np.asarray(scale, np.float64)), (rows,))
+    out = np.empty((rows, len(alternatives)), np.int64)
+    buf = np.empty((rows, cols), np.bool_)
+    for j, alternative in enumerate(alternatives):
+        if alternative == "greater":
+            out[:, j] = row_counts(np.greater_equal(replicates, (obs - tol)[:, None], out=buf))
+        elif alternative == "less":
+            out[:, j] = row_counts(np.less_equal(replicates, (obs + tol)[:, None], out=buf))
+        else:
+            a = np.abs(obs) - tol
+            both = (row_counts(np.greater_equal(replicates, a[:, None], out=buf))
+                    + row_counts(np.less_equal(replicates, -a[:, None], out=buf)))
+            out[:, j] = np.where(a > 0, both, cols)
+    return out
