@@ -55,6 +55,19 @@ def _null_logit_normalised(t: pa.Table) -> pa.Table:
 INTENDED = {"corpus_validation": _drop_logit_rows, "corpus_split": _null_logit_normalised}
 
 
+def _drop_shift_bootstrap_rows(t: pa.Table) -> pa.Table:
+    return t.filter(pa.compute.not_equal(t.column("test"), "paired_bootstrap"))
+
+
+#: Changed on purpose in one case only (case, table). Issue 13: the shift bootstrap
+#: (bootstrap_statistic=mean) centres the bootstrap means by their own mean over the B
+#: samples, as METHODS.md section 6 defines it (it centred by mean(z) before);
+#: tests/test_stats_resampling.py::test_paired_bootstrap_shift_statistic and
+#: tests/test_urbano2019.py::test_monte_carlo_pvalues_are_exact_on_the_grid check the new
+#: counts against the definition. Every other test's rows stay bit-identical.
+INTENDED_IN_CASE = {("urbano_test_errors", "test_errors"): _drop_shift_bootstrap_rows}
+
+
 def golden_tables(case: str) -> dict[str, pa.Table]:
     return {p.stem: pq.read_table(p) for p in sorted((GOLDEN / case).glob("*.parquet"))}
 
@@ -91,6 +104,9 @@ def test_golden(case):
         mine = got[name]
         if name in INTENDED:
             mine, table = INTENDED[name](mine), INTENDED[name](table)
+        if (case, name) in INTENDED_IN_CASE:
+            change = INTENDED_IN_CASE[case, name]
+            mine, table = change(mine), change(table)
         assert_bit_identical(mine, table, f"{case}/{name}", ADDED_COLUMNS.get(name, set()))
 
 

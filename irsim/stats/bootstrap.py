@@ -169,8 +169,9 @@ def paired_bootstrap(
         alternatives are counted on the same bootstrap samples in one pass; ``pvalue`` and
         ``count`` then have a trailing axis, one entry per alternative.
     statistic : {"t", "mean"}
-        ``t``: Sakai's studentised test. ``mean``: the shift method (Urbano et al. 2019),
-        comparing ``mean(w*b)`` with ``mean(z)`` (METHODS.md's Urbano reference values).
+        ``t``: Sakai's studentised test. ``mean``: the shift method (Urbano et al. 2019,
+        METHODS.md section 6): the bootstrap means ``m*b = mean(z*b)``, centred by their own
+        mean over the B samples, ``|m*b - mean(m*)|`` compared with ``|mean(z)|``.
     B : int
         Bootstrap samples.
     seed, study, key
@@ -215,8 +216,22 @@ def paired_bootstrap(
     w = z - mean[:, None]
     scale = np.abs(z).mean(axis=-1)  # of mean(w*b), for ties at 0
     count = np.zeros((len(z), len(alternatives)), np.int64)
-    for start, stop in mc.replicate_chunks(8 * n):
-        counts = bootstrap_counts(mc.seed, mc.study, n, start, stop, key=mc.key)
+    chunks = list(mc.replicate_chunks(8 * n))
+    kept, cbar = None, np.zeros(n)
+    if statistic == "mean":
+        # m*b - mean(m*) = (c_b - cbar) . z / n, where cbar is the mean count of each topic
+        # over the B samples: a property of the samples alone, summed in a first pass (the
+        # one chunk of a small B is kept for the second)
+        for start, stop in chunks:
+            counts = bootstrap_counts(mc.seed, mc.study, n, start, stop, key=mc.key)
+            cbar += counts.sum(axis=0)
+            kept = counts if len(chunks) == 1 else None
+        cbar /= mc.B
+    for start, stop in chunks:
+        if kept is not None:
+            counts = kept
+        else:
+            counts = bootstrap_counts(mc.seed, mc.study, n, start, stop, key=mc.key)
         if statistic == "t":  # p = s2 / s1^2 orders |t*| (resample.paired_ratio)
             ct = np.ascontiguousarray(counts.T, dtype=np.float64)
             for rows in row_chunks(len(z), 16 * (stop - start), _CACHE_BYTES):
@@ -226,7 +241,7 @@ def paired_bootstrap(
                 for j, alt in enumerate(alternatives):
                     count[rows, j] += count_t(p, obs[rows], n, alt, s1)
             continue
-        count += resampled_counts(w, counts / n, obs, alternatives, scale)
+        count += resampled_counts(z, (counts - cbar) / n, obs, alternatives, scale)
     if not several:
         count = count[:, 0]
     return BootstrapTestResult(d.out(obs), d.out(mc.pvalue(count)), d.out(count), mc.B)
