@@ -62,10 +62,16 @@ def tie_tolerance(observed: np.ndarray, scale: np.ndarray | float = 0.0) -> np.n
 
     Examples
     --------
+    An infinite observed statistic (a t statistic of constant non-zero differences) gets
+    the floor alone, so that a finite replicate is never "equal" to it.
+
     >>> tie_tolerance(np.array([2.0, 1e-17]), np.array([1.0, 1.0])).tolist()
     [2e-09, 1e-09]
+    >>> tie_tolerance(np.array([np.inf]), 1.0).tolist()
+    [1e-09]
     """
-    return TIE_RTOL * np.maximum(np.abs(observed), scale)
+    size = np.abs(np.asarray(observed, np.float64))
+    return TIE_RTOL * np.maximum(np.where(np.isinf(size), 0.0, size), scale)
 
 
 def count_extreme(
