@@ -117,7 +117,10 @@ def score_matrix(cfg: Any) -> ScoreMatrix | CollectionSet:
         if study not in POOLING_STUDIES:
             raise ConfigError("collection.paths lists several files for a metric: only "
                               "experiment=test_errors with experiment.design=urbano2019 "
-                              "pools collections")
+                              "pools collections; to run this study on each collection, "
+                              "sweep them (irsim -m collection=matrix "
+                              "collection.path=a.csv,b.csv collection.metric=AP, then "
+                              "irsim report <sweep dir>)")
         return collection_set(cfg)
     bar, update = (progress_bar(cfg, "evaluate") if cfg.collection.get("kind") in
                    ("trec", "synthetic_trec") else (None, None))
