@@ -9,6 +9,9 @@
 - a long DataFrame with columns ``system, topic, metric, value`` (what :func:`evaluate`
   returns);
 - a :class:`~irsim.data.ScoreMatrix`;
+- for ``irsim.test_errors(design="urbano2019")``, which pools collections, several per metric:
+  ``{metric: [DataFrame or ScoreMatrix, ...]}`` or ``{metric: {name: ...}}``
+  (:func:`as_collection_set`; the command line's ``collection.paths={METRIC: [file, ...]}``);
 - or, with ``runs=`` and ``qrels=`` (paths, glob patterns or :class:`~irsim.data.Runs` /
   :class:`~irsim.data.Qrels`), TREC runs and graded qrels: document-level studies read them
   directly, the others evaluate ``metrics`` first (trec_eval-exact).
@@ -47,7 +50,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -57,8 +60,12 @@ from irsim.data.collection import DocCollection
 from irsim.data.matrix import ScoreMatrix
 from irsim.errors import ConfigError, InputError, python_parameters, unknown_name
 
+if TYPE_CHECKING:
+    from irsim.experiments.kit.loading import CollectionSet
+
 __all__ = ["Result", "evaluate", "execute", "as_score_matrix", "as_doc_collection",
            "engine_defaults", "study_function", "STUDIES", "versions", "describe_data",
+           "as_collection_set",
            "matrix_to_long", "ConfigParameter", "config_parameters"]
 
 #: The studies of the front door, named as the experiments.
@@ -168,6 +175,80 @@ def as_score_matrix(data: Any, metric: str | None = None) -> ScoreMatrix:
         return ScoreMatrix.stack(parts)
     raise ConfigError(f"data must be a pandas DataFrame, a dict of DataFrames, a ScoreMatrix "
                       f"or runs=/qrels=, got {type(data).__name__}")
+
+
+def _is_pooled(data: Any) -> bool:
+    """Whether `data` lists several collections for a metric (``{metric: [...]}`` or
+    ``{metric: {name: ...}}``)."""
+    return isinstance(data, Mapping) and any(
+        isinstance(v, list | tuple | Mapping) for v in data.values())
+
+
+def as_collection_set(data: Mapping[str, Any], metrics: Any = None) -> CollectionSet:
+    """Several collections per metric, pooled by ``irsim.test_errors(design="urbano2019")``,
+    as the :class:`~irsim.experiments.kit.loading.CollectionSet` the command line's
+    ``collection.paths={METRIC: [file, ...]}`` gives.
+
+    Parameters
+    ----------
+    data : dict
+        ``{metric: [collection, ...]}`` (named ``collection0``, ``collection1``, ... per
+        metric) or ``{metric: {name: collection}}``; a collection is a wide DataFrame of the
+        metric, a long DataFrame or a :class:`~irsim.data.ScoreMatrix` holding the metric; a
+        lone collection (not in a list) is ``collection0``.
+    metrics : list of str, optional
+        The metrics to keep (each must be a key of `data`).
+
+    Examples
+    --------
+    >>> a = pd.DataFrame({"s1": [0.1, 0.3], "s2": [0.2, 0.4]})
+    >>> s = as_collection_set({"AP": [a, a], "P@10": {"trec8": a}})
+    >>> [(name, m.metrics) for name, m in s.parts]
+    [('collection0', ('AP',)), ('collection1', ('AP',)), ('trec8', ('P@10',))]
+    >>> as_collection_set({"AP": [a]}, metrics=["RR"])
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: metrics: 'RR' is not a metric of the data (AP)
+    """
+    from irsim.experiments.kit.loading import CollectionSet
+
+    keys = [str(k) for k in data]
+    wanted = [metrics] if isinstance(metrics, str) else metrics
+    if wanted is not None:
+        missing = [str(m) for m in wanted if str(m) not in keys]
+        if missing or not list(wanted):
+            raise ConfigError(f"metrics: {missing[0]!r} is not a metric of the data "
+                              f"({', '.join(keys)})" if missing else
+                              "metrics=[] lists no metric")
+    parts = []
+    for metric, spec in data.items():
+        metric = str(metric)
+        if wanted is not None and metric not in [str(m) for m in wanted]:
+            continue
+        if isinstance(spec, Mapping):  # (name, where, collection)
+            named = [(str(k), f"data[{metric!r}][{str(k)!r}]", v) for k, v in spec.items()]
+        elif isinstance(spec, list | tuple):
+            named = [(f"collection{i}", f"data[{metric!r}][{i}]", v)
+                     for i, v in enumerate(spec)]
+        else:
+            named = [("collection0", f"data[{metric!r}]", spec)]
+        if not named:
+            raise InputError(f"no collection for metric {metric!r}", file="data")
+        for cname, where, item in named:
+            if isinstance(item, pd.DataFrame) and not (
+                    {"system", "topic", "metric", "value"} <= set(item.columns)):
+                matrix = _frame_to_matrix(item, metric, where)
+            elif isinstance(item, pd.DataFrame | ScoreMatrix | pa.Table):
+                matrix = as_score_matrix(item)
+                if metric not in matrix.metrics:
+                    raise ConfigError(f"{where}: no metric {metric!r} (it has "
+                                      f"{', '.join(matrix.metrics)})")
+                matrix = matrix.select(metrics=[metric])
+            else:
+                raise ConfigError(f"{where} is {type(item).__name__}: a collection is a "
+                                  f"DataFrame or a ScoreMatrix")
+            parts.append((cname, matrix))
+    return CollectionSet(tuple(parts))
 
 
 def _paths(spec: Any, what: str) -> list[Path]:
@@ -342,13 +423,15 @@ def execute(name: str, config: Any, data: Any, *, seed: int, shards: Any,
     Both doors end here: the command line (:func:`irsim.runner.run`) and the study
     functions of this module.
     """
-    from irsim.engine import run_study
+    from irsim.engine.session import Engine
     from irsim.experiments import make_study
 
-    study, data = make_study(name, config, data, seed=seed, shards=shards)
-    tables, info = run_study(study, data, engine=engine, engine_options=dict(engine_options
-                                                                             or {}),
-                             checkpoint_dir=checkpoint_dir, progress=progress)
+    # one engine session: the data preparation (test_errors' copula fitting) and the study
+    # run on the same engine, and a Ray instance started for the first is reused by the second
+    with Engine(engine, engine_options) as session:
+        study, data = make_study(name, config, data, seed=seed, shards=shards, engine=session)
+        tables, info = session.run(study, data, checkpoint_dir=checkpoint_dir,
+                                   progress=progress)
     return data, tables, dict(info)
 
 
@@ -497,6 +580,20 @@ def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
         elif module.DATA == "docs":
             if not isinstance(data, DocCollection):
                 raise ConfigError(f"irsim.{name} reads runs and qrels: pass runs= and qrels=")
+        elif _is_pooled(data):
+            from irsim.experiments.kit.loading import POOLING_STUDIES
+
+            design = str(getattr(config, "design", ""))
+            if (name, design) not in POOLING_STUDIES:
+                pooling = " or ".join(f"irsim.{n}(design={d!r})" for n, d in
+                                      sorted(POOLING_STUDIES))
+                where = f"design={design!r}" if hasattr(config, "design") else f"irsim.{name}"
+                raise ConfigError(f"data lists several collections for a metric: only "
+                                  f"{pooling} pools collections, not {where}")
+            if common.get("metric") is not None:
+                raise ConfigError("metric names a single DataFrame; a dict names its metrics "
+                                  "by its keys")
+            data = as_collection_set(data, metrics)
         else:
             data = as_score_matrix(data, common.get("metric"))
             if metrics is not None and not list(metrics):

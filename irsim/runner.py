@@ -295,9 +295,10 @@ def _run_locked(cfg: DictConfig, run_dir: Path, checkpoints: Path, *, keep_ray: 
                 report: bool, force: bool) -> dict[str, pa.Table]:
     from tqdm.contrib.logging import logging_redirect_tqdm
 
-    from irsim.engine import data_digest, run_study
+    from irsim.engine import data_digest
     from irsim.engine.checkpoint import fingerprint_of
     from irsim.engine.output import clear_report, read_tables
+    from irsim.engine.session import Engine
     from irsim.experiments import make_study
 
     t0 = time.perf_counter()
@@ -307,24 +308,26 @@ def _run_locked(cfg: DictConfig, run_dir: Path, checkpoints: Path, *, keep_ray: 
                       if k not in ("name", "shard_items", "shard_replicates")}
     if engine == "ray" and engine_options.get("address"):
         check_ray_address(str(engine_options["address"]))
-    # log lines go above the progress bars instead of through them
-    with logging_redirect_tqdm() if not cfg.get("quiet", False) else contextlib.nullcontext():
+    if engine == "ray" and keep_ray:
+        engine_options.setdefault("keep_alive", True)
+    # log lines go above the progress bars instead of through them; one engine session: the
+    # data preparation (test_errors' copula fitting) and the study share it (one Ray instance)
+    with (logging_redirect_tqdm() if not cfg.get("quiet", False) else contextlib.nullcontext(),
+          Engine(engine, engine_options) as session):
         name, config, data, shards = load(cfg)
         # api.execute, unrolled: the study's fingerprint decides whether run_dir is complete
-        study, data = make_study(name, config, data, seed=check_seed(cfg.seed), shards=shards)
+        study, data = make_study(name, config, data, seed=check_seed(cfg.seed), shards=shards,
+                                 engine=session)
         fingerprint = fingerprint_of({"study": study.name, **study.fingerprint()},
                                      data_digest(data))
         if not force and completed(run_dir, fingerprint):
             print(f"irsim: {run_dir} {COMPLETE}", file=sys.stderr)
             return read_tables(run_dir)
         t_load = time.perf_counter()
-        if engine == "ray" and keep_ray:
-            engine_options.setdefault("keep_alive", True)
         bar, progress = progress_bar(cfg, name, unit="shard")
         try:
-            tables, info = run_study(study, data, engine=engine,
-                                     engine_options=engine_options,
-                                     checkpoint_dir=checkpoints, progress=progress)
+            tables, info = session.run(study, data, checkpoint_dir=checkpoints,
+                                       progress=progress)
             info = dict(info)
         finally:
             if bar is not None:

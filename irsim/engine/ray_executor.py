@@ -25,7 +25,8 @@ from typing import Any
 from irsim.engine.base import Partial, Shard, Study
 from irsim.errors import ConfigError, param
 
-__all__ = ["ray_partials", "RayPool", "loopback_only", "check_address"]
+__all__ = ["ray_partials", "RayPool", "loopback_only", "check_address", "kept_count",
+           "release_kept"]
 
 log = logging.getLogger(__name__)
 
@@ -235,8 +236,28 @@ class Watchdog:
             self.proc = None
 
 
-#: Watchdogs of instances kept alive for the process (``keep_alive``): never collected.
+#: Watchdogs of instances kept alive for the process (``keep_alive``): collected only by
+#: :func:`release_kept`.
 _KEPT: list[Watchdog | None] = []
+
+
+def kept_count() -> int:
+    """Ray instances kept alive so far (``keep_alive``): a mark for :func:`release_kept`."""
+    return len(_KEPT)
+
+
+def release_kept(since: int) -> None:
+    """End what was kept alive after mark `since` (:func:`kept_count`): ``ray.shutdown()``
+    of the running instance (by handle) and the watchdogs of the instances kept since."""
+    import ray
+
+    if ray.is_initialized():
+        ray.shutdown()
+    kept = _KEPT[since:]
+    del _KEPT[since:]
+    for watchdog in kept:
+        if watchdog is not None:
+            watchdog.close()
 
 
 def _check_count(key: str, value: Any, low: int) -> int:

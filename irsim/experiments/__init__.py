@@ -12,7 +12,8 @@ The contract of an experiment module ``irsim.experiments.<name>``:
 - ``make(config, data, *, seed, shards) -> (study, data)``: checks the parameters against
   the data (messages name parameters with :func:`irsim.errors.param`, so the command line
   reads ``experiment.B`` and Python ``B``) and returns the study object and the data its
-  kernel reads.
+  kernel reads. It may take an optional ``engine`` keyword (an
+  :class:`irsim.engine.session.Engine`) to run its own preparation work on the run's engine.
 - The study object: ``name``, ``plan(data) -> [Shard]``, ``kernel(shard, data) -> {field:
   value}``, ``fields(data) -> {field: Kind}`` (typed partials of
   :mod:`irsim.engine.partials`), ``finalize(merged, data) -> {table: pyarrow.Table}``
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -70,10 +72,16 @@ def experiment_module(name: str) -> ModuleType:
     return importlib.import_module(f"{__name__}.{name}")
 
 
-def make_study(name: str, config: Any, data: Any, *, seed: int, shards: Shards
-               ) -> tuple[Any, Any]:
-    """The study `name` with parameters `config` (its ``Config``) on `data`."""
-    return experiment_module(name).make(config, data, seed=int(seed), shards=shards)
+def make_study(name: str, config: Any, data: Any, *, seed: int, shards: Shards,
+               engine: Any = None) -> tuple[Any, Any]:
+    """The study `name` with parameters `config` (its ``Config``) on `data`. `engine` (an
+    :class:`irsim.engine.session.Engine`) reaches the modules whose ``make`` takes an
+    ``engine`` keyword: their data preparation runs its work there (test_errors' copula
+    fitting); None: in process."""
+    module = experiment_module(name)
+    if engine is not None and "engine" in inspect.signature(module.make).parameters:
+        return module.make(config, data, seed=int(seed), shards=shards, engine=engine)
+    return module.make(config, data, seed=int(seed), shards=shards)
 
 
 def load(cfg: Any) -> tuple[str, Any, Any, Shards]:

@@ -42,6 +42,7 @@ import pyarrow as pa
 
 from irsim.engine.base import Partial, Shard, shard_grid
 from irsim.engine.partials import Count
+from irsim.engine.session import Engine
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
 from irsim.experiments.kit.common import (
@@ -53,7 +54,7 @@ from irsim.experiments.kit.common import (
 )
 from irsim.sampling.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.simulate.designs import PooledMetric
-from irsim.simulate.fitting import fit_collection
+from irsim.simulate.fit_engine import fit_collections
 from irsim.simulate.topics import SimulationData, fit_simulator, prepare
 from irsim.stats import get_test
 from irsim.stats._validation import ALTERNATIVES
@@ -701,9 +702,10 @@ def models_table(data: UrbanoData) -> pa.Table:
     return build_table("test_errors_models", rows)
 
 
-def _urbano_data(config: Config, data: Any, seed: int, deltas: tuple[float, ...]
-                 ) -> UrbanoData:
-    """Fit (or read from ``fit_cache``) a generator per (metric, collection) and pool them."""
+def _urbano_data(config: Config, data: Any, seed: int, deltas: tuple[float, ...],
+                 engine: Engine | None = None) -> UrbanoData:
+    """Fit (or read from ``fit_cache``) a generator per (metric, collection) and pool them;
+    the copula selections run as shards on `engine` (:mod:`irsim.simulate.fit_engine`)."""
     from irsim.experiments.kit.loading import CollectionSet
 
     if isinstance(data, CollectionSet):
@@ -711,25 +713,24 @@ def _urbano_data(config: Config, data: Any, seed: int, deltas: tuple[float, ...]
     else:
         parts = {m: [("collection", data.select(metrics=[m]))] for m in data.metrics}
     threads = check_positive_int(config.fit_threads, param("fit_threads"))
-    pools = []
-    for metric, cols in parts.items():
-        models = []
-        for cname, matrix in cols:
-            model = fit_collection(matrix.metric(metric), metric=metric, name=cname,
-                                   runs=tuple(matrix.systems), seed=int(seed),
-                                   drop_duplicates=bool(config.drop_duplicates),
-                                   drop_bottom=float(config.drop_bottom),
-                                   cache_dir=config.fit_cache, threads=threads)
-            models.append(model)
-        pools.append(PooledMetric.build(metric, models, deltas))
+    fits = [(metric, {"scores": matrix.metric(metric), "metric": metric, "name": cname,
+                      "runs": tuple(matrix.systems), "seed": int(seed),
+                      "drop_duplicates": bool(config.drop_duplicates),
+                      "drop_bottom": float(config.drop_bottom), "cache_dir": config.fit_cache})
+            for metric, cols in parts.items() for cname, matrix in cols]
+    models = fit_collections([f for _, f in fits], engine=engine, threads=threads)
+    pools = [PooledMetric.build(metric, [m for (mt, _), m in zip(fits, models, strict=True)
+                                         if mt == metric], deltas) for metric in parts]
     return UrbanoData(tuple(pools), deltas)
 
 
 
-def make(config: Config, data: Any, *, seed: int, shards: Shards
+def make(config: Config, data: Any, *, seed: int, shards: Shards, engine: Engine | None = None
          ) -> tuple[TestErrors | UrbanoStudy, SimulationData | UrbanoData]:
     """The study and its data: a simulator fit to every metric of `data`, the shifts of
-    every delta and the eligible trial pairs (:func:`prepare`).
+    every delta and the eligible trial pairs (:func:`prepare`); ``design=urbano2019``: the
+    generators of every (metric, collection), their copulas selected on `engine` (None: in
+    process).
 
     Examples
     --------
@@ -767,7 +768,7 @@ def make(config: Config, data: Any, *, seed: int, shards: Shards
     if config.design == "urbano2019":
         power = int(config.power_trials) or study.trials
         urbano = UrbanoStudy(study, power, deltas)
-        return urbano, _urbano_data(config, data, seed, urbano.deltas)
+        return urbano, _urbano_data(config, data, seed, urbano.deltas, engine)
     from irsim.experiments.kit.loading import CollectionSet
 
     if isinstance(data, CollectionSet):

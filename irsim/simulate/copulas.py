@@ -31,22 +31,34 @@ from numpy.typing import ArrayLike
 
 from irsim.errors import InputError
 
-__all__ = ["FAMILIES", "controls", "family_name", "fit_pair", "load", "pseudo_obs",
-           "sample_pair"]
+__all__ = ["CODE_FIELDS", "FAMILIES", "WIDTH", "controls", "decode", "encode", "family_name",
+           "fit_pair", "label", "load", "pseudo_obs", "sample_pair"]
 
 #: Families selected among (with rotations), by their pyvinecopulib names.
 FAMILIES = ("gaussian", "student", "clayton", "gumbel", "frank", "joe", "bb1", "bb6", "bb7",
             "bb8", "tawn")
 
+#: Families a copula code can hold (its ``family`` is the index here): the parametric ones.
+CODE_FAMILIES = ("indep",) + FAMILIES
+#: The fixed-width numeric code of a fitted copula (:func:`encode`): what the engine's shards
+#: return (a float64 row per pair) and what :func:`decode` turns back into the copula's JSON.
+CODE_FIELDS = ("family", "rotation", "nobs", "npars", "loglik", "par0", "par1", "par2")
+#: Length of a code.
+WIDTH = len(CODE_FIELDS)
+_PARS = WIDTH - 5
 
-def controls(families: tuple[str, ...] = FAMILIES) -> pv.FitControlsBicop:
-    """pyvinecopulib fit controls: MLE, selection by AIC over `families` and rotations."""
+
+def controls(families: tuple[str, ...] = FAMILIES, threads: int = 1) -> pv.FitControlsBicop:
+    """pyvinecopulib fit controls: MLE, selection by AIC over `families` and rotations, the
+    families of one selection fitted on `threads` threads (the selection does not depend on
+    it)."""
     try:
         fams = [getattr(pv.BicopFamily, f) for f in families]
     except AttributeError as err:
         raise InputError(f"unknown copula family in {families}") from err
     return pv.FitControlsBicop(family_set=fams, parametric_method="mle",
-                               selection_criterion="aic", allow_rotations=True)
+                               selection_criterion="aic", allow_rotations=True,
+                               num_threads=int(threads))
 
 
 def pseudo_obs(x: ArrayLike, rng: np.random.Generator) -> np.ndarray:
@@ -85,6 +97,79 @@ def fit_pair(x: ArrayLike, y: ArrayLike, *, seed: int | tuple[int, ...] = 0,
 def family_name(cop: pv.Bicop) -> str:
     """The family's display name (``Gaussian``, ``Clayton``, ``BB8``...)."""
     return json.loads(cop.to_json())["fam"]
+
+
+def _display(code_family: int) -> str:
+    name = CODE_FAMILIES[code_family]
+    return json.loads(pv.Bicop(family=getattr(pv.BicopFamily, name)).to_json())["fam"]
+
+
+#: pyvinecopulib's display name (the JSON's ``fam``) of each of :data:`CODE_FAMILIES`.
+DISPLAY = tuple(_display(i) for i in range(len(CODE_FAMILIES)))
+
+
+def encode(cop: pv.Bicop) -> np.ndarray:
+    """The copula as a float64 row of :data:`CODE_FIELDS`: family index in
+    :data:`CODE_FAMILIES`, rotation, observations and parameters of the fit, log-likelihood,
+    parameters (unused ones NaN). Exactly what its JSON holds; :func:`decode` inverts it.
+
+    Examples
+    --------
+    >>> cop = pv.Bicop(family=pv.BicopFamily.gumbel, rotation=90, parameters=np.array([[1.5]]))
+    >>> encode(cop).tolist()[:2], encode(cop).tolist()[5:]
+    ([4.0, 90.0], [1.5, nan, nan])
+    >>> load(decode(encode(cop))).parameters.tolist(), load(decode(encode(cop))).rotation
+    ([[1.5]], 90)
+    """
+    spec = json.loads(cop.to_json())
+    try:
+        family = DISPLAY.index(spec["fam"])
+    except ValueError:
+        raise InputError(f"copula family {spec['fam']!r} has no code (parametric families "
+                         f"only: {', '.join(DISPLAY)})") from None
+    par = np.asarray(spec["par"]["data"], np.float64).ravel()
+    if par.size > _PARS or spec["par"]["shape"][1:] not in ([], [1]):
+        raise InputError(f"copula {spec['fam']}: {par.size} parameters, a code holds "
+                         f"{_PARS}")
+    ll = spec.get("ll")
+    out = np.full(WIDTH, np.nan)
+    out[:5] = (family, spec["rot"], spec["nobs"], spec["npars"],
+               np.nan if ll is None else ll)
+    out[5:5 + par.size] = par
+    return out
+
+
+def decode(code: ArrayLike) -> str:
+    """The JSON of the copula of `code` (:func:`encode`), in pyvinecopulib's layout (keys
+    sorted, no spaces): a pure function of the code, so the same code gives the same string
+    on any engine.
+
+    Examples
+    --------
+    >>> decode([3, 180, 50, 1, 3.5, 0.6, np.nan, np.nan])
+    '{"fam":"Clayton","ll":3.5,"nobs":50,"npars":1.0,"par":{"data":[0.6],"shape":[1,1]},"rot":180,"vt":["c","c"]}'
+    """
+    c = np.asarray(code, np.float64)
+    par = c[5:][~np.isnan(c[5:])]
+    spec = {"fam": DISPLAY[int(c[0])], "ll": None if np.isnan(c[4]) else float(c[4]),
+            "nobs": int(c[2]), "npars": float(c[3]),
+            "par": {"data": par.tolist(), "shape": [int(par.size), 1]}, "rot": int(c[1]),
+            "vt": ["c", "c"]}
+    return json.dumps(spec, sort_keys=True, separators=(",", ":"))
+
+
+def label(code: ArrayLike) -> str:
+    """``<family>`` or ``<family> <rotation>`` of a code (the families table's names).
+
+    Examples
+    --------
+    >>> nan = float("nan")
+    >>> label([3, 180, 50, 1, 3.5, 0.6, nan, nan]), label([1, 0, 50, 1, 0, 0.2, nan, nan])
+    ('Clayton 180', 'Gaussian')
+    """
+    c = np.asarray(code, np.float64)
+    fam, rot = DISPLAY[int(c[0])], int(c[1])
+    return fam if rot == 0 else f"{fam} {rot}"
 
 
 def load(spec: str) -> pv.Bicop:

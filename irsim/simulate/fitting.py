@@ -7,11 +7,20 @@ then the bottom ``drop_bottom`` share of the remaining runs by mean), selects a 
 and returns a :class:`CollectionModel`.
 
 Fitting cost is dominated by the copulas (one AIC selection over 11 families with rotations
-per pair, a few ms each); pyvinecopulib fits the families of one selection on
-``threads`` threads. A fitted model is cached on disk when a cache directory is given: one
-``<digest>.npz`` per (collection, metric), keyed by the sha256 of the scores, the run names
-and every fitting option (seed, drop rules, families, the format version and the
-pyvinecopulib version), so a rerun or a sweep over other study parameters skips fitting.
+per pair, ~10 ms each); pyvinecopulib fits the families of one selection on ``threads``
+threads. The work is split in three steps so that the selections can run elsewhere:
+:func:`prepare_fit` (data preparation and margins, in process; returns the cached model when
+there is one), :func:`fit_pairs` (the selections of a range of pairs, each a pure function of
+the kept scores, the seed and the pair, returned as fixed-width codes
+:func:`irsim.simulate.copulas.encode`) and :meth:`FitTask.finish` (the model from the codes,
+saved to the cache). :func:`fit_collection` runs the three in process;
+:func:`irsim.simulate.fit_engine.fit_collections` runs the selections of many collections as
+shards on the engine. Both give the same model, bit for bit.
+
+A fitted model is cached on disk when a cache directory is given: one ``<digest>.npz`` per
+(collection, metric), keyed by the sha256 of the scores, the run names and every fitting
+option (seed, drop rules, families, the format version and the pyvinecopulib version), so a
+rerun or a sweep over other study parameters skips fitting.
 
 Examples
 --------
@@ -42,10 +51,11 @@ from irsim.simulate import copulas as cop
 from irsim.simulate.margins import DISCRETE, Support, detect_support, fit_run_margins
 from irsim.simulate.topics import Margins
 
-__all__ = ["FORMAT", "CollectionModel", "cache_key", "fit_collection", "prepare_runs"]
+__all__ = ["FORMAT", "CollectionModel", "FitTask", "cache_key", "fit_collection", "fit_pairs",
+           "prepare_fit", "prepare_runs"]
 
 #: Version of the cached model format (part of the cache key).
-FORMAT = "irsim-simulate-1"
+FORMAT = "irsim-simulate-2"  # 2: copula JSON written from the codes
 #: Runs whose per-topic scores all agree within this are duplicates.
 DUPLICATE_TOL = 1e-5
 
@@ -198,13 +208,161 @@ def _load(path: Path) -> CollectionModel:
                            float(meta["observed_error"])).timed(0.0, True)
 
 
+def fit_pairs(kept: np.ndarray, seed: int, key: int, lo: int, hi: int,
+              families: tuple[str, ...] = cop.FAMILIES, threads: int = 1) -> np.ndarray:
+    """Copula codes (:func:`irsim.simulate.copulas.encode`, shape ``(hi - lo, WIDTH)``) of
+    the pairs ``lo .. hi - 1`` of the kept runs, in ``numpy.triu_indices(runs, 1)`` order.
+
+    Pair ``(i, j)`` is fitted to the pseudo-observations of ``(kept[i], kept[j])`` with ties
+    broken by a generator seeded ``(seed, key, i, j)``: a pure function of the pair, so any
+    split of the pairs gives the same codes. One pyvinecopulib selection per pair (the loop
+    is over library calls).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> x = 0.3 + 0.1 * rng.standard_normal((1, 40)) + 0.05 * rng.standard_normal((4, 40))
+    >>> whole = fit_pairs(x, 0, 7, 0, 6)
+    >>> whole.shape, bool((fit_pairs(x, 0, 7, 2, 5) == whole[2:5])[:, :5].all())
+    ((6, 8), True)
+    """
+    a, b = np.triu_indices(len(kept), 1)
+    ctl = cop.controls(tuple(families), threads)
+    out = np.empty((hi - lo, cop.WIDTH))
+    for r, (i, j) in enumerate(zip(a[lo:hi].tolist(), b[lo:hi].tolist(), strict=True)):
+        rng = np.random.default_rng([int(seed), int(key), i, j])
+        u = cop.pseudo_obs(np.column_stack([kept[i], kept[j]]), rng)
+        out[r] = cop.encode(pv.Bicop.from_data(u, controls=ctl))
+    return out
+
+
+@dataclass(frozen=True)
+class FitTask:
+    """One (metric, collection) prepared for its copula selections (:func:`prepare_fit`):
+    the kept runs and their margins; :meth:`finish` makes the model from the pairs' codes.
+
+    Attributes
+    ----------
+    name, metric : str
+    names : tuple of str
+        Every run's name (kept or not).
+    keep : numpy.ndarray of bool
+        Which runs are kept.
+    kept : numpy.ndarray, shape (kept runs, topics)
+    seed, key : int
+        The tie-breaking seed and the collection's key (``study_key(name/metric)``).
+    families : tuple of str
+    margins : Margins
+    margin_families : tuple of str
+    support : str
+    path : Path or None
+        Where the model is cached.
+    seconds : float
+        Time the preparation and margins took.
+    """
+
+    name: str
+    metric: str
+    names: tuple[str, ...]
+    keep: np.ndarray
+    kept: np.ndarray
+    seed: int
+    key: int
+    families: tuple[str, ...]
+    margins: Margins
+    margin_families: tuple[str, ...]
+    support: str
+    path: Path | None
+    seconds: float
+
+    @property
+    def pairs(self) -> int:
+        """Number of copulas to select."""
+        n = len(self.kept)
+        return n * (n - 1) // 2
+
+    def finish(self, codes: np.ndarray, seconds: float) -> CollectionModel:
+        """The model from the codes of every pair (saved to the cache when there is one);
+        `seconds` is the whole fitting time of this collection."""
+        codes = np.asarray(codes, np.float64)
+        if codes.shape != (self.pairs, cop.WIDTH) or np.isnan(codes[:, 0]).any():
+            raise ValueError(f"collection {self.name} {self.metric}: expected the codes of "
+                             f"{self.pairs} pairs, got shape {codes.shape}")
+        model = CollectionModel(
+            name=self.name, metric=self.metric,
+            runs=tuple(n for n, k in zip(self.names, self.keep, strict=True) if k),
+            dropped=tuple(n for n, k in zip(self.names, self.keep, strict=True) if not k),
+            margins=self.margins, margin_families=self.margin_families,
+            support=self.support,
+            copulas=tuple(cop.decode(c) for c in codes),
+            copula_families=tuple(cop.label(c) for c in codes),
+            observed_error=float(np.abs(self.margins.mean() - self.kept.mean(axis=1)).max()),
+        ).timed(seconds, False)
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _save(self.path, model)
+        return model
+
+
+def prepare_fit(scores: ArrayLike, *, metric: str, name: str,
+                runs: tuple[str, ...] | None = None, seed: int = 0,
+                drop_duplicates: bool = True, drop_bottom: float = 0.1,
+                families: tuple[str, ...] = cop.FAMILIES, support: Support | None = None,
+                cache_dir: str | os.PathLike | None = None) -> CollectionModel | FitTask:
+    """The cached model of `scores`, or the :class:`FitTask` of its copula selections (data
+    preparation and margins done). Parameters as :func:`fit_collection`.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> x = np.clip(0.3 + 0.1 * rng.standard_normal((6, 30)), 0, 1)
+    >>> task = prepare_fit(x, metric="AP", name="toy", drop_bottom=0.0)
+    >>> model = task.finish(fit_pairs(task.kept, 0, task.key, 0, task.pairs), 0.0)
+    >>> task.pairs, model.copulas == fit_collection(x, metric="AP", name="toy",
+    ...                                             drop_bottom=0.0).copulas
+    (15, True)
+    """
+    t0 = time.perf_counter()
+    x = np.asarray(scores, np.float64)
+    if x.ndim != 2 or len(x) < 2:
+        raise InputError(f"collection {name} {metric}: need a (runs >= 2, topics) matrix")
+    names = tuple(runs) if runs is not None else tuple(f"r{i}" for i in range(len(x)))
+    if len(names) != len(x):
+        raise InputError(f"collection {name} {metric}: {len(names)} run names for "
+                         f"{len(x)} rows")
+    support = support if support is not None else detect_support(x)
+    options = {"metric": metric, "name": name, "seed": int(seed),
+               "drop_duplicates": bool(drop_duplicates), "drop_bottom": float(drop_bottom),
+               "families": list(families),
+               "support": None if support is None else support.name}
+    if support is not None:  # the discrete families (issue 13: categorical added)
+        options["discrete_families"] = list(DISCRETE)
+    path = None
+    if cache_dir is not None:
+        path = Path(cache_dir).expanduser() / f"{cache_key(x, names, options)}.npz"
+        if path.is_file():
+            return _load(path)
+    keep = prepare_runs(x, drop_duplicates, drop_bottom)
+    if np.count_nonzero(keep) < 2:
+        raise InputError(f"collection {name} {metric}: fewer than 2 runs left to simulate")
+    kept = x[keep]
+    margins, fits = fit_run_margins(kept, support)
+    return FitTask(name=name, metric=metric, names=names, keep=keep, kept=kept,
+                   seed=int(seed), key=study_key(f"{name}/{metric}"),
+                   families=tuple(families), margins=margins,
+                   margin_families=tuple(f.family for f in fits),
+                   support="continuous" if support is None else support.name, path=path,
+                   seconds=time.perf_counter() - t0)
+
+
 def fit_collection(scores: ArrayLike, *, metric: str, name: str,
                    runs: tuple[str, ...] | None = None, seed: int = 0,
                    drop_duplicates: bool = True, drop_bottom: float = 0.1,
                    families: tuple[str, ...] = cop.FAMILIES, support: Support | None = None,
                    cache_dir: str | os.PathLike | None = None, threads: int = 1
                    ) -> CollectionModel:
-    """Fit the generator to a (runs, topics) matrix of one metric (see the module docstring).
+    """Fit the generator to a (runs, topics) matrix of one metric in this process (see the
+    module docstring).
 
     Parameters
     ----------
@@ -228,56 +386,11 @@ def fit_collection(scores: ArrayLike, *, metric: str, name: str,
     threads : int
         Threads pyvinecopulib uses per selection (the result does not depend on it).
     """
-    x = np.asarray(scores, np.float64)
-    if x.ndim != 2 or len(x) < 2:
-        raise InputError(f"collection {name} {metric}: need a (runs >= 2, topics) matrix")
-    names = tuple(runs) if runs is not None else tuple(f"r{i}" for i in range(len(x)))
-    if len(names) != len(x):
-        raise InputError(f"collection {name} {metric}: {len(names)} run names for "
-                         f"{len(x)} rows")
-    support = support if support is not None else detect_support(x)
-    options = {"metric": metric, "name": name, "seed": int(seed),
-               "drop_duplicates": bool(drop_duplicates), "drop_bottom": float(drop_bottom),
-               "families": list(families),
-               "support": None if support is None else support.name}
-    if support is not None:  # the discrete families (issue 13: categorical added)
-        options["discrete_families"] = list(DISCRETE)
-    path = None
-    if cache_dir is not None:
-        path = Path(cache_dir).expanduser() / f"{cache_key(x, names, options)}.npz"
-        if path.is_file():
-            return _load(path)
+    task = prepare_fit(scores, metric=metric, name=name, runs=runs, seed=seed,
+                       drop_duplicates=drop_duplicates, drop_bottom=drop_bottom,
+                       families=families, support=support, cache_dir=cache_dir)
+    if isinstance(task, CollectionModel):
+        return task
     t0 = time.perf_counter()
-    keep = prepare_runs(x, drop_duplicates, drop_bottom)
-    if np.count_nonzero(keep) < 2:
-        raise InputError(f"collection {name} {metric}: fewer than 2 runs left to simulate")
-    kept = x[keep]
-    margins, fits = fit_run_margins(kept, support)
-    ctl = cop.controls(families)
-    if threads > 1:
-        ctl = pv.FitControlsBicop(family_set=ctl.family_set, parametric_method="mle",
-                                  selection_criterion="aic", allow_rotations=True,
-                                  num_threads=int(threads))
-    a, b = np.triu_indices(len(kept), 1)
-    specs, fams = [], []
-    mkey = study_key(f"{name}/{metric}")
-    for i, j in zip(a.tolist(), b.tolist(), strict=True):  # fit time: one selection per pair
-        rng = np.random.default_rng([int(seed), mkey, i, j])
-        u = cop.pseudo_obs(np.column_stack([kept[i], kept[j]]), rng)
-        c = pv.Bicop.from_data(u, controls=ctl)
-        specs.append(c.to_json())
-        fam = cop.family_name(c)
-        fams.append(fam if c.rotation == 0 else f"{fam} {c.rotation}")
-    model = CollectionModel(
-        name=name, metric=metric,
-        runs=tuple(n for n, k in zip(names, keep, strict=True) if k),
-        dropped=tuple(n for n, k in zip(names, keep, strict=True) if not k),
-        margins=margins, margin_families=tuple(f.family for f in fits),
-        support="continuous" if support is None else support.name,
-        copulas=tuple(specs), copula_families=tuple(fams),
-        observed_error=float(np.abs(margins.mean() - kept.mean(axis=1)).max()),
-    ).timed(time.perf_counter() - t0, False)
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _save(path, model)
-    return model
+    codes = fit_pairs(task.kept, task.seed, task.key, 0, task.pairs, task.families, threads)
+    return task.finish(codes, task.seconds + time.perf_counter() - t0)
