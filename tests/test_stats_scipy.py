@@ -105,6 +105,21 @@ def test_wilcoxon_r_mode(ap_pairs):
     np.testing.assert_array_equal(short.exact, should)
 
 
+@pytest.mark.parametrize("method", ["approx", "exact", "auto", "r"])
+@pytest.mark.parametrize("zero_method", ["wilcox", "pratt"])
+def test_wilcoxon_row_without_nonzero_differences_has_p_one(method, zero_method):
+    """A pair whose differences are all 0 carries no evidence: p = 1 and not 'exact' (with
+    pratt the zeros are ranked, so they are in n; scipy's approx gives NaN there). The row
+    beside it (3 nonzero differences and 5 zeros) equals scipy's normal approximation."""
+    z = np.zeros((2, 8))
+    z[1, :3] = [0.1, -0.2, 0.3]
+    r = wilcoxon(z, zero_method=zero_method, method=method)
+    assert r.pvalue[0] == 1.0 and not r.exact[0]
+    if method == "approx":
+        want = sps.wilcoxon(z[1], zero_method=zero_method, method="asymptotic").pvalue
+        assert r.pvalue[1] == pytest.approx(want, rel=1e-12)
+
+
 @pytest.mark.parametrize("alternative", ALTERNATIVES)
 @pytest.mark.parametrize("threshold", [0.0, 0.01])
 def test_sign_test_equals_binomtest(p10_pairs, ap_pairs, alternative, threshold):

@@ -247,10 +247,14 @@ def paired_bootstrap(
     return BootstrapTestResult(d.out(obs), d.out(mc.pvalue(count)), d.out(count), mc.B)
 
 
+def _worst_k(v: np.ndarray, k: int) -> np.ndarray:
+    """Mean of the k smallest values along the last axis (the worst-k summary)."""
+    return np.partition(v, k - 1, axis=-1)[..., :k].mean(axis=-1)
+
+
 def _worst_mean(v: np.ndarray, idx: np.ndarray, k: int) -> np.ndarray:
     """Mean of the k smallest of ``v[p, idx[b]]`` for every row p and resample b."""
-    g = v[:, idx]  # (rows, B, draws)
-    return np.partition(g, k - 1, axis=-1)[..., :k].mean(axis=-1)
+    return _worst_k(v[:, idx], k)  # (rows, B, draws) -> (rows, B)
 
 
 def _summary(v: np.ndarray, summary: str, k: int) -> np.ndarray:
@@ -258,7 +262,7 @@ def _summary(v: np.ndarray, summary: str, k: int) -> np.ndarray:
         return v.mean(axis=-1)
     if summary == "gmean":
         return gmean_scores(v)
-    return np.partition(v, k - 1, axis=-1)[..., :k].mean(axis=-1)
+    return _worst_k(v, k)
 
 
 def unpaired_bootstrap(

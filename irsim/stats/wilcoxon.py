@@ -192,7 +192,8 @@ def wilcoxon(
     else:
         exact = (count < 50) & ~has_ties & (n0 == 0)
         correction = True
-    exact &= count > 0
+    nonzero = z.shape[-1] - n0  # pratt counts the zeros in `count`, not as evidence
+    exact &= nonzero > 0
 
     # normal approximation (all pairs: cheap)
     mean = (n_all * (n_all + 1) - n_zero * (n_zero + 1)) / 4.0
@@ -217,7 +218,7 @@ def wilcoxon(
         pe = {"greater": ge, "less": le}.get(alternative)
         p[exact] = 2.0 * np.minimum(ge, le) if pe is None else pe
         zstat[exact] = np.nan
-    p = np.where(count > 0, np.minimum(p, 1.0), 1.0)
+    p = np.where(nonzero > 0, np.minimum(p, 1.0), 1.0)
     return WilcoxonResult(
         d.out(w2_plus / 2.0), d.out(p), d.out(w2_minus / 2.0), d.out(zstat), d.out(exact),
         d.out(count.astype(np.int64)),
