@@ -389,12 +389,14 @@ def test_internal_error_is_one_line_with_the_traceback_in_the_log(tmp_path, caps
                                                                   monkeypatch):
     """A bug (not bad input) still prints one line, exit code 1, and points to the run
     directory's log, which holds the traceback."""
-    import irsim.engine
+    import irsim.engine.session
 
     def boom(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(irsim.engine, "run_study", boom)  # looked up at each run
+    # the CLI runs studies through the run's engine session, which looks run_study up at
+    # each run
+    monkeypatch.setattr(irsim.engine.session, "run_study", boom)
     run_dir = tmp_path / "run"
     with pytest.raises(SystemExit) as exc:
         main(["experiment.B=100", "quiet=true", f"hydra.run.dir={run_dir}"])

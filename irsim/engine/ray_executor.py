@@ -252,7 +252,8 @@ def release_kept(since: int) -> None:
     import ray
 
     if ray.is_initialized():
-        ray.shutdown()
+        with _stderr_to_log():
+            ray.shutdown()
     kept = _KEPT[since:]
     del _KEPT[since:]
     for watchdog in kept:
@@ -479,7 +480,9 @@ class RayPool:
             yield shard, partial
 
     def _kill(self, actor: Any) -> None:
-        if actor is None:
+        # after Ray was shut down (e.g. by the run's engine session before this pool's
+        # generator is finalised), a Ray call would start a new instance: nothing to kill
+        if actor is None or not self.ray.is_initialized():
             return
         try:
             self.ray.kill(actor)

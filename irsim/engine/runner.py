@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import time
@@ -194,13 +195,16 @@ def run_study(
     else:
         raise ConfigError(f"engine must be 'local' or 'ray', got {engine!r}")
     t_compute = time.perf_counter()
-    for shard, part in stream:
-        reducer.combine(shard, part)
-        if store is not None:  # only what can still matter (exact: see Accumulator.needed)
-            store.save(shard, reducer.needed(shard, part))
-        count += 1
-        if progress is not None:
-            progress(count, total)
+    # closed on the way out, also when the reduction raises (Ctrl-C while a checkpoint is
+    # written): the executor shuts down now, not when the generator is collected at exit
+    with contextlib.closing(iter(stream)) as shards:
+        for shard, part in shards:
+            reducer.combine(shard, part)
+            if store is not None:  # only what can still matter (exact: Accumulator.needed)
+                store.save(shard, reducer.needed(shard, part))
+            count += 1
+            if progress is not None:
+                progress(count, total)
     t_reduce = time.perf_counter()
     tables = reducer.finalize()
     t_end = time.perf_counter()
