@@ -32,8 +32,8 @@ import pandas as pd
 from irsim.data.matrix import ScoreMatrix
 from irsim.engine import run_study
 from irsim.experiments import Shards
-from irsim.experiments.kit.bins import ABSOLUTE, RELATIVE, is_swap
 from irsim.experiments.swap import STREAM, Config, make
+from irsim.kit.bins import ABSOLUTE, RELATIVE, is_swap
 from irsim.sampling.subsets import subset_indices
 from irsim.stats.ties import score_tolerance
 

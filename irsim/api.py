@@ -61,7 +61,7 @@ from irsim.data.matrix import ScoreMatrix
 from irsim.errors import ConfigError, InputError, python_parameters, unknown_name
 
 if TYPE_CHECKING:
-    from irsim.experiments.kit.loading import CollectionSet
+    from irsim.kit.loading import CollectionSet
 
 __all__ = ["Result", "evaluate", "execute", "as_score_matrix", "as_doc_collection",
            "engine_defaults", "study_function", "STUDIES", "versions", "describe_data",
@@ -186,7 +186,7 @@ def _is_pooled(data: Any) -> bool:
 
 def as_collection_set(data: Mapping[str, Any], metrics: Any = None) -> CollectionSet:
     """Several collections per metric, pooled by ``irsim.test_errors(design="urbano2019")``,
-    as the :class:`~irsim.experiments.kit.loading.CollectionSet` the command line's
+    as the :class:`~irsim.kit.loading.CollectionSet` the command line's
     ``collection.paths={METRIC: [file, ...]}`` gives.
 
     Parameters
@@ -210,7 +210,7 @@ def as_collection_set(data: Mapping[str, Any], metrics: Any = None) -> Collectio
     ...
     irsim.errors.ConfigError: config: metrics: 'RR' is not a metric of the data (AP)
     """
-    from irsim.experiments.kit.loading import CollectionSet
+    from irsim.kit.loading import CollectionSet
 
     keys = [str(k) for k in data]
     wanted = [metrics] if isinstance(metrics, str) else metrics
@@ -581,7 +581,7 @@ def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
             if not isinstance(data, DocCollection):
                 raise ConfigError(f"irsim.{name} reads runs and qrels: pass runs= and qrels=")
         elif _is_pooled(data):
-            from irsim.experiments.kit.loading import POOLING_STUDIES
+            from irsim.kit.loading import POOLING_STUDIES
 
             design = str(getattr(config, "design", ""))
             if (name, design) not in POOLING_STUDIES:

@@ -26,7 +26,7 @@ from irsim.api import describe_data, matrix_to_long, versions
 from irsim.data.collection import load_doc_collection
 from irsim.engine import write_tables
 from irsim.experiments import load
-from irsim.experiments.kit.loading import metrics_arg, progress_bar
+from irsim.kit.loading import metrics_arg, progress_bar
 
 __all__ = ["compose_config", "run", "evaluate_command", "write_manifest", "matrix_to_long",
            "describe_data", "check_seed", "check_run_dir", "check_keys", "check_ray_address",

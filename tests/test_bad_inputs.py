@@ -415,7 +415,7 @@ def test_two_topics_make_the_paired_bootstrap_degenerate_and_are_refused():
     by enumerating the three resamples directly), so the paired bootstrap gives ASL 0 to
     every pair with d != 0; the study's check and irsim.stats.paired_bootstrap refuse it."""
     from irsim.errors import ConfigError, InputError
-    from irsim.experiments.kit.common import check_paired_bootstrap_topics
+    from irsim.kit.common import check_paired_bootstrap_topics
     from irsim.stats import paired_bootstrap
 
     rng = np.random.default_rng(0)
@@ -442,7 +442,7 @@ def test_too_few_resamples_for_alpha_are_refused(B, alphas, ok):
     fewer resamples 'ASL < alpha' means 'no resample as extreme' (B=1: most pairs
     significant) and with add-one p-values (>= 1/(B+1)) nothing can be significant."""
     from irsim.errors import ConfigError
-    from irsim.experiments.kit.common import check_resamples
+    from irsim.kit.common import check_resamples
 
     if ok:
         assert check_resamples(B, alphas) == B

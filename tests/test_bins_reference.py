@@ -1,4 +1,4 @@
-"""The swap-bin rules of irsim.experiments.kit.bins against references written here from their
+"""The swap-bin rules of irsim.kit.bins against references written here from their
 definitions (Sakai 2006, Voorhees & Buckley 2002): the smallest difference from which every
 non-empty bin's swap rate is at most the threshold, the relative difference, and the swap
 rule at exact zeros. The cases sit on the cut-offs: a rate equal to the threshold, bins with
@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from irsim.experiments.kit.bins import is_swap, relative_difference, required_difference
+from irsim.kit.bins import is_swap, relative_difference, required_difference
 
 
 def required_reference(comps, swaps, lo, threshold):

@@ -418,7 +418,7 @@ def test_unpaired_top_k_holds_the_replicates_of_a_direct_computation(shard_repli
     reached a 1000-replicate chunk, topk_rows returned the kernel's reused buffer and later
     chunks overwrote the kept values (issue 16: wrong estimated differences at large B)."""
     from irsim.experiments.discpower import UNPAIRED_STREAM
-    from irsim.experiments.kit.common import pair_index
+    from irsim.kit.common import pair_index
     from irsim.sampling.topics import bootstrap_indices
 
     m = urbano_matrix("adhoc6_ap", "AP", systems=12)

@@ -15,7 +15,7 @@ from irsim.engine import run_study
 from irsim.errors import ConfigError
 from irsim.experiments import Shards
 from irsim.experiments.error_rates import SD_STREAM, STREAM, Config, fit_growth, make
-from irsim.experiments.kit.topicsets import kept_systems
+from irsim.kit.topicsets import kept_systems
 from irsim.sampling.subsets import subset_indices
 
 WINDOWS = ((0.01, 0.05), (0.0, 0.05))

@@ -174,7 +174,7 @@ def _urbano_config():
 def test_make_study_selects_the_copulas_on_the_engine(serial):
     """test_errors' data preparation runs its selections on the engine it is given."""
     from irsim.experiments import Shards, make_study
-    from irsim.experiments.kit.loading import CollectionSet
+    from irsim.kit.loading import CollectionSet
 
     class Recording(Engine):
         def run(self, study, data, **kw):

@@ -29,8 +29,8 @@ from irsim.data.synthetic import synthetic_scores
 from irsim.engine import run_study
 from irsim.errors import ConfigError, python_parameters
 from irsim.experiments import Shards, build_study
-from irsim.experiments.kit.loading import score_matrix
 from irsim.experiments.test_errors import Config, TestErrors, make
+from irsim.kit.loading import score_matrix
 from irsim.runner import compose_config, run
 from irsim.simulate.topics import TopicSimulator, fit_simulator, prepare
 from irsim.stats.binomial import clopper_pearson

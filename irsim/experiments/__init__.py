@@ -20,7 +20,7 @@ The contract of an experiment module ``irsim.experiments.<name>``:
   (tables declared in :mod:`irsim.tables`) and ``fingerprint()``.
 
 The report of a study lives in ``irsim.report.<name>`` (``sections(tables, run_dir)``);
-no study imports another study: shared pieces live in the kit (:mod:`irsim.experiments.kit`),
+no study imports another study: shared pieces live in the kit (:mod:`irsim.kit`),
 :mod:`irsim.sampling`, :mod:`irsim.stats` and :mod:`irsim.metrics`.
 """
 
@@ -29,11 +29,11 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
 from irsim.errors import unknown_name
+from irsim.kit.common import Shards
 
 __all__ = ["KNOWN", "Shards", "experiment_names", "experiment_module", "build_study",
            "make_study", "load"]
@@ -41,22 +41,6 @@ __all__ = ["KNOWN", "Shards", "experiment_names", "experiment_module", "build_st
 #: Experiment modules, in the order ``irsim list`` shows them.
 KNOWN = ("discpower", "swap", "error_rates", "effort", "coverage", "corpus_ci", "test_errors",
          "topic_set_size", "reliability", "multiple_testing")
-
-
-@dataclass(frozen=True)
-class Shards:
-    """Requested shard sizes (``engine.shard_items`` x ``engine.shard_replicates``): items
-    are what a study splits its work over (system pairs, runs, configurations), replicates
-    its bootstrap samples or trials. None = the study's default. Shard sizes never change
-    results."""
-
-    items: int | None = None
-    replicates: int | None = None
-
-    def get(self, items_default: int, replicates_default: int) -> tuple[int, int]:
-        """``(items, replicates)`` with the study's defaults filled in."""
-        return (items_default if self.items is None else int(self.items),
-                replicates_default if self.replicates is None else int(self.replicates))
 
 
 def experiment_names() -> list[str]:
@@ -89,7 +73,7 @@ def load(cfg: Any) -> tuple[str, Any, Any, Shards]:
     ``Config``, the data it reads and the requested shard sizes."""
     from omegaconf import OmegaConf
 
-    from irsim.experiments.kit.loading import doc_collection, engine_shards, score_matrix
+    from irsim.kit.loading import doc_collection, engine_shards, score_matrix
 
     name = cfg.experiment.name
     module = experiment_module(name)

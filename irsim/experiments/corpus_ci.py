@@ -65,7 +65,7 @@ from irsim.engine.base import Shard, block_ranges, shard_grid
 from irsim.engine.partials import Slab
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
-from irsim.experiments.kit.common import (
+from irsim.kit.common import (
     aligned_block,
     check_choices,
     check_positive_int,

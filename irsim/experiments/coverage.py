@@ -44,7 +44,7 @@ from irsim.engine.base import Shard, shard_grid
 from irsim.engine.partials import Count
 from irsim.errors import ConfigError, param
 from irsim.experiments import Shards
-from irsim.experiments.kit.common import (
+from irsim.kit.common import (
     aligned_block,
     as_tuple,
     check_alphas,

@@ -4,7 +4,7 @@ One run computes, for every metric and system pair, the method set of METHODS.md
 
 - the achieved significance level (ASL) of any test of :mod:`irsim.stats` (paired and
   unpaired bootstrap, t, Wilcoxon, sign, randomisation, Tukey HSD, randomised Tukey HSD;
-  :mod:`~irsim.experiments.kit.discpower_tests`), the ASL adjusted for all pairs by a
+  :mod:`~irsim.kit.discpower_tests`), the ASL adjusted for all pairs by a
   multiple-comparison correction (``correction``: none, Bonferroni, Holm, BH, BY over the
   family of all pairs of a metric and test, :func:`irsim.stats.adjust`; Tukey HSD and
   randomised Tukey HSD are simultaneous already and keep their ASL), discriminative power
@@ -12,19 +12,19 @@ One run computes, for every metric and system pair, the method set of METHODS.md
   for ASL < alpha -> tables ``asl`` and ``discpower``;
 - test agreement (``agreement``; Smucker, Allan & Carterette, CIKM 2007): for every pair of
   tests, the correlation and RMSE of their p-values over all system pairs and the share of
-  pairs significant by one only (:mod:`~irsim.experiments.kit.discpower_agreement`) -> table
+  pairs significant by one only (:mod:`~irsim.kit.discpower_agreement`) -> table
   ``test_agreement``;
 - G-metrics (``gmean``): ``AG <metric>`` is the per-topic ``log(x + 1e-5)`` with the tests of
   arithmetic means, ``G <metric>`` the geometric mean ``exp(mean(log(x + 1e-5)))`` with the
   unpaired bootstrap test (Sakai 2006, Sections 3.1-3.2);
 - on the paired test's bootstrap samples ``Q*b``: stability (minority rate, proportion of
-  ties; :mod:`~irsim.experiments.kit.stability`), the bootstrap swap method with a second set
-  ``Q'*b`` (:mod:`~irsim.experiments.kit.bootswap`) and Kendall's tau between the rankings of
-  every metric pair with the Z0 test and the bootstrap SE (:mod:`~irsim.experiments.kit.rankcorr`),
+  ties; :mod:`~irsim.kit.stability`), the bootstrap swap method with a second set
+  ``Q'*b`` (:mod:`~irsim.kit.bootswap`) and Kendall's tau between the rankings of
+  every metric pair with the Z0 test and the bootstrap SE (:mod:`~irsim.kit.rankcorr`),
   for ``<metric>`` and ``G <metric>`` (``AG`` ranks systems as ``G`` does).
 
 Columns: :mod:`irsim.tables`; report: :mod:`irsim.report.discpower`. The bootstrap tests
-run (:mod:`~irsim.experiments.kit.discpower_kernel`) on the batched kernels of
+run (:mod:`~irsim.kit.discpower_kernel`) on the batched kernels of
 :mod:`irsim.stats.resample` (those of :func:`irsim.stats.paired_bootstrap` and
 :func:`irsim.stats.unpaired_bootstrap`): the paired test's sums of differences and the
 unpaired replicates come from per-system GEMMs; only ``w^2 @ counts`` is per pair.
@@ -54,9 +54,9 @@ from irsim.engine.base import Shard, shard_grid
 from irsim.engine.partials import Count, Kind, Slab, TopK
 from irsim.errors import ConfigError, InputError, param, unknown_name
 from irsim.experiments import Shards
-from irsim.experiments.kit.bins import ABSOLUTE
-from irsim.experiments.kit.bootswap import SWAP_STREAM, check_confidences, swap_tables
-from irsim.experiments.kit.common import (
+from irsim.kit.bins import ABSOLUTE
+from irsim.kit.bootswap import SWAP_STREAM, check_confidences, swap_tables
+from irsim.kit.common import (
     PAIR_UNIT,
     aligned_block,
     as_tuple,
@@ -68,15 +68,15 @@ from irsim.experiments.kit.common import (
     round_sig,
     unit_ranges,
 )
-from irsim.experiments.kit.discpower_agreement import agreement_table
-from irsim.experiments.kit.discpower_kernel import (
+from irsim.kit.discpower_agreement import agreement_table
+from irsim.kit.discpower_kernel import (
     PAIRED_STREAM,
     TUKEY_STREAM,
     UNPAIRED_STREAM,
     ShardKernel,
     resampled_asl,
 )
-from irsim.experiments.kit.discpower_tests import (
+from irsim.kit.discpower_tests import (
     CLOSED_FORM,
     RESAMPLED,
     SIMULTANEOUS,
@@ -87,8 +87,8 @@ from irsim.experiments.kit.discpower_tests import (
     closed_form_asl,
     randomisation_asl,
 )
-from irsim.experiments.kit.rankcorr import rankcorr_table, tau_matrices
-from irsim.experiments.kit.stability import DEFAULT_FUZZINESS, check_fuzziness, stability_table
+from irsim.kit.rankcorr import rankcorr_table, tau_matrices
+from irsim.kit.stability import DEFAULT_FUZZINESS, check_fuzziness, stability_table
 from irsim.sampling.rng import REPLICATE_BLOCK
 from irsim.stats.multiple import CORRECTIONS, adjust
 from irsim.stats.resample import gmean_scores, log_scores
@@ -229,7 +229,7 @@ class DiscPower:
 
     Parameters as :class:`Config` (checked and normalised by :func:`make`; ``alphas`` is
     ``alpha`` as a tuple, ``options`` the Wilcoxon and sign-test options as a
-    :class:`~irsim.experiments.kit.discpower_tests.TestOptions`), plus the global ``seed`` and the
+    :class:`~irsim.kit.discpower_tests.TestOptions`), plus the global ``seed`` and the
     shard sizes ``shard_items`` (pairs, rounded up to a multiple of 256) and
     ``shard_replicates`` (rounded up to a multiple of 250): neither changes any result,
     memory per kernel step is bounded by the fixed 256 x 250 units.

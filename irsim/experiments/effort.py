@@ -5,7 +5,7 @@ From document-level data (runs + qrels): for each (metric, pool depth k) the qre
 restricted to the depth-k pool of the runs (:mod:`irsim.sampling.pooling`: every pooled
 document judged, grades kept, everything else unjudged), the metric is recomputed, and the
 unconditioned error rates of the error-rate kernel
-(:class:`~irsim.experiments.kit.topicsets.PairErrors`, as the ``error_rates`` study) are
+(:class:`~irsim.kit.topicsets.PairErrors`, as the ``error_rates`` study) are
 measured for each topic-set size. Effort = topics x mean judged (pooled) documents per
 topic, so MAP on depth-100 pools and P@10 on depth-10 pools can be compared per unit of
 judging effort (the paper's Fig. 7). A depth of ``null`` keeps the full qrels (effort =
@@ -32,8 +32,8 @@ from irsim.engine.base import Partial, Shard
 from irsim.engine.partials import Kind
 from irsim.errors import ConfigError, param
 from irsim.experiments import Shards
-from irsim.experiments.kit.common import check_positive_int, check_unique
-from irsim.experiments.kit.topicsets import (
+from irsim.kit.common import check_positive_int, check_unique
+from irsim.kit.topicsets import (
     PairErrors,
     check_drop_bottom,
     check_schemes,

@@ -5,7 +5,7 @@ Each trial draws two topic sets ``Q_i``, ``Q'_i`` of size ``c`` (``disjoint`` as
 Buckley and the first part of the paper, ``replacement`` as its Section 7, or
 ``independent``); a comparison of a pair of runs is an *error* if the order of the pair on
 ``Q'_i`` differs from its order on ``Q_i`` (the swap rule of
-:func:`irsim.experiments.kit.bins.is_swap`: opposite signs, or exactly one difference 0).
+:func:`irsim.kit.bins.is_swap`: opposite signs, or exactly one difference 0).
 Comparisons are binned by the difference on ``Q_i`` (absolute bins of 0.01 and bins of 5%
 relative to the smaller mean) and, optionally, kept only when a significance test on
 ``Q_i`` (t, sign, Wilcoxon, paired bootstrap, randomisation) gives a p-value inside a window
@@ -23,7 +23,7 @@ relative to the smaller mean) and, optionally, kept only when a significance tes
   that rank over all pairs (the dependency artefact, Fig. 8).
 
 The bottom share of systems by mean score (the paper drops 25% by MAP) can be left out.
-The kernel (:class:`~irsim.experiments.kit.topicsets.PairErrors`, shared with the effort study)
+The kernel (:class:`~irsim.kit.topicsets.PairErrors`, shared with the effort study)
 counts integer fields per block of pairs: shards split the pairs only, a pair's trials (50
 in the paper) stay in one shard because the dependency table ranks them. The standard
 deviations are computed once, by the shard of the first pair block (a
@@ -44,9 +44,9 @@ from irsim.engine.base import Partial, Shard
 from irsim.engine.partials import Kind, Slab
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
-from irsim.experiments.kit.bins import LAYOUTS
-from irsim.experiments.kit.common import as_tuple, check_positive_int, check_unique, select_metrics
-from irsim.experiments.kit.topicsets import (
+from irsim.kit.bins import LAYOUTS
+from irsim.kit.common import as_tuple, check_positive_int, check_unique, select_metrics
+from irsim.kit.topicsets import (
     ERROR_STREAM,
     PairErrors,
     check_drop_bottom,

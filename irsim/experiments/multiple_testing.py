@@ -54,7 +54,7 @@ from irsim.engine.base import Partial, Shard, shard_grid
 from irsim.engine.partials import Count
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
-from irsim.experiments.kit.common import (
+from irsim.kit.common import (
     aligned_block,
     check_alphas,
     check_choices,

@@ -51,7 +51,7 @@ from irsim.engine.base import Shard, block_ranges
 from irsim.engine.partials import Count, Slab
 from irsim.errors import ConfigError, param
 from irsim.experiments import Shards
-from irsim.experiments.kit.common import (
+from irsim.kit.common import (
     aligned_block,
     as_tuple,
     check_positive_int,
@@ -59,7 +59,7 @@ from irsim.experiments.kit.common import (
     select_metrics,
     unit_ranges,
 )
-from irsim.experiments.kit.topicsets import check_drop_bottom, kept_systems
+from irsim.kit.topicsets import check_drop_bottom, kept_systems
 from irsim.sampling.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.sampling.topics import bootstrap_indices
 from irsim.stats.gtheory import GStudy, e_rho2, feldt_interval, g_study, phi, topics_for

@@ -5,7 +5,7 @@ Each trial ``i`` draws two topic sets ``Q_i`` and ``Q'_i`` of size ``c`` (``disj
 ``independent``, ``replacement`` or ``bootstrap``, :mod:`irsim.sampling.subsets`). For every
 system pair ``(x, y)`` and metric ``M``: ``d = M(x, Q_i) - M(y, Q_i)``, ``d'`` on ``Q'_i``;
 the comparison goes into the bin of ``|d|`` (absolute bins of width 0.01, the last >= 0.20,
-and relative bins of 5% of the smaller mean, :mod:`irsim.experiments.kit.bins`) and is a swap if
+and relative bins of 5% of the smaller mean, :mod:`irsim.kit.bins`) and is a swap if
 ``d * d' < 0`` or exactly one of them is 0. From the swap rates per bin: the difference
 required for 95/90/80% confidence (smallest bin from which every swap rate is <= 5/10/20%),
 the maximum performance observed, the relative difference required (required / max) and the
@@ -40,7 +40,7 @@ from irsim.engine.base import Partial, Shard, shard_grid
 from irsim.engine.partials import Count, Extreme, Kind
 from irsim.errors import ConfigError, param
 from irsim.experiments import Shards
-from irsim.experiments.kit.bins import (
+from irsim.kit.bins import (
     ABSOLUTE,
     LAYOUTS,
     RELATIVE,
@@ -50,7 +50,7 @@ from irsim.experiments.kit.bins import (
     relative_difference,
     required_difference,
 )
-from irsim.experiments.kit.common import (
+from irsim.kit.common import (
     PAIR_UNIT,
     aligned_block,
     as_tuple,
@@ -60,7 +60,7 @@ from irsim.experiments.kit.common import (
     select_metrics,
     unit_ranges,
 )
-from irsim.experiments.kit.topicsets import check_schemes, check_sizes, rates, sampling_configs
+from irsim.kit.topicsets import check_schemes, check_sizes, rates, sampling_configs
 from irsim.sampling.rng import REPLICATE_BLOCK
 from irsim.sampling.subsets import set_means, set_overlap, subset_counts, unique_topics
 from irsim.stats.ties import score_tolerance, snap_zero

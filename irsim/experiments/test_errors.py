@@ -45,7 +45,7 @@ from irsim.engine.partials import Count
 from irsim.engine.session import Engine
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
-from irsim.experiments.kit.common import (
+from irsim.kit.common import (
     aligned_block,
     check_alphas,
     check_positive_int,
@@ -706,7 +706,7 @@ def _urbano_data(config: Config, data: Any, seed: int, deltas: tuple[float, ...]
                  engine: Engine | None = None) -> UrbanoData:
     """Fit (or read from ``fit_cache``) a generator per (metric, collection) and pool them;
     the copula selections run as shards on `engine` (:mod:`irsim.simulate.fit_engine`)."""
-    from irsim.experiments.kit.loading import CollectionSet
+    from irsim.kit.loading import CollectionSet
 
     if isinstance(data, CollectionSet):
         parts = {m: data.of(m) for m in data.metrics}
@@ -769,7 +769,7 @@ def make(config: Config, data: Any, *, seed: int, shards: Shards, engine: Engine
         power = int(config.power_trials) or study.trials
         urbano = UrbanoStudy(study, power, deltas)
         return urbano, _urbano_data(config, data, seed, urbano.deltas, engine)
-    from irsim.experiments.kit.loading import CollectionSet
+    from irsim.kit.loading import CollectionSet
 
     if isinstance(data, CollectionSet):
         raise ConfigError("several collections per metric are pooled by design=urbano2019 "

@@ -17,11 +17,11 @@ import numpy as np
 
 from irsim.engine.base import Shard
 from irsim.engine.partials import topk_rows
-from irsim.experiments.kit.bins import ABSOLUTE
-from irsim.experiments.kit.bootswap import SWAP_STREAM, swap_counts, topic_overlap
-from irsim.experiments.kit.common import PAIR_UNIT, pair_index, unit_ranges
-from irsim.experiments.kit.discpower_tests import RESAMPLED
-from irsim.experiments.kit.stability import stability_counts
+from irsim.kit.bins import ABSOLUTE
+from irsim.kit.bootswap import SWAP_STREAM, swap_counts, topic_overlap
+from irsim.kit.common import PAIR_UNIT, pair_index, unit_ranges
+from irsim.kit.discpower_tests import RESAMPLED
+from irsim.kit.stability import stability_counts
 from irsim.sampling.permutations import topic_permutations
 from irsim.sampling.rng import REPLICATE_BLOCK
 from irsim.sampling.topics import bootstrap_counts, bootstrap_indices, indices_to_counts

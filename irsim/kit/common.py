@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,7 @@ __all__ = [
     "check_paired_bootstrap_topics",
     "check_positive_int",
     "auto_block",
+    "Shards",
 ]
 
 
@@ -328,3 +330,19 @@ def check_simulated_tests(study: Any) -> None:
                           f"{study.sign_threshold}")
     if not 0.0 < float(study.ci_level) < 1.0:
         raise ConfigError(f"{param('ci_level')} must be in (0, 1), got {study.ci_level}")
+
+
+@dataclass(frozen=True)
+class Shards:
+    """Requested shard sizes (``engine.shard_items`` x ``engine.shard_replicates``): items
+    are what a study splits its work over (system pairs, runs, configurations), replicates
+    its bootstrap samples or trials. None = the study's default. Shard sizes never change
+    results."""
+
+    items: int | None = None
+    replicates: int | None = None
+
+    def get(self, items_default: int, replicates_default: int) -> tuple[int, int]:
+        """``(items, replicates)`` with the study's defaults filled in."""
+        return (items_default if self.items is None else int(self.items),
+                replicates_default if self.replicates is None else int(self.replicates))

@@ -5,7 +5,7 @@ and the error-rate kernel of Sanderson & Zobel (2005).
 recomputed on pooled qrels, of :mod:`~irsim.experiments.effort`: each trial draws two topic
 sets ``Q_i``, ``Q'_i`` (:func:`irsim.sampling.subsets.subset_indices`, one set of draws for
 every pair); a comparison of a pair of systems is an *error* if its order on ``Q'_i``
-differs from its order on ``Q_i`` (:func:`irsim.experiments.kit.bins.is_swap` with
+differs from its order on ``Q_i`` (:func:`irsim.kit.bins.is_swap` with
 ``zero_swaps=True``). Comparisons are counted per bin of the difference on ``Q_i`` and per
 condition: every comparison (``test="none"``) or those where a significance test on ``Q_i``
 gives a p-value in a window ``lo < p <= hi``. Means of every system on every set are GEMMs
@@ -26,14 +26,14 @@ from irsim.data.matrix import ScoreMatrix
 from irsim.engine.base import Shard, shard_grid
 from irsim.engine.partials import Count, Kind
 from irsim.errors import ConfigError, param
-from irsim.experiments.kit.bins import (
+from irsim.kit.bins import (
     ABSOLUTE,
     LAYOUTS,
     RELATIVE,
     is_swap,
     relative_difference,
 )
-from irsim.experiments.kit.common import (
+from irsim.kit.common import (
     PAIR_UNIT,
     aligned_block,
     as_tuple,

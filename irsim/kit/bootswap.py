@@ -4,13 +4,13 @@ A helper of the discpower experiment (not an experiment of its own). Besides the
 test's bootstrap samples ``Q*b``, a second, independent set ``Q'*b`` (b = 1..B) is drawn from
 the same topic set. For every system pair and ``b``: ``D = M(X, Q*b) - M(Y, Q*b)`` and ``D'``
 likewise on ``Q'*b``; the comparison falls into the bin of ``|D|`` (the one absolute layout of
-:mod:`irsim.experiments.kit.bins`: 21 bins of width 0.01, the last ``>= 0.20``) and is a swap if
-``D * D' < 0`` (:func:`~irsim.experiments.kit.bins.is_swap` with ``zero_swaps=False``).
+:mod:`irsim.kit.bins`: 21 bins of width 0.01, the last ``>= 0.20``) and is a swap if
+``D * D' < 0`` (:func:`~irsim.kit.bins.is_swap` with ``zero_swaps=False``).
 
 Per bin: comparisons and swaps (integer counters: partial counts over blocks of pairs and
 samples add up in any order), swap rate = swaps / comparisons. Required difference at
 confidence ``1 - r`` = the smallest bin edge from which every swap rate is ``<= r``
-(:func:`~irsim.experiments.kit.bins.required_difference`); sensitivity = share of all
+(:func:`~irsim.kit.bins.required_difference`); sensitivity = share of all
 ``|C| * B`` comparisons with ``|D|`` at least that difference; max performance = the largest
 ``M(X, Q*b)`` over systems and samples of both sets; relative difference = required / max.
 """
@@ -23,8 +23,8 @@ import numpy as np
 import pyarrow as pa
 
 from irsim.errors import param
-from irsim.experiments.kit.bins import ABSOLUTE, BinLayout, is_swap, required_difference
-from irsim.experiments.kit.common import check_alphas
+from irsim.kit.bins import ABSOLUTE, BinLayout, is_swap, required_difference
+from irsim.kit.common import check_alphas
 from irsim.tables import schema, table
 
 __all__ = ["SWAP_STREAM", "check_confidences", "swap_counts", "topic_overlap", "swap_tables"]

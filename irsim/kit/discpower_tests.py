@@ -4,7 +4,7 @@ from the whole score matrix (not a study).
 Every test of :mod:`irsim.stats` runs in discpower. The Monte Carlo ones run in the study's
 kernel, sharded over pairs x replicates: the paired and unpaired bootstrap and randomised
 Tukey HSD on the batched kernels of :mod:`irsim.stats.resample`
-(:mod:`~irsim.experiments.kit.discpower_kernel`), the randomisation test by
+(:mod:`~irsim.kit.discpower_kernel`), the randomisation test by
 :func:`irsim.stats.randomisation_test` on each shard's pairs (:func:`randomisation_asl`).
 The others are computed here at the end, in fixed blocks of pairs, by the functions of
 :mod:`irsim.stats` (:func:`closed_form_asl`): Wilcoxon (:func:`irsim.stats.wilcoxon`), sign
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
-from irsim.experiments.kit.common import PAIR_UNIT, unit_ranges
+from irsim.kit.common import PAIR_UNIT, unit_ranges
 from irsim.stats.anova import anova_two_way, tukey_hsd
 from irsim.stats.randomisation import randomisation_test
 from irsim.stats.sign import sign_test

@@ -141,7 +141,7 @@ def doc_collection(cfg: Any) -> DocCollection:
 
 def engine_shards(cfg: Any) -> Any:
     """The requested shard sizes (``engine.shard_items``, ``engine.shard_replicates``)."""
-    from irsim.experiments import Shards
+    from irsim.kit.common import Shards
 
     eng = cfg.engine
     return Shards(eng.get("shard_items"), eng.get("shard_replicates"))
