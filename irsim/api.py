@@ -9,9 +9,11 @@
 - a long DataFrame with columns ``system, topic, metric, value`` (what :func:`evaluate`
   returns);
 - a :class:`~irsim.data.ScoreMatrix`;
-- for ``irsim.test_errors(design="urbano2019")``, which pools collections, several per metric:
-  ``{metric: [DataFrame or ScoreMatrix, ...]}`` or ``{metric: {name: ...}}``
-  (:func:`as_collection_set`; the command line's ``collection.paths={METRIC: [file, ...]}``);
+- several collections: ``{metric: [DataFrame or ScoreMatrix, ...]}`` or ``{metric: {name:
+  ...}}`` (the command line's ``collection.paths={METRIC: [file, ...]}``):
+  ``irsim.test_errors(design="urbano2019")`` pools them (:func:`as_collection_set`), every
+  other study runs on each (:func:`as_collection_list`) and its tables start with a column
+  ``collection``;
 - or, with ``runs=`` and ``qrels=`` (paths, glob patterns or :class:`~irsim.data.Runs` /
   :class:`~irsim.data.Qrels`), TREC runs and graded qrels: document-level studies read them
   directly, the others evaluate ``metrics`` first (trec_eval-exact).
@@ -61,11 +63,11 @@ from irsim.data.matrix import ScoreMatrix
 from irsim.errors import ConfigError, InputError, python_parameters, unknown_name
 
 if TYPE_CHECKING:
-    from irsim.kit.loading import CollectionSet
+    from irsim.kit.loading import CollectionList, CollectionSet
 
 __all__ = ["Result", "evaluate", "execute", "as_score_matrix", "as_doc_collection",
            "engine_defaults", "study_function", "STUDIES", "versions", "describe_data",
-           "as_collection_set",
+           "as_collection_set", "as_collection_list",
            "matrix_to_long", "ConfigParameter", "config_parameters"]
 
 #: The studies of the front door, named as the experiments.
@@ -212,6 +214,15 @@ def as_collection_set(data: Mapping[str, Any], metrics: Any = None) -> Collectio
     """
     from irsim.kit.loading import CollectionSet
 
+    return CollectionSet(tuple((cname, matrix) for cname, _, matrix in
+                               _collections_per_metric(data, metrics)))
+
+
+def _collections_per_metric(data: Mapping[str, Any], metrics: Any
+                            ) -> list[tuple[str, str, ScoreMatrix]]:
+    """``(collection name, metric, one-metric ScoreMatrix)`` of every collection of every
+    metric of ``{metric: [collection, ...] or {name: collection}}`` (positional ones named
+    ``collection0``, ...), for the metrics asked for."""
     keys = [str(k) for k in data]
     wanted = [metrics] if isinstance(metrics, str) else metrics
     if wanted is not None:
@@ -220,7 +231,7 @@ def as_collection_set(data: Mapping[str, Any], metrics: Any = None) -> Collectio
             raise ConfigError(f"metrics: {missing[0]!r} is not a metric of the data "
                               f"({', '.join(keys)})" if missing else
                               "metrics=[] lists no metric")
-    parts = []
+    out = []
     for metric, spec in data.items():
         metric = str(metric)
         if wanted is not None and metric not in [str(m) for m in wanted]:
@@ -247,8 +258,31 @@ def as_collection_set(data: Mapping[str, Any], metrics: Any = None) -> Collectio
             else:
                 raise ConfigError(f"{where} is {type(item).__name__}: a collection is a "
                                   f"DataFrame or a ScoreMatrix")
-            parts.append((cname, matrix))
-    return CollectionSet(tuple(parts))
+            out.append((cname, metric, matrix))
+    return out
+
+
+def as_collection_list(data: Mapping[str, Any], metrics: Any = None) -> CollectionList:
+    """Several collections, each studied on its own by a study that does not pool them,
+    as the :class:`~irsim.kit.loading.CollectionList` the command line's
+    ``collection.paths={METRIC: [file, ...]}`` gives: the collections of each metric are
+    grouped by name (``{metric: {name: collection}}``) or by position (``{metric:
+    [collection, ...]}``: ``collection0``, ``collection1``, ...); a collection's metrics must
+    share its systems and topics.
+
+    Examples
+    --------
+    >>> a = pd.DataFrame({"s1": [0.1, 0.3], "s2": [0.2, 0.4]})
+    >>> s = as_collection_list({"AP": {"t7": a, "t8": a}, "P@10": {"t8": a}})
+    >>> [(name, m.metrics) for name, m in s.parts]
+    [('t7', ('AP',)), ('t8', ('AP', 'P@10'))]
+    """
+    from irsim.kit.loading import CollectionList
+
+    groups: dict[str, list[ScoreMatrix]] = {}
+    for cname, _, matrix in _collections_per_metric(data, metrics):
+        groups.setdefault(cname, []).append(matrix)
+    return CollectionList(tuple((n, ScoreMatrix.stack(ms)) for n, ms in groups.items()))
 
 
 def _paths(spec: Any, what: str) -> list[Path]:
@@ -359,7 +393,13 @@ def describe_data(data: Any) -> dict[str, Any]:
     """Summary of a study's data for the manifest and report (a ``describe()`` method of the
     data wins)."""
     from irsim.engine import data_digest
+    from irsim.engine.composite import PartData
 
+    if isinstance(data, PartData):  # a study run on each of several collections
+        return {"per_collection": True,
+                "collections": {n: describe_data(d) for n, d in zip(data.names, data,
+                                                                    strict=True)},
+                "sha256": data_digest(data)}
     if hasattr(data, "describe"):
         return dict(data.describe())
     if isinstance(data, ScoreMatrix):
@@ -583,17 +623,12 @@ def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
         elif _is_pooled(data):
             from irsim.kit.loading import POOLING_STUDIES
 
-            design = str(getattr(config, "design", ""))
-            if (name, design) not in POOLING_STUDIES:
-                pooling = " or ".join(f"irsim.{n}(design={d!r})" for n, d in
-                                      sorted(POOLING_STUDIES))
-                where = f"design={design!r}" if hasattr(config, "design") else f"irsim.{name}"
-                raise ConfigError(f"data lists several collections for a metric: only "
-                                  f"{pooling} pools collections, not {where}")
             if common.get("metric") is not None:
                 raise ConfigError("metric names a single DataFrame; a dict names its metrics "
                                   "by its keys")
-            data = as_collection_set(data, metrics)
+            design = str(getattr(config, "design", ""))
+            data = (as_collection_set(data, metrics) if (name, design) in POOLING_STUDIES
+                    else as_collection_list(data, metrics))
         else:
             data = as_score_matrix(data, common.get("metric"))
             if metrics is not None and not list(metrics):

@@ -15,7 +15,8 @@ import yaml
 
 from irsim.errors import InputError
 
-__all__ = ["collect", "collect_command", "sweep_jobs", "expected_jobs", "merged_tables"]
+__all__ = ["collect", "collect_command", "sweep_jobs", "expected_jobs", "merged_tables",
+           "param_column"]
 
 
 def expected_jobs(sweep_dir: str | os.PathLike) -> int | None:
@@ -107,13 +108,28 @@ def merged_tables(sweep_dir: str | os.PathLike, *, partial: bool = False
             table = pq.read_table(path)
             n = table.num_rows
             for k in keys:
-                table = table.append_column(k, pa.array([params.get(k)] * n, pa.string()))
+                table = table.append_column(param_column(k, table.column_names),
+                                            pa.array([params.get(k)] * n, pa.string()))
             table = table.append_column(
                 "job", pa.array([str(job.relative_to(sweep))] * n, pa.string()))
             per_table.setdefault(path.stem, []).append(table)
     merged = {name: pa.concat_tables(tables, promote_options="default")
               for name, tables in per_table.items()}
     return merged, varying, jobs
+
+
+def param_column(key: str, columns: list[str]) -> str:
+    """The column of sweep parameter `key` in a table with `columns`: the key itself, or
+    ``override.<key>`` when the table has a column of that name already (a run on several
+    collections has its own ``collection`` column; the sweep's ``collection=matrix`` override
+    then goes beside it).
+
+    Examples
+    --------
+    >>> param_column("experiment.B", ["metric"]), param_column("collection", ["collection"])
+    ('experiment.B', 'override.collection')
+    """
+    return f"override.{key}" if key in columns else key
 
 
 def collect(sweep_dir: str | os.PathLike, out: str | os.PathLike | None = None, *,
@@ -139,11 +155,12 @@ def collect(sweep_dir: str | os.PathLike, out: str | os.PathLike | None = None, 
     tmp = Path(tempfile.mkdtemp(prefix=".collect-", dir=out.parent))
     try:
         for name, table in merged.items():
+            parts = [f"override.{k}" if f"override.{k}" in table.column_names else k
+                     for k in varying] or ["job"]
             ds.write_dataset(
                 table, tmp / name, format="parquet",
                 partitioning=ds.partitioning(
-                    pa.schema([(k, pa.string()) for k in (varying or ["job"])]),
-                    flavor="hive"),
+                    pa.schema([(k, pa.string()) for k in parts]), flavor="hive"),
                 existing_data_behavior="overwrite_or_ignore",
             )
         if out.exists():

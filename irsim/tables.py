@@ -35,8 +35,8 @@ from typing import Any
 
 import pyarrow as pa
 
-__all__ = ["Column", "TableSpec", "TABLES", "BEGIN", "END", "spec", "schema", "table",
-           "check", "markdown", "update_readme", "replace_block"]
+__all__ = ["Column", "TableSpec", "TABLES", "PER_COLLECTION", "BEGIN", "END", "spec",
+           "schema", "table", "check", "markdown", "update_readme", "replace_block"]
 
 _S, _I, _F = pa.string(), pa.int64(), pa.float64()
 #: Markers of the generated part of README.md (each on a line of its own).
@@ -125,6 +125,12 @@ class TableSpec:
     def schema(self) -> pa.Schema:
         """The Arrow schema (no metadata)."""
         return pa.schema([(c.name, c.type) for c in self.columns])
+
+
+#: The first column of every table of a study run on each of several collections
+#: (``collection.paths={METRIC: [file, ...]}``, :mod:`irsim.engine.composite`); not part of
+#: the tables' declared columns.
+PER_COLLECTION = Column("collection", _S, "the collection the row belongs to")
 
 
 # ------------------------------------------------------------------------- shared columns
@@ -612,7 +618,8 @@ _SPECS = [
     _spec("test_errors_models", ("test_errors",), "One row per (metric, collection) of "
           "design=urbano2019: the data the generator was fitted to.", [
               _METRIC,
-              _c("collection", _S, "collection (file stem of `collection.paths`)"),
+              _c("collection", _S, "collection (file stem in `collection.paths`, or the name given "
+                 "it there)"),
               _c("runs", _I, "runs kept (after duplicates and `experiment.drop_bottom`)"),
               _c("dropped", _I, "runs left out"),
               _c("pairs", _I, "pairs of runs, one copula each"),
@@ -936,6 +943,9 @@ def check(name: str, table: pa.Table, *, allow_missing_optional: bool = False) -
         in declared order: a table written before those columns were declared (e.g. a
         ``swap_summary`` of irsim 0.1). Writing is always strict.
 
+    A table of a study run on each of several collections has the declared columns after a
+    first column ``collection`` (:data:`PER_COLLECTION`).
+
     Raises
     ------
     KeyError
@@ -959,6 +969,12 @@ def check(name: str, table: pa.Table, *, allow_missing_optional: bool = False) -
     """
     s = spec(name)
     got = table.schema.names
+    if got[:1] == [PER_COLLECTION.name] and PER_COLLECTION.name not in s.names:
+        actual = table.schema.field(0).type  # a study run on each of several collections
+        if actual != PER_COLLECTION.type:
+            raise TypeError(f"table {name!r}, column {PER_COLLECTION.name!r}: type {actual}, "
+                            f"declared {PER_COLLECTION.type}")
+        got = got[1:]
     if len(set(got)) != len(got):
         dup = sorted({c for c in got if got.count(c) > 1})
         raise ValueError(f"table {name!r}: duplicate column(s) {dup}")
@@ -1005,7 +1021,10 @@ def markdown() -> str:
               "text is generated from it by `python -m irsim.tables README.md`); every table is "
               "checked against its schema before it is written. Other tools read these tables: "
               "change a name, column or type only with a migration note. `irsim collect` keeps "
-              "these columns and appends the sweep parameters (strings) and `job`."),
+              "these columns and appends the sweep parameters (strings) and `job`. A study "
+              "that does not pool collections, given several (`collection.paths={METRIC: "
+              "[file, ...]}`), runs on each: its tables then start with a column "
+              "`collection` (string), the rest as below."),
         "",
     ]
     for s in TABLES.values():

@@ -141,10 +141,16 @@ def test_the_cache_skips_fitting(tmp_path, serial):
 
     eng = Recording("local")
     eng.studies = []
-    first = fit_collections(_requests(tmp_path), engine=eng, shard_pairs=16)
+    info: dict = {}
+    first = fit_collections(_requests(tmp_path), engine=eng, shard_pairs=16, info=info)
     assert eng.studies == ["copula_fits"] and len(list(tmp_path.glob("*.npz"))) == 3
-    again = fit_collections(_requests(tmp_path), engine=eng)
+    # what the fit did, for the manifest: 36 + 36 + 28 pairs in shards of 16
+    assert (info["engine"], info["collections_fitted"], info["collections_cached"],
+            info["copulas"], info["shard_pairs"], info["shards"]) == ("local", 3, 0, 100, 16, 7)
+    info = {}
+    again = fit_collections(_requests(tmp_path), engine=eng, info=info)
     assert eng.studies == ["copula_fits"]  # nothing ran the second time
+    assert info == {"collections_fitted": 0, "collections_cached": 3, "copulas": 0}
     for got, fitted, want in zip(again, first, serial, strict=True):
         assert got.cached and got.fit_seconds == 0.0
         _same(got, fitted)
@@ -222,6 +228,10 @@ def test_pooled_python_door_equals_the_command_line(tmp_path):
     assert models.column("collection").to_pylist() == [p[0] for p in PARTS]
     assert res.manifest["collection"]["collections"] == {
         "AP": ["adhoc5_ap", "adhoc6_ap"], "P@10": ["adhoc7_p10"]}
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    fit = manifest["collection"]["fit_run"]
+    assert (fit["engine"], fit["collections_fitted"], fit["shards"]) == ("local", 3, 2)
+    assert fit["copulas"] == sum(r * (r - 1) // 2 for r in (9, 9, 8))  # runs after the 10%
     # a list names the collections collection0, collection1, ... per metric; ScoreMatrix works
     a = read_urbano_csv(URBANO / "adhoc5_ap.csv", "AP")
     a = a.select(systems=list(a.systems[:10]))
@@ -235,10 +245,12 @@ def test_pooled_python_door_equals_the_command_line(tmp_path):
 def test_pooled_bad_input_is_one_config_error():
     df = _frame("adhoc5_ap", 6)
     kw = {k: v for k, v in STUDY.items() if k != "design"}
-    with pytest.raises(ConfigError, match=r"design='shift'"):
-        irsim.test_errors({"AP": [df, df]}, **kw)
-    with pytest.raises(ConfigError, match=r"not irsim\.swap"):
-        irsim.swap({"AP": [df, df]})
+    # a study that does not pool runs on each collection: the same data twice, the same rows
+    from irsim.report import rows_of
+
+    swap = irsim.swap({"AP": [df, df]}, trials=20)
+    t = swap.tables["swap_summary"]
+    assert rows_of(t, "collection0").to_pandas().equals(rows_of(t, "collection1").to_pandas())
     with pytest.raises(ConfigError, match=r"^metrics: 'RR' is not a metric of the data"):
         irsim.test_errors({"AP": [df, df]}, metrics=["RR"], design="urbano2019", **kw)
     p10 = read_urbano_csv(URBANO / "adhoc5_p10.csv", "P@10")

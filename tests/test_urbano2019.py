@@ -10,7 +10,7 @@
   ``binomtest`` on the differences with |d| > 0.01).
 - Determinism: shard sizes, engine=ray with 2 workers and a rerun from the fit cache give the
   same tables.
-- The CLI pools ``collection.paths={METRIC: [file, ...]}``; other studies refuse lists.
+- The CLI pools ``collection.paths={METRIC: [file, ...]}``; other studies run on each.
 - Done-when (slow): on the real TREC 5-8 AP collections (the first 20 runs of each), the Type I
   rates at alpha = 0.05 (binomial standard errors stated at each assertion).
 """
@@ -347,10 +347,12 @@ def test_cli_pools_collections_per_metric(tmp_path):
                            "test_errors_models"}
     report = (tmp_path / "run" / "report.md").read_text()
     assert "Type I" in report and "families" in report.lower()
-    with pytest.raises(ConfigError, match="pools collections"):
-        run(compose_config(["experiment=swap", "collection=matrix",
-                            f"collection.paths={{P@10: [{a}, {b}]}}", "quiet=true"]),
-            tmp_path / "swap")
+    # a study that does not pool runs on each collection (tests/test_per_collection.py)
+    swap = run(compose_config(["experiment=swap", "collection=matrix", "experiment.trials=20",
+                               f"collection.paths={{P@10: [{a}, {b}]}}", "quiet=true"]),
+               tmp_path / "swap")
+    assert swap["swap_summary"].column("collection").unique().to_pylist() == \
+        ["adhoc5_p10", "adhoc6_p10"]
 
 
 def test_single_path_loading_is_unchanged(tmp_path):

@@ -38,16 +38,22 @@ class Shard:
         ``[start, stop)`` into the study's item list (e.g. system pairs).
     reps : tuple of int
         ``[start, stop)`` replicate range (bootstrap samples, trials).
+    part : int
+        Which part of a composite study the shard belongs to (the collection of a
+        per-collection run, :class:`irsim.engine.composite.PerCollection`); 0 otherwise.
     """
 
     index: int
     items: tuple[int, int]
     reps: tuple[int, int]
+    part: int = 0
 
     @property
     def name(self) -> str:
-        """Stable file-name-safe id, e.g. ``i0-512_r0-1000``."""
-        return f"i{self.items[0]}-{self.items[1]}_r{self.reps[0]}-{self.reps[1]}"
+        """Stable file-name-safe id, e.g. ``i0-512_r0-1000`` (``p2_i0-512_r0-1000`` in part
+        2 of a composite study)."""
+        name = f"i{self.items[0]}-{self.items[1]}_r{self.reps[0]}-{self.reps[1]}"
+        return f"p{self.part}_{name}" if self.part else name
 
 
 @runtime_checkable

@@ -160,7 +160,8 @@ class CheckpointStore:
 
     @staticmethod
     def _coordinates(shard: Shard) -> np.ndarray:
-        return np.array([shard.index, *shard.items, *shard.reps], np.int64)
+        extra = [shard.part] if shard.part else []  # a composite study's part
+        return np.array([shard.index, *shard.items, *shard.reps, *extra], np.int64)
 
     def load(self, shard: Shard) -> Partial | None:
         """The saved partial of `shard`, or None (absent, or not provably this shard of this

@@ -62,10 +62,45 @@ def make_study(name: str, config: Any, data: Any, *, seed: int, shards: Shards,
     :class:`irsim.engine.session.Engine`) reaches the modules whose ``make`` takes an
     ``engine`` keyword: their data preparation runs its work there (test_errors' copula
     fitting); None: in process."""
+    from irsim.kit.loading import CollectionList
+
     module = experiment_module(name)
+    if isinstance(data, CollectionList):
+        return _per_collection(module, config, data, seed=seed, shards=shards, engine=engine)
     if engine is not None and "engine" in inspect.signature(module.make).parameters:
         return module.make(config, data, seed=int(seed), shards=shards, engine=engine)
     return module.make(config, data, seed=int(seed), shards=shards)
+
+
+def _per_collection(module: ModuleType, config: Any, data: Any, *, seed: int, shards: Shards,
+                    engine: Any) -> tuple[Any, Any]:
+    """The study of every collection of a :class:`~irsim.kit.loading.CollectionList`, each
+    made by the module's own ``make`` with the run's seed, as one
+    :class:`~irsim.engine.composite.PerCollection` study. A problem of one collection's data
+    names the collection."""
+    import copy
+
+    from irsim.engine.composite import PartData, PerCollection
+    from irsim.errors import ConfigError, InputError
+
+    if module.DATA != "matrix":
+        raise ConfigError(f"experiment={module.__name__.rsplit('.', 1)[-1]} reads runs and "
+                          "qrels, not several score matrices")
+    studies, parts = [], []
+    takes_engine = engine is not None and "engine" in inspect.signature(module.make).parameters
+    for cname, matrix in data.parts:
+        kw = {"engine": engine} if takes_engine else {}
+        try:  # make may adjust its config: each collection gets its own copy
+            study, made = module.make(copy.deepcopy(config), matrix, seed=int(seed),
+                                      shards=shards, **kw)
+        except ConfigError as err:
+            raise ConfigError(f"collection {cname!r}: {err.problem}") from None
+        except InputError as err:
+            raise InputError(f"collection {cname!r}: {err.problem}", file=err.file,
+                             line=err.line) from None
+        studies.append(study)
+        parts.append(made)
+    return PerCollection(data.names, studies), PartData(data.names, parts)
 
 
 def load(cfg: Any) -> tuple[str, Any, Any, Shards]:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
@@ -457,6 +457,9 @@ class UrbanoData:
 
     pools: tuple[PooledMetric, ...]
     deltas: tuple[float, ...]
+    #: What the fit of these models did (:func:`~irsim.simulate.fit_engine.fit_collections`'s
+    #: ``info``: engine, shards, workers, seconds); None when built from models directly.
+    fit_run: ClassVar[dict | None] = None
 
     @property
     def fit_seconds(self) -> float:
@@ -481,6 +484,7 @@ class UrbanoData:
             "deltas": list(self.deltas),
             "fit_seconds": round(self.fit_seconds, 3),
             "fit_cached": all(m.cached for p in self.pools for m in p.models),
+            "fit_run": self.fit_run,
         }
 
 
@@ -718,10 +722,13 @@ def _urbano_data(config: Config, data: Any, seed: int, deltas: tuple[float, ...]
                       "drop_duplicates": bool(config.drop_duplicates),
                       "drop_bottom": float(config.drop_bottom), "cache_dir": config.fit_cache})
             for metric, cols in parts.items() for cname, matrix in cols]
-    models = fit_collections([f for _, f in fits], engine=engine, threads=threads)
+    fit: dict[str, Any] = {}
+    models = fit_collections([f for _, f in fits], engine=engine, threads=threads, info=fit)
     pools = [PooledMetric.build(metric, [m for (mt, _), m in zip(fits, models, strict=True)
                                          if mt == metric], deltas) for metric in parts]
-    return UrbanoData(tuple(pools), deltas)
+    out = UrbanoData(tuple(pools), deltas)
+    object.__setattr__(out, "fit_run", fit)  # not a field: not part of the data digest
+    return out
 
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,8 @@ from irsim.data.collection import DocCollection, load_collection, load_doc_colle
 from irsim.data.matrix import ScoreMatrix
 from irsim.errors import ConfigError
 
-__all__ = ["CollectionSet", "metrics_arg", "score_matrix", "doc_collection", "engine_shards",
+__all__ = ["CollectionSet", "CollectionList", "collection_list", "group_specs", "several",
+           "metrics_arg", "score_matrix", "doc_collection", "engine_shards",
            "progress_bar", "POOLING_STUDIES"]
 
 #: Studies (experiment name, design) that pool several collections per metric.
@@ -48,15 +50,138 @@ class CollectionSet:
                 "collections": {m: [n for n, _ in self.of(m)] for m in self.metrics}}
 
 
+@dataclass(frozen=True)
+class CollectionList:
+    """Several collections, each studied on its own by a study that does not pool them
+    (``collection.paths={METRIC: [file, ...]}``): ``parts`` holds ``(collection name,
+    ScoreMatrix of its metrics)`` in order. The study runs once per collection
+    (:class:`irsim.engine.composite.PerCollection`), its tables gain a first column
+    ``collection``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = ScoreMatrix(np.zeros((1, 2, 3)), ["AP"], ["r1", "r2"], ["1", "2", "3"])
+    >>> CollectionList((("adhoc5", a), ("adhoc6", a))).names
+    ('adhoc5', 'adhoc6')
+    """
+
+    parts: tuple[tuple[str, ScoreMatrix], ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The collections, in order."""
+        return tuple(n for n, _ in self.parts)
+
+
+def _is_file_spec(spec: Any) -> bool:
+    return isinstance(spec, str | bytes) or (hasattr(spec, "items") and "file" in spec)
+
+
+def _stem(spec: Any) -> str:
+    file = spec.get("file") if hasattr(spec, "get") else spec
+    return Path(str(file)).stem
+
+
+def group_specs(paths: Any, key: str = "collection.paths") -> list[tuple[str, dict]]:
+    """The collections of ``collection.paths`` when it lists several per metric:
+    ``[(name, {metric: spec})]`` in order.
+
+    Each metric maps either to a list (the i-th entry of every metric is collection i, named
+    by the common start of its file stems: ``adhoc5_ap.csv`` and ``adhoc5_p10.csv`` are
+    ``adhoc5``; one metric: the stem) or to a mapping of collection names to files
+    (collections are grouped by name and may lack a metric).
+
+    Examples
+    --------
+    >>> group_specs({"AP": ["d/adhoc5_ap.csv", "d/adhoc6_ap.csv"],
+    ...              "P@10": ["d/adhoc5_p10.csv", "d/adhoc6_p10.csv"]})[1]
+    ('adhoc6', {'AP': 'd/adhoc6_ap.csv', 'P@10': 'd/adhoc6_p10.csv'})
+    >>> [n for n, _ in group_specs({"AP": {"t5": "a.csv", "t6": "b.csv"}, "RR": {"t6": "c"}})]
+    ['t5', 't6']
+    >>> group_specs({"AP": ["a.csv", "b.csv"], "RR": ["c.csv"]})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: collection.paths lists 2 files for AP but 1 for RR: ...
+    """
+    named = {str(m): v for m, v in dict(paths).items()
+             if hasattr(v, "items") and not _is_file_spec(v)}
+    listed = {str(m): list(v) if _is_list(v) else [v] for m, v in dict(paths).items()
+              if str(m) not in named}
+    if named and listed:
+        first = next(iter(listed))
+        raise ConfigError(f"{key} names the collections of {next(iter(named))} but not those "
+                          f"of {first}: give every metric a list of files or every metric a "
+                          f"mapping {{name: file}}")
+    if named:
+        groups: dict[str, dict] = {}
+        for metric, specs in named.items():
+            for cname, spec in dict(specs).items():
+                if not _is_file_spec(spec):
+                    raise ConfigError(f"{key}.{metric}.{cname} must be a file (or "
+                                      f"{{file: ..., url: ..., sha256: ...}})")
+                groups.setdefault(str(cname), {})[metric] = spec
+        return list(groups.items())
+    sizes = {m: len(v) for m, v in listed.items()}
+    if len(set(sizes.values())) > 1:
+        m1 = max(sizes, key=sizes.get)
+        m2 = next(m for m, n in sizes.items() if n != sizes[m1])
+        n1, n2 = sizes[m1], sizes[m2]
+        raise ConfigError(f"{key} lists {n1} files for {m1} but {n2} for {m2}: the i-th file "
+                          f"of every metric is collection i, so every metric needs as many "
+                          f"(or name them: {key}={{{m1}: {{name: file, ...}}, ...}})")
+    out = []
+    for i in range(next(iter(sizes.values()))):
+        specs = {m: v[i] for m, v in listed.items()}
+        stems = [_stem(v) for v in specs.values()]
+        common = os.path.commonprefix(stems) if len(stems) > 1 else stems[0]
+        name = common.rstrip("_-. ") or stems[0]
+        out.append((name, specs))
+    names = [n for n, _ in out]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ConfigError(f"{key}: two collections would be named {repeated[0]!r} (from their "
+                          f"file names): name them, {key}={{METRIC: {{name: file, ...}}}}")
+    return out
+
+
+def collection_list(cfg: Any) -> CollectionList:
+    """``collection.paths`` listing several collections per metric (kind matrix), for a study
+    that runs on each collection (:func:`group_specs` groups the files); the top-level
+    ``metrics`` keeps those metrics (a collection with none of them is left out)."""
+    from omegaconf import OmegaConf
+
+    wanted = metrics_arg(cfg)
+    parts = []
+    for name, specs in group_specs(cfg.collection.paths):
+        keep = {m: s for m, s in specs.items() if not wanted or m in wanted}
+        if not keep:
+            continue
+        one = OmegaConf.create({"kind": "matrix", "paths": keep})
+        matrix = load_collection(one, metrics=[m for m in wanted if m in keep] if wanted
+                                 else None, data_dir=cfg.get("data_dir"),
+                                 offline=cfg.get("offline", False))
+        parts.append((name, matrix))
+    if not parts:
+        raise ConfigError("collection.paths lists no collection of the metrics asked for")
+    return CollectionList(tuple(parts))
+
+
 def _is_list(spec: Any) -> bool:
     return not isinstance(spec, (str, bytes)) and not hasattr(spec, "items") and \
         hasattr(spec, "__iter__")
 
 
+def several(spec: Any) -> bool:
+    """Whether a ``collection.paths`` entry lists several collections (a list of files or a
+    mapping of collection names to files) rather than one file spec."""
+    return _is_list(spec) or (hasattr(spec, "items") and not _is_file_spec(spec))
+
+
 def collection_set(cfg: Any) -> CollectionSet:
-    """``collection.paths={METRIC: [file, ...], ...}`` (kind matrix) as a
-    :class:`CollectionSet`: each file is one collection of that metric (named by the file's
-    stem), read like a single ``paths`` entry."""
+    """``collection.paths={METRIC: [file, ...], ...}`` or ``{METRIC: {name: file, ...}}``
+    (kind matrix) as a :class:`CollectionSet`: each file is one collection of that metric
+    (named by the file's stem, or its name), read like a single ``paths`` entry."""
     from omegaconf import OmegaConf
 
     parts = []
@@ -64,12 +189,17 @@ def collection_set(cfg: Any) -> CollectionSet:
     for metric, specs in dict(cfg.collection.paths).items():
         if wanted and str(metric) not in wanted:
             continue
-        for spec in (specs if _is_list(specs) else [specs]):
+        if _is_list(specs):
+            entries = [(_stem(spec), spec) for spec in specs]
+        elif several(specs):  # {name: file}
+            entries = [(str(k), v) for k, v in dict(specs).items()]
+        else:
+            entries = [(_stem(specs), specs)]
+        for name, spec in entries:
             one = OmegaConf.create({"kind": "matrix", "paths": {str(metric): spec}})
             matrix = load_collection(one, data_dir=cfg.get("data_dir"),
                                      offline=cfg.get("offline", False))
-            file = spec.get("file") if hasattr(spec, "get") else spec
-            parts.append((Path(str(file)).stem, matrix))
+            parts.append((name, matrix))
     if not parts:
         raise ConfigError("collection.paths lists no collection of the metrics asked for")
     return CollectionSet(tuple(parts))
@@ -107,21 +237,15 @@ def progress_bar(cfg: Any, desc: str, unit: str = "chunk"):
 
 def score_matrix(cfg: Any) -> ScoreMatrix | CollectionSet:
     """The collection of `cfg` as a ScoreMatrix (metrics computed first for doc-level data,
-    with a progress bar unless ``quiet``); a :class:`CollectionSet` when
-    ``collection.paths`` lists several files for a metric (for the studies of
-    :data:`POOLING_STUDIES`; any other study gets a ConfigError)."""
+    with a progress bar unless ``quiet``). When ``collection.paths`` lists several
+    collections per metric: a :class:`CollectionSet` for the studies of
+    :data:`POOLING_STUDIES`, a :class:`CollectionList` (the study runs on each) for the
+    others."""
     paths = cfg.collection.get("paths") if cfg.collection.get("kind") == "matrix" else None
-    if paths is not None and any(_is_list(v) for v in dict(paths).values()):
+    if paths is not None and any(several(v) for v in dict(paths).values()):
         exp = cfg.get("experiment") or {}
         study = (str(exp.get("name")), str(exp.get("design", "")))
-        if study not in POOLING_STUDIES:
-            raise ConfigError("collection.paths lists several files for a metric: only "
-                              "experiment=test_errors with experiment.design=urbano2019 "
-                              "pools collections; to run this study on each collection, "
-                              "sweep them (irsim -m collection=matrix "
-                              "collection.path=a.csv,b.csv collection.metric=AP, then "
-                              "irsim report <sweep dir>)")
-        return collection_set(cfg)
+        return collection_set(cfg) if study in POOLING_STUDIES else collection_list(cfg)
     bar, update = (progress_bar(cfg, "evaluate") if cfg.collection.get("kind") in
                    ("trec", "synthetic_trec") else (None, None))
     try:

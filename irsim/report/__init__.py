@@ -13,7 +13,8 @@ import pyarrow as pa
 from irsim.errors import InputError
 
 __all__ = ["write_report", "report_command", "markdown_table", "fmt", "MISSING",
-           "mean_scores", "figures", "figures_markdown", "update_readme", "FIGURES_BEGIN",
+           "mean_scores", "figures", "rows_of", "per_collection_sections",
+           "figures_markdown", "update_readme", "FIGURES_BEGIN",
            "FIGURES_END", "safe_name"]
 
 #: Markers of the README's generated figure list (:func:`update_readme`).
@@ -126,6 +127,57 @@ def _evaluate_sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
             markdown_table(table, max_rows=200), ""]
 
 
+def _collection_line(coll: dict[str, Any]) -> str:
+    """One line describing a score-matrix collection of the manifest."""
+    return (f"{coll.get('source') or 'generated'}; {coll.get('systems')} systems x "
+            f"{coll.get('topics')} topics; metrics: {', '.join(coll.get('metrics', []))}.")
+
+
+def rows_of(table: pa.Table, collection: str) -> pa.Table:
+    """The rows of one collection of a per-collection run's table, without the
+    ``collection`` column (the table the study writes when run on that collection alone).
+
+    Examples
+    --------
+    >>> t = pa.table({"collection": ["a", "b", "a"], "x": [1, 2, 3]})
+    >>> rows_of(t, "a").to_pylist()
+    [{'x': 1}, {'x': 3}]
+    """
+    import pyarrow.compute as pc
+
+    mask = pc.equal(table.column("collection"), pa.scalar(collection, pa.string()))
+    return table.filter(mask).drop_columns(["collection"])
+
+
+def per_collection_sections(module: Any, tables: dict[str, pa.Table], run_dir: Path,
+                            collections: dict[str, dict[str, Any]]) -> list[str]:
+    """The report of a study run on each of several collections: per collection a section
+    ``## Collection <name>`` holding the study's own sections on that collection's rows
+    (headings one level down), its figures named ``<collection>_<figure>.png``."""
+    import tempfile
+
+    lines = [f"{len(collections)} collections ({', '.join(f'`{n}`' for n in collections)}), "
+             f"each studied on its own with the run's seed; every table starts with a column "
+             f"`collection`.", ""]
+    used: set[str] = set()
+    for name, coll in collections.items():
+        prefix = safe_name(name)
+        while prefix in used:  # two names that only differ in punctuation
+            prefix += "_"
+        used.add(prefix)
+        lines += [f"## Collection `{name}`", "", _collection_line(coll), ""]
+        if module is None:
+            continue
+        own = {k: rows_of(t, name) for k, t in tables.items()}
+        with tempfile.TemporaryDirectory(dir=run_dir, prefix=".report-") as tmp:
+            body = module.sections(own, Path(tmp))
+            for png in sorted(Path(tmp).glob("*.png")):
+                os.replace(png, run_dir / f"{prefix}_{png.name}")
+        body = [re.sub(r"\]\(([^)/\s]+\.png)\)", rf"]({prefix}_\1)", ln) for ln in body]
+        lines += ["#" + ln if ln.startswith("#") else ln for ln in body]
+    return lines
+
+
 def write_report(run_dir: str | os.PathLike, tables: dict[str, pa.Table],
                  info: dict[str, Any]) -> Path:
     """Write ``report.md`` and its PNG plots into `run_dir`.
@@ -138,15 +190,15 @@ def write_report(run_dir: str | os.PathLike, tables: dict[str, pa.Table],
     lines = [f"# irsim report: {name}", ""]
     coll = info.get("collection") or {}
     if "systems" in coll:
-        lines += [f"Collection: {coll.get('source') or 'generated'}; {coll.get('systems')} "
-                  f"systems x {coll.get('topics')} topics; metrics: "
-                  f"{', '.join(coll.get('metrics', []))}.", ""]
+        lines += [f"Collection: {_collection_line(coll)}", ""]
     elif "runs" in coll:
         lines += [f"Collection: {coll['runs']} run lines, {coll.get('qrels', '?')} "
                   f"judgments.", ""]
     module = _report_module(name)
     if name == "evaluate" and "per_topic" in tables:
         lines += _evaluate_sections(tables, run_dir)
+    elif coll.get("per_collection"):
+        lines += per_collection_sections(module, tables, run_dir, coll["collections"])
     elif module is not None:
         lines += module.sections(tables, run_dir)
     lines += ["## Files", ""]

@@ -143,10 +143,15 @@ def write_sweep_report(sweep_dir: str | os.PathLike, *, partial: bool = False) -
     job_rows = {"job": [str(j.relative_to(sweep)) for j, _ in order],
                 **{k: [str(p.get(k)) for _, p in order] for k in varying}}
     lines += [markdown_table(pa.table(job_rows), max_rows=len(order)), ""]
+    params = {k for _, p in jobs for k in p}
     for name, (keys, value) in HEADLINES.items():
         table = merged.get(name)
         if table is None or value not in table.column_names:
             continue
+        cols = table.column_names
+        if "collection" in cols and ("collection" not in params or
+                                     "override.collection" in cols):
+            keys = ("collection", *keys)  # jobs that each ran on several collections
         wide = _wide(table, keys, value, labels)
         jobs_shown = [lab for lab in labels.values() if lab in wide.columns]
         figure = f"sweep_{name}.png"

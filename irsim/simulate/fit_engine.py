@@ -154,8 +154,8 @@ class CopulaFits:
 
 
 def fit_collections(collections: Sequence[Mapping[str, Any]], *, engine: Engine | None = None,
-                    shard_pairs: int = SHARD_PAIRS, threads: int = 1
-                    ) -> list[CollectionModel]:
+                    shard_pairs: int = SHARD_PAIRS, threads: int = 1,
+                    info: dict[str, Any] | None = None) -> list[CollectionModel]:
     """Fit (or read from the cache) the generator of every collection, the copula selections
     of all of them as one study on `engine` (see the module docstring).
 
@@ -170,6 +170,10 @@ def fit_collections(collections: Sequence[Mapping[str, Any]], *, engine: Engine 
     shard_pairs, threads
         See :class:`CopulaFits` (neither changes a model); on ``engine=ray`` each selection
         runs on one thread (every actor holds one CPU: parallelism comes from the actors).
+    info : dict, optional
+        Filled with what the fit did, for the manifest: ``collections`` (fitted, from the
+        cache), ``copulas`` selected, and for the selections ``engine``, ``shard_pairs``,
+        ``seconds`` and the engine's run info (``shards``, ``workers`` on Ray...).
 
     Returns
     -------
@@ -180,6 +184,9 @@ def fit_collections(collections: Sequence[Mapping[str, Any]], *, engine: Engine 
     checked = CopulaFits(shard_pairs=shard_pairs, threads=threads)  # before any work
     prepared = [prepare_fit(**dict(c)) for c in collections]
     tasks = [t for t in prepared if isinstance(t, FitTask)]
+    if info is not None:
+        info.update(collections_fitted=len(tasks), collections_cached=len(prepared) - len(tasks),
+                    copulas=0)
     if not tasks:
         return [m for m in prepared if isinstance(m, CollectionModel)]
     families = {t.families for t in tasks}
@@ -191,8 +198,12 @@ def fit_collections(collections: Sequence[Mapping[str, Any]], *, engine: Engine 
                        threads=1 if on_ray else checked.threads)
     data = PairData.of(tasks)
     t0 = time.perf_counter()
-    tables, _ = (engine or Engine("local")).run(study, data)
+    tables, run = (engine or Engine("local")).run(study, data)
     seconds = time.perf_counter() - t0
+    if info is not None:
+        info.update(copulas=int(data.offsets[-1]), shard_pairs=study.shard_pairs,
+                    seconds=round(seconds, 3),
+                    **{k: v for k, v in run.items() if k != "fingerprint"})
     table = tables["copula_codes"]
     codes = np.column_stack([table.column(f).to_numpy() for f in cop.CODE_FIELDS])
     off = data.offsets
