@@ -214,7 +214,7 @@ def test_make_normalises_and_selects_top_systems():
 
 def test_default_synthetic_collection_behaves_like_trec():
     # the embedded default of the main job: Sakai's qualitative findings hold on it
-    from irsim.data.collection import load_collection
+    from irsim.kit.loading import load_collection
     from irsim.runner import compose_config
 
     cfg = compose_config([])

@@ -1,4 +1,5 @@
-"""Load the collection a config names into a ScoreMatrix (or doc-level runs + qrels)."""
+"""Load the collection a config names: a ScoreMatrix of per-topic scores, or document-level
+runs + qrels (whose metrics the caller computes: :func:`irsim.kit.loading.load_collection`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from irsim.data.matrix import ScoreMatrix
 from irsim.data.types import Qrels, Runs
 from irsim.errors import ConfigError, InputError, unknown_name
 
-__all__ = ["DocCollection", "load_collection", "load_doc_collection", "KINDS"]
+__all__ = ["DocCollection", "load_score_matrix", "load_doc_collection", "wanted_metrics",
+           "KINDS"]
 
 KINDS = ("synthetic_trec", "synthetic_scores", "matrix", "trec")
 
@@ -110,35 +112,20 @@ def load_doc_collection(
                       f"or 'synthetic_trec' collection")
 
 
-def load_collection(
-    cfg: Mapping[str, Any],
-    *,
-    metrics: Sequence[str] | None = None,
-    data_dir: str | None = None,
-    offline: bool = False,
-    progress: Any = None,
-) -> ScoreMatrix:
-    """The ScoreMatrix of a collection config (``collection`` node of the Hydra config).
-
-    Parameters
-    ----------
-    cfg : mapping
-        ``kind`` is one of ``synthetic_trec``, ``synthetic_scores``, ``matrix``, ``trec``;
-        see ``conf/collection/*.yaml``.
-    metrics : sequence of str, optional
-        Metrics to keep (matrix) or compute (document level); default (None) the
-        collection's ``default_metrics`` (for a matrix: all its metrics). An empty list or a
-        repeated name is refused.
-    data_dir, offline
-        Where named files are found or downloaded; never download when offline.
-    progress : callable, optional
-        ``progress(done, total)`` while metrics are computed (document-level collections).
+def wanted_metrics(cfg: Mapping[str, Any], metrics: Sequence[str] | str | None
+                   ) -> list[str] | None:
+    """The metrics a collection of config `cfg` is loaded with: `metrics` (checked: an
+    empty list or a repeated name is refused), else the collection's ``default_metrics``;
+    None: all the metrics of a score matrix.
 
     Examples
     --------
-    >>> m = load_collection({"kind": "synthetic_scores", "systems": 4, "topics": 10})
-    >>> m.shape
-    (1, 4, 10)
+    >>> wanted_metrics({"kind": "trec", "default_metrics": ["AP"]}, None)
+    ['AP']
+    >>> wanted_metrics({"kind": "matrix"}, ["AP", "AP"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: metrics lists 'AP' twice (each metric gives its own ...
     """
     kind = _get(cfg, "kind")
     if kind not in KINDS:
@@ -155,15 +142,37 @@ def load_collection(
     wanted = list(metrics) if metrics else None
     if wanted is None and _get(cfg, "default_metrics") is not None:
         wanted = list(_get(cfg, "default_metrics"))
-    if kind in ("trec", "synthetic_trec"):
-        from irsim.metrics import evaluate
+    return wanted
 
-        docs = load_doc_collection(cfg, data_dir=data_dir, offline=offline)
-        if not wanted:
-            raise ConfigError("metrics must list at least one metric for a document-level "
-                              "collection")
-        return evaluate(docs.runs, docs.qrels, wanted, depth=docs.depth, missing=docs.missing,
-                        progress=progress)
+
+def load_score_matrix(cfg: Mapping[str, Any], *, metrics: Sequence[str] | None = None,
+                      data_dir: str | None = None, offline: bool = False) -> ScoreMatrix:
+    """The ScoreMatrix of a score-level collection config (``kind`` ``synthetic_scores`` or
+    ``matrix``; a document-level collection is evaluated first:
+    :func:`irsim.kit.loading.load_collection`).
+
+    Parameters
+    ----------
+    cfg : mapping
+        The ``collection`` node of the Hydra config (``conf/collection/*.yaml``).
+    metrics : sequence of str, optional
+        Metrics to keep; default (None) the collection's ``default_metrics`` (for a matrix:
+        all its metrics). An empty list or a repeated name is refused.
+    data_dir, offline
+        Where named files are found or downloaded; never download when offline.
+
+    Examples
+    --------
+    >>> m = load_score_matrix({"kind": "synthetic_scores", "systems": 4, "topics": 10})
+    >>> m.shape
+    (1, 4, 10)
+    """
+    wanted = wanted_metrics(cfg, metrics)
+    kind = _get(cfg, "kind")
+    if kind in ("trec", "synthetic_trec"):
+        raise ConfigError(f"collection kind {kind!r} is document-level: its metrics are "
+                          "computed from runs and qrels first (irsim.kit.loading."
+                          "load_collection)")
     if kind == "synthetic_scores":
         from irsim.data.synthetic import synthetic_scores
 

@@ -3,20 +3,68 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from irsim.data.collection import DocCollection, load_collection, load_doc_collection
+from irsim.data.collection import (
+    DocCollection,
+    load_doc_collection,
+    load_score_matrix,
+    wanted_metrics,
+)
 from irsim.data.matrix import ScoreMatrix
 from irsim.errors import ConfigError
 
-__all__ = ["CollectionSet", "CollectionList", "collection_list", "group_specs", "several",
-           "metrics_arg", "score_matrix", "doc_collection", "engine_shards",
-           "progress_bar", "POOLING_STUDIES"]
+__all__ = ["load_collection", "CollectionSet", "CollectionList", "collection_list",
+           "group_specs", "several", "metrics_arg", "score_matrix", "doc_collection",
+           "engine_shards", "progress_bar", "POOLING_STUDIES"]
 
 #: Studies (experiment name, design) that pool several collections per metric.
 POOLING_STUDIES = {("test_errors", "urbano2019")}
+
+
+def load_collection(cfg: Any, *, metrics: Sequence[str] | None = None,
+                    data_dir: str | None = None, offline: bool = False,
+                    progress: Any = None) -> ScoreMatrix:
+    """The ScoreMatrix of a collection config (the ``collection`` node of the Hydra config):
+    a score-level collection read (:func:`irsim.data.collection.load_score_matrix`), a
+    document-level one (``trec``, ``synthetic_trec``) evaluated (trec_eval-exact,
+    :func:`irsim.metrics.evaluate`).
+
+    Parameters
+    ----------
+    cfg : mapping
+        ``kind`` is one of ``synthetic_trec``, ``synthetic_scores``, ``matrix``, ``trec``;
+        see ``conf/collection/*.yaml``.
+    metrics : sequence of str, optional
+        Metrics to keep (matrix) or compute (document level); default (None) the
+        collection's ``default_metrics`` (for a matrix: all its metrics). An empty list or a
+        repeated name is refused.
+    data_dir, offline
+        Where named files are found or downloaded; never download when offline.
+    progress : callable, optional
+        ``progress(done, total)`` while metrics are computed (document-level collections).
+
+    Examples
+    --------
+    >>> m = load_collection({"kind": "synthetic_trec", "runs": 4, "topics": 5},
+    ...                     metrics=["AP", "P@10"])
+    >>> m.metrics, m.shape
+    (('AP', 'P@10'), (2, 4, 5))
+    """
+    if cfg.get("kind") not in ("trec", "synthetic_trec"):
+        return load_score_matrix(cfg, metrics=metrics, data_dir=data_dir, offline=offline)
+    from irsim.metrics import evaluate
+
+    wanted = wanted_metrics(cfg, metrics)
+    docs = load_doc_collection(cfg, data_dir=data_dir, offline=offline)
+    if not wanted:
+        raise ConfigError("metrics must list at least one metric for a document-level "
+                          "collection")
+    return evaluate(docs.runs, docs.qrels, wanted, depth=docs.depth, missing=docs.missing,
+                    progress=progress)
 
 
 @dataclass(frozen=True)

@@ -59,8 +59,8 @@ def register(
 
 
 def _registry() -> dict[str, MeasureDef]:
-    if not _REGISTRY:
-        from irsim.metrics import ntcir_measures, trec_measures  # noqa: F401  (registers)
+    """The registered measures (the kernel modules register theirs when the package
+    :mod:`irsim.metrics` is imported, which importing this module does first)."""
     return _REGISTRY
 
 
