@@ -128,6 +128,19 @@ def test_report_rebuild_and_sweep_keys(files, tmp_path):
     table = alone[alone.index("| metric |"):].split("\n\n")[0]
     section = first[first.index("## Collection `adhoc6`"):]
     assert table in section
+    # the overview: each collection's sensitivity side by side, read from its own table
+    from irsim.report import fmt
+
+    overview = first[first.index("## Across collections"):first.index("## Collection ")]
+    rows = [ln.strip("|").split(" | ") for ln in overview.splitlines()
+            if ln.startswith("| ") and not ln.startswith("| metric")]
+    assert rows and rows[0] != []
+    both = pd.read_parquet(tmp_path / "both" / "results" / "discpower.parquet")
+    for metric, test, alpha, *cells in rows:
+        for coll, cell in zip(RUNS, cells, strict=True):
+            own = both[(both.collection == coll) & (both.metric == metric.strip()) &
+                       (both.test == test) & (both.alpha == float(alpha))]
+            assert [fmt(v) for v in own.sensitivity] == [cell.strip()]
 
 
 def test_named_collections_may_lack_a_metric(files, tmp_path):

@@ -13,7 +13,7 @@ import pyarrow as pa
 from irsim.errors import InputError
 
 __all__ = ["write_report", "report_command", "markdown_table", "fmt", "MISSING",
-           "mean_scores", "figures", "rows_of", "per_collection_sections",
+           "mean_scores", "figures", "rows_of", "per_collection_sections", "across_collections",
            "figures_markdown", "update_readme", "FIGURES_BEGIN",
            "FIGURES_END", "safe_name"]
 
@@ -149,6 +149,46 @@ def rows_of(table: pa.Table, collection: str) -> pa.Table:
     return table.filter(mask).drop_columns(["collection"])
 
 
+def across_collections(tables: dict[str, pa.Table], names: list[str],
+                       max_rows: int = 40) -> list[str]:
+    """Markdown: for each summary table of a per-collection run (those a sweep report
+    compares, :data:`irsim.report.sweep.HEADLINES`), its headline column side by side, one
+    column per collection.
+
+    Examples
+    --------
+    >>> t = pa.table({"collection": ["a", "b"], "metric": ["AP", "AP"], "test": ["t", "t"],
+    ...               "alpha": [0.05, 0.05], "sensitivity": [0.5, 0.25]})
+    >>> lines = across_collections({"discpower": t}, ["a", "b"])
+    >>> print(lines[0]); print(lines[6])
+    ## Across collections
+    | metric | test | alpha | a | b |
+    |---|---|---|---|---|
+    | AP | t | 0.05 | 0.5 | 0.25 |
+    """
+    from irsim.report.sweep import HEADLINES
+
+    lines: list[str] = []
+    for name, (keys, value) in HEADLINES.items():
+        table = tables.get(name)
+        if table is None or value not in table.column_names or not table.num_rows:
+            continue
+        df = table.to_pandas()
+        present = [k for k in keys if k in df.columns]
+        wide = df.pivot_table(index=present, columns="collection", values=value,
+                              aggfunc="first", sort=False, dropna=False)
+        wide = wide.reindex(columns=[n for n in names if n in wide.columns])
+        wide.columns.name = None
+        wide = wide.reset_index()
+        if not lines:
+            lines = ["## Across collections", ""]
+        lines += [f"### `{name}`: {value}", "",
+                  f"`{value}` per collection (columns) for each {', '.join(present)} (rows).",
+                  "", markdown_table(pa.Table.from_pandas(wide, preserve_index=False),
+                                     max_rows=max_rows), ""]
+    return lines[:2] + lines[2:] if lines else []
+
+
 def per_collection_sections(module: Any, tables: dict[str, pa.Table], run_dir: Path,
                             collections: dict[str, dict[str, Any]]) -> list[str]:
     """The report of a study run on each of several collections: per collection a section
@@ -159,6 +199,7 @@ def per_collection_sections(module: Any, tables: dict[str, pa.Table], run_dir: P
     lines = [f"{len(collections)} collections ({', '.join(f'`{n}`' for n in collections)}), "
              f"each studied on its own with the run's seed; every table starts with a column "
              f"`collection`.", ""]
+    lines += across_collections(tables, list(collections))
     used: set[str] = set()
     for name, coll in collections.items():
         prefix = safe_name(name)
