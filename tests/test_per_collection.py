@@ -287,3 +287,42 @@ def test_sweep_of_per_collection_runs(files, tmp_path):
     header = next(ln for ln in text.split("## `discpower`: sensitivity")[1].splitlines()
                   if ln.startswith("| "))
     assert header.startswith("| collection | metric | test | alpha |")
+
+
+def test_registered_collections(tmp_path):
+    """``collection=trec_adhoc`` (``collection.collections=[adhoc5, ..., adhoc8]``): each
+    registered collection's rows equal the study run on it alone."""
+    params = ["experiment=swap", "experiment.trials=20", "experiment.subset_sizes=[10]",
+              f"data_dir={SHARED_DATA}", "metrics=[P@10]", "quiet=true", "seed=5"]
+    both = run(compose_config([*params, "collection=matrix",
+                               "collection.collections=[adhoc8,adhoc6]"]), tmp_path / "both")
+    for coll in ("adhoc8", "adhoc6"):
+        alone = run(compose_config([*params, f"collection={coll}"]), tmp_path / coll)
+        for name, table in alone.items():
+            assert same(rows_of(both[name], coll), table), (name, coll)
+    assert both["swap_summary"].column("collection").unique().to_pylist() == \
+        ["adhoc8", "adhoc6"]
+    from irsim.kit.loading import CollectionList, CollectionSet, score_matrix
+
+    adhoc = score_matrix(compose_config(["collection=trec_adhoc", f"data_dir={SHARED_DATA}",
+                                         "quiet=true"]))
+    assert isinstance(adhoc, CollectionList)
+    assert [(n, m.metrics, m.shape[1:]) for n, m in adhoc.parts] == [
+        ("adhoc5", ("AP", "P@10", "RR"), (61, 50)), ("adhoc6", ("AP", "P@10", "RR"), (74, 50)),
+        ("adhoc7", ("AP", "P@10", "RR"), (103, 50)), ("adhoc8", ("AP", "P@10", "RR"), (129, 50))]
+    pooled = score_matrix(compose_config(["experiment=test_errors",
+                                          "experiment.design=urbano2019", "collection=trec_web",
+                                          "metrics=[nDCG@20]", f"data_dir={SHARED_DATA}",
+                                          "quiet=true"]))
+    assert isinstance(pooled, CollectionSet)
+    assert [(n, m.metrics) for n, m in pooled.parts] == [
+        (f"web201{i}", ("nDCG@20",)) for i in range(3)]
+    with pytest.raises(ConfigError, match=r"unknown collection.collections entry 'adhoc9' "
+                                          r"\(did you mean 'adhoc8'"):
+        score_matrix(compose_config(["collection=matrix", "collection.collections=[adhoc9]"]))
+    with pytest.raises(ConfigError, match=r"'synthetic' is not a registered score-matrix "
+                                          r"collection \(kind matrix with paths: adhoc5"):
+        score_matrix(compose_config(["collection=matrix",
+                                     "collection.collections=[adhoc8,synthetic]"]))
+    with pytest.raises(ConfigError, match=r"leave collection.path and collection.paths out"):
+        score_matrix(compose_config(["collection=trec_adhoc", "collection.path=x.csv"]))

@@ -18,6 +18,7 @@ from irsim.data.matrix import ScoreMatrix
 from irsim.errors import ConfigError
 
 __all__ = ["load_collection", "CollectionSet", "CollectionList", "collection_list",
+           "registered_paths",
            "group_specs", "several", "metrics_arg", "score_matrix", "doc_collection",
            "engine_shards", "progress_bar", "POOLING_STUDIES"]
 
@@ -193,15 +194,76 @@ def group_specs(paths: Any, key: str = "collection.paths") -> list[tuple[str, di
     return out
 
 
+def registered_paths(names: Any, key: str = "collection.collections") -> list[tuple[str, dict]]:
+    """``[(name, {metric: file spec})]`` of registered score-matrix collections
+    (``conf/collection/<name>.yaml`` of kind ``matrix`` with ``paths``), in the order given.
+
+    Examples
+    --------
+    >>> [(n, sorted(p)) for n, p in registered_paths(["adhoc8"])]
+    [('adhoc8', ['AP', 'P@10', 'RR'])]
+    >>> registered_paths(["adhoc9"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: unknown collection.collections entry 'adhoc9' (did you ...
+    """
+    import importlib.resources as resources
+
+    import yaml
+
+    from irsim.errors import unknown_name
+
+    root = resources.files("irsim.conf") / "collection"
+    known = sorted(p.name[:-5] for p in root.iterdir() if p.name.endswith(".yaml"))
+    out = []
+    for name in ([names] if isinstance(names, str) else list(names)):
+        name = str(name)
+        if name not in known:
+            raise unknown_name(f"{key} entry", name, known)
+        data = yaml.safe_load((root / f"{name}.yaml").read_text(encoding="utf-8")) or {}
+        if data.get("kind") != "matrix" or not isinstance(data.get("paths"), dict):
+            raise ConfigError(f"{key}: {name!r} is not a registered score-matrix collection "
+                              f"(kind matrix with paths: "
+                              + ", ".join(n for n in known if _is_registered_matrix(root, n))
+                              + ")")
+        out.append((name, dict(data["paths"])))
+    if not out:
+        raise ConfigError(f"{key} lists no collection")
+    names_seen = [n for n, _ in out]
+    repeated = sorted({n for n in names_seen if names_seen.count(n) > 1})
+    if repeated:
+        raise ConfigError(f"{key} lists {repeated[0]!r} twice")
+    return out
+
+
+def _is_registered_matrix(root: Any, name: str) -> bool:
+    import yaml
+
+    data = yaml.safe_load((root / f"{name}.yaml").read_text(encoding="utf-8")) or {}
+    return data.get("kind") == "matrix" and isinstance(data.get("paths"), dict)
+
+
+def _groups(cfg: Any) -> list[tuple[str, dict]]:
+    """The collections of a matrix collection config listing several: registered ones
+    (``collection.collections``) or files (``collection.paths``, :func:`group_specs`)."""
+    if cfg.collection.get("collections"):
+        if cfg.collection.get("paths") or cfg.collection.get("path"):
+            raise ConfigError("collection.collections names registered collections: leave "
+                              "collection.path and collection.paths out")
+        return registered_paths(cfg.collection.collections)
+    return group_specs(cfg.collection.paths)
+
+
 def collection_list(cfg: Any) -> CollectionList:
-    """``collection.paths`` listing several collections per metric (kind matrix), for a study
-    that runs on each collection (:func:`group_specs` groups the files); the top-level
-    ``metrics`` keeps those metrics (a collection with none of them is left out)."""
+    """``collection.paths`` listing several collections per metric, or
+    ``collection.collections`` naming registered ones (kind matrix), for a study that runs on
+    each collection (:func:`group_specs` groups the files); the top-level ``metrics`` keeps
+    those metrics (a collection with none of them is left out)."""
     from omegaconf import OmegaConf
 
     wanted = metrics_arg(cfg)
     parts = []
-    for name, specs in group_specs(cfg.collection.paths):
+    for name, specs in _groups(cfg):
         keep = {m: s for m, s in specs.items() if not wanted or m in wanted}
         if not keep:
             continue
@@ -234,7 +296,15 @@ def collection_set(cfg: Any) -> CollectionSet:
 
     parts = []
     wanted = metrics_arg(cfg)
-    for metric, specs in dict(cfg.collection.paths).items():
+    if cfg.collection.get("collections"):  # registered collections: pooled per metric
+        by_metric: dict[str, dict] = {}
+        for cname, specs in _groups(cfg):
+            for metric, spec in specs.items():
+                by_metric.setdefault(str(metric), {})[cname] = spec
+        paths: Any = by_metric
+    else:
+        paths = dict(cfg.collection.paths)
+    for metric, specs in paths.items():
         if wanted and str(metric) not in wanted:
             continue
         if _is_list(specs):
@@ -289,8 +359,10 @@ def score_matrix(cfg: Any) -> ScoreMatrix | CollectionSet:
     collections per metric: a :class:`CollectionSet` for the studies of
     :data:`POOLING_STUDIES`, a :class:`CollectionList` (the study runs on each) for the
     others."""
-    paths = cfg.collection.get("paths") if cfg.collection.get("kind") == "matrix" else None
-    if paths is not None and any(several(v) for v in dict(paths).values()):
+    matrix = cfg.collection.get("kind") == "matrix"
+    paths = cfg.collection.get("paths") if matrix else None
+    if (matrix and cfg.collection.get("collections")) or (
+            paths is not None and any(several(v) for v in dict(paths).values())):
         exp = cfg.get("experiment") or {}
         study = (str(exp.get("name")), str(exp.get("design", "")))
         return collection_set(cfg) if study in POOLING_STUDIES else collection_list(cfg)
