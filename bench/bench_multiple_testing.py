@@ -5,9 +5,13 @@ Gaussian copula across all runs; default m = 10, n = 50, half of the systems nul
 m(m-1)/2 pairs are tested and every correction (none, Bonferroni, Holm, BH, BY) decides at
 alpha = 0.05. Timed on one core (BLAS and OpenMP pinned to 1 thread), in blocks of 250
 trials: the generator alone (latent draws + copula + margins), each test with all five
-corrections, and the whole kernel of one configuration (generator + all five tests). From
+corrections (the simultaneous tests tukey_hsd and randomised_tukey_hsd too: their decisions
+serve every correction), and the whole kernel of one configuration (generator + the five
+default tests; and with the two Tukey tests added). From
 the rates it prints the core-hours of 10^4 trials of the adhoc8 preset's grid priced at this
-m and n. Monte Carlo tests cost linearly in B and in the number of pairs (m^2 / 2).
+m and n. The paired Monte Carlo tests cost linearly in B and in the number of pairs (m^2 / 2);
+the randomised Tukey HSD in B n m^2 (a GEMM, up to 24 systems) or B n m (a gather, beyond),
+whatever the pairs; Tukey HSD is one ANOVA per trial against a cached critical value.
 
 Usage::
 
@@ -34,7 +38,12 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from irsim.experiments.multiple_testing import TESTS, MultipleTesting, prepare  # noqa: E402
+from irsim.experiments.multiple_testing import (  # noqa: E402
+    SIMULTANEOUS,
+    TESTS,
+    MultipleTesting,
+    prepare,
+)
 from irsim.sampling.rng import REPLICATE_BLOCK  # noqa: E402
 from irsim.simulate.collection import fit_collection, true_null_count  # noqa: E402
 from irsim.stats.multiple import CORRECTIONS  # noqa: E402
@@ -91,7 +100,8 @@ def main() -> None:
     rows = []
     cpu, wall = timed(generate, args.repeats)
     rows.append(("generator", "", cpu, wall))
-    for test in TESTS:
+    monte_carlo = ("randomisation", "paired_bootstrap", "randomised_tukey_hsd")
+    for test in TESTS + SIMULTANEOUS:
         one = MultipleTesting(sizes=(args.n,), systems=(args.m,), shares=(args.share,),
                               alphas=(0.05,), tests=(test,), trials=trials, B=args.B,
                               pvalue="plus_one")
@@ -104,11 +114,15 @@ def main() -> None:
 
         cpu, wall = timed(run, args.repeats)
         rows.append((f"{test} + corrections",
-                     args.B if test in ("randomisation", "paired_bootstrap") else "", cpu,
-                     wall))
+                     args.B if test in monte_carlo else "", cpu, wall))
     shard = study.plan(data)[0]
     cpu, wall = timed(lambda: study.kernel(shard, data), args.repeats)
     rows.append(("kernel (all 5 tests)", args.B, cpu, wall))
+    both = MultipleTesting(sizes=(args.n,), systems=(args.m,), shares=(args.share,),
+                           alphas=(0.05,), tests=TESTS + SIMULTANEOUS, trials=trials,
+                           B=args.B, pvalue="plus_one", shard_replicates=trials)
+    cpu, wall = timed(lambda: both.kernel(shard, data), args.repeats)
+    rows.append(("kernel (5 tests + 2 Tukey)", args.B, cpu, wall))
 
     configs = 4 * 2 * 3  # the adhoc8 preset: m = 5, 10, 20, 40 x n = 25, 50 x 3 shares
     pairs = args.m * (args.m - 1) // 2
@@ -118,7 +132,7 @@ def main() -> None:
           f"{fit_s:.2f} s wall")
     print(f"{trials} collections of m = {args.m} systems ({pairs} pairs, {m0} null) on "
           f"n = {args.n} topics, 5 corrections, best of {args.repeats}\n")
-    header = (f"{'step':<30}{'B':>6}{'trials/s/core':>15}{'(wall)':>10}"
+    header = (f"{'step':<36}{'B':>6}{'trials/s/core':>15}{'(wall)':>10}"
               f"{'core-h per 1e4 trials':>23}{'preset grid core-h':>20}")
     print(header)
     print("-" * len(header))
@@ -126,7 +140,7 @@ def main() -> None:
         rate = trials / max(cpu, 1e-9)
         rate_wall = trials / max(wall, 1e-9)
         per_10k = 1e4 / rate / 3600
-        print(f"{name:<30}{b!s:>6}{rate:>15,.1f}{rate_wall:>10,.1f}{per_10k:>23.4f}"
+        print(f"{name:<36}{b!s:>6}{rate:>15,.1f}{rate_wall:>10,.1f}{per_10k:>23.4f}"
               f"{per_10k * configs:>20.3f}")
     print(f"\npreset grid = {configs} configurations (m = 5..40 x n = 25, 50 x 3 shares) x "
           f"10^4 trials, all priced at m = {args.m}, n = {args.n} (use --m 40 for the "

@@ -6,7 +6,10 @@ study's own simulated collections (the counting and the corrections); the exact 
 shifted margins and large-sample means with their standard errors (the generator's known
 truth); the sample correlation of the latent normals against the fitted copula (its SE
 ``(1 - rho^2) / sqrt(N)``); the binomial standard error around alpha (the promises of
-Bonferroni, Holm and BH); statsmodels' Wilson interval."""
+Bonferroni, Holm and BH); statsmodels' Wilson interval. The simultaneous tests (Tukey HSD,
+randomised Tukey HSD): irsim.stats.tukey_hsd / randomised_tukey_hsd trial by trial (the
+latter with the same permutations: the same counts), scipy's studentized range and its
+published table, and the FWER of alpha under a complete null of exchangeable systems."""
 
 from __future__ import annotations
 
@@ -24,13 +27,16 @@ from test_api import assert_same_tables
 import irsim
 from irsim.engine import run_study
 from irsim.errors import ConfigError
+from irsim.experiments import multiple_testing as mt
 from irsim.experiments.multiple_testing import (
+    BATCH_BYTES,
     TOPIC_STREAM,
     MultipleTesting,
+    critical_range,
     prepare,
     wilson,
 )
-from irsim.sampling.rng import blocked_draws, study_key
+from irsim.sampling.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.simulate.collection import (
     CollectionModel,
     collection_shifts,
@@ -41,6 +47,7 @@ from irsim.simulate.collection import (
     shrink_correlation,
     true_null_count,
 )
+from irsim.stats import randomised_tukey_hsd, tukey_hsd
 
 URBANO = SHARED_DATA / "urbano"
 ALPHA = 0.05
@@ -308,7 +315,8 @@ def test_wilson_band_equals_statsmodels():
 
 # --------------------------------------------------------------- determinism and engines
 SMALL = dict(metric="AP", systems=[4, 7], sizes=[10], share_null=[1.0, 0.5], trials=600,
-             B=100, tests=["t", "randomisation", "paired_bootstrap"],
+             B=100, tests=["t", "randomisation", "paired_bootstrap", "tukey_hsd",
+                           "randomised_tukey_hsd"],
              corrections=["none", "holm", "bh"], seed=3, pvalue="plus_one")
 
 
@@ -318,7 +326,7 @@ def test_shard_sizes_change_nothing():
     b = irsim.multiple_testing(df, **SMALL, shard_items=1, shard_replicates=250)
     assert_same_tables(a.tables, b.tables)
     t = a.to_pandas("multiple_testing")
-    assert (t.trials == 600).all() and len(t) == 2 * 2 * 3 * 3
+    assert (t.trials == 600).all() and len(t) == 2 * 2 * 3 * 5
 
 
 @pytest.mark.ray
@@ -418,3 +426,243 @@ def test_null_pair_mask_and_counts():
     assert true_null_count(20, 0.2) == 4 and true_null_count(3, 0.5) == 2
     model = CollectionModel.normal([0.4] * 4, [0.05] * 4, 0.3)
     assert model.pool == 4 and np.linalg.eigvalsh(model.corr)[0] > 0
+
+
+# ------------------------------------------------------- Tukey HSD, randomised Tukey HSD
+TUKEY_STREAM = "multiple_testing/randomised_tukey_hsd"
+
+
+def _study_collections(model, data, study, m, share, null_margins="own"):
+    """The study's own collections of (m, share), per block of trials: (block, x)."""
+    n = study.sizes[0]
+    m0 = true_null_count(m, share)
+    for a in range(0, study.trials, REPLICATE_BLOCK):
+        b = min(study.trials, a + REPLICATE_BLOCK)
+        draws = blocked_draws(study.seed, TOPIC_STREAM, (study_key(model.metric), n), a, b,
+                              lambda rng, k: model.draw(rng, k, n))
+        order, logit = model.latent(draws, n)
+        x, _ = model.scores(order, logit, m, data.shifts[0][(m, m0)], m0=m0,
+                            shared=null_margins == "shared")
+        yield a // REPLICATE_BLOCK, x
+
+
+def test_tukey_critical_value_is_scipys_studentized_range():
+    """The critical value is scipy's quantile of the studentized range with (m-1)(n-1)
+    degrees of freedom, p = alpha at it, and the published table's values
+    (q(0.95; 3, 18) = 3.61, q(0.99; 5, 20) = 5.29, q(0.95; 4, 60) = 3.74)."""
+    for m, n, alpha in ((3, 10, 0.05), (5, 25, 0.05), (10, 50, 0.01), (20, 25, 0.1)):
+        q = critical_range(m, n, alpha)
+        assert q == sps.studentized_range.ppf(1 - alpha, m, (m - 1) * (n - 1))
+        assert sps.studentized_range.sf(q, m, (m - 1) * (n - 1)) == pytest.approx(alpha,
+                                                                                  rel=1e-8)
+    assert round(critical_range(3, 10, 0.05), 2) == 3.61  # df (3-1)(10-1) = 18
+    assert round(critical_range(5, 6, 0.01), 2) == 5.29  # df (5-1)(6-1) = 20
+    assert round(critical_range(4, 21, 0.05), 2) == 3.74  # df (4-1)(21-1) = 60
+
+
+def test_tukey_counts_equal_the_single_matrix_functions_trial_by_trial(ap_model):
+    """Every counter of both Tukey tests equals a loop over the study's collections (two
+    blocks of trials) through irsim.stats.tukey_hsd (p <= alpha) and randomised_tukey_hsd
+    with the study's stream and key (metric, n, block, batch); every correction's row holds
+    those same decisions. (pvalue=count: the real-matrix test below.)"""
+    systems, shares, n, trials, alphas, B = (3, 4), (1.0, 0.5), 10, 260, (0.05, 0.1), 200
+    pvalue, null_margins = "plus_one", "own"
+    data = prepare([ap_model], systems=systems, shares=shares, spread=0.1)
+    corrections = ("none", "bonferroni", "holm", "bh", "by")
+    study = MultipleTesting(sizes=(n,), systems=systems, shares=shares, alphas=alphas,
+                            tests=("tukey_hsd", "randomised_tukey_hsd"),
+                            corrections=corrections, trials=trials, seed=13, B=B,
+                            pvalue=pvalue, null_margins=null_margins)
+    got = run_study(study, data)[0]["multiple_testing"].to_pandas()
+    mkey = study_key("AP")
+    for m in systems:
+        assert BATCH_BYTES // (8 * m * (m - 1) // 2 * n) >= REPLICATE_BLOCK  # batch 0 only
+        for share in shares:
+            m0 = true_null_count(m, share)
+            null = null_pair_mask(m, m0)
+            counts: dict = {}
+            for block, x in _study_collections(ap_model, data, study, m, share, null_margins):
+                for t in range(len(x)):  # the reference: one collection at a time
+                    ps = {"tukey_hsd": tukey_hsd(x[t]).pvalue,
+                          "randomised_tukey_hsd": randomised_tukey_hsd(
+                              x[t], B=B, seed=13, study=TUKEY_STREAM, key=(mkey, n, block, 0),
+                              pvalue_mode=pvalue).pvalue}
+                    for test, p in ps.items():
+                        for alpha in alphas:
+                            rej = p <= alpha
+                            v, r = int((rej & null).sum()), int(rej.sum())
+                            c = counts.setdefault((test, alpha), [0, 0.0, 0, 0])
+                            c[0] += v > 0
+                            c[1] += v / r if r else 0.0
+                            c[2] += r - v
+                            c[3] += r
+            alt = m * (m - 1) // 2 - m0 * (m0 - 1) // 2
+            for (test, alpha), (fw, fdp, tp, r) in counts.items():
+                rows = got[(got.m == m) & (got.share_null == share) & (got.test == test)
+                           & (got.alpha == alpha)]
+                assert sorted(rows.correction) == sorted(corrections)
+                for row in rows.itertuples():
+                    key = (m, share, test, row.correction, alpha)
+                    assert row.trials == trials and row.familywise_errors == fw, key
+                    assert row.fdr == pytest.approx(fdp / trials, abs=1e-9), key
+                    assert row.mean_rejections == r / trials, key
+                    if alt:
+                        assert row.power == pytest.approx(tp / alt / trials, rel=1e-12), key
+                    else:
+                        assert math.isnan(row.power)
+            # not vacuous: both tests reject something at the larger alpha
+            some = got[(got.m == m) & (got.share_null == share) & (got.alpha == 0.1)]
+            if share < 1:
+                assert (some.mean_rejections > 0).all()
+
+
+def _real_collections(trials: int, m: int, n: int, seed: int, name: str = "adhoc8_ap"
+                      ) -> np.ndarray:
+    """`trials` collections of m runs x n topics drawn (without replacement) from a real
+    TREC-8 ad hoc matrix (129 runs x 50 topics)."""
+    x = frame(name).to_numpy(float).T
+    rng = np.random.default_rng(seed)
+    out = np.empty((trials, m, n))
+    for t in range(trials):
+        rows = rng.choice(x.shape[0], m, replace=False)
+        cols = rng.choice(x.shape[1], n, replace=False)
+        out[t] = x[np.ix_(rows, cols)]
+    return out
+
+
+@pytest.mark.parametrize("pvalue, name", [("count", "adhoc8_ap"), ("plus_one", "adhoc8_ap"),
+                                          ("count", "adhoc8_p10")])
+def test_randomised_tukey_counts_equal_randomised_tukey_hsd_on_real_matrices(pvalue, name,
+                                                                            monkeypatch):
+    """On real TREC collections (AP; P@10, whose permuted ranges often tie the observed
+    differences exactly), the study's randomised Tukey HSD has, per pair, the same
+    count (so the same p-value) as irsim.stats.randomised_tukey_hsd with the same
+    permutations: decisions at alpha = (k + 1/2) / B (count) or (k + 3/2) / (B + 1)
+    (plus_one), k = 0 .. B - 1, reveal the count exactly. The gather (many systems) gives
+    the same counts as the GEMM (few systems), and so do memory chunks of one permutation
+    and one trial."""
+    B, trials, m, n, key = 120, 30, 6, 20, (7, 20, 3, 0)
+    x = _real_collections(trials, m, n, seed=5, name=name)
+    k = np.arange(B)
+    alphas = (k + 0.5) / B if pvalue == "count" else (k + 1.5) / (B + 1)
+    study = MultipleTesting(alphas=tuple(alphas), B=B, seed=9, pvalue=pvalue)
+    dec = study.simultaneous("randomised_tukey_hsd", x, key)  # (alphas, trials, pairs)
+    counts = B - dec.sum(axis=0)
+    want = np.stack([randomised_tukey_hsd(x[t], B=B, seed=9, study=TUKEY_STREAM, key=key,
+                                          pvalue_mode=pvalue).count for t in range(trials)])
+    np.testing.assert_array_equal(counts, want)
+    assert want.max() <= B and len(np.unique(want)) > 20  # not a degenerate matrix
+    import irsim.stats.resample as rs
+
+    assert m <= rs.TUKEY_GEMM_MAX_SYSTEMS
+    for gemm_max, budget in ((0, mt.GATHER_BYTES), (0, 1), (m, 1)):
+        monkeypatch.setattr(rs, "TUKEY_GEMM_MAX_SYSTEMS", gemm_max)
+        monkeypatch.setattr(rs, "_TUKEY_BYTES", budget)
+        monkeypatch.setattr(mt, "GATHER_BYTES", budget)
+        again = study.simultaneous("randomised_tukey_hsd", x, key)
+        np.testing.assert_array_equal(again, dec, err_msg=f"{gemm_max}, {budget}")
+
+
+def test_tukey_hsd_decisions_equal_tukey_hsd_on_real_matrices():
+    """On real TREC collections, the critical-value decisions at several alpha equal
+    irsim.stats.tukey_hsd's p <= alpha, pair by pair, and some pairs are rejected and some
+    not at every alpha."""
+    trials, m, n = 40, 6, 25
+    x = _real_collections(trials, m, n, seed=3)
+    alphas = (0.01, 0.05, 0.1, 0.3)
+    study = MultipleTesting(alphas=alphas)
+    dec = study.simultaneous("tukey_hsd", x, (0,))
+    p = np.stack([tukey_hsd(x[t]).pvalue for t in range(trials)])
+    for li, alpha in enumerate(alphas):
+        np.testing.assert_array_equal(dec[li], p <= alpha)
+        assert 0 < dec[li].sum() < dec[li].size
+    # degenerate collections: identical systems (MSE = 0, no difference) reject nothing;
+    # one system shifted by a constant (MSE = 0 up to rounding) is told apart from the rest
+    same = np.tile(x[0, :1], (m, 1))
+    shifted = same.copy()
+    shifted[0] += 0.25
+    dec = study.simultaneous("tukey_hsd", np.stack([same, shifted]), (0,))
+    assert not dec[:, 0].any()
+    a, b = np.triu_indices(m, 1)
+    np.testing.assert_array_equal(dec[:, 1], np.broadcast_to(a == 0, dec[:, 1].shape))
+    np.testing.assert_array_equal(dec[1, 1], tukey_hsd(shifted).pvalue <= alphas[1])
+
+
+def _exchangeable(model: CollectionModel) -> CollectionModel:
+    """`model`'s margins with a Gaussian copula of equal correlations (its mean one)."""
+    off = model.corr[np.triu_indices(model.pool, 1)]
+    corr = np.full_like(model.corr, off.mean())
+    np.fill_diagonal(corr, 1.0)
+    return CollectionModel(model.metric, model.systems, model.margins, "gaussian", corr)
+
+
+def test_tukey_tests_keep_the_fwer_under_a_complete_null_of_exchangeable_systems(ap_model):
+    """Complete null (share_null = 1) with one margin for all systems (null_margins=shared,
+    TREC-8 AP's fitted margin) and an equicorrelated copula (AP's mean correlation): the
+    systems of a topic are exchangeable, the randomised Tukey HSD is exact and Tukey HSD
+    nearly so. Over 2000 collections their FWER is within 3 binomial SE
+    (sqrt(0.05 0.95 / 2000) = 0.0049) of alpha, while the uncorrected t test's is far above
+    and grows with m."""
+    systems, trials = (5, 10, 20), TRIALS
+    model = _exchangeable(ap_model)
+    data = prepare([model], systems=systems, shares=(1.0,), spread=0.1)
+    study = MultipleTesting(sizes=(25,), systems=systems, shares=(1.0,), alphas=(ALPHA,),
+                            tests=("t", "tukey_hsd", "randomised_tukey_hsd"),
+                            corrections=("none", "holm"), trials=trials, B=1000,
+                            pvalue="plus_one", null_margins="shared", seed=4)
+    t = run_study(study, data)[0]["multiple_testing"].to_pandas()
+    tukey = t[t.test.isin(["tukey_hsd", "randomised_tukey_hsd"])]
+    assert len(tukey) == 2 * 2 * 3
+    assert (np.abs(tukey.fwer - ALPHA) <= 3 * SE).all(), tukey[["test", "m", "fwer"]]
+    # the same decisions under every correction
+    for _, rows in tukey.groupby(["test", "m"]):
+        assert rows.familywise_errors.nunique() == 1 and rows.mean_rejections.nunique() == 1
+    none = t[(t.test == "t") & (t.correction == "none")].sort_values("m")
+    assert (none.fwer > ALPHA + 10 * SE).all() and none.fwer.is_monotonic_increasing
+
+
+def test_tukey_tests_exceed_alpha_when_systems_are_not_exchangeable(ap_model):
+    """With the fitted copula (TREC-8 AP: pairwise correlations from 0.05 to 0.99), equal
+    means and one margin do not make the systems of a topic exchangeable: both Tukey tests
+    assume it, and over 20 systems their FWER is above alpha beyond 3 binomial SE, while
+    Holm's with the t test stays below it."""
+    data = prepare([ap_model], systems=(20,), shares=(1.0,), spread=0.1)
+    study = MultipleTesting(sizes=(25,), systems=(20,), shares=(1.0,), alphas=(ALPHA,),
+                            tests=("t", "tukey_hsd", "randomised_tukey_hsd"),
+                            corrections=("holm",), trials=TRIALS, B=500, pvalue="plus_one",
+                            null_margins="shared", seed=2)
+    t = run_study(study, data)[0]["multiple_testing"].to_pandas().set_index("test")
+    assert t.loc["tukey_hsd", "fwer"] > ALPHA + 3 * SE
+    assert t.loc["randomised_tukey_hsd", "fwer"] > ALPHA + 3 * SE
+    assert t.loc["t", "fwer"] <= ALPHA + 3 * SE
+
+
+def test_report_draws_one_line_for_the_simultaneous_tests(tmp_path, monkeypatch):
+    """A figure per test; a Tukey test's figure has one line per share_null (its rows of
+    all corrections are equal), a paired test's one per correction and share_null."""
+    import matplotlib.figure
+
+    drawn: list[list[str]] = []  # the legend of each figure, in drawing order
+    orig = matplotlib.figure.Figure.legend
+
+    def legend(self, handles, labels, **kw):
+        drawn.append(list(labels))
+        return orig(self, handles, labels, **kw)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "legend", legend)
+    res = irsim.multiple_testing(frame("adhoc8_ap").iloc[:, :20], metric="AP",
+                                 systems=[3, 5], sizes=[10], share_null=[1.0, 0.4],
+                                 trials=250, B=100, corrections=["none", "holm"],
+                                 tests=["t", "tukey_hsd", "randomised_tukey_hsd"])
+    res.report(tmp_path)
+    text = (tmp_path / "report.md").read_text()
+    assert "simultaneous tests of all pairs" in text
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == [
+        "multiple_testing_AP_randomised_tukey_hsd.png", "multiple_testing_AP_t.png",
+        "multiple_testing_AP_tukey_hsd.png"]
+    one = ["simultaneous, share_null=1", "simultaneous, share_null=0.4"]
+    assert drawn == [["none, share_null=1", "none, share_null=0.4", "holm, share_null=1",
+                      "holm, share_null=0.4"], one, one]  # t, tukey_hsd, randomised
+    from irsim.report.multiple_testing import SIMULTANEOUS
+
+    assert SIMULTANEOUS == mt.SIMULTANEOUS  # the report reads tables only: its own copy

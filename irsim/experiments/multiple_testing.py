@@ -16,6 +16,18 @@ and ``R = V + S``:
 - per-pair power: the mean over trials of ``S / m1p``, ``m1p`` the truly different pairs
   (NaN when there are none, e.g. ``share_null = 1``).
 
+Tukey's HSD with topics as blocks (``tukey_hsd``: two-way ANOVA without replication, the
+studentized range) and the randomised Tukey HSD (``randomised_tukey_hsd``: per topic, the
+scores permuted across systems; statistic ``max mean - min mean``) are simultaneous tests of
+all pairs: they control the FWER themselves, so no correction is applied again and every
+correction's row of a Tukey test holds the same unadjusted simultaneous decisions (as in
+``experiment=discpower``). Tukey HSD rejects a pair when
+``|mean_i - mean_j| / sqrt(MSE / n) >= q(1 - alpha; m, (m - 1)(n - 1))``, the critical value
+of the studentized range computed once per (m, n, alpha) (:func:`critical_range`), MSE the
+residual mean square of the trial's two-way ANOVA; the randomised test's p-value of a pair
+is the share of B permutations whose range reaches ``|mean_i - mean_j|`` (the tie rule of
+:mod:`irsim.stats.ties`; ``pvalue`` count or plus_one) and it rejects when ``p <= alpha``.
+
 A null pair has equal true means: the null of the t, randomisation and bootstrap tests. The
 sign test (zero median) and the Wilcoxon test (symmetric differences) have other nulls, which
 two different margins shifted to the same mean need not meet, so with the default
@@ -33,21 +45,31 @@ conservative band for them.
 Trials are drawn in blocks of :data:`~irsim.sampling.rng.REPLICATE_BLOCK` keyed by (metric,
 n, block) (stream :data:`TOPIC_STREAM`); the same latent draws serve every ``m`` and
 ``share_null`` (common random numbers: a collection of 10 holds the systems of the
-collection of 5), and the Monte Carlo tests draw their resamples per block (shared by the
-pairs of a block, as one run of all pairs shares them). Items are the (metric, n, m,
-share_null) configurations, replicates the trials; a kernel returns integer counters
-(:class:`~irsim.engine.partials.Count`): trials, and per (test, correction, alpha) the trials
-with a false rejection, the fixed-point sum (2^-32) of ``V / R``, the sum of ``S`` and the
-sum of ``R``; no number depends on shard sizes, workers or the engine.
+collection of 5), and the Monte Carlo tests draw their resamples per block and batch of
+trials (shared by the pairs of a batch, as one run of all pairs shares them; the randomised
+Tukey HSD's B permutations are shared by the trials of a batch, so each trial's p-values are
+those of :func:`irsim.stats.randomised_tukey_hsd` with the key ``(metric, n, block, batch)``).
+Items are the (metric, n, m, share_null) configurations, replicates the trials; a kernel
+returns integer counters (:class:`~irsim.engine.partials.Count`): trials, and per (test,
+correction, alpha) the trials with a false rejection, the fixed-point sum (2^-32) of
+``V / R``, the sum of ``S`` and the sum of ``R``; no number depends on shard sizes, workers
+or the engine.
+
+The Tukey tests assume systems exchangeable within a topic (Tukey HSD: sphericity), more
+than equal means: with the fitted copula of TREC runs (unequal correlations) their FWER
+under a complete null exceeds alpha even with ``null_margins=shared``; with an
+equicorrelated copula it is alpha (tests/test_multiple_testing.py).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
+from scipy import stats as sps
 
 from irsim.data.matrix import ScoreMatrix
 from irsim.engine.base import Partial, Shard, shard_grid
@@ -62,6 +84,7 @@ from irsim.kit.common import (
     check_simulated_tests,
     unit_ranges,
 )
+from irsim.sampling.permutations import topic_permutations
 from irsim.sampling.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.simulate.collection import (
     DEPENDENCE,
@@ -74,8 +97,12 @@ from irsim.simulate.collection import (
     true_null_count,
 )
 from irsim.stats import get_test
+from irsim.stats.anova import studentized_ranges
 from irsim.stats.binomial import wilson
 from irsim.stats.multiple import CORRECTIONS, reject
+from irsim.stats.registry import SIMULTANEOUS
+from irsim.stats.resample import TUKEY_GEMM_MAX_SYSTEMS, tukey_ranges_batched
+from irsim.stats.ties import tie_tolerance
 from irsim.tables import table as build_table
 
 __all__ = [
@@ -83,11 +110,13 @@ __all__ = [
     "DESCRIPTION",
     "FDP_SCALE",
     "NULL_MARGINS",
+    "SIMULTANEOUS",
     "TESTS",
     "TOPIC_STREAM",
     "CollectionData",
     "Config",
     "MultipleTesting",
+    "critical_range",
     "fit_table",
     "make",
 ]
@@ -96,7 +125,7 @@ DESCRIPTION = ("known-truth simulation: family-wise error rate, false discovery 
                "power of multiple-comparison corrections (Bonferroni, Holm, BH, BY) over all "
                "system pairs of collections simulated from a real one")
 DATA = "matrix"
-#: Tests this study runs, by config name (the paired tests of :mod:`irsim.stats`).
+#: Tests this study runs by default, by config name (the paired tests of :mod:`irsim.stats`).
 TESTS = ("t", "wilcoxon", "sign", "randomisation", "paired_bootstrap")
 #: Random stream of the simulated collections.
 TOPIC_STREAM = "multiple_testing/collections"
@@ -108,6 +137,9 @@ SHARD_ITEMS, SHARD_REPLICATES = 4096, 1000
 NULL_MARGINS = ("own", "shared")
 #: Bytes of one batch of pair differences handed to a test (trials x pairs x topics).
 BATCH_BYTES = 32 * 2**20
+#: Bytes of one gather of permuted scores of the randomised Tukey HSD (trials x permutations x
+#: topics x systems); a memory bound only: no result depends on it.
+GATHER_BYTES = 32 * 2**20
 
 
 @dataclass
@@ -118,10 +150,17 @@ class Config:
     ----------
     tests : list of str
         Paired tests of :mod:`irsim.stats` run on every pair: any of ``t``, ``wilcoxon``,
-        ``sign``, ``randomisation``, ``paired_bootstrap``.
+        ``sign``, ``randomisation``, ``paired_bootstrap`` (the default list); and the
+        simultaneous tests of all pairs ``tukey_hsd`` (Tukey HSD with topics as blocks:
+        studentized range, two-way ANOVA residual mean square) and ``randomised_tukey_hsd``
+        (B permutations of the scores across systems within each topic; ``B`` and
+        ``pvalue`` as for the other Monte Carlo tests).
     corrections : list of str
         Corrections over the family of all pairs of a collection: ``none``, ``bonferroni``,
-        ``holm``, ``bh`` (Benjamini-Hochberg), ``by`` (Benjamini-Yekutieli).
+        ``holm``, ``bh`` (Benjamini-Hochberg), ``by`` (Benjamini-Yekutieli). The Tukey
+        tests control the family-wise error themselves: for them every correction's
+        decision is the unadjusted simultaneous decision (the rows of all corrections are
+        equal), as ``significant_adjusted`` in ``experiment=discpower``.
     systems : list of int
         Systems m per simulated collection (each >= 2, at most the systems modelled).
     sizes : list of int
@@ -145,7 +184,8 @@ class Config:
     trials : int
         Simulated collections per (metric, n, m, share_null).
     B : int
-        Resamples of the Monte Carlo tests (randomisation, paired bootstrap).
+        Resamples of the Monte Carlo tests (randomisation, paired bootstrap, randomised
+        Tukey HSD).
     pvalue : {"count", "plus_one"}
         Monte Carlo p-value ``count/B`` or ``(count+1)/(B+1)``.
     dependence : {"gaussian", "vine"}
@@ -278,7 +318,7 @@ class MultipleTesting:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        set_(self, "tests", check_choices(self.tests, TESTS,
+        set_(self, "tests", check_choices(self.tests, TESTS + SIMULTANEOUS,
                                           "test for experiment=multiple_testing",
                                           param("tests")))
         set_(self, "corrections", check_choices(self.corrections, CORRECTIONS, "correction",
@@ -375,12 +415,18 @@ class MultipleTesting:
         step = max(1, min(t, BATCH_BYTES // (8 * len(pa_) * n)))
         alphas = np.asarray(self.alphas)
         for c0 in range(0, t, step):
-            d = x[c0 : c0 + step, pa_] - x[c0 : c0 + step, pb_]  # (batch, pairs, n)
+            d = None
             for ti, test in enumerate(self.tests):
-                p = self.pvalues(test, d, (*key, c0))
+                if test in SIMULTANEOUS:  # decided over all pairs: no correction again
+                    decided = self.simultaneous(test, x[c0 : c0 + step], (*key, c0))
+                else:
+                    if d is None:
+                        d = x[c0 : c0 + step, pa_] - x[c0 : c0 + step, pb_]  # (b, pairs, n)
+                    p = self.pvalues(test, d, (*key, c0))
                 for ci, corr in enumerate(self.corrections):
                     for li, alpha in enumerate(alphas):
-                        rej = reject(p, float(alpha), corr, axis=-1)
+                        rej = (decided[li] if test in SIMULTANEOUS
+                               else reject(p, float(alpha), corr, axis=-1))
                         v = np.count_nonzero(rej & null, axis=-1)
                         r = np.count_nonzero(rej, axis=-1)
                         fdp = np.divide(v, r, out=np.zeros(len(r)), where=r > 0)
@@ -406,6 +452,62 @@ class MultipleTesting:
             options.update(B=self.B, seed=self.seed, study=f"multiple_testing/{test}",
                            key=key, pvalue_mode=self.pvalue)
         return np.asarray(spec.function(d, **options).pvalue, np.float64)
+
+    def simultaneous(self, test: str, x: np.ndarray, key: tuple[int, ...]) -> np.ndarray:
+        """Decisions of the simultaneous test `test` on the collections `x` (trials, m, n)
+        at every alpha: bool, shape (alphas, trials, pairs), pairs in
+        :func:`numpy.triu_indices` order.
+
+        ``tukey_hsd``: ``q >= critical_range(m, n, alpha)`` with ``q`` the studentized range
+        statistic of the pair (:func:`irsim.stats.anova.studentized_ranges`: all trials at
+        once). ``randomised_tukey_hsd``: ``p <= alpha``, ``p`` from B permutations drawn
+        from the stream ``multiple_testing/randomised_tukey_hsd`` keyed by `key` and shared
+        by the trials of `x` (each trial's p-values are those of
+        :func:`irsim.stats.randomised_tukey_hsd` with that stream and key).
+
+        Examples
+        --------
+        >>> x = np.array([[[0.7, 0.3, 0.2, 0.6, 0.4, 0.4], [0.5, 0.1, 0.0, 0.2, 0.4, 0.3],
+        ...                [0.6, 0.2, 0.1, 0.3, 0.5, 0.2]]])
+        >>> study = MultipleTesting(alphas=(0.05, 0.1), B=500)
+        >>> study.simultaneous("tukey_hsd", x, (0,)).tolist()
+        [[[True, False, False]], [[True, True, False]]]
+        >>> from irsim.stats import randomised_tukey_hsd, tukey_hsd
+        >>> np.round(tukey_hsd(x[0]).pvalue, 3).tolist()
+        [0.009, 0.085, 0.387]
+        >>> study.simultaneous("randomised_tukey_hsd", x, (0,)).tolist()
+        [[[True, False, False]], [[True, False, False]]]
+        >>> randomised_tukey_hsd(x[0], B=500, study="multiple_testing/randomised_tukey_hsd",
+        ...                      key=(0,)).pvalue.tolist()
+        [0.014, 0.26, 0.702]
+        """
+        t, m, n = x.shape
+        alphas = self.alphas
+        if test == "tukey_hsd":
+            _, q, _ = studentized_ranges(x)
+            return np.stack([q >= critical_range(m, n, float(a)) for a in alphas])
+        means = x.mean(axis=-1)  # as randomised_tukey_hsd: the same floats
+        pa_, pb_ = np.triu_indices(m, 1)
+        diff = means[:, pa_] - means[:, pb_]
+        scale = np.abs(means).max(axis=-1, keepdims=True)
+        thr = np.abs(diff) - tie_tolerance(diff, scale)  # (trials, pairs)
+        count = np.zeros(thr.shape, np.int64)
+        # memory chunks of permutations (the 0/1 matrix of the GEMM path, or the gather):
+        # counts add up, and permutation b is the same for any chunking (topic_permutations
+        # draws by block)
+        row = 8 * m * max(n * m, t) if m <= TUKEY_GEMM_MAX_SYSTEMS else 8 * n * m
+        per_b = max(1, min(self.B, GATHER_BYTES // row))
+        for b0 in range(0, self.B, per_b):
+            b1 = min(self.B, b0 + per_b)
+            perm = topic_permutations(self.seed, f"multiple_testing/{test}", m, n, b0, b1,
+                                      key=key)
+            ranges = tukey_ranges_batched(x, perm)  # (trials, permutations)
+            count += (b1 - b0) - _count_below(ranges, thr)
+        if self.pvalue == "count":
+            p = count / self.B
+        else:
+            p = (count + 1.0) / (self.B + 1.0)
+        return np.stack([p <= a for a in alphas])
 
     # -- reduce -------------------------------------------------------------------------
     def finalize(self, merged: dict[str, np.ndarray], data: CollectionData
@@ -457,6 +559,44 @@ class MultipleTesting:
                                      "power", "power_lo", "power_hi")},
             "mean_rejections": mean_rej})
         return {"multiple_testing": table, "multiple_testing_fit": fit_table(data)}
+
+
+@lru_cache(maxsize=256)
+def critical_range(m: int, n: int, alpha: float) -> float:
+    """Tukey HSD's critical value ``q(1 - alpha; m, (m - 1)(n - 1))``: the ``1 - alpha``
+    quantile of the studentized range of m means with the residual degrees of freedom of a
+    two-way ANOVA without replication on n topics (computed once per process and
+    arguments: each is a numerical inversion).
+
+    Examples
+    --------
+    >>> round(critical_range(3, 10, 0.05), 4)    # q(0.95; 3, 18), the textbook 3.61
+    3.6093
+    """
+    return float(sps.studentized_range.ppf(1.0 - alpha, m, (m - 1) * (n - 1)))
+
+
+def _count_below(values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    """Per row r and threshold p: ``#{b : values[r, b] < thresholds[r, p]}`` (searchsorted
+    ``left`` on each row's sorted values, for all rows at once by one stable sort of the
+    thresholds followed by the values).
+
+    Examples
+    --------
+    >>> _count_below(np.array([[0.1, 0.3, 0.2], [1.0, 1.0, 0.0]]),
+    ...              np.array([[0.2, 0.0, 0.5], [1.0, 2.0, 0.5]])).tolist()
+    [[1, 0, 3], [1, 3, 1]]
+    """
+    p = thresholds.shape[1]
+    both = np.concatenate([thresholds, values], axis=1)
+    order = np.argsort(both, axis=1, kind="stable")
+    position = np.empty_like(order)
+    np.put_along_axis(position, order, np.arange(both.shape[1])[None, :], axis=1)
+    # thresholds before thresholds[r, p] in the merged order: its rank among the thresholds
+    t_order = np.argsort(thresholds, axis=1, kind="stable")
+    t_rank = np.empty_like(t_order)
+    np.put_along_axis(t_rank, t_order, np.arange(p)[None, :], axis=1)
+    return position[:, :p] - t_rank
 
 
 def check_shares(shares: object) -> tuple[float, ...]:

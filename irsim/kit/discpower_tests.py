@@ -36,6 +36,7 @@ from scipy import stats as sps
 from irsim.kit.common import PAIR_UNIT, unit_ranges
 from irsim.stats.anova import anova_two_way, tukey_hsd
 from irsim.stats.randomisation import randomisation_test
+from irsim.stats.registry import SIMULTANEOUS
 from irsim.stats.sign import sign_test
 from irsim.stats.ttest import t_statistic
 from irsim.stats.wilcoxon import WILCOXON_METHODS, ZERO_METHODS, wilcoxon
@@ -51,8 +52,7 @@ TESTS = ("paired_bootstrap", "unpaired_bootstrap", "t", "randomised_tukey_hsd", 
 RESAMPLED = ("paired_bootstrap", "unpaired_bootstrap", "randomised_tukey_hsd", "randomisation")
 #: Tests computed once from the whole matrix.
 CLOSED_FORM = ("t", "wilcoxon", "sign", "tukey_hsd")
-#: Tests whose p-values are simultaneous over all pairs already (no correction applied).
-SIMULTANEOUS = ("tukey_hsd", "randomised_tukey_hsd")
+#: Random stream of the randomisation test's sign vectors.
 RANDOMISATION_STREAM = "discpower/randomisation"
 #: Pairs per block of the closed-form tests (bounds memory; results do not depend on it).
 _BLOCK = 8 * PAIR_UNIT

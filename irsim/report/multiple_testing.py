@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 from matplotlib.figure import Figure
 
 from irsim.report import markdown_table
+from irsim.stats.registry import SIMULTANEOUS
 
 __all__ = ["FIGURES", "sections", "rates_plot"]
 
@@ -23,10 +24,12 @@ _PANELS = (("fwer", "family-wise error rate"), ("fdr", "false discovery rate"),
 _STYLES = ("-", "--", ":", "-.")
 
 
-def rates_plot(rows: pa.Table, out_dir: Path, name: str, title: str) -> Path:
+def rates_plot(rows: pa.Table, out_dir: Path, name: str, title: str,
+               simultaneous: bool = False) -> Path:
     """FWER, FDR and power (rows of panels) against m, one column per n; one colour per
     correction, one line style per share_null, Wilson bands shaded, the level dotted.
-    Returns the PNG path.
+    A `simultaneous` test (Tukey HSD: every correction's rows are its own decisions) gets
+    one line per share_null, labelled ``simultaneous``. Returns the PNG path.
 
     Examples
     --------
@@ -46,6 +49,9 @@ def rates_plot(rows: pa.Table, out_dir: Path, name: str, title: str) -> Path:
     fig = Figure(figsize=(4.0 * len(sizes) + 1.5, 9.0), dpi=110)
     axes = np.atleast_2d(fig.subplots(len(_PANELS), len(sizes), squeeze=False))
     corrections = list(dict.fromkeys(df["correction"]))
+    if simultaneous:  # the rows of all corrections are equal: draw them once
+        df = df[df["correction"] == corrections[0]].assign(correction="simultaneous")
+        corrections = ["simultaneous"]
     shares = sorted(df["share_null"].unique(), reverse=True)
     alpha = float(df["alpha"].iloc[0])
     for j, n in enumerate(sizes):
@@ -86,8 +92,9 @@ def rates_plot(rows: pa.Table, out_dir: Path, name: str, title: str) -> Path:
                 labels.append(lab)
     fig.legend(handles, labels, loc="lower center", ncol=min(4, max(1, len(labels))),
                fontsize=7)
-    fig.suptitle(f"{title}: FWER, FDR and power against m (alpha = {alpha:g}, dotted)")
-    fig.tight_layout(rect=(0, 0.04 + 0.012 * ((len(labels) + 3) // 4), 1, 0.97))
+    fig.suptitle(f"{title}\nFWER, FDR and power against m (alpha = {alpha:g}, dotted)",
+                 fontsize=11)
+    fig.tight_layout(rect=(0, 0.04 + 0.012 * ((len(labels) + 3) // 4), 1, 0.95))
     path = Path(out_dir) / f"{name}.png"
     fig.savefig(path)
     return path
@@ -134,7 +141,14 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
         "- A rate whose band (`_lo`, `_hi`: Wilson, conservative for fdr and power) lies "
         "above alpha breaks the promise beyond Monte Carlo error. Monte Carlo tests with "
         "`experiment.pvalue=count` can give p = 0, which no correction can tame: use "
-        "`plus_one` (and B well above the number of pairs / alpha).", ""]
+        "`plus_one` (and B well above the number of pairs / alpha).",
+        "- `tukey_hsd` and `randomised_tukey_hsd` are simultaneous tests of all pairs: they "
+        "control the fwer themselves, so no correction is applied again and the rows of "
+        "every correction hold the same decisions (one line, `simultaneous`, in their "
+        "figure). Compare their fwer and power with the paired tests under `holm` or "
+        "`bonferroni`. They assume systems exchangeable within a topic: with unequal "
+        "correlations between runs their fwer can exceed alpha even when all means are "
+        "equal.", ""]
     metrics = list(dict.fromkeys(table.column("metric").to_pylist()))
     tests = list(dict.fromkeys(table.column("test").to_pylist()))
     alphas = sorted(set(table.column("alpha").to_pylist()))
@@ -149,7 +163,10 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
                 continue
             safe = "".join(c if c.isalnum() else "_"
                            for c in f"multiple_testing_{metric}_{test}")
-            path = rates_plot(rows, Path(run_dir), safe, f"{metric}, {test}")
+            simultaneous = test in SIMULTANEOUS
+            path = rates_plot(rows, Path(run_dir), safe,
+                              f"{metric}, {test}" + (" (simultaneous)" if simultaneous else ""),
+                              simultaneous=simultaneous)
             lines += [f"![{path.stem}]({path.name})", ""]
     lines += ["The table (first rows; all of them in `results/multiple_testing.parquet`):", "",
               markdown_table(table.select(

@@ -20,6 +20,7 @@ from irsim.stats._validation import (
     data_iv,
     monte_carlo_iv,
 )
+from irsim.stats.resample import tukey_ranges
 from irsim.stats.ties import tie_tolerance
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "anova_two_way",
     "tukey_hsd",
     "randomised_tukey_hsd",
+    "studentized_ranges",
 ]
 
 
@@ -141,6 +143,53 @@ def anova_two_way(scores: np.ndarray) -> AnovaResult:
     return _anova(_scores_iv(scores))
 
 
+def studentized_ranges(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Tukey HSD's statistics without its p-values, batched over leading axes.
+
+    For many score matrices at once (e.g. simulated collections) that are decided against
+    a critical value of the studentized range instead of by p-values (each
+    :data:`scipy.stats.studentized_range` p-value is a numerical integral).
+
+    Parameters
+    ----------
+    scores : array_like, shape (..., systems, topics)
+
+    Returns
+    -------
+    diff : ndarray, shape (..., pairs)
+        ``mean_i - mean_j`` in :func:`numpy.triu_indices` order.
+    q : ndarray, shape (..., pairs)
+        ``|mean_i - mean_j| / sqrt(MS_error / n)``: the numbers :func:`tukey_hsd` turns into
+        p-values (the same operations: the same floats); ``inf`` or NaN where
+        ``MS_error = 0``.
+    df_error : int
+        ``(systems - 1)(topics - 1)``.
+
+    Examples
+    --------
+    ``q >= studentized_range.ppf(1 - alpha, systems, df_error)`` is :func:`tukey_hsd`'s
+    ``p <= alpha``:
+
+    >>> s = np.array([[0.7, 0.3, 0.2, 0.6, 0.4, 0.4], [0.5, 0.1, 0.0, 0.2, 0.4, 0.3],
+    ...               [0.6, 0.2, 0.1, 0.3, 0.5, 0.2]])
+    >>> diff, q, df = studentized_ranges(s)
+    >>> df, np.round(diff, 6).tolist()
+    (10, [0.183333, 0.116667, -0.066667])
+    >>> crit = sps.studentized_range.ppf(0.95, 3, df)
+    >>> (q >= crit).tolist(), (tukey_hsd(s).pvalue <= 0.05).tolist()
+    ([True, False, False], [True, False, False])
+    """
+    a = _scores_iv(scores)
+    k, n = a.shape[-2:]
+    res = _anova(a)
+    means = a.mean(axis=-1)
+    first, second = np.triu_indices(k, 1)
+    diff = means[..., first] - means[..., second]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.abs(diff) / np.sqrt(np.asarray(res.ms_error)[..., None] / n)
+    return diff, q, res.df_error
+
+
 def tukey_hsd(scores: np.ndarray, *, alternative: str = "two-sided") -> TukeyHSDResult:
     """Tukey HSD test of all system pairs with topics as blocks.
 
@@ -177,17 +226,12 @@ def tukey_hsd(scores: np.ndarray, *, alternative: str = "two-sided") -> TukeyHSD
     True
     """
     _two_sided_only(alternative, "tukey_hsd")
-    a = _scores_iv(scores)
-    k, n = a.shape[-2:]
-    res = _anova(a)
-    means = a.mean(axis=-1)
+    diff, q, df_error = studentized_ranges(scores)
+    k = np.shape(scores)[-2]
     first, second = np.triu_indices(k, 1)
-    diff = means[..., first] - means[..., second]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        q = np.abs(diff) / np.sqrt(np.asarray(res.ms_error)[..., None] / n)
     # scipy integrates each p-value numerically (~5-10 ms each): once per distinct q
     uq, inverse = np.unique(q, return_inverse=True)
-    p = sps.studentized_range.sf(uq, k, res.df_error)[inverse.reshape(q.shape)]
+    p = sps.studentized_range.sf(uq, k, df_error)[inverse.reshape(q.shape)]
     return TukeyHSDResult(diff, np.minimum(p, 1.0), first, second)
 
 
@@ -252,12 +296,10 @@ def randomised_tukey_hsd(
     first, second = np.triu_indices(k, 1)
     diff = means[first] - means[second]
     st = np.ascontiguousarray(a.T)  # (topics, systems)
-    topic = np.arange(n)[None, :, None]
     ranges = np.empty(mc.B)
     for start, stop in mc.replicate_chunks(3 * 8 * n * k):
         perm = topic_permutations(mc.seed, mc.study, k, n, start, stop, key=mc.key)
-        pm = st[topic, perm].mean(axis=1)  # (trials, systems)
-        ranges[start:stop] = pm.max(axis=-1) - pm.min(axis=-1)
+        ranges[start:stop] = tukey_ranges(st, perm)
     ranges.sort()
     thr = np.abs(diff) - tie_tolerance(diff, np.abs(means).max())
     count = (mc.B - np.searchsorted(ranges, thr, side="left")).astype(np.int64)

@@ -18,7 +18,8 @@ from irsim.stats.sign import sign_test
 from irsim.stats.ttest import paired_t
 from irsim.stats.wilcoxon import wilcoxon
 
-__all__ = ["TestSpec", "CIMethodSpec", "TESTS", "CI_METHOD_SPECS", "get_test", "get_ci_method"]
+__all__ = ["TestSpec", "CIMethodSpec", "TESTS", "SIMULTANEOUS", "CI_METHOD_SPECS", "get_test",
+           "get_ci_method"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,10 @@ TESTS: dict[str, TestSpec] = {
                  "randomised Tukey HSD (per-topic permutations across systems)"),
     )
 }
+
+#: Tests of all pairs at once (kind ``all_pairs``): they control the family-wise error
+#: themselves, so studies apply no multiple-comparison correction to them again.
+SIMULTANEOUS: tuple[str, ...] = tuple(n for n, s in TESTS.items() if s.kind == "all_pairs")
 
 _CI_DESCRIPTIONS = {
     "normal": "mean -+ z sd/sqrt(n)",
