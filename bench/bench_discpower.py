@@ -40,7 +40,7 @@ from irsim.data.synthetic import synthetic_scores
 from irsim.engine import run_study
 from irsim.experiments.discpower import PAIRED_STREAM, UNPAIRED_STREAM, DiscPower
 from irsim.kit.common import PAIR_UNIT, pair_index, unit_ranges
-from irsim.sampling.rng import REPLICATE_BLOCK
+from irsim.rng import REPLICATE_BLOCK
 from irsim.sampling.topics import bootstrap_counts, bootstrap_indices
 from irsim.stats.resample import studentized_t
 

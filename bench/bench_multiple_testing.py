@@ -44,7 +44,7 @@ from irsim.experiments.multiple_testing import (  # noqa: E402
     MultipleTesting,
     prepare,
 )
-from irsim.sampling.rng import REPLICATE_BLOCK  # noqa: E402
+from irsim.rng import REPLICATE_BLOCK  # noqa: E402
 from irsim.simulate.collection import fit_collection, true_null_count  # noqa: E402
 from irsim.stats.multiple import CORRECTIONS  # noqa: E402
 

@@ -49,7 +49,7 @@ from irsim.experiments.test_errors import (  # noqa: E402
     URBANO_STREAM,
     TestErrors,
 )
-from irsim.sampling.rng import REPLICATE_BLOCK, blocked_draws, study_key  # noqa: E402
+from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key  # noqa: E402
 from irsim.simulate.designs import PooledMetric  # noqa: E402
 from irsim.simulate.fitting import fit_collection  # noqa: E402
 from irsim.stats.resample import BLOCK_COLS, BLOCK_ROWS  # noqa: E402

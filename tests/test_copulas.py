@@ -109,7 +109,7 @@ def test_fitted_collection_and_its_cache(tmp_path):
     a, b = np.triu_indices(8, 1)
     k = 11
     assert m.pair(a[k], b[k]) == k == m.pair(b[k], a[k])
-    rng = np.random.default_rng([3, __import__("irsim.sampling.rng", fromlist=["x"])
+    rng = np.random.default_rng([3, __import__("irsim.rng", fromlist=["x"])
                                  .study_key("adhoc8/P@10"), int(a[k]), int(b[k])])
     u = cop.pseudo_obs(np.column_stack([x[a[k]], x[b[k]]]), rng)
     direct = pv.Bicop.from_data(u, controls=cop.controls())

@@ -92,7 +92,7 @@ def test_models_hold_pyvinecopulibs_selection_of_each_pair(serial):
     """Oracle: pair (i, j) of a model is pyvinecopulib's AIC selection on the
     pseudo-observations of kept runs i and j, ties broken by the generator seeded
     (seed, study_key(name/metric), i, j)."""
-    from irsim.sampling.rng import study_key
+    from irsim.rng import study_key
     from irsim.simulate.fitting import prepare_runs
 
     model, (name, metric, runs) = serial[0], PARTS[0]

@@ -36,7 +36,7 @@ from irsim.experiments.multiple_testing import (
     prepare,
     wilson,
 )
-from irsim.sampling.rng import REPLICATE_BLOCK, blocked_draws, study_key
+from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.simulate.collection import (
     CollectionModel,
     collection_shifts,

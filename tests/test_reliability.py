@@ -207,7 +207,7 @@ def test_check_recomputed_trial_by_trial():
     """The check's sums recomputed one simulated collection at a time (ANOVA written out,
     scipy's kendalltau and pearsonr) from the study's stream."""
     from irsim.experiments.reliability import CHECK_STREAM, true_means
-    from irsim.sampling.rng import blocked_draws, study_key
+    from irsim.rng import blocked_draws, study_key
 
     df = frame("adhoc8_ap").iloc[:, :12]
     trials, n, seed = 250, 15, 5

@@ -236,7 +236,7 @@ def test_check_counts_equal_scipy_on_the_same_trials():
     from scipy import stats as sps
 
     from irsim.experiments.topic_set_size import CHECK_STREAM
-    from irsim.sampling.rng import blocked_draws, study_key
+    from irsim.rng import blocked_draws, study_key
     from irsim.simulate.topics import fit_simulator, prepare
 
     df = frame("adhoc8_p10").iloc[:, :15]

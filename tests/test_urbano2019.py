@@ -34,8 +34,8 @@ from irsim.experiments.test_errors import (
     UrbanoData,
     UrbanoStudy,
 )
+from irsim.rng import blocked_draws, study_key
 from irsim.runner import compose_config, run
-from irsim.sampling.rng import blocked_draws, study_key
 from irsim.simulate.designs import PooledMetric
 from irsim.simulate.fitting import fit_collection
 

@@ -1,4 +1,4 @@
-"""Synthetic collections with known truth, seeded through :func:`irsim.sampling.rng.rng_for`.
+"""Synthetic collections with known truth, seeded through :func:`irsim.rng.rng_for`.
 
 * :func:`synthetic_scores` -- a score matrix from a linear mixed model pushed through a link
   into [0, 1], with each system's *population* mean score known exactly. For studies that
@@ -25,7 +25,7 @@ from scipy.special import expit, logit, ndtr
 from irsim.data.matrix import ScoreMatrix
 from irsim.data.types import Qrels, Runs
 from irsim.errors import ConfigError
-from irsim.sampling.rng import rng_for
+from irsim.rng import rng_for
 
 __all__ = ["LINKS", "SyntheticScores", "link_mean", "synthetic_scores", "synthetic_trec"]
 

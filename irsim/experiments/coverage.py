@@ -54,7 +54,7 @@ from irsim.kit.common import (
     resolve_metrics,
     select_metrics,
 )
-from irsim.sampling.rng import REPLICATE_BLOCK, rng_for
+from irsim.rng import REPLICATE_BLOCK, rng_for
 from irsim.sampling.subsets import subset_indices
 from irsim.sampling.topics import bootstrap_counts
 from irsim.stats.ci import LOGIT_METHODS, mean_interval_grid, outside_unit_interval

@@ -89,7 +89,7 @@ from irsim.kit.discpower_tests import (
 )
 from irsim.kit.rankcorr import rankcorr_table, tau_matrices
 from irsim.kit.stability import DEFAULT_FUZZINESS, check_fuzziness, stability_table
-from irsim.sampling.rng import REPLICATE_BLOCK
+from irsim.rng import REPLICATE_BLOCK
 from irsim.stats.multiple import CORRECTIONS, adjust
 from irsim.stats.resample import gmean_scores, log_scores
 from irsim.tables import schema, table

@@ -42,7 +42,7 @@ the FDR and the power are means over trials of per-trial shares in [0, 1], whose
 at most ``mean (1 - mean)``, so the Wilson interval with the summed shares as the count is a
 conservative band for them.
 
-Trials are drawn in blocks of :data:`~irsim.sampling.rng.REPLICATE_BLOCK` keyed by (metric,
+Trials are drawn in blocks of :data:`~irsim.rng.REPLICATE_BLOCK` keyed by (metric,
 n, block) (stream :data:`TOPIC_STREAM`); the same latent draws serve every ``m`` and
 ``share_null`` (common random numbers: a collection of 10 holds the systems of the
 collection of 5), and the Monte Carlo tests draw their resamples per block and batch of
@@ -84,8 +84,8 @@ from irsim.kit.common import (
     check_simulated_tests,
     unit_ranges,
 )
+from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.sampling.permutations import topic_permutations
-from irsim.sampling.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.simulate.collection import (
     DEPENDENCE,
     MIN_EIGENVALUE,

@@ -60,7 +60,7 @@ from irsim.kit.common import (
     unit_ranges,
 )
 from irsim.kit.topicsets import check_drop_bottom, kept_systems
-from irsim.sampling.rng import REPLICATE_BLOCK, blocked_draws, study_key
+from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.sampling.topics import bootstrap_indices
 from irsim.stats.gtheory import GStudy, e_rho2, feldt_interval, g_study, phi, topics_for
 from irsim.stats.kendall import concordance, pair_signs, tau_b, ties

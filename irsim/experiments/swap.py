@@ -61,7 +61,7 @@ from irsim.kit.common import (
     unit_ranges,
 )
 from irsim.kit.topicsets import check_schemes, check_sizes, rates, sampling_configs
-from irsim.sampling.rng import REPLICATE_BLOCK
+from irsim.rng import REPLICATE_BLOCK
 from irsim.sampling.subsets import set_means, set_overlap, subset_counts, unique_topics
 from irsim.stats.ties import score_tolerance, snap_zero
 from irsim.tables import table

@@ -12,7 +12,7 @@ error); with ``delta > 0`` the experimental system is stochastically larger (pow
 
 Every test of :mod:`irsim.stats` (t, Wilcoxon, sign, randomisation, paired bootstrap) runs
 on the same trials; the rejections at each alpha (``p <= alpha``) are integer counters.
-Trials are drawn in blocks of :data:`~irsim.sampling.rng.REPLICATE_BLOCK` keyed by (metric,
+Trials are drawn in blocks of :data:`~irsim.rng.REPLICATE_BLOCK` keyed by (metric,
 topic set size, block); the same latent draws serve every ``delta`` (common random
 numbers), and each block of trials has its own Monte Carlo resamples (keyed by block), so no
 number depends on shard sizes, workers or the engine.
@@ -52,7 +52,7 @@ from irsim.kit.common import (
     check_simulated_tests,
     unit_ranges,
 )
-from irsim.sampling.rng import REPLICATE_BLOCK, blocked_draws, study_key
+from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.simulate.designs import PooledMetric
 from irsim.simulate.fit_engine import fit_collections
 from irsim.simulate.topics import SimulationData, fit_simulator, prepare

@@ -65,7 +65,7 @@ from irsim.kit.common import (
     select_metrics,
     unit_ranges,
 )
-from irsim.sampling.rng import REPLICATE_BLOCK, blocked_draws, study_key
+from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.simulate.topics import SimulationData, fit_simulator, prepare
 from irsim.stats.anova import anova_two_way
 from irsim.stats.power import (

@@ -32,7 +32,7 @@ __all__ = [
 
 
 #: Kernels process items (system pairs...) in units of this many rows, aligned to global
-#: multiples, and replicates in units of :data:`~irsim.sampling.rng.REPLICATE_BLOCK`. Every
+#: multiples, and replicates in units of :data:`~irsim.rng.REPLICATE_BLOCK`. Every
 #: BLAS call then sees the same operands whatever the shard size, so results are
 #: bit-identical for any sharding (BLAS may round differently for different shapes).
 PAIR_UNIT = 256

@@ -22,8 +22,8 @@ from irsim.kit.bootswap import SWAP_STREAM, swap_counts, topic_overlap
 from irsim.kit.common import PAIR_UNIT, pair_index, unit_ranges
 from irsim.kit.discpower_tests import RESAMPLED
 from irsim.kit.stability import stability_counts
+from irsim.rng import REPLICATE_BLOCK
 from irsim.sampling.permutations import topic_permutations
-from irsim.sampling.rng import REPLICATE_BLOCK
 from irsim.sampling.topics import bootstrap_counts, bootstrap_indices, indices_to_counts
 from irsim.stats.bootstrap import count_t
 from irsim.stats.kendall import concordance, pair_signs, ties

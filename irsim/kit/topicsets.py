@@ -41,7 +41,7 @@ from irsim.kit.common import (
     pair_index,
     unit_ranges,
 )
-from irsim.sampling.rng import REPLICATE_BLOCK
+from irsim.rng import REPLICATE_BLOCK
 from irsim.sampling.subsets import (
     check_scheme,
     check_subset_size,

@@ -20,7 +20,7 @@ retrieved document. :mod:`irsim.stats.corpus_ap` turns the draws into AP* in clo
 Draws are exact inversions of double-precision uniforms, through per-mean inverse-cdf
 tables with a guide table (Devroye's indexed search), about 5x faster than
 ``Generator.poisson`` with a vector of means. Replicates are drawn in fixed blocks keyed by
-block index (:func:`irsim.sampling.rng.blocked_draws`).
+block index (:func:`irsim.rng.blocked_draws`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
-from irsim.sampling.rng import REPLICATE_BLOCK, blocked_draws
+from irsim.rng import REPLICATE_BLOCK, blocked_draws
 
 __all__ = [
     "GUIDE_BUCKETS",

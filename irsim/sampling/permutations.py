@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irsim.sampling.rng import blocked_draws
+from irsim.rng import blocked_draws
 
 __all__ = ["topic_permutations"]
 

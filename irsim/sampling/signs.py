@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irsim.sampling.rng import blocked_draws
+from irsim.rng import blocked_draws
 
 __all__ = ["sign_flips", "sign_patterns"]
 
@@ -20,7 +20,7 @@ def sign_flips(
 ) -> np.ndarray:
     """Random sign vectors ``start:stop``: each row holds `n` independent fair signs.
 
-    Rows are drawn in blocks keyed by block index (:func:`irsim.sampling.rng.blocked_draws`),
+    Rows are drawn in blocks keyed by block index (:func:`irsim.rng.blocked_draws`),
     so any split of ``[start, stop)`` gives the same rows. One set serves every pair with
     `n` topics, so the pairs of a study share their randomisation samples.
 

@@ -17,8 +17,8 @@ Sanderson & Zobel 2005; METHODS.md section 4):
     ``replacement`` with ``size == n``: two independent bootstrap samples.
 
 A sampler is a pure function of ``(seed, study, scheme, n, size, key)`` and the trial range:
-trials are drawn in blocks of :data:`~irsim.sampling.rng.REPLICATE_BLOCK` keyed by block
-index (:func:`~irsim.sampling.rng.blocked_draws`), so any split of the trials gives the same
+trials are drawn in blocks of :data:`~irsim.rng.REPLICATE_BLOCK` keyed by block
+index (:func:`~irsim.rng.blocked_draws`), so any split of the trials gives the same
 sets. Count matrices (trials x sets x n, how often each topic is in each set) turn the means
 of every system on every set into one GEMM: ``means = scores @ counts[:, k].T / size``
 (:func:`set_means`).
@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from irsim.errors import ConfigError, param, unknown_name
-from irsim.sampling.rng import blocked_draws
+from irsim.rng import blocked_draws
 from irsim.sampling.topics import indices_to_counts
 
 __all__ = [

@@ -46,7 +46,7 @@ import pyvinecopulib as pv
 from numpy.typing import ArrayLike
 
 from irsim.errors import ConfigError, InputError
-from irsim.sampling.rng import study_key
+from irsim.rng import study_key
 from irsim.simulate import copulas as cop
 from irsim.simulate.margins import DISCRETE, Support, detect_support, fit_run_margins
 from irsim.simulate.topics import Margins

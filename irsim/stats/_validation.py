@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from irsim.errors import ConfigError, InputError, unknown_name
-from irsim.sampling.rng import REPLICATE_BLOCK
+from irsim.rng import REPLICATE_BLOCK
 
 __all__ = [
     "ALTERNATIVES",
