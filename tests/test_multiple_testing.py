@@ -218,15 +218,22 @@ def test_counts_equal_a_per_trial_loop_with_scipy_and_statsmodels(ap_model, monk
                 row = got[(got.m == m) & (got.share_null == share) & (got.test == test)
                           & (got.correction == corr) & (got.alpha == alpha)].iloc[0]
                 key = (m, share, test, corr, alpha)
-                assert row.trials == trials and row.null_systems == m0
-                assert row.familywise_errors == fw, key
+                assert row.null_systems == m0
                 assert row.fwer == fw / trials
-                assert row.fdr == pytest.approx(fdp / trials, abs=1e-9), key
-                assert row.mean_rejections == r / trials, key
-                if alt:
-                    assert row.power == pytest.approx(tp / alt / trials, rel=1e-12), key
-                else:
-                    assert math.isnan(row.power)
+                _assert_counts(row, key, trials, (fw, fdp, tp, r), alt)
+
+
+def _assert_counts(row, key, trials: int, counts: tuple, alt: int) -> None:
+    """A table row against the counts of a loop over trials: (trials with a false
+    rejection, summed V / R, true rejections, rejections); `alt` truly different pairs."""
+    fw, fdp, tp, r = counts
+    assert row.trials == trials and row.familywise_errors == fw, key
+    assert row.fdr == pytest.approx(fdp / trials, abs=1e-9), key
+    assert row.mean_rejections == r / trials, key
+    if alt:
+        assert row.power == pytest.approx(tp / alt / trials, rel=1e-12), key
+    else:
+        assert math.isnan(row.power)
 
 
 # ------------------------------------------------------------------ the promises, measured
@@ -503,13 +510,7 @@ def test_tukey_counts_equal_the_single_matrix_functions_trial_by_trial(ap_model)
                 assert sorted(rows.correction) == sorted(corrections)
                 for row in rows.itertuples():
                     key = (m, share, test, row.correction, alpha)
-                    assert row.trials == trials and row.familywise_errors == fw, key
-                    assert row.fdr == pytest.approx(fdp / trials, abs=1e-9), key
-                    assert row.mean_rejections == r / trials, key
-                    if alt:
-                        assert row.power == pytest.approx(tp / alt / trials, rel=1e-12), key
-                    else:
-                        assert math.isnan(row.power)
+                    _assert_counts(row, key, trials, (fw, fdp, tp, r), alt)
             # not vacuous: both tests reject something at the larger alpha
             some = got[(got.m == m) & (got.share_null == share) & (got.alpha == 0.1)]
             if share < 1:

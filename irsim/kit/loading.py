@@ -214,19 +214,20 @@ def registered_paths(names: Any, key: str = "collection.collections") -> list[tu
     from irsim.errors import unknown_name
 
     root = resources.files("irsim.conf") / "collection"
-    known = sorted(p.name[:-5] for p in root.iterdir() if p.name.endswith(".yaml"))
+    configs = {p.name[:-5]: yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+               for p in sorted(root.iterdir(), key=lambda p: p.name)
+               if p.name.endswith(".yaml")}
+    matrices = [n for n, c in configs.items()
+                if c.get("kind") == "matrix" and isinstance(c.get("paths"), dict)]
     out = []
     for name in ([names] if isinstance(names, str) else list(names)):
         name = str(name)
-        if name not in known:
-            raise unknown_name(f"{key} entry", name, known)
-        data = yaml.safe_load((root / f"{name}.yaml").read_text(encoding="utf-8")) or {}
-        if data.get("kind") != "matrix" or not isinstance(data.get("paths"), dict):
+        if name not in configs:
+            raise unknown_name(f"{key} entry", name, configs)
+        if name not in matrices:
             raise ConfigError(f"{key}: {name!r} is not a registered score-matrix collection "
-                              f"(kind matrix with paths: "
-                              + ", ".join(n for n in known if _is_registered_matrix(root, n))
-                              + ")")
-        out.append((name, dict(data["paths"])))
+                              f"(kind matrix with paths: {', '.join(matrices)})")
+        out.append((name, dict(configs[name]["paths"])))
     if not out:
         raise ConfigError(f"{key} lists no collection")
     names_seen = [n for n, _ in out]
@@ -234,13 +235,6 @@ def registered_paths(names: Any, key: str = "collection.collections") -> list[tu
     if repeated:
         raise ConfigError(f"{key} lists {repeated[0]!r} twice")
     return out
-
-
-def _is_registered_matrix(root: Any, name: str) -> bool:
-    import yaml
-
-    data = yaml.safe_load((root / f"{name}.yaml").read_text(encoding="utf-8")) or {}
-    return data.get("kind") == "matrix" and isinstance(data.get("paths"), dict)
 
 
 def _groups(cfg: Any) -> list[tuple[str, dict]]:
