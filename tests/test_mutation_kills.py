@@ -511,39 +511,45 @@ def test_randomisation_method_choice():
 
 
 # ---------------------------------------------------------------------------------------------
-# exact_split (irsim.stats.resample): hi on a grid of 2^20 steps of the largest magnitude
+# Exact (irsim.exact): pieces on grids of 2^bits steps, products exact
 
 
 @pytest.mark.parametrize("x", [[0.1, 0.7, 1.0 / 3], [1.0, 0.1, -1.0 / 3], [-0.75, 0.2, 0.0],
-                               [3e-5, 1e-7, 2.5e-5]])
-def test_exact_split_grid_from_the_definition(x):
-    """hi + lo == x exactly; hi / step integers with step = 2^(e - 20), e = frexp(max|x|)[1]
-    (so |hi / step| <= 2^20); |lo| <= step / 2; and hi @ counts equals the exact rational sum
-    for bootstrap count matrices (Python fractions)."""
+                               [3e-5, 1e-7, 2.5e-5], [1.0, 1e-30, -3e-17]])
+def test_exact_pieces_and_products_from_the_definition(x):
+    """The pieces add up to x exactly; piece i is an integer multiple of 2^(e - i bits)
+    (e = frexp(max|x|)[1], bits = 53 - ceil(log2 l1)) of magnitude <= 2^bits steps; and
+    products with count matrices equal the correctly rounded exact rational sum (Python
+    fractions), the same for the counts in reverse order."""
     from fractions import Fraction
 
-    from irsim.stats.resample import exact_split
+    from irsim.exact import Exact
 
     x = np.array(x)
-    hi, lo = exact_split(x)
-    step = 2.0 ** (math.frexp(float(np.abs(x).max()))[1] - 20)
-    assert (hi + lo == x).all()
-    k = hi / step
-    assert (k == np.round(k)).all() and np.abs(k).max() <= 2 ** 20
-    assert np.abs(lo).max() <= step / 2
     counts = np.random.default_rng(1).multinomial(len(x) * 50, [1 / len(x)] * len(x), size=20)
-    exact = [sum(Fraction(float(h)) * int(c) for h, c in zip(hi, row, strict=True))
+    l1 = len(x) * 50
+    e = Exact(x, l1=l1)
+    bits = 53 - math.ceil(math.log2(l1))
+    assert e.bits == bits
+    assert sum(Fraction(float(v)) for v in np.concatenate(e.pieces)) == sum(
+        Fraction(float(v)) for v in x)
+    top = math.frexp(float(np.abs(x).max()))[1]
+    for i, p in enumerate(e.pieces):
+        step = 2.0 ** (top - (i + 1) * bits)
+        k = p / step
+        assert (k == np.round(k)).all() and np.abs(k).max() <= 2 ** bits
+    exact = [float(sum(Fraction(float(v)) * int(c) for v, c in zip(x, row, strict=True)))
              for row in counts]
-    assert [Fraction(float(v)) for v in counts.astype(float) @ hi] == exact
+    assert (e @ counts.T.astype(float)).tolist() == exact
+    assert (Exact(x[::-1], l1=l1) @ counts[:, ::-1].T.astype(float)).tolist() == exact
 
 
-def test_exact_split_of_zeros_and_empty():
-    from irsim.stats.resample import exact_split
+def test_exact_of_zeros_and_bad_counts():
+    from irsim.exact import Exact
 
-    hi, lo = exact_split(np.zeros(3))
-    assert hi.tolist() == [0.0] * 3 and lo.tolist() == [0.0] * 3
-    hi, lo = exact_split(np.zeros(0))
-    assert hi.shape == lo.shape == (0,)
+    assert (Exact(np.zeros((2, 3)), l1=3) @ np.ones((3, 4))).tolist() == [[0.0] * 4] * 2
+    with pytest.raises(ValueError, match="sums to more than l1"):
+        Exact(np.ones((1, 3)), l1=2) @ np.ones((3, 1))
 
 
 @pytest.mark.filterwarnings("error")  # the degenerate cases raise no RuntimeWarning

@@ -11,6 +11,7 @@ import pytest
 from scipy import special
 from scipy import stats as sps
 
+from irsim.exact import Exact
 from irsim.sampling.permutations import topic_permutations
 from irsim.sampling.signs import sign_flips, sign_patterns
 from irsim.sampling.topics import bootstrap_counts, bootstrap_indices
@@ -26,10 +27,10 @@ from irsim.stats import (
 from irsim.stats.bootstrap import count_t
 from irsim.stats.ci import bootstrap_ci
 from irsim.stats.resample import (
-    exact_split,
     paired_bootstrap_replicates,
     paired_ratio,
     studentized_t,
+    unpaired_parts,
     unpaired_replicates,
     unpaired_weights,
 )
@@ -66,7 +67,7 @@ def p10(shared_data):
 def test_batched_paired_counts_equal_kernels(shared_data, name):
     """The batched counter (p = s2/s1^2, then count_t) equals resample.py's t* kernel +
     count, every alternative, including constant differences (all 0, all 0.1) and
-    near-constant ones; with s1 from per-system sums (exact_split, as the discpower study
+    near-constant ones; with s1 from per-system sums (Exact.parts, as the discpower study
     computes it) as well."""
     x, y = _all_pairs(_matrix(shared_data, name, 60))
     z = x - y
@@ -83,14 +84,13 @@ def test_batched_paired_counts_equal_kernels(shared_data, name):
     for alt in ALTERNATIVES:
         np.testing.assert_array_equal(count_t(p, t, n, alt, s1),
                                       count_extreme(t_star, t, alt, 1.0))
-    # s1 from per-system sums: exact hi parts, tiny lo parts (pairs of systems x[i], y[j])
+    # s1 from per-system sums: exact parts whose pair differences are exact (x[i], y[j])
     m = _matrix(shared_data, name, 60)
     i, j = np.triu_indices(len(m), 1)
-    hi, lo = exact_split(m)
-    s_hi, s_lo = hi @ ct, lo @ ct
+    parts = Exact(m, l1=2 * n).parts(ct)
     zz = m[i] - m[j]
     mz = zz.mean(axis=1, keepdims=True)
-    sums = s_hi[i] - s_hi[j] + s_lo[i] - s_lo[j] - n * mz
+    sums = sum(p[i] - p[j] for p in parts) - n * mz
     ww = zz - mz
     np.testing.assert_array_equal(
         count_t(paired_ratio(ww, ww * ww, ct, sums), studentized_t(zz), n),
@@ -229,11 +229,13 @@ def test_unpaired_kernels_per_row_and_per_system(p10, summary):
     idx = bootstrap_indices(4, "u", 2 * n, 0, B)
     first = np.stack([np.bincount(r, minlength=2 * n) for r in idx[:, :n]]).astype(float)
     second = np.stack([np.bincount(r, minlength=2 * n) for r in idx[:, n:]]).astype(float)
-    w = unpaired_weights(first, second, n, summary)
+    w, div = unpaired_weights(first, second, n, summary)
     vals = np.log(s + 1e-5) if summary == "gmean" else s
     a, b = np.triu_indices(len(s), 1)
-    per_row = unpaired_replicates(vals[a] @ w[:n], vals[b] @ w[n:], summary)
-    parts = vals @ np.concatenate([w[:n], w[n:]], axis=1)
+    per_row = unpaired_replicates(unpaired_parts(vals[a], w[:n], div),
+                                  unpaired_parts(vals[b], w[n:], div), summary)
+    parts = unpaired_parts(vals, np.concatenate([w[:n], w[n:]], axis=1),
+                           np.concatenate([div, div]))
     h = parts.shape[1] // 2
     per_system = unpaired_replicates(parts[a, :h], parts[b, h:], summary)
     v = np.concatenate([s[a], s[b]], axis=1)

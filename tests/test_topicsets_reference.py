@@ -186,7 +186,9 @@ def kernel_reference(x, study: PairErrors, size: int, trials: int, windows, mc_p
     loops: per pair and trial, the means on both sets, the tie-snapped differences, the
     error rule (the order differs: the signs differ, a zero on one side only counts), the
     bins, the sign-test / randomisation p-value windows, the dependency ranks (trials sorted
-    by |d| on the first set, earlier trial first among equal ones) and the full-set
+    by |d| on the first set, earlier trial first among equal ones: |d| rounded to 12
+    decimals, so differences that are equal in exact arithmetic but an ulp apart in floats
+    tie) and the full-set
     significance at p <= full_alpha."""
     s, n = x.shape
     tol = TIE_RTOL * float(np.abs(x).max())
@@ -231,7 +233,7 @@ def kernel_reference(x, study: PairErrors, size: int, trials: int, windows, mc_p
                     for kind in range(2):
                         comps[w, kind, bins[kind]] += 1
                         errs[w, kind, bins[kind]] += err
-                ranked.append((abs(d), i, err))
+                ranked.append((round(abs(d), 12), i, err))  # ties in exact arithmetic
             for rank, (_, _, err) in enumerate(sorted(ranked)):
                 dep[rank] += err
             pair_no += 1

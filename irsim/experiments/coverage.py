@@ -43,6 +43,7 @@ from irsim.data.matrix import ScoreMatrix
 from irsim.engine.base import Shard, shard_grid
 from irsim.engine.partials import Count
 from irsim.errors import ConfigError, param
+from irsim.exact import Exact
 from irsim.experiments import Shards
 from irsim.kit.common import (
     aligned_block,
@@ -58,6 +59,7 @@ from irsim.rng import REPLICATE_BLOCK, rng_for
 from irsim.sampling.subsets import subset_indices
 from irsim.sampling.topics import bootstrap_counts
 from irsim.stats.ci import LOGIT_METHODS, mean_interval_grid, outside_unit_interval
+from irsim.stats.ties import score_tolerance
 from irsim.tables import table
 
 __all__ = ["DESCRIPTION", "DATA", "Config", "make", "Coverage", "METHODS", "PARK_ALPHAS",
@@ -278,21 +280,25 @@ class Coverage:
             w = bootstrap_counts(self.seed, BOOT_STREAM, n, a * self.B, b * self.B)
             # (m, n, B) contiguous: numpy's stacked matmul calls BLAS per sample only
             # for contiguous operands (a transposed view falls back to a slow loop)
-            w = np.ascontiguousarray((w / n).reshape(b - a, self.B, n).transpose(0, 2, 1))
+            w = np.ascontiguousarray(w.reshape(b - a, self.B, n).transpose(0, 2, 1))
             for mi, metric in enumerate(metrics):
                 truth = data.metric(metric).mean(axis=1)
                 x = np.take_along_axis(data.metric(metric), perm, axis=1)
                 xs = np.ascontiguousarray(x[:, topics].transpose(1, 0, 2))  # (m, S, n)
                 star = None
                 if any(m in _BOOTSTRAPPED for m in self.methods):
-                    star = np.matmul(xs, w)  # (m, S, B)
+                    star = Exact(xs, l1=n).right(w)  # (m, S, B), the same on every CPU
+                    star /= n
                     star = star.reshape(-1, self.B)
                 grid = mean_interval_grid(xs.reshape(-1, n), star, self.alphas, self.methods)
                 mu = np.tile(truth, b - a)[:, None]
+                # a bound equal to the true mean in exact arithmetic (a constant run) counts
+                # as within: the tie rule of irsim.stats.ties, not the last bit
+                tol = score_tolerance(data.metric(metric))
                 for j, method in enumerate(self.methods):
                     low, high = grid[method]
-                    counts[mi, j, :, 0] += np.count_nonzero(low > mu, axis=0)
-                    counts[mi, j, :, 1] += np.count_nonzero(high < mu, axis=0)
+                    counts[mi, j, :, 0] += np.count_nonzero(low > mu + tol, axis=0)
+                    counts[mi, j, :, 1] += np.count_nonzero(high < mu - tol, axis=0)
         return counts
 
     # -- tables -------------------------------------------------------------------------

@@ -328,7 +328,8 @@ class Reliability:
                 dm = means - means.mean(axis=1, keepdims=True)
                 dmu = mu - mu.mean()
                 with np.errstate(invalid="ignore", divide="ignore"):
-                    corr = (dm @ dmu) / np.sqrt((dm * dm).sum(axis=1) * (dmu @ dmu))
+                    corr = ((dm * dmu).sum(axis=1)  # fixed order: no BLAS
+                            / np.sqrt((dm * dm).sum(axis=1) * (dmu * dmu).sum()))
                 s_sim = pair_signs(means[:, a_idx] - means[:, b_idx]).T  # (pairs, m)
                 tau = tau_b(concordance(s_sim, s_true), ties(s_sim),
                             np.full(m, ties(s_true)[0]), k)

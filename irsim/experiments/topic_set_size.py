@@ -54,6 +54,7 @@ from irsim.data.matrix import ScoreMatrix
 from irsim.engine.base import Shard, block_ranges
 from irsim.engine.partials import Count, Slab
 from irsim.errors import ConfigError, param
+from irsim.exact import gram as exact_gram
 from irsim.experiments import Shards
 from irsim.kit.common import (
     aligned_block,
@@ -256,7 +257,7 @@ def pair_variances(scores: np.ndarray) -> np.ndarray:
     """
     x = np.asarray(scores, float)
     e = x - x.mean(axis=1, keepdims=True) - x.mean(axis=0, keepdims=True) + x.mean()
-    gram = e @ e.T
+    gram = exact_gram(e)  # fixed-order sums: the same sizes on every machine
     sq = np.diag(gram)
     a, b = np.triu_indices(x.shape[0], k=1)
     return np.maximum(sq[a] + sq[b] - 2.0 * gram[a, b], 0.0) / (x.shape[1] - 1)

@@ -17,6 +17,7 @@ import numpy as np
 
 from irsim.engine.base import Shard
 from irsim.engine.partials import topk_rows
+from irsim.exact import Exact
 from irsim.kit.bins import ABSOLUTE
 from irsim.kit.bootswap import SWAP_STREAM, swap_counts, topic_overlap
 from irsim.kit.common import PAIR_UNIT, pair_index, unit_ranges
@@ -28,13 +29,13 @@ from irsim.sampling.topics import bootstrap_counts, bootstrap_indices, indices_t
 from irsim.stats.bootstrap import count_t
 from irsim.stats.kendall import concordance, pair_signs, ties
 from irsim.stats.resample import (
-    exact_split,
     gmean_scores,
     log_scores,
     paired_ratio,
     sample_differences,
     studentized_t,
     tukey_ranges,
+    unpaired_parts,
     unpaired_replicates,
     unpaired_weights,
 )
@@ -72,7 +73,10 @@ class ShardKernel:
         self.scores = {(m, False): x for m, x in raw.items()}
         if study.gmean:
             self.scores |= {(m, True): log_scores(x) for m, x in raw.items()}
-        self.split = {vi: exact_split(self.values(vi)) for vi in self.tested["paired_bootstrap"]}
+        # exact per-system sums (one bit of headroom: differences of parts stay exact)
+        self.split = {vi: Exact(self.values(vi), l1=2 * self.n)
+                      for vi in self.tested["paired_bootstrap"]}
+        self.exact = {key: Exact(x, l1=self.n) for key, x in self.scores.items()}
         self.obs = {(j, vi, t): self.observed(j, vi, t) for j in range(len(self.pairs))
                     for t in ("paired_bootstrap", "unpaired_bootstrap") for vi in self.tested[t]}
         self.per_unit: list[dict[str, Any]] = [{} for _ in self.pairs]  # per pair unit
@@ -103,8 +107,8 @@ class ShardKernel:
         """``M(X, Q*b)`` of every system on every sample of a unit: (systems, samples)."""
         v = self.variants[vi]
         if v.kind == "g":
-            return np.exp(self.scores[v.metric, True] @ ct / self.n)
-        return self.scores[v.metric, False] @ ct / self.n
+            return np.exp(self.exact[v.metric, True].right(ct) / self.n)
+        return self.exact[v.metric, False].right(ct) / self.n
 
     def draws(self, a: int, b: int) -> dict:
         """Everything of replicate unit ``[a, b)`` that all pairs share: the samples and
@@ -121,15 +125,16 @@ class ShardKernel:
             idx = bootstrap_indices(study.seed, UNPAIRED_STREAM, 2 * n, a, b)
             first = indices_to_counts(idx[:, :n], 2 * n)
             second = indices_to_counts(idx[:, n:], 2 * n)
-            weights: dict[str, np.ndarray] = {}
+            weights: dict[str, tuple[np.ndarray, np.ndarray]] = {}
             for vi in self.tested["unpaired_bootstrap"]:
                 summ = "gmean" if self.variants[vi].kind == "g" else "mean"
-                if summ not in weights:  # x's weights beside y's: one GEMM per system
-                    w = unpaired_weights(first, second, n, summ)
-                    weights[summ] = np.concatenate([w[:n], w[n:]], axis=1)
+                if summ not in weights:  # x's weights beside y's: one product per system
+                    w, div = unpaired_weights(first, second, n, summ)
+                    weights[summ] = (np.concatenate([w[:n], w[n:]], axis=1),
+                                     np.concatenate([div, div]))
                 vals = self.scores[self.variants[vi].metric, summ == "gmean"]
-                u["parts"][vi] = vals @ weights[summ]
-        u["split"] = {vi: tuple(part @ u["ct"] for part in self.split[vi])
+                u["parts"][vi] = unpaired_parts(vals, *weights[summ])
+        u["split"] = {vi: self.split[vi].parts(u["ct"])
                       for vi in self.tested["paired_bootstrap"]}
         u["s1"] = {vi: self.sample_scores(vi, u["ct"]) for vi in self.sampled}
         u["s2"] = {}
@@ -219,13 +224,14 @@ class ShardKernel:
         x = self.values(vi)
         w = x[ia] - x[ib]
         w -= mz
-        w_sq = w * w
+        w_sq = Exact(w * w, l1=n)
         qs, sums_all = [], []
         for u in chunk:
-            s_hi, s_lo = u["split"][vi]  # s1 from per-system sums, without cancellation
-            sums = np.subtract(s_hi[ia], s_hi[ib])
-            sums += s_lo[ia]
-            sums -= s_lo[ib]
+            # s1 from per-system exact sums: each part's pair difference is exact
+            parts = u["split"][vi]
+            sums = np.subtract(parts[0][ia], parts[0][ib])
+            for part in parts[1:]:
+                sums += np.subtract(part[ia], part[ib])
             sums -= n * mz
             q = paired_ratio(w, w_sq, u["ct"], sums)
             self.add(j, f"paired_count_{vi}", count_t(q, t_obs, n))

@@ -50,7 +50,7 @@ from irsim.sampling.subsets import (
     subset_indices,
 )
 from irsim.stats import get_test
-from irsim.stats.ties import score_tolerance, snap_zero
+from irsim.stats.ties import score_tolerance, snap_zero, tied_order
 
 __all__ = ["ERROR_STREAM", "FULL_STREAM", "NO_TEST", "PairErrors", "check_schemes",
            "check_sizes", "sampling_configs", "check_drop_bottom", "kept_systems",
@@ -370,7 +370,7 @@ class PairErrors:
                 out[f"{lay.kind}_errors"][mi, k, w] += np.bincount(
                     bins[lay.kind][mask & err], minlength=lay.count)
         if self.extras:  # dependency artefact: each pair's trials ranked by |d| on the first set
-            order = np.argsort(absd, axis=1, kind="stable")
+            order = tied_order(absd, tol)
             out["dependency_errors"][mi, k] += np.take_along_axis(err, order,
                                                                   axis=1).sum(axis=0)
             out["dependency_pairs"][mi, k] += len(d)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from irsim.errors import ConfigError, param, unknown_name
+from irsim.exact import Exact
 from irsim.rng import blocked_draws
 from irsim.sampling.topics import indices_to_counts
 
@@ -243,6 +244,9 @@ def gemm_trials(systems: int, topics: int) -> int:
 def set_means(x: np.ndarray, counts: np.ndarray, size: int) -> np.ndarray:
     """Mean score of every system on every set of a block of trials: ``C @ X.T / size``.
 
+    The sums are exact (:class:`irsim.exact.Exact`): the same set gives the same mean on
+    every machine, and two sets holding the same scores give bit-equal means.
+
     Parameters
     ----------
     x : ndarray, shape (systems, n)
@@ -265,10 +269,10 @@ def set_means(x: np.ndarray, counts: np.ndarray, size: int) -> np.ndarray:
     """
     trials, sets, n = counts.shape
     flat = counts.reshape(trials * sets, n)
-    xt = np.ascontiguousarray(x.T)
+    xt = Exact(np.ascontiguousarray(x.T), l1=size)  # sums independent of BLAS and CPU
     out = np.empty((trials * sets, x.shape[0]))
     step = gemm_trials(x.shape[0], n) * sets
     for r0 in range(0, len(flat), step):
-        np.matmul(flat[r0:r0 + step], xt, out=out[r0:r0 + step])
+        xt.left(flat[r0:r0 + step], out=out[r0:r0 + step])
     out /= size
     return out.reshape(trials, sets, x.shape[0])

@@ -80,6 +80,7 @@ from scipy.special import expit, log_ndtr, ndtri
 from scipy.stats import rankdata
 
 from irsim.errors import ConfigError, InputError, unknown_name
+from irsim.exact import corrcoef
 from irsim.simulate.topics import Margins, fit_simulator
 
 __all__ = [
@@ -497,7 +498,7 @@ def fit_collection(
     dropped = sim.dropped + tuple(s for s, k in zip(sim.systems, ok, strict=True) if not k)
     kept = kept[ok]
     with np.errstate(divide="ignore", invalid="ignore"):
-        corr = np.corrcoef(normal_scores(kept))
+        corr = corrcoef(normal_scores(kept))
     corr = np.nan_to_num(corr)  # a constant system: uncorrelated
     np.fill_diagonal(corr, 1.0)
     model_kw: dict[str, Any] = {}

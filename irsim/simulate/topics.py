@@ -69,6 +69,7 @@ from numpy.typing import ArrayLike
 from scipy.special import expit, log_ndtr, ndtr, ndtri
 
 from irsim.errors import ConfigError, InputError, unknown_name
+from irsim.exact import corrcoef
 from irsim.stats.kendall import tau_b_matrix
 
 __all__ = [
@@ -881,7 +882,7 @@ def fit_simulator(
         rho = np.clip(np.sin(0.5 * np.pi * np.nan_to_num(observed)), -MAX_RHO, MAX_RHO)
     else:
         with np.errstate(divide="ignore", invalid="ignore"):
-            observed = np.corrcoef(kept)[a, b]
+            observed = corrcoef(kept)[a, b]
         rho = norta_rho(margins, a, b, np.nan_to_num(observed))
     return TopicSimulator(
         metric=metric,

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from irsim.errors import ConfigError, InputError
+from irsim.exact import Exact
 from irsim.sampling.topics import bootstrap_counts, bootstrap_indices, indices_to_counts
 from irsim.stats._validation import (
     DEFAULT_MEMORY_BUDGET,
@@ -41,6 +42,7 @@ from irsim.stats.resample import (
     paired_ratio,
     resampled_counts,
     studentized_t,
+    unpaired_parts,
     unpaired_replicates,
     unpaired_weights,
 )
@@ -236,7 +238,7 @@ def paired_bootstrap(
             ct = np.ascontiguousarray(counts.T, dtype=np.float64)
             for rows in row_chunks(len(z), 16 * (stop - start), _CACHE_BYTES):
                 wr = w[rows]
-                s1 = wr @ ct
+                s1 = Exact(wr, l1=n).right(ct)
                 p = paired_ratio(wr, wr * wr, ct, s1)
                 for j, alt in enumerate(alternatives):
                     count[rows, j] += count_t(p, obs[rows], n, alt, s1)
@@ -345,10 +347,11 @@ def unpaired_bootstrap(
             continue
         # the batched path (resample.unpaired_weights / unpaired_replicates, shared with
         # the discpower study): x's and y's parts of every replicate are one GEMM each
-        w = unpaired_weights(indices_to_counts(idx[:, :n], n + m),
-                             indices_to_counts(idx[:, n:], n + m), n, summary)
+        w, div = unpaired_weights(indices_to_counts(idx[:, :n], n + m),
+                                  indices_to_counts(idx[:, n:], n + m), n, summary)
         for rows in row_chunks(dx.rows, 16 * w.shape[1], _CACHE_BYTES):
-            rep = unpaired_replicates(lx[rows] @ w[:n], ly[rows] @ w[n:], summary)
+            rep = unpaired_replicates(unpaired_parts(lx[rows], w[:n], div),
+                                      unpaired_parts(ly[rows], w[n:], div), summary)
             count[rows] += count_extreme(rep, observed[rows], alternative, scale[rows])
     return BootstrapTestResult(dx.out(observed), dx.out(mc.pvalue(count)), dx.out(count),
                                mc.B)

@@ -27,6 +27,7 @@ from scipy import special
 from scipy import stats as sps
 
 from irsim.errors import ConfigError, InputError
+from irsim.exact import Exact
 from irsim.sampling.topics import bootstrap_counts
 from irsim.stats._validation import (
     DEFAULT_MEMORY_BUDGET,
@@ -561,16 +562,19 @@ def mean_ci(
     mc = monte_carlo_iv(B=B, seed=seed, study=study, pvalue_mode="count",
                         memory_budget=memory_budget, key=key)
     chunks = list(mc.replicate_chunks(8 * n))
-    cached = (bootstrap_counts(mc.seed, mc.study, n, 0, mc.B, key=mc.key) / n
+    cached = (np.ascontiguousarray(bootstrap_counts(mc.seed, mc.study, n, 0, mc.B,
+                                                    key=mc.key).T)
               if len(chunks) == 1 else None)
     acc = mean_acceleration(v) if method == "bca" else None
     low, high, se = (np.empty(data.rows) for _ in range(3))
     for rows in row_chunks(data.rows, 8 * 4 * mc.B, mc.memory_budget):
         star = np.empty((rows.stop - rows.start, mc.B))
+        ex = Exact(v[rows], l1=n)  # resampled sums, the same on every machine
         for a, b in chunks:
-            w = cached if cached is not None else (
-                bootstrap_counts(mc.seed, mc.study, n, a, b, key=mc.key) / n)
-            np.matmul(v[rows], w.T, out=star[:, a:b])
+            ct = cached if cached is not None else np.ascontiguousarray(
+                bootstrap_counts(mc.seed, mc.study, n, a, b, key=mc.key).T)
+            star[:, a:b] = ex.right(ct)
+        star /= n
         low[rows], high[rows], se[rows] = _from_distribution(
             mean[rows], star, method, level, alternative,
             None if acc is None else acc[rows], n, LOGIT_EPS)

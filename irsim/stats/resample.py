@@ -9,8 +9,8 @@ come from :mod:`irsim.sampling`) and no tie rules (counting is :mod:`irsim.stats
 - Paired bootstrap (Sakai 2006): :func:`paired_bootstrap_replicates` (``t*`` itself, the
   plain definition) and :func:`paired_ratio` (``s2 / s1^2``, which orders and counts
   replicates as ``|t*|`` does at one division per replicate; the batched path of
-  :func:`irsim.stats.paired_bootstrap` and of the discpower study). :func:`exact_split` lets
-  a caller with many pairs of few systems compute ``s1`` from per-system sums.
+  :func:`irsim.stats.paired_bootstrap` and of the discpower study). :class:`irsim.exact.Exact` lets
+  a caller with many pairs of few systems compute ``s1`` exactly from per-system sums.
 - Unpaired bootstrap: :func:`unpaired_weights` turns the draws into weights so that
   per-row (or per-system) GEMMs give the parts of every replicate, and
   :func:`unpaired_replicates` combines the parts of the two sides.
@@ -23,10 +23,9 @@ come from :mod:`irsim.sampling`) and no tie rules (counting is :mod:`irsim.stats
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from irsim.exact import Exact
 from irsim.stats.ties import TIE_RTOL, count_extremes, snap_zero
 
 __all__ = [
@@ -37,8 +36,8 @@ __all__ = [
     "gmean_scores",
     "paired_bootstrap_replicates",
     "paired_ratio",
-    "exact_split",
     "unpaired_weights",
+    "unpaired_parts",
     "unpaired_replicates",
     "sample_differences",
     "tukey_ranges",
@@ -158,8 +157,8 @@ def paired_bootstrap_replicates(
     w = np.asarray(w, dtype=np.float64)
     n = w.shape[-1]
     ct = np.ascontiguousarray(np.asarray(counts, dtype=np.float64).T)
-    s1 = w @ ct
-    s2 = (w * w) @ ct
+    s1 = Exact(w, l1=n).right(ct)
+    s2 = Exact(w * w, l1=n).right(ct)
     return _t_from_sums(s1, s2, n)
 
 
@@ -175,16 +174,19 @@ def paired_ratio(w: np.ndarray, w_sq: np.ndarray, ct: np.ndarray, s1: np.ndarray
     :data:`ZERO_VAR_RTOL` of the mean square, i.e. ``n s2 - s1^2 <= rtol (n-1) s2``) gives
     ``p = inf``.
 
-    ``s2`` is a GEMM; ``s1`` comes in precomputed (``w @ ct``, or from per-system sums, see
-    :func:`exact_split`). Where the variance is within 1e-4 of the mean square (rare:
-    nearly constant resamples, where rounding could decide "constant"), ``s1`` is
-    recomputed directly from ``w`` so that the rule sees sums of the same accuracy whatever
-    way the caller computed ``s1``.
+    ``s2`` is an exact product (:class:`irsim.exact.Exact`: the same on every machine);
+    ``s1`` comes in precomputed (exactly, e.g. ``Exact(w, n) @ ct``, or from per-system
+    sums, see :meth:`irsim.exact.Exact.parts`). Where the variance is within 1e-4 of the mean square
+    (rare: nearly constant resamples, where rounding could decide "constant"), ``s1`` and
+    ``s2`` are recomputed exactly from ``w`` so that the rule sees exact sums whatever way
+    the caller computed ``s1``.
 
     Parameters
     ----------
-    w, w_sq : ndarray, shape (pairs, n)
-        Centred differences and their squares.
+    w : ndarray, shape (pairs, n)
+        Centred differences.
+    w_sq : ndarray, shape (pairs, n), or Exact
+        Their squares (or their split, :class:`irsim.exact.Exact` with ``l1 = n``).
     ct : ndarray, shape (n, B)
         Transposed count matrix of the resamples.
     s1 : ndarray, shape (pairs, B)
@@ -204,7 +206,9 @@ def paired_ratio(w: np.ndarray, w_sq: np.ndarray, ct: np.ndarray, s1: np.ndarray
     [[0.0, 3.4641, 0.0]]
     """
     n = ct.shape[0]
-    p = w_sq @ ct  # s2, then s2 / s1^2 in place
+    l1 = float(ct.sum(axis=0).max()) if ct.size else 1.0  # counts: n for bootstrap draws
+    ex_sq = w_sq if isinstance(w_sq, Exact) else Exact(w_sq, l1=l1)
+    p = ex_sq.right(ct)  # s2 (exact), then s2 / s1^2 in place
     with np.errstate(divide="ignore", invalid="ignore"):
         p /= s1 * s1
     # nearly constant: n s2 - s1^2 <= c s2 with c = 1e-4 (n-1), i.e. p <= 1 / (n - c);
@@ -213,8 +217,9 @@ def paired_ratio(w: np.ndarray, w_sq: np.ndarray, ct: np.ndarray, s1: np.ndarray
     limit = 1.0 / (n - c) * (1 + 1e-6)
     if not p.min() > limit:
         pos, b = np.nonzero(~(p > limit))
-        s2 = np.einsum("ij,ji->i", w_sq[pos], ct[:, b])
-        s1[pos, b] = np.einsum("ij,ji->i", w[pos], ct[:, b])
+        cols = ct[:, b].T
+        s2 = ex_sq.take(pos).rowdot(cols)
+        s1[pos, b] = Exact(np.asarray(w)[pos], l1=l1).rowdot(cols)
         sq = s1[pos, b] * s1[pos, b]
         const = (s2 * n - sq <= s2 * (ZERO_VAR_RTOL * (n - 1))) | (sq == 0)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -222,33 +227,11 @@ def paired_ratio(w: np.ndarray, w_sq: np.ndarray, ct: np.ndarray, s1: np.ndarray
     return p
 
 
-def exact_split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Split scores into ``hi + lo`` with ``hi`` on a grid of 2^20 steps of the largest
-    magnitude, so that ``hi @ counts`` is exact in float64 (every partial sum of a count
-    matrix times ``hi`` is a representable multiple of the step) and ``lo`` is tiny.
-
-    Per-system resampled sums then give pair differences of sums without cancellation
-    error: ``S_hi[a] - S_hi[b]`` is exact and ``S_lo[a] - S_lo[b]`` is ~2^-20 smaller.
-
-    Examples
-    --------
-    >>> hi, lo = exact_split(np.array([0.1, 0.7, 1.0 / 3]))
-    >>> bool((hi + lo == np.array([0.1, 0.7, 1.0 / 3])).all()), float(np.abs(lo).max()) < 1e-6
-    (True, True)
-    """
-    x = np.asarray(x, np.float64)
-    top = float(np.abs(x).max()) if x.size else 0.0
-    if top == 0.0:
-        return x.copy(), np.zeros_like(x)
-    step = 2.0 ** (math.frexp(top)[1] - 20)
-    hi = np.round(x / step) * step
-    return hi, x - hi
-
-
 # ---------------------------------------------------------------------- unpaired bootstrap
 def unpaired_weights(first: np.ndarray, second: np.ndarray, n: int, summary: str
-                     ) -> np.ndarray:
-    """Weights that turn per-row GEMMs into unpaired bootstrap replicates.
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Integer weights and divisors that turn per-row products into unpaired bootstrap
+    replicates (:func:`unpaired_parts`).
 
     Resample ``b`` of the unpaired test draws ``n + m`` positions of ``v = concat(x, y)``;
     ``first`` / ``second`` count the positions of its first n and last m draws. Positions
@@ -263,34 +246,55 @@ def unpaired_weights(first: np.ndarray, second: np.ndarray, n: int, summary: str
     n : int
         Topics of x.
     summary : {"mean", "gmean"}
-        ``mean``: one block of B columns, ``first / n - second / m``; ``gmean`` (the parts
-        are sums of ``log(v + 1e-5)``): two blocks, ``first / n`` and ``second / m``.
+        ``mean``: one block of B columns, ``(m first - n second) / (n m)``; ``gmean`` (the
+        parts are sums of ``log(v + 1e-5)``): two blocks, ``first / n`` and ``second / m``.
 
     Returns
     -------
-    ndarray, shape (n + m, B) for ``mean``, (n + m, 2B) for ``gmean``
-        C-contiguous, so ``w[:n]`` (x's positions) and ``w[n:]`` (y's) are too.
+    w : ndarray, shape (n + m, B) for ``mean``, (n + m, 2B) for ``gmean``
+        The integer numerators, C-contiguous, so ``w[:n]`` (x's positions) and ``w[n:]``
+        (y's) are too.
+    div : ndarray, shape (B,) or (2B,)
+        The divisor of each column.
 
     Notes
     -----
-    ``mean`` weights are ``(m first - n second) / (n m)``: the integer numerator is exact,
-    so the weight is the correctly rounded ``first/n - second/m`` (for ``n == m`` the same
-    float as ``(first - second) / n``).
+    The parts are exact sums of scores times integers, divided once
+    (:func:`unpaired_parts`): the same floats on every machine.
 
     Examples
     --------
     >>> first = np.array([[1., 0., 0., 1.]])   # x* = (x1, y2)
     >>> second = np.array([[1., 1., 0., 0.]])  # y* = (x1, x2)
-    >>> unpaired_weights(first, second, 2, "mean").tolist()
-    [[0.0], [-0.5], [0.0], [0.5]]
+    >>> w, div = unpaired_weights(first, second, 2, "mean")
+    >>> w.tolist(), div.tolist()
+    ([[0.0], [-2.0], [0.0], [2.0]], [4.0])
     """
     m = first.shape[1] - n
+    b = first.shape[0]
     if summary == "mean":
         w = first * m
         w -= second * n
-        w /= n * m
-        return np.ascontiguousarray(w.T)
-    return np.concatenate([first.T / n, second.T / m], axis=1)
+        return np.ascontiguousarray(w.T), np.full(b, float(n * m))
+    return (np.ascontiguousarray(np.concatenate([first.T, second.T], axis=1)),
+            np.concatenate([np.full(b, float(n)), np.full(b, float(m))]))
+
+
+def unpaired_parts(values: np.ndarray, w: np.ndarray, div: np.ndarray) -> np.ndarray:
+    """``values @ w / div``, the sums exact (:class:`irsim.exact.Exact`).
+
+    Examples
+    --------
+    >>> first = np.array([[1., 0., 0., 1.]])
+    >>> second = np.array([[1., 1., 0., 0.]])
+    >>> w, div = unpaired_weights(first, second, 2, "mean")
+    >>> unpaired_parts(np.array([[0.1, 0.3]]), w[:2], div).tolist()
+    [[-0.15]]
+    """
+    l1 = float(np.abs(w).sum(axis=0).max()) if w.size else 1.0
+    out = Exact(values, l1=l1).right(w)
+    out /= div
+    return out
 
 
 def unpaired_replicates(px: np.ndarray, py: np.ndarray, summary: str) -> np.ndarray:
@@ -299,10 +303,10 @@ def unpaired_replicates(px: np.ndarray, py: np.ndarray, summary: str) -> np.ndar
     Parameters
     ----------
     px : ndarray, shape (pairs, B) or (pairs, 2B)
-        ``x @ w[:n]`` of :func:`unpaired_weights` for every pair's x (``mean``: scores;
-        ``gmean``: ``log(x + 1e-5)``).
+        ``unpaired_parts(x, w[:n], div)`` (:func:`unpaired_weights`) for every pair's x
+        (``mean``: scores; ``gmean``: ``log(x + 1e-5)``).
     py : ndarray, same shape
-        ``y @ w[n:]``.
+        ``unpaired_parts(y, w[n:], div)``.
     summary : {"mean", "gmean"}
 
     Returns
@@ -314,8 +318,9 @@ def unpaired_replicates(px: np.ndarray, py: np.ndarray, summary: str) -> np.ndar
     >>> x, y = np.array([[0.1, 0.3]]), np.array([[0.2, 0.0]])
     >>> first = np.array([[1., 0., 0., 1.]])          # x* = (0.1, 0.0)
     >>> second = np.array([[1., 1., 0., 0.]])         # y* = (0.1, 0.3)
-    >>> w = unpaired_weights(first, second, 2, "mean")
-    >>> np.round(unpaired_replicates(x @ w[:2], y @ w[2:], "mean"), 6).tolist()
+    >>> w, div = unpaired_weights(first, second, 2, "mean")
+    >>> px, py = unpaired_parts(x, w[:2], div), unpaired_parts(y, w[2:], div)
+    >>> np.round(unpaired_replicates(px, py, "mean"), 6).tolist()
     [[-0.15]]
     """
     if summary == "mean":
