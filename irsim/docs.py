@@ -47,15 +47,27 @@ BLOCK = re.compile(r"(<!-- gen:(?P<kind>[\w-]+)(?: (?P<name>[\w-]+))? -->\n)(?P<
 
 
 def _md(text: str) -> str:
-    """Docstring markup (reStructuredText roles, double backquotes) as Markdown, one line.
+    """Docstring markup (reStructuredText roles, double backquotes) as Markdown for one table
+    cell: a pipe is escaped, and a code span holding one becomes HTML (Markdown tables would
+    show the escape inside code).
 
     Examples
     --------
     >>> _md("Any of ``t`` (:data:`~irsim.stats.TESTS`) | x")
     'Any of `t` (`irsim.stats.TESTS`) \\\\| x'
+    >>> _md("ties: ``|x - y| <= t``")
+    'ties: <code>&#124;x - y&#124; &lt;= t</code>'
     """
-    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"`\1`", text)
-    return text.replace("``", "`").replace("|", "\\|")
+    import html
+
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"`\1`", text).replace("``", "`")
+    parts = re.split(r"(`[^`]*`)", text)
+    for i, part in enumerate(parts):
+        if i % 2 and "|" in part:
+            parts[i] = f"<code>{html.escape(part[1:-1]).replace('|', '&#124;')}</code>"
+        elif not i % 2:
+            parts[i] = part.replace("|", "\\|")
+    return "".join(parts)
 
 
 def _experiments() -> tuple[str, ...]:
