@@ -755,12 +755,15 @@ class ConfigParameter:
         Type as the Config docstring states it (``int``, ``float or list of float``, ...).
     meaning : str
         First sentence of the field's description in the Config docstring.
+    description : str
+        The whole description (what the documentation site's parameter lists show).
     """
 
     name: str
     default: Any
     type: str
     meaning: str
+    description: str = dataclasses.field(default="", repr=False)
 
 
 def _first_sentence(text: str) -> str:
@@ -820,5 +823,5 @@ def config_parameters(config: type) -> list[ConfigParameter]:
         default = _default(f)
         out.append(ConfigParameter(
             f.name, None if default is inspect.Parameter.empty else default,
-            kind or getattr(f.type, "__name__", str(f.type)), _first_sentence(text)))
+            kind or getattr(f.type, "__name__", str(f.type)), _first_sentence(text), text))
     return out

@@ -89,7 +89,7 @@ def print_catalog(args: Iterable[str] = ()) -> None:
         print()
     if not args:
         print("Run a study:    irsim experiment=<name> collection=<name> [key=value ...]")
-        print("Run a preset:   irsim experiment=<preset>   (see README)")
+        print("Run a preset:   irsim experiment=<preset>   (docs/studies/)")
         print("Parameters:     irsim show <experiment|preset>")
         print("Recompute:      irsim --force ...   (a finished run directory is not rerun)")
         print("Sweep report:   irsim report <sweep dir>   (irsim collect <sweep dir> merges)")

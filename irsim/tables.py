@@ -4,8 +4,8 @@ One registry, :data:`TABLES`, holds the Arrow schema (column names, order and ty
 meaning of every column of every table a study or command writes to
 ``<run dir>/results/<name>.parquet``. :func:`irsim.engine.write_tables` checks each table
 against it before writing; :func:`table` builds a table with the declared schema;
-:func:`markdown` renders the registry for the README (section "Output tables", regenerated
-by ``python -m irsim.tables README.md``).
+:func:`markdown` renders the registry for the documentation site (page "Output tables" and each
+study's page; written into ``docs/`` by ``python -m irsim.docs docs``).
 
 A column may be filled by only some of the studies that write its table
 (:attr:`Column.filled_by`): rows of the other studies hold null there. ``swap_summary`` is the
@@ -30,18 +30,14 @@ import sys
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
-__all__ = ["Column", "TableSpec", "TABLES", "PER_COLLECTION", "BEGIN", "END", "spec",
-           "schema", "table", "check", "markdown", "update_readme", "replace_block"]
+__all__ = ["Column", "TableSpec", "TABLES", "PER_COLLECTION", "spec", "schema", "table",
+           "check", "table_markdown", "markdown"]
 
 _S, _I, _F = pa.string(), pa.int64(), pa.float64()
-#: Markers of the generated part of README.md (each on a line of its own).
-BEGIN = "<!-- tables:begin -->\n"
-END = "<!-- tables:end -->\n"
 
 
 @dataclass(frozen=True)
@@ -804,7 +800,7 @@ _SPECS = [
           ]),
 ]
 
-#: Every output table by name, in the order the README lists them.
+#: Every output table by name, in the order the documentation lists them.
 TABLES: dict[str, TableSpec] = {s.name: s for s in _SPECS}
 del _SPECS
 
@@ -991,7 +987,7 @@ def check(name: str, table: pa.Table, *, allow_missing_optional: bool = False) -
                                 f"declared {c.type}")
 
 
-# ------------------------------------------------------------------------------- README
+# ------------------------------------------------------------------------ documentation
 _TYPE_NAMES = {pa.float64(): "float64"}
 
 
@@ -1003,91 +999,67 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def markdown() -> str:
-    """The README's "Output tables" section body: every table, who writes it, what a row
-    holds, then its columns with Arrow type and meaning.
+def table_markdown(s: TableSpec, level: int = 3) -> str:
+    """One table as the documentation shows it: a heading (`level` ``#``), who writes it and
+    what a row holds, then its columns with Arrow type and meaning.
+
+    Examples
+    --------
+    >>> print(table_markdown(spec("per_topic")).splitlines()[0])
+    ### `per_topic`
+    """
+    studies = ", ".join("`irsim evaluate`" if x == "evaluate" else f"`{x}`" for x in s.studies)
+    when = f"; {s.when}" if s.when else ""
+    lines = [f"{'#' * level} `{s.name}`", "", _wrap(f"{s.description} Written by {studies}{when}."),
+             "", "| column | type | meaning |", "|---|---|---|"]
+    for c in s.columns:
+        meaning = c.meaning
+        if c.filled_by:
+            others = [x for x in s.studies if x not in c.filled_by]
+            meaning += f"; {', '.join(c.filled_by)} only (null from {', '.join(others)})"
+        lines.append(f"| `{c.name}` | {_TYPE_NAMES.get(c.type, str(c.type))} | {_cell(meaning)} |")
+    return "\n".join(lines) + "\n"
+
+
+def markdown(study: str | None = None) -> str:
+    """Every table irsim writes, as the documentation site's page "Output tables" shows it
+    (an introduction, then :func:`table_markdown` of each table); with `study`, only the
+    tables that study writes (its own page), without the introduction.
 
     Examples
     --------
     >>> md = markdown()
     >>> "### `swap_summary`" in md and "| `asl` | float64 |" in md
     True
+    >>> [ln for ln in markdown("coverage").splitlines() if ln.startswith("#")]
+    ['### `coverage`']
     """
-    lines = [
-        _wrap("Every run directory holds `results/<table>.parquet` (long format, one row per "
-              "item), `manifest.json` (config, seed, versions, timings, engine, shards, data "
-              "digest), `cli.log` and `report.md` with its PNG plots. Below: every table irsim "
-              "writes, with its columns in order. The schemas live in `irsim/tables.py` (this "
-              "text is generated from it by `python -m irsim.tables README.md`); every table is "
-              "checked against its schema before it is written. Other tools read these tables: "
-              "change a name, column or type only with a migration note. `irsim collect` keeps "
-              "these columns and appends the sweep parameters (strings) and `job`. A study "
-              "that does not pool collections, given several (`collection.paths={METRIC: "
-              "[file, ...]}`), runs on each: its tables then start with a column "
-              "`collection` (string), the rest as below."),
-        "",
-    ]
-    for s in TABLES.values():
-        studies = ", ".join("`irsim evaluate`" if x == "evaluate" else f"`{x}`"
-                            for x in s.studies)
-        when = f"; {s.when}" if s.when else ""
-        lines += [f"### `{s.name}`", "", _wrap(f"{s.description} Written by {studies}{when}."),
-                  "",
-                  "| column | type | meaning |", "|---|---|---|"]
-        for c in s.columns:
-            meaning = c.meaning
-            if c.filled_by:
-                others = [x for x in s.studies if x not in c.filled_by]
-                meaning += (f"; {', '.join(c.filled_by)} only (null from "
-                            f"{', '.join(others)})")
-            type_name = _TYPE_NAMES.get(c.type, str(c.type))
-            lines.append(f"| `{c.name}` | {type_name} | {_cell(meaning)} |")
-        lines.append("")
-    return "\n".join(lines) + "\n"
-
-
-def update_readme(path: str | Path) -> bool:
-    """Replace the text between the table markers of the README at `path` with
-    :func:`markdown`; True if the file changed.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> p = Path(tempfile.mkdtemp()) / "README.md"
-    >>> _ = p.write_text(f"# x\\n{BEGIN}old\\n{END}rest\\n")
-    >>> update_readme(p), update_readme(p)
-    (True, False)
-    >>> p.read_text().endswith(f"{END}rest\\n")
-    True
-    """
-    return replace_block(path, BEGIN, END, markdown())
-
-
-def replace_block(path: str | Path, begin: str, end: str, content: str) -> bool:
-    """Replace the text between the marker lines `begin` and `end` of the file at `path`
-    (each present once, `begin` first) with `content`; True if the file changed. The one
-    way generated README blocks (tables, figures) are rewritten."""
-    path = Path(path)
-    text = path.read_text(encoding="utf-8")
-    if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
-        raise ValueError(f"{path}: needs one line {begin.strip()} before one line "
-                         f"{end.strip()}")
-    head, rest = text.split(begin)
-    _, tail = rest.split(end)
-    new = f"{head}{begin}{content}{end}{tail}"
-    if new == text:
-        return False
-    path.write_text(new, encoding="utf-8")
-    return True
+    if study is None:
+        lines = [
+            _wrap("Every run directory holds `results/<table>.parquet` (long format, one row "
+                  "per item), `manifest.json` (config, seed, versions, timings, engine, shards, "
+                  "data digest), `cli.log` and `report.md` with its PNG plots. Below: every "
+                  "table irsim writes, with its columns in order. The schemas live in "
+                  "`irsim/tables.py` (this text is generated from it by `python -m irsim.docs "
+                  "docs`); every table is checked against its schema before it is written. "
+                  "Other tools read these tables: change a name, column or type only with a "
+                  "migration note. `irsim collect` keeps these columns and appends the sweep "
+                  "parameters (strings) and `job`. A study that does not pool collections, "
+                  "given several (`collection.paths={METRIC: [file, ...]}`), runs on each: its "
+                  "tables then start with a column `collection` (string), the rest as below."),
+            "",
+        ]
+        specs = list(TABLES.values())
+    else:
+        lines, specs = [], [s for s in TABLES.values() if study in s.studies]
+    for s in specs:
+        lines += [table_markdown(s)]
+    return "\n".join(lines)
 
 
 def _main(argv: list[str]) -> None:
-    """``python -m irsim.tables``: print :func:`markdown`; with a path, update that README."""
-    if argv:
-        for p in argv:
-            print(f"{p}: {'updated' if update_readme(p) else 'up to date'}")
-    else:
-        sys.stdout.write(markdown())
+    """``python -m irsim.tables [study]``: print :func:`markdown` (of one study's tables)."""
+    sys.stdout.write(markdown(*argv[:1]))
 
 
 if __name__ == "__main__":

@@ -175,8 +175,8 @@ def test_parks_pattern_on_trec_ad_hoc(name):
     assert err["percentile"] > 0.05 + 10 * se(0.05) and err["bca"] > 0.05 + 10 * se(0.05)
     assert err["studentised_logit"] < err["bca"] / 2
     if name == "adhoc8_ap":
-        # the numbers the README reports (TREC-8 AP, 129 systems x 250 samples = 32,250
-        # intervals), each within 3 binomial standard errors
+        # the numbers docs/studies/coverage.md reports (TREC-8 AP, 129 systems x 250 samples =
+        # 32,250 intervals), each within 3 binomial standard errors
         assert k == 32_250
         for method, claim in (("percentile", 0.192), ("bca", 0.184),
                               ("studentised_logit", 0.062)):

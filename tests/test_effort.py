@@ -166,11 +166,11 @@ def test_effort_end_to_end_on_a_trec_collection(tmp_path):
 
 
 def test_readme_finding_shallow_pools_on_more_topics(tmp_path):
-    """The README's finding on the default synthetic collection (Sanderson-Zobel): P@10 on
-    depth-10 pools over 25 topics errs less than AP on depth-100 pools over 5 topics, for
-    less judging effort, and at every size P@10 costs less than a seventh of AP's effort.
-    Margin: 4 binomial standard errors of the difference of the two rates (9,500
-    comparisons each; comparisons share trials, so this is a nominal, lower-bound SE)."""
+    """The finding of docs/studies/effort.md on the default synthetic collection (Sanderson-Zobel):
+    P@10 on depth-10 pools over 25 topics errs less than AP on depth-100 pools over 5 topics, for
+    less judging effort, and at every size P@10 costs less than a seventh of AP's effort. Margin: 4
+    binomial standard errors of the difference of the two rates (9,500 comparisons each; comparisons
+    share trials, so this is a nominal, lower-bound SE)."""
     from irsim.runner import compose_config, run
 
     tables = run(compose_config(["experiment=effort", "quiet=true"]), tmp_path)

@@ -1,8 +1,8 @@
-"""Tests written to kill the mutants that a mutmut run (setup.cfg, README "Mutation testing")
-left alive in the stats and metrics kernels: changed comparisons, cut-offs, bin edges, rounding,
-ddof and argument order. Every expected value comes from scipy or from the method's definition
-written out here (literal tolerances, own loops); nothing is imported from the module under test
-but the function being checked.
+"""Tests written to kill the mutants that a mutmut run (setup.cfg; docs/guides/development.md,
+"Mutation testing") left alive in the stats and metrics kernels: changed comparisons, cut-offs, bin
+edges, rounding, ddof and argument order. Every expected value comes from scipy or from the method's
+definition written out here (literal tolerances, own loops); nothing is imported from the module
+under test but the function being checked.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
-"""The README as a new user reads it: its Python examples run (doctest), every number it
-quotes is what the documented command gives now (each quote below is the README's sentence
-with the numbers left out; the test recomputes them), no other number slips in unchecked,
-the figure list is generated from the report modules, files and tests it cites exist, and
-its quoting of parameterised metrics composes.
+"""The README and the documentation pages as a new user reads them: their Python examples run
+(doctest), every number they quote is what the documented command gives now (each quote below
+is a page's sentence with the numbers left out, and names the page that holds it; the test
+recomputes them), no other number slips in unchecked, the files and tests they cite exist, and
+their quoting of parameterised metrics composes. The site itself (strict build, generated
+blocks, nav) is checked by ``tests/test_docs.py``.
 
 ``python tests/test_readme.py`` prints every quote as the fixed seed writes it today.
 """
@@ -26,23 +27,36 @@ from conftest import SHARED_DATA, has_data  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+#: Every page a user reads: the README, then the documentation site's pages.
+PAGES = (README, *sorted(DOCS.rglob("*.md")))
+#: Pages whose numbers are not results of a documented command (so no Quote recomputes them).
+NOT_RESULTS = {"docs/mutation_survivors.md": "the record of a mutmut run: mutants' diffs and "
+                                             "values computed by hand for each"}
 
 
-def test_readme_python_examples():
-    text = README.read_text()
-    assert ">>> res = irsim.discpower(" in text  # the "From Python" section is there
-    result = doctest.testfile(str(README), module_relative=False, optionflags=(
+def _name(page: Path) -> str:
+    return page.relative_to(ROOT).as_posix()
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if ">>> " in p.read_text()], ids=_name)
+def test_python_examples_run(page):
+    result = doctest.testfile(str(page), module_relative=False, optionflags=(
         doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE), verbose=False, report=True)
-    assert result.attempted > 0 and result.failed == 0
+    assert result.attempted > 0 and result.failed == 0, _name(page)
 
 
-# ------------------------------------------------------------------ numbers the README quotes
+def test_the_readme_and_the_python_page_show_a_study_from_python():
+    for page in (README, DOCS / "python.md"):
+        assert ">>> res = irsim.discpower(" in page.read_text(), _name(page)
+
+
+# ------------------------------------------------------------------ numbers the pages quote
 def _prose(text: str) -> str:
-    """The README without code blocks and generated blocks, whitespace collapsed."""
-    for begin, end in (("<!-- tables:begin -->", "<!-- tables:end -->"),
-                       ("<!-- figures:begin -->", "<!-- figures:end -->")):
-        if begin in text and end in text:
-            text = text.split(begin)[0] + text.split(end, 1)[1]
+    """A page without code blocks and generated blocks, whitespace collapsed."""
+    from irsim.docs import BLOCK
+
+    text = BLOCK.sub(" ", text)
     text = re.sub(r"```.*?```", " ", text, flags=re.S)
     return re.sub(r"\s+", " ", text)
 
@@ -131,10 +145,12 @@ def _reliability_check() -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Quote:
-    """A sentence of the README with its numbers as ``{placeholders}``, and how the fixed
-    seed computes them (``values``; ``slow``: a study of a minute or more)."""
+    """A sentence of a page (``page``, relative to the repository) with its numbers as
+    ``{placeholders}``, and how the fixed seed computes them (``values``; ``slow``: a study of
+    a minute or more)."""
 
     name: str
+    page: str
     template: str
     values: Callable[[], dict[str, str]]
     data: bool = True
@@ -148,29 +164,29 @@ class Quote:
 
 
 QUOTES = (
-    Quote("park2011",
+    Quote("park2011", "docs/studies/coverage.md",
           "On TREC-8 AP at n = 5 and alpha = 0.05 irsim measures percentile {percentile}, "
           "BCa {bca}, studentised logit {studentised_logit} (Park, TREC 2004 Robust: 0.181, "
           "0.170, 0.055)", _park),
-    Quote("corpus_ci",
+    Quote("corpus_ci", "docs/studies/corpus_ci.md",
           "should fall inside the intervals built on the other {within}% of the time "
           "(2 Phi(1.96 / sqrt 2) - 1)", _corpus_within, data=False, slow=False),
-    Quote("topic_set_size",
+    Quote("topic_set_size", "docs/studies/topic_set_size.md",
           "On TREC-8 ad hoc ({runs} runs x {topics} topics) V_E of AP is {ve_ap}: at alpha = "
           "0.05 and power 0.8, the paired t test needs {ap_04} topics to detect 0.04 and "
           "{ap_10} to detect 0.10; P@10 (V_E = {ve_p10}) needs {p10_04} and {p10_10}.",
           _topic_set_size, slow=False),
-    Quote("topic_set_size_check",
+    Quote("topic_set_size_check", "docs/studies/topic_set_size.md",
           "plans for power 0.8 deliver more, {lo}-{hi} (AP: {p1} at n = {n1} for minD = "
           "0.02, {p2} at n = {n2} for 0.10), while plans for power 0.9 deliver slightly less "
           "for AP with few topics ({p3} at n = {n3} for minD = 0.15)", _topic_set_size_check),
-    Quote("reliability",
+    Quote("reliability", "docs/studies/reliability.md",
           "On TREC-8 ad hoc with the bottom 25% dropped ({runs} runs): AP's variance is "
           "{s}% system, {t}% topic, {r}% residual; E(rho^2) = {e} [Feldt {lo}, {hi}], Phi = "
           "{phi}; {n_e} topics reach E(rho^2) = 0.90 but {n_phi} are needed for Phi = 0.90. "
           "RR is much less reliable (E(rho^2) = {rr}; {n_rr} topics for 0.90).",
           _reliability, slow=False),
-    Quote("reliability_check",
+    Quote("reliability_check", "docs/studies/reliability.md",
           "On TREC-8 AP: true E(rho^2) {true} at 10 / 25 / 100 topics, realised squared "
           "correlation {corr}, estimator bias {bias}; Kendall's tau with the true ordering "
           "is only {tau}.", _reliability_check, slow=False),
@@ -183,62 +199,63 @@ def _params() -> list:
 
 
 @pytest.mark.parametrize("quote", _params())
-def test_readme_numbers_are_what_the_fixed_seed_gives(quote):
+def test_quoted_numbers_are_what_the_fixed_seed_gives(quote):
     if quote.data and not has_data():
         pytest.skip(f"test data not found at {SHARED_DATA}")
     sentence = quote.template.format(**quote.values())
-    assert sentence in _prose(README.read_text()), (
-        f"README.md is stale: its {quote.name} numbers are not what the documented command "
+    assert sentence in _prose((ROOT / quote.page).read_text()), (
+        f"{quote.page} is stale: its {quote.name} numbers are not what the documented command "
         f"gives now; write:\n{sentence}")
 
 
-def test_every_number_the_readme_quotes_is_checked():
-    """Numbers with three or more decimals, or percentages with a decimal, appear in the
-    README's prose only inside the sentences of QUOTES (which the test above recomputes)."""
-    prose = _prose(README.read_text())
-    covered = [m.span() for q in QUOTES for m in q.pattern().finditer(prose)]
+@pytest.mark.parametrize("page", PAGES, ids=_name)
+def test_every_number_a_page_quotes_is_checked(page):
+    """Numbers with three or more decimals, or percentages with a decimal, appear in a
+    page's prose only inside the sentences of QUOTES that name the page (which the test above
+    recomputes)."""
+    if _name(page) in NOT_RESULTS:
+        pytest.skip(NOT_RESULTS[_name(page)])
+    prose = _prose(page.read_text())
+    covered = [m.span() for q in QUOTES if q.page == _name(page)
+               for m in q.pattern().finditer(prose)]
     loose = []
     for m in re.finditer(r"(?<![\w.@-])-?(\d*\.\d{3,}|\d+\.\d+%)", prose):
         if not any(lo <= m.start() and m.end() <= hi for lo, hi in covered):
             loose.append(prose[max(0, m.start() - 40):m.end() + 10])
-    assert not loose, "numbers no test produces (add a Quote to tests/test_readme.py): " + \
-        " | ".join(loose)
+    assert not loose, f"{_name(page)}: numbers no test produces (add a Quote to " \
+        "tests/test_readme.py): " + " | ".join(loose)
 
 
-# ------------------------------------------------------------------------- generated blocks
-def test_readme_figure_list_is_generated_from_the_report_modules():
-    from irsim.report import FIGURES_BEGIN, FIGURES_END, figures_markdown
-
-    text = README.read_text()
-    assert text.count(FIGURES_BEGIN) == 1 and text.count(FIGURES_END) == 1, (
-        "README.md lacks the figure list: add the two marker lines and run python -c "
-        "\"import irsim.report as r; r.update_readme('README.md')\"")
-    block = text.split(FIGURES_BEGIN)[1].split(FIGURES_END)[0]
-    assert block == figures_markdown(), "stale figure list: run irsim.report.update_readme"
+def test_every_quote_names_a_page_that_exists():
+    for q in QUOTES:
+        assert (ROOT / q.page).is_file() and (ROOT / q.page) in PAGES, q
 
 
-def test_readme_cites_files_and_tests_that_exist():
-    text = README.read_text()
+# ------------------------------------------------------------------------- citations
+@pytest.mark.parametrize("page", PAGES, ids=_name)
+def test_pages_cite_files_and_tests_that_exist(page):
+    text = page.read_text()
     for path in sorted(set(re.findall(r"`((?:irsim|jobs|tests|bench)/[\w/.-]+\.\w+)", text))):
         if "<" not in path:
-            assert (ROOT / path).is_file(), f"README cites {path}, which does not exist"
+            assert (ROOT / path).is_file(), f"{_name(page)} cites {path}, which does not exist"
     for path, name in sorted(set(re.findall(r"(tests/test_\w+\.py)::(\w+)", text))):
         source = (ROOT / path).read_text()
-        assert f"def {name}(" in source, f"README cites {path}::{name}, which does not exist"
+        assert f"def {name}(" in source, \
+            f"{_name(page)} cites {path}::{name}, which does not exist"
 
 
 def test_quoted_parameterised_metrics_compose_as_documented():
     """A metric with parentheses must be quoted inside metrics=[...]; every such example of
-    the README composes to the metrics it names, and the unquoted form gets the hint."""
+    the pages composes to the metrics it names, and the unquoted form gets the hint."""
     import shlex
 
     from irsim.runner import compose_config
 
-    text = README.read_text()
+    text = "\n".join(p.read_text() for p in PAGES)
     examples = [a for line in re.findall(r"^(?:\$ )?irsim .*$", text, flags=re.M)
                 for a in shlex.split(line.rstrip("\\").strip(), comments=True)
                 if a.startswith("metrics=") and "(" in a]
-    assert examples, "README shows no quoted parameterised metric (metrics='[\"AP(rel=2)\"]')"
+    assert examples, "no page shows a quoted parameterised metric (metrics='[\"AP(rel=2)\"]')"
     for arg in examples:
         cfg = compose_config([arg])
         assert any("(" in str(m) for m in cfg.metrics), arg
@@ -246,7 +263,7 @@ def test_quoted_parameterised_metrics_compose_as_documented():
 
 if __name__ == "__main__":
     for q in QUOTES:
-        print(f"{q.name}:\n  {q.template.format(**q.values())}\n")
+        print(f"{q.name} ({q.page}):\n  {q.template.format(**q.values())}\n")
 
 
 def test_data_dependent_tests_skip_without_the_data(tmp_path):

@@ -24,7 +24,7 @@ from irsim.runner import matrix_to_long
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = sorted((ROOT / "tests" / "golden").glob("*/*.parquet"))
-README = ROOT / "README.md"
+TABLES_PAGE = ROOT / "docs" / "reference" / "tables.md"
 #: Tables written only under options no golden case sets, or by a command, not a study.
 #: Studies added after the golden tables were recorded (their tables have no golden file).
 NEW_STUDIES = {"topic_set_size", "reliability", "multiple_testing"}
@@ -215,7 +215,7 @@ def test_write_tables_checks_every_table_before_writing_any(tmp_path):
     assert read_tables(tmp_path)["per_topic"].equals(good)
 
 
-# -------------------------------------------------------------------------------- README
+# ------------------------------------------------------------------------- documentation
 def test_markdown_lists_every_table_and_column():
     md = tables.markdown()
     for s in tables.TABLES.values():
@@ -225,25 +225,17 @@ def test_markdown_lists_every_table_and_column():
     assert md.endswith("\n") and not md.startswith("\n")
 
 
-def test_readme_output_tables_section_is_generated():
-    text = README.read_text(encoding="utf-8")
-    assert text.count(tables.BEGIN) == 1 and text.count(tables.END) == 1, (
-        f"README.md needs the markers {tables.BEGIN.strip()} / {tables.END.strip()}, each on "
-        "a line of its own, around the Output tables section")
-    section = text.split(tables.BEGIN)[1].split(tables.END)[0]
-    assert section == tables.markdown(), (
-        "README.md's Output tables section differs from irsim.tables.markdown(); regenerate "
-        "it with `python -m irsim.tables README.md` (from the repository root)")
+def test_a_studys_markdown_holds_exactly_its_tables():
+    for study in KNOWN:
+        md = tables.markdown(study)
+        got = [ln[5:-1] for ln in md.splitlines() if ln.startswith("### `")]
+        assert got == [n for n, s in tables.TABLES.items() if study in s.studies], study
+        assert md == "\n".join(tables.table_markdown(tables.spec(n)) for n in got)
 
 
-def test_update_readme_keeps_the_rest(tmp_path):
-    p = tmp_path / "README.md"
-    p.write_text(f"# t\n\n## Output tables\n\n{tables.BEGIN}stale\n{tables.END}\n## Next\n")
-    assert tables.update_readme(p)
-    text = p.read_text()
-    assert text.startswith(f"# t\n\n## Output tables\n\n{tables.BEGIN}")
-    assert text.endswith(f"{tables.END}\n## Next\n")
-    assert not tables.update_readme(p)
-    p.write_text("no markers\n")
-    with pytest.raises(ValueError, match="tables:begin"):
-        tables.update_readme(p)
+def test_the_output_tables_page_is_generated():
+    text = TABLES_PAGE.read_text(encoding="utf-8")
+    block = "<!-- gen:tables -->\n" + tables.markdown() + "<!-- /gen -->"
+    assert block in text, (
+        "docs/reference/tables.md differs from irsim.tables.markdown(); regenerate it with "
+        "`python -m irsim.docs docs` (from the repository root)")

@@ -461,11 +461,11 @@ def test_monte_carlo_units_do_not_depend_on_sharding(ap_pool):
 
 
 def test_permutation_on_p10_is_conservative_because_of_ties(small):
-    """Why the permutation test's Type I error on P@10 at n = 25 is below alpha (README:
-    0.04): about a quarter of the differences are 0 and the sign-flip distribution has an atom
-    at the observed |sum|, which the definition (share with |mean*| >= |mean|) counts. Counted
-    as half (mid-p) the rate is alpha; counted strictly it is above. Integer arithmetic on the
-    grid 1/10; 8,000 Type I trials, B = 1000, SE of a rate at 0.05: 0.0024."""
+    """Why the permutation test's Type I error on P@10 at n = 25 is below alpha
+    (docs/studies/test_errors.md: 0.04): about a quarter of the differences are 0 and the sign-flip
+    distribution has an atom at the observed |sum|, which the definition (share with |mean*| >=
+    |mean|) counts. Counted as half (mid-p) the rate is alpha; counted strictly it is above. Integer
+    arithmetic on the grid 1/10; 8,000 Type I trials, B = 1000, SE of a rate at 0.05: 0.0024."""
     from irsim.sampling.signs import sign_flips
 
     data, _, _ = small

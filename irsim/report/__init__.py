@@ -14,12 +14,8 @@ from irsim.errors import InputError
 
 __all__ = ["write_report", "report_command", "markdown_table", "fmt", "MISSING",
            "mean_scores", "figures", "rows_of", "per_collection_sections", "across_collections",
-           "figures_markdown", "update_readme", "FIGURES_BEGIN",
-           "FIGURES_END", "safe_name"]
+           "figures_markdown", "safe_name"]
 
-#: Markers of the README's generated figure list (:func:`update_readme`).
-FIGURES_BEGIN = "<!-- figures:begin -->\n"
-FIGURES_END = "<!-- figures:end -->\n"
 
 def safe_name(text: str) -> str:
     """A file-name-safe version of a metric name (figure names: ``P@10`` -> ``P_10``).
@@ -331,8 +327,8 @@ def figures() -> dict[str, tuple[str, ...]]:
 
 
 def figures_markdown() -> str:
-    """The README's list of figures per study (between :data:`FIGURES_BEGIN` and
-    :data:`FIGURES_END`), generated from the report modules' ``FIGURES``.
+    """The list of figures per study of the documentation site (page "Studies"; written by
+    ``python -m irsim.docs docs``), generated from the report modules' ``FIGURES``.
 
     Examples
     --------
@@ -351,21 +347,3 @@ def figures_markdown() -> str:
     lines.insert(2, f"| `discpower` | {', '.join(f'`{n}`' for n in disc) or '(none declared)'}"
                     f" |")
     return "\n".join(lines) + "\n"
-
-
-def update_readme(path: str | os.PathLike) -> bool:
-    """Replace the text between the figure markers of the README at `path` with
-    :func:`figures_markdown`; True if the file changed
-    (``python -c "import irsim.report as r; r.update_readme('README.md')"``).
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> p = Path(tempfile.mkdtemp()) / "README.md"
-    >>> _ = p.write_text(f"# x\\n{FIGURES_BEGIN}old\\n{FIGURES_END}rest\\n")
-    >>> update_readme(p), update_readme(p)
-    (True, False)
-    """
-    from irsim.tables import replace_block
-
-    return replace_block(path, FIGURES_BEGIN, FIGURES_END, figures_markdown())

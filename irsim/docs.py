@@ -1,0 +1,255 @@
+"""The generated parts of the documentation site (``docs/``, built by ``mkdocs build``).
+
+A page marks a generated block with two lines, ``<!-- gen:<kind> [<name>] -->`` and
+``<!-- /gen -->``; :func:`render` replaces the text between them with what the code says
+now, so parameter lists, table schemas, figure names, presets and the API index are never
+copied by hand. ``python -m irsim.docs docs`` rewrites every page under ``docs/``;
+``python -m irsim.docs --check docs`` (and ``tests/test_docs.py``) fails when a page is
+stale. Kinds:
+
+- ``parameters <experiment>``: the experiment's parameters with default, type and
+  description, from its ``Config`` (:func:`irsim.api.config_parameters`, as ``irsim show``);
+- ``presets <experiment>``: its presets with what each sets (the shipped
+  ``conf/experiment/<preset>.yaml``, as ``irsim show <preset>``);
+- ``figures <experiment>``: the figures its report draws (the report module's ``FIGURES``);
+  ``figures``: every study's, as a table (:func:`irsim.report.figures_markdown`);
+- ``tables <experiment>``: the schemas of the tables it writes; ``tables``: every table
+  (:func:`irsim.tables.markdown`);
+- ``api``: the mkdocstrings directives of every public name of :mod:`irsim`
+  (``irsim.__all__``).
+
+Examples
+--------
+>>> page = "# x\\n<!-- gen:figures effort -->\\nold\\n<!-- /gen -->\\nrest\\n"
+>>> print(render(page))
+# x
+<!-- gen:figures effort -->
+`effort.png`
+<!-- /gen -->
+rest
+<BLANKLINE>
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+__all__ = ["BLOCK", "render", "block", "parameters_markdown", "presets_markdown",
+           "api_markdown", "update", "main"]
+
+#: A generated block: its opening marker (kind, optional name), content, closing marker.
+BLOCK = re.compile(r"(<!-- gen:(?P<kind>[\w-]+)(?: (?P<name>[\w-]+))? -->\n)(?P<body>.*?)"
+                   r"(<!-- /gen -->)", re.S)
+
+
+def _md(text: str) -> str:
+    """Docstring markup (reStructuredText roles, double backquotes) as Markdown for one table
+    cell: a pipe is escaped, and a code span holding one becomes HTML (Markdown tables would
+    show the escape inside code).
+
+    Examples
+    --------
+    >>> _md("Any of ``t`` (:data:`~irsim.stats.TESTS`) | x")
+    'Any of `t` (`irsim.stats.TESTS`) \\\\| x'
+    >>> _md("ties: ``|x - y| <= t``")
+    'ties: <code>&#124;x - y&#124; &lt;= t</code>'
+    """
+    import html
+
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"`\1`", text).replace("``", "`")
+    parts = re.split(r"(`[^`]*`)", text)
+    for i, part in enumerate(parts):
+        if i % 2 and "|" in part:
+            parts[i] = f"<code>{html.escape(part[1:-1]).replace('|', '&#124;')}</code>"
+        elif not i % 2:
+            parts[i] = part.replace("|", "\\|")
+    return "".join(parts)
+
+
+def _experiments() -> tuple[str, ...]:
+    from irsim.experiments import KNOWN
+
+    return tuple(KNOWN)
+
+
+def _experiment(name: str | None) -> str:
+    if name not in _experiments():
+        raise ValueError(f"unknown experiment {name!r} in a generated block (one of "
+                         f"{', '.join(_experiments())})")
+    return name
+
+
+def parameters_markdown(experiment: str) -> str:
+    """The parameters of `experiment` as a table: the key as it is typed on the command line
+    with its default, the type, and the description from the ``Config`` docstring.
+
+    Examples
+    --------
+    >>> print(parameters_markdown("coverage").splitlines()[7])
+    | `experiment.samples=1000` | int | Topic samples per size. |
+    """
+    from irsim.api import config_parameters
+    from irsim.experiments import experiment_module
+    from irsim.runner import override_value
+
+    params = config_parameters(experiment_module(experiment).Config)
+    lines = [f"`irsim show {experiment}` prints the same list; from Python each key is a "
+             f"keyword argument of `irsim.{experiment}` (`help(irsim.{experiment})`).", "",
+             "| key and default | type | meaning |", "|---|---|---|"]
+    for p in params:
+        value = override_value(p.default).replace("|", "\\|")
+        lines.append(f"| `experiment.{p.name}={value}` | {_md(p.type)} | "
+                     f"{_md(p.description or p.meaning)} |")
+    return "\n".join(lines) + "\n"
+
+
+def presets_markdown(experiment: str) -> str:
+    """The presets of `experiment`, each with its one-line description and the overrides it
+    applies (what ``irsim show <preset>`` lists first).
+
+    Examples
+    --------
+    >>> print(presets_markdown("coverage").splitlines()[0][:44])
+    - `experiment=park2011`: Park (ASEARC 2011):
+    """
+    from irsim.catalog import catalog
+    from irsim.runner import preset_overrides, shell_arg
+
+    lines = []
+    for preset in catalog()["presets"]:
+        base, about, overrides = preset_overrides(preset)
+        if base != experiment:
+            continue
+        sets = " ".join(f"`{shell_arg(k, v)}`" for k, v in overrides)
+        lines.append(f"- `experiment={preset}`: {_md(about)}  \n  sets {sets}")
+    return "\n".join(lines or ["(no preset)"]) + "\n"
+
+
+def _figures(experiment: str | None) -> str:
+    from irsim.report import figures, figures_markdown
+
+    if experiment is None:
+        return figures_markdown()
+    names = figures()[_experiment(experiment)]
+    return (", ".join(f"`{n}`" for n in names) or "(none)") + "\n"
+
+
+def _tables(experiment: str | None) -> str:
+    from irsim.tables import markdown
+
+    return markdown(None if experiment is None else _experiment(experiment))
+
+
+def api_markdown() -> str:
+    """The API reference: one mkdocstrings directive per public name of :mod:`irsim`
+    (``irsim.__all__``), grouped as studies, data and results, tests and CI methods; each
+    named where it is defined (the study functions are made from their ``Config`` at first
+    use, so they are inspected, not read from source).
+
+    Examples
+    --------
+    >>> print(api_markdown().splitlines()[2])
+    ::: irsim.discpower
+    """
+    import irsim
+
+    def directive(path: str, *options: str) -> list[str]:
+        return [f"::: {path}", *(f"    {o}" for o in options), ""]
+
+    lines = ["## Studies", ""]
+    for name in irsim._STUDIES:
+        lines += directive(f"irsim.{name}", "options:", "  force_inspection: true")
+    lines += ["## Data, results and errors", ""]
+    for name in irsim._OTHER:
+        lines += directive(f"{getattr(irsim, name).__module__}.{name}")
+    lines += ["## Significance tests and CI methods", ""]
+    for name in irsim._STATS:
+        obj = getattr(irsim, name)
+        if callable(obj):
+            lines += directive(f"{obj.__module__}.{name}")
+    lines += _registries()
+    return "\n".join(lines)
+
+
+def _registries() -> list[str]:
+    """The tests and CI methods by config name (``irsim.TESTS``, ``irsim.CI_METHODS``) as
+    tables: constants, which mkdocstrings would show with their type's docstring."""
+    from irsim.stats.registry import CI_METHOD_SPECS, TESTS
+
+    lines = ["### `TESTS`", "",
+             "`irsim.TESTS`: the significance tests by the name a study's `tests` takes "
+             "(`irsim.stats.registry.TestSpec`; `irsim.get_test(name)`).", "",
+             "| name | function | kind | Monte Carlo | what |", "|---|---|---|---|---|"]
+    for t in TESTS.values():
+        lines.append(f"| `{t.name}` | `irsim.{t.function.__name__}` | {t.kind} | "
+                     f"{'yes' if t.monte_carlo else 'no'} | {_md(t.description)} |")
+    lines += ["", "### `CI_METHODS`", "",
+              "`irsim.CI_METHODS`: the interval methods by the name `irsim.mean_ci`, "
+              "`irsim.bootstrap_ci` and the studies take (`irsim.get_ci_method(name)`).", "",
+              "| name | bootstrap | what |", "|---|---|---|"]
+    for c in CI_METHOD_SPECS.values():
+        lines.append(f"| `{c.name}` | {'yes' if c.bootstrap else 'no'} | "
+                     f"{_md(c.description)} |")
+    return [*lines, ""]
+
+
+_KINDS: dict[str, Callable[[str | None], str]] = {
+    "parameters": lambda n: parameters_markdown(_experiment(n)),
+    "presets": lambda n: presets_markdown(_experiment(n)),
+    "figures": _figures,
+    "tables": _tables,
+    "api": lambda n: api_markdown(),
+}
+
+
+def block(kind: str, name: str | None = None) -> str:
+    """The content of the generated block ``<!-- gen:<kind> [<name>] -->``.
+
+    Examples
+    --------
+    >>> block("figures", "reliability")
+    '`d_study.png`\\n'
+    """
+    if kind not in _KINDS:
+        raise ValueError(f"unknown generated block kind {kind!r} (one of {', '.join(_KINDS)})")
+    return _KINDS[kind](name)
+
+
+def render(text: str) -> str:
+    """`text` with every generated block filled anew (the rest unchanged)."""
+    return BLOCK.sub(lambda m: f"{m.group(1)}{block(m['kind'], m['name'])}{m.group(5)}", text)
+
+
+def update(root: str | Path, *, check: bool = False) -> list[Path]:
+    """Render every Markdown page under `root`; the pages that were stale (rewritten, or
+    with ``check=True`` left as they are)."""
+    stale = []
+    for page in sorted(Path(root).rglob("*.md")):
+        text = page.read_text(encoding="utf-8")
+        new = render(text)
+        if new != text:
+            stale.append(page)
+            if not check:
+                page.write_text(new, encoding="utf-8")
+    return stale
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m irsim.docs [--check] <docs dir>``: write the generated blocks (or, with
+    ``--check``, exit 1 naming the stale pages)."""
+    parser = argparse.ArgumentParser(prog="python -m irsim.docs", description=main.__doc__)
+    parser.add_argument("root", nargs="?", default="docs")
+    parser.add_argument("--check", action="store_true")
+    args = parser.parse_args(argv)
+    stale = update(args.root, check=args.check)
+    for page in stale:
+        print(f"{page}: {'stale' if args.check else 'updated'}")
+    return 1 if stale and args.check else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
