@@ -363,6 +363,32 @@ def measure_actor_start(ray, pool_data, workers: int, extra: int = 0) -> dict:
     return {"created": created, "ready": ready, "create": create}
 
 
+def model_check(ray, pool, coef: dict, m: dict, workers: int, quick: bool) -> dict:
+    """The model against a real run: UrbanoStudy (1 metric, n = 25 and 50, Type I + 1 delta,
+    B = 8,192, 1 configuration x 1,000 trials per shard, some empty) on `workers` new
+    actors, predicted and measured wall time (actor start included)."""
+    from irsim.engine import run_study
+    from irsim.experiments.test_errors import TestErrors, UrbanoData, UrbanoStudy
+
+    trials, power, B, sizes = (3000 if quick else 6000), 1000, 8192, (25, 50)
+    base = TestErrors(sizes=sizes, alternatives=("two-sided", "greater"), trials=trials, B=B,
+                      wilcoxon_method="r", sign_threshold=0.01, bootstrap_statistic="mean",
+                      shard_items=1, shard_replicates=1000)
+    study = UrbanoStudy(base, power, deltas=DELTAS[4:5])
+    data = UrbanoData((pool,), DELTAS[4:5])
+    costs, shards = plan_costs(coef, 1, 1000, metrics=1, sizes=sizes, kinds=2,
+                               trials=trials, power_trials=power, B=B)
+    compute = makespan(costs, workers)
+    driver = shards * (m["d_shard"](1) + m["d_worker"] * workers)
+    startup = workers * m["create"] + m["ready"]
+    t = time.perf_counter()
+    run_study(study, data, engine="ray", engine_options={"workers": workers})
+    return {"measured": time.perf_counter() - t, "predicted": startup + max(compute, driver),
+            "load": os.getloadavg()[0],
+            "compute": compute, "driver": driver, "startup": startup, "shards": shards,
+            "workers": workers}
+
+
 def check_real_run(pool_data) -> bool:
     """The real UrbanoStudy (small B) on the cluster gives engine=local's tables."""
     from irsim.engine import run_study
@@ -412,26 +438,31 @@ def measure_checkpoints(fields, rows, shard_items: int, count: int, tmp: Path
 
 
 # ------------------------------------------------------------------------------ the model
-def plan_costs(coef: dict, shard_items: int, shard_reps: int) -> tuple[np.ndarray, int]:
-    """Kernel seconds (B = 10^6, one core) of every shard of the full design's plan, in plan
-    order, zero for shards without trials; and the number of shards."""
+def plan_costs(coef: dict, shard_items: int, shard_reps: int, *, metrics: int = METRICS,
+               sizes: tuple[int, ...] = SIZES, kinds: int = KINDS, trials: int = TYPE1_TRIALS,
+               power_trials: int = TYPE2_TRIALS, B: int = B_FULL) -> tuple[np.ndarray, int]:
+    """Kernel seconds (one core) of every shard of an Urbano design's plan (default: the
+    full design), in plan order, zero for shards without trials; and the number of shards.
+    Follows ``UrbanoStudy.plan`` and ``kernel``: items are (metric, n, kind), kind 0 has
+    `trials`, the others `power_trials`; a shard draws resamples once per (metric, n) group
+    and Monte Carlo unit its trials touch."""
     from irsim.experiments.test_errors import MC_UNIT
 
-    r0 = np.arange(0, TYPE1_TRIALS, shard_reps, dtype=np.int64)
-    r1 = np.minimum(r0 + shard_reps, TYPE1_TRIALS)
-    blocks = [(i0, min(i0 + shard_items, ITEMS)) for i0 in range(0, ITEMS, shard_items)]
+    top_trials, items = max(trials, power_trials), metrics * len(sizes) * kinds
+    r0 = np.arange(0, top_trials, shard_reps, dtype=np.int64)
+    r1 = np.minimum(r0 + shard_reps, top_trials)
+    blocks = [(i0, min(i0 + shard_items, items)) for i0 in range(0, items, shard_items)]
     cost = np.zeros((len(r0), len(blocks)))  # replicate blocks outer, as shard_grid
     for b, (i0, i1) in enumerate(blocks):
         groups: dict[int, list[int]] = {}
         for item in range(i0, i1):
-            groups.setdefault(item // KINDS, []).append(item % KINDS)
-        for g, kinds in groups.items():
-            n = SIZES[g % len(SIZES)]
-            limits = [TYPE1_TRIALS if k == 0 else TYPE2_TRIALS for k in kinds]
-            trials = sum(np.clip(np.minimum(r1, t) - r0, 0, None) for t in limits)
+            groups.setdefault(item // kinds, []).append(item % kinds)
+        for g, ks in groups.items():
+            limits = [trials if k == 0 else power_trials for k in ks]
+            count = sum(np.clip(np.minimum(r1, t) - r0, 0, None) for t in limits)
             top = np.minimum(r1, max(limits))
             units = np.where(top > r0, (top - 1) // MC_UNIT - r0 // MC_UNIT + 1, 0)
-            cost[:, b] += kernel_time(coef, n, units, trials)
+            cost[:, b] += kernel_time(coef, sizes[g % len(sizes)], units, count, B)
     return cost.ravel(), cost.size
 
 
@@ -523,7 +554,7 @@ def main() -> None:
 
     print(f"irsim scale model: {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, python {platform.python_version()}, numpy "
-          f"{np.__version__}{', --quick' if q else ''}")
+          f"{np.__version__}, load average {os.getloadavg()[0]:.1f}{', --quick' if q else ''}")
     model, pool = fit_data(args.data, 10)
     from irsim.experiments.test_errors import UrbanoData
 
@@ -604,6 +635,14 @@ def main() -> None:
             e_all = measure_engine(ray, fields, rows, ITEMS, shards, tmp, cpus)
             s_lo = measure_slots(ray, fields, rows, cpus)
             s_hi = measure_slots(ray, fields, rows, slots)
+            d_worker = max(0.0, (s_hi["busy"] - s_lo["busy"]) / (slots - cpus))
+            slope = max(0.0, (e_all["busy"] - e1["busy"]) / (ITEMS - 1))
+            m = {"d_shard": lambda items: e1["busy"] + slope * (items - 1),
+                 "d_worker": d_worker, "plan_check": plan_per + check1,
+                 "put": data_bytes / put_rate, "create": startn["create"],
+                 "ready": start1["ready"], "data_bytes": data_bytes,
+                 "bandwidth": args.bandwidth}
+            check = model_check(ray, pool, coef, m, min(2, cpus), q)
         print(f"\nsimulated cluster: {args.nodes} nodes x 1 CPU (ray.cluster_utils.Cluster, "
               f"127.0.0.1), {cpus} actors; real UrbanoStudy (B = 200) on it equals "
               f"engine=local: {'yes' if same else 'NO'}")
@@ -619,19 +658,20 @@ def main() -> None:
                   f"driver busy {e['busy'] * 1e3:.2f} ms"
                   f"/shard (checkpoint save {e['save'] * 1e3:.2f} ms; the driver thread's CPU "
                   f"{e['cpu'] * 1e3:.2f} ms)")
-        d_worker = max(0.0, (s_hi["busy"] - s_lo["busy"]) / (slots - cpus))
         print(f"  dispatch loop (RayPool.run, {cpus} actors behind {slots} slots, "
               f"{s_hi['pending']:,} shards in flight): {s_hi['busy'] * 1e3:.2f} ms/shard "
               f"against {s_lo['busy'] * 1e3:.2f} ms with {cpus} slots: "
               f"{d_worker * 1e6:.2f} us per worker per shard (ray.wait over every in-flight "
               f"shard, the least-loaded-actor scan)")
 
+        print(f"  the model against a real run (UrbanoStudy, B = 8,192, {check['shards']} "
+              f"shards, {check['workers']} new actors on {os.cpu_count()} cores): predicted "
+              f"{check['predicted']:.1f} s (startup {check['startup']:.1f} + max(compute "
+              f"{check['compute']:.1f}, driver {check['driver']:.2f})), measured "
+              f"{check['measured']:.1f} s (load average {check['load']:.1f}: the model counts "
+              f"kernel CPU time, whole cores)")
+
     # -- the model -----------------------------------------------------------------------
-    slope = max(0.0, (e_all["busy"] - e1["busy"]) / (ITEMS - 1))
-    m = {"d_shard": lambda items: e1["busy"] + slope * (items - 1), "d_worker": d_worker,
-         "plan_check": plan_per + check1, "put": data_bytes / put_rate,
-         "create": create, "ready": start1["ready"],
-         "data_bytes": data_bytes, "bandwidth": args.bandwidth}
     trials_all = METRICS * len(SIZES) * (TYPE1_TRIALS + len(DELTAS) * TYPE2_TRIALS)
     cache: dict = {}
     default = project(m, coef, NODES[0], ITEMS, 4000, cache)
