@@ -34,24 +34,27 @@ configurations (``engine.shard_items`` counts them), trials 1,667,000 (Type I) a
 (Type II/III) each, B = 10^6; a plan of ``shard_items x shard_replicates`` has
 ``ceil(165 / shard_items) x ceil(1,667,000 / shard_replicates)`` shards (replicate blocks past
 167,000 hold no trials for the Type II/III configurations: with ``shard_items`` < 11 such
-shards are empty, but they are still planned, sent and merged). On ``nodes x 64`` cores::
+shards are empty, but they are still planned, sent and merged). On ``nodes x 64`` cores, with
+``workers`` actors (``engine.workers``, default one per core)::
 
     wall     = startup + max(compute, shards x d)
-    compute  = greedy schedule of the shards' kernel times on the cores, in plan order
-               (>= total compute / cores, >= the longest shard)
+    compute  = greedy schedule of the shards' kernel times on the workers, in plan order
+               (>= total compute / workers, >= the longest shard)
     kernel   = sum over the shard's (metric, n) groups of
                units x (a_n + u_n B) + trials x (w_n + v_n B)              (measured, above)
     d        = d_1 + d_c x (configurations per shard - 1) + d_w x workers  (measured, above:
                d_1, d_c from the two run_study runs, d_w from the dispatch-loop runs)
     startup  = shards x (plan + resume check) + put(data) + workers x actor creation
-               + one actor's start + data x nodes / bandwidth              (bandwidth assumed)
+               + one actor's start + data x nodes used / bandwidth         (bandwidth assumed)
     busy     = shards x d / max(compute, shards x d)   (the driver's busy share of the run)
 
-The driver saturates where ``shards x d`` reaches ``compute``; the recommended shard size
-is the one with the shortest wall time among those that keep the driver below 50% busy
-(``engine.shard_items`` in {1, 11, 165+}, ``engine.shard_replicates`` from 250 to 64,000).
-Two what-ifs show what engine changes would buy: a plan without the empty shards, and a
-driver whose cost per shard does not grow with the number of workers (``d_w = 0``).
+The driver saturates where ``shards x d`` reaches ``compute`` (``d`` grows with the workers,
+so past some size more nodes make a run slower). The recommended plan: among
+``engine.shard_items`` in {1, 11, 165+} x ``engine.shard_replicates`` from 250 to 64,000 x
+``engine.workers`` from 512 to all cores (powers of 2), those that keep the driver at most 50%
+busy and are within 10% of the shortest wall time; of these the one with the fewest shards
+(then the most workers). Two what-ifs show what engine changes would buy: a plan without the
+empty shards, and a driver whose cost per shard does not grow with the workers (``d_w = 0``).
 The greedy schedule is optimistic by at most one shard per actor at the end (``in_flight``
 = 2 queues a shard behind a running one); copula fitting (once per data set; ``fit_cache``)
 is not part of the projection.
@@ -479,16 +482,18 @@ def makespan(costs: np.ndarray, cores: int) -> float:
 
 
 def project(m: dict, coef: dict, nodes: int, shard_items: int, shard_reps: int,
-            cache: dict) -> dict:
+            cache: dict, workers: int | None = None) -> dict:
     """Wall time, driver busy share and the terms of the model for one plan on `nodes`
-    (``m["skip_empty"]``: a plan without the shards that hold no trials)."""
+    (``m["skip_empty"]``: a plan without the shards that hold no trials); `workers`
+    (``engine.workers``) default one per core, on ``ceil(workers / 64)`` nodes."""
     key = (shard_items, shard_reps)
     if key not in cache:
         cache[key] = plan_costs(coef, shard_items, shard_reps)
     costs, shards = cache[key]
     if m.get("skip_empty"):
         shards = int((costs > 0).sum())
-    workers = nodes * NODE_CORES
+    workers = workers or nodes * NODE_CORES
+    used = -(-workers // NODE_CORES)  # the nodes that receive the data
     if (key, workers) not in cache:
         cache[key, workers] = makespan(costs, workers)
     compute = cache[key, workers]
@@ -496,21 +501,30 @@ def project(m: dict, coef: dict, nodes: int, shard_items: int, shard_reps: int,
     d = m["d_shard"](items) + m["d_worker"] * workers
     driver = shards * d
     startup = (shards * m["plan_check"] + m["put"] + workers * m["create"] + m["ready"]
-               + m["data_bytes"] * nodes / m["bandwidth"])
-    return {"nodes": nodes, "items": items, "reps": shard_reps, "shards": shards,
+               + m["data_bytes"] * used / m["bandwidth"])
+    return {"nodes": nodes, "workers": workers, "items": items, "reps": shard_reps,
+            "shards": shards,
             "nonempty": int((costs > 0).sum()), "compute": compute, "driver": driver,
             "d": d, "startup": startup, "wall": startup + max(compute, driver),
             "busy": driver / max(compute, driver), "total": float(costs.sum())}
 
 
-def recommend(m: dict, coef: dict, nodes: int, cache: dict) -> dict:
-    """The candidate plan with the shortest wall time among those that keep the driver at
-    most 50% busy (the least busy one when none does)."""
-    options = [project(m, coef, nodes, si, sr, cache)
+def recommend(m: dict, coef: dict, nodes: int, cache: dict, cap: bool = True) -> dict:
+    """Among the candidate plans (shard sizes; with `cap` also ``engine.workers`` of 512 up
+    to all cores, by powers of 2) that keep the driver at most 50% busy, those within 10% of
+    the shortest wall time, and of these the one with the fewest shards (then the most
+    workers); the least busy plan when none is at most 50% busy."""
+    counts = [nodes * NODE_CORES]
+    while cap and counts[-1] > 512:
+        counts.append(counts[-1] // 2)
+    options = [project(m, coef, nodes, si, sr, cache, w) for w in counts
                for si in CANDIDATE_ITEMS for sr in CANDIDATE_REPS]
     ok = [p for p in options if p["busy"] <= 0.5]
-    return min(ok, key=lambda p: (p["wall"], -p["reps"])) if ok else min(
-        options, key=lambda p: p["busy"])
+    if not ok:
+        return min(options, key=lambda p: p["busy"])
+    fastest = min(p["wall"] for p in ok)
+    return min((p for p in ok if p["wall"] <= 1.1 * fastest),
+               key=lambda p: (p["shards"], -p["workers"]))
 
 
 def saturation(m: dict, coef: dict, shard_items: int, shard_reps: int, cache: dict) -> str:
@@ -681,7 +695,8 @@ def main() -> None:
           f"({runs_all:,} runs x {per_run / 1e3:.0f} kB, estimated)")
     print(f"driver cost per shard d = {e1['busy'] * 1e3:.2f} ms + {slope * 1e6:.2f} us x "
           f"(configurations - 1) + {d_worker * 1e6:.2f} us x workers")
-    head = (f"{'nodes':>6}{'cores':>7}  {'shard_items x replicates':<25}{'shards':>10}"
+    head = (f"{'nodes':>6}{'cores':>7}{'workers':>8}  {'shard_items x replicates':<25}"
+            f"{'shards':>8}"
             f"{'non-empty':>11}{'compute':>10}{'driver':>10}{'busy':>7}{'startup':>10}"
             f"{'wall':>10}")
     print("\n" + head + "\n" + "-" * len(head))
@@ -691,7 +706,8 @@ def main() -> None:
         for label, p in (("default", project(m, coef, nodes, ITEMS, 4000, cache)),
                          ("recommended", pick)):
             size = f"{p['items']} x {p['reps']} ({label})"
-            print(f"{nodes:>6}{nodes * NODE_CORES:>7}  {size:<25}{p['shards']:>10,}"
+            print(f"{nodes:>6}{nodes * NODE_CORES:>7}{p['workers']:>8}  {size:<25}"
+                  f"{p['shards']:>8,}"
                   f"{p['nonempty']:>11,}{fmt_s(p['compute']):>10}{fmt_s(p['driver']):>10}"
                   f"{p['busy']:>7.0%}{fmt_s(p['startup']):>10}{fmt_s(p['wall']):>10}")
     print("\ndriver saturation (100% busy):")
@@ -699,12 +715,12 @@ def main() -> None:
     for nodes, p in rec.items():
         print(f"  {p['items']} x {p['reps']} (recommended for {nodes} nodes): "
               f"{saturation(m, coef, p['items'], p['reps'], cache)}")
-    print("\nwhat if (not in irsim today; same measurements, best plan at <= 50% busy):")
+    print("\nwhat if (not in irsim today; same measurements and rule, one worker per core):")
     whatifs = (("the plan left out shards without trials", {**m, "skip_empty": True}),
                ("+ the driver's cost per shard did not grow with workers",
                 {**m, "skip_empty": True, "d_worker": 0.0}))
     for label, mm in whatifs:
-        picks = [recommend(mm, coef, nodes, cache) for nodes in NODES]
+        picks = [recommend(mm, coef, nodes, cache, cap=False) for nodes in NODES]
         print(f"  {label}: " + "; ".join(
             f"{p['nodes']} nodes {p['items']} x {p['reps']}: {fmt_s(p['wall'])} "
             f"({p['busy']:.0%})" for p in picks))
