@@ -6,16 +6,18 @@ projected to 8, 64 and 512 nodes of 64 cores running the full Urbano 2019 design
 
 **What is measured** (one run, this machine):
 
-- the Urbano 2019 kernel's cost per core (``UrbanoStudy.kernel``, 1 BLAS thread, a generator
-  fitted to 10 runs of TREC-8 ad hoc AP, every test of the paper, both tails, 19 alphas,
-  Type I and Type II trials in equal numbers as in the full design): shards of ``R1`` and
-  ``R2`` trials per kind at ``B1`` and ``B2`` resamples, per topic set size n. Per n the
-  kernel time is fitted as ``T = units x (a + u B) + trials x (w + v B)`` (``units``: the
-  (metric, n, Monte Carlo unit of 4,000 trials) groups a shard draws resamples for; ``u``,
-  ``v`` from the difference between B2 and B1, ``a``, ``w`` what is left at B1) and
-  **extrapolated linearly in B** to B = 10^6: the Monte Carlo tests' draws and GEMMs are
-  linear in B, the rest does not depend on it. The default run checks the extrapolation on
-  one shard at B = 10^6 (n = 25);
+- the Urbano 2019 kernel's cost per core (``UrbanoStudy.kernel``, CPU time, 1 BLAS thread, a
+  generator fitted to 10 runs of TREC-8 ad hoc AP, every test of the paper, both tails, 19
+  alphas, Type I and Type II trials in equal numbers as in the full design), per topic set
+  size n, as ``T = units x (a + u B) + trials x (w + v B)`` (``units``: the (metric, n, Monte
+  Carlo unit of 4,000 trials) groups a shard draws resamples for). Per trial: the slope
+  between shards of 500 and 2,000 trials at B = 16,384 and 131,072, **extrapolated linearly
+  in B** to B = 10^6 (the Monte Carlo tests' GEMMs run in cache-resident blocks of 8,192
+  resamples: linear in B; the other tests and the generator do not depend on B). Per unit:
+  a shard of 2 trials at B = 16,384 and at B = 10^6 itself (drawing 10^6 resamples is
+  memory-bound, ~20% worse than linear from 131,072), less its trials. The default run checks
+  the model on a shard of 500 trials at B = 10^6 (n = 25); ``--quick`` uses B = 8,192 and
+  65,536 and extrapolates the draws too;
 - the driver's cost per shard of ``run_study(engine="ray")`` on a ``ray.cluster_utils.Cluster``
   (3 nodes of 1 CPU, all on 127.0.0.1) with checkpoints, many small shards whose kernel
   replays a real Urbano partial result (so the driver, not the kernel, is what runs): the
@@ -184,22 +186,34 @@ def fit_data(data_dir: Path, runs: int):
 
 def measure_kernel(pool, args) -> tuple[dict, dict, dict]:
     """Per n: (a, u, w, v) of ``T = units (a + u B) + trials (w + v B)``, the measured
-    times, and a real partial result (rows of every field) for the replay study."""
+    times, and a real partial result (rows of every field) for the replay study.
+
+    Per trial: the slope between shards of R1 and R2 trials per kind, at B1 and B2, linear
+    in B. Per unit (the resamples a shard draws for a Monte Carlo unit): a shard of one
+    trial per kind at B1 and at ``args.Bu`` less its two trials, linear in B between them
+    (drawing is memory-bound, a little worse than linear in B: it is measured at B = 10^6
+    unless ``--quick``)."""
     from threadpoolctl import threadpool_limits
 
     from irsim.experiments.test_errors import TestErrors, UrbanoData, UrbanoStudy
 
     data = UrbanoData((pool,), DELTAS[4:5])
     coef, times, rows = {}, {}, {}
+
+    def study_at(n: int, B: int):
+        base = TestErrors(sizes=(n,), alternatives=("two-sided", "greater"),
+                          trials=max(args.R1, args.R2), B=B, wilcoxon_method="r",
+                          sign_threshold=0.01, bootstrap_statistic="mean")
+        return UrbanoStudy(base, max(args.R1, args.R2), deltas=DELTAS[4:5])
+
     with threadpool_limits(limits=1, user_api="blas"):
         for n in SIZES:
             t = {}
-            for B in (args.B1, args.B2):
-                base = TestErrors(sizes=(n,), alternatives=("two-sided", "greater"),
-                                  trials=max(args.R1, args.R2), B=B, wilcoxon_method="r",
-                                  sign_threshold=0.01, bootstrap_statistic="mean")
-                study = UrbanoStudy(base, max(args.R1, args.R2), deltas=DELTAS[4:5])
-                for R in (args.R1, args.R2):  # R trials of each kind: 2 R trials
+            runs = {(args.B1, 1), (args.Bu, 1), (args.B1, args.R1), (args.B1, args.R2),
+                    (args.B2, args.R1), (args.B2, args.R2)}
+            for B in sorted({b for b, _ in runs}):
+                study = study_at(n, B)
+                for R in sorted(r for b, r in runs if b == B):  # R of each kind: 2 R trials
                     shard = Shard(0, (0, 2), (0, R))
                     t[B, R] = best(lambda s=study, sh=shard: s.kernel(sh, data), args.repeats,
                                    time.process_time)
@@ -207,11 +221,11 @@ def measure_kernel(pool, args) -> tuple[dict, dict, dict]:
                         rows = study.kernel(shard, data)
             s = {B: (t[B, args.R2] - t[B, args.R1]) / (2 * (args.R2 - args.R1))
                  for B in (args.B1, args.B2)}  # per trial
-            i = {B: t[B, args.R1] - 2 * args.R1 * s[B] for B in (args.B1, args.B2)}  # per unit
             v = max(0.0, (s[args.B2] - s[args.B1]) / (args.B2 - args.B1))
-            u = max(0.0, (i[args.B2] - i[args.B1]) / (args.B2 - args.B1))
-            coef[n] = (max(0.0, i[args.B1] - u * args.B1), u, max(0.0, s[args.B1] - v * args.B1),
-                       v)
+            w = max(0.0, s[args.B1] - v * args.B1)
+            i = {B: max(0.0, t[B, 1] - 2 * (w + v * B)) for B in (args.B1, args.Bu)}  # per unit
+            u = max(0.0, (i[args.Bu] - i[args.B1]) / (args.Bu - args.B1))
+            coef[n] = (max(0.0, i[args.B1] - u * args.B1), u, w, v)
             times[n] = t
     return coef, times, rows
 
@@ -561,7 +575,8 @@ def main() -> None:
         ap.error("--nodes must be at least 2 (the model needs actors on several nodes)")
     q = args.quick
     args.B1, args.B2 = (8192, 65536) if q else (16384, 131072)
-    args.R1, args.R2, args.repeats = (250, 750, 1) if q else (250, 1000, 2)
+    args.Bu = args.B2 if q else B_FULL
+    args.R1, args.R2, args.repeats = (250, 750, 1) if q else (250, 1000, 1)
     shards = args.shards or (120 if q else 300)
     slots = args.slots or (256 if q else 1024)
     t_start = time.perf_counter()
@@ -583,8 +598,9 @@ def main() -> None:
     # -- kernel --------------------------------------------------------------------------
     coef, times, rows = measure_kernel(pool, args)
     print(f"\nkernel (UrbanoStudy.kernel, CPU time of 1 core, 5 tests x 2 tails x 19 alphas, "
-          f"Type I + II trials): fitted T = units (a + u B) + trials (w + v B) from B = "
-          f"{args.B1:,} and {args.B2:,}, {2 * args.R1} and {2 * args.R2} trials per shard")
+          f"Type I + II trials): T = units (a + u B) + trials (w + v B); per trial from "
+          f"{2 * args.R1} and {2 * args.R2} trials at B = {args.B1:,} and {args.B2:,}, per "
+          f"unit from 2 trials at B = {args.B1:,} and {args.Bu:,}")
     print(f"{'n':>5}{'ms/trial B1':>13}{'ms/trial B2':>13}{'ms/trial 1e6':>14}"
           f"{'s/unit 1e6':>12}{'trials/s/core 1e6':>19}")
     for n in SIZES:
