@@ -82,6 +82,7 @@ import numpy as np
 from irsim.engine.base import Shard, shard_grid
 from irsim.engine.checkpoint import CheckpointStore
 from irsim.engine.partials import Accumulator
+from irsim.experiments.test_errors import URBANO_SHARD_ITEMS, URBANO_SHARD_REPLICATES
 
 DEFAULT_DATA = Path(os.environ.get("IRSIM_TEST_DATA",
                                    Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -91,6 +92,8 @@ DELTAS = (0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.1)
 TYPE1_TRIALS, TYPE2_TRIALS, B_FULL = 1_667_000, 167_000, 1_000_000
 KINDS = 1 + len(DELTAS)
 ITEMS = METRICS * len(SIZES) * KINDS  # 165 configurations
+#: irsim's default shard of design=urbano2019 (engine.shard_items x engine.shard_replicates)
+DEFAULT_ITEMS, DEFAULT_REPS = URBANO_SHARD_ITEMS, URBANO_SHARD_REPLICATES
 #: The collections of conf/experiment/urbano2019.yaml (for the size of the broadcast data).
 FILES = [f"adhoc{k}_{m}" for m in ("ap", "p10", "rr") for k in (5, 6, 7, 8)] + [
     f"web{y}_{m}" for m in ("ndcg20", "err20") for y in (2010, 2011, 2012)]
@@ -704,7 +707,7 @@ def main() -> None:
     # -- the model -----------------------------------------------------------------------
     trials_all = METRICS * len(SIZES) * (TYPE1_TRIALS + len(DELTAS) * TYPE2_TRIALS)
     cache: dict = {}
-    default = project(m, coef, NODES[0], ITEMS, 4000, cache)
+    default = project(m, coef, NODES[0], DEFAULT_ITEMS, DEFAULT_REPS, cache)
     print(f"\nfull design: {METRICS} metrics x {len(SIZES)} sizes x (1,667,000 + 10 x 167,000)"
           f" = {trials_all:,} trials, B = 10^6: {default['total'] / 3600:,.0f} core-hours of "
           f"kernel (shard_replicates = 4000); data ~{data_bytes / 1e6:,.0f} MB to every node "
@@ -719,7 +722,9 @@ def main() -> None:
     rec = {}
     for nodes in NODES:
         rec[nodes] = pick = recommend(m, coef, nodes, cache)
-        for label, p in (("default", project(m, coef, nodes, ITEMS, 4000, cache)),
+        for label, p in (("all in one", project(m, coef, nodes, ITEMS, DEFAULT_REPS, cache)),
+                         ("default", project(m, coef, nodes, DEFAULT_ITEMS, DEFAULT_REPS,
+                                             cache)),
                          ("recommended", pick)):
             size = f"{p['items']} x {p['reps']} ({label})"
             print(f"{nodes:>6}{nodes * NODE_CORES:>7}{p['workers']:>8}  {size:<25}"
@@ -727,7 +732,8 @@ def main() -> None:
                   f"{p['nonempty']:>11,}{fmt_s(p['compute']):>10}{fmt_s(p['driver']):>10}"
                   f"{p['busy']:>7.0%}{fmt_s(p['startup']):>10}{fmt_s(p['wall']):>10}")
     print("\ndriver saturation (100% busy):")
-    print(f"  default 4096 x 4000: {saturation(m, coef, ITEMS, 4000, cache)}")
+    print(f"  default {DEFAULT_ITEMS} x {DEFAULT_REPS}: "
+          f"{saturation(m, coef, DEFAULT_ITEMS, DEFAULT_REPS, cache)}")
     for nodes, p in rec.items():
         print(f"  {p['items']} x {p['reps']} (recommended for {nodes} nodes): "
               f"{saturation(m, coef, p['items'], p['reps'], cache)}")

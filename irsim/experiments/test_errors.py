@@ -441,6 +441,11 @@ URBANO_STREAM = "test_errors/urbano2019"
 MC_UNIT = 16 * REPLICATE_BLOCK
 #: Default trials per shard of design=urbano2019: one Monte Carlo unit.
 URBANO_SHARD_REPLICATES = MC_UNIT
+#: Default configurations per shard of design=urbano2019: one (metric, size) with all its
+#: kinds (Type I and ten deltas). With every configuration in one shard, the first trial
+#: blocks of the full design would each take ~85 minutes however large the cluster
+#: (bench/bench_scale.py; docs/guides/cluster.md).
+URBANO_SHARD_ITEMS = 11
 
 
 @dataclass(frozen=True)
@@ -748,8 +753,9 @@ def make(config: Config, data: Any, *, seed: int, shards: Shards, engine: Engine
     >>> data.metrics, len(study.plan(data)), study.shard_items
     (('AP',), 1, 4096)
     """
-    items, replicates = shards.get(
-        SHARD_ITEMS, URBANO_SHARD_REPLICATES if config.design == "urbano2019" else SHARD_REPLICATES)
+    urbano = config.design == "urbano2019"
+    items, replicates = shards.get(URBANO_SHARD_ITEMS if urbano else SHARD_ITEMS,
+                                   URBANO_SHARD_REPLICATES if urbano else SHARD_REPLICATES)
     deltas = tuple(float(d) for d in config.deltas)
     if config.design == "urbano2019":  # Type I is always run: delta 0 is not a Type II delta
         deltas = tuple(d for d in deltas if d != 0.0)
