@@ -300,10 +300,11 @@ def _paths(spec: Any, what: str) -> list[Path]:
     return out
 
 
-def as_doc_collection(runs: Any, qrels: Any, *, depth: int = 1000, missing: str = "error"
-                      ) -> DocCollection:
+def as_doc_collection(runs: Any, qrels: Any, *, depth: int = 1000, missing: str = "error",
+                      scores: str = "float32") -> DocCollection:
     """TREC runs and graded qrels given as paths (files, glob patterns, lists) or as
-    :class:`~irsim.data.Runs` / :class:`~irsim.data.Qrels`.
+    :class:`~irsim.data.Runs` / :class:`~irsim.data.Qrels` (run files' scores read as
+    `scores`: ``float32`` as trec_eval, or ``float64``; see :func:`irsim.data.read_runs`).
 
     Examples
     --------
@@ -321,7 +322,7 @@ def as_doc_collection(runs: Any, qrels: Any, *, depth: int = 1000, missing: str 
     if runs is None or qrels is None:
         raise ConfigError("runs and qrels are both needed for document-level data")
     if not isinstance(runs, Runs):
-        runs = read_runs(_paths(runs, "runs"))
+        runs = read_runs(_paths(runs, "runs"), scores=scores)
     if not isinstance(qrels, Qrels):
         files = _paths(qrels, "qrels")
         if len(files) != 1:
@@ -333,7 +334,7 @@ def as_doc_collection(runs: Any, qrels: Any, *, depth: int = 1000, missing: str 
 
 
 def evaluate(runs: Any, qrels: Any, metrics: Any, *, depth: int | None = 1000,
-             missing: str = "error") -> pd.DataFrame:
+             missing: str = "error", scores: str = "float32") -> pd.DataFrame:
     """Per-topic scores of every run, exactly as trec_eval computes them.
 
     Parameters
@@ -347,6 +348,10 @@ def evaluate(runs: Any, qrels: Any, metrics: Any, *, depth: int | None = 1000,
         Lists are cut after this many documents (trec_eval ``-M``).
     missing : {"error", "zero", "drop"}
         Topics not shared by runs and qrels.
+    scores : {"float32", "float64"}
+        Run files' scores as trec_eval reads them (``float32``, the default: scores equal
+        in single precision tie, ties go by docno descending) or with every digit
+        (``float64``).
 
     Returns
     -------
@@ -367,7 +372,7 @@ def evaluate(runs: Any, qrels: Any, metrics: Any, *, depth: int | None = 1000,
     """
     from irsim.metrics import evaluate as evaluate_matrix
     names = [metrics] if isinstance(metrics, str) else [str(m) for m in metrics]
-    docs = as_doc_collection(runs, qrels, depth=depth or 0, missing=missing)
+    docs = as_doc_collection(runs, qrels, depth=depth or 0, missing=missing, scores=scores)
     matrix = evaluate_matrix(docs.runs, docs.qrels, names, depth=depth, missing=missing)
     return matrix_to_long(matrix).to_pandas()[["system", "topic", "metric", "value"]]
 

@@ -106,8 +106,9 @@ def load_doc_collection(
         if missing not in ("error", "zero", "drop"):
             raise unknown_name("collection.missing policy", str(missing),
                                ("error", "zero", "drop"))
-        return DocCollection(read_runs(run_files), read_qrels(qrels_files[0]),
-                             int(_get(cfg, "depth", 1000)), missing)
+        runs = read_runs(run_files, scores=str(_get(cfg, "scores", "float32")))
+        return DocCollection(runs, read_qrels(qrels_files[0]), int(_get(cfg, "depth", 1000)),
+                             missing)
     raise ConfigError(f"collection kind {kind!r} has no document-level data; use a 'trec' "
                       f"or 'synthetic_trec' collection")
 

@@ -30,9 +30,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from irsim.data.types import Qrels, Runs, _prime_docno_codes, missing_file
-from irsim.errors import ConfigError, InputError
+from irsim.errors import ConfigError, InputError, unknown_name
 
-__all__ = ["read_qrels", "read_run", "read_runs"]
+__all__ = ["read_qrels", "read_run", "read_runs", "trec_eval_scores", "SCORE_PRECISIONS"]
 
 PathT = str | PathLike
 
@@ -245,6 +245,25 @@ def _run_stem(p: Path) -> str:
     return stem if stem and suffix.lower() in _RUN_SUFFIXES else name
 
 
+#: How run scores are kept: ``float32`` as trec_eval reads them (``float sim`` in its
+#: trec_format.h: scores equal in single precision tie, and ties go by docno descending), or
+#: ``float64`` (every digit of the file ranks).
+SCORE_PRECISIONS = ("float32", "float64")
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def trec_eval_scores(score: np.ndarray) -> np.ndarray:
+    """`score` rounded to single precision as trec_eval stores it (as float64 values;
+    magnitudes beyond the float32 range saturate, so they tie as trec_eval's infinities do).
+
+    Examples
+    --------
+    >>> trec_eval_scores(np.array([1000000001.0, 1000000000.0, 0.5, 1e300])).tolist()
+    [1000000000.0, 1000000000.0, 0.5, 3.4028234663852886e+38]
+    """
+    return np.clip(score, -_F32_MAX, _F32_MAX).astype(np.float32).astype(np.float64)
+
+
 def _read_one_run(path: PathT, name: str | None) -> tuple[str, Path, list[pa.Array], np.ndarray]:
     t = _read_table(path, 6, _RUN_COLUMNS)
     topic, _, docno, _, score_col, tag = t.columns
@@ -256,7 +275,8 @@ def _read_one_run(path: PathT, name: str | None) -> tuple[str, Path, list[pa.Arr
     return name, t.path, [topic, docno], score
 
 
-def _assemble(parts: list[tuple[str, Path, list[pa.Array], np.ndarray]]) -> Runs:
+def _assemble(parts: list[tuple[str, Path, list[pa.Array], np.ndarray]],
+              scores: str = "float32") -> Runs:
     seen: dict[str, Path] = {}
     for name, p, _, _ in parts:
         if name in seen:
@@ -277,12 +297,19 @@ def _assemble(parts: list[tuple[str, Path, list[pa.Array], np.ndarray]]) -> Runs
         docno=_objects(docno_arrow),
         score=score,
         sources=tuple(str(p) for _, p, _, _ in parts),
+        precision=scores,
     )
     _prime_docno_codes(runs, docno_arrow)
     return runs
 
 
-def read_run(path: PathT, name: str | None = None) -> Runs:
+def _check_precision(scores: str) -> str:
+    if scores not in SCORE_PRECISIONS:
+        raise unknown_name("scores", str(scores), SCORE_PRECISIONS)
+    return scores
+
+
+def read_run(path: PathT, name: str | None = None, *, scores: str = "float32") -> Runs:
     """Read one TREC run file (``qid Q0 docno rank score tag``, any whitespace, ``.gz`` ok).
 
     Parameters
@@ -292,6 +319,11 @@ def read_run(path: PathT, name: str | None = None) -> Runs:
         The run's name; by default its tag if the file uses a single tag, else the file
         name without ``.gz`` and a results extension (``.txt``, ``.run``, ``.res``,
         ``.trec``, ``.tsv``; ``input.bm25`` stays ``input.bm25``).
+    scores : {"float32", "float64"}
+        ``float32`` (default): scores rank at single precision, as trec_eval reads them,
+        so scores equal in single precision tie (and ties go by docno descending) exactly
+        as in trec_eval and pytrec_eval; ``float64``: every digit of the file ranks. The
+        scores are kept as read (``Runs.score``); ``Runs.precision`` records the choice.
 
     Returns
     -------
@@ -319,16 +351,18 @@ def read_run(path: PathT, name: str | None = None) -> Runs:
     Traceback (most recent call last):
     irsim.errors.InputError: ...bm25.run:2: non-finite score 'NaN'
     """
-    return _assemble([_read_one_run(path, name)])
+    return _assemble([_read_one_run(path, name)], _check_precision(scores))
 
 
-def read_runs(paths: Iterable[PathT] | PathT) -> Runs:
+def read_runs(paths: Iterable[PathT] | PathT, *, scores: str = "float32") -> Runs:
     """Read several TREC run files into one :class:`Runs` (one run per file).
 
     Parameters
     ----------
     paths : iterable of str or path-like
         The run files, in the order the runs are to appear.
+    scores : {"float32", "float64"}
+        As :func:`read_run` (default ``float32``, trec_eval's precision).
 
     Returns
     -------
@@ -353,7 +387,8 @@ def read_runs(paths: Iterable[PathT] | PathT) -> Runs:
     """
     if isinstance(paths, str | PathLike):
         paths = [paths]
+    _check_precision(scores)
     parts = [_read_one_run(p, None) for p in paths]
     if not parts:
         raise ConfigError("no run files given")
-    return _assemble(parts)
+    return _assemble(parts, scores)

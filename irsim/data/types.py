@@ -127,6 +127,10 @@ class Runs:
         (trec_eval); any rank column in the file is ignored.
     sources : tuple of str
         The file each run came from (same order as `names`).
+    precision : {"float64", "float32"}
+        The precision scores are ranked at: ``float32`` as trec_eval reads a run file
+        (scores equal in single precision tie; the readers' default), ``float64`` every
+        digit (the default for runs built in memory).
     """
 
     names: tuple[str, ...]
@@ -135,6 +139,7 @@ class Runs:
     docno: np.ndarray
     score: np.ndarray
     sources: tuple[str, ...] = field(default=(), compare=False)
+    precision: str = field(default="float64", compare=False)
 
     def __len__(self) -> int:
         return len(self.score)

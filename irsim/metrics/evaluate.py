@@ -46,6 +46,7 @@ import pandas as pd
 import pyarrow as pa
 
 from irsim.data.matrix import ScoreMatrix
+from irsim.data.trec import trec_eval_scores
 from irsim.data.types import Qrels, Runs
 from irsim.errors import ConfigError, InputError, unknown_name
 from irsim.metrics.block import UNJUDGED, Block, Ideal
@@ -123,6 +124,8 @@ def _check_inputs(runs: Runs, qrels: Qrels) -> tuple[np.ndarray, np.ndarray]:
         raise InputError(f"run {runs.names[s]!r} is empty", file=_run_file(runs, s))
     score = np.asarray(runs.score, dtype=np.float64)
     bad = ~np.isfinite(score)
+    if getattr(runs, "precision", "float64") == "float32" and not bad.any():
+        score = trec_eval_scores(score)  # trec_eval's float sim: single-precision ties
     if bad.any():
         i = int(np.argmax(bad))
         raise InputError(
