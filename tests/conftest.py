@@ -63,6 +63,24 @@ def pytest_collectreport(report):
         report.longrepr = (str(report.fspath), 0, f"Skipped: {NO_DATA}")
 
 
+def urbano_csv(directory: Path, name: str, runs: int) -> Path:
+    """The first `runs` runs of Urbano's `name`.csv written to `directory` (same name)."""
+    path = Path(directory) / f"{name}.csv"
+    pd.read_csv(SHARED_DATA / "urbano" / f"{name}.csv").iloc[:, :runs].to_csv(path,
+                                                                           index=False)
+    return path
+
+
+@pytest.fixture(scope="session")
+def small_p10_pool(tmp_path_factory) -> Path:
+    """A directory with two small Urbano P@10 matrices (adhoc5_p10.csv, adhoc6_p10.csv: the
+    first 14 runs each) for design=urbano2019."""
+    tmp = tmp_path_factory.mktemp("p10_pool")
+    for name in ("adhoc5_p10", "adhoc6_p10"):
+        urbano_csv(tmp, name, 14)
+    return tmp
+
+
 def urbano_matrix(name: str, metric: str, systems: int | None = None) -> ScoreMatrix:
     """An Urbano CSV read with pandas (independent of irsim's readers)."""
     df = pd.read_csv(SHARED_DATA / "urbano" / f"{name}.csv")

@@ -16,10 +16,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from conftest import SHARED_DATA, has_data
+from conftest import has_data
 from test_golden import assert_golden
 
 pytestmark = [pytest.mark.slow,
@@ -62,16 +61,8 @@ def _tables(out: Path) -> dict:
     return {p.stem: pq.read_table(p) for p in sorted(out.glob("*.parquet"))}
 
 
-@pytest.fixture(scope="module")
-def csvs(tmp_path_factory) -> Path:
-    tmp = tmp_path_factory.mktemp("fitdata")
-    for name in ("adhoc5_p10", "adhoc6_p10"):
-        pd.read_csv(SHARED_DATA / "urbano" / f"{name}.csv").iloc[:, :12].to_csv(
-            tmp / f"{name}.csv", index=False)
-    return tmp
-
-
-def test_fit_and_fit_cache_are_the_same_on_two_machines(csvs, tmp_path):
+def test_fit_and_fit_cache_are_the_same_on_two_machines(small_p10_pool, tmp_path):
+    csvs = small_p10_pool
     base = ["experiment=urbano2019",
             f"collection.paths={{P@10: [{csvs}/adhoc5_p10.csv, {csvs}/adhoc6_p10.csv]}}",
             "metrics=[P@10]", "experiment.trials=250", "experiment.power_trials=250",

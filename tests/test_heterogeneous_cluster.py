@@ -49,7 +49,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pytest
 from conftest import SHARED_DATA
@@ -353,16 +352,6 @@ def hetero():
 
 
 # ------------------------------------------------------------------ the studies
-@pytest.fixture(scope="module")
-def small_csvs(tmp_path_factory) -> Path:
-    """Two small Urbano P@10 matrices (14 runs each) for design=urbano2019."""
-    tmp = tmp_path_factory.mktemp("hetero_data")
-    for name in ("adhoc5_p10", "adhoc6_p10"):
-        pd.read_csv(SHARED_DATA / "urbano" / f"{name}.csv").iloc[:, :14].to_csv(
-            tmp / f"{name}.csv", index=False)
-    return tmp
-
-
 def run_case(overrides: list[str], run_dir: Path) -> tuple[dict[str, pa.Table], dict]:
     """The tables and manifest of one run, computed as the CLI computes them (no report)."""
     from irsim.runner import compose_config, run
@@ -374,12 +363,13 @@ def run_case(overrides: list[str], run_dir: Path) -> tuple[dict[str, pa.Table], 
 @pytest.mark.ray
 @pytest.mark.slow
 @pytest.mark.parametrize("case", list(CASES))
-def test_study_on_mixed_kernels_equals_local(case, hetero, small_csvs, tmp_path, monkeypatch):
+def test_study_on_mixed_kernels_equals_local(case, hetero, small_p10_pool, tmp_path,
+                                             monkeypatch):
     """Every study's tables on the mixed-kernel cluster equal engine=local's, and its shards
     ran on every worker node, each under that node's kernel."""
     from irsim.engine import ray_executor
 
-    overrides = [o.format(data=SHARED_DATA, tmp=small_csvs) for o in CASES[case]]
+    overrides = [o.format(data=SHARED_DATA, tmp=small_p10_pool) for o in CASES[case]]
     t0 = time.perf_counter()
     local, _ = run_case([*overrides, "engine=local"], tmp_path / "local")
     t_local = time.perf_counter() - t0

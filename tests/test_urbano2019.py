@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from conftest import SHARED_DATA
+from conftest import SHARED_DATA, urbano_csv
 from scipy import stats as sps
 
 from irsim.engine import run_study
@@ -324,10 +324,7 @@ def test_bad_parameters_are_config_errors(small):
 
 
 def _csv(tmp_path, name, runs):
-    df = pd.read_csv(SHARED_DATA / "urbano" / f"{name}.csv").iloc[:, :runs]
-    path = tmp_path / f"{name}.csv"
-    df.to_csv(path, index=False)
-    return str(path)
+    return str(urbano_csv(tmp_path, name, runs))
 
 
 def test_cli_pools_collections_per_metric(tmp_path):
