@@ -444,6 +444,9 @@ class BayesianBootstrapResult:
         Share of draws with ``delta < 0``.
     prob_rope : ndarray
         Share of draws with ``-rope <= delta <= rope``.
+    prob_better, prob_worse : ndarray
+        Shares of draws with ``delta > rope`` and ``delta < -rope`` (with
+        ``prob_rope``, they sum to 1).
     decision : ndarray of str
         Posterior probability rule (:func:`bayesian_bootstrap`).
     n_resamples : int
@@ -456,6 +459,8 @@ class BayesianBootstrapResult:
     prob_positive: np.ndarray
     prob_negative: np.ndarray
     prob_rope: np.ndarray
+    prob_better: np.ndarray
+    prob_worse: np.ndarray
     decision: np.ndarray
     n_resamples: int
     rope: float
@@ -532,7 +537,8 @@ def bayesian_bootstrap(
         ``decision``: ``better`` if ``P(delta > rope) >= prob``, ``worse`` if
         ``P(delta < -rope) >= prob``, ``equivalent`` if ``P(-rope <= delta <= rope) >=
         prob``, else ``undecided`` (the shares of the B draws; with ``rope = 0``,
-        ``better`` is ``P(delta > 0) >= prob``). A row of constant differences ``c`` has
+        ``better`` is ``P(delta > 0) >= prob``; for ``prob < 1/2`` the largest share that
+        reaches `prob` decides). A row of constant differences ``c`` has
         every draw equal to ``c`` exactly.
 
     Notes
@@ -585,8 +591,11 @@ def bayesian_bootstrap(
     sd = np.sqrt(np.maximum(var, 0.0))
     inside = B - above - below
     code = np.full(rows, _UNDECIDED, np.int64)
-    code[inside >= prob * B] = _EQUIVALENT
-    code[below >= prob * B] = _WORSE
-    code[above >= prob * B] = _BETTER
+    # the three shares sum to 1: with prob > 1/2 at most one reaches it; below 1/2 the
+    # largest share decides (ties: better, worse, equivalent in this order)
+    for c, share in ((_EQUIVALENT, inside), (_WORSE, below), (_BETTER, above)):
+        win = (share >= prob * B) & (share >= np.maximum.reduce([inside, below, above]))
+        code[win] = c
     return BayesianBootstrapResult(d.out(mean), d.out(sd), d.out(pos / B), d.out(neg / B),
-                                   d.out(inside / B), d.out(_labels(code)), B, rope, prob)
+                                   d.out(inside / B), d.out(above / B), d.out(below / B),
+                                   d.out(_labels(code)), B, rope, prob)
