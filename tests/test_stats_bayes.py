@@ -62,8 +62,9 @@ def quad_log_bf10(t: float, n: int, r: float) -> float:
 
     The integrand over the null likelihood, scaled by its value at the likelihood's mode so
     that BF10 up to 1e1000 stays representable (and an absolute 1e-15 is relative too);
-    [0, inf) split at the prior's mode 1/3, the likelihood's mode (t^2 - 1)/(n r^2) and every decade from 0.01 to 1e15 past them (for
-    large t the mass spreads over many decades of g, which one adaptive quad misses).
+    [0, inf) split at the prior's mode 1/3, the likelihood's mode (t^2 - 1)/(n r^2) and
+    every decade from 0.01 to 1e15 past them (for large t the mass spreads over many
+    decades of g, which one adaptive quad misses).
     """
     nu = n - 1.0
 
