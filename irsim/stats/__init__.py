@@ -5,6 +5,9 @@ Every test takes many pairs at once (arrays ``(..., topics)``), a keyword-only
 extras). Monte Carlo tests take ``B``, ``seed``, ``study``, ``pvalue_mode`` and
 ``memory_budget``; their draws come from :mod:`irsim.sampling` keyed by replicate block,
 so no result depends on chunking. Config names: :data:`TESTS`, :data:`CI_METHOD_SPECS`.
+The Bayesian tests (:mod:`irsim.stats.bayes`: JZS Bayes factor, t posterior with a ROPE,
+Bayesian bootstrap) return decisions instead of p-values and have their own registry,
+:data:`BAYES_TESTS`.
 
 Examples
 --------
@@ -22,6 +25,16 @@ from irsim.stats.anova import (
     randomised_tukey_hsd,
     tukey_hsd,
 )
+from irsim.stats.bayes import (
+    DECISIONS,
+    BayesFactorResult,
+    BayesianBootstrapResult,
+    TPosteriorResult,
+    bayes_t_posterior,
+    bayesian_bootstrap,
+    jzs_bayes_factor,
+    jzs_log_bf10,
+)
 from irsim.stats.bootstrap import BootstrapTestResult, paired_bootstrap, unpaired_bootstrap
 from irsim.stats.ci import (
     CI_METHODS,
@@ -35,10 +48,13 @@ from irsim.stats.meta import MetaResult, fixed_effect, meta_analysis, random_eff
 from irsim.stats.multiple import CORRECTIONS, adjust, reject
 from irsim.stats.randomisation import RandomisationResult, randomisation_test
 from irsim.stats.registry import (
+    BAYES_TESTS,
     CI_METHOD_SPECS,
     TESTS,
+    BayesTestSpec,
     CIMethodSpec,
     TestSpec,
+    get_bayes_test,
     get_ci_method,
     get_test,
 )
@@ -48,6 +64,17 @@ from irsim.stats.ttest import PairedTResult, paired_t
 from irsim.stats.wilcoxon import WilcoxonResult, wilcoxon
 
 __all__ = [
+    "BAYES_TESTS",
+    "BayesFactorResult",
+    "BayesTestSpec",
+    "BayesianBootstrapResult",
+    "DECISIONS",
+    "TPosteriorResult",
+    "bayes_t_posterior",
+    "bayesian_bootstrap",
+    "get_bayes_test",
+    "jzs_bayes_factor",
+    "jzs_log_bf10",
     "CORRECTIONS",
     "adjust",
     "reject",

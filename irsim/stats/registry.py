@@ -2,6 +2,11 @@
 
 Experiments look tests and methods up here (:func:`get_test`, :func:`get_ci_method`) and
 ``irsim list`` prints them; an unknown name raises a ConfigError that suggests close ones.
+
+The Bayesian tests (:mod:`irsim.stats.bayes`) have their own registry,
+:data:`BAYES_TESTS` (:func:`get_bayes_test`): they return decisions and posterior
+quantities, not p-values, so they stay out of :data:`TESTS`, whose every entry the studies
+call for a ``pvalue``.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from dataclasses import dataclass
 
 from irsim.errors import unknown_name
 from irsim.stats.anova import randomised_tukey_hsd, tukey_hsd
+from irsim.stats.bayes import bayes_t_posterior, bayesian_bootstrap, jzs_bayes_factor
 from irsim.stats.bootstrap import paired_bootstrap, unpaired_bootstrap
 from irsim.stats.ci import CI_METHODS
 from irsim.stats.randomisation import randomisation_test
@@ -19,7 +25,7 @@ from irsim.stats.ttest import paired_t
 from irsim.stats.wilcoxon import wilcoxon
 
 __all__ = ["TestSpec", "CIMethodSpec", "TESTS", "SIMULTANEOUS", "CI_METHOD_SPECS", "get_test",
-           "get_ci_method"]
+           "get_ci_method", "BayesTestSpec", "BAYES_TESTS", "get_bayes_test"]
 
 
 @dataclass(frozen=True)
@@ -86,6 +92,47 @@ TESTS: dict[str, TestSpec] = {
     )
 }
 
+@dataclass(frozen=True)
+class BayesTestSpec:
+    """A Bayesian test by config name (:mod:`irsim.stats.bayes`).
+
+    Attributes
+    ----------
+    name : str
+    function : callable
+        ``function(x, y=None, **options)`` with ``x, y`` of shape (pairs, topics); the
+        result has a ``decision`` array of :data:`irsim.stats.bayes.DECISIONS` (``better``,
+        ``worse``, ``equivalent``, ``undecided``).
+    monte_carlo : bool
+        Takes ``B``, ``seed``, ``study``, ``key``, ``memory_budget``.
+    rule : tuple of str
+        The keyword options of its decision rule (``threshold``; ``rope``, ``prob``; ...).
+    description : str
+    """
+
+    __test__ = False  # not a pytest class
+
+    name: str
+    function: Callable
+    monte_carlo: bool
+    rule: tuple[str, ...]
+    description: str
+
+
+#: The Bayesian tests, apart from :data:`TESTS`: no study takes them yet (they have no
+#: p-value; a study must count their ``decision`` instead).
+BAYES_TESTS: dict[str, BayesTestSpec] = {
+    s.name: s
+    for s in (
+        BayesTestSpec("jzs_bf", jzs_bayes_factor, False, ("r", "threshold"),
+                      "JZS Bayes factor, paired design (Rouder et al. 2009), BF threshold"),
+        BayesTestSpec("t_posterior", bayes_t_posterior, False, ("rope", "prob"),
+                      "t posterior of the mean difference, HDI+ROPE rule (Kruschke 2018)"),
+        BayesTestSpec("bayesian_bootstrap", bayesian_bootstrap, True, ("rope", "prob"),
+                      "Bayesian bootstrap (Rubin 1981), posterior probability rule"),
+    )
+}
+
 #: Tests of all pairs at once (kind ``all_pairs``): they control the family-wise error
 #: themselves, so studies apply no multiple-comparison correction to them again.
 SIMULTANEOUS: tuple[str, ...] = tuple(n for n, s in TESTS.items() if s.kind == "all_pairs")
@@ -124,6 +171,25 @@ wilcoxon
         return TESTS[name]
     except (KeyError, TypeError):
         raise unknown_name("test", str(name), TESTS) from None
+
+
+def get_bayes_test(name: str) -> BayesTestSpec:
+    """The Bayesian test registered as `name`.
+
+    Examples
+    --------
+    >>> get_bayes_test("jzs_bf").rule
+    ('r', 'threshold')
+    >>> get_bayes_test("jzs")
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: unknown Bayesian test 'jzs' (did you mean 'jzs_bf'?); \
+valid: bayesian_bootstrap, jzs_bf, t_posterior
+    """
+    try:
+        return BAYES_TESTS[name]
+    except (KeyError, TypeError):
+        raise unknown_name("Bayesian test", str(name), BAYES_TESTS) from None
 
 
 def get_ci_method(name: str) -> CIMethodSpec:
