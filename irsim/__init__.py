@@ -35,7 +35,8 @@ _STUDIES = ("discpower", "swap", "error_rates", "effort", "coverage", "corpus_ci
 _STATS = ("paired_t", "wilcoxon", "sign_test", "randomisation_test", "paired_bootstrap",
           "unpaired_bootstrap", "tukey_hsd", "randomised_tukey_hsd", "anova_two_way",
           "mean_ci", "bootstrap_ci", "meta_analysis", "fixed_effect", "random_effects",
-          "get_test", "get_ci_method", "TESTS", "CI_METHODS")
+          "get_test", "get_ci_method", "TESTS", "CI_METHODS", "jzs_bayes_factor",
+          "bayes_t_posterior", "bayesian_bootstrap")
 _OTHER = {"evaluate": "irsim.api", "Result": "irsim.api", "ScoreMatrix": "irsim.data.matrix",
           "Runs": "irsim.data.types", "Qrels": "irsim.data.types",
           "IrsimError": "irsim.errors", "InputError": "irsim.errors",

@@ -28,7 +28,7 @@ import numpy as np
 from scipy import stats as sps
 
 from irsim.errors import ConfigError, InputError
-from irsim.rng import blocked_draws
+from irsim.rng import REPLICATE_BLOCK, blocked_draws
 from irsim.stats._validation import (
     DEFAULT_MEMORY_BUDGET,
     check_confidence_level,
@@ -50,6 +50,9 @@ __all__ = [
     "bayes_t_posterior",
     "bayesian_bootstrap",
 ]
+
+#: Rows of one GEMM of the Bayesian bootstrap (a fixed shape: see bayesian_bootstrap).
+_ROW_UNIT = 64
 
 #: Labels of the ``decision`` arrays, in the order of their integer codes.
 DECISIONS = ("better", "worse", "equivalent", "undecided")
@@ -574,17 +577,22 @@ def bayesian_bootstrap(
     neg = np.zeros(rows, np.int64)
     # delta_b - mean(z) = w . w_b; compare with the thresholds moved by -mean(z)
     hi_rope, lo_rope = rope - zbar, -rope - zbar
+    # GEMMs of a fixed shape (64 rows x one block of 250 draws), their sums added in block
+    # order: the floats do not depend on the memory budget (the chunks below group whole
+    # blocks), and the counts compare each draw with its threshold
     for start, stop in mc.replicate_chunks(8 * n + 8 * rows):
         weights = dirichlet_weights(mc.seed, mc.study, n, start, stop, key=mc.key)
         wt = np.ascontiguousarray(weights.T)
-        for rs in row_chunks(rows, 8 * (stop - start), max(1, mc.memory_budget // 2)):
-            dev = w[rs] @ wt  # (rows, draws): delta_b - mean(z)
-            s1[rs] += dev.sum(axis=1)
-            s2[rs] += np.einsum("ij,ij->i", dev, dev)
-            above[rs] += np.count_nonzero(dev > hi_rope[rs, None], axis=1)
-            below[rs] += np.count_nonzero(dev < lo_rope[rs, None], axis=1)
-            pos[rs] += np.count_nonzero(dev > -zbar[rs, None], axis=1)
-            neg[rs] += np.count_nonzero(dev < -zbar[rs, None], axis=1)
+        for r0 in range(0, rows, _ROW_UNIT):
+            rs = slice(r0, min(rows, r0 + _ROW_UNIT))
+            for b0 in range(0, stop - start, REPLICATE_BLOCK):
+                dev = w[rs] @ wt[:, b0:b0 + REPLICATE_BLOCK]  # delta_b - mean(z)
+                s1[rs] += dev.sum(axis=1)
+                s2[rs] += (dev * dev).sum(axis=1)
+                above[rs] += np.count_nonzero(dev > hi_rope[rs, None], axis=1)
+                below[rs] += np.count_nonzero(dev < lo_rope[rs, None], axis=1)
+                pos[rs] += np.count_nonzero(dev > -zbar[rs, None], axis=1)
+                neg[rs] += np.count_nonzero(dev < -zbar[rs, None], axis=1)
     B = mc.B
     mean = zbar + s1 / B
     var = (s2 - s1 * s1 / B) / (B - 1) if B > 1 else np.zeros(rows)
