@@ -179,3 +179,42 @@ def test_corrupt_gzip(tmp_path):
     p = write(tmp_path / "r.run.gz", b"\x1f\x8b\x08\x00garbage")
     e = error(read_run, p)
     assert "r.run.gz" in str(e) and "gzip" in str(e)
+
+
+def test_fast_and_general_readers_agree(tmp_path, monkeypatch):
+    """Files in the common layout (single spaces, no blank line) go through Arrow's CSV
+    parser; any other layout (tabs, repeated or trailing blanks, blank lines, CRLF) through
+    the general tokenizer. Both give the same runs and qrels, and the general reader's line
+    numbers in errors."""
+    import irsim.data.trec as trec
+
+    rows = [f"{300 + t} Q0 d{t}-{i} {i + 1} {1.0 / (i + 1)!r} tag" for t in range(3)
+            for i in range(5)]
+    layouts = {"plain": "\n".join(rows) + "\n", "no_final_newline": "\n".join(rows),
+               "crlf": "\r\n".join(rows) + "\r\n", "tabs": "\n".join(r.replace(" ", "\t")
+                                                                    for r in rows),
+               "blank_lines": "\n\n".join(rows) + "\n", "double_blanks": "\n".join(
+                   r.replace(" ", "  ") for r in rows), "trailing": "\n".join(
+                   r + " " for r in rows)}
+    calls = []
+    real = trec._fast_table
+    monkeypatch.setattr(trec, "_fast_table",
+                        lambda *a: calls.append(real(*a) is not None) or real(*a))
+    got = {}
+    for name, text in layouts.items():
+        path = tmp_path / f"{name}.txt"
+        path.write_text(text, newline="")
+        got[name] = trec.read_run(path)
+    assert calls == [True, True, True, False, False, False, False]
+    ref = got["plain"]
+    for name, r in got.items():
+        assert r.topic.tolist() == ref.topic.tolist(), name
+        assert r.docno.tolist() == ref.docno.tolist(), name
+        assert r.score.tolist() == ref.score.tolist(), name
+    bad = tmp_path / "bad.txt"
+    bad.write_text("\n".join(rows[:3] + ["301 Q0 x 1 notanumber tag"] + rows[3:]) + "\n")
+    with pytest.raises(InputError, match=r"bad.txt:4: non-numeric score 'notanumber'"):
+        trec.read_run(bad)
+    bad.write_text("\n".join(rows[:3] + ["301 Q0 x 1 2.0"] + rows[3:]) + "\n")
+    with pytest.raises(InputError, match=r"bad.txt:4: malformed line"):
+        trec.read_run(bad)

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 
 from irsim.data.types import Qrels, Runs, _prime_docno_codes, missing_file
 from irsim.errors import ConfigError, InputError, unknown_name
@@ -77,16 +78,20 @@ def _read_bytes(path: PathT) -> tuple[Path, bytes]:
     return p, data
 
 
-def _lines(path: Path, data: bytes) -> pa.Array:
-    """The file's lines as a string array (line i+1 at index i), trimmed of whitespace.
-    A NUL byte (never part of a docno, topic or tag: trec_eval would cut the string there)
-    is refused with its line."""
+def _refuse_nul(path: Path, data: bytes) -> None:
+    """A NUL byte (never part of a docno, topic or tag: trec_eval would cut the string
+    there) is refused with its line."""
     nul = data.find(b"\x00")
     if nul >= 0:
         line = data.count(b"\n", 0, nul) + 1
         column = nul - data.rfind(b"\n", 0, nul)
         raise InputError(f"NUL byte (0x00) at column {column}: not a text line", file=path,
                          line=line)
+
+
+def _lines(path: Path, data: bytes) -> pa.Array:
+    """The file's lines as a string array (line i+1 at index i), trimmed of whitespace."""
+    _refuse_nul(path, data)
     blob = pa.array([data], type=pa.large_binary())
     try:
         text = blob.cast(pa.large_string())
@@ -103,9 +108,45 @@ def _lines(path: Path, data: bytes) -> pa.Array:
     return pc.ascii_trim_whitespace(pc.split_pattern(text, "\n").flatten())
 
 
+def _fast_table(p: Path, data: bytes, ncols: int) -> _Table | None:
+    """The common layout read by Arrow's CSV parser: every line holds exactly `ncols`
+    tokens separated by single spaces, no blank line, valid UTF-8. None for anything else
+    (tabs, repeated or trailing blanks, blank lines, a malformed line): the general reader
+    then reads the file and names the line of any problem."""
+    names = [f"c{j}" for j in range(ncols)]
+    try:
+        t = pacsv.read_csv(
+            pa.py_buffer(data),
+            read_options=pacsv.ReadOptions(column_names=names, use_threads=False),
+            parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False,
+                                             double_quote=False, escape_char=False,
+                                             newlines_in_values=False,
+                                             ignore_empty_lines=False),
+            convert_options=pacsv.ConvertOptions(
+                column_types={n: pa.large_string() for n in names}, strings_can_be_null=False,
+                quoted_strings_can_be_null=False))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    rows = t.num_rows
+    if rows == 0:
+        return None
+    columns = [t.column(j).combine_chunks() for j in range(ncols)]
+    # every token non-empty (an empty one: a doubled or trailing blank) and no CR left over
+    for col in columns:
+        if pc.any(pc.equal(pc.binary_length(col), 0)).as_py():
+            return None
+    if pc.any(pc.ends_with(columns[-1], "\r")).as_py():
+        return None
+    return _Table(p, columns, np.arange(1, rows + 1))
+
+
 def _read_table(path: PathT, ncols: int, spec: str) -> _Table:
     """Read ``path`` into ``ncols`` string columns, checking the column count of every line."""
     p, data = _read_bytes(path)
+    _refuse_nul(p, data)
+    fast = _fast_table(p, data, ncols)
+    if fast is not None:
+        return fast
     lines = _lines(p, data)
     nonblank = pc.greater(pc.binary_length(lines), 0).to_numpy(zero_copy_only=False)
     tokens = pc.ascii_split_whitespace(lines)
