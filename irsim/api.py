@@ -132,6 +132,15 @@ def _long_to_matrix(df: pd.DataFrame, where: str) -> ScoreMatrix:
     return ScoreMatrix.stack(parts)
 
 
+def _one_metric(matrix: ScoreMatrix, metric: str | None) -> ScoreMatrix:
+    """`matrix` restricted to `metric` (None: all of it); a metric it lacks is refused."""
+    if metric is None:
+        return matrix
+    if str(metric) not in matrix.metrics:
+        raise unknown_name("metric", str(metric), matrix.metrics)
+    return matrix.select(metrics=[str(metric)])
+
+
 def as_score_matrix(data: Any, metric: str | None = None) -> ScoreMatrix:
     """Per-topic scores in any accepted form as a :class:`~irsim.data.ScoreMatrix`.
 
@@ -142,7 +151,9 @@ def as_score_matrix(data: Any, metric: str | None = None) -> ScoreMatrix:
         ids, a default RangeIndex gives ``"1".."n"`` as an Urbano CSV does) or long
         (columns ``system, topic, metric, value``).
     metric : str, optional
-        Name of the metric of a wide DataFrame (default ``"score"``).
+        Name of the metric of a wide DataFrame (default ``"score"``); for data holding
+        several metrics (a long DataFrame, a ScoreMatrix), the one metric to keep (a name
+        that is not there is refused).
 
     Examples
     --------
@@ -153,19 +164,28 @@ def as_score_matrix(data: Any, metric: str | None = None) -> ScoreMatrix:
     Traceback (most recent call last):
     ...
     irsim.errors.InputError: DataFrame: non-numeric value 'x' in column 's1' (topic 2)
+    >>> long = pd.DataFrame({"system": ["a", "b"] * 2, "topic": ["1"] * 4,
+    ...                      "metric": ["AP", "AP", "RR", "RR"], "value": [0.1, 0.2, 1.0, 0.5]})
+    >>> as_score_matrix(long, "RR").metrics
+    ('RR',)
+    >>> as_score_matrix(long, "nDCG@10")
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: unknown metric 'nDCG@10'; valid: AP, RR
     """
     if isinstance(data, ScoreMatrix):
-        return data
+        return _one_metric(data, metric)
     if isinstance(data, pa.Table):
         data = data.to_pandas()
     if isinstance(data, pd.DataFrame):
         if {"system", "topic", "metric", "value"} <= set(data.columns):
-            return _long_to_matrix(data, "DataFrame")
+            return _one_metric(_long_to_matrix(data, "DataFrame"), metric)
         return _frame_to_matrix(data, metric or "score", "DataFrame")
     if isinstance(data, Mapping):
-        if metric is not None:
-            raise ConfigError("metric names a single DataFrame; a dict names its metrics by "
-                              "its keys")
+        if metric is not None:  # the one metric to keep
+            if str(metric) not in {str(k) for k in data}:
+                raise unknown_name("metric", str(metric), [str(k) for k in data])
+            data = {k: v for k, v in data.items() if str(k) == str(metric)}
         if not data:
             raise InputError("no scores (empty dict)", file="dict")
         parts = []

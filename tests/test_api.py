@@ -202,3 +202,23 @@ def test_ray_engine_equals_local():
     ray = irsim.discpower(df, metric="AP", B=500, seed=9, engine="ray", workers=2)
     assert ray.manifest["engine"] == "ray" and ray.manifest["run"]["shards"] >= 1
     assert_same_tables(ray.tables, local.tables)
+
+
+def test_metric_selects_one_metric_of_multi_metric_data_or_refuses_it():
+    """issue 31: with data of several metrics (a long DataFrame, a dict of DataFrames, a
+    ScoreMatrix), ``metric=`` keeps that metric only, and a metric that is not there is a
+    ConfigError naming the valid ones (it used to be ignored silently)."""
+    rng = np.random.default_rng(4)
+    systems, topics = [f"r{i}" for i in range(5)], [str(t) for t in range(20)]
+    frames = {m: pd.DataFrame(rng.random((20, 5)), columns=systems) for m in ("AP", "RR")}
+    long = pd.concat([f.assign(topic=topics).melt("topic", var_name="system")
+                      .assign(metric=m) for m, f in frames.items()])
+    one = irsim.discpower(frames["RR"], metric="RR", B=100, seed=1).to_pandas("discpower")
+    for data in (long, frames, irsim.api.as_score_matrix(long)):
+        got = irsim.discpower(data, metric="RR", B=100, seed=1).to_pandas("discpower")
+        assert got["metric"].unique().tolist() == ["RR"]
+        pd.testing.assert_frame_equal(got, one)
+        with pytest.raises(ConfigError, match=r"unknown metric 'nDCG@10'.*valid: AP, RR"):
+            irsim.discpower(data, metric="nDCG@10", B=100, seed=1)
+    got = irsim.swap(long, metric="AP", trials=20, seed=1).to_pandas("swap_summary")
+    assert got["metric"].unique().tolist() == ["AP"]
