@@ -66,13 +66,9 @@ if TYPE_CHECKING:
     from irsim.kit.loading import CollectionList, CollectionSet
 
 __all__ = ["Result", "evaluate", "execute", "as_score_matrix", "as_doc_collection",
-           "engine_defaults", "study_function", "STUDIES", "versions", "describe_data",
+           "engine_defaults", "study_function", "versions", "describe_data",
            "as_collection_set", "as_collection_list",
            "matrix_to_long", "ConfigParameter", "config_parameters"]
-
-#: The studies of the front door, named as the experiments.
-STUDIES = ("discpower", "swap", "error_rates", "effort", "coverage", "corpus_ci", "test_errors",
-           "topic_set_size", "reliability")
 
 #: Keywords every study function takes besides its Config fields.
 _COMMON = ("runs", "qrels", "metric", "metrics", "seed", "engine", "workers", "shard_items",
@@ -661,7 +657,7 @@ def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
                                   "metric of the data)")
             if metrics and "metrics" not in fields:
                 data = data.select(metrics=[str(m) for m in metrics])
-        bar, update = _progress(name, common.get("progress", False))
+        bar, update = _progress(name, common.get("progress"))
         try:
             data, tables, info = execute(name, config, data, seed=int(seed), shards=shards,
                                          engine=engine, engine_options=options,
@@ -686,7 +682,28 @@ def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
     return Result(name, tables, manifest)
 
 
-def _progress(name: str, on: bool):
+def interactive() -> bool:
+    """Whether a person is watching: standard error is a terminal, or the code runs in a
+    Jupyter/IPython kernel (the progress bar's default).
+
+    Examples
+    --------
+    >>> interactive()  # under pytest: neither a terminal nor a notebook
+    False
+    """
+    import sys
+
+    if "ipykernel" in sys.modules:
+        return True
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _progress(name: str, on: bool | None):
+    if on is None:
+        on = interactive()
     if not on:
         return None, None
     import sys
@@ -701,10 +718,6 @@ def _progress(name: str, on: bool):
         bar.refresh()
 
     return bar, update
-
-
-def _first_paragraph(doc: str | None) -> str:
-    return (doc or "").strip().split("\n\n")[0]
 
 
 def study_function(name: str) -> Callable[..., Result]:
@@ -724,7 +737,7 @@ def study_function(name: str) -> Callable[..., Result]:
         params.append(P(f.name, P.KEYWORD_ONLY, default=_default(f)))
     extra = {"runs": None, "qrels": None, "metric": None, "metrics": None, "seed": 0,
              "engine": "local", "workers": None, "shard_items": None,
-             "shard_replicates": None, "progress": False}
+             "shard_replicates": None, "progress": None}
     for key, default in extra.items():
         if key not in names:
             params.append(P(key, P.KEYWORD_ONLY, default=default))
@@ -743,7 +756,8 @@ def study_function(name: str) -> Callable[..., Result]:
         f"seed : int\n    Seed of every random draw.\n"
         f"engine : {{'local', 'ray'}}\n    Where shards run; tables are identical.\n"
         f"workers : int, optional\n    Ray actors (engine='ray').\n"
-        f"progress : bool\n    Show a progress bar.\n\n"
+        f"progress : bool, optional\n    Show a progress bar (default: when a person is "
+        f"watching, a terminal or a notebook).\n\n"
         f"Returns\n-------\nResult\n    ``.tables``, ``.to_pandas(name)``, "
         f"``.report(directory)``, ``.manifest``.\n")
     return study

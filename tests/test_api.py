@@ -222,3 +222,30 @@ def test_metric_selects_one_metric_of_multi_metric_data_or_refuses_it():
             irsim.discpower(data, metric="nDCG@10", B=100, seed=1)
     got = irsim.swap(long, metric="AP", trials=20, seed=1).to_pandas("swap_summary")
     assert got["metric"].unique().tolist() == ["AP"]
+
+
+def test_progress_bar_defaults_to_on_when_someone_watches(monkeypatch):
+    """issue 31: progress=None (the default) shows the bar in a terminal or a notebook and
+    not otherwise; True/False force it."""
+    import sys
+
+    from irsim import api
+
+    assert api._progress("swap", None) == (None, None)  # pytest: not a terminal
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    bar, update = api._progress("swap", None)
+    assert bar is not None and callable(update)
+    bar.close()
+    assert api._progress("swap", False) == (None, None)
+    monkeypatch.setitem(sys.modules, "ipykernel", object())
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
+    bar, _ = api._progress("swap", None)
+    assert bar is not None
+    bar.close()
+    assert inspect_default("progress") is None
+
+
+def inspect_default(key: str):
+    import inspect
+
+    return inspect.signature(irsim.swap).parameters[key].default
