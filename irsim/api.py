@@ -61,6 +61,7 @@ import pyarrow as pa
 from irsim.data.collection import DocCollection
 from irsim.data.matrix import ScoreMatrix
 from irsim.errors import ConfigError, InputError, python_parameters, unknown_name
+from irsim.rng import check_seed
 
 if TYPE_CHECKING:
     from irsim.kit.loading import CollectionList, CollectionSet
@@ -605,8 +606,7 @@ def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
     engine = common.get("engine", "local")
     t0 = time.perf_counter()
     with python_parameters():
-        if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
-            raise ConfigError(f"seed must be an integer, got {seed!r}")
+        seed = check_seed(seed)
         config = _build_config(name, kwargs)
         options = engine_defaults(engine)
         options.pop("name")

@@ -12,7 +12,27 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["REPLICATE_BLOCK", "rng_for", "study_key", "blocked_draws"]
+__all__ = ["REPLICATE_BLOCK", "rng_for", "study_key", "blocked_draws", "check_seed"]
+
+
+def check_seed(seed: object) -> int:
+    """A run's seed: an integer >= 0 (not a bool, a float such as 1.7, a string or None),
+    numpy integers included; anything else is a ConfigError (both doors, one rule).
+
+    Examples
+    --------
+    >>> check_seed(3), check_seed(np.int64(7))
+    (3, 7)
+    >>> check_seed(-1)
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: seed must be an integer >= 0, got -1
+    """
+    from irsim.errors import ConfigError
+
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ConfigError(f"seed must be an integer >= 0, got {seed!r}")
+    return int(seed)
 
 #: Replicates (bootstrap samples, trials) are drawn in blocks of this many, each block from
 #: its own generator keyed by its index. Shards of replicates are unions of whole blocks.

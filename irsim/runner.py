@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 from omegaconf import DictConfig, OmegaConf
 
@@ -27,6 +26,7 @@ from irsim.data.collection import load_doc_collection
 from irsim.engine import write_tables
 from irsim.experiments import load
 from irsim.kit.loading import metrics_arg, progress_bar
+from irsim.rng import check_seed
 
 __all__ = ["compose_config", "run", "evaluate_command", "write_manifest", "matrix_to_long",
            "describe_data", "check_seed", "check_run_dir", "check_keys", "check_ray_address",
@@ -73,25 +73,6 @@ def write_manifest(run_dir: Path, cfg: DictConfig, extra: dict[str, Any]) -> Pat
     text = json.dumps(manifest, indent=2, default=str).encode()
     atomic_write(path, lambda f: f.write(text))
     return path
-
-
-def check_seed(seed: Any) -> int:
-    """The run's seed: an integer >= 0 (not a bool, a float such as 1.7, a string or null).
-
-    Examples
-    --------
-    >>> check_seed(3)
-    3
-    >>> check_seed(1.7)
-    Traceback (most recent call last):
-    ...
-    irsim.errors.ConfigError: config: seed must be an integer >= 0, got 1.7
-    """
-    from irsim.errors import ConfigError
-
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise ConfigError(f"seed must be an integer >= 0, got {seed!r}")
-    return int(seed)
 
 
 def check_run_dir(run_dir: Path) -> None:

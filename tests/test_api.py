@@ -249,3 +249,13 @@ def inspect_default(key: str):
     import inspect
 
     return inspect.signature(irsim.swap).parameters[key].default
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "3", None, True])
+def test_a_bad_seed_is_a_config_error_in_the_python_door(seed):
+    """One seed rule for both doors (irsim.rng.check_seed): it used to end in a bare
+    ValueError from inside a kernel for seed=-1."""
+    df = pd.DataFrame(np.random.default_rng(0).random((10, 3)), columns=list("abc"))
+    with pytest.raises(ConfigError, match="seed must be an integer >= 0"):
+        irsim.discpower(df, metric="AP", B=10, seed=seed)
+    assert irsim.discpower(df, metric="AP", B=100, seed=np.int64(2)).manifest["seed"] == 2

@@ -25,7 +25,7 @@ from scipy.special import expit, logit, ndtr
 from irsim.data.matrix import ScoreMatrix
 from irsim.data.types import Qrels, Runs
 from irsim.errors import ConfigError
-from irsim.rng import rng_for
+from irsim.rng import check_seed, rng_for
 
 __all__ = ["LINKS", "SyntheticScores", "link_mean", "synthetic_scores", "synthetic_trec"]
 
@@ -53,12 +53,6 @@ def _nonneg(name: str, value: object) -> float:
     if not math.isfinite(v) or v < 0:
         raise ConfigError(f"{name} must be finite and >= 0, got {value!r}")
     return v
-
-
-def _seed(seed: object) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise ConfigError(f"seed must be an integer >= 0, got {seed!r}")
-    return int(seed)
 
 
 # ----------------------------------------------------------------------------- score level
@@ -210,7 +204,7 @@ def synthetic_scores(
     """
     systems = _count("systems", systems)
     topics = _count("topics", topics)
-    seed = _seed(seed)
+    seed = check_seed(seed)
     if isinstance(metrics, str):
         metrics = (metrics,)
     metrics = tuple(str(m) for m in metrics)
@@ -358,7 +352,7 @@ def synthetic_trec(
     depth = _count("depth", depth)
     if depth > docs:
         raise ConfigError(f"depth ({depth}) must be <= docs_per_topic ({docs})")
-    seed = _seed(seed)
+    seed = check_seed(seed)
     try:
         levels = sorted({int(g) for g in grades})
     except (TypeError, ValueError):
