@@ -92,6 +92,11 @@ def test_evaluate_writes_trec_eval_per_topic(tmp_path):
 @pytest.mark.parametrize("args,needle", [
     (["collection=matrix", "collection.path=/no/such/file.csv", "collection.metric=AP"],
      "/no/such/file.csv: file not found"),
+    # issue 31: a relative path found nowhere names both places irsim looked
+    (["collection=matrix", "collection.path=ap.csv", "collection.metric=AP",
+      "data_dir=/srv/no-data"],
+     "ap.csv: file not found: looked in the working directory ({cwd}/ap.csv) and in the "
+     "data directory (/srv/no-data/ap.csv)"),
     (["experiment.B=0"], "experiment.B must be an integer >= 1"),
     (["experiment.alpha=[0.05,1.5]"], "inside (0, 1)"),
     (["metrics=[AP,nDGC@10]"], "unknown metric 'nDGC' (did you mean 'nDCG'"),
@@ -103,7 +108,7 @@ def test_bad_input_one_line_exit_2_no_results(tmp_path, args, needle):
     assert r.returncode == 2, r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("irsim: error: "), r.stderr
-    assert needle in lines[0]
+    assert needle.format(cwd=tmp_path) in lines[0]
     assert "Traceback" not in r.stderr
     assert not (out / "results").exists() and not (out / "manifest.json").exists()
 

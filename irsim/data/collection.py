@@ -42,8 +42,18 @@ def _local(spec: Any, data_dir: str | None, offline: bool) -> Path:
 
     # lexists: a symlink here (even a looping or broken one) is the file meant; its reader
     # reports what is wrong with it
-    if isinstance(spec, (str, os.PathLike)) and os.path.lexists(Path(spec).expanduser()):
-        return Path(spec).expanduser()
+    if isinstance(spec, (str, os.PathLike)):
+        here = Path(spec).expanduser()
+        if os.path.lexists(here):
+            return here
+        if not here.is_absolute():  # neither here nor in the data directory: say both
+            from irsim.data.registry import data_dir_from
+
+            there = Path(data_dir_from(data_dir)) / here
+            if not os.path.lexists(there):
+                raise InputError(f"file not found: looked in the working directory "
+                                 f"({Path.cwd() / here}) and in the data directory "
+                                 f"({there})", file=str(spec))
     if hasattr(spec, "items"):
         spec = dict(spec.items())
     return resolve_file(spec, data_dir=data_dir, offline=offline)
