@@ -1,8 +1,14 @@
 """``irsim collect <sweep dir>``: merge every job's tables of a Hydra multirun into one
-partitioned Parquet dataset, with the sweep parameters as columns."""
+partitioned Parquet dataset, with the sweep parameters as columns.
+
+The output goes to a new directory, or to an empty one, or replaces an earlier output of
+``irsim collect`` (recognised by the :data:`MARKER` file it holds); anything else (a directory
+holding other files, the sweep itself, a directory inside one of its jobs or holding the
+sweep, a symlink) is refused: collect never deletes what it did not write."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -16,7 +22,11 @@ import yaml
 from irsim.errors import InputError
 
 __all__ = ["collect", "collect_command", "sweep_jobs", "expected_jobs", "merged_tables",
-           "param_column"]
+           "param_column", "MARKER", "check_out_dir"]
+
+#: The file ``irsim collect`` writes into its output directory; a later collect replaces a
+#: directory only when it holds this file (or is empty).
+MARKER = ".irsim-collect"
 
 
 def expected_jobs(sweep_dir: str | os.PathLike) -> int | None:
@@ -132,6 +142,51 @@ def param_column(key: str, columns: list[str]) -> str:
     return f"override.{key}" if key in columns else key
 
 
+def _is_collect_output(out: Path) -> bool:
+    marker = out / MARKER
+    return marker.is_file() and not marker.is_symlink()
+
+
+def check_out_dir(sweep_dir: str | os.PathLike, out: str | os.PathLike) -> None:
+    """Refuse an output directory `out` that ``irsim collect`` may not replace: a symlink or a
+    file, the sweep directory itself, a directory inside one of its jobs or holding the sweep,
+    or a non-empty directory that is not an earlier collect output (no :data:`MARKER`).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> (d / "mine").mkdir()
+    >>> _ = (d / "mine" / "thesis.tex").write_text("x")
+    >>> check_out_dir(d / "sweep", d / "mine")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.InputError: ...: holds files irsim did not write (it is no output of irsim ...
+    """
+    sweep, out = Path(sweep_dir), Path(out)
+    if out.is_symlink():
+        raise InputError("is a symlink: irsim collect writes a directory of its own, never "
+                         "through a symlink; give a new directory", file=out)
+    if out.exists() and not out.is_dir():
+        raise InputError("is a file, not a directory", file=out)
+    where, home = out.resolve(), sweep.resolve()
+    if where == home:
+        raise InputError("is the sweep directory itself: collect into a new directory "
+                         "(default: <sweep dir>/collected)", file=out)
+    if home.is_relative_to(where):
+        raise InputError("holds the sweep directory: collect into a new directory "
+                         "(default: <sweep dir>/collected)", file=out)
+    for job, _ in sweep_jobs(sweep, finished=False):
+        if where.is_relative_to(job.resolve()):
+            raise InputError(f"is inside job {job.relative_to(sweep)} of the sweep: collect "
+                             f"into a new directory (default: <sweep dir>/collected)",
+                             file=out)
+    if out.is_dir() and any(out.iterdir()) and not _is_collect_output(out):
+        raise InputError(f"holds files irsim did not write (it is no output of irsim collect: "
+                         f"no {MARKER} file); collect into a new or empty directory",
+                         file=out)
+
+
 def collect(sweep_dir: str | os.PathLike, out: str | os.PathLike | None = None, *,
             partial: bool = False) -> dict[str, Path]:
     """Merge the result tables of every job under `sweep_dir`.
@@ -142,17 +197,21 @@ def collect(sweep_dir: str | os.PathLike, out: str | os.PathLike | None = None, 
 
     Each table ``T`` becomes the dataset ``<out>/T/`` (hive-partitioned by the sweep
     parameters, which are also columns, plus ``job``: the job's directory relative to the
-    sweep). `out` defaults to ``<sweep_dir>/collected``; it is replaced atomically.
+    sweep). `out` defaults to ``<sweep_dir>/collected``. It must be new, empty or an earlier
+    output of collect (its :data:`MARKER` file), which is then replaced; anything else is
+    refused with :class:`InputError` (:func:`check_out_dir`), before anything is read.
 
     Returns
     -------
     dict of table name to dataset directory
     """
     sweep = Path(sweep_dir)
-    merged, varying, _ = merged_tables(sweep, partial=partial)
     out = Path(out) if out is not None else sweep / "collected"
+    check_out_dir(sweep, out)
+    merged, varying, _ = merged_tables(sweep, partial=partial)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".collect-", dir=out.parent))
+    old = None
     try:
         for name, table in merged.items():
             parts = [f"override.{k}" if f"override.{k}" in table.column_names else k
@@ -163,11 +222,24 @@ def collect(sweep_dir: str | os.PathLike, out: str | os.PathLike | None = None, 
                     pa.schema([(k, pa.string()) for k in parts]), flavor="hive"),
                 existing_data_behavior="overwrite_or_ignore",
             )
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
+        marker = {"sweep": str(sweep.resolve()), "tables": sorted(merged)}
+        (tmp / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
+        check_out_dir(sweep, out)  # still new, empty or an earlier collect output
+        if out.is_dir() and _is_collect_output(out):
+            # the earlier output moves aside (renamed over an empty directory), then goes
+            old = Path(tempfile.mkdtemp(prefix=".collect-old-", dir=out.parent))
+            os.replace(out, old)
+        try:
+            os.replace(tmp, out)  # a new name, or over an empty directory
+        except BaseException:
+            if old is not None:  # the earlier output goes back
+                os.replace(old, out)
+                old = None
+            raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        if old is not None and _is_collect_output(old):
+            shutil.rmtree(old, ignore_errors=True)
     return {name: out / name for name in merged}
 
 

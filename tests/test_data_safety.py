@@ -1,0 +1,132 @@
+"""No data loss and no wrong results around directories irsim writes (issue 29, "Data loss and
+wrong results"): irsim never removes what it did not write, a second sweep cannot relabel a
+sweep's jobs, a resume or a "complete" directory never serves another code's or another
+run's tables, a forged fit-cache entry is refitted, and a collection file stays inside the
+data directory."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from irsim.errors import InputError
+
+#: a run of a few seconds (default synthetic collection)
+QUICK = ["quiet=true", "metrics=[AP]", "experiment.tests=[paired_bootstrap]"]
+
+
+def irsim(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "irsim", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=600)
+
+
+def one_line_error(stderr: str) -> str:
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("irsim: error: "), stderr[-3000:]
+    return lines[0]
+
+
+def snapshot(root: Path) -> dict[str, bytes | str]:
+    """Every path under `root` (not following symlinks) with its bytes (files), its target
+    (symlinks) or ``<dir>``."""
+    out: dict[str, bytes | str] = {}
+    for path in sorted(root.rglob("*")):
+        key = str(path.relative_to(root))
+        if path.is_symlink():
+            out[key] = f"-> {os.readlink(path)}"
+        elif path.is_dir():
+            out[key] = "<dir>"
+        else:
+            out[key] = path.read_bytes()
+    return out
+
+
+def a_parquet(path: Path) -> None:
+    pq.write_table(pa.table({"x": [1, 2, 3]}), path)
+
+
+def run_quietly(overrides: list[str], run_dir: Path) -> dict[str, pa.Table]:
+    from irsim.runner import compose_config, run
+
+    return run(compose_config(overrides), run_dir)
+
+
+# ------------------------------------------------------------------ 1. irsim collect's output
+@pytest.fixture(scope="module")
+def built_sweep(tmp_path_factory) -> Path:
+    sweep = tmp_path_factory.mktemp("sweep") / "sw"
+    for job, b in enumerate([100, 200]):
+        d = sweep / str(job)
+        run_quietly([f"experiment.B={b}", *QUICK], d)
+        (d / ".hydra").mkdir()
+        (d / ".hydra" / "overrides.yaml").write_text(f"- experiment.B={b}\n")
+    return sweep
+
+
+@pytest.fixture
+def sweep(built_sweep, tmp_path) -> Path:
+    return Path(shutil.copytree(built_sweep, tmp_path / "sw", symlinks=True))
+
+
+def test_collect_never_deletes_a_directory_it_did_not_write(sweep, tmp_path, monkeypatch,
+                                                            capsys):
+    """`irsim collect SW OUT` into a non-empty foreign OUT (also `.`), into the sweep itself
+    or into one of its jobs: one line, exit 2, nothing changed anywhere."""
+    from irsim.cli import main
+
+    mine = tmp_path / "mine"
+    (mine / "chapters").mkdir(parents=True)
+    (mine / "thesis.tex").write_text("\\documentclass{article}\n")
+    (mine / "chapters" / "one.tex").write_text("chapter one\n")
+    monkeypatch.chdir(mine)
+    before = snapshot(tmp_path)
+    cases = {(str(sweep), str(mine)): "did not write",
+             (str(sweep), "."): "did not write",
+             (str(sweep), str(sweep)): "the sweep directory",
+             (str(sweep), str(sweep / "0")): "job",
+             (str(sweep), str(sweep / "1" / "merged")): "job"}
+    for args, needle in cases.items():
+        with pytest.raises(SystemExit) as exc:
+            main(["collect", *args])
+        assert exc.value.code == 2, args
+        line = one_line_error(capsys.readouterr().err)
+        assert needle in line, (args, line)
+        assert snapshot(tmp_path) == before, args
+
+
+def test_collect_writes_a_new_or_empty_directory_and_replaces_only_its_own_output(sweep,
+                                                                                  tmp_path):
+    import pyarrow.dataset as ds
+
+    from irsim.collect import MARKER, collect
+
+    out = tmp_path / "new" / "merged"
+    collect(sweep, out)
+    assert (out / MARKER).is_file()
+    first = ds.dataset(out / "asl", partitioning="hive").to_table().num_rows
+    collect(sweep, out)  # a previous collect output (its marker): replaced
+    assert ds.dataset(out / "asl", partitioning="hive").to_table().num_rows == first
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    collect(sweep, empty)  # an empty directory: used
+    assert (empty / "asl").is_dir() and (empty / MARKER).is_file()
+    paths = collect(sweep)  # the default, <sweep>/collected, twice
+    paths = collect(sweep)
+    assert paths["asl"] == sweep / "collected" / "asl"
+    (out / MARKER).unlink()  # without the marker, the directory is not irsim's any more
+    before = snapshot(out)
+    with pytest.raises(InputError, match="did not write"):
+        collect(sweep, out)
+    assert snapshot(out) == before
+    link = tmp_path / "link"
+    link.symlink_to(empty, target_is_directory=True)
+    with pytest.raises(InputError, match="symlink"):
+        collect(sweep, link)
+    assert (empty / "asl").is_dir()
