@@ -301,8 +301,11 @@ def main(argv: list[str] | None = None) -> None:
 
                 # taken before Hydra writes .hydra/ into the directory, so that a second run
                 # into a busy directory changes nothing there
+                from irsim.rundir import check_claimable
+
                 try:
                     stack.enter_context(run_dir_lock(explicit))
+                    check_claimable(explicit)  # a foreign directory: refused, unchanged
                 except IrsimError as err:
                     _fail(err)
             _hydra_entry()

@@ -11,7 +11,6 @@ import dataclasses
 import json
 import logging
 import os
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -265,6 +264,9 @@ def run(cfg: DictConfig, run_dir: str | os.PathLike, *, keep_ray: bool = False,
     ``<run_dir>/checkpoints`` and reused by a rerun of the same configuration (anything else
     there is recomputed). When the run finishes, the directory holds exactly this run's
     outputs: an earlier run's tables, report, plots and manifest are replaced or removed.
+    Only files irsim wrote are ever removed (:mod:`irsim.rundir`): a directory holding other
+    files and no irsim manifest, or a symlinked ``results/`` or ``checkpoints/``, is refused
+    before anything is written.
 
     A directory that already holds the finished results of the same study (same parameters,
     seed, data and irsim version: the fingerprint in its manifest) is complete: it is reported
@@ -274,20 +276,21 @@ def run(cfg: DictConfig, run_dir: str | os.PathLike, *, keep_ray: bool = False,
     `keep_ray` leaves a Ray instance started for engine=ray running for the next job of a
     sweep. Returns the result tables.
     """
+    from irsim import rundir
     from irsim.engine.checkpoint import run_dir_lock
 
     run_dir = Path(run_dir)
     check_seed(cfg.get("seed"))
     check_run_dir(run_dir)
     with run_dir_lock(run_dir):
+        rundir.claim(run_dir)
         checkpoints = run_dir / "checkpoints"
         try:
             return _run_locked(cfg, run_dir, checkpoints, keep_ray=keep_ray, report=report,
                                force=force)
         except BaseException:
             # a run that fails before saving any shard leaves no empty checkpoints/ behind
-            if checkpoints.is_dir() and not any(checkpoints.rglob("*.npz")):
-                shutil.rmtree(checkpoints, ignore_errors=True)
+            rundir.remove_checkpoints(checkpoints, only_if_empty=True)
             raise
 
 
@@ -295,6 +298,7 @@ def _run_locked(cfg: DictConfig, run_dir: Path, checkpoints: Path, *, keep_ray: 
                 report: bool, force: bool) -> dict[str, pa.Table]:
     from tqdm.contrib.logging import logging_redirect_tqdm
 
+    from irsim import rundir
     from irsim.engine import data_digest
     from irsim.engine.checkpoint import fingerprint_of
     from irsim.engine.output import clear_report, read_tables
@@ -322,9 +326,11 @@ def _run_locked(cfg: DictConfig, run_dir: Path, checkpoints: Path, *, keep_ray: 
                                      data_digest(data))
         if not force and completed(run_dir, fingerprint):
             print(f"irsim: {run_dir} {COMPLETE}", file=sys.stderr)
-            return read_tables(run_dir)
+            names = json.loads((run_dir / "manifest.json").read_text())["tables"]
+            return {k: t for k, t in read_tables(run_dir).items() if k in names}
         t_load = time.perf_counter()
         bar, progress = progress_bar(cfg, name, unit="shard")
+        rundir.make_checkpoints(checkpoints)
         try:
             tables, info = session.run(study, data, checkpoint_dir=checkpoints,
                                        progress=progress)
@@ -357,7 +363,7 @@ def _run_locked(cfg: DictConfig, run_dir: Path, checkpoints: Path, *, keep_ray: 
         write_report(run_dir, tables, extra)
     extra["timings"]["total_seconds"] = round(time.perf_counter() - t0, 4)
     write_manifest(run_dir, cfg, extra)
-    shutil.rmtree(checkpoints, ignore_errors=True)
+    rundir.remove_checkpoints(checkpoints)  # irsim's own (its mark), never a symlink
     log.info("wrote %s", run_dir)
     return tables
 
@@ -366,11 +372,13 @@ def evaluate_command(cfg: DictConfig, run_dir: str | os.PathLike) -> pa.Table:
     """``irsim evaluate``: per-topic scores of every run (``results/per_topic.parquet``).
 
     Like :func:`run`, it locks `run_dir` and leaves exactly its own outputs there."""
+    from irsim import rundir
     from irsim.engine.checkpoint import run_dir_lock
 
     run_dir = Path(run_dir)
     check_run_dir(run_dir)
     with run_dir_lock(run_dir):
+        rundir.claim(run_dir)
         return _evaluate_locked(cfg, run_dir)
 
 

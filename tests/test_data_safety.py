@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -130,3 +131,92 @@ def test_collect_writes_a_new_or_empty_directory_and_replaces_only_its_own_outpu
     with pytest.raises(InputError, match="symlink"):
         collect(sweep, link)
     assert (empty / "asl").is_dir()
+
+
+def test_a_sweep_report_removes_only_its_own_plots(sweep):
+    from irsim.report.sweep import write_sweep_report
+
+    (sweep / "sweep_overview.png").write_bytes(b"\x89PNG mine")
+    write_sweep_report(sweep)
+    write_sweep_report(sweep)  # its own plots replaced
+    assert (sweep / "sweep_overview.png").read_bytes() == b"\x89PNG mine"
+    assert (sweep / "sweep_discpower.png").is_file()
+
+
+# --------------------------------------------------------------- 2. a run's own directory
+@pytest.mark.parametrize("link", ["results", "checkpoints"])
+def test_a_symlinked_results_or_checkpoints_is_refused(tmp_path, link):
+    """results/ or checkpoints/ pointing elsewhere: refused before anything is written
+    through it (a stale-table sweep of results/ or a checkpoint reset would delete the
+    target's files)."""
+    thesis = tmp_path / "thesis"
+    (thesis / "discpower").mkdir(parents=True)
+    (thesis / "thesis.tex").write_text("\\documentclass{article}\n")
+    a_parquet(thesis / "other.parquet")
+    (thesis / "discpower" / "notes.tex").write_text("notes\n")
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / link).symlink_to(thesis, target_is_directory=True)
+    before = snapshot(thesis)
+    r = irsim("experiment.B=100", *QUICK, f"hydra.run.dir={run_dir}", cwd=tmp_path)
+    assert r.returncode == 2, r.stderr[-3000:]
+    line = one_line_error(r.stderr)
+    assert "symlink" in line and link in line, line
+    assert snapshot(thesis) == before
+    with pytest.raises(InputError, match="symlink"):  # and from Python
+        run_quietly(["experiment.B=100", *QUICK], run_dir)
+    assert snapshot(thesis) == before
+
+
+def test_a_folder_holding_other_files_is_refused_and_left_as_it_was(tmp_path):
+    import pandas as pd
+
+    import irsim as api
+
+    folder = tmp_path / "thesis"
+    (folder / "results").mkdir(parents=True)
+    (folder / "thesis.tex").write_text("\\documentclass{article}\n")
+    (folder / "figure.png").write_bytes(b"\x89PNG mine")
+    (folder / "report.md").write_text("# my notes\n")
+    a_parquet(folder / "results" / "other.parquet")
+    before = snapshot(folder)
+    r = irsim("experiment.B=100", *QUICK, f"hydra.run.dir={folder}", cwd=tmp_path)
+    assert r.returncode == 2, r.stderr[-3000:]
+    assert "did not write" in one_line_error(r.stderr)
+    assert snapshot(folder) == before  # nothing removed, nothing written (not even .hydra/)
+    with pytest.raises(InputError, match="did not write"):
+        run_quietly(["experiment.B=100", *QUICK], folder)
+    rng = np.random.default_rng(0)
+    scores = pd.DataFrame(rng.random((12, 4)), columns=["r1", "r2", "r3", "r4"])
+    res = api.discpower(scores, metric="AP", B=100, tests=["paired_bootstrap"])
+    with pytest.raises(InputError, match="did not write"):
+        res.report(folder)
+    assert snapshot(folder) == before
+    # an empty folder is fine, from the command line and from Python
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = irsim("experiment.B=100", *QUICK, f"hydra.run.dir={empty}", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert (empty / "results" / "asl.parquet").is_file()
+    (tmp_path / "empty2").mkdir()
+    assert res.report(tmp_path / "empty2").is_file()
+
+
+def test_a_rerun_removes_only_what_irsim_wrote(tmp_path):
+    """A user's table, plot and notes added to a run directory survive a rerun with another
+    configuration; the earlier run's own tables that the new one does not write are
+    removed."""
+    d = tmp_path / "run"
+    run_quietly(["experiment.B=100", *QUICK, "experiment.stability=true"], d)
+    assert (d / "results" / "stability.parquet").is_file()
+    a_parquet(d / "results" / "mine.parquet")
+    (d / "notes.png").write_bytes(b"\x89PNG mine")
+    (d / "notes.txt").write_text("mine\n")
+    tables = run_quietly(["experiment.B=100", *QUICK, "seed=1"], d)
+    assert {p.stem for p in (d / "results").glob("*.parquet")} == set(tables) | {"mine"}
+    assert "stability" not in tables
+    assert (d / "notes.png").read_bytes() == b"\x89PNG mine"
+    assert (d / "notes.txt").read_text() == "mine\n"
+    # a complete run serves its own tables, not the user's
+    again = run_quietly(["experiment.B=100", *QUICK, "seed=1"], d)
+    assert set(again) == set(tables)
