@@ -22,7 +22,7 @@ import yaml
 from irsim.errors import InputError
 
 __all__ = ["collect", "collect_command", "sweep_jobs", "expected_jobs", "merged_tables",
-           "param_column", "MARKER", "check_out_dir"]
+           "param_column", "MARKER", "check_out_dir", "sweep_task", "check_sweep_dir"]
 
 #: The file ``irsim collect`` writes into its output directory; a later collect replaces a
 #: directory only when it holds this file (or is empty).
@@ -57,6 +57,74 @@ def expected_jobs(sweep_dir: str | os.PathLike) -> int | None:
         return sum(len(batch) for batch in BasicSweeper.split_arguments(parsed, None))
     except Exception:  # noqa: BLE001 - another sweeper's syntax: the count is unknown
         return None
+
+
+#: Hydra flags whose value is the next argument (not an override).
+_VALUE_FLAGS = ("-cp", "-cn", "-cd", "--config-path", "--config-name", "--config-dir",
+                "--experimental-rerun")
+
+
+def sweep_task(argv: list[str]) -> list[str]:
+    """The overrides of a command line that Hydra records as the sweep's task
+    (``hydra.overrides.task`` of ``multirun.yaml``): all but flags and ``hydra.*``.
+
+    Examples
+    --------
+    >>> sweep_task(["-m", "experiment.B=100,200", "quiet=true", "hydra.sweep.dir=sw"])
+    ['experiment.B=100,200', 'quiet=true']
+    """
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in _VALUE_FLAGS:
+            skip = True
+        elif not arg.startswith("-") and not arg.lstrip("+~").startswith(("hydra.",
+                                                                          "hydra/")):
+            out.append(arg)
+    return out
+
+
+def check_sweep_dir(sweep_dir: str | os.PathLike, task: list[str]) -> None:
+    """Refuse to start a sweep with overrides `task` in `sweep_dir` when it holds another
+    sweep (its ``multirun.yaml`` records other overrides: Hydra would overwrite the jobs'
+    ``.hydra/overrides.yaml``, and ``irsim collect`` would label one sweep's tables with the
+    other's parameters) or files and no sweep. The same sweep again (the same overrides, in
+    any order) resumes it.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "multirun.yaml").write_text(yaml.safe_dump({"hydra": {"overrides": {
+    ...     "task": ["experiment.B=1000", "quiet=true"]}}}))
+    >>> check_sweep_dir(d, ["quiet=true", "experiment.B=1000"])  # the same sweep: resumed
+    >>> check_sweep_dir(d, ["experiment.B=2000", "quiet=true"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.InputError: ...: holds another sweep (experiment.B=1000 quiet=true); ...
+    """
+    sweep = Path(sweep_dir)
+    if not sweep.is_dir():
+        return
+    recorded = sweep / "multirun.yaml"
+    if recorded.is_file():
+        try:
+            conf = yaml.safe_load(recorded.read_text(encoding="utf-8")) or {}
+            old = [str(t) for t in conf["hydra"]["overrides"]["task"] or []]
+        except Exception:  # noqa: BLE001 - unreadable: not provably the same sweep
+            old = None
+        if old is not None and sorted(old) == sorted(task):
+            return
+        shown = "unreadable multirun.yaml" if old is None else (" ".join(old) or
+                                                                 "no overrides")
+        raise InputError(f"holds another sweep ({shown}); a second sweep there would mix "
+                         f"its jobs with that sweep's and relabel them: choose another "
+                         f"hydra.sweep.dir (the same command again resumes that sweep)",
+                         file=sweep)
+    if any(sweep.iterdir()):
+        raise InputError("holds files irsim did not write and no sweep (no multirun.yaml): "
+                         "choose a new or empty hydra.sweep.dir", file=sweep)
 
 
 def sweep_jobs(sweep_dir: str | os.PathLike, *, finished: bool = True

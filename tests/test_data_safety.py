@@ -220,3 +220,28 @@ def test_a_rerun_removes_only_what_irsim_wrote(tmp_path):
     # a complete run serves its own tables, not the user's
     again = run_quietly(["experiment.B=100", *QUICK, "seed=1"], d)
     assert set(again) == set(tables)
+
+
+# ------------------------------------------------------------- 3. one sweep per sweep dir
+def test_a_second_sweep_into_a_sweep_directory_is_refused(tmp_path):
+    from irsim.collect import collect, sweep_jobs
+    from irsim.engine.checkpoint import run_dir_lock
+
+    sw = tmp_path / "sw"
+    args = ["-m", "experiment.B=100,200", *QUICK, f"hydra.sweep.dir={sw}"]
+    r = irsim(*args, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    before = snapshot(sw)
+    other = irsim("-m", "experiment.B=300", *QUICK, f"hydra.sweep.dir={sw}", cwd=tmp_path)
+    assert other.returncode == 2, other.stderr[-3000:]
+    assert "another sweep" in one_line_error(other.stderr)
+    assert snapshot(sw) == before
+    labels = {job.name: params["experiment.B"] for job, params in sweep_jobs(sw)}
+    assert labels == {"0": "100", "1": "200"}
+    assert set(collect(sw)) >= {"asl", "discpower"}
+    # the same sweep again resumes it (every job complete); a sweep in progress is locked
+    again = irsim(*args, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr[-3000:]
+    with run_dir_lock(sw):
+        busy = irsim(*args, cwd=tmp_path)
+    assert busy.returncode == 2 and "in use" in one_line_error(busy.stderr)
