@@ -30,6 +30,7 @@ from irsim.kit.loading import metrics_arg, progress_bar
 __all__ = ["compose_config", "run", "evaluate_command", "write_manifest", "matrix_to_long",
            "describe_data", "check_seed", "check_run_dir", "check_keys", "check_ray_address",
            "auth_message", "completed", "COMPLETE", "show_text", "show_command",
+           "table_digests",
            "preset_overrides", "override_value", "print_summary"]
 
 log = logging.getLogger(__name__)
@@ -55,10 +56,22 @@ def compose_config(overrides: list[str] | None = None, *, hydra: bool = False) -
                        return_hydra_config=hydra)
 
 
+def table_digests(paths: dict[str, Path]) -> dict[str, str]:
+    """sha256 of each written table file (the manifest's ``table_sha256``, which
+    :func:`completed` verifies)."""
+    from irsim.provenance import file_sha256
+
+    return {name: file_sha256(path) for name, path in paths.items()}
+
+
 def write_manifest(run_dir: Path, cfg: DictConfig, extra: dict[str, Any]) -> Path:
-    """Write ``manifest.json`` (config, seed, versions, timings, engine, shards) atomically."""
+    """Write ``manifest.json`` (config, seed, versions, the digest of irsim's source, timings,
+    engine, shards, the sha256 of each table) atomically."""
+    from irsim.provenance import code_digest
+
     manifest = {
         "irsim_version": irsim.__version__,
+        "irsim_source_sha256": code_digest(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "command": sys.argv,
         "seed": cfg.get("seed"),
@@ -113,7 +126,10 @@ TOP_LEVEL = ("seed", "metrics", "data_dir", "offline", "quiet", "collection", "e
 
 def completed(run_dir: str | os.PathLike, fingerprint: str) -> bool:
     """Whether `run_dir` holds the finished results of the study with `fingerprint`: its
-    manifest (written last) names that fingerprint and every table it lists is there.
+    manifest (written last) names that fingerprint (which covers irsim's source: a resume
+    after a code change recomputes) and every table it lists is there with the sha256 the
+    manifest records for it (a swapped table, or another run's manifest copied in, is not
+    complete).
 
     Examples
     --------
@@ -129,8 +145,16 @@ def completed(run_dir: str | os.PathLike, fingerprint: str) -> bool:
     if not isinstance(manifest, dict) or manifest.get("fingerprint") != fingerprint:
         return False
     names = manifest.get("tables") or {}
-    return bool(names) and all((run_dir / "results" / f"{t}.parquet").is_file()
-                               for t in names)
+    digests = manifest.get("table_sha256")
+    if not names or not isinstance(digests, dict):
+        return False
+    from irsim.provenance import file_sha256
+
+    for t in names:
+        path = run_dir / "results" / f"{t}.parquet"
+        if not path.is_file() or path.is_symlink() or file_sha256(path) != digests.get(t):
+            return False
+    return True
 
 
 def check_keys(cfg: DictConfig) -> None:
@@ -342,7 +366,7 @@ def _run_locked(cfg: DictConfig, run_dir: Path, checkpoints: Path, *, keep_ray: 
     # an earlier run's manifest goes first: its outputs are about to be replaced, and a crash
     # in between must not pair it with this run's tables
     (run_dir / "manifest.json").unlink(missing_ok=True)
-    write_tables(tables, run_dir)
+    paths = write_tables(tables, run_dir)
     extra = {
         "experiment": name,
         "engine": engine,
@@ -351,6 +375,7 @@ def _run_locked(cfg: DictConfig, run_dir: Path, checkpoints: Path, *, keep_ray: 
         "run": dict(info),
         "collection": describe_data(data),
         "tables": {k: t.num_rows for k, t in tables.items()},
+        "table_sha256": table_digests(paths),
         "timings": {
             "load_seconds": round(t_load - t0, 4),
             "study_seconds": round(t_study - t_load, 4),
@@ -406,12 +431,13 @@ def _evaluate_locked(cfg: DictConfig, run_dir: Path) -> pa.Table:
             bar.close()
     table = matrix_to_long(matrix)
     (run_dir / "manifest.json").unlink(missing_ok=True)
-    write_tables({"per_topic": table}, run_dir)
+    paths = write_tables({"per_topic": table}, run_dir)
     clear_report(run_dir)
     extra = {
         "experiment": "evaluate",
         "collection": describe_data(matrix),
         "tables": {"per_topic": table.num_rows},
+        "table_sha256": table_digests(paths),
         "timings": {"total_seconds": round(time.perf_counter() - t0, 4)},
     }
     from irsim.report import write_report

@@ -6,6 +6,7 @@ data directory."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -245,3 +246,119 @@ def test_a_second_sweep_into_a_sweep_directory_is_refused(tmp_path):
     with run_dir_lock(sw):
         busy = irsim(*args, cwd=tmp_path)
     assert busy.returncode == 2 and "in use" in one_line_error(busy.stderr)
+
+
+# ------------------------------------------------------------------ 4. resume and complete
+_STUDY = """
+import json, sys
+import irsim
+from irsim.data.synthetic import synthetic_scores
+from irsim.engine import run_study
+from irsim.experiments.discpower import DiscPower
+
+class Stop(Exception):
+    pass
+
+def stop(done, total):
+    if done == 2:
+        raise Stop
+
+matrix = synthetic_scores(systems=30, topics=25, metrics=("AP",), seed=0).matrix
+study = DiscPower(B=500, seed=0, tests=["paired_bootstrap"], shard_items=256,
+                  shard_replicates=250)
+if sys.argv[1] == "interrupt":
+    try:
+        run_study(study, matrix, checkpoint_dir=sys.argv[2], progress=stop)
+    except Stop:
+        pass
+else:
+    _, info = run_study(study, matrix, checkpoint_dir=sys.argv[2])
+    print(json.dumps({"file": irsim.__file__, "resumed": info["shards_resumed"],
+                      "shards": info["shards"]}))
+"""
+
+
+def test_resume_after_a_code_change_recomputes_every_shard(tmp_path):
+    """A copy of the installed package is interrupted; a resume with the same code reuses
+    its shards, a resume after a change of its source (same version string) none."""
+    import irsim
+
+    pkg = tmp_path / "pkg"
+    shutil.copytree(Path(irsim.__file__).parent, pkg / "irsim",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    script = tmp_path / "study.py"
+    script.write_text(_STUDY)
+    env = {**os.environ, "PYTHONPATH": str(pkg)}
+
+    def study(*args):
+        r = subprocess.run([sys.executable, str(script), *args], capture_output=True,
+                           text=True, cwd=tmp_path, env=env, timeout=600)
+        assert r.returncode == 0, r.stderr[-3000:]
+        return json.loads(r.stdout) if r.stdout.strip() else None
+
+    study("interrupt", str(tmp_path / "ck"))
+    shutil.copytree(tmp_path / "ck", tmp_path / "ck-same")
+    same = study("resume", str(tmp_path / "ck-same"))
+    assert same["file"].startswith(str(pkg)) and same["shards"] == 4
+    assert same["resumed"] == 2
+    source = pkg / "irsim" / "experiments" / "discpower.py"
+    source.write_text(source.read_text() + "\n# a change that keeps the version string\n")
+    changed = study("resume", str(tmp_path / "ck"))
+    assert changed["resumed"] == 0
+
+
+def test_the_fingerprint_covers_the_source(tmp_path, monkeypatch):
+    import irsim
+    from irsim import provenance
+    from irsim.engine.checkpoint import fingerprint_of
+
+    copy = tmp_path / "irsim"
+    shutil.copytree(Path(irsim.__file__).parent, copy,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    digest = provenance.source_digest(copy)
+    assert digest == provenance.code_digest()  # the installed package's source
+    (copy / "stats" / "extra.py").write_text("X = 1\n")
+    assert provenance.source_digest(copy) != digest
+    before = fingerprint_of({"B": 10}, "data")
+    monkeypatch.setattr(provenance, "code_digest", lambda: "0" * 64)
+    assert fingerprint_of({"B": 10}, "data") != before
+
+
+def test_a_swapped_table_or_a_copied_manifest_is_not_served_as_complete(tmp_path, capsys):
+    from irsim.runner import COMPLETE
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    seed0 = ["experiment.B=100", *QUICK, "seed=0"]
+    ta = run_quietly(seed0, a)
+    run_quietly(["experiment.B=100", *QUICK, "seed=1"], b)
+    capsys.readouterr()
+    run_quietly(seed0, a)
+    assert COMPLETE in capsys.readouterr().err  # untouched: complete
+
+    def same(got):
+        for name, table in ta.items():
+            assert got[name].to_pydict() == table.to_pydict(), name
+
+    shutil.copy(b / "results" / "asl.parquet", a / "results" / "asl.parquet")
+    got = run_quietly(seed0, a)
+    assert COMPLETE not in capsys.readouterr().err
+    same(got)
+    assert pq.read_table(a / "results" / "asl.parquet").to_pydict() == ta["asl"].to_pydict()
+    shutil.copy(a / "manifest.json", b / "manifest.json")  # b holds seed 1's tables
+    got = run_quietly(seed0, b)
+    assert COMPLETE not in capsys.readouterr().err
+    same(got)
+    manifest = json.loads((b / "manifest.json").read_text())
+    assert set(manifest["table_sha256"]) == set(ta)
+
+
+def test_a_manifest_without_table_digests_is_not_complete(tmp_path):
+    from irsim.runner import completed
+
+    d = tmp_path / "run"
+    run_quietly(["experiment.B=100", *QUICK], d)
+    manifest = json.loads((d / "manifest.json").read_text())
+    assert completed(d, manifest["fingerprint"])
+    del manifest["table_sha256"]
+    (d / "manifest.json").write_text(json.dumps(manifest))
+    assert not completed(d, manifest["fingerprint"])
