@@ -7,6 +7,7 @@ data directory."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -362,3 +363,65 @@ def test_a_manifest_without_table_digests_is_not_complete(tmp_path):
     del manifest["table_sha256"]
     (d / "manifest.json").write_text(json.dumps(manifest))
     assert not completed(d, manifest["fingerprint"])
+
+
+# ---------------------------------------------------------------------- 5. the fit cache
+def _toy() -> np.ndarray:
+    rng = np.random.default_rng(0)
+    z = rng.standard_normal((1, 40))
+    return np.clip(0.3 + 0.1 * z + 0.05 * rng.standard_normal((10, 40)), 0, 1)
+
+
+def _rewrite(path: Path, change) -> None:
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    change(arrays)
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+
+
+def _forge_copula(arrays) -> None:
+    """Pair 0's copula replaced by another pair's (different) one: a well-formed entry."""
+    meta = json.loads(str(arrays["meta"]))
+    other = next(c for c in meta["copulas"] if c != meta["copulas"][0])
+    meta["copulas"][0] = other
+    arrays["meta"] = np.array(json.dumps(meta))
+
+
+def _forge_margin(arrays) -> None:
+    arrays["x"] = arrays["x"].copy()
+    arrays["x"].flat[0] += 0.01
+
+
+DAMAGE = {
+    "forged-copula": lambda p, other: _rewrite(p, _forge_copula),
+    "forged-margin": lambda p, other: _rewrite(p, _forge_margin),
+    "another-entry": lambda p, other: p.write_bytes(other.read_bytes()),
+    "garbage": lambda p, other: p.write_bytes(b"PK\x03\x04 garbage" * 10),
+    "empty": lambda p, other: p.write_bytes(b""),
+    "truncated": lambda p, other: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]),
+    "no-meta": lambda p, other: _rewrite(p, lambda a: a.pop("meta")),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_a_forged_or_damaged_fit_cache_entry_is_refitted(tmp_path, damage, caplog):
+    from irsim.simulate.fitting import fit_collection
+
+    x = _toy()
+    cache = tmp_path / "cache"
+    fresh = fit_collection(x, metric="AP", name="toy", seed=0, cache_dir=cache)
+    (entry,) = cache.glob("*.npz")
+    fit_collection(x, metric="AP", name="toy", seed=1, cache_dir=tmp_path / "other")
+    (other,) = (tmp_path / "other").glob("*.npz")
+    DAMAGE[damage](entry, other)
+    with caplog.at_level(logging.WARNING):
+        got = fit_collection(x, metric="AP", name="toy", seed=0, cache_dir=cache)
+    assert not got.cached
+    assert got.copulas == fresh.copulas and got.runs == fresh.runs
+    np.testing.assert_array_equal(got.margins.x, fresh.margins.x)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1 and entry.name in warnings[0] and "\n" not in warnings[0]
+    assert "refit" in warnings[0]
+    again = fit_collection(x, metric="AP", name="toy", seed=0, cache_dir=cache)
+    assert again.cached and again.copulas == fresh.copulas  # overwritten with a good entry
