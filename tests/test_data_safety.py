@@ -6,6 +6,7 @@ data directory."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -19,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from irsim.errors import InputError
+from irsim.errors import ConfigError, InputError
 
 #: a run of a few seconds (default synthetic collection)
 QUICK = ["quiet=true", "metrics=[AP]", "experiment.tests=[paired_bootstrap]"]
@@ -425,3 +426,31 @@ def test_a_forged_or_damaged_fit_cache_entry_is_refitted(tmp_path, damage, caplo
     assert "refit" in warnings[0]
     again = fit_collection(x, metric="AP", name="toy", seed=0, cache_dir=cache)
     assert again.cached and again.copulas == fresh.copulas  # overwritten with a good entry
+
+
+# ------------------------------------------------------- 6. collection files in data_dir
+@pytest.mark.parametrize("file", ["../outside.csv", "urbano/../../outside.csv",
+                                  "../data-other/outside.csv"])
+def test_a_collection_file_leaving_the_data_directory_is_refused(tmp_path, file):
+    from irsim.data.collection import load_score_matrix
+    from irsim.data.registry import resolve_file
+
+    text = b"run1,run2\r\n0.25,0.5\r\n0.75,1\r\n"
+    src = tmp_path / "published" / "x_ap.csv"
+    src.parent.mkdir()
+    src.write_bytes(text)
+    data = tmp_path / "data"
+    data.mkdir()
+    spec = {"file": file, "url": src.as_uri(), "sha256": hashlib.sha256(text).hexdigest()}
+    cfg = {"kind": "matrix", "name": "evil", "paths": {"AP": spec}}
+    before = snapshot(tmp_path)
+    with pytest.raises(ConfigError) as info:
+        load_score_matrix(cfg, data_dir=str(data))
+    assert "evil" in str(info.value) and file in str(info.value)
+    with pytest.raises(ConfigError, match="data directory"):
+        resolve_file(spec, data_dir=data)
+    assert snapshot(tmp_path) == before  # nothing downloaded anywhere
+    # inside the data directory: downloaded there
+    ok = {**spec, "file": "urbano/x_ap.csv"}
+    m = load_score_matrix({**cfg, "paths": {"AP": ok}}, data_dir=str(data))
+    assert m.shape == (1, 2, 2) and (data / "urbano" / "x_ap.csv").read_bytes() == text
