@@ -225,6 +225,21 @@ def test_a_rerun_removes_only_what_irsim_wrote(tmp_path):
     assert set(again) == set(tables)
 
 
+def test_irsim_report_writes_only_into_an_irsim_run_directory(tmp_path, capsys):
+    from irsim.cli import main
+
+    d = tmp_path / "mine"
+    (d / "results").mkdir(parents=True)
+    a_parquet(d / "results" / "other.parquet")
+    (d / "report.md").write_text("# my notes\n")
+    before = snapshot(d)
+    with pytest.raises(SystemExit) as exc:
+        main(["report", str(d)])
+    assert exc.value.code == 2
+    assert "no irsim manifest" in one_line_error(capsys.readouterr().err)
+    assert snapshot(d) == before
+
+
 # ------------------------------------------------------------- 3. one sweep per sweep dir
 def test_a_second_sweep_into_a_sweep_directory_is_refused(tmp_path):
     from irsim.collect import collect, sweep_jobs

@@ -294,6 +294,11 @@ def report_command(args: list[str]) -> None:
             raise InputError(f"manifest is a JSON {type(info).__name__}, not an object",
                              file=manifest)
     tables = read_tables(run_dir)  # a corrupt table: InputError naming it
+    from irsim import rundir
+
+    if not rundir.is_irsim_dir(run_dir):  # report.md and plots would overwrite others' files
+        raise InputError("holds no irsim manifest: irsim report rebuilds the report of an irsim "
+                         "run directory only", file=run_dir)
     try:
         path = write_report(run_dir, tables, info)
     except OSError as err:
