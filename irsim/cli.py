@@ -335,11 +335,10 @@ def main(argv: list[str] | None = None) -> None:
                 _lock_sweep_dir(stack, sweep, argv)
             if explicit is not None:
                 from irsim.engine.checkpoint import run_dir_lock
-
-                # taken before Hydra writes .hydra/ into the directory, so that a second run
-                # into a busy directory changes nothing there
                 from irsim.rundir import check_claimable
 
+                # taken before Hydra writes .hydra/ into the directory, so that a second run
+                # into a busy directory (or a run into a foreign one) changes nothing there
                 try:
                     stack.enter_context(run_dir_lock(explicit))
                     check_claimable(explicit)  # a foreign directory: refused, unchanged
