@@ -527,13 +527,18 @@ class Result:
 
     def report(self, directory: str | os.PathLike) -> Path:
         """Write a run directory: ``results/*.parquet``, ``manifest.json``, ``report.md``
-        and its PNG plots (``irsim report`` can rebuild it later). Returns report.md."""
+        and its PNG plots (``irsim report`` can rebuild it later). Returns report.md.
+
+        `directory` must be new, empty or an irsim run directory; one holding other files
+        is refused (:class:`~irsim.errors.InputError`), as on the command line."""
+        from irsim import rundir
         from irsim.engine.checkpoint import atomic_write, run_dir_lock
         from irsim.engine.output import clear_report, write_tables
         from irsim.report import write_report
 
         directory = Path(directory)
         with run_dir_lock(directory):  # as the command line: one writer, nothing stale
+            rundir.claim(directory)  # and never into a directory holding others' files
             (directory / "manifest.json").unlink(missing_ok=True)
             write_tables(self.tables, directory)
             clear_report(directory)

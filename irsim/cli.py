@@ -219,6 +219,40 @@ def _explicit_run_dir(argv: list[str]) -> Path | None:
     return None
 
 
+def _explicit_sweep_dir(argv: list[str]) -> Path | None:
+    """The ``hydra.sweep.dir=...`` of a sweep's command line (None: not a sweep, Hydra's
+    default, or an interpolation)."""
+    if not any(a in ("-m", "--multirun") for a in argv):
+        return None
+    for arg in reversed(argv):
+        key, sep, value = arg.partition("=")
+        if sep and key.lstrip("+~") == "hydra.sweep.dir":
+            value = value.strip()
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            return None if (not value or "${" in value) else Path(value)
+    return None
+
+
+def _lock_sweep_dir(stack: ExitStack, sweep: Path, argv: list[str]) -> None:
+    """Hold the sweep directory for the whole sweep, before Hydra writes into it: a second
+    sweep there (running, or with other overrides) is refused with one line."""
+    from irsim.collect import check_sweep_dir, sweep_task
+    from irsim.engine.checkpoint import run_dir_lock
+
+    try:
+        stack.enter_context(run_dir_lock(sweep))
+    except IrsimError as err:
+        if "in use" not in str(err):
+            _fail(err)
+        _fail(f"{sweep}: sweep directory in use by another irsim sweep (wait for it or choose "
+              f"another hydra.sweep.dir)")
+    try:
+        check_sweep_dir(sweep, sweep_task(argv))
+    except IrsimError as err:
+        _fail(err)
+
+
 def _unknown_key(overrides: list[str], key: str) -> str:
     """The message for an unknown key: the valid keys of its node, closest first."""
     from omegaconf import OmegaConf
@@ -295,14 +329,19 @@ def main(argv: list[str] | None = None) -> None:
 
         register()
         explicit = None if informational else _explicit_run_dir(argv)
+        sweep = None if informational else _explicit_sweep_dir(argv)
         with ExitStack() as stack:
+            if sweep is not None:
+                _lock_sweep_dir(stack, sweep, argv)
             if explicit is not None:
                 from irsim.engine.checkpoint import run_dir_lock
+                from irsim.rundir import check_claimable
 
                 # taken before Hydra writes .hydra/ into the directory, so that a second run
-                # into a busy directory changes nothing there
+                # into a busy directory (or a run into a foreign one) changes nothing there
                 try:
                     stack.enter_context(run_dir_lock(explicit))
+                    check_claimable(explicit)  # a foreign directory: refused, unchanged
                 except IrsimError as err:
                     _fail(err)
             _hydra_entry()

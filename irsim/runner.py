@@ -11,7 +11,6 @@ import dataclasses
 import json
 import logging
 import os
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -31,6 +30,7 @@ from irsim.rng import check_seed
 __all__ = ["compose_config", "run", "evaluate_command", "write_manifest", "matrix_to_long",
            "describe_data", "check_seed", "check_run_dir", "check_keys", "check_ray_address",
            "auth_message", "completed", "COMPLETE", "show_text", "show_command",
+           "table_digests",
            "preset_overrides", "override_value", "print_summary"]
 
 log = logging.getLogger(__name__)
@@ -56,10 +56,22 @@ def compose_config(overrides: list[str] | None = None, *, hydra: bool = False) -
                        return_hydra_config=hydra)
 
 
+def table_digests(paths: dict[str, Path]) -> dict[str, str]:
+    """sha256 of each written table file (the manifest's ``table_sha256``, which
+    :func:`completed` verifies)."""
+    from irsim.provenance import file_sha256
+
+    return {name: file_sha256(path) for name, path in paths.items()}
+
+
 def write_manifest(run_dir: Path, cfg: DictConfig, extra: dict[str, Any]) -> Path:
-    """Write ``manifest.json`` (config, seed, versions, timings, engine, shards) atomically."""
+    """Write ``manifest.json`` (config, seed, versions, the digest of irsim's source, timings,
+    engine, shards, the sha256 of each table) atomically."""
+    from irsim.provenance import code_digest
+
     manifest = {
         "irsim_version": irsim.__version__,
+        "irsim_source_sha256": code_digest(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "command": sys.argv,
         "seed": cfg.get("seed"),
@@ -95,7 +107,10 @@ TOP_LEVEL = ("seed", "metrics", "data_dir", "offline", "quiet", "collection", "e
 
 def completed(run_dir: str | os.PathLike, fingerprint: str) -> bool:
     """Whether `run_dir` holds the finished results of the study with `fingerprint`: its
-    manifest (written last) names that fingerprint and every table it lists is there.
+    manifest (written last) names that fingerprint (which covers irsim's source: a resume
+    after a code change recomputes) and every table it lists is there with the sha256 the
+    manifest records for it (a swapped table, or another run's manifest copied in, is not
+    complete).
 
     Examples
     --------
@@ -111,8 +126,16 @@ def completed(run_dir: str | os.PathLike, fingerprint: str) -> bool:
     if not isinstance(manifest, dict) or manifest.get("fingerprint") != fingerprint:
         return False
     names = manifest.get("tables") or {}
-    return bool(names) and all((run_dir / "results" / f"{t}.parquet").is_file()
-                               for t in names)
+    digests = manifest.get("table_sha256")
+    if not names or not isinstance(digests, dict):
+        return False
+    from irsim.provenance import file_sha256
+
+    for t in names:
+        path = run_dir / "results" / f"{t}.parquet"
+        if not path.is_file() or path.is_symlink() or file_sha256(path) != digests.get(t):
+            return False
+    return True
 
 
 def check_keys(cfg: DictConfig) -> None:
@@ -246,6 +269,9 @@ def run(cfg: DictConfig, run_dir: str | os.PathLike, *, keep_ray: bool = False,
     ``<run_dir>/checkpoints`` and reused by a rerun of the same configuration (anything else
     there is recomputed). When the run finishes, the directory holds exactly this run's
     outputs: an earlier run's tables, report, plots and manifest are replaced or removed.
+    Only files irsim wrote are ever removed (:mod:`irsim.rundir`): a directory holding other
+    files and no irsim manifest, or a symlinked ``results/`` or ``checkpoints/``, is refused
+    before anything is written.
 
     A directory that already holds the finished results of the same study (same parameters,
     seed, data and irsim version: the fingerprint in its manifest) is complete: it is reported
@@ -255,20 +281,21 @@ def run(cfg: DictConfig, run_dir: str | os.PathLike, *, keep_ray: bool = False,
     `keep_ray` leaves a Ray instance started for engine=ray running for the next job of a
     sweep. Returns the result tables.
     """
+    from irsim import rundir
     from irsim.engine.checkpoint import run_dir_lock
 
     run_dir = Path(run_dir)
     check_seed(cfg.get("seed"))
     check_run_dir(run_dir)
     with run_dir_lock(run_dir):
+        rundir.claim(run_dir)
         checkpoints = run_dir / "checkpoints"
         try:
             return _run_locked(cfg, run_dir, checkpoints, keep_ray=keep_ray, report=report,
                                force=force)
         except BaseException:
             # a run that fails before saving any shard leaves no empty checkpoints/ behind
-            if checkpoints.is_dir() and not any(checkpoints.rglob("*.npz")):
-                shutil.rmtree(checkpoints, ignore_errors=True)
+            rundir.remove_checkpoints(checkpoints, only_if_empty=True)
             raise
 
 
@@ -276,6 +303,7 @@ def _run_locked(cfg: DictConfig, run_dir: Path, checkpoints: Path, *, keep_ray: 
                 report: bool, force: bool) -> dict[str, pa.Table]:
     from tqdm.contrib.logging import logging_redirect_tqdm
 
+    from irsim import rundir
     from irsim.engine import data_digest
     from irsim.engine.checkpoint import fingerprint_of
     from irsim.engine.output import clear_report, read_tables
@@ -303,9 +331,11 @@ def _run_locked(cfg: DictConfig, run_dir: Path, checkpoints: Path, *, keep_ray: 
                                      data_digest(data))
         if not force and completed(run_dir, fingerprint):
             print(f"irsim: {run_dir} {COMPLETE}", file=sys.stderr)
-            return read_tables(run_dir)
+            names = json.loads((run_dir / "manifest.json").read_text())["tables"]
+            return {k: t for k, t in read_tables(run_dir).items() if k in names}
         t_load = time.perf_counter()
         bar, progress = progress_bar(cfg, name, unit="shard")
+        rundir.make_checkpoints(checkpoints)
         try:
             tables, info = session.run(study, data, checkpoint_dir=checkpoints,
                                        progress=progress)
@@ -317,7 +347,7 @@ def _run_locked(cfg: DictConfig, run_dir: Path, checkpoints: Path, *, keep_ray: 
     # an earlier run's manifest goes first: its outputs are about to be replaced, and a crash
     # in between must not pair it with this run's tables
     (run_dir / "manifest.json").unlink(missing_ok=True)
-    write_tables(tables, run_dir)
+    paths = write_tables(tables, run_dir)
     extra = {
         "experiment": name,
         "engine": engine,
@@ -326,6 +356,7 @@ def _run_locked(cfg: DictConfig, run_dir: Path, checkpoints: Path, *, keep_ray: 
         "run": dict(info),
         "collection": describe_data(data),
         "tables": {k: t.num_rows for k, t in tables.items()},
+        "table_sha256": table_digests(paths),
         "timings": {
             "load_seconds": round(t_load - t0, 4),
             "study_seconds": round(t_study - t_load, 4),
@@ -338,7 +369,7 @@ def _run_locked(cfg: DictConfig, run_dir: Path, checkpoints: Path, *, keep_ray: 
         write_report(run_dir, tables, extra)
     extra["timings"]["total_seconds"] = round(time.perf_counter() - t0, 4)
     write_manifest(run_dir, cfg, extra)
-    shutil.rmtree(checkpoints, ignore_errors=True)
+    rundir.remove_checkpoints(checkpoints)  # irsim's own (its mark), never a symlink
     log.info("wrote %s", run_dir)
     return tables
 
@@ -347,11 +378,13 @@ def evaluate_command(cfg: DictConfig, run_dir: str | os.PathLike) -> pa.Table:
     """``irsim evaluate``: per-topic scores of every run (``results/per_topic.parquet``).
 
     Like :func:`run`, it locks `run_dir` and leaves exactly its own outputs there."""
+    from irsim import rundir
     from irsim.engine.checkpoint import run_dir_lock
 
     run_dir = Path(run_dir)
     check_run_dir(run_dir)
     with run_dir_lock(run_dir):
+        rundir.claim(run_dir)
         return _evaluate_locked(cfg, run_dir)
 
 
@@ -379,12 +412,13 @@ def _evaluate_locked(cfg: DictConfig, run_dir: Path) -> pa.Table:
             bar.close()
     table = matrix_to_long(matrix)
     (run_dir / "manifest.json").unlink(missing_ok=True)
-    write_tables({"per_topic": table}, run_dir)
+    paths = write_tables({"per_topic": table}, run_dir)
     clear_report(run_dir)
     extra = {
         "experiment": "evaluate",
         "collection": describe_data(matrix),
         "tables": {"per_topic": table.num_rows},
+        "table_sha256": table_digests(paths),
         "timings": {"total_seconds": round(time.perf_counter() - t0, 4)},
     }
     from irsim.report import write_report

@@ -35,9 +35,10 @@ def _get(cfg: Mapping[str, Any], key: str, default: Any = None) -> Any:
     return default if value is None else value
 
 
-def _local(spec: Any, data_dir: str | None, offline: bool) -> Path:
+def _local(spec: Any, data_dir: str | None, offline: bool, name: Any = None) -> Path:
     """A file given on the command line: relative to the working directory if it exists
-    there, else resolved in the data directory (downloaded if it has a url)."""
+    there, else resolved in the data directory (downloaded if it has a url); `name` is the
+    collection's (for messages)."""
     from irsim.data.registry import resolve_file
 
     # lexists: a symlink here (even a looping or broken one) is the file meant; its reader
@@ -56,10 +57,12 @@ def _local(spec: Any, data_dir: str | None, offline: bool) -> Path:
                                  f"({there})", file=str(spec))
     if hasattr(spec, "items"):
         spec = dict(spec.items())
-    return resolve_file(spec, data_dir=data_dir, offline=offline)
+    return resolve_file(spec, data_dir=data_dir, offline=offline,
+                        collection=None if name is None else str(name))
 
 
-def _files(spec: Any, data_dir: str | None, offline: bool, what: str) -> list[Path]:
+def _files(spec: Any, data_dir: str | None, offline: bool, what: str,
+           name: Any = None) -> list[Path]:
     if spec is None:
         raise ConfigError(f"collection.{what} is required for collection kind 'trec'")
     items = [spec] if isinstance(spec, (str, os.PathLike)) else list(spec)
@@ -74,7 +77,7 @@ def _files(spec: Any, data_dir: str | None, offline: bool, what: str) -> list[Pa
                 raise InputError(f"no files match collection.{what} pattern", file=text)
             out.extend(Path(h) for h in hits)
         else:
-            out.append(_local(item, data_dir, offline))
+            out.append(_local(item, data_dir, offline, name))
     return out
 
 
@@ -108,8 +111,9 @@ def load_doc_collection(
     if kind == "trec":
         from irsim.data.trec import read_qrels, read_runs
 
-        run_files = _files(_get(cfg, "runs"), data_dir, offline, "runs")
-        qrels_files = _files(_get(cfg, "qrels"), data_dir, offline, "qrels")
+        run_files = _files(_get(cfg, "runs"), data_dir, offline, "runs", _get(cfg, "name"))
+        qrels_files = _files(_get(cfg, "qrels"), data_dir, offline, "qrels",
+                             _get(cfg, "name"))
         if len(qrels_files) != 1:
             raise ConfigError(f"collection.qrels must name one file, got {len(qrels_files)}")
         missing = _get(cfg, "missing", "error")
@@ -204,11 +208,13 @@ def load_score_matrix(cfg: Mapping[str, Any], *, metrics: Sequence[str] | None =
         raise ConfigError("collection=matrix needs collection.path (with collection.metric "
                           "for an Urbano CSV) or collection.paths={METRIC: file, ...}")
     if paths is not None:
-        parts = [read_matrix(_local(spec, data_dir, offline), metric=str(name))
+        parts = [read_matrix(_local(spec, data_dir, offline, _get(cfg, "name")),
+                             metric=str(name))
                  for name, spec in dict(paths).items()]
         matrix = ScoreMatrix.stack(parts)
     else:
-        matrix = read_matrix(_local(path, data_dir, offline), metric=_get(cfg, "metric"))
+        matrix = read_matrix(_local(path, data_dir, offline, _get(cfg, "name")),
+                             metric=_get(cfg, "metric"))
     if wanted:
         matrix = matrix.select(metrics=wanted)
     return matrix

@@ -5,6 +5,9 @@ A file in a collection config is either a plain path, or a mapping
 against the *data directory* (:func:`data_dir_from`). A file that is absent and has a `url`
 is downloaded once into the data directory (to a temporary name, checked against `sha256`,
 then renamed), and never in offline mode. ``file://`` URLs work like ``https://`` ones.
+The relative ``file`` of a mapping stays inside the data directory: one with a ``..``
+component (which would read, or download to, a path outside it) is refused with a
+:class:`~irsim.errors.ConfigError` naming the collection and the path.
 
 Named collections live in ``conf/collection/<name>.yaml`` (shipped as ``irsim.conf``).
 """
@@ -188,6 +191,7 @@ def resolve_file(
     offline: bool = False,
     verify: bool = True,
     timeout: float = 60.0,
+    collection: str | None = None,
 ) -> Path:
     """The local path of a collection file, downloading it once if needed.
 
@@ -205,6 +209,8 @@ def resolve_file(
         always checked when a sha256 is given.
     timeout : float
         Seconds before a stalled download fails.
+    collection : str, optional
+        The collection the file belongs to (named in error messages).
 
     Returns
     -------
@@ -218,7 +224,8 @@ def resolve_file(
         the sha256 of the file (downloaded or present) differs from the expected one (the
         message names the file and both hashes).
     ConfigError
-        A malformed spec.
+        A malformed spec, or the relative ``file`` of a mapping that leaves the data
+        directory (a ``..`` component).
 
     Examples
     --------
@@ -233,10 +240,16 @@ def resolve_file(
     >>> resolve_file(spec, data_dir=data, offline=True) == p   # cached: no network needed
     True
     """
+    entry = not isinstance(spec, str | PathLike)  # a {file, url, sha256} mapping
     fs = parse_file_spec(spec)
     base = data_dir_from(data_dir)
     path = Path(fs.file).expanduser()
     if not path.is_absolute():
+        if entry and ".." in path.parts:
+            owner = f"collection {collection}" if collection else "collection file"
+            raise ConfigError(f"{owner}: file {fs.file!r} leaves the data directory {base} "
+                              f"(a '..' component); a relative collection file stays inside "
+                              f"the data directory")
         path = base / path
     if path.is_file():
         if fs.sha256 is not None and verify:

@@ -46,14 +46,17 @@ _META = ("__fingerprint__", "__shard__", "__checksum__")
 
 def _irsim_version() -> str:
     import irsim
+    from irsim import provenance
 
-    return str(irsim.__version__)
+    # the version string and the code itself (issue 29: an edit keeps the version string)
+    return f"{irsim.__version__}+{provenance.code_digest()}"
 
 
 def fingerprint_of(params: Mapping[str, Any], data_digest: str,
                    version: str | None = None) -> str:
     """sha256 of the study parameters (JSON, sorted keys), the data digest and the irsim
-    version (default: the running one), so that checkpoints never cross any of the three.
+    version (default: the running one, with the digest of its source:
+    :func:`irsim.provenance.code_digest`), so that checkpoints never cross any of the three.
 
     Examples
     --------

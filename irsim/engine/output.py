@@ -10,6 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from irsim import rundir
 from irsim import tables as registry
 from irsim.errors import InputError
 
@@ -29,7 +30,9 @@ def write_tables(tables: dict[str, pa.Table], run_dir: str | os.PathLike) -> dic
     CRC checksums, which :func:`read_tables` verifies (a corrupt data page behind an intact
     footer is an error, not silently wrong numbers). Tables of an
     earlier run in `run_dir` that this call does not write are removed: ``results/`` then
-    holds exactly `tables`.
+    holds exactly `tables` of irsim's. Only tables irsim recorded as its own
+    (:mod:`irsim.rundir`) are ever removed: a user's Parquet file there stays; a symlinked
+    ``results/`` is refused.
 
     Examples
     --------
@@ -58,6 +61,7 @@ def write_tables(tables: dict[str, pa.Table], run_dir: str | os.PathLike) -> dic
     for path in (run_dir, results):
         if path.exists() and not path.is_dir():
             raise InputError("is a file, not a directory", file=path)
+    rundir.check_links(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".results-", dir=run_dir))
     try:
@@ -67,14 +71,16 @@ def write_tables(tables: dict[str, pa.Table], run_dir: str | os.PathLike) -> dic
                 f.flush()
                 os.fsync(f.fileno())
         results.mkdir(exist_ok=True)
+        new = {f"results/{name}.parquet" for name in tables}
+        rundir.record(run_dir, new)  # recorded as irsim's before they exist
         out = {}
         for name in tables:
             dest = results / f"{name}.parquet"
             os.replace(tmp / f"{name}.parquet", dest)
             out[name] = dest
-        for stale in results.glob("*.parquet"):  # an earlier run's tables
-            if stale.stem not in tables:
-                stale.unlink()
+        # an earlier run's tables (only those irsim wrote)
+        rundir.remove_owned(run_dir, {f for f in rundir.owned(run_dir)
+                                      if f.startswith("results/") and f not in new})
         return out
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -82,22 +88,23 @@ def write_tables(tables: dict[str, pa.Table], run_dir: str | os.PathLike) -> dic
 
 def clear_report(run_dir: str | os.PathLike) -> None:
     """Remove ``report.md`` and the PNG plots of an earlier run from `run_dir`, so that a
-    new report leaves none of the old plots behind.
+    new report leaves none of the old plots behind: only those irsim recorded as its own
+    (:mod:`irsim.rundir`); a user's plot or notes stay.
 
     Examples
     --------
     >>> import tempfile
     >>> d = Path(tempfile.mkdtemp())
-    >>> for name in ("report.md", "old.png", "notes.txt"):
+    >>> for name in ("report.md", "old.png", "mine.png", "notes.txt"):
     ...     _ = (d / name).write_text("x")
+    >>> rundir.record(d, ["report.md", "old.png"])
     >>> clear_report(d)
-    >>> sorted(p.name for p in d.iterdir())
-    ['notes.txt']
+    >>> sorted(p.name for p in d.iterdir() if p.name != rundir.OWNED)
+    ['mine.png', 'notes.txt']
     """
     run_dir = Path(run_dir)
-    for path in [run_dir / "report.md", *run_dir.glob("*.png")]:
-        if path.is_file():
-            path.unlink()
+    rundir.remove_owned(run_dir, {f for f in rundir.owned(run_dir)
+                                  if f == "report.md" or ("/" not in f and f.endswith(".png"))})
 
 
 def read_tables(run_dir: str | os.PathLike) -> dict[str, pa.Table]:

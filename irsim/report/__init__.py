@@ -217,12 +217,16 @@ def per_collection_sections(module: Any, tables: dict[str, pa.Table], run_dir: P
 
 def write_report(run_dir: str | os.PathLike, tables: dict[str, pa.Table],
                  info: dict[str, Any]) -> Path:
-    """Write ``report.md`` and its PNG plots into `run_dir`.
+    """Write ``report.md`` and its PNG plots into `run_dir` (recorded as irsim's files:
+    :mod:`irsim.rundir`).
 
     The sections come from the study's report module ``irsim.report.<experiment>``
     (``sections(tables, run_dir)``).
     """
+    from irsim import rundir
+
     run_dir = Path(run_dir)
+    pngs_before = {p.name for p in run_dir.glob("*.png")}
     name = info.get("experiment", "run")
     lines = [f"# irsim report: {name}", ""]
     coll = info.get("collection") or {}
@@ -244,6 +248,7 @@ def write_report(run_dir: str | os.PathLike, tables: dict[str, pa.Table],
     tmp = path.with_suffix(".md.tmp")
     tmp.write_text("\n".join(lines) + "\n")
     os.replace(tmp, path)
+    rundir.record_report(run_dir, pngs_before)  # what a later run may remove
     return path
 
 
@@ -289,6 +294,11 @@ def report_command(args: list[str]) -> None:
             raise InputError(f"manifest is a JSON {type(info).__name__}, not an object",
                              file=manifest)
     tables = read_tables(run_dir)  # a corrupt table: InputError naming it
+    from irsim import rundir
+
+    if not rundir.is_irsim_dir(run_dir):  # report.md and plots would overwrite others' files
+        raise InputError("holds no irsim manifest: irsim report rebuilds the report of an irsim "
+                         "run directory only", file=run_dir)
     try:
         path = write_report(run_dir, tables, info)
     except OSError as err:

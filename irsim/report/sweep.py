@@ -131,8 +131,8 @@ def write_sweep_report(sweep_dir: str | os.PathLike, *, partial: bool = False) -
                all(_number(p.get(varying[0])) is not None for _, p in order))
     xs = [_number(p.get(varying[0])) for _, p in order] if numeric else None
     xlabel = varying[0] if len(varying) == 1 else "job"
-    for png in sweep.glob("sweep_*.png"):
-        png.unlink()
+    for name in HEADLINES:  # the plots an earlier sweep report wrote (a user's other
+        (sweep / f"sweep_{name}.png").unlink(missing_ok=True)  # sweep_*.png stay)
     lines = [f"# irsim sweep report: {sweep.name}", "",
              f"{len(jobs)} jobs; swept: "
              + (", ".join(f"`{k}` ({', '.join(sorted({str(p.get(k)) for _, p in jobs}))})"

@@ -20,7 +20,10 @@ shards on the engine. Both give the same model, bit for bit.
 A fitted model is cached on disk when a cache directory is given: one ``<digest>.npz`` per
 (collection, metric), keyed by the sha256 of the scores, the run names and every fitting
 option (seed, drop rules, families, the format version and the pyvinecopulib version), so a
-rerun or a sweep over other study parameters skips fitting.
+rerun or a sweep over other study parameters skips fitting. Each entry carries its key and a
+sha256 of its payload (margins and the model's JSON, copulas included); an entry that fails to
+load or to verify (damaged, forged, another entry's file, an older irsim's entry without a
+checksum) is refitted and overwritten, with a one-line warning.
 
 Examples
 --------
@@ -36,6 +39,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import time
 from dataclasses import dataclass
@@ -53,6 +57,8 @@ from irsim.simulate.topics import Margins
 
 __all__ = ["FORMAT", "CollectionModel", "FitTask", "cache_key", "fit_collection", "fit_pairs",
            "prepare_fit", "prepare_runs"]
+
+log = logging.getLogger(__name__)
 
 #: Version of the cached model format (part of the cache key).
 FORMAT = "irsim-simulate-2"  # 2: copula JSON written from the codes
@@ -186,21 +192,52 @@ def cache_key(scores: np.ndarray, runs: tuple[str, ...], options: dict) -> str:
     return h.hexdigest()
 
 
-def _save(path: Path, model: CollectionModel) -> None:
+def _payload_digest(key: str, x: np.ndarray, F: np.ndarray, meta: str) -> str:
+    """sha256 of a cache entry's key and payload (the margins' arrays and the model JSON)."""
+    h = hashlib.sha256(f"{key}\x1e".encode())
+    for arr in (x, F):
+        arr = np.ascontiguousarray(arr)
+        h.update(f"{arr.dtype.str}\x1f{arr.shape}\x1e".encode())
+        h.update(arr.tobytes())
+    h.update(meta.encode())
+    return h.hexdigest()
+
+
+def _save(path: Path, model: CollectionModel, key: str) -> None:
     meta = {k: getattr(model, k) for k in ("name", "metric", "runs", "dropped",
                                            "margin_families", "support", "copulas",
                                            "copula_families", "observed_error",
                                            "fit_seconds")}
+    text = json.dumps(meta)
+    x, F = np.asarray(model.margins.x), np.asarray(model.margins.F)
     tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
-    np.savez(tmp, x=model.margins.x, F=model.margins.F, meta=np.array(json.dumps(meta)))
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            np.savez(f, x=x, F=F, meta=np.array(text), key=np.array(key),
+                     sha256=np.array(_payload_digest(key, x, F, text)))
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
-def _load(path: Path) -> CollectionModel:
+class _BadEntry(Exception):
+    """A cache entry that does not verify."""
+
+
+def _load(path: Path, key: str) -> CollectionModel:
+    """The model of cache entry `path`, verified against `key` and its checksum; raises
+    :class:`_BadEntry` (or whatever reading it raises) otherwise."""
     with np.load(path, allow_pickle=False) as z:
-        meta = json.loads(str(z["meta"]))
-        support = None if meta["support"] == "continuous" else meta["support"]
-        margins = Margins(z["x"], z["F"], kind="fitted", support=support)
+        if "sha256" not in z.files or "key" not in z.files:
+            raise _BadEntry("no checksum (an entry of an older irsim, or not a fit)")
+        x, F, text = z["x"], z["F"], str(z["meta"])
+        if str(z["key"]) != key:
+            raise _BadEntry("the entry of another collection or options")
+        if str(z["sha256"]) != _payload_digest(key, x, F, text):
+            raise _BadEntry("checksum mismatch")
+    meta = json.loads(text)
+    support = None if meta["support"] == "continuous" else meta["support"]
+    margins = Margins(x, F, kind="fitted", support=support)
     return CollectionModel(meta["name"], meta["metric"], tuple(meta["runs"]),
                            tuple(meta["dropped"]), margins, tuple(meta["margin_families"]),
                            meta["support"], tuple(meta["copulas"]),
@@ -300,7 +337,7 @@ class FitTask:
         ).timed(seconds, False)
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            _save(self.path, model)
+            _save(self.path, model, self.path.stem)
         return model
 
 
@@ -337,11 +374,19 @@ def prepare_fit(scores: ArrayLike, *, metric: str, name: str,
                "support": None if support is None else support.name}
     if support is not None:  # the discrete families (issue 13: categorical added)
         options["discrete_families"] = list(DISCRETE)
-    path = None
+    path = key = None
     if cache_dir is not None:
-        path = Path(cache_dir).expanduser() / f"{cache_key(x, names, options)}.npz"
+        key = cache_key(x, names, options)
+        path = Path(cache_dir).expanduser() / f"{key}.npz"
         if path.is_file():
-            return _load(path)
+            try:
+                return _load(path, key)
+            except Exception as err:  # noqa: BLE001 - damaged, forged, foreign: refitted
+                first = (str(err).strip().splitlines() or [""])[0]
+                why = first if isinstance(err, _BadEntry) else \
+                    f"unreadable ({type(err).__name__}{': ' + first if first else ''})"
+                log.warning("fit cache entry %s: %s; refitting it and overwriting the entry",
+                            path, why)
     keep = prepare_runs(x, drop_duplicates, drop_bottom)
     if np.count_nonzero(keep) < 2:
         raise InputError(f"collection {name} {metric}: fewer than 2 runs left to simulate")
