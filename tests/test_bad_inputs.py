@@ -318,7 +318,13 @@ def _release_locks():
         os.close(_HELD.pop())
 
 
-@pytest.mark.parametrize("name,build,needle", CASES, ids=[c[0] for c in CASES])
+#: The cases that start a Ray instance (marker `ray`: not in the default run).
+STARTS_RAY = {"ray-workers-over-cpus"}
+
+
+@pytest.mark.parametrize("name,build,needle", [
+    pytest.param(*c, id=c[0], marks=[pytest.mark.ray] if c[0] in STARTS_RAY else [])
+    for c in CASES])
 def test_bad_input(tmp_path, capsys, name, build, needle):
     run_dir = tmp_path / "run"
     args = build(tmp_path)
