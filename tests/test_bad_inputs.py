@@ -357,6 +357,7 @@ def test_gzip_run_is_accepted(tmp_path, capsys):
     assert (tmp_path / "ok" / "results" / "per_topic.parquet").exists()
 
 
+@pytest.mark.slow
 def test_full_filesystem_one_line_and_no_temp_files(tmp_path, capsys, monkeypatch):
     """A disk that fills up while checkpointing: one line naming the problem, exit 2, no
     half-written checkpoint (.tmp) and no results; the next run starts cleanly."""
@@ -391,6 +392,7 @@ def test_full_filesystem_one_line_and_no_temp_files(tmp_path, capsys, monkeypatc
     assert (run_dir / "results" / "asl.parquet").exists()
 
 
+@pytest.mark.slow
 def test_internal_error_is_one_line_with_the_traceback_in_the_log(tmp_path, capsys,
                                                                   monkeypatch):
     """A bug (not bad input) still prints one line, exit code 1, and points to the run
