@@ -318,7 +318,13 @@ def _release_locks():
         os.close(_HELD.pop())
 
 
-@pytest.mark.parametrize("name,build,needle", CASES, ids=[c[0] for c in CASES])
+#: The cases that start a Ray instance (marker `ray`: not in the default run).
+STARTS_RAY = {"ray-workers-over-cpus"}
+
+
+@pytest.mark.parametrize("name,build,needle", [
+    pytest.param(*c, id=c[0], marks=[pytest.mark.ray] if c[0] in STARTS_RAY else [])
+    for c in CASES])
 def test_bad_input(tmp_path, capsys, name, build, needle):
     run_dir = tmp_path / "run"
     args = build(tmp_path)
@@ -351,6 +357,7 @@ def test_gzip_run_is_accepted(tmp_path, capsys):
     assert (tmp_path / "ok" / "results" / "per_topic.parquet").exists()
 
 
+@pytest.mark.slow
 def test_full_filesystem_one_line_and_no_temp_files(tmp_path, capsys, monkeypatch):
     """A disk that fills up while checkpointing: one line naming the problem, exit 2, no
     half-written checkpoint (.tmp) and no results; the next run starts cleanly."""
@@ -385,6 +392,7 @@ def test_full_filesystem_one_line_and_no_temp_files(tmp_path, capsys, monkeypatc
     assert (run_dir / "results" / "asl.parquet").exists()
 
 
+@pytest.mark.slow
 def test_internal_error_is_one_line_with_the_traceback_in_the_log(tmp_path, capsys,
                                                                   monkeypatch):
     """A bug (not bad input) still prints one line, exit code 1, and points to the run

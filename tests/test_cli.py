@@ -40,6 +40,7 @@ def test_main_job_writes_contracted_outputs(tmp_path):
     assert not (tmp_path / "checkpoints").exists()
 
 
+@pytest.mark.slow
 def test_same_seed_same_tables(tmp_path):
     a = run(compose_config(["experiment.B=250", "quiet=true", "seed=3"]), tmp_path / "a")
     b = run(compose_config(["experiment.B=250", "quiet=true", "seed=3",
@@ -50,6 +51,7 @@ def test_same_seed_same_tables(tmp_path):
     assert a["asl"].to_pydict() != c["asl"].to_pydict()
 
 
+@pytest.mark.slow
 def test_console_script_on_a_real_matrix(tmp_path):
     out = tmp_path / "run"
     r = irsim("collection=matrix", f"collection.path={SHARED_DATA}/urbano/adhoc5_ap.csv",
@@ -60,6 +62,7 @@ def test_console_script_on_a_real_matrix(tmp_path):
     assert set(dp.pairs) == {61 * 60 // 2}
 
 
+@pytest.mark.slow
 def test_named_collection_from_registry(tmp_path):
     cfg = compose_config(["collection=adhoc7", f"data_dir={SHARED_DATA}", "offline=true",
                           "metrics=[AP,RR]", "experiment.B=100", "quiet=true",
@@ -69,6 +72,7 @@ def test_named_collection_from_registry(tmp_path):
     assert sorted(set(dp.metric)) == ["AP", "RR"] and set(dp.pairs) == {103 * 102 // 2}
 
 
+@pytest.mark.slow
 def test_evaluate_writes_trec_eval_per_topic(tmp_path):
     out = tmp_path / "ev"
     r = irsim("evaluate", "collection=trec",
@@ -102,6 +106,7 @@ def test_evaluate_writes_trec_eval_per_topic(tmp_path):
     (["metrics=[AP,nDGC@10]"], "unknown metric 'nDGC' (did you mean 'nDCG'"),
     (["experiment.tests=[paired_bootstrp]"], "did you mean 'paired_bootstrap'"),
 ])
+@pytest.mark.slow
 def test_bad_input_one_line_exit_2_no_results(tmp_path, args, needle):
     out = tmp_path / "bad"
     r = irsim(*args, "quiet=true", f"hydra.run.dir={out}", cwd=tmp_path)
@@ -113,6 +118,7 @@ def test_bad_input_one_line_exit_2_no_results(tmp_path, args, needle):
     assert not (out / "results").exists() and not (out / "manifest.json").exists()
 
 
+@pytest.mark.slow
 def test_bad_run_file_names_file_and_line(tmp_path):
     run_file = tmp_path / "bad.run"
     run_file.write_text("301 Q0 d1 1 2.5 tag\n301 Q0 d2 2 abc tag\n")
@@ -123,6 +129,7 @@ def test_bad_run_file_names_file_and_line(tmp_path):
     assert f"{run_file}:2:" in r.stderr and "score" in r.stderr
 
 
+@pytest.mark.slow
 def test_report_command_rebuilds_report(tmp_path):
     run(compose_config(["experiment.B=100", "quiet=true"]), tmp_path)
     (tmp_path / "report.md").unlink()
@@ -133,6 +140,7 @@ def test_report_command_rebuilds_report(tmp_path):
     assert r.returncode == 2 and "not a run directory" in r.stderr
 
 
+@pytest.mark.slow
 def test_list_names_everything():
     r = irsim("list")
     assert r.returncode == 0, r.stderr
@@ -145,6 +153,7 @@ def test_list_names_everything():
 
 
 # ------------------------------------------------------------ run-directory reliability (#16)
+@pytest.mark.slow
 def test_rerun_with_another_config_leaves_nothing_stale(tmp_path):
     """A run owns its directory: a second run with another configuration replaces every
     table, plot, report and manifest of the first (none of the first survive)."""
@@ -193,6 +202,7 @@ LONG = ["experiment.B=40000", "engine.shard_replicates=250", "quiet=true",
         "experiment.tests=[paired_bootstrap]"]
 
 
+@pytest.mark.slow
 def test_concurrent_run_refused_then_kill9_resume_is_exact(tmp_path):
     """The issue's repro: a second run into a busy directory is refused (one line, exit 2,
     nothing of it written); the first is killed with -9; the rerun resumes and its tables
@@ -228,6 +238,7 @@ def test_concurrent_run_refused_then_kill9_resume_is_exact(tmp_path):
 
 
 @pytest.mark.parametrize("engine", ["local", pytest.param("ray", marks=pytest.mark.ray)])
+@pytest.mark.slow
 def test_ctrl_c_one_line_with_resume_hint(tmp_path, engine):
     import signal
 
@@ -250,6 +261,7 @@ def test_ctrl_c_one_line_with_resume_hint(tmp_path, engine):
 
 
 # ------------------------------------------------------------- where the results go (#19)
+@pytest.mark.slow
 def test_run_dir_printed_last_and_a_complete_run_is_not_recomputed(tmp_path):
     out = tmp_path / "run"
     args = ["experiment.B=100", "quiet=true", "experiment.tests=[paired_bootstrap]",
@@ -293,6 +305,7 @@ def pa_buffer(data: bytes):
     return pa.BufferReader(data)
 
 
+@pytest.mark.slow
 def test_not_quiet_progress_and_logs_on_separate_lines(tmp_path):
     out = tmp_path / "run"
     r = irsim("experiment.B=100", f"hydra.run.dir={out}", cwd=tmp_path)
@@ -304,6 +317,7 @@ def test_not_quiet_progress_and_logs_on_separate_lines(tmp_path):
             assert line.startswith("[20"), line
 
 
+@pytest.mark.slow
 def test_evaluate_prints_trec_eval_summary_and_writes_report(tmp_path):
     out = tmp_path / "ev"
     r = irsim("evaluate", "collection=trec",
@@ -375,6 +389,7 @@ def test_ray_token_authentication_failure_is_one_line(tmp_path):
         head.wait(timeout=60)
 
 
+@pytest.mark.slow
 def test_no_ray_cluster_at_the_address_is_one_line(tmp_path):
     import time
 

@@ -45,6 +45,7 @@ def test_inverse_h_sampling_has_the_closed_form_tau(family, rotation, par, tau):
 
 @pytest.mark.parametrize("family, rotation, par", [
     ("gaussian", 0, 0.7), ("frank", 0, 8.0), ("gumbel", 0, 3.0), ("clayton", 180, 2.0)])
+@pytest.mark.slow
 def test_selection_recovers_a_known_family(family, rotation, par):
     truth = pv.Bicop(family=getattr(pv.BicopFamily, family), rotation=rotation,
                      parameters=np.array([[par]]))
@@ -94,6 +95,7 @@ def test_data_preparation_as_the_paper(name, dups, bottom):
     assert (len(dup), len(low)) == (dups, bottom)
 
 
+@pytest.mark.slow
 def test_fitted_collection_and_its_cache(tmp_path):
     x = pd.read_csv(SHARED_DATA / "urbano" / "adhoc8_p10.csv").to_numpy().T[:8]
     m = fit_collection(x, metric="P@10", name="adhoc8", seed=3, cache_dir=tmp_path)

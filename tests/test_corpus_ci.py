@@ -626,6 +626,7 @@ def test_summary_is_the_t_interval_over_splits(small):
         assert shares["above"] + shares["within"] + shares["below"] == pytest.approx(1.0)
 
 
+@pytest.mark.slow
 def test_mean_within_share_over_splits_meets_the_prediction():
     """Cormack & Lynam's parametric model predicts that a fraction 2 Phi(z / sqrt 2) - 1 =
     0.834 of the other half's APs falls within the normal interval from one half. On a
@@ -721,6 +722,7 @@ def test_bad_configuration_is_refused(small, small_docs):
         study.plan(no_halves)
 
 
+@pytest.mark.slow
 def test_cormack_lynam2006_preset_end_to_end(tmp_path):
     from irsim.runner import compose_config, run
 
@@ -752,6 +754,7 @@ def test_cormack_lynam2006_preset_end_to_end(tmp_path):
     assert salts == [split_salt(k) for k in range(10)] and salts[0] == ""
 
 
+@pytest.mark.slow
 def test_trec_files_through_the_cli_runner(tmp_path):
     from irsim.runner import compose_config, run
 
@@ -767,6 +770,7 @@ def test_trec_files_through_the_cli_runner(tmp_path):
     assert "corpus_meta" not in tables  # one run: no pairs
 
 
+@pytest.mark.slow
 def test_one_split_reproduces_the_recorded_tables_but_the_logit_edge_case():
     """experiment.splits=1 against the tables recorded before repeated splits
     (tests/golden/corpus_ci_synthetic): bit-identical but for the new `split` column, the
@@ -808,6 +812,7 @@ def test_one_split_reproduces_the_recorded_tables_but_the_logit_edge_case():
         assert new.within == ((clamped >= part.lo) & (clamped <= part.hi)).sum() / len(part)
 
 
+@pytest.mark.slow
 def test_relevance_threshold_of_graded_qrels(tmp_path):
     """experiment.rel=2 on the graded trec_eval test qrels: lists, R and AP are those of
     AP(rel=2) (irsim's trec_eval-exact metric), and the threshold is printed in the report

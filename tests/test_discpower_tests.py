@@ -59,6 +59,7 @@ def test_t_equals_ttest_rel_on_every_pair(adhoc8):
 
 
 @pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # scipy: pairs with z = 0
+@pytest.mark.slow
 def test_wilcoxon_modes_equal_scipy_on_every_pair(adhoc8):
     x, y = pairs_of(adhoc8, "AP")
     z = x - y
@@ -92,6 +93,7 @@ def test_wilcoxon_modes_equal_scipy_on_every_pair(adhoc8):
 
 
 @pytest.mark.parametrize("threshold", [0.0, 0.01])
+@pytest.mark.slow
 def test_sign_equals_binomtest_on_every_pair(adhoc8, threshold):
     x, y = pairs_of(adhoc8, "AP")
     got = asl_of(closed(adhoc8, ["sign"], sign_threshold=threshold), "sign")
@@ -116,6 +118,7 @@ def tukey_oracle(x: np.ndarray) -> tuple[np.ndarray, float, int]:
     return sps.studentized_range.sf(q, k, fit.df_resid), float(fit.mse_resid), int(fit.df_resid)
 
 
+@pytest.mark.slow
 def test_tukey_hsd_equals_statsmodels_anova_and_scipy_range():
     m = urbano_matrix("adhoc8_ap", "AP", systems=14)
     tables = closed(m, ["tukey_hsd"])
@@ -162,6 +165,7 @@ def test_randomisation_exact_equals_scipy_permutation_test():
     np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_every_test_runs_in_one_study_with_g_metrics():
     m = urbano_matrix("adhoc8_p10", "P@10", systems=10)
     tests = ("t", "wilcoxon", "sign", "randomisation", "paired_bootstrap",
@@ -187,7 +191,9 @@ def test_every_test_runs_in_one_study_with_g_metrics():
 
 
 # ------------------------------------------------------------------------- corrections
-@pytest.mark.parametrize("correction", ["none", "bonferroni", "holm", "bh", "by"])
+@pytest.mark.parametrize("correction", ["none", "bonferroni",
+                                        pytest.param("holm", marks=pytest.mark.slow),
+                                        "bh", "by"])
 def test_asl_adjusted_equals_statsmodels(correction):
     m = ScoreMatrix.stack([urbano_matrix("adhoc8_ap", "AP", systems=30),
                            urbano_matrix("adhoc8_p10", "P@10", systems=30)])
@@ -326,6 +332,7 @@ def test_options_reach_the_study():
 
 
 # ------------------------------------------------------------------- CLI and the preset
+@pytest.mark.slow
 def test_issue_repro_runs_from_the_command_line(tmp_path):
     from irsim.runner import compose_config, run
 
@@ -335,6 +342,7 @@ def test_issue_repro_runs_from_the_command_line(tmp_path):
     assert set(tables["asl"].column("test").to_pylist()) == {"t", "wilcoxon", "sign"}
 
 
+@pytest.mark.slow
 def test_preset_reproduces_the_whole_table(tmp_path):
     from irsim.runner import compose_config, run
 

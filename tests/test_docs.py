@@ -37,6 +37,7 @@ def _mkdocs() -> dict:
 
 
 # --------------------------------------------------------------------------- the build
+@pytest.mark.slow
 def test_mkdocs_build_strict_has_no_warning(tmp_path):
     """The whole site, API pages included, builds with every warning an error (broken links
     and anchors, pages outside the nav, docstrings mkdocstrings cannot render). mkdocs and

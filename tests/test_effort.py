@@ -165,6 +165,7 @@ def test_effort_end_to_end_on_a_trec_collection(tmp_path):
         effort_study(docs, pools=[("AP", 10), ("P@10", 10)], subset_sizes=[1])
 
 
+@pytest.mark.slow
 def test_readme_finding_shallow_pools_on_more_topics(tmp_path):
     """The finding of docs/studies/effort.md on the default synthetic collection (Sanderson-Zobel):
     P@10 on depth-10 pools over 25 topics errs less than AP on depth-100 pools over 5 topics, for
@@ -209,6 +210,7 @@ def test_bad_effort_parameters(kwargs, needle):
         pool_runs(tied_runs(), 0)
 
 
+@pytest.mark.slow
 def test_pools_from_the_command_line():
     # a list of {metric, depth} dicts (null depth: the full qrels); null pools: the default
     from irsim.experiments import load

@@ -89,6 +89,7 @@ class Interrupt(Exception):
     pass
 
 
+@pytest.mark.slow
 def test_resume_recomputes_only_missing_shards(tmp_path, matrix, local_tables):
     calls = []
 
@@ -161,6 +162,7 @@ def _shard_files(directory):
     return sorted((directory / STUDY.name).glob("*.npz"))
 
 
+@pytest.mark.slow
 def test_other_configurations_shards_are_never_reused(tmp_path, matrix):
     """Two runs sharing one directory (seed 4, then seed 5): the seed-5 stamp is current, but
     the seed-4 shard files beside it carry their own fingerprint and are recomputed."""

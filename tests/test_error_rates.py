@@ -94,6 +94,7 @@ def reference(matrix, study, drop_bottom, tests):
     return out, conds
 
 
+@pytest.mark.slow
 def test_counters_equal_a_loop_with_scipy_tests():
     m = urbano_matrix("adhoc8_ap", "AP", systems=9)
     study, data = error_study(m, sampling=["disjoint", "replacement"], subset_sizes=[6, 20],
@@ -262,6 +263,7 @@ def test_defaults_live_in_config():
     assert [list(w) for w in cfg.experiment.windows] == Config().windows
 
 
+@pytest.mark.slow
 def test_sanderson_zobel_preset_end_to_end(tmp_path):
     import pyarrow.parquet as pq
 

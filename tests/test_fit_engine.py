@@ -88,6 +88,7 @@ def test_codes_give_back_pyvinecopulibs_selection():
         assert cop.label(cop.encode(want)).split()[0] == cop.family_name(want)
 
 
+@pytest.mark.slow
 def test_models_hold_pyvinecopulibs_selection_of_each_pair(serial):
     """Oracle: pair (i, j) of a model is pyvinecopulib's AIC selection on the
     pseudo-observations of kept runs i and j, ties broken by the generator seeded
@@ -109,6 +110,7 @@ def test_models_hold_pyvinecopulibs_selection_of_each_pair(serial):
 
 
 @pytest.mark.parametrize("shard_pairs", [1, 13, 64, 10_000])
+@pytest.mark.slow
 def test_engine_fit_equals_the_serial_fit_at_any_shard_size(serial, shard_pairs):
     models = fit_collections(_requests(), shard_pairs=shard_pairs)
     assert [m.name for m in models] == [p[0] for p in PARTS]
@@ -117,6 +119,7 @@ def test_engine_fit_equals_the_serial_fit_at_any_shard_size(serial, shard_pairs)
         assert not got.cached and got.fit_seconds > 0
 
 
+@pytest.mark.slow
 def test_shards_cover_collections_end_to_end(serial):
     """A shard that spans two collections fits the tail of one and the head of the next."""
     tasks = [prepare_fit(**r) for r in _requests()]
@@ -133,6 +136,7 @@ def test_shards_cover_collections_end_to_end(serial):
         CopulaFits(shard_pairs=0)
 
 
+@pytest.mark.slow
 def test_the_cache_skips_fitting(tmp_path, serial):
     class Recording(Engine):
         def run(self, study, data, **kw):
@@ -177,6 +181,7 @@ def _urbano_config():
     return Config(**STUDY)
 
 
+@pytest.mark.slow
 def test_make_study_selects_the_copulas_on_the_engine(serial):
     """test_errors' data preparation runs its selections on the engine it is given."""
     from irsim.experiments import Shards, make_study
@@ -219,6 +224,7 @@ def _cli_and_python(tmp_path):
     return cli, res
 
 
+@pytest.mark.slow
 def test_pooled_python_door_equals_the_command_line(tmp_path):
     cli, res = _cli_and_python(tmp_path)
     assert set(res.tables) == set(cli)

@@ -129,6 +129,7 @@ def test_supports_of_the_real_discrete_metrics():
     assert np.abs(rr.values[rr.index(x)] - x).max() <= 5e-5 + 1e-12  # RR to 4 decimals
 
 
+@pytest.mark.slow
 def test_aic_recovers_the_generating_family():
     rng = np.random.default_rng(7)
     assert select_continuous(rng.beta(0.7, 3.0, 3000)).family == "beta"
@@ -142,6 +143,7 @@ def test_aic_recovers_the_generating_family():
 
 
 @pytest.mark.parametrize("name", ["adhoc8_ap", "adhoc8_p10", "adhoc8_rr", "web2012_err20"])
+@pytest.mark.slow
 def test_eff_transform_gives_the_exact_mean(name):
     x = urbano(name, 12)
     margins, _ = fit_run_margins(x, detect_support(urbano(name)))
@@ -172,6 +174,7 @@ def test_bad_scores_are_an_input_error():
         fit_continuous(np.array([0.1, 0.2]), "gamma")
 
 
+@pytest.mark.slow
 def test_categorical_is_the_observed_frequencies_and_wins_on_rr():
     x = urbano("adhoc8_rr")
     s = detect_support(x)

@@ -53,6 +53,7 @@ def random_p(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
 
 
 @pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.slow
 def test_random_families_equal_statsmodels(axis):
     rng = np.random.default_rng(20071106)
     p = random_p(rng, (5, 60) if axis else (60, 5))
@@ -61,6 +62,7 @@ def test_random_families_equal_statsmodels(axis):
     check(p, axis)
 
 
+@pytest.mark.slow
 def test_three_dimensions_and_small_families():
     rng = np.random.default_rng(3)
     check(random_p(rng, (2, 3, 25)), axis=-1)
@@ -68,6 +70,7 @@ def test_three_dimensions_and_small_families():
     check(random_p(rng, (5, 1)), axis=1)  # families of one p-value
 
 
+@pytest.mark.slow
 def test_nan_is_left_out_of_the_family():
     rng = np.random.default_rng(8)
     p = random_p(rng, (4, 40))

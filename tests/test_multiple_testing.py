@@ -66,6 +66,7 @@ def ap_model() -> CollectionModel:
 
 
 # ------------------------------------------------------------------------------- generator
+@pytest.mark.slow
 def test_null_systems_have_exactly_the_common_mean(ap_model):
     """Analytically: the exact mean of every shifted margin is its position's target."""
     for m, share in ((10, 1.0), (20, 0.5), (40, 0.2)):
@@ -81,6 +82,7 @@ def test_null_systems_have_exactly_the_common_mean(ap_model):
             np.testing.assert_allclose(np.diff(want[m0 - 1 :]), 0.1 / (m - m0), atol=1e-15)
 
 
+@pytest.mark.slow
 def test_simulated_means_equal_the_targets_in_large_samples(ap_model):
     """Per position, the mean score over 4000 collections of 50 topics is within 4 standard
     errors (sd of the per-collection means / sqrt(trials)) of the position's true mean."""
@@ -96,6 +98,7 @@ def test_simulated_means_equal_the_targets_in_large_samples(ap_model):
     np.testing.assert_allclose(ap_model.true_means(systems, th)[0], want, atol=1e-10)
 
 
+@pytest.mark.slow
 def test_copula_correlation_is_recovered(ap_model):
     """The latent normals of 2000 collections x 50 topics have the fitted correlation,
     within 4 SE = 4 (1 - rho^2) / sqrt(N) for each of the pool's first 12 x 12 pairs."""
@@ -121,6 +124,7 @@ def test_copula_correlation_is_recovered(ap_model):
     np.testing.assert_allclose(ap_model.corr, (1 - lam) * raw + lam * target, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_shrinkage_is_the_smallest_that_makes_the_correlation_positive_definite():
     x = frame("adhoc8_ap").to_numpy(float).T  # 129 runs > 50 topics: singular
     raw = np.corrcoef(normal_scores(x))
@@ -163,6 +167,7 @@ def _scipy_pvalues(d: np.ndarray) -> dict[str, float]:
             "sign": float(sps.binomtest(pos, nz, 0.5).pvalue) if nz else 1.0}
 
 
+@pytest.mark.slow
 def test_counts_equal_a_per_trial_loop_with_scipy_and_statsmodels(ap_model, monkeypatch):
     """Every counter equals a loop over trials and pairs: scipy's t, Wilcoxon (normal
     approximation with tie correction) and sign tests, statsmodels' multipletests for each
@@ -263,6 +268,7 @@ def shared_tables():
     return res.to_pandas("multiple_testing")
 
 
+@pytest.mark.slow
 def test_holm_and_bonferroni_keep_the_fwer_and_uncorrected_tests_do_not(own_tables,
                                                                        shared_tables):
     for t, tests in ((own_tables, ["t"]), (shared_tables, ["t", "wilcoxon", "sign"])):
@@ -278,6 +284,7 @@ def test_holm_and_bonferroni_keep_the_fwer_and_uncorrected_tests_do_not(own_tabl
             assert rows[rows.m == 20].fwer.iloc[0] > 0.5
 
 
+@pytest.mark.slow
 def test_equal_means_are_not_the_sign_tests_null(own_tables, shared_tables):
     """Null systems with different margins and the same mean: the sign test (a test of the
     median) rejects more than its level promises; with exchangeable nulls it does not."""
@@ -290,6 +297,7 @@ def test_equal_means_are_not_the_sign_tests_null(own_tables, shared_tables):
     assert fwer(shared_tables, "sign") <= ALPHA + 3 * SE
 
 
+@pytest.mark.slow
 def test_bh_keeps_the_fdr(own_tables, shared_tables):
     for t, tests in ((own_tables, ["t"]), (shared_tables, ["t", "wilcoxon", "sign"])):
         for corr in ("bh", "by"):
@@ -327,6 +335,7 @@ SMALL = dict(metric="AP", systems=[4, 7], sizes=[10], share_null=[1.0, 0.5], tri
              corrections=["none", "holm", "bh"], seed=3, pvalue="plus_one")
 
 
+@pytest.mark.slow
 def test_shard_sizes_change_nothing():
     df = frame("adhoc8_ap").iloc[:, :30]
     a = irsim.multiple_testing(df, **SMALL)
@@ -361,6 +370,7 @@ def test_vine_study_is_shard_independent_and_reports_its_fit():
     assert t.loc["none", "fwer"] > t.loc["holm", "fwer"]
 
 
+@pytest.mark.slow
 def test_common_random_numbers_across_configurations():
     """A collection's trials do not depend on the other configurations of the run."""
     df = frame("adhoc8_ap").iloc[:, :30]
@@ -371,6 +381,7 @@ def test_common_random_numbers_across_configurations():
     pd.testing.assert_frame_equal(sub, alone)
 
 
+@pytest.mark.slow
 def test_api_equals_cli():
     from golden.record import tables_of
 
@@ -384,6 +395,7 @@ def test_api_equals_cli():
     assert_same_tables(api.tables, cli)
 
 
+@pytest.mark.slow
 def test_preset_runs_on_adhoc8(tmp_path):
     from golden.record import tables_of
 
@@ -399,6 +411,7 @@ def test_preset_runs_on_adhoc8(tmp_path):
     assert fit.dropped >= 12 and fit.systems + fit.dropped == 129  # bottom 10%, duplicates
 
 
+@pytest.mark.slow
 def test_report_has_the_figures(tmp_path):
     res = irsim.multiple_testing(frame("adhoc8_ap").iloc[:, :20], metric="AP",
                                  systems=[3, 5], sizes=[10], share_null=[1.0, 0.4],
@@ -453,6 +466,7 @@ def _study_collections(model, data, study, m, share, null_margins="own"):
         yield a // REPLICATE_BLOCK, x
 
 
+@pytest.mark.slow
 def test_tukey_critical_value_is_scipys_studentized_range():
     """The critical value is scipy's quantile of the studentized range with (m-1)(n-1)
     degrees of freedom, p = alpha at it, and the published table's values
@@ -467,6 +481,7 @@ def test_tukey_critical_value_is_scipys_studentized_range():
     assert round(critical_range(4, 21, 0.05), 2) == 3.74  # df (4-1)(21-1) = 60
 
 
+@pytest.mark.slow
 def test_tukey_counts_equal_the_single_matrix_functions_trial_by_trial(ap_model):
     """Every counter of both Tukey tests equals a loop over the study's collections (two
     blocks of trials) through irsim.stats.tukey_hsd (p <= alpha) and randomised_tukey_hsd
@@ -564,6 +579,7 @@ def test_randomised_tukey_counts_equal_randomised_tukey_hsd_on_real_matrices(pva
         np.testing.assert_array_equal(again, dec, err_msg=f"{gemm_max}, {budget}")
 
 
+@pytest.mark.slow
 def test_tukey_hsd_decisions_equal_tukey_hsd_on_real_matrices():
     """On real TREC collections, the critical-value decisions at several alpha equal
     irsim.stats.tukey_hsd's p <= alpha, pair by pair, and some pairs are rejected and some
@@ -597,6 +613,7 @@ def _exchangeable(model: CollectionModel) -> CollectionModel:
     return CollectionModel(model.metric, model.systems, model.margins, "gaussian", corr)
 
 
+@pytest.mark.slow
 def test_tukey_tests_keep_the_fwer_under_a_complete_null_of_exchangeable_systems(ap_model):
     """Complete null (share_null = 1) with one margin for all systems (null_margins=shared,
     TREC-8 AP's fitted margin) and an equicorrelated copula (AP's mean correlation): the
@@ -622,6 +639,7 @@ def test_tukey_tests_keep_the_fwer_under_a_complete_null_of_exchangeable_systems
     assert (none.fwer > ALPHA + 10 * SE).all() and none.fwer.is_monotonic_increasing
 
 
+@pytest.mark.slow
 def test_tukey_tests_exceed_alpha_when_systems_are_not_exchangeable(ap_model):
     """With the fitted copula (TREC-8 AP: pairwise correlations from 0.05 to 0.99), equal
     means and one margin do not make the systems of a topic exchangeable: both Tukey tests
@@ -638,6 +656,7 @@ def test_tukey_tests_exceed_alpha_when_systems_are_not_exchangeable(ap_model):
     assert t.loc["t", "fwer"] <= ALPHA + 3 * SE
 
 
+@pytest.mark.slow
 def test_report_draws_one_line_for_the_simultaneous_tests(tmp_path, monkeypatch):
     """A figure per test; a Tukey test's figure has one line per share_null (its rows of
     all corrections are equal), a paired test's one per correction and share_null."""

@@ -316,7 +316,9 @@ def test_wilcoxon_smallest_memory_budget():
 # families with ties, p exactly at alpha's boundaries, NaN members and any axis
 
 
-@pytest.mark.parametrize("method", ["none", "bonferroni", "holm", "bh", "by"])
+@pytest.mark.parametrize("method", ["none", "bonferroni",
+                                    pytest.param("holm", marks=pytest.mark.mutation),
+                                    "bh", "by"])
 def test_adjust_and_reject_equal_statsmodels(method):
     from statsmodels.stats.multitest import multipletests
 
@@ -484,6 +486,7 @@ def sign_flip_count(k: np.ndarray) -> tuple[int, int]:
     return int(dist[sums >= obs].sum()), int(dist[np.abs(sums) >= abs(obs)].sum())
 
 
+@pytest.mark.mutation
 def test_randomisation_exact_at_the_limit_n_40():
     """n = 40 is the largest exact enumeration (2^40 sign vectors): counts equal a dynamic
     programme over integer scores; n = 41 is refused."""

@@ -87,6 +87,7 @@ def _run(overrides, run_dir, **kw):
 
 
 @pytest.mark.parametrize("study", sorted(STUDIES))
+@pytest.mark.slow
 def test_each_collection_equals_its_own_run(study, files, tmp_path):
     params = [f"experiment={study}", *STUDIES[study]]
     both = _run([*params, _paths(files)], tmp_path / "both")
@@ -113,6 +114,7 @@ def test_each_collection_equals_its_own_run(study, files, tmp_path):
     assert not list((tmp_path / "both").glob(".report-*"))
 
 
+@pytest.mark.slow
 def test_report_rebuild_and_sweep_keys(files, tmp_path):
     """``irsim report <run dir>`` rebuilds the same per-collection report from the tables;
     a collection's section has the single run's section text."""
@@ -143,6 +145,7 @@ def test_report_rebuild_and_sweep_keys(files, tmp_path):
             assert [fmt(v) for v in own.sensitivity] == [cell.strip()]
 
 
+@pytest.mark.slow
 def test_named_collections_may_lack_a_metric(files, tmp_path):
     spec = (f"collection.paths={{AP: {{t5: {files['adhoc5', 'AP']}, t6: {files['adhoc6', 'AP']}}},"
             f" P@10: {{t6: {files['adhoc6', 'P@10']}}}}}")
@@ -155,6 +158,7 @@ def test_named_collections_may_lack_a_metric(files, tmp_path):
     assert same(rows_of(tables["asl"], "t6"), alone["asl"])
 
 
+@pytest.mark.slow
 def test_top_level_metrics_keep_those_collections(files, tmp_path):
     spec = (f"collection.paths={{AP: {{t5: {files['adhoc5', 'AP']}}}, "
             f"P@10: {{t6: {files['adhoc6', 'P@10']}}}}}")
@@ -163,6 +167,7 @@ def test_top_level_metrics_keep_those_collections(files, tmp_path):
     assert tables["discpower"].column("collection").unique().to_pylist() == ["t6"]
 
 
+@pytest.mark.slow
 def test_python_door_equals_the_command_line(files, tmp_path):
     import irsim
 
@@ -179,6 +184,7 @@ def test_python_door_equals_the_command_line(files, tmp_path):
     assert "## Collection `adhoc6`" in report.read_text()
 
 
+@pytest.mark.slow
 def test_shards_and_resume_change_nothing(files, tmp_path):
     from irsim.engine.checkpoint import CheckpointStore
 
@@ -253,6 +259,7 @@ def test_check_accepts_a_leading_collection_column_only():
         check("per_topic", t.append_column("collection", pa.array(["a"])))
 
 
+@pytest.mark.slow
 def test_sweep_of_per_collection_runs(files, tmp_path):
     """A Hydra multirun whose jobs each run on two collections: ``irsim collect`` keeps the
     runs' ``collection`` column and puts the ``collection=matrix`` override beside it as
@@ -289,6 +296,7 @@ def test_sweep_of_per_collection_runs(files, tmp_path):
     assert header.startswith("| collection | metric | test | alpha |")
 
 
+@pytest.mark.slow
 def test_registered_collections(tmp_path):
     """``collection=trec_adhoc`` (``collection.collections=[adhoc5, ..., adhoc8]``): each
     registered collection's rows equal the study run on it alone."""

@@ -146,8 +146,8 @@ def _reliability_check() -> dict[str, str]:
 @dataclass(frozen=True)
 class Quote:
     """A sentence of a page (``page``, relative to the repository) with its numbers as
-    ``{placeholders}``, and how the fixed seed computes them (``values``; ``slow``: a study of
-    a minute or more)."""
+    ``{placeholders}``, and how the fixed seed computes them (``values``; ``slow``: marked
+    ``slow``, out of the default run: a study of more than a second)."""
 
     name: str
     page: str
@@ -175,7 +175,7 @@ QUOTES = (
           "On TREC-8 ad hoc ({runs} runs x {topics} topics) V_E of AP is {ve_ap}: at alpha = "
           "0.05 and power 0.8, the paired t test needs {ap_04} topics to detect 0.04 and "
           "{ap_10} to detect 0.10; P@10 (V_E = {ve_p10}) needs {p10_04} and {p10_10}.",
-          _topic_set_size, slow=False),
+          _topic_set_size),
     Quote("topic_set_size_check", "docs/studies/topic_set_size.md",
           "plans for power 0.8 deliver more, {lo}-{hi} (AP: {p1} at n = {n1} for minD = "
           "0.02, {p2} at n = {n2} for 0.10), while plans for power 0.9 deliver slightly less "
@@ -185,11 +185,11 @@ QUOTES = (
           "{s}% system, {t}% topic, {r}% residual; E(rho^2) = {e} [Feldt {lo}, {hi}], Phi = "
           "{phi}; {n_e} topics reach E(rho^2) = 0.90 but {n_phi} are needed for Phi = 0.90. "
           "RR is much less reliable (E(rho^2) = {rr}; {n_rr} topics for 0.90).",
-          _reliability, slow=False),
+          _reliability),
     Quote("reliability_check", "docs/studies/reliability.md",
           "On TREC-8 AP: true E(rho^2) {true} at 10 / 25 / 100 topics, realised squared "
           "correlation {corr}, estimator bias {bias}; Kendall's tau with the true ordering "
-          "is only {tau}.", _reliability_check, slow=False),
+          "is only {tau}.", _reliability_check),
 )
 
 
@@ -266,6 +266,7 @@ if __name__ == "__main__":
         print(f"{q.name} ({q.page}):\n  {q.template.format(**q.values())}\n")
 
 
+@pytest.mark.slow
 def test_data_dependent_tests_skip_without_the_data(tmp_path):
     """Outside the layout (no ../shared/data): tests that read the data are skipped with a
     message saying where the data are expected; checked by pointing IRSIM_TEST_DATA at a
@@ -277,8 +278,9 @@ def test_data_dependent_tests_skip_without_the_data(tmp_path):
     tests = ["tests/test_cli.py::test_evaluate_writes_trec_eval_per_topic",  # reads a path
              "tests/test_matrix_io.py::test_adhoc8_ap_column_means_equal_pandas",  # fixture
              "tests/test_cli.py::test_list_names_everything"]  # needs no data: still runs
+    # -m "": the named tests run whatever their markers (the default run leaves out `slow`)
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
-                        *tests], capture_output=True, text=True, cwd=ROOT, timeout=600,
+                        "-m", "", *tests], capture_output=True, text=True, cwd=ROOT, timeout=600,
                        env={**os.environ, "IRSIM_TEST_DATA": str(nowhere)})
     assert r.returncode == 0, r.stdout[-3000:]
     assert "1 passed, 2 skipped" in r.stdout, r.stdout[-3000:]

@@ -260,7 +260,8 @@ def error_outcome(x: np.ndarray, q1, q2, tol: float):
 
 
 @pytest.mark.filterwarnings("ignore:Precision loss occurred")  # scipy, constant differences
-@pytest.mark.parametrize("scheme,c", [("disjoint", 3), ("replacement", 3)])
+@pytest.mark.parametrize("scheme,c", [("disjoint", 3),
+                                      pytest.param("replacement", 3, marks=pytest.mark.slow)])
 def test_error_rates_equal_the_exhaustive_expectation(scheme, c):
     rng = np.random.default_rng(40)
     x = np.round(rng.uniform(0.05, 0.6, size=(4, 7)), 4)

@@ -176,6 +176,7 @@ def test_api_equals_cli():
 @pytest.mark.parametrize("preset, collection, runs", [("urbano_reliability", "adhoc8", 129),
                                                       ("urbano_reliability_web2012", "web2012",
                                                        48)])
+@pytest.mark.slow
 def test_presets_run(preset, collection, runs):
     tables = tables_of([f"experiment={preset}", f"data_dir={SHARED_DATA}"])
     rel = tables["reliability"].to_pandas()
@@ -203,6 +204,7 @@ def test_bad_parameters(kwargs, message):
 
 
 # ----------------------------------------------------------------------- simulation check
+@pytest.mark.slow
 def test_check_recomputed_trial_by_trial():
     """The check's sums recomputed one simulated collection at a time (ANOVA written out,
     scipy's kendalltau and pearsonr) from the study's stream."""
@@ -243,6 +245,7 @@ def test_check_recomputed_trial_by_trial():
     assert row.true_e_rho2 == pytest.approx(ref["s"] / (ref["s"] + ref["e"] / n), rel=1e-9)
 
 
+@pytest.mark.slow
 def test_check_e_rho2_predicts_the_realised_agreement_on_adhoc8():
     """Under the fitted model, E(rho^2) is the squared correlation between the simulated and
     the true system means, and its estimate is nearly unbiased from 25 topics on."""

@@ -49,6 +49,7 @@ def _md_table(text: str, heading: str) -> pd.DataFrame:
     return pd.DataFrame(cells[1:], columns=cells[0])
 
 
+@pytest.mark.slow
 def test_sweep_report_compares_jobs(sweep):
     r = irsim_cli("report", str(sweep), cwd=sweep.parent)
     assert r.returncode == 0, r.stderr
@@ -74,6 +75,7 @@ def test_sweep_report_compares_jobs(sweep):
     assert "nan" not in text.lower().split() and "e+0" not in text
 
 
+@pytest.mark.slow
 def test_sweep_report_refuses_an_incomplete_sweep(sweep, tmp_path):
     import shutil
 

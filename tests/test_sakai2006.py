@@ -279,6 +279,7 @@ def real_matrix(systems=7):
                               for f, m in (("ap", "AP"), ("p10", "P@10"), ("rr", "RR"))])
 
 
+@pytest.mark.slow
 def test_real_collection_matches_reference():
     # TREC-8 AP, P@10 (discrete: ties at bin edges and fuzziness boundaries) and RR;
     # B = 260 crosses a replicate block; shard sizes of one unit
@@ -459,6 +460,7 @@ def test_bad_data():
         make(Config(), one, seed=0, shards=Shards())
 
 
+@pytest.mark.slow
 def test_sakai2006_preset_runs_on_real_data(tmp_path):
     from irsim.runner import compose_config, run
 
@@ -492,6 +494,7 @@ def test_sakai2006_preset_runs_on_real_data(tmp_path):
         assert (tmp_path / "results" / f"{name}.parquet").exists()
 
 
+@pytest.mark.slow
 def test_doc_level_collection(tmp_path):
     # metrics computed from runs + qrels first (the embedded synthetic TREC collection)
     from irsim.runner import compose_config, run

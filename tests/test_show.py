@@ -33,6 +33,7 @@ def test_every_config_field_is_documented(name):
 
 
 @pytest.mark.parametrize("name", KNOWN)
+@pytest.mark.slow
 def test_show_experiment_lists_every_key_with_default(name):
     """Every parameter line pastes into a shell and composes back to the default."""
     import shlex
@@ -74,6 +75,7 @@ def test_show_every_preset(name):
     assert show_text(name).startswith(f"experiment={name}: preset of experiment={base}")
 
 
+@pytest.mark.slow
 def test_show_cli_and_unknown_name():
     r = irsim("show", "swap")
     assert r.returncode == 0, r.stderr
@@ -93,6 +95,7 @@ def test_show_cli_and_unknown_name():
     ("+engine.foo=1", "'engine.foo'"),
     ("+collection.systems=5", "unknown config key 'collection.systems'"),
 ])
+@pytest.mark.slow
 def test_unknown_keys_refused_without_plus_suggestion(tmp_path, arg, needle):
     out = tmp_path / "run"
     r = irsim(arg, "experiment.B=100", "quiet=true", f"hydra.run.dir={out}", cwd=tmp_path)

@@ -97,6 +97,7 @@ def _within_4_se(p: float, reference: float, B: int) -> bool:
 
 @pytest.mark.parametrize(("alternative", "reference"),
                          [("greater", 0.000424), ("two-sided", 0.000586)])
+@pytest.mark.slow
 def test_urbano_bootstrap_shift(urbano, alternative, reference):
     """The published bootstrap values are of the shift method (non-studentised mean)."""
     B = 1_000_000
@@ -106,6 +107,7 @@ def test_urbano_bootstrap_shift(urbano, alternative, reference):
 
 @pytest.mark.parametrize(("alternative", "reference"),
                          [("greater", 0.000603), ("two-sided", 0.001188)])
+@pytest.mark.slow
 def test_urbano_permutation(urbano, alternative, reference):
     B = 1_000_000
     r = randomisation_test(*urbano, alternative=alternative, B=B, seed=1)

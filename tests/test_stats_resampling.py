@@ -140,6 +140,7 @@ def test_paired_bootstrap_direction_against_scipy_and_a_loop(p10):
         assert le.count[p] == np.count_nonzero(ts <= t_ref[k] + tol), p
 
 
+@pytest.mark.slow
 def test_paired_bootstrap_chunking_and_subsets(p10):
     x, y = p10
     ref = paired_bootstrap(x, y, B=1100, seed=2)
@@ -153,6 +154,7 @@ def test_paired_bootstrap_chunking_and_subsets(p10):
     assert not np.array_equal(other.count, ref.count)
 
 
+@pytest.mark.slow
 def test_pvalue_modes_and_alternatives(p10):
     x, y = p10
     c = paired_bootstrap(x, y, B=500, seed=1)
@@ -273,6 +275,7 @@ def test_sign_patterns_cover_all_vectors():
                                                   sign_patterns(5, 7, 32)]), s)
 
 
+@pytest.mark.slow
 def test_monte_carlo_randomisation(p10):
     x, y = p10
     B = 4000
@@ -449,6 +452,7 @@ def test_paired_bootstrap_refuses_two_topics_for_the_studentised_statistic():
 
 
 @pytest.mark.parametrize("discrete", [False, True])
+@pytest.mark.slow
 def test_several_alternatives_in_one_pass_equal_the_definition(discrete):
     """randomisation_test and the shift bootstrap with several alternatives: every column
     equals the definition (the whole product z @ signs^T or w @ (counts / n)^T counted

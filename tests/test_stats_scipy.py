@@ -80,6 +80,7 @@ def test_wilcoxon_exact_equals_scipy(ap_pairs, alternative):
 
 
 @pytest.mark.parametrize("alternative", ALTERNATIVES)
+@pytest.mark.slow
 def test_wilcoxon_exact_with_ties_equals_permutation(p10_pairs, alternative):
     """With ties and zeros our exact distribution is the sign-flip distribution of W+,
     as scipy's exhaustive permutation method (n = 9 topics)."""

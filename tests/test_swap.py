@@ -290,6 +290,7 @@ def test_ray_equals_local_for_swap_error_rates_and_effort():
 
 
 # -- the preset ------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_sakai_preset_end_to_end(tmp_path):
     import pyarrow.parquet as pq
 

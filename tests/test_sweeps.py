@@ -68,6 +68,7 @@ def test_hydra_ray_launcher_sweep(tmp_path):
     assert set(dp.pairs) == {66}
 
 
+@pytest.mark.slow
 def test_collect_merges_jobs_with_parameters(tmp_path):
     from irsim.runner import compose_config, run
 
@@ -89,6 +90,7 @@ def test_collect_merges_jobs_with_parameters(tmp_path):
         collect(tmp_path / "merged")
 
 
+@pytest.mark.slow
 def test_collect_refuses_an_incomplete_sweep(tmp_path):
     """A sweep of 3 jobs of which one never finished, and one never started: refused with
     one line naming them, unless --partial."""

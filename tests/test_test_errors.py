@@ -68,6 +68,7 @@ def small_tables(real_data):
     return tables
 
 
+@pytest.mark.slow
 def test_t_test_type1_error_on_normal_data_is_alpha():
     sim = TopicSimulator.normal(means=[0.4, 0.45, 0.5, 0.55], sds=[0.08] * 4,
                                 rho=[0.2, 0.5, 0.8, 0.3, 0.6, 0.4])
@@ -142,6 +143,7 @@ SYNTHETIC = ["experiment=test_errors", "collection=synthetic_scores", "experimen
              "experiment.alpha=[0.05]", "experiment.tests=[t,randomisation]"]
 
 
+@pytest.mark.slow
 def test_command_line_make_and_python_function_agree():
     cfg = compose_config(SYNTHETIC)
     study, data = build_study(cfg)
@@ -228,6 +230,7 @@ def test_bad_configuration(real_data):
         prepare([sim], (0.0, 0.95))
 
 
+@pytest.mark.slow
 def test_preset_runs_end_to_end(tmp_path):
     cfg = compose_config([
         "experiment=urbano_test_errors", f"data_dir={SHARED_DATA}", "offline=true",
@@ -297,6 +300,7 @@ def lattice_tables():
     return run_study(study, prepare([sim], (0.0, 0.04)))[0]["test_errors"].to_pandas()
 
 
+@pytest.mark.slow
 def test_type1_errors_of_exact_tests_are_their_exact_null_rates(lattice_tables):
     """Two-sided bands (4 binomial standard errors) around the exact rate P(p <= alpha):
     a test that rejects too rarely fails as well as one that rejects too often."""
@@ -378,6 +382,7 @@ def test_exact_null_rates_agree_with_scipy():
             np.testing.assert_allclose(got, want, rtol=0, atol=1e-15, err_msg=f"{test} {alt}")
 
 
+@pytest.mark.slow
 def test_rejection_counts_equal_scipy_per_trial():
     """Every rejection counter of the t, Wilcoxon (exact) and sign tests, for every
     alternative and alpha, equals a per-trial loop through scipy on the study's own simulated

@@ -134,6 +134,7 @@ def urbano_reference(data: UrbanoData, study: UrbanoStudy):
     return out, edge
 
 
+@pytest.mark.mutation
 def test_urbano2019_counts_equal_a_trial_by_trial_loop(urbano):
     data, study, tables = urbano
     ref, edge = urbano_reference(data, study)
@@ -190,6 +191,7 @@ def _shift_data(deltas):
     return prepare(sims, deltas)
 
 
+@pytest.mark.mutation
 def test_shift_design_table_equals_a_trial_by_trial_loop():
     """Every row of ``test_errors`` (2 metrics x 2 sizes x 2 deltas, two replicate blocks):
     Wilcoxon (method=approx: scipy's normal approximation), the sign test with a tie
@@ -273,6 +275,7 @@ def test_mean_difference_of_one_two_and_three_trials(trials):
                                                          rel=1e-6)
 
 
+@pytest.mark.mutation
 def test_urbano2019_generator_tables_tabulate_the_models(urbano):
     """``test_errors_families``: per metric, the margin family of every kept run and the
     copula family of every pair, counted, shares of the total, most frequent first (ties by
@@ -309,6 +312,7 @@ def test_urbano2019_generator_tables_tabulate_the_models(urbano):
     assert d["fit_cached"] is False
 
 
+@pytest.mark.mutation
 def test_make_passes_every_parameter_to_the_study():
     """``make``: every Config field reaches the study; design=urbano2019 drops delta 0 from
     the Type II/III deltas, runs Type I on (0.0,), power_trials 0 means ``trials``, and its
@@ -394,6 +398,7 @@ def test_fit_table_without_source_diagnostics():
     assert fit[["ks_mean", "ks_max", "mean_error_max"]].isna().all().all()
 
 
+@pytest.mark.mutation
 def test_urbano2019_shards_and_monte_carlo_keys(urbano):
     """Shards of 2 configurations x 250 trials (offsets inside the item range; Type I
     trials (250) end on a block edge and the Type II/III trials (520) run past them), one

@@ -192,6 +192,7 @@ def test_api_equals_cli():
 
 @pytest.mark.parametrize("preset, collection", [("sakai_topic_set_size", "adhoc8"),
                                                 ("sakai_topic_set_size_web2012", "web2012")])
+@pytest.mark.slow
 def test_presets_run(preset, collection):
     tables = tables_of([f"experiment={preset}", f"data_dir={SHARED_DATA}"])
     t = tables["topic_set_size"].to_pandas()
@@ -213,6 +214,7 @@ def test_bad_parameters(kwargs, message):
         irsim.topic_set_size(frame("adhoc8_ap"), metric="AP", **kwargs)
 
 
+@pytest.mark.slow
 def test_cli_bad_parameter_one_line_exit_2(tmp_path):
     r = subprocess.run([sys.executable, "-m", "irsim", "experiment=topic_set_size",
                         "collection=matrix", f"collection.path={URBANO}/adhoc8_ap.csv",
@@ -269,6 +271,7 @@ def test_check_counts_equal_scipy_on_the_same_trials():
         TTestPower().power(effect_size=es, nobs=n, alpha=0.05, alternative="two-sided"))
 
 
+@pytest.mark.slow
 def test_check_planned_power_is_realised_on_adhoc8():
     """The plan from V_E delivers about the planned power on collections simulated from the
     fitted generator (adhoc8 AP and P@10): within 0.05 of 1 - beta, the band covering it."""
@@ -288,6 +291,7 @@ def test_check_does_not_depend_on_shards():
     assert_same_tables(a.tables, b.tables)
 
 
+@pytest.mark.slow
 def test_check_api_equals_cli():
     api = irsim.topic_set_size(frame("adhoc8_ap"), metric="AP", min_diff=[0.1],
                                check_trials=300, seed=3)
@@ -308,6 +312,7 @@ def test_ray_engine_equals_local():
     assert_same_tables(ray.tables, local.tables)
 
 
+@pytest.mark.slow
 def test_check_preset_runs():
     tables = tables_of(["experiment=sakai_topic_set_size_check", f"data_dir={SHARED_DATA}",
                         "experiment.check_trials=250", "experiment.min_diff=[0.1,0.2]"])

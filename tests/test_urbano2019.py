@@ -76,6 +76,7 @@ def small(ap_pool):
     return data, base, tables
 
 
+@pytest.mark.slow
 def test_collection_probability_is_proportional_to_runs(ap_pool):
     pool, _ = ap_pool
     n = 120000
@@ -141,6 +142,7 @@ def test_type2_candidates_and_exact_means(ap_pool):
                 assert np.abs(got - target).max() <= 1e-9
 
 
+@pytest.mark.slow
 def test_candidates_that_cannot_reach_the_target_are_skipped():
     x, cols = read("adhoc8_ap", 10)  # run 1 has mean 0.004: its beta margin ends near 0.32
     model = fit_collection(x, metric="AP", name="adhoc8_ap", runs=cols, drop_bottom=0.0)
@@ -160,6 +162,7 @@ def test_candidates_that_cannot_reach_the_target_are_skipped():
     assert np.isfinite(y2).all()
 
 
+@pytest.mark.slow
 def test_type2_trials_have_the_true_difference(ap_pool):
     pool, _ = ap_pool
     u = np.random.default_rng(4).random((6000, 3 + 2 * 30))
@@ -211,6 +214,7 @@ def _scipy_p(test: str, x: np.ndarray, y: np.ndarray, alternative: str) -> np.nd
     return np.array(out)
 
 
+@pytest.mark.slow
 def test_counts_equal_scipy_trial_by_trial(small):
     data, base, tables = small
     t1, t2, t3 = (tables[f"type_{k}"].to_pandas() for k in (1, 2, 3))
@@ -276,6 +280,7 @@ def test_tables_and_family_counts(small):
     assert models.pairs.tolist() == [r * (r - 1) // 2 for r in models.runs]
 
 
+@pytest.mark.slow
 def test_shard_sizes_and_the_fit_cache_change_nothing(small, ap_pool):
     data, base, tables = small
     pool, cache = ap_pool
@@ -327,6 +332,7 @@ def _csv(tmp_path, name, runs):
     return str(urbano_csv(tmp_path, name, runs))
 
 
+@pytest.mark.slow
 def test_cli_pools_collections_per_metric(tmp_path):
     a, b = _csv(tmp_path, "adhoc5_p10", 8), _csv(tmp_path, "adhoc6_p10", 10)
     overrides = ["experiment=urbano2019", f"collection.paths={{P@10: [{a}, {b}]}}",
@@ -423,6 +429,7 @@ def test_monte_carlo_pvalues_are_exact_on_the_grid(small):
     assert (np.abs(perm) == np.abs(total)[:, None]).sum() > 1000
 
 
+@pytest.mark.slow
 def test_monte_carlo_units_do_not_depend_on_sharding(ap_pool):
     """The Monte Carlo resamples are keyed by units of MC_UNIT trials (not by shard): 4,500
     Type I trials (two units) on P@10 (ties) give the same tables with shards of 250, 1,000
@@ -457,6 +464,7 @@ def test_monte_carlo_units_do_not_depend_on_sharding(ap_pool):
     assert at05["paired_bootstrap", "two-sided"] > 0.05 + 6 * se, at05
 
 
+@pytest.mark.slow
 def test_permutation_on_p10_is_conservative_because_of_ties(small):
     """Why the permutation test's Type I error on P@10 at n = 25 is below alpha
     (docs/studies/test_errors.md: 0.04): about a quarter of the differences are 0 and the sign-flip
