@@ -29,6 +29,7 @@ from typing import Any
 
 from irsim.data.types import missing_file
 from irsim.errors import ConfigError, InputError
+from irsim.provenance import file_sha256
 
 __all__ = [
     "DATA_DIR_ENV",
@@ -135,24 +136,6 @@ def data_dir_from(setting: str | PathLike | None = None) -> Path:
     if env:
         return Path(env).expanduser()
     return DEFAULT_DATA_DIR.expanduser()
-
-
-def file_sha256(path: str | PathLike) -> str:
-    """Lower-case hex SHA-256 of a file's bytes, read in chunks.
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> p = pathlib.Path(tempfile.mkdtemp()) / "x"
-    >>> _ = p.write_bytes(b"abc")
-    >>> file_sha256(p)[:16]
-    'ba7816bf8f01cfea'
-    """
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(_CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _download(url: str, dest: Path, sha256: str | None, timeout: float) -> None:
