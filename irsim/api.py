@@ -562,9 +562,9 @@ class Result:
 
 # ------------------------------------------------------------------------ study functions
 def _config_fields(name: str) -> list[dataclasses.Field]:
-    from irsim.experiments import experiment_module
+    from irsim.experiments import get
 
-    config = experiment_module(name).Config
+    config = get(name).config
     return [f for f in dataclasses.fields(config) if f.name != "name"]
 
 
@@ -582,9 +582,9 @@ def _build_config(name: str, params: Mapping[str, Any]) -> Any:
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
-    from irsim.experiments import experiment_module
+    from irsim.experiments import get
 
-    config_cls = experiment_module(name).Config
+    config_cls = get(name).config
     base = OmegaConf.structured(config_cls)
     try:
         merged = OmegaConf.merge(base, OmegaConf.create(dict(params)))
@@ -596,9 +596,9 @@ def _build_config(name: str, params: Mapping[str, Any]) -> Any:
 
 
 def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
-    from irsim.experiments import Shards, experiment_module
+    from irsim.experiments import Shards, get
 
-    module = experiment_module(name)
+    entry = get(name)
     fields = {f.name for f in _config_fields(name)}
     unknown = [k for k in kwargs if k not in fields and k not in _COMMON]
     if unknown:
@@ -629,7 +629,7 @@ def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
             if data is not None:
                 raise ConfigError("give the data either positionally or as runs=/qrels=")
             docs = as_doc_collection(runs, qrels)
-            if module.DATA == "docs":
+            if entry.data == "docs":
                 data = docs
             else:
                 if not metrics:
@@ -641,19 +641,16 @@ def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
                                        depth=docs.depth, missing=docs.missing)
         elif data is None:
             raise ConfigError(f"irsim.{name} needs data: a DataFrame, a dict of DataFrames, "
-                              f"a ScoreMatrix" + (" or runs=/qrels=" if module.DATA == "docs"
+                              f"a ScoreMatrix" + (" or runs=/qrels=" if entry.data == "docs"
                                                   else ""))
-        elif module.DATA == "docs":
+        elif entry.data == "docs":
             if not isinstance(data, DocCollection):
                 raise ConfigError(f"irsim.{name} reads runs and qrels: pass runs= and qrels=")
         elif _is_pooled(data):
-            from irsim.kit.loading import POOLING_STUDIES
-
             if common.get("metric") is not None:
                 raise ConfigError("metric names a single DataFrame; a dict names its metrics "
                                   "by its keys")
-            design = str(getattr(config, "design", ""))
-            data = (as_collection_set(data, metrics) if (name, design) in POOLING_STUDIES
+            data = (as_collection_set(data, metrics) if entry.pooled(config)
                     else as_collection_list(data, metrics))
         else:
             data = as_score_matrix(data, common.get("metric"))
@@ -747,17 +744,17 @@ def study_function(name: str) -> Callable[..., Result]:
         if key not in names:
             params.append(P(key, P.KEYWORD_ONLY, default=default))
     study.__signature__ = inspect.Signature(params, return_annotation=Result)
-    from irsim.experiments import experiment_module
+    from irsim.experiments import get
 
-    module = experiment_module(name)
+    entry = get(name)
     study.__doc__ = (
-        f"{module.DESCRIPTION[:1].upper()}{module.DESCRIPTION[1:]}.\n\n"
+        f"{entry.description[:1].upper()}{entry.description[1:]}.\n\n"
         f"The Python door of ``irsim experiment={name}``: same parameters (keyword-only, "
         f"named as the ``experiment.`` keys), same tables for the same seed.\n\n"
         f"Parameters\n----------\n"
         f"data : DataFrame, dict of DataFrame, ScoreMatrix or long DataFrame\n"
         f"    Per-topic scores (see :mod:`irsim.api`); or give ``runs=`` and ``qrels=``.\n"
-        f"{_config_doc(module.Config)}"
+        f"{_config_doc(entry.config)}"
         f"seed : int\n    Seed of every random draw.\n"
         f"engine : {{'local', 'ray'}}\n    Where shards run; tables are identical.\n"
         f"workers : int, optional\n    Ray actors (engine='ray').\n"
@@ -835,8 +832,8 @@ def config_parameters(config: type) -> list[ConfigParameter]:
 
     Examples
     --------
-    >>> from irsim.experiments import experiment_module
-    >>> p = config_parameters(experiment_module("coverage").Config)
+    >>> from irsim.experiments import get
+    >>> p = config_parameters(get("coverage").config)
     >>> [x.name for x in p][:3]
     ['metrics', 'methods', 'sizes']
     >>> p[3]

@@ -129,9 +129,9 @@ def _config_names(group: str) -> list[str]:
     root = resources.files("irsim.conf") / group
     names = {e.name[:-5] for e in root.iterdir() if e.name.endswith(".yaml")}
     if group == "experiment":  # experiments are structured configs; presets are YAML
-        from irsim.experiments import experiment_names
+        from irsim.experiments import names as study_names
 
-        names |= set(experiment_names())
+        names |= set(study_names())
     return sorted(names)
 
 

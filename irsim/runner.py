@@ -7,7 +7,6 @@ config built by Hydra's ``compose``.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import logging
 import os
@@ -153,7 +152,8 @@ def check_keys(cfg: DictConfig) -> None:
     """
     from irsim.api import engine_defaults
     from irsim.errors import unknown_name
-    from irsim.experiments import experiment_module
+    from irsim.experiments import check_keys as check_experiment_keys
+    from irsim.experiments import get
 
     for key in cfg.keys():
         if key not in TOP_LEVEL:
@@ -163,13 +163,7 @@ def check_keys(cfg: DictConfig) -> None:
     for key in cfg.engine.keys():
         if f"engine.{key}" not in valid:
             raise unknown_name(f"key of engine={engine}", f"engine.{key}", valid)
-    module = experiment_module(cfg.experiment.name)
-    valid = [f"experiment.{f.name}" for f in dataclasses.fields(module.Config)
-             if f.name != "name"]
-    for key in cfg.experiment.keys():
-        if key != "name" and f"experiment.{key}" not in valid:
-            raise unknown_name(f"parameter of experiment={cfg.experiment.name}",
-                               f"experiment.{key}", valid)
+    check_experiment_keys(get(cfg.experiment.name), cfg.experiment.keys())
 
 
 def check_ray_address(address: str, timeout: float = 10.0) -> None:
@@ -558,7 +552,7 @@ def show_text(name: str) -> str:
     from irsim.api import config_parameters
     from irsim.catalog import catalog
     from irsim.errors import unknown_name
-    from irsim.experiments import experiment_module
+    from irsim.experiments import get
 
     cat = catalog()
     if name in cat["experiments"]:
@@ -574,7 +568,7 @@ def show_text(name: str) -> str:
     else:
         raise unknown_name("experiment or preset", name,
                            [*cat["experiments"], *cat["presets"]])
-    params = config_parameters(experiment_module(base).Config)
+    params = config_parameters(get(base).config)
     values = {} if composed is None else OmegaConf.to_container(composed.experiment,
                                                                  resolve=True)
     what = "default" if composed is None else f"value in {name}"

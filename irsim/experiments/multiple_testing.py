@@ -76,6 +76,7 @@ from irsim.engine.base import Partial, Shard, shard_grid
 from irsim.engine.partials import Count
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
+from irsim.experiments.registry import study
 from irsim.kit.common import (
     aligned_block,
     check_alphas,
@@ -106,8 +107,6 @@ from irsim.stats.ties import tie_tolerance
 from irsim.tables import table as build_table
 
 __all__ = [
-    "DATA",
-    "DESCRIPTION",
     "FDP_SCALE",
     "NULL_MARGINS",
     "SIMULTANEOUS",
@@ -121,10 +120,6 @@ __all__ = [
     "make",
 ]
 
-DESCRIPTION = ("known-truth simulation: family-wise error rate, false discovery rate and "
-               "power of multiple-comparison corrections (Bonferroni, Holm, BH, BY) over all "
-               "system pairs of collections simulated from a real one")
-DATA = "matrix"
 #: Tests this study runs by default, by config name (the paired tests of :mod:`irsim.stats`).
 TESTS = ("t", "wilcoxon", "sign", "randomisation", "paired_bootstrap")
 #: Random stream of the simulated collections.
@@ -654,6 +649,12 @@ def prepare(models: list[CollectionModel] | tuple[CollectionModel, ...], *,
     return CollectionData(tuple(models), tuple(shifts))
 
 
+@study("multiple_testing", config=Config, data="matrix", order=100,
+       description=("known-truth simulation: family-wise error rate, false discovery rate and "
+                    "power of multiple-comparison corrections (Bonferroni, Holm, BH, BY) over all "
+                    "system pairs of collections simulated from a real one"),
+       headlines={"multiple_testing": (
+           ("metric", "correction", "test", "m", "n", "share_null", "alpha"), "fwer")})
 def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
          ) -> tuple[MultipleTesting, CollectionData]:
     """The study and its data: a collection model fit to every metric of `data` and the

@@ -51,6 +51,7 @@ from irsim.engine.base import Shard, block_ranges
 from irsim.engine.partials import Count, Slab
 from irsim.errors import ConfigError, param
 from irsim.experiments import Shards
+from irsim.experiments.registry import study
 from irsim.kit.common import (
     aligned_block,
     as_tuple,
@@ -66,12 +67,9 @@ from irsim.stats.gtheory import GStudy, e_rho2, feldt_interval, g_study, phi, to
 from irsim.stats.kendall import concordance, pair_signs, tau_b, ties
 from irsim.tables import table
 
-__all__ = ["DESCRIPTION", "DATA", "Config", "make", "Reliability", "BOOT_STREAM", "CHECK_STREAM",
+__all__ = ["Config", "make", "Reliability", "BOOT_STREAM", "CHECK_STREAM",
            "INDICATORS", "true_means"]
 
-DESCRIPTION = ("test collection reliability (generalizability theory): variance components, "
-               "E(rho^2) and Phi with CIs, D-study and topics for a target (Urbano 2013)")
-DATA = "matrix"
 
 #: Random stream of the topic resamples.
 BOOT_STREAM = "reliability/topics"
@@ -122,6 +120,11 @@ class Config:
     check_topics: Any = field(default_factory=lambda: [25, 50, 100])
 
 
+@study("reliability", config=Config, data="matrix", order=90,
+       description=("test collection reliability (generalizability theory): variance components, "
+                    "E(rho^2) and Phi with CIs, D-study and topics for a target (Urbano 2013)"),
+       headlines={"reliability": (("metric",), "e_rho2"),
+                  "reliability_topics": (("metric", "indicator", "target"), "topics")})
 def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
          ) -> tuple[Reliability, ScoreMatrix]:
     """The reliability study of `config` on the metrics it selects from `data`.
