@@ -47,7 +47,6 @@ from __future__ import annotations
 import dataclasses
 import glob
 import inspect
-import json
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -67,7 +66,7 @@ if TYPE_CHECKING:
     from irsim.kit.loading import CollectionList, CollectionSet
 
 __all__ = ["Result", "evaluate", "execute", "as_score_matrix", "as_doc_collection",
-           "engine_defaults", "study_function", "versions", "describe_data",
+           "engine_defaults", "study_function", "describe_data",
            "as_collection_set", "as_collection_list",
            "matrix_to_long", "ConfigParameter", "config_parameters"]
 
@@ -395,22 +394,6 @@ def evaluate(runs: Any, qrels: Any, metrics: Any, *, depth: int | None = 1000,
 
 
 # ------------------------------------------------------------------------------- manifest
-def versions() -> dict[str, str]:
-    """Versions of irsim, Python and the libraries results depend on."""
-    import importlib.metadata as md
-    import platform
-
-    import irsim
-
-    out = {"irsim": irsim.__version__, "python": platform.python_version()}
-    for pkg in ("numpy", "scipy", "pyarrow", "pandas", "hydra-core", "ray", "matplotlib"):
-        try:
-            out[pkg] = md.version(pkg)
-        except md.PackageNotFoundError:
-            out[pkg] = "not installed"
-    return out
-
-
 def describe_data(data: Any) -> dict[str, Any]:
     """Summary of a study's data for the manifest and report (a ``describe()`` method of the
     data wins)."""
@@ -478,13 +461,27 @@ def engine_defaults(engine: str) -> dict[str, Any]:
 def execute(name: str, config: Any, data: Any, *, seed: int, shards: Any,
             engine: str = "local", engine_options: Mapping[str, Any] | None = None,
             checkpoint_dir: str | os.PathLike | None = None,
-            progress: Callable[[int, int], Any] | None = None
-            ) -> tuple[Any, dict[str, pa.Table], dict[str, Any]]:
+            progress: Callable[[int, int], Any] | None = None,
+            reuse: Callable[[str], bool] | None = None,
+            before_run: Callable[[], Any] | None = None
+            ) -> tuple[Any, dict[str, pa.Table] | None, dict[str, Any]]:
     """Make the study `name` from its ``Config`` and run it: ``(data, tables, run info)``.
 
     Both doors end here: the command line (:func:`irsim.runner.run`) and the study
     functions of this module.
+
+    Parameters
+    ----------
+    reuse : callable, optional
+        ``reuse(fingerprint) -> bool``, asked once the study is made: True when the caller
+        holds this run's results already (a complete run directory); the study is then not
+        run and the tables returned are None (the info holds the ``fingerprint``).
+    before_run : callable, optional
+        Called just before the shards run (after `reuse` said no): the command line makes
+        its checkpoint directory and progress bar there.
     """
+    from irsim.engine import data_digest
+    from irsim.engine.checkpoint import fingerprint_of
     from irsim.engine.session import Engine
     from irsim.experiments import make_study
 
@@ -492,6 +489,13 @@ def execute(name: str, config: Any, data: Any, *, seed: int, shards: Any,
     # run on the same engine, and a Ray instance started for the first is reused by the second
     with Engine(engine, engine_options) as session:
         study, data = make_study(name, config, data, seed=seed, shards=shards, engine=session)
+        if reuse is not None:
+            fingerprint = fingerprint_of({"study": study.name, **study.fingerprint()},
+                                         data_digest(data))
+            if reuse(fingerprint):
+                return data, None, {"fingerprint": fingerprint}
+        if before_run is not None:
+            before_run()
         tables, info = session.run(study, data, checkpoint_dir=checkpoint_dir,
                                    progress=progress)
     return data, tables, dict(info)
@@ -532,19 +536,20 @@ class Result:
         `directory` must be new, empty or an irsim run directory; one holding other files
         is refused (:class:`~irsim.errors.InputError`), as on the command line."""
         from irsim import rundir
-        from irsim.engine.checkpoint import atomic_write, run_dir_lock
+        from irsim.engine.checkpoint import run_dir_lock
         from irsim.engine.output import clear_report, write_tables
+        from irsim.provenance import table_digests, write_manifest
         from irsim.report import write_report
 
         directory = Path(directory)
         with run_dir_lock(directory):  # as the command line: one writer, nothing stale
             rundir.claim(directory)  # and never into a directory holding others' files
             (directory / "manifest.json").unlink(missing_ok=True)
-            write_tables(self.tables, directory)
+            paths = write_tables(self.tables, directory)
             clear_report(directory)
-            path = write_report(directory, self.tables, self.manifest)
-            text = json.dumps(self.manifest, indent=2, default=str).encode()
-            atomic_write(directory / "manifest.json", lambda f: f.write(text))
+            record = {**self.manifest, "table_sha256": table_digests(paths)}
+            path = write_report(directory, self.tables, record)
+            write_manifest(directory, record)
         return path
 
     def __repr__(self) -> str:
@@ -667,21 +672,15 @@ def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
         finally:
             if bar is not None:
                 bar.close()
-    manifest = {
-        "experiment": name,
-        "entry": f"irsim.{name}",
-        "seed": int(seed),
-        "engine": engine,
-        "config": {"experiment": {"name": name, **dataclasses.asdict(config)},
-                   "seed": int(seed), "engine": {"name": engine, **options}},
-        "collection": describe_data(data),
-        "run": info,
-        "shards": info.get("shards"),
-        "tables": {k: t.num_rows for k, t in tables.items()},
-        "versions": versions(),
-        "timings": {"total_seconds": round(time.perf_counter() - t0, 4)},
-    }
-    return Result(name, tables, manifest)
+    from irsim.provenance import manifest
+
+    record = manifest(experiment=name, command=f"irsim.{name}", seed=seed,
+                      config={"experiment": {"name": name, **dataclasses.asdict(config)},
+                              "seed": int(seed), "engine": {"name": engine, **options}},
+                      engine=engine, collection=describe_data(data), info=info,
+                      tables=tables,
+                      timings={"total_seconds": round(time.perf_counter() - t0, 4)})
+    return Result(name, tables, record)
 
 
 def interactive() -> bool:

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-
 from conftest import SHARED_DATA
+
 from irsim.experiments import registry
 
 ROOT = Path(__file__).resolve().parents[1]
