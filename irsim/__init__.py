@@ -75,7 +75,12 @@ def __getattr__(name: str) -> Any:
 
 def _registered(name: str) -> bool:
     """Whether a study outside irsim/experiments (a plugin, one registered at import) has
-    this name."""
+    this name. A submodule's name is not looked up (``from irsim import conf`` asks this
+    module's ``__getattr__`` before it imports the submodule)."""
+    import importlib.util
+
+    if importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        return False
     from irsim.experiments.registry import names
 
     return name in names()

@@ -87,6 +87,7 @@ from irsim.kit.common import (
 )
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.sampling.permutations import topic_permutations
+from irsim.sampling.systems import check_share
 from irsim.simulate.collection import (
     DEPENDENCE,
     MIN_EIGENVALUE,
@@ -702,9 +703,7 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     if isinstance(trunc, bool) or int(trunc) != trunc or int(trunc) < 1:
         raise ConfigError(f"{param('vine_truncation')} must be an integer >= 1, got "
                           f"{trunc!r}")
-    if not 0.0 <= float(config.drop_bottom) < 1.0:
-        raise ConfigError(f"{param('drop_bottom')} must be in [0, 1), got "
-                          f"{config.drop_bottom}")
+    check_share(config.drop_bottom)
     null_mean = None if config.null_mean is None else float(config.null_mean)
     if null_mean is not None and not 0.0 < null_mean < 1.0:
         raise ConfigError(f"{param('null_mean')} must be inside (0, 1), got "

@@ -190,8 +190,7 @@ def study(name: str, *, config: type, data: str, description: str, order: int = 
 def _conf_store(entry: Study) -> None:
     """Store a study registered after :func:`irsim.conf.register` ran (a plugin imported
     late) in Hydra's ConfigStore too."""
-    from irsim import conf
-
+    conf = importlib.import_module("irsim.conf")
     if conf.registered():
         conf.store(entry)
 

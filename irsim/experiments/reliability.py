@@ -62,6 +62,7 @@ from irsim.kit.common import (
 )
 from irsim.kit.topicsets import check_drop_bottom, kept_systems
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
+from irsim.sampling.systems import bottom_count
 from irsim.sampling.topics import bootstrap_indices
 from irsim.stats.gtheory import GStudy, e_rho2, feldt_interval, g_study, phi, topics_for
 from irsim.stats.kendall import concordance, pair_signs, tau_b, ties
@@ -156,7 +157,7 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
         raise ConfigError(f"{param('ci_level')} must be inside (0, 1), got {config.ci_level}")
     if len(matrix.topics) < 2:
         raise ConfigError(f"reliability needs >= 2 topics, got {len(matrix.topics)}")
-    kept = len(matrix.systems) - int(np.floor(drop * len(matrix.systems) + 1e-9))
+    kept = len(matrix.systems) - bottom_count(len(matrix.systems), drop)
     if kept < 2:
         raise ConfigError(f"{param('drop_bottom')}={drop} leaves {kept} system of "
                           f"{len(matrix.systems)}: the G-study needs >= 2")
