@@ -17,7 +17,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats as sps
 
-__all__ = ["pair_signs", "concordance", "ties", "tau_b", "tau_b_matrix", "z0_test"]
+__all__ = ["pair_signs", "concordance", "ties", "tau_b", "tau_b_matrix", "z0_test", "tau_ap",
+           "ranks", "rank_changes", "top_k_overlap"]
 
 
 def pair_signs(d: np.ndarray) -> np.ndarray:
@@ -121,3 +122,136 @@ def tau_b_matrix(scores: ArrayLike) -> np.ndarray:
     conc = sgn @ sgn.T
     tied = len(iu[0]) - np.count_nonzero(sgn, axis=1)
     return tau_b(conc, tied[:, None], tied[None, :], n)
+
+
+def _reference_and_rankings(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    xv = np.asarray(x, np.float64)
+    yv = np.asarray(y, np.float64)
+    if xv.ndim != 1 or yv.shape[-1:] != xv.shape:
+        raise ValueError(f"y must have the items of x on its last axis, got shapes {xv.shape} "
+                         f"and {yv.shape}")
+    if not (np.isfinite(xv).all() and np.isfinite(yv).all()):
+        raise ValueError("scores must be finite")
+    return xv, yv
+
+
+def _tau_ap_one_way(truth: np.ndarray, est: np.ndarray) -> np.ndarray:
+    """tau_AP of rankings by `est` (..., n) against the ranking by `truth` (..., n)."""
+    n = truth.shape[-1]
+    order = np.argsort(-est, axis=-1, kind="stable")  # ties: the item order
+    t = np.take_along_axis(truth, order, axis=-1)  # reference scores in estimated order
+    # correct[..., i, j]: item at estimated position j (< i) is above it in the reference
+    diff = t[..., None, :] - t[..., :, None]  # t_j - t_i
+    correct = (diff > 0) + 0.5 * (diff == 0)
+    above = np.tri(n, n, -1, dtype=bool)  # j < i
+    c = np.where(above, correct, 0.0).sum(axis=-1)[..., 1:]  # C(i), positions 2..n
+    return 2.0 / (n - 1) * (c / np.arange(1, n)).sum(axis=-1) - 1.0
+
+
+def tau_ap(x: ArrayLike, y: ArrayLike, *, symmetric: bool = False) -> np.ndarray:
+    """AP rank correlation tau_AP (Yilmaz, Aslam and Robertson, SIGIR 2008) of rankings by
+    `y` against the reference ranking by `x` (higher score = better), many rankings at once.
+
+    ``tau_AP = 2 / (n - 1) * sum_{i=2..n} C(i) / (i - 1) - 1``, ``C(i)`` the items ranked
+    above position ``i`` of the `y` ranking that the `x` ranking also puts above it: a swap
+    near the top costs more than one near the bottom. It is asymmetric (`x` is the truth);
+    ``symmetric=True`` averages both directions. Without ties and with both rankings the
+    same it is 1; reversed, -1.
+
+    Ties: the `y` ranking breaks them by item order; a pair tied in `x` counts as half
+    correct.
+
+    Parameters
+    ----------
+    x : array_like, shape (n,)
+        Reference scores (e.g. system means under the official qrels).
+    y : array_like, shape (..., n)
+        Scores of one or more other rankings of the same items.
+    symmetric : bool
+
+    Returns
+    -------
+    ndarray, shape (...)
+
+    Examples
+    --------
+    >>> x = np.array([0.5, 0.4, 0.3, 0.2, 0.1])
+    >>> tau_ap(x, np.stack([x, -x, [0.5, 0.4, 0.3, 0.1, 0.2], [0.4, 0.5, 0.3, 0.2, 0.1]]))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    array([ 1. , -1. ,  0.875,  0.5 ])
+    """
+    xv, yv = _reference_and_rankings(x, y)
+    n = xv.shape[-1]
+    if n < 2:
+        raise ValueError("tau_AP needs at least 2 items")
+    xb = np.broadcast_to(xv, yv.shape)
+    out = _tau_ap_one_way(xb, yv)
+    if symmetric:
+        out = 0.5 * (out + _tau_ap_one_way(yv, xb))
+    return out
+
+
+def ranks(scores: ArrayLike) -> np.ndarray:
+    """Ranks (1 = highest score) along the last axis; ties share the best rank ("min").
+
+    Examples
+    --------
+    >>> ranks([0.2, 0.5, 0.2, 0.9]).tolist()
+    [3, 2, 3, 1]
+    """
+    s = np.asarray(scores, np.float64)
+    # rank = 1 + number of items with a strictly higher score
+    return 1 + (s[..., None, :] > s[..., :, None]).sum(axis=-1)
+
+
+def rank_changes(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Rank moves from the ranking by `x` to the ranking by `y`, largest first.
+
+    Parameters
+    ----------
+    x, y : array_like, shape (n,)
+        Scores of the same items (e.g. systems' means under two qrels).
+
+    Returns
+    -------
+    order : ndarray of int, shape (n,)
+        Items by decreasing ``|move|`` (ties: the better `x` rank first).
+    move : ndarray of int, shape (n,)
+        ``rank_x - rank_y`` per item: positive = moved up under `y`.
+
+    Examples
+    --------
+    >>> order, move = rank_changes([0.9, 0.8, 0.7, 0.6], [0.7, 0.8, 0.9, 0.6])
+    >>> order.tolist(), move.tolist()
+    ([0, 2, 1, 3], [-2, 0, 2, 0])
+    """
+    xv, yv = _reference_and_rankings(x, y)
+    if yv.ndim != 1:
+        raise ValueError("rank_changes compares two rankings (1-d x and y)")
+    rx, ry = ranks(xv), ranks(yv)
+    move = rx - ry
+    order = np.lexsort((rx, -np.abs(move)))
+    return order, move
+
+
+def top_k_overlap(x: ArrayLike, y: ArrayLike, k: int) -> np.ndarray:
+    """Share of the `k` best items by `x` that are among the `k` best by `y` (per ranking
+    of `y`); ties at the cut are broken by item order.
+
+    Examples
+    --------
+    >>> x = np.array([0.9, 0.8, 0.7, 0.6, 0.5])
+    >>> top_k_overlap(x, np.stack([x, [0.1, 0.8, 0.7, 0.6, 0.5]]), 2).tolist()
+    [1.0, 0.5]
+    >>> top_k_overlap(x, [0.1, 0.8, 0.7, 0.6, 0.5], 1).tolist()  # top-1 agreement
+    0.0
+    """
+    xv, yv = _reference_and_rankings(x, y)
+    n = xv.shape[-1]
+    if isinstance(k, bool) or not 1 <= int(k) <= n:
+        raise ValueError(f"k must be in 1..{n}, got {k!r}")
+    k = int(k)
+    top_x = np.zeros(n, dtype=bool)
+    top_x[np.argsort(-xv, kind="stable")[:k]] = True
+    top_y = np.argsort(-yv, axis=-1, kind="stable")[..., :k]
+    return top_x[top_y].sum(axis=-1) / k
