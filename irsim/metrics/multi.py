@@ -136,38 +136,27 @@ def condense(grade: np.ndarray) -> np.ndarray:
 
 
 class _MultiLookup:
-    """Grades of (topic, docno) keys under every qrels: row index of a sorted key table
-    (a dense index when small, else binary search) into a (keys, qrels) grade matrix."""
+    """Grades of (topic, docno) keys under every qrels: the index of each key in the sorted
+    union of the judged keys (binary search, once per run row), into a (keys, qrels) grade
+    matrix with ``UNJUDGED`` where a qrels did not judge the key."""
 
-    def __init__(self, keys: list[np.ndarray], grades: list[np.ndarray], n_keys: int,
-                 budget: int):
-        Q = len(keys)
+    def __init__(self, keys: list[np.ndarray], grades: list[np.ndarray]):
         allk = np.concatenate(keys) if keys else np.zeros(0, np.int64)
         self.ukey, inv = np.unique(allk, return_inverse=True)
-        self.table_grade = np.full((len(self.ukey), Q), UNJUDGED, dtype=np.int64)
+        # one extra row of UNJUDGED for keys no qrels judged
+        self.table_grade = np.full((len(self.ukey) + 1, len(keys)), UNJUDGED, dtype=np.int64)
         at = 0
         for q, (k, g) in enumerate(zip(keys, grades, strict=True)):
             self.table_grade[inv[at:at + len(k)], q] = g
             at += len(k)
-        self.dense = None
-        if n_keys <= budget:
-            self.dense = np.full(n_keys, -1, dtype=np.int64 if len(self.ukey) >= 2**31
-                                 else np.int32)
-            self.dense[self.ukey] = np.arange(len(self.ukey))
 
-    def __call__(self, key: np.ndarray) -> np.ndarray:
-        """(..., Q) grades of the keys (UNJUDGED where a qrels has none)."""
-        Q = self.table_grade.shape[1]
-        if len(self.ukey) == 0:
-            return np.full((*key.shape, Q), UNJUDGED, dtype=np.int64)
-        if self.dense is not None:
-            i = self.dense[key]
-        else:
-            pos = np.minimum(np.searchsorted(self.ukey, key), len(self.ukey) - 1)
-            i = np.where(self.ukey[pos] == key, pos, -1)
-        out = self.table_grade[np.maximum(i, 0)]
-        out[i < 0] = UNJUDGED
-        return out
+    def index(self, key: np.ndarray) -> np.ndarray:
+        """Row of each key in the grade matrix (the last row: judged by none)."""
+        n = len(self.ukey)
+        if n == 0:
+            return np.zeros(key.shape, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(self.ukey, key), n - 1)
+        return np.where(self.ukey[pos] == key, pos, n)
 
 
 def evaluate_many(
@@ -276,10 +265,14 @@ def evaluate_many(
     n_doc = max(len(vocab), 1)
     vocab_index = pd.Index(vocab)
 
+    # the (run, topic) pairs present, once for all qrels
+    U = len(topics)
+    pairs = np.unique(run.astype(np.int64) * U + rt)
+    run_u, rt_u = pairs // U, pairs % U
     sels = []
     for q, qt, g, src in zip(qs, qts, grades_all, srcs, strict=True):
-        sel = _select_topics(runs, q if q.source else _named(q, src), run, rt, qt, g, topics,
-                             missing)
+        sel = _select_topics(runs, q if q.source else _named(q, src), run_u, rt_u, qt, g,
+                             topics, missing)
         if not sel.any():
             raise InputError("no topic left to evaluate (runs and qrels share no topic)",
                              file=src)
@@ -291,18 +284,23 @@ def evaluate_many(
 
     # each qrels: its judgments on the kept topics, unique, and the join keys
     keys, key_grades, ideal_t, ideal_g = [], [], [], []
-    for qi, (q, qt, g, src) in enumerate(zip(qs, qts, grades_all, srcs, strict=True)):
-        qdoc = np.asarray(q.docno, dtype=object)
+    # docnos of every qrels: one factorisation, one lookup in the runs' vocabulary
+    qdocs = [np.asarray(q.docno, dtype=object) for q in qs]
+    dcodes, duniq = pd.factorize(np.concatenate(qdocs))
+    n_u = max(len(duniq), 1)
+    vmap = vocab_index.get_indexer(duniq)  # -1: judged, never retrieved
+    starts_q = np.cumsum([0] + [len(d) for d in qdocs])
+    for qi, (qt, g, src) in enumerate(zip(qts, grades_all, srcs, strict=True)):
+        code = dcodes[starts_q[qi]:starts_q[qi + 1]]
         qk = np.flatnonzero(union[qt])
-        qlocal, quniq = pd.factorize(qdoc[qk])
+        code = code[qk]
         qt_out, qgrade = tmap[qt[qk]], g[qk]
-        width_u = max(len(quniq), 1)
-        dkey = np.sort(qt_out * width_u + qlocal)
+        dkey = np.sort(qt_out * n_u + code)
         if (dups := np.flatnonzero(dkey[1:] == dkey[:-1])).size:
-            t, d = divmod(int(dkey[dups[0]]), width_u)
+            t, d = divmod(int(dkey[dups[0]]), n_u)
             raise InputError(f"duplicate judgment for topic {out_topics[t]!r}, docno "
-                             f"{quniq[d]!r}", file=src)
-        qd = vocab_index.get_indexer(qdoc[qk])
+                             f"{duniq[d]!r}", file=src)
+        qd = vmap[code]
         hit = qd >= 0
         keys.append(qt_out[hit] * n_doc + qd[hit])
         key_grades.append(qgrade[hit])
@@ -347,7 +345,10 @@ def evaluate_many(
         widths = np.unique(q_width)
         it, ig = np.concatenate(ideal_t), np.concatenate(ideal_g)
         ideals = {int(w): Ideal(it, ig, Q * T, int(w)) for w in widths}
-        lookup = _MultiLookup(keys, key_grades, T * n_doc, max(1 << 24, 2 * len(score)))
+        lookup = _MultiLookup(keys, key_grades)
+        row_key = lookup.index(key1)  # grade row of every run row
+        none = len(lookup.ukey)
+        grade_by_qrels = np.ascontiguousarray(lookup.table_grade.T)  # (qrels, keys + 1)
         cond_mask = np.array([n in cond for n in names])
 
         by_len = np.argsort(lens, kind="stable")
@@ -364,13 +365,8 @@ def evaluate_many(
             top = np.argsort(neg_score, axis=1, kind="stable")[:, :min(L, list_depth)]
             pos = np.take_along_axis(pos, top, axis=1)
             valid = np.take_along_axis(valid, top, axis=1)
-            n_rows = len(idx)
-            block_grade = np.full((Q, n_rows, width), UNJUDGED, dtype=np.int64)
-            looked = lookup(key1[pos])  # (rows, depth, Q)
-            looked[~valid] = UNJUDGED
-            block_grade[:, :, :top.shape[1]] = np.moveaxis(looked, -1, 0)
-            if cond_mask.any():
-                block_grade[cond_mask] = condense(block_grade[cond_mask])
+            # grade rows of the run rows (padding: the row judged by none)
+            ki = np.where(valid, row_key[pos], none)
             gid = group_id[idx]
             tt = gid % T
             # only the (qrels, list) pairs whose topic that qrels keeps, one block per width
@@ -380,7 +376,14 @@ def evaluate_many(
                 q_k, r_k = qi[k], ri[k]
                 if len(q_k) == 0:
                     continue
-                block = Block(block_grade[q_k, r_k, :w], q_k * T + tt[r_k], ideals[int(w)])
+                d = min(top.shape[1], int(w))  # a qrels' lists fit in its width
+                grade = np.empty((len(q_k), int(w)), dtype=np.int64)
+                grade[:, :d] = grade_by_qrels[q_k[:, None], ki[r_k, :d]]
+                grade[:, d:] = UNJUDGED
+                if cond_mask.any():
+                    c = cond_mask[q_k]
+                    grade[c] = condense(grade[c])
+                block = Block(grade, q_k * T + tt[r_k], ideals[int(w)])
                 for mi, m in enumerate(ms):
                     values[q_k, mi, gid[r_k] // T, tt[r_k]] = m.definition.kernel(block, m)
             if progress is not None:
