@@ -15,7 +15,7 @@ from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
 from irsim.errors import ConfigError, InputError
-from irsim.sampling.topics import bootstrap_counts
+from irsim.sampling.topics import bootstrap_counts, bootstrap_indices
 from irsim.stats.agreement import (
     cohen_kappa,
     cohen_kappa_per_topic,
@@ -27,7 +27,9 @@ from irsim.stats.agreement import (
     joint_labels,
     kappa_from_confusion,
     krippendorff_alpha,
+    krippendorff_alpha_per_topic,
     mean_kappa_ci,
+    pooled_kappa_ci,
 )
 from irsim.stats.kendall import rank_changes, ranks, tau_ap, tau_b_matrix, top_k_overlap
 from tests.conftest import SHARED_DATA
@@ -192,6 +194,22 @@ def test_krippendorff_alpha_nominal_two_raters_is_scott_pi_corrected():
     assert alpha == pytest.approx(1 - (1 - 1 / n) * (1 - pi), abs=1e-12)
 
 
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval"])
+def test_krippendorff_alpha_per_topic_matches_the_package(level):
+    krippendorff = pytest.importorskip("krippendorff")
+    items = 400
+    truth = RNG.integers(0, 4, (items, 1))
+    x = np.clip(truth + RNG.integers(-1, 2, (items, 3)), 0, 3).astype(float)
+    x[RNG.random(x.shape) < 0.3] = np.nan
+    topics = RNG.integers(0, 12, items)
+    ids, a = krippendorff_alpha_per_topic(x, topics, level)
+    ref = [krippendorff.alpha(reliability_data=x[topics == t].T, level_of_measurement=level)
+           for t in ids]
+    np.testing.assert_allclose(a, ref, atol=1e-10)
+    _, one = krippendorff_alpha_per_topic(x, np.zeros(items, int), level)
+    assert one[0] == pytest.approx(krippendorff_alpha(x, level), abs=1e-12)
+
+
 def test_krippendorff_alpha_bad_input():
     with pytest.raises(ConfigError, match="level"):
         krippendorff_alpha([[1, 1]], "cardinal")
@@ -215,6 +233,22 @@ def test_mean_kappa_ci_is_the_percentile_interval_of_the_seeded_bootstrap():
     assert mean_kappa_ci(k, B=2000, seed=6, confidence_level=0.9) != ci
     with pytest.raises(InputError, match="at least 2 topics"):
         mean_kappa_ci([0.3, np.nan])
+
+
+@pytest.mark.parametrize("weights", [None, "quadratic"])
+def test_pooled_kappa_ci_equals_resampling_the_items(weights):
+    a, b = _graded_pair(600)
+    topics = np.repeat(np.arange(20), 30)
+    ids, counts = confusion_per_topic(a, b, topics, labels=[0, 1, 2, 3])
+    ci = pooled_kappa_ci(counts, weights, B=200, seed=9, confidence_level=0.9)
+    assert ci.mean == pytest.approx(cohen_kappa_score(a, b, weights=weights), abs=1e-12)
+    idx = bootstrap_indices(9, "stats/agreement/pooled", 20, 0, 200)
+    star = []
+    for row in idx:  # the resampled topics' items, with sklearn
+        take = np.concatenate([np.flatnonzero(topics == t) for t in row])
+        star.append(cohen_kappa_score(a[take], b[take], weights=weights, labels=[0, 1, 2, 3]))
+    lo, hi = np.quantile(star, [0.05, 0.95])
+    assert ci.low == pytest.approx(lo, abs=1e-12) and ci.high == pytest.approx(hi, abs=1e-12)
 
 
 # --- tau_AP and rank helpers --------------------------------------------------------------

@@ -28,7 +28,9 @@ from irsim.stats.agreement import (
     fleiss_kappa_per_topic,
     joint_labels,
     krippendorff_alpha,
+    krippendorff_alpha_per_topic,
     mean_kappa_ci,
+    pooled_kappa_ci,
 )
 from irsim.stats.anova import (
     AnovaResult,
@@ -86,7 +88,9 @@ __all__ = [
     "fleiss_kappa_per_topic",
     "joint_labels",
     "krippendorff_alpha",
+    "krippendorff_alpha_per_topic",
     "mean_kappa_ci",
+    "pooled_kappa_ci",
     "tau_ap",
     "BAYES_TESTS",
     "BayesFactorResult",

@@ -55,6 +55,8 @@ __all__ = [
     "fleiss_kappa_per_topic",
     "krippendorff_alpha",
     "mean_kappa_ci",
+    "pooled_kappa_ci",
+    "krippendorff_alpha_per_topic",
     "joint_labels",
 ]
 
@@ -407,6 +409,55 @@ def fleiss_kappa_per_topic(labels: ArrayLike, topics: ArrayLike,
     return ids, _fleiss(counts, t, len(ids))
 
 
+def _alpha_counts(labels: ArrayLike, level: str) -> tuple[np.ndarray, np.ndarray]:
+    """Checked labels -> (values in order, per-item value counts (items, V))."""
+    if level not in ALPHA_LEVELS:
+        raise ConfigError(f"level must be one of {list(ALPHA_LEVELS)}, got {level!r}")
+    x = np.asarray(labels, dtype=np.float64)
+    if x.ndim != 2:
+        raise InputError(f"labels must be 2-d (items, raters), got shape {x.shape}")
+    if np.isinf(x).any():
+        raise InputError("labels must be finite numbers or NaN")
+    ok = ~np.isnan(x)
+    values = np.unique(x[ok])
+    if len(values) == 0:
+        raise InputError("no labels (all NaN)")
+    V, n_items = len(values), x.shape[0]
+    codes = np.searchsorted(values, np.where(ok, x, values[0]))
+    flat = (np.arange(n_items)[:, None] * V + codes)[ok]
+    counts = np.bincount(flat, minlength=n_items * V).reshape(n_items, V)
+    if not (counts.sum(axis=1) >= 2).any():
+        raise InputError("no item has two labels: nothing to agree on")
+    return values, counts
+
+
+def _alpha_from_coincidences(o: np.ndarray, values: np.ndarray, level: str) -> np.ndarray:
+    """Alpha of coincidence matrices ``o`` (..., V, V) over the value order ``values``."""
+    V = len(values)
+    n_c = o.sum(axis=-1)
+    n = n_c.sum(axis=-1)
+    if level == "nominal":
+        d = np.broadcast_to(1.0 - np.eye(V), o.shape)
+    elif level == "interval":
+        d = np.broadcast_to((values[:, None] - values[None, :]) ** 2, o.shape)
+    elif level == "ratio":
+        s = values[:, None] + values[None, :]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d = np.where(s != 0, ((values[:, None] - values[None, :]) / s) ** 2, 0.0)
+        d = np.broadcast_to(d, o.shape)
+    else:  # ordinal: the margins of the values from c to k, less half of the two ends
+        zero = np.zeros((*n_c.shape[:-1], 1))
+        cum = np.concatenate([zero, np.cumsum(n_c, axis=-1)], axis=-1)
+        i = np.arange(V)
+        lo, hi = np.minimum(i[:, None], i[None, :]), np.maximum(i[:, None], i[None, :])
+        d = (cum[..., hi + 1] - cum[..., lo]
+             - (n_c[..., :, None] + n_c[..., None, :]) / 2.0) ** 2
+    d_o = (o * d).sum(axis=(-2, -1))
+    d_e = (n_c[..., :, None] * n_c[..., None, :] * d).sum(axis=(-2, -1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(d_e > 0, 1.0 - (n - 1.0) * d_o / d_e, np.nan)
+
+
 def krippendorff_alpha(labels: ArrayLike, level: str = "nominal") -> float:
     """Krippendorff's alpha of an items x raters matrix with missing labels (NaN).
 
@@ -438,51 +489,58 @@ def krippendorff_alpha(labels: ArrayLike, level: str = "nominal") -> float:
     >>> round(krippendorff_alpha(x, "nominal"), 4), round(krippendorff_alpha(x, "interval"), 4)
     (0.4545, 0.7391)
     """
-    if level not in ALPHA_LEVELS:
-        raise ConfigError(f"level must be one of {list(ALPHA_LEVELS)}, got {level!r}")
-    x = np.asarray(labels, dtype=np.float64)
-    if x.ndim != 2:
-        raise InputError(f"labels must be 2-d (items, raters), got shape {x.shape}")
-    if np.isinf(x).any():
-        raise InputError("labels must be finite numbers or NaN")
-    ok = ~np.isnan(x)
-    values = np.unique(x[ok])
-    if len(values) == 0:
-        raise InputError("no labels (all NaN)")
-    V, n_items = len(values), x.shape[0]
-    codes = np.searchsorted(values, np.where(ok, x, values[0]))
-    flat = (np.arange(n_items)[:, None] * V + codes)[ok]
-    counts = np.bincount(flat, minlength=n_items * V).reshape(n_items, V)
+    values, counts = _alpha_counts(labels, level)
+    V = len(values)
     m = counts.sum(axis=1)
-    pairable = m >= 2
-    if not pairable.any():
-        raise InputError("no item has two labels: nothing to agree on")
     # coincidences: sum over items of (n_u n_u^T - diag(n_u)) / (m_u - 1); integer products
     # grouped by m_u, so the result does not depend on the item order
     o = np.zeros((V, V))
-    for mu in np.unique(m[pairable]):
+    for mu in np.unique(m[m >= 2]):
         cu = counts[m == mu]
         o += ((cu.T @ cu) - np.diag(cu.sum(axis=0))) / (mu - 1.0)
-    n_c = o.sum(axis=1)
-    n = n_c.sum()
-    if level == "nominal":
-        d = 1.0 - np.eye(V)
-    elif level == "interval":
-        d = (values[:, None] - values[None, :]) ** 2
-    elif level == "ratio":
-        s = values[:, None] + values[None, :]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            d = np.where(s != 0, ((values[:, None] - values[None, :]) / s) ** 2, 0.0)
-    else:  # ordinal: cumulative margins between the two values
-        cum = np.concatenate([[0.0], np.cumsum(n_c)])
-        lo = np.minimum(np.arange(V)[:, None], np.arange(V)[None, :])
-        hi = np.maximum(np.arange(V)[:, None], np.arange(V)[None, :])
-        d = (cum[hi + 1] - cum[lo] - (n_c[:, None] + n_c[None, :]) / 2.0) ** 2
-    d_o = (o * d).sum()
-    d_e = (np.outer(n_c, n_c) * d).sum()
-    if d_e == 0:
-        return float("nan")
-    return float(1.0 - (n - 1.0) * d_o / d_e)
+    return float(_alpha_from_coincidences(o, values, level))
+
+
+def krippendorff_alpha_per_topic(labels: ArrayLike, topics: ArrayLike,
+                                 level: str = "nominal") -> tuple[np.ndarray, np.ndarray]:
+    """Krippendorff's alpha per topic: each item's coincidences, summed per topic by one
+    ``bincount`` of (topic, value, value) cells, then alpha of every topic at once.
+
+    The values (and so the ordinal distances' order) are those of all topics; a value a
+    topic does not use has zero margins there and does not change its alpha.
+
+    Parameters
+    ----------
+    labels : array_like, shape (items, raters)
+        NaN for missing.
+    topics : array_like, shape (items,)
+    level : {"nominal", "ordinal", "interval", "ratio"}
+
+    Returns
+    -------
+    topic_ids : ndarray, shape (T,)
+    alpha : ndarray of float64, shape (T,)
+        NaN for a topic without two labels on any item or without expected disagreement.
+
+    Examples
+    --------
+    >>> nan = np.nan
+    >>> x = np.array([[1, 1], [2, 1], [3, 3], [1, 2], [2, 2], [1, nan]])
+    >>> ids, a = krippendorff_alpha_per_topic(x, ["a", "a", "a", "b", "b", "b"], "interval")
+    >>> ids.tolist(), a.round(4).tolist()
+    (['a', 'b'], [0.8276, 0.0])
+    """
+    values, counts = _alpha_counts(labels, level)
+    ids, t = _topic_codes(topics, counts.shape[0])
+    V, T = len(values), len(ids)
+    m = counts.sum(axis=1)
+    pair = m >= 2
+    cu, tu = counts[pair].astype(np.float64), t[pair]
+    per_item = (cu[:, :, None] * cu[:, None, :]
+                - cu[:, :, None] * np.eye(V)[None]) / (m[pair] - 1.0)[:, None, None]
+    flat = (tu[:, None] * (V * V) + np.arange(V * V)[None, :]).ravel()
+    o = np.bincount(flat, weights=per_item.reshape(-1), minlength=T * V * V)
+    return ids, _alpha_from_coincidences(o.reshape(T, V, V), values, level)
 
 
 @dataclass(frozen=True)
@@ -611,3 +669,62 @@ def joint_labels(*qrels: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     topic = joined.index.get_level_values(0).to_numpy(dtype=object)
     docno = joined.index.get_level_values(1).to_numpy(dtype=object)
     return topic, docno, joined.to_numpy(dtype=np.int64)
+
+
+def pooled_kappa_ci(counts: ArrayLike, weights: str | None = None, *,
+                    confidence_level: float = 0.95, B: int = 1000, seed: int = 0,
+                    study: str = "stats/agreement/pooled", key: Sequence[int] = ()
+                    ) -> AgreementCI:
+    """Kappa of the confusion matrix pooled over topics, with a bootstrap-over-topics
+    percentile interval.
+
+    Resample ``b`` draws topics with replacement (count matrix ``c_b`` of
+    :func:`irsim.sampling.topics.bootstrap_counts`, keyed by ``(seed, study, key)``); its
+    pooled confusion matrix is ``sum_t c_bt * C_t``, for all resamples at once as one
+    integer-valued product (exact in float64), and its kappa comes from
+    :func:`kappa_from_confusion`. Resamples whose kappa is undefined are left out of the
+    percentiles.
+
+    Parameters
+    ----------
+    counts : array_like, shape (topics, L, L)
+        Per-topic confusion matrices (:func:`confusion_per_topic`).
+    weights : {None, "linear", "quadratic"}
+    confidence_level, B, seed, study, key
+        As :func:`mean_kappa_ci`.
+
+    Returns
+    -------
+    AgreementCI
+        ``mean`` is the pooled kappa of all topics.
+
+    Examples
+    --------
+    >>> a = np.array([0, 1, 1, 0, 1, 0, 0, 1, 1, 1, 0, 0])
+    >>> b = np.array([0, 1, 0, 0, 1, 1, 0, 1, 1, 0, 0, 0])
+    >>> _, c = confusion_per_topic(a, b, np.repeat(["q1", "q2", "q3", "q4"], 3))
+    >>> ci = pooled_kappa_ci(c, B=500, seed=2)
+    >>> bool(np.isclose(ci.mean, cohen_kappa(a, b))), ci.topics
+    (True, 4)
+    """
+    from irsim.sampling.topics import bootstrap_counts
+    from irsim.stats._validation import check_confidence_level, check_int
+
+    c = np.asarray(counts)
+    if c.ndim != 3 or c.shape[1] != c.shape[2]:
+        raise InputError(f"counts must be (topics, L, L) confusion matrices, got {c.shape}")
+    T, L = c.shape[0], c.shape[1]
+    if T < 2:
+        raise InputError(f"a bootstrap over topics needs at least 2 topics, got {T}")
+    level = check_confidence_level(confidence_level)
+    B = check_int("B", B, minimum=1)
+    kappa = float(kappa_from_confusion(c.sum(axis=0), weights))
+    draws = bootstrap_counts(seed, study, T, 0, B, key=tuple(key))  # (B, T)
+    pooled = (draws @ c.reshape(T, L * L).astype(np.float64)).reshape(B, L, L)
+    star = kappa_from_confusion(pooled, weights)
+    star = star[~np.isnan(star)]
+    if len(star) == 0:
+        return AgreementCI(kappa, float("nan"), float("nan"), T, level)
+    alpha = (1.0 - level) / 2.0
+    low, high = np.quantile(star, [alpha, 1.0 - alpha])
+    return AgreementCI(kappa, float(low), float(high), T, level)
