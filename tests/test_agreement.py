@@ -31,7 +31,14 @@ from irsim.stats.agreement import (
     mean_kappa_ci,
     pooled_kappa_ci,
 )
-from irsim.stats.kendall import rank_changes, ranks, tau_ap, tau_b_matrix, top_k_overlap
+from irsim.stats.kendall import (
+    rank_agreement,
+    rank_changes,
+    ranks,
+    tau_ap,
+    tau_b_matrix,
+    top_k_overlap,
+)
 from tests.conftest import SHARED_DATA
 
 RNG = np.random.default_rng(20250713)
@@ -296,6 +303,33 @@ def test_rank_helpers():
     assert top_k_overlap(x, y, 3) == 1.0
     with pytest.raises(ValueError, match="k must be"):
         top_k_overlap(x, y, 0)
+
+
+def test_rank_agreement_equals_a_loop_over_resamples():
+    from scipy.stats import kendalltau, spearmanr
+
+    x = RNG.uniform(0, 1, (12, 25)) + np.linspace(0, 0.4, 12)[:, None]
+    y = x + RNG.normal(0, 0.25, x.shape)
+    y[3] = y[4]  # two systems tied under y
+    r = rank_agreement(x, y, B=300, seed=4, confidence_level=0.9)
+    mx, my = x.mean(axis=1), y.mean(axis=1)
+    assert r.tau_b == pytest.approx(kendalltau(mx, my).statistic, abs=1e-12)
+    assert r.spearman == pytest.approx(spearmanr(mx, my).statistic, abs=1e-12)
+    assert r.tau_ap == pytest.approx(float(tau_ap(mx, my)), abs=1e-12)
+    idx = bootstrap_indices(4, "stats/rank_agreement", 25, 0, 300)
+    tb, ta, sp = [], [], []
+    for row in idx:
+        bx, by = x[:, row].mean(axis=1), y[:, row].mean(axis=1)
+        by[3] = by[4]  # equal per-topic scores give equal means (exact sums do the same)
+        tb.append(kendalltau(bx, by).statistic)
+        ta.append(float(tau_ap(bx, by)))
+        sp.append(spearmanr(bx, by).statistic)
+    for got, ref in ((r.tau_b_ci, tb), (r.tau_ap_ci, ta), (r.spearman_ci, sp)):
+        np.testing.assert_allclose(got, np.quantile(ref, [0.05, 0.95]), atol=1e-12)
+    # tau_AP broadcasts one reference per resample
+    xs, ys = RNG.random((5, 12)), RNG.random((5, 12))
+    np.testing.assert_allclose(tau_ap(xs, ys), [float(tau_ap(a, b)) for a, b in zip(xs, ys,
+                                                                                    strict=True)])
 
 
 # --- the SIGIR 2025 re-annotation paper on TREC DL 2019 -----------------------------------

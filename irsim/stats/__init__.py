@@ -58,7 +58,7 @@ from irsim.stats.ci import (
     mean_acceleration,
     mean_ci,
 )
-from irsim.stats.kendall import tau_ap
+from irsim.stats.kendall import RankAgreement, rank_agreement, tau_ap
 from irsim.stats.meta import MetaResult, fixed_effect, meta_analysis, random_effects
 from irsim.stats.multiple import CORRECTIONS, adjust, reject
 from irsim.stats.randomisation import RandomisationResult, randomisation_test
@@ -92,6 +92,8 @@ __all__ = [
     "mean_kappa_ci",
     "pooled_kappa_ci",
     "tau_ap",
+    "RankAgreement",
+    "rank_agreement",
     "BAYES_TESTS",
     "BayesFactorResult",
     "BayesTestSpec",
