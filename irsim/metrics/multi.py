@@ -1,12 +1,16 @@
 """Runs under many qrels of the same topics in one pass, and composite qrels.
 
 :func:`evaluate_many` scores parsed runs under several qrels (one per assessor, LLM, or
-composite) with one factorisation, one sort and one padding of the ranked lists: the grades
-of every qrels are looked up at once into a ``(qrels, lists, ranks)`` block whose qrels axis
-is folded into the rows, with one :class:`~irsim.metrics.block.Ideal` over
-``qrels x topics`` virtual topics, so every measure kernel runs once per chunk for all qrels.
-Each qrels' :class:`~irsim.data.matrix.ScoreMatrix` equals what
-:func:`~irsim.metrics.evaluate` gives for it alone (same topics, same values).
+composite) with one factorisation, one sort and one padding of the ranked lists: the grade
+row of every retrieved document is found once in a (judged keys x qrels) grade table, the
+blocks of all qrels are gathered from it with the qrels axis folded into the rows (only the
+(qrels, list) pairs whose topic the qrels keeps), and an
+:class:`~irsim.metrics.block.Ideal` over ``qrels x topics`` virtual topics serves them all,
+so every measure kernel runs once per chunk for all qrels (once per distinct block width:
+each qrels keeps the width :func:`~irsim.metrics.evaluate` would give it, so sums along the
+ranks add the same terms in the same order). Each qrels'
+:class:`~irsim.data.matrix.ScoreMatrix` equals what :func:`~irsim.metrics.evaluate` gives
+for it alone, bit for bit (same topics, same values).
 
 :func:`composite_qrels` builds the qrels of another assessor over a reference's judgments,
 with an explicit rule for the pairs the reference judged and the other did not
