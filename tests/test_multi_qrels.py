@@ -101,6 +101,17 @@ def test_condensed_lists_equal_runs_without_unjudged_documents():
     assert not np.array_equal(plain.values, out["other"].values)
 
 
+@pytest.mark.parametrize("depth", [None, 7])
+def test_depth_and_ties_equal_evaluate(depth):
+    runs, qrels = generate(21, n_runs=4, n_topics=10, ties=True)
+    other = Qrels(qrels.topic, qrels.docno, np.clip(qrels.grade - 1, -1, 3), source="other")
+    measures = ["AP", "nDCG", "P@10", "RR", "nDCG@20"]
+    out = evaluate_many(runs, {"ref": qrels, "other": other}, measures, depth=depth,
+                        missing="zero")
+    for name, q in (("ref", qrels), ("other", other)):
+        assert_same(out[name], evaluate(runs, q, measures, depth=depth, missing="zero"))
+
+
 def test_condense():
     u = UNJUDGED
     g = np.array([[u, 2, u, 0], [u, u, u, u], [1, 2, 3, 0]])
