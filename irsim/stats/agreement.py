@@ -47,12 +47,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
 from irsim.errors import ConfigError, InputError
+
+if TYPE_CHECKING:
+    from irsim.data.types import Qrels
 
 __all__ = [
     "KAPPA_WEIGHTS",
@@ -629,7 +633,7 @@ def mean_kappa_ci(values: ArrayLike, *, confidence_level: float = 0.95, B: int =
                        float(np.asarray(ci.high).ravel()[0]), len(v), float(confidence_level))
 
 
-def joint_labels(*qrels: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def joint_labels(*qrels: Qrels) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The (topic, docno) pairs judged in every one of several qrels, with their grades.
 
     Parameters
