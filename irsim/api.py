@@ -605,11 +605,11 @@ def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
 
     entry = get(name)
     fields = {f.name for f in _config_fields(name)}
-    unknown = [k for k in kwargs if k not in fields and k not in _COMMON]
+    extra = set(_COMMON) | set(entry.kind.keywords)
+    unknown = [k for k in kwargs if k not in fields and k not in extra]
     if unknown:
-        raise unknown_name(f"parameter of irsim.{name}", unknown[0], sorted(fields |
-                                                                            set(_COMMON)))
-    common = {k: kwargs.pop(k) for k in list(kwargs) if k in _COMMON and k not in fields}
+        raise unknown_name(f"parameter of irsim.{name}", unknown[0], sorted(fields | extra))
+    common = {k: kwargs.pop(k) for k in list(kwargs) if k in extra and k not in fields}
     if "metrics" in fields and "metrics" in kwargs:
         common["metrics"] = kwargs["metrics"]
     seed = common.get("seed", 0)
@@ -630,7 +630,10 @@ def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
         metrics = common.get("metrics")
         metrics = [metrics] if isinstance(metrics, str) else metrics
         runs, qrels = common.get("runs"), common.get("qrels")
-        if runs is not None or qrels is not None:
+        if entry.kind.from_python is not None:  # a kind the study's own package declares
+            keywords = {k: common.get(k, v) for k, v in entry.kind.keywords.items()}
+            data = entry.kind.from_python(data, keywords, config)
+        elif runs is not None or qrels is not None:
             if data is not None:
                 raise ConfigError("give the data either positionally or as runs=/qrels=")
             docs = as_doc_collection(runs, qrels)
@@ -736,15 +739,15 @@ def study_function(name: str) -> Callable[..., Result]:
     names = {f.name for f in fields}
     for f in fields:
         params.append(P(f.name, P.KEYWORD_ONLY, default=_default(f)))
-    extra = {"runs": None, "qrels": None, "metric": None, "metrics": None, "seed": 0,
-             "engine": "local", "workers": None, "shard_items": None,
-             "shard_replicates": None, "progress": None}
+    from irsim.experiments import get
+
+    extra = {**get(name).kind.keywords, "runs": None, "qrels": None, "metric": None,
+             "metrics": None, "seed": 0, "engine": "local", "workers": None,
+             "shard_items": None, "shard_replicates": None, "progress": None}
     for key, default in extra.items():
         if key not in names:
             params.append(P(key, P.KEYWORD_ONLY, default=default))
     study.__signature__ = inspect.Signature(params, return_annotation=Result)
-    from irsim.experiments import get
-
     entry = get(name)
     study.__doc__ = (
         f"{entry.description[:1].upper()}{entry.description[1:]}.\n\n"

@@ -198,3 +198,18 @@ def test_registration_refuses_programming_errors():
     with pytest.raises(ConfigError, match=r"unknown experiment 'swp' \(did you mean 'swap'"):
         registry.get("swp")
     assert np.array_equal(registry.names(), [s.name for s in registry.studies()])
+
+
+def test_a_data_kind_is_declared_by_its_study():
+    """A kind beyond matrix/docs brings its two loaders; built-in names are refused and a
+    study may name it by object or by name."""
+    kind = registry.data_kind("pair_of_matrices_test", description="two matrices",
+                              from_config=lambda cfg, config: ("cfg", config),
+                              from_python=lambda data, kw, config: (data, kw["left"]),
+                              keywords={"left": None})
+    assert registry.kinds()["pair_of_matrices_test"] is kind
+    assert kind.keywords == {"left": None} and kind.from_python(1, {"left": 2}, None) == (1, 2)
+    with pytest.raises(ValueError, match="data kind 'docs' is built in"):
+        registry.data_kind("docs", description="x", from_config=print, from_python=print)
+    assert registry.get("effort").kind.name == "docs"
+    assert registry.get("swap").kind.from_config is None  # read by irsim.kit.loading

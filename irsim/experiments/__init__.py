@@ -97,7 +97,12 @@ def load(cfg: Any) -> tuple[str, Any, Any, Shards]:
     config = OmegaConf.to_object(cfg.experiment)
     if cfg.get("metrics") is not None and hasattr(config, "metrics"):
         config.metrics = None  # the top-level `metrics` chose the data: it wins
-    data = doc_collection(cfg) if entry.data == "docs" else score_matrix(cfg, entry.pooled(config))
+    if entry.kind.from_config is not None:  # a kind the study's own package declares
+        data = entry.kind.from_config(cfg, config)
+    elif entry.data == "docs":
+        data = doc_collection(cfg)
+    else:
+        data = score_matrix(cfg, entry.pooled(config))
     return name, config, data, engine_shards(cfg)
 
 

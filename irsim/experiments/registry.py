@@ -41,12 +41,13 @@ from typing import Any
 
 from irsim.errors import unknown_name
 
-__all__ = ["Study", "DATA_KINDS", "ENTRY_POINTS", "study", "get", "names", "studies",
-           "headlines"]
+__all__ = ["Study", "DataKind", "DATA_KINDS", "ENTRY_POINTS", "study", "data_kind", "get",
+           "names", "studies", "headlines", "kinds"]
 
-#: What a study reads: ``"matrix"`` (per-topic scores, :class:`~irsim.data.ScoreMatrix`; with
-#: several collections, one study per collection unless ``pools`` says the study pools them)
-#: or ``"docs"`` (runs and qrels, :class:`~irsim.data.DocCollection`).
+#: The data kinds irsim's loaders read for a study: ``"matrix"`` (per-topic scores,
+#: :class:`~irsim.data.ScoreMatrix`; with several collections, one study per collection
+#: unless ``pools`` says the study pools them) or ``"docs"`` (runs and qrels,
+#: :class:`~irsim.data.DocCollection`). Other kinds are declared with :func:`data_kind`.
 DATA_KINDS = ("matrix", "docs")
 
 #: The entry-point group of studies shipped in other distributions.
@@ -54,6 +55,79 @@ ENTRY_POINTS = "irsim.studies"
 
 _REGISTRY: dict[str, Study] = {}
 _SCANNED = False
+
+
+@dataclass(frozen=True)
+class DataKind:
+    """What a study reads, and how each door gets it.
+
+    Attributes
+    ----------
+    name : str
+        The kind's name (``Study.data``).
+    description : str
+        One line.
+    from_config : callable or None
+        ``from_config(cfg, config) -> data``: the command line's data, from the composed
+        Hydra config (``cfg.collection``, ``cfg.data_dir`` ...) and the study's ``Config``.
+        None for the built-in kinds (:data:`DATA_KINDS`, read by :mod:`irsim.kit.loading`).
+    from_python : callable or None
+        ``from_python(data, keywords, config) -> data``: the Python door's data, from the
+        positional argument and the kind's `keywords` as the caller gave them. None for the
+        built-in kinds (:mod:`irsim.api`).
+    keywords : dict
+        Keyword parameters the kind adds to ``irsim.<study>`` (name -> default).
+    """
+
+    name: str
+    description: str
+    from_config: Callable[[Any, Any], Any] | None = None
+    from_python: Callable[[Any, Mapping[str, Any], Any], Any] | None = None
+    keywords: Mapping[str, Any] = field(default_factory=dict)
+
+
+_KINDS: dict[str, DataKind] = {
+    "matrix": DataKind("matrix", "per-topic scores: systems x topics per metric"),
+    "docs": DataKind("docs", "runs and qrels (ranked documents and relevance judgments)"),
+}
+
+
+def data_kind(name: str, *, description: str, from_config: Callable[[Any, Any], Any],
+              from_python: Callable[[Any, Mapping[str, Any], Any], Any],
+              keywords: Mapping[str, Any] | None = None) -> DataKind:
+    """Declare a data kind (what a study reads) with its two loaders: pass the result as
+    ``data=`` of :func:`study`. Shared code is not touched: the command line calls
+    `from_config`, the Python door `from_python` (see :class:`DataKind`).
+
+    Raises
+    ------
+    ValueError
+        A built-in kind's name, or a name another module declared differently.
+
+    Examples
+    --------
+    >>> kind = data_kind("two_matrices", description="a pair of score matrices",
+    ...                  from_config=lambda cfg, config: None,
+    ...                  from_python=lambda data, kw, config: data)
+    >>> kind.name, kinds()["two_matrices"] is kind
+    ('two_matrices', True)
+    """
+    if name in DATA_KINDS:
+        raise ValueError(f"data kind {name!r} is built in")
+    kind = DataKind(name, " ".join(description.split()), from_config, from_python,
+                    dict(keywords or {}))
+    old = _KINDS.get(name)
+    if old is not None and (old.from_config, old.from_python) != (from_config, from_python):
+        if getattr(from_config, "__module__", None) != getattr(old.from_config, "__module__",
+                                                               None):
+            raise ValueError(f"data kind {name!r} is declared already")
+    _KINDS[name] = kind
+    return kind
+
+
+def kinds() -> dict[str, DataKind]:
+    """Every data kind declared so far, by name."""
+    return dict(_KINDS)
 
 
 @dataclass(frozen=True)
@@ -70,8 +144,9 @@ class Study:
         The study's ``Config`` dataclass (Hydra structured config and keyword parameters).
     make : callable
         ``make(config, data, *, seed, shards[, engine]) -> (study object, kernel data)``.
-    data : {"matrix", "docs"}
-        What the study reads (:data:`DATA_KINDS`).
+    data : str
+        What the study reads: a data kind's name (:data:`DATA_KINDS` or one declared with
+        :func:`data_kind`; :attr:`kind`).
     module : str
         The module that registered it.
     order : int
@@ -102,6 +177,11 @@ class Study:
     tables: tuple[Any, ...] = field(default=())
     headlines: Mapping[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
 
+    @property
+    def kind(self) -> DataKind:
+        """The data kind the study reads."""
+        return _KINDS[self.data]
+
     def pooled(self, config: Any) -> bool:
         """Whether this study with `config` reads several collections pooled."""
         return bool(self.pools(config)) if self.pools is not None else False
@@ -118,7 +198,8 @@ class Study:
         return module if hasattr(module, "sections") else None
 
 
-def study(name: str, *, config: type, data: str, description: str, order: int = 1000,
+def study(name: str, *, config: type, data: str | DataKind, description: str,
+          order: int = 1000,
           pools: Callable[[Any], bool] | None = None, report: str | None = None,
           tables: Sequence[Any] = (),
           headlines: Mapping[str, tuple[Sequence[str], str]] | None = None
@@ -132,8 +213,8 @@ def study(name: str, *, config: type, data: str, description: str, order: int = 
     config : type
         Its ``Config`` dataclass: every field has a default; a field ``name`` (if present)
         defaults to `name`.
-    data : {"matrix", "docs"}
-        What it reads.
+    data : str or DataKind
+        What it reads: ``"matrix"``, ``"docs"`` or a kind from :func:`data_kind`.
     description : str
         One line.
     order : int
@@ -163,8 +244,10 @@ def study(name: str, *, config: type, data: str, description: str, order: int = 
 
     if not name.isidentifier():
         raise ValueError(f"study name {name!r} is not a Python identifier")
-    if data not in DATA_KINDS:
-        raise ValueError(f"study {name!r}: data={data!r} is not one of {DATA_KINDS}")
+    if isinstance(data, DataKind):
+        data = data.name
+    if data not in _KINDS:
+        raise ValueError(f"study {name!r}: data={data!r} is not one of {tuple(_KINDS)}")
     if not dataclasses.is_dataclass(config):
         raise ValueError(f"study {name!r}: config must be a dataclass")
 
