@@ -552,6 +552,13 @@ class Result:
             write_manifest(directory, record)
         return path
 
+    def headline(self) -> str:
+        """The run's answer in a few lines: each summary table of the study (what the
+        command line prints at the end of a run, :func:`irsim.report.headline_text`)."""
+        from irsim.report import headline_text
+
+        return headline_text(self.name, self.tables)
+
     def __repr__(self) -> str:
         parts = ", ".join(f"{k}: {t.num_rows} rows" for k, t in self.tables.items())
         return f"<irsim {self.name} result: {parts}>"

@@ -358,3 +358,49 @@ def figures_markdown() -> str:
     lines.insert(2, f"| `discpower` | {', '.join(f'`{n}`' for n in disc) or '(none declared)'}"
                     f" |")
     return "\n".join(lines) + "\n"
+
+
+def headline_text(name: str, tables: dict[str, pa.Table], *, max_rows: int = 20) -> str:
+    """The answer of a run on the console: each summary table of study `name` (its
+    registration's ``headlines``: key columns and headline column) as a short aligned text
+    table; keys with one value across the table are stated once above it. Empty when the
+    study declares no headline.
+
+    Examples
+    --------
+    >>> t = pa.table({"metric": ["AP", "AP"], "test": ["t", "sign"], "alpha": [0.05, 0.05],
+    ...               "sensitivity": [0.61, 0.4]})
+    >>> print(headline_text("discpower", {"discpower": t}))
+    discpower: sensitivity (alpha=0.05, metric=AP)
+    test  sensitivity
+    t     0.61
+    sign  0.4
+    """
+    from irsim.errors import ConfigError
+    from irsim.experiments.registry import get
+
+    try:
+        wanted = get(name).headlines
+    except ConfigError:
+        return ""
+    blocks: list[str] = []
+    for tname, (keys, value) in wanted.items():
+        table = tables.get(tname)
+        if table is None or value not in table.column_names or not table.num_rows:
+            continue
+        cols = (["collection"] if "collection" in table.column_names else []) + [
+            k for k in keys if k in table.column_names]
+        df = table.select([*cols, value]).to_pandas()
+        fixed = [k for k in cols if df[k].nunique(dropna=False) == 1]
+        varying = [k for k in cols if k not in fixed]
+        where = ", ".join(f"{k}={fmt(df[k].iloc[0])}" for k in sorted(fixed))
+        head = f"{tname}: {value}" + (f" ({where})" if where else "")
+        if len(df) > max_rows:
+            head += f"; first {max_rows} of {len(df)} rows (all: results/{tname}.parquet)"
+        rows = [[*varying, value]] + [[fmt(v) for v in r] for r in
+                                      df[[*varying, value]].head(max_rows).itertuples(
+                                          index=False, name=None)]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        blocks.append("\n".join([head, *("  ".join(c.ljust(w) for c, w in zip(
+            r, widths, strict=True)).rstrip() for r in rows)]))
+    return "\n\n".join(blocks)
