@@ -48,10 +48,10 @@ from irsim.metrics.evaluate import (
     _check_inputs,
     _chunks,
     _factorize_strings,
-    _list_order,
     _measures,
     _run_file,
     _select_topics,
+    run_lists,
 )
 from irsim.metrics.measures import Measure
 
@@ -317,24 +317,8 @@ def evaluate_many(
         run, score, rt, rd = run[rows], score[rows], rt[rows], rd[rows]
     values = np.zeros((Q, len(ms), S, T))
     if len(score):
-        t_out = tmap[rt]
-        g = run * T + t_out
-        doc_desc = (n_doc - 1) - rd
-        o1 = _list_order(g, doc_desc, n_doc, packed=S * T * n_doc < 2**63)
-        g1, d1 = g[o1], rd[o1]
-        same = (g1[1:] == g1[:-1]) & (d1[1:] == d1[:-1])
-        if same.any():
-            j = int(o1[int(np.argmax(same)) + 1])
-            i = j if rows is None else int(rows[j])
-            s = int(run[j])
-            raise InputError(f"duplicate docno {runs.docno[i]!r} for topic {runs.topic[i]!r} "
-                             f"in run {runs.names[s]!r}", file=_run_file(runs, s))
-        starts = np.flatnonzero(np.concatenate([[True], g1[1:] != g1[:-1]]))
-        lens = np.diff(np.append(starts, len(g1)))
-        group_id = g1[starts]
-        score1 = score[o1]
-        key1 = t_out[o1] * n_doc + d1
-        del g1, d1, doc_desc
+        starts, lens, group_id, score1, key1 = run_lists(runs, run, score, rt, rd, rows,
+                                                         tmap, n_doc, S, T)
 
         max_len = int(lens.max())
         list_depth = max_len if depth is None else min(max_len, int(depth))
