@@ -65,7 +65,13 @@ def _files(spec: Any, data_dir: str | None, offline: bool, what: str,
            name: Any = None) -> list[Path]:
     if spec is None:
         raise ConfigError(f"collection.{what} is required for collection kind 'trec'")
-    items = [spec] if isinstance(spec, (str, os.PathLike)) else list(spec)
+    if isinstance(spec, str | os.PathLike):
+        items = [spec]
+    elif isinstance(spec, Sequence):  # a list (an OmegaConf ListConfig is one)
+        items = list(spec)
+    else:
+        raise ConfigError(f"collection.{what} must be a file, a glob or a list of them, got "
+                          f"{spec!r}")
     out: list[Path] = []
     for item in items:
         text = str(item)
