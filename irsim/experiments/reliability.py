@@ -126,7 +126,10 @@ class Config:
        description=("test collection reliability (generalizability theory): variance components, "
                     "E(rho^2) and Phi with CIs, D-study and topics for a target (Urbano 2013)"),
        headlines={"reliability": (("metric",), "e_rho2"),
-                  "reliability_topics": (("metric", "indicator", "target"), "topics")})
+                  "reliability_topics": (("metric", "indicator", "target"), "topics")},
+       question=("How reliable is a collection (variance components, E(rho^2), Phi), how many "
+                 "topics would make it reliable enough, and do the indicators predict the true"
+                 " ordering? (Urbano et al. 2013; Urbano 2016)"))
 def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
          ) -> tuple[Reliability, ScoreMatrix]:
     """The reliability study of `config` on the metrics it selects from `data`.

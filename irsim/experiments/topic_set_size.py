@@ -170,7 +170,9 @@ def _floats(values: Any, key: str) -> tuple[float, ...]:
                     "(Sakai 2016)"),
        headlines={
            "topic_set_size": (("metric", "design", "alpha", "beta", "min_diff", "m"), "n"),
-           "topic_set_size_check": (("metric", "alpha", "beta", "min_diff"), "realised_power")})
+           "topic_set_size_check": (("metric", "alpha", "beta", "min_diff"), "realised_power")},
+       question=("How many topics does a paired t test, an ANOVA over m systems or a CI need, "
+                 "and does the plan deliver its power on simulated collections? (Sakai 2016)"))
 def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
          ) -> tuple[TopicSetSize, ScoreMatrix | CheckData]:
     """The topic set size study of `config` on the metrics it selects from `data` (with the

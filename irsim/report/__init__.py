@@ -375,7 +375,19 @@ def headline_text(name: str, tables: dict[str, pa.Table], *, max_rows: int = 20)
     test  sensitivity
     t     0.61
     sign  0.4
+
+    With two keys or more whose last has a few values, those values become columns:
+
+    >>> t2 = pa.table({"metric": ["AP"] * 4, "test": ["t", "t", "sign", "sign"],
+    ...                "alpha": [0.01, 0.05] * 2, "sensitivity": [0.5, 0.61, 0.3, 0.4]})
+    >>> print(headline_text("discpower", {"discpower": t2}))
+    discpower: sensitivity by alpha (metric=AP)
+    test  alpha=0.01  alpha=0.05
+    t     0.5         0.61
+    sign  0.3         0.4
     """
+    import pandas as pd
+
     from irsim.errors import ConfigError
     from irsim.experiments.registry import get
 
@@ -395,11 +407,25 @@ def headline_text(name: str, tables: dict[str, pa.Table], *, max_rows: int = 20)
         varying = [k for k in cols if k not in fixed]
         where = ", ".join(f"{k}={fmt(df[k].iloc[0])}" for k in sorted(fixed))
         head = f"{tname}: {value}" + (f" ({where})" if where else "")
-        if len(df) > max_rows:
-            head += f"; first {max_rows} of {len(df)} rows (all: results/{tname}.parquet)"
-        rows = [[*varying, value]] + [[fmt(v) for v in r] for r in
-                                      df[[*varying, value]].head(max_rows).itertuples(
-                                          index=False, name=None)]
+        spread = varying[-1] if len(varying) >= 2 else None
+        if spread is not None and df[spread].nunique() <= 6 and not df.duplicated(
+                varying).any():  # the last key's values as columns: a compact grid
+            columns = list(dict.fromkeys(df[spread]))
+            wide = df.pivot(index=varying[:-1], columns=spread, values=value)
+            order = list(dict.fromkeys(map(tuple, df[varying[:-1]].to_numpy().tolist())))
+            wide = wide.reindex(pd.MultiIndex.from_tuples(order) if len(varying) > 2
+                                else [o[0] for o in order])[columns]
+            body = [[*(k if isinstance(k, tuple) else (k,)), *vals] for k, vals in zip(
+                wide.index, wide.to_numpy().tolist(), strict=True)]
+            head = f"{tname}: {value} by {spread}" + (f" ({where})" if where else "")
+            titles = [*varying[:-1], *(f"{spread}={fmt(c)}" if not isinstance(c, str) else c
+                                       for c in columns)]
+        else:
+            body = df[[*varying, value]].to_numpy(object).tolist()
+            titles = [*varying, value]
+        if len(body) > max_rows:
+            head += f"; first {max_rows} of {len(body)} rows (all: results/{tname}.parquet)"
+        rows = [titles] + [[fmt(v) for v in r] for r in body[:max_rows]]
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         blocks.append("\n".join([head, *("  ".join(c.ljust(w) for c, w in zip(
             r, widths, strict=True)).rstrip() for r in rows)]))
