@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow as pa
 from matplotlib.figure import Figure
 
-from irsim.report import safe_name
+from irsim.report import safe_name, save_figure
 
 __all__ = [
     "sections",
@@ -119,7 +119,7 @@ def error_rate_plots(errors: pa.Table, extrapolation: pa.Table | None, out_dir: 
                      f"exponential trends (dashed); dotted: 5%", fontsize=10)
         fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / (3.6 * nrows + 0.4)))
         path = out_dir / f"error_rates_{safe_name(str(metric))}_{scheme}.png"
-        fig.savefig(path)
+        save_figure(fig, path)
         paths.append(path)
     return paths
 
@@ -167,7 +167,7 @@ def dependency_plot(dep: pa.Table, out_dir: Path | str) -> list[Path]:
             ax.legend(fontsize=8)
         fig.tight_layout()
         path = out_dir / f"error_dependency_{safe_name(str(metric))}.png"
-        fig.savefig(path)
+        save_figure(fig, path)
         paths.append(path)
     return paths
 
@@ -207,7 +207,7 @@ def sd_plot(sd: pa.Table, out_dir: Path | str) -> list[Path]:
     ax.legend(fontsize=8)
     fig.tight_layout()
     path = out_dir / "sd_by_size.png"
-    fig.savefig(path)
+    save_figure(fig, path)
     return [path]
 
 

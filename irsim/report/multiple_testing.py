@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from matplotlib.figure import Figure
 
-from irsim.report import markdown_table
+from irsim.report import markdown_table, save_figure
 from irsim.stats.registry import SIMULTANEOUS
 
 __all__ = ["FIGURES", "sections", "rates_plot"]
@@ -96,7 +96,7 @@ def rates_plot(rows: pa.Table, out_dir: Path, name: str, title: str,
                  fontsize=11)
     fig.tight_layout(rect=(0, 0.04 + 0.012 * ((len(labels) + 3) // 4), 1, 0.95))
     path = Path(out_dir) / f"{name}.png"
-    fig.savefig(path)
+    save_figure(fig, path)
     return path
 
 

@@ -81,14 +81,14 @@ def _wide(table: pa.Table, keys: tuple[str, ...], value: str, labels: dict[str, 
 
 def _plot(wide: Any, keys: tuple[str, ...], value: str, jobs: list[str],
           xs: list[float] | None, xlabel: str, path: Path, title: str) -> bool:
-    import matplotlib
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from irsim.report import save_figure
 
     if wide.empty or not jobs:
         return False
-    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    fig = Figure(figsize=(7.5, 4.5), dpi=120)
+    ax = fig.subplots()
     positions = xs if xs is not None else list(range(len(jobs)))
     shown = wide.head(MAX_LINES)
     for _, row in shown.iterrows():
@@ -106,10 +106,7 @@ def _plot(wide: Any, keys: tuple[str, ...], value: str, jobs: list[str],
               title_fontsize=7, loc="best")
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    tmp = path.with_name(path.stem + ".tmp.png")
-    fig.savefig(tmp, dpi=120)
-    plt.close(fig)
-    os.replace(tmp, path)
+    save_figure(fig, path)
     return True
 
 

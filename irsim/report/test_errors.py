@@ -10,6 +10,8 @@ import pandas as pd
 import pyarrow as pa
 from matplotlib.figure import Figure
 
+from irsim.report import save_figure
+
 __all__ = ["FIGURES", "sections", "nearest_alpha", "summary_table", "type1_plots", "power_plots",
            "type3_plots", "families_wide", "urbano_sections"]
 
@@ -146,7 +148,7 @@ def type1_plots(table: pa.Table, out_dir: Path) -> list[Path]:
                               xlabel="significance level alpha", ylabel="Type I error rate")
         _legend(fig, tests)
         path = Path(out_dir) / f"type1_error_{alt}.png"
-        fig.savefig(path)
+        save_figure(fig, path)
         paths.append(path)
     return paths
 
@@ -187,7 +189,7 @@ def power_plots(table: pa.Table, out_dir: Path, alpha: float = 0.05) -> list[Pat
                               ylabel="power (rejection rate)")
         _legend(fig, tests)
         path = Path(out_dir) / f"power_{alt}.png"
-        fig.savefig(path)
+        save_figure(fig, path)
         paths.append(path)
     return paths
 
@@ -306,7 +308,7 @@ def type3_plots(table: pa.Table, out_dir: Path, alpha: float = 0.05) -> list[Pat
                           ylabel="Type III error rate")
     _legend(fig, tests)
     path = Path(out_dir) / "type3_error.png"
-    fig.savefig(path)
+    save_figure(fig, path)
     return [path]
 
 

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from matplotlib.figure import Figure
 
-from irsim.report import markdown_table, safe_name
+from irsim.report import markdown_table, safe_name, save_figure
 
 __all__ = ["sections", "topic_set_size_plots", "check_plot", "FIGURES"]
 
@@ -65,7 +65,7 @@ def topic_set_size_plots(tss: pa.Table, out_dir: Path) -> list[Path]:
         fig.suptitle(f"Topic set size design for {metric}")
         fig.tight_layout()
         path = out_dir / f"topic_set_size_{safe_name(str(metric))}.png"
-        fig.savefig(path)
+        save_figure(fig, path)
         paths.append(path)
     return paths
 
@@ -107,7 +107,7 @@ def check_plot(check: pa.Table, out_dir: Path) -> Path:
     fig.suptitle("Planned against realised power on simulated collections of the planned size")
     fig.tight_layout()
     path = Path(out_dir) / "topic_set_size_check.png"
-    fig.savefig(path)
+    save_figure(fig, path)
     return path
 
 
