@@ -7,10 +7,10 @@ written:
 
 - every legend lies inside the figure (its bounding box in the renderer's window);
 - an axes' legend covers none of that axes' data points;
-- no two data series of one panel (lines of the legend) look alike (same colour, line style
-  and marker), and no two bar groups share a colour;
-- the figure title overlaps no axes and no axes title, and no axes title overlaps another
-  axes;
+- a panel draws at most 12 series (lines of the legend), no two of which look alike (same
+  colour, line style and marker), and no two bar groups share a colour;
+- the figure title lies inside the figure and overlaps no axes, no axes title and no
+  figure legend; no axes title overlaps another axes;
 - a series of a single point is drawn with a visible marker;
 - the tick labels of an axis of sampled sizes are exactly the sampled sizes;
 - in a sweep figure, categorical sweep values are not joined with lines.
@@ -40,6 +40,9 @@ from matplotlib.transforms import Bbox
 import irsim
 from irsim.data.synthetic import synthetic_scores, synthetic_trec
 from irsim.report import figure_hook, figures
+
+#: At most this many series (legend lines) in one panel.
+MAX_SERIES = 12
 
 #: Pixels of slack in every geometric comparison (antialiasing, rounding).
 SLACK = 1.0
@@ -152,6 +155,10 @@ def problems(fig: Figure, path: Path, expect: Expect | None = None) -> list[str]
                                   or ln.get_markersize() < 4):
                 found.append(f"{name}: panel {i} ({ax.get_title()!r}) draws a single point "
                              f"with marker {ln.get_marker()!r} of size {ln.get_markersize()}")
+        series = sum(len(labels) for labels in looks.values())
+        if series > MAX_SERIES:
+            found.append(f"{name}: panel {i} ({ax.get_title()!r}) draws {series} series "
+                         f"(more than {MAX_SERIES})")
         for key, labels in looks.items():
             if len(labels) > 1:
                 found.append(f"{name}: panel {i} ({ax.get_title()!r}) has {len(labels)} series "
@@ -164,6 +171,8 @@ def problems(fig: Figure, path: Path, expect: Expect | None = None) -> list[str]
     suptitle = getattr(fig, "_suptitle", None)
     if suptitle is not None and suptitle.get_text().strip():
         box = suptitle.get_window_extent(renderer)
+        if box.x0 < figbox.x0 - SLACK or box.x1 > figbox.x1 + SLACK or box.y1 > figbox.y1:
+            found.append(f"{name}: the figure title is clipped")
         for i, ax in enumerate(axes):
             if _overlap(box, ax.get_window_extent(renderer)):
                 found.append(f"{name}: the figure title overlaps panel {i}")
@@ -278,10 +287,11 @@ FAST = {
         alpha=[0.01, 0.05, 0.1], trials=40, B=50, seed=1),
         Expect(), ("type1_error_*", "power_*")),
     "effort": (lambda s, d: irsim.effort(
-        runs=d[0], qrels=d[1], pools=[{"metric": "AP", "depth": 20}, {"metric": "AP", "depth": 50}],
+        runs=d[0], qrels=d[1], pools=[{"metric": "AP", "depth": 20},
+                                      {"metric": "AP", "depth": 50}],
         subset_sizes=[3, 5], trials=5, seed=1), Expect(), ("effort.png",)),
-    "corpus_ci": (lambda s, d: irsim.corpus_ci(runs=d[0], qrels=d[1], B=50, splits=2, seed=1), Expect(),
-                  ("corpus_*",)),
+    "corpus_ci": (lambda s, d: irsim.corpus_ci(runs=d[0], qrels=d[1], B=50, splits=2, seed=1),
+                  Expect(), ("corpus_*",)),
 }
 
 
@@ -293,11 +303,13 @@ def test_every_figure_of_a_study_passes_the_checks(study, scores, docs, tmp_path
 
 
 @pytest.mark.slow
-def test_multiple_testing_figures_of_the_preset_layout(scores, tmp_path):
-    """The preset's grid (5 corrections x 3 shares of true nulls), small: no clipped legend,
-    no two lines alike in a panel, m ticks at the sampled numbers of systems."""
+@pytest.mark.parametrize("sizes", [[10], [10, 20]])
+def test_multiple_testing_figures_of_the_preset_layout(scores, tmp_path, sizes):
+    """The preset's grid (5 corrections x 3 shares of true nulls), small, with one and two
+    topic-set sizes: no clipped legend, no two lines alike in a panel, m ticks at the
+    sampled numbers of systems."""
     seen = render("multiple_testing", lambda: irsim.multiple_testing(
-        scores, metric="AP", tests=["t", "randomisation"], systems=M_VALUES, sizes=[10, 20],
+        scores, metric="AP", tests=["t", "randomisation"], systems=M_VALUES, sizes=sizes,
         share_null=[1.0, 0.5, 0.2], trials=20, B=40, seed=1),
         tmp_path, Expect(sizes={"multiple_testing_*": ("x", M_VALUES)}),
         ("multiple_testing_AP_t.png", "multiple_testing_AP_randomisation.png"))
@@ -307,9 +319,10 @@ def test_multiple_testing_figures_of_the_preset_layout(scores, tmp_path):
 @pytest.mark.slow
 def test_type3_figure_with_one_delta(shared_data, tmp_path):
     """design=urbano2019 with a single delta: every Type III series is one point."""
-    from conftest import urbano_csv
+    import pandas as pd
 
-    pool = {"AP": [urbano_csv(tmp_path, f"adhoc{k}_ap", 10) for k in (5, 6)]}
+    pool = {"AP": [pd.read_csv(shared_data / "urbano" / f"adhoc{k}_ap.csv").iloc[:, :10]
+                   for k in (5, 6)]}
     seen = render("test_errors", lambda: irsim.test_errors(
         pool, design="urbano2019", tests=["t", "sign"], sizes=[20], deltas=[0.05],
         alpha=[0.05], trials=30, power_trials=30, B=50, seed=1),

@@ -174,7 +174,8 @@ def dependency_plot(dep: pa.Table, out_dir: Path | str) -> list[Path]:
 
 def sd_plot(sd: pa.Table, out_dir: Path | str) -> list[Path]:
     """Mean (over systems) standard deviation of a system's mean score against the sample
-    size, one line per metric (the shaded band spans min..max over systems).
+    size, one line per metric (the shaded band spans min..max over systems); the x ticks are
+    the sampled sizes.
 
     Examples
     --------
@@ -185,6 +186,8 @@ def sd_plot(sd: pa.Table, out_dir: Path | str) -> list[Path]:
     >>> [p.name for p in sd_plot(t, tempfile.mkdtemp())]
     ['sd_by_size.png']
     """
+    from matplotlib.ticker import NullLocator
+
     out_dir = Path(out_dir)
     df = sd.to_pandas()
     fig = Figure(figsize=(6.5, 4.2), dpi=100)
@@ -195,10 +198,12 @@ def sd_plot(sd: pa.Table, out_dir: Path | str) -> list[Path]:
                           label=str(metric))
         ax.fill_between(rows.sample_size, rows.min_sd, rows.max_sd, alpha=0.15,
                         color=line.get_color())
-    from matplotlib.ticker import MaxNLocator
-
+    sizes = sorted(int(v) for v in df["sample_size"].unique())
     ax.set_xlabel("topics per sample")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # topics are whole numbers
+    ax.set_xticks(sizes)  # the sampled sizes, and only those
+    ax.set_xticklabels([str(v) for v in sizes], fontsize=8 if len(sizes) <= 12 else 6,
+                       rotation=0 if len(sizes) <= 12 else 90)
+    ax.xaxis.set_minor_locator(NullLocator())
     ax.set_ylabel("sd of a system's mean score")
     ax.set_ylim(0, None)
     ax.set_title("Standard deviation of the mean over random topic samples\n"

@@ -29,9 +29,23 @@ def _label(row: dict, design: str) -> str:
     return ", ".join(parts)
 
 
+_STYLES = ("-", "--", ":", "-.")
+_MARKERS = ("o", "s", "^", "D", "v", "P")
+
+
+def _colours(k: int) -> list:
+    """`k` distinct colours: the default cycle up to 10, a sampled colour map beyond."""
+    if k <= 10:
+        return [f"C{i}" for i in range(k)]
+    from matplotlib import colormaps
+
+    return [colormaps["turbo"](v) for v in np.linspace(0.05, 0.95, k)]
+
+
 def topic_set_size_plots(tss: pa.Table, out_dir: Path) -> list[Path]:
     """One figure per metric: a panel per design, topics needed (log scale) against the
-    minimum difference, one line per alpha / beta / m. Returns the PNG paths.
+    minimum difference, one line per alpha / beta / m (colour: alpha and beta; line style and
+    marker: m). Returns the PNG paths.
 
     Examples
     --------
@@ -51,11 +65,19 @@ def topic_set_size_plots(tss: pa.Table, out_dir: Path) -> list[Path]:
         for ax, design in zip(axes, designs, strict=True):
             part = rows[rows["design"] == design]
             keys = ["alpha", "m"] if design == "ci" else ["alpha", "beta", "m"]
-            for _, line in part.groupby(keys, sort=True, dropna=False):
+            levels = keys[:-1]  # colour: the (alpha, beta) pair; line style and marker: m
+            pairs = sorted({tuple(r) for r in part[levels].itertuples(index=False)})
+            colours = _colours(len(pairs))
+            ms = sorted(part["m"].unique())
+            for key, line in part.groupby(keys, sort=True, dropna=False):
                 line = line.sort_values("min_diff")
                 ok = line["n"].notna()
-                ax.plot(line["min_diff"][ok], line["n"][ok], marker="o", markersize=3,
-                        linewidth=1.2, label=_label(line.iloc[0].to_dict(), design))
+                k = ms.index(key[-1])
+                ax.plot(line["min_diff"][ok], line["n"][ok], color=colours[pairs.index(
+                        tuple(key[:-1]))],
+                        linestyle=_STYLES[k % len(_STYLES)], marker=_MARKERS[k % len(_MARKERS)],
+                        markersize=3.5, linewidth=1.2,
+                        label=_label(line.iloc[0].to_dict(), design))
             ax.set_yscale("log")
             ax.set_title(_TITLES.get(design, design))
             ax.set_xlabel("half-width" if design == "ci" else "minimum difference")
