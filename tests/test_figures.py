@@ -6,7 +6,7 @@ saves is inspected where it is saved (:func:`irsim.report.figure_hook`), before 
 written:
 
 - every legend lies inside the figure (its bounding box in the renderer's window);
-- an axes' legend covers none of that axes' data points;
+- an axes' legend covers none of that axes' data points and crosses none of its lines;
 - a panel draws at most 12 series (lines of the legend), no two of which look alike (same
   colour, line style and marker), and no two bar groups share a colour;
 - the figure title lies inside the figure and overlaps no axes, no axes title and no
@@ -100,6 +100,16 @@ def _points(ax: Any, line: Any) -> np.ndarray:
     return ax.transData.transform(xy) if len(xy) else xy
 
 
+def _along(ax: Any, line: Any, steps: int = 25) -> np.ndarray:
+    """Points along the drawn segments of `line` (none when it has no line style), in
+    display pixels."""
+    pts = _points(ax, line)
+    if line.get_linestyle() in ("None", "", " ") or len(pts) < 2:
+        return np.empty((0, 2))
+    t = np.linspace(0.0, 1.0, steps)[:, None, None]
+    return (pts[:-1] * (1 - t) + pts[1:] * t).reshape(-1, 2)
+
+
 def _ticks(ax: Any, axis: str) -> tuple[list[float], list[str]]:
     """The tick positions inside the view and their labels (major and labelled minor)."""
     a = ax.xaxis if axis == "x" else ax.yaxis
@@ -142,8 +152,10 @@ def problems(fig: Figure, path: Path, expect: Expect | None = None) -> list[str]
         inner = _shrunk(box)
         covered = sum(int(inner.count_contains(_points(ax, ln)))
                       for ln in _data_lines(ax) if len(_points(ax, ln)))
-        if covered:
-            found.append(f"{name}: {what} covers {covered} data point(s)")
+        crossed = sum(int(inner.count_contains(_along(ax, ln))) > 0 for ln in _data_lines(ax))
+        if covered or crossed:
+            found.append(f"{name}: {what} covers {covered} data point(s) and crosses "
+                         f"{crossed} line(s)")
     for i, ax in enumerate(axes):
         looks: dict[tuple, set[str]] = {}
         for ln in _data_lines(ax):
@@ -339,10 +351,10 @@ def _sweep(root: Path, scores: Any, jobs: list[dict[str, Any]]) -> Path:
     root.mkdir()
     for i, params in enumerate(jobs):
         job = root / str(i)
-        kwargs = {k: ([v] if k == "tests" else v) for k, v in params.items()}
-        irsim.discpower(scores, seed=1, **kwargs).report(job)
+        irsim.discpower(scores, seed=1, **params).report(job)
         (job / ".hydra").mkdir()
-        overrides = [f"experiment.{k}={v}" for k, v in params.items()]
+        overrides = [f"experiment.{k}=" + (f"[{','.join(v)}]" if isinstance(v, list) else
+                                           str(v)) for k, v in params.items()]
         (job / ".hydra" / "overrides.yaml").write_text(yaml.safe_dump(overrides))
     return root
 
@@ -359,9 +371,10 @@ def _sweep_figures(sweep: Path, expect: Expect) -> Collector:
 
 def test_sweep_figure_of_a_numeric_parameter(scores, tmp_path):
     """One numeric parameter swept: a numeric axis whose ticks are the swept values; the
-    legend (one entry per metric and test) covers no point and stays inside."""
+    legend (12 entries: metric x test x alpha) covers no point and stays inside."""
     values = [100, 150, 300]
-    sweep = _sweep(tmp_path / "sw", scores, [{"B": b, "tests": "t"} for b in values])
+    sweep = _sweep(tmp_path / "sw", scores,
+                   [{"B": b, "tests": ["paired_bootstrap", "t"]} for b in values])
     seen = _sweep_figures(sweep, Expect(sizes={"sweep_*": ("x", values)}))
     assert not seen.found, "\n".join(seen.found)
 
@@ -370,7 +383,7 @@ def test_sweep_figure_of_categorical_values(scores, tmp_path):
     """A categorical parameter swept (the Monte Carlo p-value rule): its values are not
     joined with lines."""
     sweep = _sweep(tmp_path / "sw", scores,
-                   [{"B": 100, "tests": "paired_bootstrap", "pvalue": v}
+                   [{"B": 100, "tests": ["paired_bootstrap"], "pvalue": v}
                     for v in ("count", "plus_one")])
     seen = _sweep_figures(sweep, Expect(categorical=("sweep_*",)))
     assert not seen.found, "\n".join(seen.found)

@@ -45,7 +45,7 @@ def _colours(k: int) -> list:
 def topic_set_size_plots(tss: pa.Table, out_dir: Path) -> list[Path]:
     """One figure per metric: a panel per design, topics needed (log scale) against the
     minimum difference, one line per alpha / beta / m (colour: alpha and beta; line style and
-    marker: m). Returns the PNG paths.
+    marker: m; the legend under the panel). Returns the PNG paths.
 
     Examples
     --------
@@ -60,7 +60,10 @@ def topic_set_size_plots(tss: pa.Table, out_dir: Path) -> list[Path]:
     paths = []
     for metric, rows in df.groupby("metric", sort=False):
         designs = list(dict.fromkeys(rows["design"]))
-        fig = Figure(figsize=(4.4 * len(designs) + 0.6, 4.4), dpi=120)
+        entries = max(rows[rows["design"] == d].groupby(
+            ["alpha", "beta", "m"], dropna=False).ngroups for d in designs)
+        legend_rows = -(-entries // 2) if entries > 4 else entries
+        fig = Figure(figsize=(4.4 * len(designs) + 0.6, 4.4 + 0.16 * legend_rows), dpi=120)
         axes = np.atleast_1d(fig.subplots(1, len(designs), sharey=True))
         for ax, design in zip(axes, designs, strict=True):
             part = rows[rows["design"] == design]
@@ -82,7 +85,9 @@ def topic_set_size_plots(tss: pa.Table, out_dir: Path) -> list[Path]:
             ax.set_title(_TITLES.get(design, design))
             ax.set_xlabel("half-width" if design == "ci" else "minimum difference")
             ax.grid(alpha=0.3, which="both")
-            ax.legend(fontsize=7)
+            n_lines = len(ax.get_legend_handles_labels()[1])  # below the panel, off the data
+            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16),
+                      ncol=2 if n_lines > 4 else 1, frameon=False)
         axes[0].set_ylabel("topics needed")
         fig.suptitle(f"Topic set size design for {metric}")
         fig.tight_layout()
