@@ -387,3 +387,69 @@ def test_sweep_figure_of_categorical_values(scores, tmp_path):
                     for v in ("count", "plus_one")])
     seen = _sweep_figures(sweep, Expect(categorical=("sweep_*",)))
     assert not seen.found, "\n".join(seen.found)
+
+
+# ------------------------------------------------------------------------------- the presets
+
+#: Monte Carlo sizes of a preset shrunk for the test (the layout of its figures is kept).
+SHRINK = {"trials": 10, "power_trials": 10, "check_trials": 20, "samples": 30,
+          "sd_samples": 5, "splits": 2}
+
+
+def _presets() -> list[str]:
+    from importlib.resources import files
+
+    return sorted(p.name[:-5] for p in (files("irsim.conf") / "experiment").iterdir()
+                  if p.name.endswith(".yaml"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", _presets())
+def test_every_preset_draws_checked_figures(preset, shared_data, docs, tmp_path):
+    """Every preset's parameters (its figures' layout) with small Monte Carlo sizes, on a
+    slice of TREC-8 ad hoc (60 runs, the preset's default metrics; matrix studies; the
+    pooled design on ad hoc 5 and 6) or a small synthetic TREC collection (document
+    studies): every figure passes the checks."""
+    import math
+    from importlib.resources import files
+
+    import pandas as pd
+
+    spec = yaml.safe_load((files("irsim.conf") / "experiment" / f"{preset}.yaml").read_text())
+    study = next(d for d in spec["defaults"] if isinstance(d, str) and "@" in d).split("@")[0]
+    params = dict(spec.get("experiment") or {})
+    params.pop("fit_threads", None)
+    params.update({k: min(v, params[k]) if k in params else v for k, v in SHRINK.items()
+                   if k in params})
+    if "B" in params:  # B * alpha >= 1 for every level
+        import dataclasses
+        import importlib
+
+        config = importlib.import_module(f"irsim.experiments.{study}").Config
+        alphas = params.get("alpha", next((f.default if f.default is not dataclasses.MISSING
+                                           else f.default_factory() for f in
+                                           dataclasses.fields(config) if f.name == "alpha"),
+                                          0.05))
+        alphas = alphas if isinstance(alphas, list) else [alphas]
+        params["B"] = max(20, math.ceil(1 / min(alphas) - 1e-9))
+    urbano = shared_data / "urbano"
+    metrics = {"AP": "ap", "P@10": "p10", "RR": "rr"}
+    if study in ("corpus_ci", "effort"):
+        data: Any = {"runs": docs[0], "qrels": docs[1]}
+    elif params.get("design") == "urbano2019":
+        data = {m: [pd.read_csv(urbano / f"adhoc{k}_{f}.csv").iloc[:, :10] for k in (5, 6)]
+                for m, f in list(metrics.items())[:2]}
+        params["sizes"], params["deltas"] = [25, 50], params["deltas"][::3]
+    else:
+        wanted = (spec.get("collection") or {}).get("default_metrics") or list(metrics)
+        data = {m: pd.read_csv(urbano / f"adhoc8_{f}.csv").iloc[:, :60]
+                for m, f in metrics.items() if m in wanted}
+    expect = Expect(sizes={"multiple_testing_*": ("x", params.get("systems", []))})
+    fn = getattr(irsim, study)
+    if isinstance(data, dict) and "runs" in data:
+        run = lambda: fn(runs=data["runs"], qrels=data["qrels"], seed=1, **params)  # noqa: E731
+    else:
+        run = lambda: fn(data, seed=1, **params)  # noqa: E731
+    seen = render(study, run, tmp_path / "run", expect)
+    assert seen.names, f"{preset} drew no figure"
+    assert not seen.found, "\n".join(seen.found)
