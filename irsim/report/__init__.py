@@ -5,16 +5,62 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from irsim.errors import InputError
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 __all__ = ["write_report", "report_command", "markdown_table", "fmt", "MISSING",
            "mean_scores", "figures", "rows_of", "per_collection_sections", "across_collections",
-           "figures_markdown", "safe_name"]
+           "figures_markdown", "safe_name", "save_figure", "figure_hook"]
+
+#: Callables that :func:`save_figure` calls with ``(figure, path)`` before it writes a figure
+#: (registered by :func:`figure_hook`; the figure tests check every figure here).
+_FIGURE_HOOKS: list[Callable[[Figure, Path], None]] = []
+
+
+@contextmanager
+def figure_hook(hook: Callable[[Figure, Path], None]) -> Iterator[None]:
+    """Within the block, call ``hook(figure, path)`` for every figure a report saves, before
+    it is written (the figure fully laid out; the hook may draw it, must not change it).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from matplotlib.figure import Figure
+    >>> seen = []
+    >>> with figure_hook(lambda fig, path: seen.append(path.name)):
+    ...     _ = save_figure(Figure(), Path(tempfile.mkdtemp()) / "x.png")
+    >>> seen
+    ['x.png']
+    """
+    _FIGURE_HOOKS.append(hook)
+    try:
+        yield
+    finally:
+        _FIGURE_HOOKS.remove(hook)
+
+
+def save_figure(fig: Figure, path: str | os.PathLike, **kwargs: Any) -> Path:
+    """Write `fig` as a PNG to `path` (through a temporary file beside it, so a reader never
+    sees half a PNG): the one place every report saves a figure. The hooks of
+    :func:`figure_hook` see the figure first. `kwargs` go to ``Figure.savefig``. Returns
+    the path.
+    """
+    path = Path(path)
+    for hook in list(_FIGURE_HOOKS):
+        hook(fig, path)
+    tmp = path.with_name(path.stem + ".tmp" + path.suffix)
+    fig.savefig(tmp, **kwargs)
+    os.replace(tmp, path)
+    return path
 
 
 def safe_name(text: str) -> str:
