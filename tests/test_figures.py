@@ -304,6 +304,8 @@ FAST = {
         subset_sizes=[3, 5], trials=5, seed=1), Expect(), ("effort.png",)),
     "corpus_ci": (lambda s, d: irsim.corpus_ci(runs=d[0], qrels=d[1], B=50, splits=2, seed=1),
                   Expect(), ("corpus_*",)),
+    "compare": (lambda s, d: irsim.compare(s, systems=list(s.systems[:4]), B=200, seed=1),
+                Expect(), ("compare_*",)),
 }
 
 

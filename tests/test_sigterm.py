@@ -14,14 +14,19 @@ import pytest
 
 @pytest.mark.slow
 @pytest.mark.skipif(os.name != "posix", reason="SIGTERM is a POSIX signal")
-def test_sigterm_prints_the_resume_command(tmp_path):
+@pytest.mark.parametrize("engine", ["local", pytest.param("ray", marks=pytest.mark.ray)])
+def test_sigterm_prints_the_resume_command(tmp_path, engine):
+    """engine=ray too: ray.init installs its own SIGTERM handler, which the engine puts
+    back."""
     run_dir = tmp_path / "run"
+    extra = ["engine=ray", "engine.workers=1"] if engine == "ray" else []
     # 480 shards of 250 resamples: still computing when the signal arrives on a busy machine
     proc = subprocess.Popen(
         [sys.executable, "-m", "irsim", "collection=synthetic_scores",
          "collection.systems=30", "experiment=discpower", "experiment.B=120000",
          "engine.shard_replicates=250", "experiment.estimated_diff=false",
-         "experiment.tests=[paired_bootstrap]", "quiet=true", f"hydra.run.dir={run_dir}"],
+         "experiment.tests=[paired_bootstrap]", "quiet=true", f"hydra.run.dir={run_dir}",
+         *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     try:
         deadline = time.monotonic() + 120

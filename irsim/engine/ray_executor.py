@@ -267,6 +267,25 @@ def _check_count(key: str, value: Any, low: int) -> int:
     return value
 
 
+
+def _signal_handlers() -> dict[int, Any] | None:
+    """The process's SIGTERM handler (main thread only; None elsewhere)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return {signal.SIGTERM: signal.getsignal(signal.SIGTERM)}
+
+
+def _restore_signal_handlers(handlers: dict[int, Any] | None) -> None:
+    """Put back what :func:`_signal_handlers` saw (the command line's SIGTERM-as-Ctrl-C)."""
+    import signal
+
+    for sig, handler in (handlers or {}).items():
+        if handler is not None:
+            signal.signal(sig, handler)
+
 class RayPool:
     """A pool of shard-running actors on a (started or joined) Ray cluster.
 
@@ -322,6 +341,7 @@ class RayPool:
                 kwargs["num_cpus"] = num_cpus
                 kwargs["_node_ip_address"] = "127.0.0.1"
             before = Watchdog.children() if not address else set()
+            handlers = _signal_handlers()
             try:
                 with _stderr_to_log():
                     ray.init(**kwargs)
@@ -329,6 +349,8 @@ class RayPool:
                 first = (str(err).strip().splitlines() or [type(err).__name__])[0]
                 where = f"engine.address={address!r}" if address else "a local Ray instance"
                 raise ConfigError(f"{where}: Ray did not start ({first})") from None
+            finally:  # ray.init installs its own SIGTERM handler (sys.exit): keep the host's
+                _restore_signal_handlers(handlers)
             self.started = not keep_alive
             self.watchdog = None if address else Watchdog(before)
             if keep_alive:

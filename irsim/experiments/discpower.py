@@ -551,10 +551,10 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     if study.correction in ("bonferroni", "holm") and monte_carlo:
         need = math.ceil(_pairs(data) / max(study.alphas))
         if study.B < need:  # the smallest Monte Carlo ASL, 1/(B+1), cannot pass alpha/pairs
-            _LOG.warning("%s with B=%d: a Monte Carlo ASL of %s is adjusted below alpha only "
-                         "%s; B >= %d is needed", study.correction, study.B,
-                         ", ".join(monte_carlo), "if its count is 0 (pvalue=count)"
-                         if study.pvalue == "count" else "never", need)
+            _LOG.warning("%s with B=%d: a Monte Carlo ASL of %s %s after the correction; "
+                         "B >= %d is needed", study.correction, study.B, ", ".join(monte_carlo),
+                         "passes alpha only when its count is 0 (pvalue=count)"
+                         if study.pvalue == "count" else "can never pass alpha", need)
     return study, data
 
 

@@ -4,20 +4,15 @@ differences."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pyarrow as pa
 
-from irsim.report import fmt, markdown_table
+from irsim.report import fmt, markdown_table, safe_name, save_figure
 
 __all__ = ["sections", "FIGURES", "forest_plot"]
 
 FIGURES = ("compare_<metric>.png",)
-
-
-def _safe(metric: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "_", metric).strip("_")
 
 
 def forest_plot(df, metric: str, path: Path) -> None:
@@ -39,7 +34,7 @@ def forest_plot(df, metric: str, path: Path) -> None:
     ax.set_xlabel(f"difference in mean {metric} (paired t interval)")
     ax.set_title(f"{metric}: differences between the chosen systems")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
 
 
@@ -75,7 +70,7 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
         for test, rows in part.groupby("test", sort=False):
             wide[f"p {test}"] = [fmt(p) + ("*" if s else "") for p, s in zip(
                 rows.p_adjusted, rows.significant, strict=True)]
-        name = f"compare_{_safe(str(metric))}.png"
+        name = f"compare_{safe_name(str(metric))}.png"
         forest_plot(part, str(metric), run_dir / name)
         lines += [f"### {metric}", "",
                   markdown_table(pa.Table.from_pandas(wide, preserve_index=False)), "",
