@@ -301,8 +301,10 @@ class AssessorInput:
 
     def describe(self) -> dict:
         """What the manifest records about the data."""
-        return {"kind": "runs_qrels_set", "runs": len(self.runs.names),
-                "qrels": {n: q.source for n, q in self.qrels.items()}, "depth": self.depth}
+        return {"kind": "runs_qrels_set", "run_names": list(self.runs.names),
+                "run_files": list(self.runs.sources),
+                "qrels_files": {n: q.source for n, q in self.qrels.items()},
+                "depth": self.depth}
 
 
 def _run_name(p: Path) -> str:
@@ -769,10 +771,16 @@ def decision_counts(p_ref: np.ndarray, p_oth: np.ndarray, d_ref: np.ndarray,
                      np.count_nonzero(r2)], dtype=np.int64)
 
 
+def system_means(x: np.ndarray) -> np.ndarray:
+    """Mean per system (row) of `x` from its exact sum (as
+    :func:`~irsim.stats.kendall.rank_agreement`), so tied systems tie on every CPU."""
+    T = x.shape[1]
+    return Exact(x, l1=T).total(axis=1) / T
+
+
 def _pair_differences(x: np.ndarray) -> np.ndarray:
     """Exact mean differences of every pair a < b (ties exactly 0 on every CPU)."""
-    T = x.shape[1]
-    means = Exact(x, l1=T).total(axis=1) / T
+    means = system_means(x)
     ia, ib = np.triu_indices(x.shape[0], 1)
     return means[ia] - means[ib]
 
@@ -829,7 +837,7 @@ class Assessors:
             x, y, _ = data.compared(j, m)
             ra = rank_agreement(x, y, B=self.B, seed=self.seed, confidence_level=level,
                                 study=RANK_STREAM, key=(j, m))
-            mx, my = x.mean(axis=1), y.mean(axis=1)
+            mx, my = system_means(x), system_means(y)
             k = min(self.top_k, len(mx))
             rank[r] = (ra.tau_b, *ra.tau_b_ci, ra.tau_ap, *ra.tau_ap_ci, ra.spearman,
                        *ra.spearman_ci, float(np.argmax(mx) == np.argmax(my)),
@@ -847,7 +855,7 @@ class Assessors:
                 "label_agreement_topic": _label_topics(data),
                 "confusion": _confusions(data),
                 "rank_agreement": self._ranks(merged["rank"], data),
-                "system_means": _system_means(data),
+                "system_means": _means_table(data),
                 "decision_agreement": self._decisions(merged["decision"], data)}
 
     def _labels(self, arr: np.ndarray, data: AssessorData) -> pa.Table:
@@ -867,7 +875,7 @@ class Assessors:
                 v = dict(zip(_RANK_COLS, arr[P + j * len(data.metrics) + m].tolist(),
                              strict=True))
                 x, y, topics = data.compared(j, m)
-                mx, my = x.mean(axis=1), y.mean(axis=1)
+                mx, my = system_means(x), system_means(y)
                 move = ranks(mx) - ranks(my)
                 big = int(np.lexsort((ranks(mx), -np.abs(move)))[0])
                 rows.append({"qrels": q, "metric": metric, "topics": len(topics),
@@ -919,12 +927,12 @@ def _confusions(data: AssessorData) -> pa.Table:
     return table("confusion", rows)
 
 
-def _system_means(data: AssessorData) -> pa.Table:
+def _means_table(data: AssessorData) -> pa.Table:
     rows = []
     for j, q in enumerate(data.others):
         for m, metric in enumerate(data.metrics):
             x, y, _ = data.compared(j, m)
-            mx, my = x.mean(axis=1), y.mean(axis=1)
+            mx, my = system_means(x), system_means(y)
             rx, ry = ranks(mx), ranks(my)
             rows.extend({"qrels": q, "metric": metric, "system": s,
                          "reference_mean": float(mx[i]), "mean": float(my[i]),
