@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import glob
 import itertools
+import logging
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -59,6 +60,8 @@ from irsim.stats.kendall import rank_agreement, ranks, top_k_overlap
 from irsim.stats.multiple import CORRECTIONS, reject
 from irsim.stats.registry import SIMULTANEOUS, TESTS
 from irsim.tables import Column, TableSpec, table
+
+log = logging.getLogger(__name__)
 
 __all__ = ["Config", "AssessorInput", "AssessorData", "Assessors", "load_from_config",
            "load_from_python", "read_assessor_runs", "composites", "KIND", "LABEL_STATS",
@@ -954,6 +957,17 @@ def make(config: Config, data: AssessorInput, *, seed: int, shards: Shards
     and return the study object with its prepared data."""
     _check_config(config)
     prepared = _prepare(config, data)
+    S = len(prepared.systems)
+    pairs = S * (S - 1) // 2
+    for test in config.tests:
+        if TESTS[test].monte_carlo and test not in SIMULTANEOUS:
+            for corr in set(config.corrections) & {"bonferroni", "holm"}:
+                # the smallest Monte Carlo p-value, 1 / (test_B + 1), must pass alpha / pairs
+                if (int(config.test_B) + 1) * float(config.alpha) < pairs:
+                    log.warning("%s with %s over %d pairs cannot reject anything with %s=%d "
+                                "(the smallest p-value is 1/(test_B+1)); raise it above %d",
+                                test, corr, pairs, param("test_B"), config.test_B,
+                                int(pairs / float(config.alpha)))
     per_shard, _ = shards.get(4, 1)
     if per_shard < 1:
         raise ConfigError(f"{param('shard_items', 'engine')} must be >= 1, got {per_shard}")

@@ -39,7 +39,8 @@ def kappa_heatmap(labels: pa.Table, out_dir: Path, *, labels_kind: str = "binary
     """
     df = labels.to_pandas()
     df = df[(df["labels"] == labels_kind) & (df["statistic"] == statistic)]
-    names = list(dict.fromkeys([*df["qrels_a"], *df["qrels_b"]]))
+    names = list(dict.fromkeys(q for pair in zip(df["qrels_a"], df["qrels_b"], strict=True)
+                               for q in pair))
     n = len(names)
     grid = np.full((n, n), np.nan)
     np.fill_diagonal(grid, 1.0)
@@ -128,7 +129,7 @@ def decision_bars(decisions: pa.Table, out_dir: Path) -> Path:
         df[c] = df[c] / df["pairs"]
     g = df.groupby(["metric", "test", "correction"], sort=False)[cats].mean()
     labels = [f"{m}\n{t}\n{c}" for m, t, c in g.index]
-    fig = Figure(figsize=(max(5.0, 0.55 * len(g) + 1.5), 4.2), dpi=120)
+    fig = Figure(figsize=(max(5.0, 0.8 * len(g) + 1.5), 4.4), dpi=120)
     ax = fig.subplots()
     bottom = np.zeros(len(g))
     for c in cats:
