@@ -259,3 +259,29 @@ def test_ray_equals_local(data, small):
                           **SMALL)
     for name in small.tables:
         assert_bit_identical(ray.tables[name], small.tables[name], name)
+
+
+@pytest.mark.parametrize("unjudged", ["reference", "nonrelevant", "condensed"])
+def test_unjudged_rule_scores_equal_composite_qrels_evaluated_directly(data, unjudged):
+    """The other qrels' means are those of irsim.metrics on composite_qrels (condensed:
+    condensed lists), the reference restricted to the assessor's topics; qrels given as a
+    list of files are named by their stems."""
+    from irsim.data.trec import read_qrels
+    from irsim.experiments.assessors import read_assessor_runs
+    from irsim.metrics.multi import composite_qrels, evaluate_many
+
+    runs, qrels = data
+    res = irsim.assessors(runs=runs[:4], qrels=[qrels["nist"], qrels["andrew-parry"]],
+                          reference="nist", unjudged=unjudged, B=5, metrics=["AP", "P@10"],
+                          tests=["t"], corrections=["none"])
+    nist, ap = read_qrels(qrels["nist"]), read_qrels(qrels["andrew-parry"])
+    keep = np.isin(nist.topic, list(set(ap.topic)))
+    ref = type(nist)(nist.topic[keep], nist.docno[keep], nist.grade[keep], source="nist")
+    other = composite_qrels(ref, ap, unjudged=unjudged)
+    want = evaluate_many(read_assessor_runs(runs[:4]), {"x": other}, ["AP", "P@10"],
+                         missing="drop", condensed=unjudged == "condensed")["x"]
+    means = res.to_pandas("system_means")
+    assert set(means.qrels) == {"andrew-parry"}
+    for k, metric in enumerate(want.metrics):
+        part = means[means.metric == metric]
+        np.testing.assert_allclose(part["mean"], want.values[k].mean(axis=1), rtol=1e-12)
