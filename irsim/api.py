@@ -87,8 +87,14 @@ def _frame_to_matrix(df: pd.DataFrame, metric: str, where: str) -> ScoreMatrix:
         topics = [str(t) for t in df.index]
     if df.shape[1] < 1 or df.shape[0] < 1:
         raise InputError(f"no scores (shape {df.shape})", file=where)
+    dup = df.columns[df.columns.duplicated()]
+    if len(dup):
+        raise InputError(f"duplicate column (system) name {dup[0]!r}", file=where)
     values = np.empty(df.shape, np.float64)
     for j, col in enumerate(df.columns):
+        if df[col].dtype.kind in "cmMV" or isinstance(df[col].dtype, pd.CategoricalDtype):
+            raise InputError(f"column {col!r} holds {df[col].dtype} values, not scores "
+                             f"(real numbers)", file=where)
         try:
             values[:, j] = pd.to_numeric(df[col], errors="raise").to_numpy(np.float64)
         except (ValueError, TypeError):
@@ -588,9 +594,29 @@ def _default(f: dataclasses.Field) -> Any:
     return inspect.Parameter.empty
 
 
+def _plain(value: Any) -> Any:
+    """numpy scalars and arrays as Python values (OmegaConf takes only those), inside lists,
+    tuples and dicts too.
+
+    Examples
+    --------
+    >>> _plain({"B": np.int64(3), "alpha": [np.float64(0.05)], "x": np.array([1, 2])})
+    {'B': 3, 'alpha': [0.05], 'x': [1, 2]}
+    """
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
 def _build_config(name: str, params: Mapping[str, Any]) -> Any:
-    """The study's Config from keyword arguments, typed and checked by OmegaConf (messages
-    name the keyword)."""
+    """The study's Config from keyword arguments (numpy scalars accepted as Python ones),
+    typed and checked by OmegaConf (messages name the keyword)."""
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
@@ -599,7 +625,7 @@ def _build_config(name: str, params: Mapping[str, Any]) -> Any:
     config_cls = get(name).config
     base = OmegaConf.structured(config_cls)
     try:
-        merged = OmegaConf.merge(base, OmegaConf.create(dict(params)))
+        merged = OmegaConf.merge(base, OmegaConf.create(_plain(dict(params))))
         return OmegaConf.to_object(merged)
     except OmegaConfBaseException as err:
         key = getattr(err, "full_key", None) or "?"

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 import sys
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import hydra
@@ -285,8 +286,38 @@ def _unknown_key(overrides: list[str], key: str) -> str:
     return str(unknown_name(what, key, valid))
 
 
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """Within the block, SIGTERM (``kill``, a scheduler's time limit) ends irsim as Ctrl-C
+    does: a run prints one line with the command that resumes it and exits with code 2. A
+    second SIGTERM ends the process at once. The previous handler is restored after the
+    block (``main`` called in-process, e.g. by the tests, leaves no handler behind); off the
+    main thread nothing changes (signals are delivered to the main thread only)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point ``irsim``."""
+    """Console entry point ``irsim`` (SIGTERM is handled as Ctrl-C)."""
+    with _sigterm_as_interrupt():
+        _main(argv)
+
+
+def _main(argv: list[str] | None) -> None:
     global _FORCE
     argv = list(sys.argv[1:] if argv is None else argv)
     _FORCE = "--force" in argv

@@ -197,7 +197,45 @@ def _registries() -> list[str]:
     return [*lines, ""]
 
 
+def studies_markdown(where: str | None = None) -> str:
+    """The table of studies (docs' page "Studies" and the README): each registered study
+    with its link, presets, question and tables, from its registration
+    (:mod:`irsim.experiments.registry`), the presets' YAML and :mod:`irsim.tables`. `where`
+    ``"readme"`` links the pages from the repository's root.
+
+    Examples
+    --------
+    >>> print(studies_markdown().splitlines()[2][:44])
+    | [`discpower`](discpower.md) (default) | `sa
+    """
+    from irsim.catalog import catalog
+    from irsim.experiments.registry import studies
+    from irsim.runner import compose_config, preset_overrides
+    from irsim.tables import TABLES
+
+    base = "docs/studies/" if where == "readme" else ""
+    default_study = compose_config([]).experiment.name
+    presets: dict[str, list[str]] = {}
+    for preset in catalog()["presets"]:
+        presets.setdefault(preset_overrides(preset)[0], []).append(preset)
+    lines = ["| experiment | preset | question | tables |", "|---|---|---|---|"]
+    for s in studies():
+        if not s.module.startswith("irsim."):
+            continue  # a study of another package documents itself
+        always = [t for t, spec in TABLES.items() if s.name in spec.studies and not spec.when]
+        optional = [t for t, spec in TABLES.items() if s.name in spec.studies and spec.when]
+        tables = ", ".join(f"`{t}`" for t in always)
+        if optional:
+            tables += " (+ " + ", ".join(f"`{t}`" for t in optional) + ")"
+        default = " (default)" if s.name == default_study else ""
+        lines.append(f"| [`{s.name}`]({base}{s.name}.md){default} | "
+                     f"{', '.join(f'`{p}`' for p in presets.get(s.name, []))} | "
+                     f"{_md(s.question)} | {tables} |")
+    return "\n".join(lines) + "\n"
+
+
 _KINDS: dict[str, Callable[[str | None], str]] = {
+    "studies": studies_markdown,
     "parameters": lambda n: parameters_markdown(_experiment(n)),
     "presets": lambda n: presets_markdown(_experiment(n)),
     "figures": _figures,
@@ -225,10 +263,13 @@ def render(text: str) -> str:
 
 
 def update(root: str | Path, *, check: bool = False) -> list[Path]:
-    """Render every Markdown page under `root`; the pages that were stale (rewritten, or
-    with ``check=True`` left as they are)."""
+    """Render every Markdown page under `root`, and the ``README.md`` beside it (the
+    repository's); the pages that were stale (rewritten, or with ``check=True`` left as they
+    are)."""
     stale = []
-    for page in sorted(Path(root).rglob("*.md")):
+    readme = Path(root).resolve().parent / "README.md"
+    pages = sorted(Path(root).rglob("*.md")) + ([readme] if readme.is_file() else [])
+    for page in pages:
         text = page.read_text(encoding="utf-8")
         new = render(text)
         if new != text:

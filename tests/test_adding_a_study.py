@@ -113,7 +113,7 @@ def test_the_guides_study_runs_through_every_door(plugin, tmp_path):
     got = json.loads((tmp_path / "python.json").read_text())
 
     # the registration reached every list: listing order puts it after the built-in ones
-    assert got["names"][-1] == "bootwin" and got["names"][:2] == ["discpower", "swap"]
+    assert got["names"][-1] == "bootwin" and got["names"][0] == "discpower"
     assert got["catalog"] == "how often each system is the best on a bootstrap sample of topics"
     assert got["doc"].startswith("How often each system is the best")
     assert "experiment.B=1000  (int)" in got["show"] and "Bootstrap samples of topics." in \

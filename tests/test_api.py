@@ -266,8 +266,12 @@ def test_result_headline_is_the_clis_answer():
                      seed=1)
     text = res.headline()
     summary = res.to_pandas("swap_summary")
-    assert text.splitlines()[0].startswith("swap_summary: required_diff (")
-    assert "metric=AP" in text.splitlines()[0] and "subset_size=5" in text.splitlines()[0]
-    body = [ln.split() for ln in text.splitlines()[2:]]
-    assert len(body) == len(summary) > 0
-    assert [float(r[-1]) for r in body] == [float(f"{v:.4g}") for v in summary.required_diff]
+    assert text.splitlines()[0] == ("swap_summary: required_diff by confidence (metric=AP, "
+                                    "subset_size=5)")
+    head = text.splitlines()[1].split()
+    assert head[0] == "sampling" and head[1:] == [f"confidence={c:g}" for c in
+                                                  dict.fromkeys(summary.confidence)]
+    body = {r.split()[0]: [float(v) for v in r.split()[1:]] for r in text.splitlines()[2:]}
+    for row in summary.itertuples():
+        col = list(dict.fromkeys(summary.confidence)).index(row.confidence)
+        assert body[row.sampling][col] == float(f"{row.required_diff:.4g}")

@@ -272,10 +272,14 @@ def test_run_dir_printed_last_and_a_complete_run_is_not_recomputed(tmp_path):
     assert lines == [f"irsim: results in {out}"]  # quiet: that line only, and last
     # the answer on stdout: the summary table's headline column, as in results/
     dp = pq.read_table(out / "results" / "discpower.parquet").to_pandas()
-    head = r.stdout.split("discpower: sensitivity (test=paired_bootstrap)\n")[1]
-    rows = [ln.split() for ln in head.splitlines()[1:] if ln.strip()]
-    assert rows == [[m, f"{a:.4g}".rstrip("0").rstrip("."), f"{s:.4g}"] for m, a, s in zip(
-        dp.metric, dp.alpha, dp.sensitivity, strict=True)]
+    head = r.stdout.split("discpower: sensitivity by alpha (test=paired_bootstrap)\n")[1]
+    lines = [ln.split() for ln in head.splitlines() if ln.strip()]
+    assert lines[0] == ["metric", "alpha=0.01", "alpha=0.05"]
+    want = dp.pivot(index="metric", columns="alpha", values="sensitivity")
+    assert [r[0] for r in lines[1:]] == list(dict.fromkeys(dp.metric))
+    assert [[float(v) for v in r[1:]] for r in lines[1:]] == [
+        [float(f"{want.loc[m, a]:.4g}") for a in (0.01, 0.05)] for m in dict.fromkeys(
+            dp.metric)]
     first = json.loads((out / "manifest.json").read_text())
     asl = (out / "results" / "asl.parquet").read_bytes()
     # the same study again (another engine option and quiet: same fingerprint): complete
@@ -283,7 +287,7 @@ def test_run_dir_printed_last_and_a_complete_run_is_not_recomputed(tmp_path):
     assert r.returncode == 0, r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert lines[-1] == f"irsim: results in {out}"
-    assert "discpower: sensitivity (test=paired_bootstrap)" in r.stdout  # reused: same answer
+    assert "discpower: sensitivity by alpha (test=paired_bootstrap)" in r.stdout  # reused
     assert lines[0] == f"irsim: {out} is complete: it holds the finished results of this " \
                        f"study (same parameters, seed, data and irsim version); not " \
                        f"recomputed (--force recomputes them)"

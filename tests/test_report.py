@@ -176,27 +176,26 @@ def test_swap_plot_labels_reference_lines():
     assert sorted(round(line.get_ydata()[0], 2) for line in ax.lines) == [0.05, 0.1, 0.2]
 
 
-def test_sd_plot_integer_ticks_and_map_plot_run_names(tmp_path, monkeypatch):
-    """sd_by_size: topic ticks are whole numbers; MAP intervals: runs by name."""
-    from matplotlib.figure import Figure
-
-    from irsim.report import corpus_ci, error_rates
+def test_sd_plot_size_ticks_and_map_plot_run_names(tmp_path):
+    """sd_by_size: the topic ticks are the sampled sizes; MAP intervals: runs by name."""
+    from irsim.report import corpus_ci, error_rates, figure_hook
 
     saved = []
-    monkeypatch.setattr(Figure, "savefig", lambda self, path, **kw: saved.append(self))
-    sd = pa.table({"metric": ["AP"] * 3, "sample_size": [5, 6, 7], "samples": [10] * 3,
+    sd = pa.table({"metric": ["AP"] * 3, "sample_size": [5, 7, 11], "samples": [10] * 3,
                    "systems": [4] * 3, "mean_sd": [0.05, 0.04, 0.03],
                    "min_sd": [0.04, 0.03, 0.02], "max_sd": [0.06, 0.05, 0.04]})
-    error_rates.sd_plot(sd, tmp_path)
+    with figure_hook(lambda fig, path: saved.append(fig)):
+        error_rates.sd_plot(sd, tmp_path)
     ax = saved[-1].axes[0]
-    saved[-1].canvas.draw()
     ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
-    assert ticks and all(float(t).is_integer() for t in ticks)
+    assert ticks == [5, 7, 11]
+    assert [x.get_text() for x in ax.get_xticklabels()] == ["5", "7", "11"]
     t = pa.table({"direction": ["A->B"] * 4, "system": ["runA", "runB"] * 2,
                   "measure": ["MAP", "MAP", "L-MAP", "L-MAP"],
                   "method": ["parametric", "parametric", "bootstrap", "bootstrap"],
                   "estimate": [0.3, 0.2, -1.0, -1.5], "lo": [0.25, 0.15, -1.2, -1.8],
                   "hi": [0.35, 0.25, -0.8, -1.2], "other": [0.31, 0.1, -1.1, -1.6]})
-    corpus_ci.map_interval_plot(t, tmp_path)
+    with figure_hook(lambda fig, path: saved.append(fig)):
+        corpus_ci.map_interval_plot(t, tmp_path)
     for ax in saved[-1].axes:
         assert [x.get_text() for x in ax.get_xticklabels()] == ["runB", "runA"]

@@ -218,3 +218,28 @@ def test_fast_and_general_readers_agree(tmp_path, monkeypatch):
     bad.write_text("\n".join(rows[:3] + ["301 Q0 x 1 2.0"] + rows[3:]) + "\n")
     with pytest.raises(InputError, match=r"bad.txt:4: malformed line"):
         trec.read_run(bad)
+
+
+def test_a_run_glob_skips_directories(tmp_path, caplog):
+    """runs/* beside an earlier run directory (the README's order of examples): the files
+    are read, the directory skipped with a note; directories only is one clear error."""
+    import logging
+
+    import pytest
+
+    from irsim.data.collection import load_doc_collection
+    from irsim.errors import InputError
+
+    runs = tmp_path / "runs"
+    (runs / "b5000").mkdir(parents=True)
+    (runs / "a.run").write_text("1 Q0 d1 1 2.0 a\n1 Q0 d2 2 1.0 a\n")
+    (runs / "b.run").write_text("1 Q0 d2 1 2.0 b\n1 Q0 d1 2 1.0 b\n")
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("1 0 d1 1\n1 0 d2 0\n")
+    cfg = {"kind": "trec", "runs": str(runs / "*"), "qrels": str(qrels)}
+    with caplog.at_level(logging.WARNING, logger="irsim.data.collection"):
+        docs = load_doc_collection(cfg)
+    assert docs.runs.names == ("a", "b")
+    assert "skipping 1 directory" in caplog.text and "b5000" in caplog.text
+    with pytest.raises(InputError, match="matches directories only"):
+        load_doc_collection({**cfg, "runs": str(runs / "b5*")})

@@ -950,7 +950,11 @@ def _means_table(data: AssessorData) -> pa.Table:
                    "composites)",
        headlines={"rank_agreement": (("qrels", "metric"), "tau_b"),
                   "decision_agreement": (("qrels", "metric", "test", "correction"),
-                                         "agreement")})
+                                         "agreement")},
+       question=("Whose judgments? Can another assessor's, a crowd's or an LLM's qrels replace "
+                 "the official ones: agreement of labels (kappa, alpha), of system rankings "
+                 "(tau-b, tau_AP) and of significance decisions (pairs lost, gained, flipped) "
+                 "with the reference (Voorhees 2000)"))
 def make(config: Config, data: AssessorInput, *, seed: int, shards: Shards
          ) -> tuple[Assessors, AssessorData]:
     """Check the parameters against the data, build composites, evaluate every qrels once

@@ -158,7 +158,10 @@ class Config:
        description=("confidence intervals for AP under corpus resampling (closed form), small-R "
                     "correction, split-corpus validation over repeated MD5 splits, MAP/L-MAP "
                     "intervals, meta-analysis (Cormack & Lynam 2006)"),
-       headlines={"corpus_validation_summary": (("method", "subset"), "within")})
+       headlines={"corpus_validation_summary": (("method", "subset"), "within")},
+       question=("How much would a run's AP change on another corpus like this one? "
+                 "Corpus-resampling CIs validated on repeated split corpora (Cormack-Lynam "
+                 "2006)"))
 def make(config: Config, data: DocCollection, *, seed: int, shards: Shards
          ) -> tuple[CorpusCI, CorpusLists]:
     """The corpus-CI study of `config` and the ranked lists of `data` (runs and qrels) it

@@ -115,7 +115,9 @@ class Config:
        description=("coverage of confidence intervals for MAP: Type I error of normal, t, "
                     "percentile, basic, BCa and studentised logit intervals on topic samples "
                     "(Park 2011)"),
-       headlines={"coverage": (("metric", "method", "n", "alpha"), "type1_error")})
+       headlines={"coverage": (("metric", "method", "n", "alpha"), "type1_error")},
+       question=("How often does a bootstrap or parametric CI for MAP on a few topics miss the"
+                 " true mean? (Park 2011)"))
 def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
          ) -> tuple[Coverage, ScoreMatrix]:
     """The coverage study of `config` on the metrics it selects from `data`.

@@ -469,7 +469,10 @@ def _observed_diff(v: Variant, data: ScoreMatrix) -> np.ndarray:
                     "method, Kendall tau with bootstrap SE"),
        headlines={"discpower": (("metric", "test", "alpha"), "sensitivity"),
                   "stability": (("metric", "fuzziness"), "minority_rate"),
-                  "rankcorr": (("metric_a", "metric_b"), "tau")})
+                  "rankcorr": (("metric_a", "metric_b"), "tau")},
+       question=("Which metric discriminates more system pairs, and what difference does "
+                 "significance need? With every test, multiple-comparison corrections, and how"
+                 " far the tests agree (Sakai 2006; Smucker et al. 2007)"))
 def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
          ) -> tuple[DiscPower, ScoreMatrix]:
     """The study of `config` on `data` (the top systems if ``top_systems``), checked.

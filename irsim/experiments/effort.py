@@ -280,7 +280,9 @@ class Effort:
        description=("assessor effort: error rates of metrics recomputed on depth-k pools (MAP at "
                     "depth 100 vs P@10 at depth 10) against judged documents (Sanderson-Zobel)"),
        headlines={"effort_summary": (
-           ("metric", "pool_depth", "sampling", "subset_size"), "error_rate")})
+           ("metric", "pool_depth", "sampling", "subset_size"), "error_rate")},
+       question=("For the same judging effort, deep pools on few topics or shallow pools on "
+                 "many? (Sanderson-Zobel 2005)"))
 def make(config: Config, data: DocCollection, *, seed: int, shards: Shards
          ) -> tuple[Effort, EffortData]:
     """Pool the runs of `data`, recompute the metrics (:func:`effort_data`) and set up the

@@ -394,7 +394,9 @@ def _sd_sizes(sd_sizes: tuple[int, ...] | None, n: int) -> tuple[int, ...]:
                     "and set size, conditioned on significance tests, exponential extrapolation"),
        headlines={"error_extrapolation": (
            ("metric", "sampling", "bin_kind", "bin_lo", "test", "p_lo", "p_hi", "target_size"),
-           "predicted_rate")})
+           "predicted_rate")},
+       question=("How often does the order of two runs flip for a given difference, set size "
+                 "and significance test? (Sanderson-Zobel 2005)"))
 def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
          ) -> tuple[ErrorRates, ScoreMatrix]:
     """The study of `config` on `data` (restricted to ``config.metrics``), validated.

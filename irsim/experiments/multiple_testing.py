@@ -655,7 +655,11 @@ def prepare(models: list[CollectionModel] | tuple[CollectionModel, ...], *,
                     "power of multiple-comparison corrections (Bonferroni, Holm, BH, BY) over all "
                     "system pairs of collections simulated from a real one"),
        headlines={"multiple_testing": (
-           ("metric", "correction", "test", "m", "n", "share_null", "alpha"), "fwer")})
+           ("metric", "correction", "test", "m", "n", "share_null", "alpha"), "fwer")},
+       question=("Testing all pairs of m systems: what family-wise error rate, false discovery"
+                 " rate and power do no correction, Bonferroni, Holm, Benjamini-Hochberg and "
+                 "Benjamini-Yekutieli really have, with each test, on collections simulated "
+                 "from a real one?"))
 def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
          ) -> tuple[MultipleTesting, CollectionData]:
     """The study and its data: a collection model fit to every metric of `data` and the

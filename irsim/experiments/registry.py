@@ -140,6 +140,9 @@ class Study:
         The experiment's name (``experiment=<name>``, ``irsim.<name>``).
     description : str
         One line for ``irsim list``, the docs and the Python function's docstring.
+    question : str
+        The question the study answers, as the table of studies of the docs and README
+        states it (default: the description).
     config : type
         The study's ``Config`` dataclass (Hydra structured config and keyword parameters).
     make : callable
@@ -176,6 +179,7 @@ class Study:
     report: str | None = None
     tables: tuple[Any, ...] = field(default=())
     headlines: Mapping[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
+    question: str = ""
 
     @property
     def kind(self) -> DataKind:
@@ -202,7 +206,8 @@ def study(name: str, *, config: type, data: str | DataKind, description: str,
           order: int = 1000,
           pools: Callable[[Any], bool] | None = None, report: str | None = None,
           tables: Sequence[Any] = (),
-          headlines: Mapping[str, tuple[Sequence[str], str]] | None = None
+          headlines: Mapping[str, tuple[Sequence[str], str]] | None = None,
+          question: str | None = None
           ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the study `name`: a decorator for its ``make`` function.
 
@@ -228,6 +233,8 @@ def study(name: str, *, config: type, data: str | DataKind, description: str,
     headlines : dict, optional
         ``{table: (key columns, headline column)}``: the summary tables a sweep report shows
         side by side for every job (:func:`headlines`).
+    question : str, optional
+        The question it answers, for the table of studies (default: `description`).
 
     Returns
     -------
@@ -255,7 +262,8 @@ def study(name: str, *, config: type, data: str | DataKind, description: str,
         entry = Study(name=name, description=" ".join(description.split()), config=config,
                       make=make, data=data, module=make.__module__, order=order,
                       pools=pools, report=report, tables=tuple(tables),
-                      headlines={t: (tuple(k), v) for t, (k, v) in (headlines or {}).items()})
+                      headlines={t: (tuple(k), v) for t, (k, v) in (headlines or {}).items()},
+                      question=" ".join((question or description).split()))
         old = _REGISTRY.get(name)
         if old is not None and old.module != entry.module:
             raise ValueError(f"study {name!r} is registered by {old.module} already")

@@ -56,6 +56,7 @@ from irsim.kit.common import (
     aligned_block,
     as_tuple,
     check_positive_int,
+    check_systems_differ,
     resolve_metrics,
     select_metrics,
     unit_ranges,
@@ -125,7 +126,10 @@ class Config:
        description=("test collection reliability (generalizability theory): variance components, "
                     "E(rho^2) and Phi with CIs, D-study and topics for a target (Urbano 2013)"),
        headlines={"reliability": (("metric",), "e_rho2"),
-                  "reliability_topics": (("metric", "indicator", "target"), "topics")})
+                  "reliability_topics": (("metric", "indicator", "target"), "topics")},
+       question=("How reliable is a collection (variance components, E(rho^2), Phi), how many "
+                 "topics would make it reliable enough, and do the indicators predict the true"
+                 " ordering? (Urbano et al. 2013; Urbano 2016)"))
 def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
          ) -> tuple[Reliability, ScoreMatrix]:
     """The reliability study of `config` on the metrics it selects from `data`.
@@ -161,6 +165,9 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     if kept < 2:
         raise ConfigError(f"{param('drop_bottom')}={drop} leaves {kept} system of "
                           f"{len(matrix.systems)}: the G-study needs >= 2")
+    for m in matrix.metrics:  # the G-study's components would be 0 / 0
+        check_systems_differ(matrix.metric(m)[kept_systems(matrix, drop, m)], m,
+                             "the G-study (E(rho^2), Phi)")
     trials = int(config.check_trials)
     if trials != config.check_trials or trials < 0:
         raise ConfigError(f"{param('check_trials')} must be an integer >= 0, got "

@@ -288,7 +288,9 @@ def _required(comps: np.ndarray, swaps: np.ndarray, lay: BinLayout,
                     "bootstrap): swap-rate curves, difference required, sensitivity (Voorhees-"
                     "Buckley, Sakai)"),
        headlines={"swap_summary": (
-           ("metric", "sampling", "subset_size", "confidence"), "required_diff")})
+           ("metric", "sampling", "subset_size", "confidence"), "required_diff")},
+       question=("How often does another topic set reverse a result, and how does topic "
+                 "sampling change the answer? (Voorhees-Buckley; Sakai)"))
 def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
          ) -> tuple[Swap, ScoreMatrix]:
     """The study of `config` on `data` (restricted to ``config.metrics``), validated.

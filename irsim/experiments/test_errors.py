@@ -744,7 +744,10 @@ def _pools_collections(config: Config) -> bool:
                     "randomisation and bootstrap tests on topics simulated from a real collection "
                     "(Urbano et al. 2019)"),
        headlines={"test_errors": (
-           ("metric", "test", "alternative", "n", "delta", "alpha"), "rate")})
+           ("metric", "test", "alternative", "n", "delta", "alpha"), "rate")},
+       question=("True Type I error and power of every test, on topics simulated to look like "
+                 "a real collection; Type I, II and III errors as Urbano et al. (2019) ran "
+                 "them"))
 def make(config: Config, data: Any, *, seed: int, shards: Shards, engine: Engine | None = None
          ) -> tuple[TestErrors | UrbanoStudy, SimulationData | UrbanoData]:
     """The study and its data: a simulator fit to every metric of `data`, the shifts of

@@ -63,6 +63,7 @@ from irsim.kit.common import (
     check_alphas,
     check_choices,
     check_positive_int,
+    check_systems_differ,
     resolve_metrics,
     select_metrics,
     unit_ranges,
@@ -169,7 +170,9 @@ def _floats(values: Any, key: str) -> tuple[float, ...]:
                     "(Sakai 2016)"),
        headlines={
            "topic_set_size": (("metric", "design", "alpha", "beta", "min_diff", "m"), "n"),
-           "topic_set_size_check": (("metric", "alpha", "beta", "min_diff"), "realised_power")})
+           "topic_set_size_check": (("metric", "alpha", "beta", "min_diff"), "realised_power")},
+       question=("How many topics does a paired t test, an ANOVA over m systems or a CI need, "
+                 "and does the plan deliver its power on simulated collections? (Sakai 2016)"))
 def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
          ) -> tuple[TopicSetSize, ScoreMatrix | CheckData]:
     """The topic set size study of `config` on the metrics it selects from `data` (with the
@@ -206,6 +209,8 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     if trials != config.check_trials or trials < 0:
         raise ConfigError(f"{param('check_trials')} must be an integer >= 0, got "
                           f"{config.check_trials!r}")
+    for m in matrix.metrics:  # the variance of a difference would be 0: no n applies
+        check_systems_differ(matrix.metric(m), m, "the topic set size")
     items, reps = shards.get(1, CHECK_SHARD_TRIALS)
     items = check_positive_int(items, param("shard_items", "engine"))
     reps = check_positive_int(reps, param("shard_replicates", "engine"))

@@ -5,16 +5,62 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from irsim.errors import InputError
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 __all__ = ["write_report", "report_command", "markdown_table", "fmt", "MISSING",
            "mean_scores", "figures", "rows_of", "per_collection_sections", "across_collections",
-           "figures_markdown", "safe_name"]
+           "figures_markdown", "safe_name", "save_figure", "figure_hook"]
+
+#: Callables that :func:`save_figure` calls with ``(figure, path)`` before it writes a figure
+#: (registered by :func:`figure_hook`; the figure tests check every figure here).
+_FIGURE_HOOKS: list[Callable[[Figure, Path], None]] = []
+
+
+@contextmanager
+def figure_hook(hook: Callable[[Figure, Path], None]) -> Iterator[None]:
+    """Within the block, call ``hook(figure, path)`` for every figure a report saves, before
+    it is written (the figure fully laid out; the hook may draw it, must not change it).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from matplotlib.figure import Figure
+    >>> seen = []
+    >>> with figure_hook(lambda fig, path: seen.append(path.name)):
+    ...     _ = save_figure(Figure(), Path(tempfile.mkdtemp()) / "x.png")
+    >>> seen
+    ['x.png']
+    """
+    _FIGURE_HOOKS.append(hook)
+    try:
+        yield
+    finally:
+        _FIGURE_HOOKS.remove(hook)
+
+
+def save_figure(fig: Figure, path: str | os.PathLike, **kwargs: Any) -> Path:
+    """Write `fig` as a PNG to `path` (through a temporary file beside it, so a reader never
+    sees half a PNG): the one place every report saves a figure. The hooks of
+    :func:`figure_hook` see the figure first. `kwargs` go to ``Figure.savefig``. Returns
+    the path.
+    """
+    path = Path(path)
+    for hook in list(_FIGURE_HOOKS):
+        hook(fig, path)
+    tmp = path.with_name(path.stem + ".tmp" + path.suffix)
+    fig.savefig(tmp, **kwargs)
+    os.replace(tmp, path)
+    return path
 
 
 def safe_name(text: str) -> str:
@@ -375,7 +421,19 @@ def headline_text(name: str, tables: dict[str, pa.Table], *, max_rows: int = 20)
     test  sensitivity
     t     0.61
     sign  0.4
+
+    With two keys or more whose last has a few values, those values become columns:
+
+    >>> t2 = pa.table({"metric": ["AP"] * 4, "test": ["t", "t", "sign", "sign"],
+    ...                "alpha": [0.01, 0.05] * 2, "sensitivity": [0.5, 0.61, 0.3, 0.4]})
+    >>> print(headline_text("discpower", {"discpower": t2}))
+    discpower: sensitivity by alpha (metric=AP)
+    test  alpha=0.01  alpha=0.05
+    t     0.5         0.61
+    sign  0.3         0.4
     """
+    import pandas as pd
+
     from irsim.errors import ConfigError
     from irsim.experiments.registry import get
 
@@ -395,11 +453,25 @@ def headline_text(name: str, tables: dict[str, pa.Table], *, max_rows: int = 20)
         varying = [k for k in cols if k not in fixed]
         where = ", ".join(f"{k}={fmt(df[k].iloc[0])}" for k in sorted(fixed))
         head = f"{tname}: {value}" + (f" ({where})" if where else "")
-        if len(df) > max_rows:
-            head += f"; first {max_rows} of {len(df)} rows (all: results/{tname}.parquet)"
-        rows = [[*varying, value]] + [[fmt(v) for v in r] for r in
-                                      df[[*varying, value]].head(max_rows).itertuples(
-                                          index=False, name=None)]
+        spread = varying[-1] if len(varying) >= 2 else None
+        if spread is not None and df[spread].nunique() <= 6 and not df.duplicated(
+                varying).any():  # the last key's values as columns: a compact grid
+            columns = list(dict.fromkeys(df[spread]))
+            wide = df.pivot(index=varying[:-1], columns=spread, values=value)
+            order = list(dict.fromkeys(map(tuple, df[varying[:-1]].to_numpy().tolist())))
+            wide = wide.reindex(pd.MultiIndex.from_tuples(order) if len(varying) > 2
+                                else [o[0] for o in order])[columns]
+            body = [[*(k if isinstance(k, tuple) else (k,)), *vals] for k, vals in zip(
+                wide.index, wide.to_numpy().tolist(), strict=True)]
+            head = f"{tname}: {value} by {spread}" + (f" ({where})" if where else "")
+            titles = [*varying[:-1], *(f"{spread}={fmt(c)}" if not isinstance(c, str) else c
+                                       for c in columns)]
+        else:
+            body = df[[*varying, value]].to_numpy(object).tolist()
+            titles = [*varying, value]
+        if len(body) > max_rows:
+            head += f"; first {max_rows} of {len(body)} rows (all: results/{tname}.parquet)"
+        rows = [titles] + [[fmt(v) for v in r] for r in body[:max_rows]]
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         blocks.append("\n".join([head, *("  ".join(c.ljust(w) for c, w in zip(
             r, widths, strict=True)).rstrip() for r in rows)]))

@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 from matplotlib.figure import Figure
 
-from irsim.report import markdown_table
+from irsim.report import markdown_table, save_figure
 
 __all__ = ["sections", "normalised_difference_plot", "map_interval_plot", "within_spread_plot",
            "FIGURES"]
@@ -70,7 +70,7 @@ def normalised_difference_plot(split: pa.Table, out_dir: Path, *,
                  f"(edge bins hold |x| > {CLIP:g})", fontsize=11)
     fig.tight_layout()
     path = out_dir / "corpus_normalised_diff.png"
-    fig.savefig(path)
+    save_figure(fig, path)
     return [path]
 
 
@@ -137,7 +137,7 @@ def within_spread_plot(validation: pa.Table, summary: pa.Table, out_dir: Path
                  "its t interval", fontsize=11)
     fig.tight_layout()
     path = out_dir / "corpus_within_splits.png"
-    fig.savefig(path)
+    save_figure(fig, path)
     return [path]
 
 
@@ -195,7 +195,7 @@ def map_interval_plot(map_split: pa.Table, out_dir: Path, *,
                  fontsize=11)
     fig.tight_layout()
     path = out_dir / "corpus_map_intervals.png"
-    fig.savefig(path)
+    save_figure(fig, path)
     return [path]
 
 

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from matplotlib.figure import Figure
 
-from irsim.report import markdown_table, safe_name
+from irsim.report import markdown_table, safe_name, save_figure
 
 __all__ = ["sections", "coverage_plots", "FIGURES"]
 
@@ -67,7 +67,7 @@ def coverage_plots(coverage: pa.Table, out_dir: Path) -> list[Path]:
                      f"population mean")
         fig.tight_layout()
         path = out_dir / f"coverage_{safe_name(str(metric))}.png"
-        fig.savefig(path)
+        save_figure(fig, path)
         paths.append(path)
     return paths
 

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 from matplotlib.figure import Figure
 
-from irsim.report import markdown_table, safe_name
+from irsim.report import markdown_table, safe_name, save_figure
 from irsim.report.plots import asl_curves
 
 __all__ = ["sections", "mr_pt_curves", "swap_rate_curves", "tau_matrix", "pvalue_matrices",
@@ -161,7 +161,7 @@ def mr_pt_curves(stability: pa.Table, out_dir: str | Path) -> list[Path]:
     ax.legend(title="metric", fontsize=8)
     fig.tight_layout()
     path = Path(out_dir) / "mr_pt_curves.png"
-    fig.savefig(path)
+    save_figure(fig, path)
     return [path]
 
 
@@ -206,7 +206,7 @@ def swap_rate_curves(swap_rates: pa.Table, out_dir: str | Path) -> list[Path]:
         ax.legend(title="metric", fontsize=8)
         fig.tight_layout()
         path = Path(out_dir) / f"swap_rates_{kind}.png"
-        fig.savefig(path)
+        save_figure(fig, path)
         paths.append(path)
     return paths
 
@@ -272,7 +272,7 @@ def tau_matrix(rankcorr: pa.Table, out_dir: str | Path) -> list[Path]:
     cbar.set_label("τ")
     fig.tight_layout()
     path = Path(out_dir) / "tau_matrix.png"
-    fig.savefig(path)
+    save_figure(fig, path)
     return [path]
 
 
@@ -332,6 +332,6 @@ def pvalue_matrices(asl: pa.Table, out_dir: str | Path) -> list[Path]:
         fig.suptitle(f"p-values of every system pair by test: {metric}", fontsize=10)
         fig.tight_layout()
         path = Path(out_dir) / f"pvalues_{safe_name(str(metric))}.png"
-        fig.savefig(path)
+        save_figure(fig, path)
         paths.append(path)
     return paths

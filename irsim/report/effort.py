@@ -10,6 +10,8 @@ import numpy as np
 import pyarrow as pa
 from matplotlib.figure import Figure
 
+from irsim.report import save_figure
+
 __all__ = ["sections", "effort_plot", "FIGURES"]
 
 #: Figures of this report.
@@ -57,7 +59,7 @@ def effort_plot(summary: pa.Table, out_dir: Path | str) -> list[Path]:
         ax.legend(fontsize=8)
     fig.tight_layout()
     path = out_dir / "effort.png"
-    fig.savefig(path)
+    save_figure(fig, path)
     return [path]
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow as pa
 from matplotlib.figure import Figure
 
-from irsim.report import safe_name
+from irsim.report import safe_name, save_figure
 
 __all__ = [
     "sections",
@@ -52,8 +52,8 @@ def error_rate_plots(errors: pa.Table, extrapolation: pa.Table | None, out_dir: 
     """Error rate against topic-set size with the fitted ``exp(a + b size)`` curves drawn to
     the target size: one PNG per metric and sampling scheme, one panel per condition
     (no test, then each test with its first p window) and bin kind; one line per plotted
-    bin (:data:`PLOT_BINS`). Points with fewer than `min_comparisons` comparisons are not
-    drawn.
+    bin (:data:`PLOT_BINS`; the legend of a bin kind under its column). Points with fewer
+    than `min_comparisons` comparisons are not drawn.
 
     Examples
     --------
@@ -78,7 +78,8 @@ def error_rate_plots(errors: pa.Table, extrapolation: pa.Table | None, out_dir: 
         panels = [(c, kind) for c in conds for kind in ("absolute", "relative")]
         ncols = 2
         nrows = len(conds)
-        fig = Figure(figsize=(11, 3.6 * nrows + 0.4), dpi=100)
+        height = 3.6 * nrows + 1.0  # + the legends under the bottom row
+        fig = Figure(figsize=(11, height), dpi=100)
         axes = np.atleast_2d(fig.subplots(nrows, ncols, squeeze=False))
         for ax, ((test, lo, hi), kind) in zip(axes.ravel(), panels, strict=True):
             part = rows[(rows.test == test) & (rows.p_lo == lo) & (rows.p_hi == hi)
@@ -113,13 +114,21 @@ def error_rate_plots(errors: pa.Table, extrapolation: pa.Table | None, out_dir: 
             ax.set_ylabel("error rate")
             ax.set_title(f"{_condition_label(test, lo, hi)}; {kind} bins", fontsize=9)
             ax.grid(alpha=0.3)
-            if ax.get_legend_handles_labels()[0]:
-                ax.legend(fontsize=7, title="|d| on first set", title_fontsize=7, ncol=2)
         fig.suptitle(f"{metric}, {scheme} topic sets: error rates (points) and fitted "
                      f"exponential trends (dashed); dotted: 5%", fontsize=10)
-        fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / (3.6 * nrows + 0.4)))
+        for col in range(ncols):  # one legend per bin kind, under its column, off the data
+            seen: dict[str, Any] = {}
+            for ax in axes[:, col]:
+                for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+                    seen.setdefault(lab, h)
+            if seen:
+                axes[-1, col].legend(list(seen.values()), list(seen), fontsize=7,
+                                     title="|d| on first set", title_fontsize=7,
+                                     ncol=min(len(seen), 6), loc="upper center",
+                                     bbox_to_anchor=(0.5, -0.2), frameon=False)
+        fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / height))
         path = out_dir / f"error_rates_{safe_name(str(metric))}_{scheme}.png"
-        fig.savefig(path)
+        save_figure(fig, path)
         paths.append(path)
     return paths
 
@@ -167,14 +176,15 @@ def dependency_plot(dep: pa.Table, out_dir: Path | str) -> list[Path]:
             ax.legend(fontsize=8)
         fig.tight_layout()
         path = out_dir / f"error_dependency_{safe_name(str(metric))}.png"
-        fig.savefig(path)
+        save_figure(fig, path)
         paths.append(path)
     return paths
 
 
 def sd_plot(sd: pa.Table, out_dir: Path | str) -> list[Path]:
     """Mean (over systems) standard deviation of a system's mean score against the sample
-    size, one line per metric (the shaded band spans min..max over systems).
+    size, one line per metric (the shaded band spans min..max over systems); the x ticks are
+    the sampled sizes.
 
     Examples
     --------
@@ -185,6 +195,8 @@ def sd_plot(sd: pa.Table, out_dir: Path | str) -> list[Path]:
     >>> [p.name for p in sd_plot(t, tempfile.mkdtemp())]
     ['sd_by_size.png']
     """
+    from matplotlib.ticker import NullLocator
+
     out_dir = Path(out_dir)
     df = sd.to_pandas()
     fig = Figure(figsize=(6.5, 4.2), dpi=100)
@@ -195,10 +207,12 @@ def sd_plot(sd: pa.Table, out_dir: Path | str) -> list[Path]:
                           label=str(metric))
         ax.fill_between(rows.sample_size, rows.min_sd, rows.max_sd, alpha=0.15,
                         color=line.get_color())
-    from matplotlib.ticker import MaxNLocator
-
+    sizes = sorted(int(v) for v in df["sample_size"].unique())
     ax.set_xlabel("topics per sample")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # topics are whole numbers
+    ax.set_xticks(sizes)  # the sampled sizes, and only those
+    ax.set_xticklabels([str(v) for v in sizes], fontsize=8 if len(sizes) <= 12 else 6,
+                       rotation=0 if len(sizes) <= 12 else 90)
+    ax.xaxis.set_minor_locator(NullLocator())
     ax.set_ylabel("sd of a system's mean score")
     ax.set_ylim(0, None)
     ax.set_title("Standard deviation of the mean over random topic samples\n"
@@ -207,7 +221,7 @@ def sd_plot(sd: pa.Table, out_dir: Path | str) -> list[Path]:
     ax.legend(fontsize=8)
     fig.tight_layout()
     path = out_dir / "sd_by_size.png"
-    fig.savefig(path)
+    save_figure(fig, path)
     return [path]
 
 

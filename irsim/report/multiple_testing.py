@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from matplotlib.figure import Figure
 
-from irsim.report import markdown_table
+from irsim.report import markdown_table, save_figure
 from irsim.stats.registry import SIMULTANEOUS
 
 __all__ = ["FIGURES", "sections", "rates_plot"]
@@ -21,15 +21,17 @@ FIGURES = ("multiple_testing_<metric>_<test>.png",)
 #: Panels of a figure: (column, y-axis label).
 _PANELS = (("fwer", "family-wise error rate"), ("fdr", "false discovery rate"),
            ("power", "per-pair power"))
-_STYLES = ("-", "--", ":", "-.")
+_MARKERS = ("o", "s", "^", "D", "v", "P")
 
 
 def rates_plot(rows: pa.Table, out_dir: Path, name: str, title: str,
                simultaneous: bool = False) -> Path:
-    """FWER, FDR and power (rows of panels) against m, one column per n; one colour per
-    correction, one line style per share_null, Wilson bands shaded, the level dotted.
-    A `simultaneous` test (Tukey HSD: every correction's rows are its own decisions) gets
-    one line per share_null, labelled ``simultaneous``. Returns the PNG path.
+    """FWER, FDR and power against m: one column of panels per share_null, a block of three
+    rows (the rates) per n; one line per correction (colour and marker; its points nudged
+    sideways so that equal rates stay visible), Wilson bands shaded, the level dotted; the x
+    ticks are the sampled m. A `simultaneous` test (Tukey HSD: every correction's rows are
+    its own decisions) gets one line, labelled ``simultaneous``. The legend (one entry per
+    correction) stands under the title. Returns the PNG path.
 
     Examples
     --------
@@ -46,57 +48,76 @@ def rates_plot(rows: pa.Table, out_dir: Path, name: str, title: str,
     """
     df = rows.to_pandas()
     sizes = sorted(df["n"].unique())
-    fig = Figure(figsize=(4.0 * len(sizes) + 1.5, 9.0), dpi=110)
-    axes = np.atleast_2d(fig.subplots(len(_PANELS), len(sizes), squeeze=False))
     corrections = list(dict.fromkeys(df["correction"]))
     if simultaneous:  # the rows of all corrections are equal: draw them once
         df = df[df["correction"] == corrections[0]].assign(correction="simultaneous")
         corrections = ["simultaneous"]
     shares = sorted(df["share_null"].unique(), reverse=True)
     alpha = float(df["alpha"].iloc[0])
-    for j, n in enumerate(sizes):
-        for i, (col, label) in enumerate(_PANELS):
-            ax = axes[i, j]
-            for ci, corr in enumerate(corrections):
-                for si, share in enumerate(shares):
+    ms = sorted(int(m) for m in df["m"].unique())
+    ncol_legend = min(len(corrections), 5)
+    legend_rows = -(-len(corrections) // ncol_legend)
+    nrows, ncols = len(_PANELS) * len(sizes), len(shares)
+    width = max(3.4 * ncols + 1.2, 7.5)
+    top = 0.6 + 0.22 * legend_rows  # inches above the panels: title and legend
+    height = 2.2 * nrows + top + 0.3
+    fig = Figure(figsize=(width, height), dpi=110)
+    axes = np.atleast_2d(fig.subplots(nrows, ncols, squeeze=False))
+    # the points of correction ci sit at m * nudge[ci] (log axis): equal rates stay apart
+    span = np.log(ms[-1] / ms[0]) if len(ms) > 1 else 1.0
+    nudge = np.exp(0.012 * span * (np.arange(len(corrections)) - (len(corrections) - 1) / 2))
+    handles: dict[str, object] = {}
+    for b, n in enumerate(sizes):
+        for j, share in enumerate(shares):
+            for i, (col, label) in enumerate(_PANELS):
+                ax = axes[b * len(_PANELS) + i, j]
+                drawn = False
+                for ci, corr in enumerate(corrections):
                     part = df[(df.n == n) & (df.correction == corr) & (df.share_null == share)]
                     part = part.sort_values("m")
                     if part[col].isna().all():
                         continue
+                    drawn = True
                     colour = f"C{ci % 10}"
-                    ax.plot(part["m"], part[col], color=colour, marker="o", markersize=3,
-                            linestyle=_STYLES[si % len(_STYLES)], linewidth=1.2,
-                            label=f"{corr}, share_null={share:g}")
-                    ax.fill_between(part["m"], part[f"{col}_lo"], part[f"{col}_hi"],
-                                    color=colour, alpha=0.12, linewidth=0)
-            if col != "power":
-                ax.axhline(alpha, color="grey", linestyle=":", linewidth=0.9)
-            ax.set_ylim(0, 1)
-            ax.set_xscale("log")
-            ms = sorted(df["m"].unique())
-            ax.set_xticks(ms)
-            ax.set_xticklabels([str(m) for m in ms])
-            ax.minorticks_off()
-            ax.grid(alpha=0.3)
-            if i == 0:
-                ax.set_title(f"n = {n} topics", fontsize=10)
-            if i == len(_PANELS) - 1:
-                ax.set_xlabel("systems per collection (m)")
-            if j == 0:
-                ax.set_ylabel(label)
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    for ax in axes.ravel():  # the union of the lines any panel drew
-        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-            if lab not in labels:
-                handles.append(h)
-                labels.append(lab)
-    fig.legend(handles, labels, loc="lower center", ncol=min(4, max(1, len(labels))),
-               fontsize=7)
+                    x = part["m"].to_numpy(np.float64) * nudge[ci]
+                    (line,) = ax.plot(x, part[col], color=colour,
+                                      marker=_MARKERS[ci % len(_MARKERS)], markersize=4,
+                                      linestyle="-", linewidth=1.1, label=corr)
+                    handles.setdefault(corr, line)
+                    ax.fill_between(x, part[f"{col}_lo"], part[f"{col}_hi"], color=colour,
+                                    alpha=0.10, linewidth=0)
+                if not drawn:
+                    ax.text(0.5, 0.5, "undefined: no true difference" if col == "power"
+                            else "no rows", ha="center", va="center", fontsize=8,
+                            color="grey", transform=ax.transAxes)
+                if col != "power":
+                    ax.axhline(alpha, color="grey", linestyle=":", linewidth=0.9)
+                ax.set_ylim(0, 1)
+                ax.set_xscale("log")
+                ax.set_xlim(ms[0] / 1.25, ms[-1] * 1.25)
+                ax.set_xticks(ms)
+                ax.set_xticklabels([str(m) for m in ms])
+                ax.minorticks_off()
+                ax.tick_params(labelsize=8)
+                ax.grid(alpha=0.3)
+                if i == 0:
+                    ax.set_title(f"n = {n} topics, share_null = {share:g}", fontsize=9)
+                if i == len(_PANELS) - 1 and b == len(sizes) - 1:
+                    ax.set_xlabel("systems per collection (m)", fontsize=8)
+                if j == 0:
+                    ax.set_ylabel(label, fontsize=8)
+    labels = [c for c in corrections if c in handles]
+    legend = fig.legend([handles[c] for c in labels], labels, loc="upper center",
+                        bbox_to_anchor=(0.5, 1 - 0.55 / height), ncol=ncol_legend,
+                        fontsize=8, frameon=False)
     fig.suptitle(f"{title}\nFWER, FDR and power against m (alpha = {alpha:g}, dotted)",
-                 fontsize=11)
-    fig.tight_layout(rect=(0, 0.04 + 0.012 * ((len(labels) + 3) // 4), 1, 0.95))
+                 fontsize=11, y=1 - 0.08 / height)
+    fig.tight_layout(rect=(0, 0, 1, 1 - top / height), h_pad=0.6)
+    fig.draw_without_rendering()  # the panels' top row right under the legend
+    below = legend.get_window_extent().y0 / fig.bbox.height
+    fig.subplots_adjust(top=below - 0.4 / height)
     path = Path(out_dir) / f"{name}.png"
-    fig.savefig(path)
+    save_figure(fig, path)
     return path
 
 

@@ -8,6 +8,8 @@ import numpy as np
 import pyarrow as pa
 from matplotlib.figure import Figure
 
+from irsim.report import save_figure
+
 __all__ = ["asl_curves", "FIGURES"]
 
 #: Figures drawn here (discpower's ASL curves; ``<test>`` as the ``asl`` table names it).
@@ -67,6 +69,6 @@ def asl_curves(asl: pa.Table, out_dir: Path) -> list[Path]:
         fig.suptitle(f"ASL curves: {TEST_TITLES.get(test, str(test).replace('_', ' '))}")
         fig.tight_layout()
         path = out_dir / f"asl_curve_{test}.png"
-        fig.savefig(path)
+        save_figure(fig, path)
         paths.append(path)
     return paths

@@ -8,7 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 from matplotlib.figure import Figure
 
-from irsim.report import markdown_table
+from irsim.report import markdown_table, save_figure
 
 __all__ = ["sections", "d_study_plot", "FIGURES"]
 
@@ -50,7 +50,7 @@ def d_study_plot(d_study: pa.Table, out_dir: Path, targets: list[float] | None =
     ax.set_title("D-study: E(rho^2) (solid) and Phi (dashed) against the number of topics")
     fig.tight_layout()
     path = Path(out_dir) / "d_study.png"
-    fig.savefig(path)
+    save_figure(fig, path)
     return path
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow as pa
 from matplotlib.figure import Figure
 
-from irsim.report import safe_name
+from irsim.report import safe_name, save_figure
 
 __all__ = ["sections", "swap_rate_curves", "SCHEME_COLORS", "FIGURES",
            "required_diff_cells", "reference_lines"]
@@ -75,7 +75,7 @@ def swap_rate_curves(rates: pa.Table, out_dir: Path | str) -> list[Path]:
         axes[0].legend(fontsize=8, title="sampling", title_fontsize=8)
         fig.tight_layout()
         path = out_dir / f"swap_rates_{safe_name(str(metric))}.png"
-        fig.savefig(path)
+        save_figure(fig, path)
         paths.append(path)
     return paths
 

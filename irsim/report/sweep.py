@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+from matplotlib.ticker import NullLocator
 
 from irsim.errors import InputError
 
@@ -39,6 +40,8 @@ FIGURES = ("sweep_<table>.png",)
 #: At most this many rows (key combinations) per table in sweep.md and lines per figure.
 MAX_ROWS = 40
 MAX_LINES = 12
+#: Markers of the lines beyond the ten colours of the default cycle.
+_MARKERS = ("o", "s", "^", "D")
 
 
 def is_sweep(path: str | os.PathLike) -> bool:
@@ -76,35 +79,43 @@ def _wide(table: pa.Table, keys: tuple[str, ...], value: str, labels: dict[str, 
 
 def _plot(wide: Any, keys: tuple[str, ...], value: str, jobs: list[str],
           xs: list[float] | None, xlabel: str, path: Path, title: str) -> bool:
-    import matplotlib
+    """The headline of every row (key combination, first MAX_LINES) against the jobs: on a
+    numeric axis ticked at the swept values when one numeric parameter is swept (points
+    joined by lines), else one tick per job and points only (categorical values are not
+    joined). The legend stands right of the panel, off the data."""
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from irsim.report import save_figure
 
     if wide.empty or not jobs:
         return False
-    fig, ax = plt.subplots(figsize=(7.5, 4.5))
-    positions = xs if xs is not None else list(range(len(jobs)))
     shown = wide.head(MAX_LINES)
-    for _, row in shown.iterrows():
+    fig = Figure(figsize=(9.5 if len(shown) > 1 else 7.5, 4.5), dpi=120)
+    ax = fig.subplots()
+    positions = xs if xs is not None else list(range(len(jobs)))
+    for i, (_, row) in enumerate(shown.iterrows()):
         label = ", ".join(str(row[k]) for k in keys if k in row.index)
-        ax.plot(positions, [row[j] for j in jobs], marker="o", label=label)
+        ax.plot(positions, [row[j] for j in jobs], color=f"C{i % 10}",
+                marker=_MARKERS[(i // 10) % len(_MARKERS)],
+                linestyle="-" if xs is not None else "none", label=label)
+    ax.set_xticks(positions)
     if xs is None:
-        ax.set_xticks(positions)
         ax.set_xticklabels(jobs, rotation=30, ha="right", fontsize=8)
+        ax.set_xlim(-0.5, len(jobs) - 0.5)
+    else:
+        ax.set_xticklabels([f"{v:g}" for v in positions], fontsize=8)
+        ax.xaxis.set_minor_locator(NullLocator())
     ax.set_xlabel(xlabel)
     ax.set_ylabel(value)
     more = len(wide) - len(shown)
     ax.set_title(title + (f" (first {len(shown)} of {len(wide)} rows)" if more > 0 else ""),
                  fontsize=10)
     ax.legend(fontsize=7, title=", ".join(k for k in keys if k in wide.columns),
-              title_fontsize=7, loc="best")
+              title_fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0),
+              borderaxespad=0.0)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    tmp = path.with_name(path.stem + ".tmp.png")
-    fig.savefig(tmp, dpi=120)
-    plt.close(fig)
-    os.replace(tmp, path)
+    save_figure(fig, path)
     return True
 
 

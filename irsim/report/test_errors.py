@@ -9,6 +9,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullLocator
+
+from irsim.report import save_figure
 
 __all__ = ["FIGURES", "sections", "nearest_alpha", "summary_table", "type1_plots", "power_plots",
            "type3_plots", "families_wide", "urbano_sections"]
@@ -110,6 +113,41 @@ def _legend(fig: Figure, tests: list[str]) -> None:
                frameon=False, bbox_to_anchor=(0.5, 1 - 0.42 / height))
 
 
+def _series(ax, x: np.ndarray, rate: np.ndarray, lo: np.ndarray, hi: np.ndarray, colour: str,
+            k: int, tests: int, *, log: bool = False, band_alpha: float = 0.15) -> None:
+    """One test's rates with their interval: a line over a shaded band, or, for a single
+    point (one alpha or delta), a marker with an error bar, nudged sideways by the test's
+    index `k` of `tests` so that the tests' points stand side by side."""
+    x, rate = np.asarray(x, np.float64), np.asarray(rate, np.float64)
+    lo, hi = np.asarray(lo, np.float64), np.asarray(hi, np.float64)
+    if len(x) > 1:
+        ax.fill_between(x, lo, hi, color=colour, alpha=band_alpha, linewidth=0)
+        ax.plot(x, rate, color=colour, marker="o", markersize=2.5, linewidth=1.2)
+        return
+    step = 0.08 * (k - (tests - 1) / 2)
+    xs = x * np.exp(step) if log else x * (1 + step) if x[0] != 0 else x + step * 0.01
+    ax.errorbar(xs, rate, yerr=np.vstack([np.maximum(rate - lo, 0), np.maximum(hi - rate, 0)]),
+                color=colour, marker="o", markersize=6, capsize=3, linestyle="none")
+
+
+def _single_xlim(ax, values: np.ndarray, *, log: bool = False) -> bool:
+    """Room around the one x value of a panel (a single alpha or delta); False when there
+    are several."""
+    v = np.unique(np.asarray(values, np.float64))
+    if len(v) != 1:
+        return False
+    if log:
+        ax.set_xlim(v[0] / 1.6, v[0] * 1.6)
+    elif v[0] != 0:
+        ax.set_xlim(v[0] * 0.6, v[0] * 1.4)
+    else:
+        ax.set_xlim(-0.01, 0.01)
+    ax.set_xticks([v[0]])  # the one value sampled
+    ax.set_xticklabels([f"{v[0]:g}"])
+    ax.xaxis.set_minor_locator(NullLocator())
+    return True
+
+
 def type1_plots(table: pa.Table, out_dir: Path) -> list[Path]:
     """Per alternative: Type I error rate (delta = 0) against alpha on log-log axes, one
     panel per (metric, n), one line per test with its Clopper-Pearson band; the diagonal
@@ -128,25 +166,24 @@ def type1_plots(table: pa.Table, out_dir: Path) -> list[Path]:
                 cell = part[(part["metric"] == metric) & (part["n"] == n)]
                 ax.plot([floor, amax * 1.5], [floor, amax * 1.5], color="grey",
                         linestyle="--", linewidth=0.8)
-                for test in tests:
+                for k, test in enumerate(tests):
                     r = cell[cell["test"] == test].sort_values("alpha")
                     if r.empty:
                         continue
-                    c = _COLORS.get(test, "black")
-                    ax.fill_between(r["alpha"], np.maximum(r["ci_lo"], floor),
-                                    np.maximum(r["ci_hi"], floor), color=c, alpha=0.12,
-                                    linewidth=0)
-                    ax.plot(r["alpha"], np.maximum(r["rate"], floor), color=c, marker="o",
-                            markersize=2.5, linewidth=1.2)
+                    _series(ax, r["alpha"], np.maximum(r["rate"], floor),
+                            np.maximum(r["ci_lo"], floor), np.maximum(r["ci_hi"], floor),
+                            _COLORS.get(test, "black"), k, len(tests), log=True,
+                            band_alpha=0.12)
                 ax.set_xscale("log")
                 ax.set_yscale("log")
-                ax.set_xlim(amin / 1.3, amax * 1.3)
+                if not _single_xlim(ax, part["alpha"], log=True):
+                    ax.set_xlim(amin / 1.3, amax * 1.3)
                 ax.set_ylim(floor, max(amax * 1.5, float(part["ci_hi"].max()) * 1.1))
                 _finish_panel(ax, cell, metric, n, bottom=i == len(metrics) - 1, left=j == 0,
                               xlabel="significance level alpha", ylabel="Type I error rate")
         _legend(fig, tests)
         path = Path(out_dir) / f"type1_error_{alt}.png"
-        fig.savefig(path)
+        save_figure(fig, path)
         paths.append(path)
     return paths
 
@@ -171,23 +208,21 @@ def power_plots(table: pa.Table, out_dir: Path, alpha: float = 0.05) -> list[Pat
                 ax = axes[i, j]
                 cell = part[(part["metric"] == metric) & (part["n"] == n)]
                 ax.axhline(alpha, color="grey", linestyle="--", linewidth=0.8)
-                for test in tests:
+                for k, test in enumerate(tests):
                     r = cell[cell["test"] == test].sort_values("delta")
                     if r.empty:
                         continue
-                    c = _COLORS.get(test, "black")
-                    ax.fill_between(r["delta"], r["ci_lo"], r["ci_hi"], color=c, alpha=0.15,
-                                    linewidth=0)
-                    ax.plot(r["delta"], r["rate"], color=c, marker="o", markersize=2.5,
-                            linewidth=1.2)
-                ax.set_xlim(min(0.0, part["delta"].min()), dmax * 1.02)
+                    _series(ax, r["delta"], r["rate"], r["ci_lo"], r["ci_hi"],
+                            _COLORS.get(test, "black"), k, len(tests))
+                if not _single_xlim(ax, part["delta"]):
+                    ax.set_xlim(min(0.0, part["delta"].min()), dmax * 1.02)
                 ax.set_ylim(0, 1.02)
                 _finish_panel(ax, cell, metric, n, bottom=i == len(metrics) - 1, left=j == 0,
                               xlabel="true difference in mean (delta)",
                               ylabel="power (rejection rate)")
         _legend(fig, tests)
         path = Path(out_dir) / f"power_{alt}.png"
-        fig.savefig(path)
+        save_figure(fig, path)
         paths.append(path)
     return paths
 
@@ -291,22 +326,21 @@ def type3_plots(table: pa.Table, out_dir: Path, alpha: float = 0.05) -> list[Pat
         for j, n in enumerate(sizes):
             ax = axes[i, j]
             cell = df[(df["metric"] == metric) & (df["n"] == n)]
-            for test in tests:
+            for k, test in enumerate(tests):
                 r = cell[cell["test"] == test].sort_values("delta")
                 if r.empty:
                     continue
-                c = _COLORS.get(test, "black")
-                ax.fill_between(r["delta"], r["ci_lo"], r["ci_hi"], color=c, alpha=0.15,
-                                linewidth=0)
-                ax.plot(r["delta"], r["rate"], color=c, marker="o", markersize=2.5,
-                        linewidth=1.2)
-            ax.set_ylim(0, max(float(df["ci_hi"].max()) * 1.05, 1e-3))
+                _series(ax, r["delta"], r["rate"], r["ci_lo"], r["ci_hi"],
+                        _COLORS.get(test, "black"), k, len(tests))
+            top = max(float(df["ci_hi"].max()) * 1.05, 1e-3)
+            # a single delta: its markers whole, also at a rate of 0
+            ax.set_ylim(-0.03 * top if _single_xlim(ax, df["delta"]) else 0, top)
             _finish_panel(ax, cell, metric, n, bottom=i == len(metrics) - 1, left=j == 0,
                           xlabel="true difference in mean (delta)",
                           ylabel="Type III error rate")
     _legend(fig, tests)
     path = Path(out_dir) / "type3_error.png"
-    fig.savefig(path)
+    save_figure(fig, path)
     return [path]
 
 

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from matplotlib.figure import Figure
 
-from irsim.report import markdown_table, safe_name
+from irsim.report import markdown_table, safe_name, save_figure
 
 __all__ = ["sections", "topic_set_size_plots", "check_plot", "FIGURES"]
 
@@ -29,9 +29,23 @@ def _label(row: dict, design: str) -> str:
     return ", ".join(parts)
 
 
+_STYLES = ("-", "--", ":", "-.")
+_MARKERS = ("o", "s", "^", "D", "v", "P")
+
+
+def _colours(k: int) -> list:
+    """`k` distinct colours: the default cycle up to 10, a sampled colour map beyond."""
+    if k <= 10:
+        return [f"C{i}" for i in range(k)]
+    from matplotlib import colormaps
+
+    return [colormaps["turbo"](v) for v in np.linspace(0.05, 0.95, k)]
+
+
 def topic_set_size_plots(tss: pa.Table, out_dir: Path) -> list[Path]:
     """One figure per metric: a panel per design, topics needed (log scale) against the
-    minimum difference, one line per alpha / beta / m. Returns the PNG paths.
+    minimum difference, one line per alpha / beta / m (colour: alpha and beta; line style and
+    marker: m; the legend under the panel). Returns the PNG paths.
 
     Examples
     --------
@@ -46,26 +60,39 @@ def topic_set_size_plots(tss: pa.Table, out_dir: Path) -> list[Path]:
     paths = []
     for metric, rows in df.groupby("metric", sort=False):
         designs = list(dict.fromkeys(rows["design"]))
-        fig = Figure(figsize=(4.4 * len(designs) + 0.6, 4.4), dpi=120)
+        entries = max(rows[rows["design"] == d].groupby(
+            ["alpha", "beta", "m"], dropna=False).ngroups for d in designs)
+        legend_rows = -(-entries // 2) if entries > 4 else entries
+        fig = Figure(figsize=(4.4 * len(designs) + 0.6, 4.4 + 0.16 * legend_rows), dpi=120)
         axes = np.atleast_1d(fig.subplots(1, len(designs), sharey=True))
         for ax, design in zip(axes, designs, strict=True):
             part = rows[rows["design"] == design]
             keys = ["alpha", "m"] if design == "ci" else ["alpha", "beta", "m"]
-            for _, line in part.groupby(keys, sort=True, dropna=False):
+            levels = keys[:-1]  # colour: the (alpha, beta) pair; line style and marker: m
+            pairs = sorted({tuple(r) for r in part[levels].itertuples(index=False)})
+            colours = _colours(len(pairs))
+            ms = sorted(part["m"].unique())
+            for key, line in part.groupby(keys, sort=True, dropna=False):
                 line = line.sort_values("min_diff")
                 ok = line["n"].notna()
-                ax.plot(line["min_diff"][ok], line["n"][ok], marker="o", markersize=3,
-                        linewidth=1.2, label=_label(line.iloc[0].to_dict(), design))
+                k = ms.index(key[-1])
+                ax.plot(line["min_diff"][ok], line["n"][ok], color=colours[pairs.index(
+                        tuple(key[:-1]))],
+                        linestyle=_STYLES[k % len(_STYLES)], marker=_MARKERS[k % len(_MARKERS)],
+                        markersize=3.5, linewidth=1.2,
+                        label=_label(line.iloc[0].to_dict(), design))
             ax.set_yscale("log")
             ax.set_title(_TITLES.get(design, design))
             ax.set_xlabel("half-width" if design == "ci" else "minimum difference")
             ax.grid(alpha=0.3, which="both")
-            ax.legend(fontsize=7)
+            n_lines = len(ax.get_legend_handles_labels()[1])  # below the panel, off the data
+            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16),
+                      ncol=2 if n_lines > 4 else 1, frameon=False)
         axes[0].set_ylabel("topics needed")
         fig.suptitle(f"Topic set size design for {metric}")
         fig.tight_layout()
         path = out_dir / f"topic_set_size_{safe_name(str(metric))}.png"
-        fig.savefig(path)
+        save_figure(fig, path)
         paths.append(path)
     return paths
 
@@ -107,7 +134,7 @@ def check_plot(check: pa.Table, out_dir: Path) -> Path:
     fig.suptitle("Planned against realised power on simulated collections of the planned size")
     fig.tight_layout()
     path = Path(out_dir) / "topic_set_size_check.png"
-    fig.savefig(path)
+    save_figure(fig, path)
     return path
 
 

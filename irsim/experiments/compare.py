@@ -1,0 +1,259 @@
+"""``experiment=compare``: is my run significantly better than that one? Per-pair results.
+
+The question a single paper asks of its own runs, answered for a chosen set of systems: for
+every pair (all pairs of ``systems``, or each against a ``baseline``), per metric, the mean
+scores, their difference with a paired t confidence interval, the standardised effect size
+(``mean(d) / sd(d)``, Sakai's), and the p-value of every selected significance test of
+:mod:`irsim.stats` with its multiple-comparison correction over the family of the chosen
+pairs (per metric and test).
+
+The closed-form tests (t, Wilcoxon, sign) and the intervals are computed in the study's
+finalize; the Monte Carlo tests (randomisation, paired and unpaired bootstrap) in its kernel,
+one shard per metric and test, their draws keyed by (seed, test, metric), so the tables are
+the same on ``engine=local`` and ``engine=ray`` and for any shard size. Each p-value equals a
+call of the test of :mod:`irsim.stats` on the same pair (tested).
+
+Examples
+--------
+>>> import numpy as np
+>>> from irsim.data.matrix import ScoreMatrix
+>>> from irsim.kit.common import Shards
+>>> x = np.random.default_rng(0).random((1, 4, 20))
+>>> m = ScoreMatrix(x, ["AP"], ["bm25", "dense", "splade", "rm3"], [str(i) for i in range(20)])
+>>> study, data = make(Config(systems=["dense", "splade"], baseline="bm25"), m, seed=0,
+...                    shards=Shards())
+>>> study.pairs
+(('dense', 'bm25'), ('splade', 'bm25'))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from irsim.data.matrix import ScoreMatrix
+from irsim.engine.base import Shard
+from irsim.engine.partials import Slab
+from irsim.errors import ConfigError, param, unknown_name
+from irsim.experiments.registry import study
+from irsim.kit.common import (
+    as_tuple,
+    check_alphas,
+    check_choices,
+    check_positive_int,
+    select_metrics,
+)
+from irsim.stats.multiple import CORRECTIONS, adjust
+from irsim.stats.registry import TESTS
+from irsim.stats.ttest import paired_t
+from irsim.tables import Column, TableSpec, table
+
+__all__ = ["Config", "Compare", "make", "PAIR_TESTS", "MONTE_CARLO", "STREAM", "COMPARISON"]
+
+#: Tests of one pair at a time (those of :data:`irsim.stats.TESTS` of kind paired/unpaired).
+PAIR_TESTS = tuple(n for n, s in TESTS.items() if s.kind in ("paired", "unpaired"))
+#: The Monte Carlo ones, run in the kernel.
+MONTE_CARLO = tuple(n for n in PAIR_TESTS if TESTS[n].monte_carlo)
+#: Random streams: ``compare/<test>``, keyed by the metric's index.
+STREAM = "compare"
+
+_S, _F = pa.string(), pa.float64()
+COMPARISON = TableSpec(
+    "comparison", ("compare",),
+    "Every chosen pair of systems per metric and test: means, difference with its confidence "
+    "interval, effect size, p-value and corrected p-value.",
+    (Column("metric", _S, "metric"),
+     Column("system_a", _S, "first system of the pair (with `baseline`: the other system)"),
+     Column("system_b", _S, "second system (with `baseline`: the baseline)"),
+     Column("mean_a", _F, "mean score of `system_a` over the topics"),
+     Column("mean_b", _F, "mean score of `system_b`"),
+     Column("diff", _F, "`mean_a - mean_b`"),
+     Column("ci_lo", _F, "lower limit of the paired t interval of `diff` at `ci_level`"),
+     Column("ci_hi", _F, "upper limit of that interval"),
+     Column("effect_size", _F, "`diff / sd` of the per-topic differences (Sakai's "
+                               "standardised mean difference; null when sd is 0)"),
+     Column("test", _S, "significance test (`irsim.stats.TESTS`)"),
+     Column("p_value", _F, "two-sided p-value of the test"),
+     Column("p_adjusted", _F, "p-value corrected over the chosen pairs of the metric and test "
+                              "(`correction`)"),
+     Column("correction", _S, "`none`, `bonferroni`, `holm`, `bh` or `by`"),
+     Column("significant", pa.bool_(), "`p_adjusted < alpha`")))
+
+
+@dataclass
+class Config:
+    """Parameters of ``experiment=compare``.
+
+    Parameters
+    ----------
+    name : str
+        ``compare``.
+    systems : list of str, optional
+        The systems to compare (names as in the data); all pairs of them, or each against
+        `baseline`. None: every system of the data.
+    baseline : str, optional
+        Compare every other system of `systems` with this one (it need not be listed in
+        `systems`). None: all pairs.
+    tests : list of str
+        Any of ``t``, ``wilcoxon``, ``sign``, ``randomisation``, ``paired_bootstrap``,
+        ``unpaired_bootstrap`` (:data:`irsim.stats.TESTS`).
+    B : int
+        Monte Carlo samples of the randomisation and bootstrap tests.
+    alpha : float
+        Significance level of column ``significant``.
+    correction : {"none", "bonferroni", "holm", "bh", "by"}
+        Multiple-comparison correction over the chosen pairs, per metric and test.
+    ci_level : float
+        Confidence level of the interval of the difference.
+    metrics : list of str, optional
+        The metrics to compare on (default: every metric of the data).
+    """
+
+    name: str = "compare"
+    systems: Any = None
+    baseline: Any = None
+    tests: Any = field(default_factory=lambda: ["t", "wilcoxon", "randomisation"])
+    B: int = 10000
+    alpha: float = 0.05
+    correction: str = "holm"
+    ci_level: float = 0.95
+    metrics: Any = None
+
+
+@dataclass(frozen=True)
+class Compare:
+    """The comparison study (see the module docstring)."""
+
+    pairs: tuple[tuple[str, str], ...]
+    tests: tuple[str, ...]
+    B: int
+    alpha: float
+    correction: str
+    ci_level: float
+    seed: int
+    name: str = "compare"
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {"pairs": [list(p) for p in self.pairs], "tests": list(self.tests),
+                "B": self.B, "alpha": self.alpha, "correction": self.correction,
+                "ci_level": self.ci_level, "seed": self.seed}
+
+    def _mc(self) -> tuple[str, ...]:
+        return tuple(t for t in self.tests if t in MONTE_CARLO)
+
+    def plan(self, data: ScoreMatrix) -> list[Shard]:
+        """One shard per (metric, Monte Carlo test): item ``k * tests + j``."""
+        n = len(data.metrics) * len(self._mc())
+        return [Shard(i, (i, i + 1), (0, 1)) for i in range(n)]
+
+    def fields(self, data: ScoreMatrix) -> dict[str, Slab]:
+        n = len(data.metrics) * len(self._mc())
+        return {"p": Slab((n, len(self.pairs)), along="items")}
+
+    def _xy(self, data: ScoreMatrix, k: int) -> tuple[np.ndarray, np.ndarray]:
+        index = {s: i for i, s in enumerate(data.systems)}
+        a = np.array([index[p[0]] for p in self.pairs])
+        b = np.array([index[p[1]] for p in self.pairs])
+        x = data.values[k]
+        return x[a], x[b]
+
+    def kernel(self, shard: Shard, data: ScoreMatrix) -> dict[str, np.ndarray]:
+        mc = self._mc()
+        k, j = divmod(shard.items[0], len(mc))
+        x, y = self._xy(data, k)
+        test = mc[j]
+        result = TESTS[test].function(x, y, B=self.B, seed=self.seed,
+                                      study=f"{STREAM}/{test}", key=(k,))
+        return {"p": np.asarray(result.pvalue, np.float64)[None, :]}
+
+    def finalize(self, merged: dict[str, Any], data: ScoreMatrix) -> dict[str, pa.Table]:
+        mc = self._mc()
+        rows: dict[str, list] = {c.name: [] for c in COMPARISON.columns}
+        for k, metric in enumerate(data.metrics):
+            x, y = self._xy(data, k)
+            t = paired_t(x, y)
+            ci = t.confidence_interval(self.ci_level)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                effect = np.where(t.sd > 0, t.mean / t.sd, np.nan)
+            for test in self.tests:
+                if test in mc:
+                    p = merged["p"][k * len(mc) + mc.index(test)]
+                elif test == "t":
+                    # all differences 0 (identical runs): no evidence of a difference
+                    p = np.where(np.isnan(t.pvalue) & (t.sd == 0), 1.0, t.pvalue)
+                else:
+                    p = np.asarray(TESTS[test].function(x, y).pvalue, np.float64)
+                p_adj = adjust(p, self.correction)
+                for i, (sa, sb) in enumerate(self.pairs):
+                    rows["metric"].append(metric)
+                    rows["system_a"].append(sa)
+                    rows["system_b"].append(sb)
+                    rows["mean_a"].append(float(x[i].mean()))
+                    rows["mean_b"].append(float(y[i].mean()))
+                    rows["diff"].append(float(t.mean[i]))
+                    rows["ci_lo"].append(float(ci.low[i]))
+                    rows["ci_hi"].append(float(ci.high[i]))
+                    rows["effect_size"].append(None if np.isnan(effect[i])
+                                               else float(effect[i]))
+                    rows["test"].append(test)
+                    rows["p_value"].append(float(p[i]))
+                    rows["p_adjusted"].append(float(p_adj[i]))
+                    rows["correction"].append(self.correction)
+                    rows["significant"].append(bool(p_adj[i] < self.alpha))
+        return {"comparison": table("comparison", rows)}
+
+
+def _pairs(data: ScoreMatrix, systems: Any, baseline: Any) -> tuple[tuple[str, str], ...]:
+    names = [str(s) for s in as_tuple(systems)] if systems is not None else list(data.systems)
+    for s in names:
+        if s not in data.systems:
+            raise unknown_name(f"system in {param('systems')}", s, data.systems)
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{param('systems')} lists a system twice: {names}")
+    if baseline is None:
+        if len(names) < 2:
+            raise ConfigError(f"{param('systems')} must name at least two systems, got "
+                              f"{names}")
+        return tuple(combinations(names, 2))
+    base = str(baseline)
+    if base not in data.systems:
+        raise unknown_name(f"system in {param('baseline')}", base, data.systems)
+    others = [s for s in names if s != base]
+    if not others:
+        raise ConfigError(f"{param('systems')} names no system besides the baseline {base!r}")
+    return tuple((s, base) for s in others)
+
+
+@study("compare", config=Config, data="matrix", order=15,
+       description="is one run significantly better than another? per-pair means, difference "
+                   "with CI, effect size and the p-values of every test, corrected",
+       tables=[COMPARISON],
+       headlines={"comparison": (("metric", "system_a", "system_b", "test"), "p_adjusted")},
+       question=("Is my run significantly better than that one? Per pair of chosen systems: "
+                 "the difference with its confidence interval, the effect size and every "
+                 "test's p-value, corrected"))
+def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Any
+         ) -> tuple[Compare, ScoreMatrix]:
+    """The comparison of `config` on `data` (restricted to ``config.metrics``), checked."""
+    data = select_metrics(data, config.metrics)
+    if len(data.topics) < 2:
+        raise ConfigError(f"compare needs >= 2 topics, got {len(data.topics)}")
+    tests = check_choices(as_tuple(config.tests) or (), PAIR_TESTS,
+                          "test of experiment=compare", param("tests"))
+    if not tests:
+        raise ConfigError(f"{param('tests')} lists no test")
+    (correction,) = check_choices([config.correction], CORRECTIONS, "correction",
+                                  param("correction"))
+    (alpha,) = check_alphas([config.alpha], param("alpha"))
+    level = float(config.ci_level)
+    if not 0.0 < level < 1.0:
+        raise ConfigError(f"{param('ci_level')} must be inside (0, 1), got {config.ci_level}")
+    B = check_positive_int(config.B, param("B"))
+    pairs = _pairs(data, config.systems, config.baseline)
+    keep = sorted({s for p in pairs for s in p}, key=data.systems.index)
+    return Compare(pairs=pairs, tests=tests, B=B, alpha=alpha, correction=correction,
+                   ci_level=level, seed=int(seed)), data.select(systems=keep)

@@ -1,0 +1,455 @@
+"""Every figure of every study's report, rendered from small real runs and checked.
+
+Each study runs through the Python door on small synthetic data (`irsim.data.synthetic`) or
+the shared test data, `Result.report(dir)` writes its report, and every figure the report
+saves is inspected where it is saved (:func:`irsim.report.figure_hook`), before it is
+written:
+
+- every legend lies inside the figure (its bounding box in the renderer's window);
+- an axes' legend covers none of that axes' data points and crosses none of its lines;
+- a panel draws at most 12 series (lines of the legend), no two of which look alike (same
+  colour, line style and marker), and no two bar groups share a colour;
+- the figure title lies inside the figure and overlaps no axes, no axes title and no
+  figure legend; no axes title overlaps another axes;
+- a series of a single point is drawn with a visible marker;
+- the tick labels of an axis of sampled sizes are exactly the sampled sizes;
+- in a sweep figure, categorical sweep values are not joined with lines.
+
+The same checks run on the sweep report (`irsim report <sweep dir>`) over a sweep directory
+of real jobs.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_hex
+from matplotlib.container import BarContainer, ErrorbarContainer
+from matplotlib.figure import Figure
+from matplotlib.transforms import Bbox
+
+import irsim
+from irsim.data.synthetic import synthetic_scores, synthetic_trec
+from irsim.report import figure_hook, figures
+
+#: At most this many series (legend lines) in one panel.
+MAX_SERIES = 12
+
+#: Pixels of slack in every geometric comparison (antialiasing, rounding).
+SLACK = 1.0
+
+
+# ------------------------------------------------------------------------------- the checks
+
+
+@dataclass
+class Expect:
+    """What a figure's name tells about its axes (from the run's own parameters).
+
+    ``sizes``: figure-name pattern -> (axis, sampled sizes) whose tick labels must be exactly
+    those sizes; ``categorical``: figure-name patterns whose x values are categorical (no
+    line may join them).
+    """
+
+    sizes: dict[str, tuple[str, list[float]]] = field(default_factory=dict)
+    categorical: tuple[str, ...] = ()
+
+
+def _renderer(fig: Figure) -> Any:
+    """Draw `fig` on an Agg canvas (as savefig does) and return the renderer."""
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return canvas.get_renderer()
+
+
+def _shrunk(box: Bbox, by: float = SLACK) -> Bbox:
+    return Bbox.from_extents(box.x0 + by, box.y0 + by, box.x1 - by, box.y1 - by)
+
+
+def _overlap(a: Bbox, b: Bbox) -> bool:
+    return _shrunk(a).overlaps(_shrunk(b))
+
+
+def _axes(fig: Figure) -> list[Any]:
+    """The visible panels (colour bars left out: they hold no series)."""
+    return [ax for ax in fig.axes if ax.get_visible() and ax.get_label() != "<colorbar>"]
+
+
+def _data_lines(ax: Any) -> list[Any]:
+    """The lines of `ax` in data coordinates (no axhline / axvline), without errorbar caps."""
+    caps = {id(c) for cont in ax.containers if isinstance(cont, ErrorbarContainer)
+            for c in cont.lines[1]}
+    return [ln for ln in ax.lines if ln.get_visible() and ln.get_transform() == ax.transData
+            and id(ln) not in caps]
+
+
+def _points(ax: Any, line: Any) -> np.ndarray:
+    """The finite vertices of `line` in display pixels."""
+    xy = np.column_stack([np.asarray(line.get_xdata(), float),
+                          np.asarray(line.get_ydata(), float)])
+    xy = xy[np.isfinite(xy).all(axis=1)]
+    return ax.transData.transform(xy) if len(xy) else xy
+
+
+def _along(ax: Any, line: Any, steps: int = 25) -> np.ndarray:
+    """Points along the drawn segments of `line` (none when it has no line style), in
+    display pixels."""
+    pts = _points(ax, line)
+    if line.get_linestyle() in ("None", "", " ") or len(pts) < 2:
+        return np.empty((0, 2))
+    t = np.linspace(0.0, 1.0, steps)[:, None, None]
+    return (pts[:-1] * (1 - t) + pts[1:] * t).reshape(-1, 2)
+
+
+def _ticks(ax: Any, axis: str) -> tuple[list[float], list[str]]:
+    """The tick positions inside the view and their labels (major and labelled minor)."""
+    a = ax.xaxis if axis == "x" else ax.yaxis
+    lo, hi = sorted(ax.get_xlim() if axis == "x" else ax.get_ylim())
+    locs, labels = [], []
+    for locator, formatter in ((a.get_major_locator(), a.get_major_formatter()),
+                               (a.get_minor_locator(), a.get_minor_formatter())):
+        ticks = [float(t) for t in locator()]
+        texts = formatter.format_ticks(ticks) if ticks else []
+        for t, s in zip(ticks, texts, strict=True):
+            span = (hi - lo) * 1e-9
+            if lo - span <= t <= hi + span and s.strip():
+                locs.append(t)
+                labels.append(s)
+    return locs, labels
+
+
+def problems(fig: Figure, path: Path, expect: Expect | None = None) -> list[str]:
+    """What is wrong with `fig` (saved as `path`), one message per finding."""
+    expect = expect or Expect()
+    name = path.name
+    renderer = _renderer(fig)
+    found: list[str] = []
+    figbox = fig.bbox
+    axes = _axes(fig)
+    legends = [(f"figure legend {i}", leg, None) for i, leg in enumerate(fig.legends)]
+    legends += [(f"legend of panel {i} ({ax.get_title()!r})", ax.get_legend(), ax)
+                for i, ax in enumerate(axes) if ax.get_legend() is not None]
+    for what, leg, ax in legends:
+        box = leg.get_window_extent(renderer)
+        if (box.x0 < figbox.x0 - SLACK or box.y0 < figbox.y0 - SLACK
+                or box.x1 > figbox.x1 + SLACK or box.y1 > figbox.y1 + SLACK):
+            found.append(f"{name}: {what} is clipped: {box.extents.round(1).tolist()} outside "
+                         f"the figure {figbox.extents.round(1).tolist()}")
+        if ax is None:
+            for j, other in enumerate(axes):
+                if _overlap(box, other.get_window_extent(renderer)):
+                    found.append(f"{name}: {what} overlaps panel {j}")
+            continue
+        inner = _shrunk(box)
+        covered = sum(int(inner.count_contains(_points(ax, ln)))
+                      for ln in _data_lines(ax) if len(_points(ax, ln)))
+        crossed = sum(int(inner.count_contains(_along(ax, ln))) > 0 for ln in _data_lines(ax))
+        if covered or crossed:
+            found.append(f"{name}: {what} covers {covered} data point(s) and crosses "
+                         f"{crossed} line(s)")
+    for i, ax in enumerate(axes):
+        looks: dict[tuple, set[str]] = {}
+        for ln in _data_lines(ax):
+            if not ln.get_label().startswith("_"):  # a series of the legend
+                key = (to_hex(ln.get_color()), ln.get_linestyle(), str(ln.get_marker()))
+                looks.setdefault(key, set()).add(ln.get_label())
+            pts = _points(ax, ln)
+            if len(pts) == 1 and (ln.get_marker() in (None, "None", "", " ")
+                                  or ln.get_markersize() < 4):
+                found.append(f"{name}: panel {i} ({ax.get_title()!r}) draws a single point "
+                             f"with marker {ln.get_marker()!r} of size {ln.get_markersize()}")
+        series = sum(len(labels) for labels in looks.values())
+        if series > MAX_SERIES:
+            found.append(f"{name}: panel {i} ({ax.get_title()!r}) draws {series} series "
+                         f"(more than {MAX_SERIES})")
+        for key, labels in looks.items():
+            if len(labels) > 1:
+                found.append(f"{name}: panel {i} ({ax.get_title()!r}) has {len(labels)} series "
+                             f"that look alike (colour {key[0]}, style {key[1]!r}, marker "
+                             f"{key[2]!r}): {sorted(labels)[:4]}")
+        bars = [to_hex(c.patches[0].get_facecolor()) for c in ax.containers
+                if isinstance(c, BarContainer) and c.patches]
+        if len(set(bars)) < len(bars):
+            found.append(f"{name}: panel {i} repeats a bar colour: {bars}")
+    suptitle = getattr(fig, "_suptitle", None)
+    if suptitle is not None and suptitle.get_text().strip():
+        box = suptitle.get_window_extent(renderer)
+        if box.x0 < figbox.x0 - SLACK or box.x1 > figbox.x1 + SLACK or box.y1 > figbox.y1:
+            found.append(f"{name}: the figure title is clipped")
+        for i, ax in enumerate(axes):
+            if _overlap(box, ax.get_window_extent(renderer)):
+                found.append(f"{name}: the figure title overlaps panel {i}")
+            if ax.get_title() and _overlap(box, ax.title.get_window_extent(renderer)):
+                found.append(f"{name}: the figure title overlaps the title of panel {i}")
+        for i, leg in enumerate(fig.legends):
+            if _overlap(box, leg.get_window_extent(renderer)):
+                found.append(f"{name}: the figure title overlaps figure legend {i}")
+    for i, ax in enumerate(axes):
+        if not ax.get_title():
+            continue
+        tbox = ax.title.get_window_extent(renderer)
+        for j, other in enumerate(axes):
+            if j != i and _overlap(tbox, other.get_window_extent(renderer)):
+                found.append(f"{name}: the title of panel {i} overlaps panel {j}")
+    for pattern, (axis, sizes) in expect.sizes.items():
+        if not fnmatch.fnmatch(name, pattern):
+            continue
+        want = sorted(float(s) for s in sizes)
+        for i, ax in enumerate(axes):
+            locs, labels = _ticks(ax, axis)
+            if sorted(locs) != want or sorted(labels, key=float) != [f"{s:g}" for s in want]:
+                found.append(f"{name}: panel {i}'s {axis} ticks are {labels} at {locs}, not "
+                             f"the sampled sizes {[f'{s:g}' for s in want]}")
+    if any(fnmatch.fnmatch(name, p) for p in expect.categorical):
+        for i, ax in enumerate(axes):
+            joined = [ln.get_label() for ln in _data_lines(ax)
+                      if ln.get_linestyle() not in ("None", "", " ") and len(_points(ax, ln)) > 1]
+            if joined:
+                found.append(f"{name}: panel {i} joins categorical values with lines: "
+                             f"{joined[:3]}")
+    return found
+
+
+class Collector:
+    """A :func:`irsim.report.figure_hook` that checks every figure saved."""
+
+    def __init__(self, expect: Expect | None = None) -> None:
+        self.expect = expect or Expect()
+        self.names: list[str] = []
+        self.found: list[str] = []
+
+    def __call__(self, fig: Figure, path: Path) -> None:
+        self.names.append(path.name)
+        self.found += problems(fig, path, self.expect)
+
+
+def _declared(study: str, png: str) -> bool:
+    patterns = [re.sub(r"<[^>]+>", "*", f) for f in figures()[study]]
+    return any(fnmatch.fnmatch(png, p) for p in patterns)
+
+
+def render(study: str, run: Callable[[], Any], out: Path, expect: Expect | None = None,
+           must_draw: tuple[str, ...] = ()) -> Collector:
+    """Run `run` (a study call), write its report into `out` and check every figure."""
+    res = run()
+    seen = Collector(expect)
+    with figure_hook(seen):
+        res.report(out)
+    pngs = sorted(p.name for p in out.glob("*.png"))
+    assert sorted(seen.names) == pngs, "a figure was saved outside irsim.report.save_figure"
+    for png in pngs:
+        assert _declared(study, png), f"{png} is not declared by irsim.report.{study}"
+    for pattern in must_draw:
+        assert any(fnmatch.fnmatch(p, pattern) for p in pngs), f"no {pattern} among {pngs}"
+    return seen
+
+
+# ------------------------------------------------------------------------------- the data
+
+
+@pytest.fixture(scope="module")
+def scores() -> Any:
+    """Three correlated metrics of 8 synthetic systems on 30 topics (a ScoreMatrix)."""
+    return synthetic_scores(systems=8, topics=30, metrics=("AP", "P@10", "nDCG@10"),
+                            seed=3).matrix
+
+
+@pytest.fixture(scope="module")
+def docs() -> tuple[Any, Any]:
+    return synthetic_trec(runs=8, topics=12, docs_per_topic=150, depth=100, seed=2,
+                          quality_sd=0.5)
+
+
+# ------------------------------------------------------------------------------- the studies
+
+SD_SIZES = [4, 7, 10, 13, 16]
+M_VALUES = [4, 6]
+
+FAST = {
+    "discpower": (lambda s, d: irsim.discpower(
+        s, B=100, tests=["paired_bootstrap", "t", "sign"], swap=True,
+        stability=True, fuzziness=[0.01, 0.05, 0.1], rankcorr=True, agreement=True, seed=1),
+        Expect(), ("asl_curve_*", "pvalues_*", "mr_pt_curves.png", "swap_rates_*",
+                   "tau_matrix.png")),
+    "swap": (lambda s, d: irsim.swap(s, subset_sizes=[5, 10], trials=40, seed=1),
+             Expect(), ("swap_rates_*",)),
+    "error_rates": (lambda s, d: irsim.error_rates(
+        s, subset_sizes=[3, 6, 9], trials=5, tests=["t"], sd_sizes=SD_SIZES, sd_samples=5,
+        seed=1),
+        Expect(sizes={"sd_by_size.png": ("x", SD_SIZES)}),
+        ("error_rates_*", "sd_by_size.png", "error_dependency_*")),
+    "coverage": (lambda s, d: irsim.coverage(s, sizes=[5, 10], samples=40, B=40,
+                                             alpha=[0.05, 0.1, 0.2], seed=1),
+                 Expect(), ("coverage_*",)),
+    "reliability": (lambda s, d: irsim.reliability(s, B=50, max_topics=60, seed=1),
+                    Expect(), ("d_study.png",)),
+    "topic_set_size": (lambda s, d: irsim.topic_set_size(s, seed=1),
+                       Expect(), ("topic_set_size_AP.png",)),
+    "test_errors": (lambda s, d: irsim.test_errors(
+        s, tests=["t", "sign"], sizes=[10, 20], deltas=[0.0, 0.05, 0.1],
+        alpha=[0.01, 0.05, 0.1], trials=40, B=50, seed=1),
+        Expect(), ("type1_error_*", "power_*")),
+    "effort": (lambda s, d: irsim.effort(
+        runs=d[0], qrels=d[1], pools=[{"metric": "AP", "depth": 20},
+                                      {"metric": "AP", "depth": 50}],
+        subset_sizes=[3, 5], trials=5, seed=1), Expect(), ("effort.png",)),
+    "corpus_ci": (lambda s, d: irsim.corpus_ci(runs=d[0], qrels=d[1], B=50, splits=2, seed=1),
+                  Expect(), ("corpus_*",)),
+}
+
+
+@pytest.mark.parametrize("study", list(FAST))
+def test_every_figure_of_a_study_passes_the_checks(study, scores, docs, tmp_path):
+    run, expect, must = FAST[study]
+    seen = render(study, lambda: run(scores, docs), tmp_path, expect, must)
+    assert not seen.found, "\n".join(seen.found)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sizes", [[10], [10, 20]])
+def test_multiple_testing_figures_of_the_preset_layout(scores, tmp_path, sizes):
+    """The preset's grid (5 corrections x 3 shares of true nulls), small, with one and two
+    topic-set sizes: no clipped legend, no two lines alike in a panel, m ticks at the
+    sampled numbers of systems."""
+    seen = render("multiple_testing", lambda: irsim.multiple_testing(
+        scores, metric="AP", tests=["t", "randomisation"], systems=M_VALUES, sizes=sizes,
+        share_null=[1.0, 0.5, 0.2], trials=20, B=40, seed=1),
+        tmp_path, Expect(sizes={"multiple_testing_*": ("x", M_VALUES)}),
+        ("multiple_testing_AP_t.png", "multiple_testing_AP_randomisation.png"))
+    assert not seen.found, "\n".join(seen.found)
+
+
+@pytest.mark.slow
+def test_type3_figure_with_one_delta(shared_data, tmp_path):
+    """design=urbano2019 with a single delta: every Type III series is one point."""
+    import pandas as pd
+
+    pool = {"AP": [pd.read_csv(shared_data / "urbano" / f"adhoc{k}_ap.csv").iloc[:, :10]
+                   for k in (5, 6)]}
+    seen = render("test_errors", lambda: irsim.test_errors(
+        pool, design="urbano2019", tests=["t", "sign"], sizes=[20], deltas=[0.05],
+        alpha=[0.05], trials=30, power_trials=30, B=50, seed=1),
+        tmp_path / "run", Expect(), ("type3_error.png",))
+    assert not seen.found, "\n".join(seen.found)
+
+
+# ------------------------------------------------------------------------------- the sweep
+
+
+def _sweep(root: Path, scores: Any, jobs: list[dict[str, Any]]) -> Path:
+    """A sweep directory as Hydra writes it (``<job>/.hydra/overrides.yaml``), each job a
+    real discpower run of the Python door written by ``Result.report``."""
+    root.mkdir()
+    for i, params in enumerate(jobs):
+        job = root / str(i)
+        irsim.discpower(scores, seed=1, **params).report(job)
+        (job / ".hydra").mkdir()
+        overrides = [f"experiment.{k}=" + (f"[{','.join(v)}]" if isinstance(v, list) else
+                                           str(v)) for k, v in params.items()]
+        (job / ".hydra" / "overrides.yaml").write_text(yaml.safe_dump(overrides))
+    return root
+
+
+def _sweep_figures(sweep: Path, expect: Expect) -> Collector:
+    from irsim.report.sweep import write_sweep_report
+
+    seen = Collector(expect)
+    with figure_hook(seen):
+        write_sweep_report(sweep)
+    assert "sweep_discpower.png" in seen.names
+    return seen
+
+
+def test_sweep_figure_of_a_numeric_parameter(scores, tmp_path):
+    """One numeric parameter swept: a numeric axis whose ticks are the swept values; the
+    legend (12 entries: metric x test x alpha) covers no point and stays inside."""
+    values = [100, 150, 300]
+    sweep = _sweep(tmp_path / "sw", scores,
+                   [{"B": b, "tests": ["paired_bootstrap", "t"]} for b in values])
+    seen = _sweep_figures(sweep, Expect(sizes={"sweep_*": ("x", values)}))
+    assert not seen.found, "\n".join(seen.found)
+
+
+def test_sweep_figure_of_categorical_values(scores, tmp_path):
+    """A categorical parameter swept (the Monte Carlo p-value rule): its values are not
+    joined with lines."""
+    sweep = _sweep(tmp_path / "sw", scores,
+                   [{"B": 100, "tests": ["paired_bootstrap"], "pvalue": v}
+                    for v in ("count", "plus_one")])
+    seen = _sweep_figures(sweep, Expect(categorical=("sweep_*",)))
+    assert not seen.found, "\n".join(seen.found)
+
+
+# ------------------------------------------------------------------------------- the presets
+
+#: Monte Carlo sizes of a preset shrunk for the test (the layout of its figures is kept).
+SHRINK = {"trials": 10, "power_trials": 10, "check_trials": 20, "samples": 30,
+          "sd_samples": 5, "splits": 2}
+
+
+def _presets() -> list[str]:
+    from importlib.resources import files
+
+    return sorted(p.name[:-5] for p in (files("irsim.conf") / "experiment").iterdir()
+                  if p.name.endswith(".yaml"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", _presets())
+def test_every_preset_draws_checked_figures(preset, shared_data, docs, tmp_path):
+    """Every preset's parameters (its figures' layout) with small Monte Carlo sizes, on a
+    slice of TREC-8 ad hoc (60 runs, the preset's default metrics; matrix studies; the
+    pooled design on ad hoc 5 and 6) or a small synthetic TREC collection (document
+    studies): every figure passes the checks."""
+    import math
+    from importlib.resources import files
+
+    import pandas as pd
+
+    spec = yaml.safe_load((files("irsim.conf") / "experiment" / f"{preset}.yaml").read_text())
+    study = next(d for d in spec["defaults"] if isinstance(d, str) and "@" in d).split("@")[0]
+    params = dict(spec.get("experiment") or {})
+    params.pop("fit_threads", None)
+    params.update({k: min(v, params[k]) if k in params else v for k, v in SHRINK.items()
+                   if k in params})
+    if "B" in params:  # B * alpha >= 1 for every level
+        import dataclasses
+        import importlib
+
+        config = importlib.import_module(f"irsim.experiments.{study}").Config
+        alphas = params.get("alpha", next((f.default if f.default is not dataclasses.MISSING
+                                           else f.default_factory() for f in
+                                           dataclasses.fields(config) if f.name == "alpha"),
+                                          0.05))
+        alphas = alphas if isinstance(alphas, list) else [alphas]
+        params["B"] = max(20, math.ceil(1 / min(alphas) - 1e-9))
+    urbano = shared_data / "urbano"
+    metrics = {"AP": "ap", "P@10": "p10", "RR": "rr"}
+    if study in ("corpus_ci", "effort"):
+        data: Any = {"runs": docs[0], "qrels": docs[1]}
+    elif params.get("design") == "urbano2019":
+        data = {m: [pd.read_csv(urbano / f"adhoc{k}_{f}.csv").iloc[:, :10] for k in (5, 6)]
+                for m, f in list(metrics.items())[:2]}
+        params["sizes"], params["deltas"] = [25, 50], params["deltas"][::3]
+    else:
+        wanted = (spec.get("collection") or {}).get("default_metrics") or list(metrics)
+        data = {m: pd.read_csv(urbano / f"adhoc8_{f}.csv").iloc[:, :60]
+                for m, f in metrics.items() if m in wanted}
+    expect = Expect(sizes={"multiple_testing_*": ("x", params.get("systems", []))})
+    fn = getattr(irsim, study)
+    if isinstance(data, dict) and "runs" in data:
+        run = lambda: fn(runs=data["runs"], qrels=data["qrels"], seed=1, **params)  # noqa: E731
+    else:
+        run = lambda: fn(data, seed=1, **params)  # noqa: E731
+    seen = render(study, run, tmp_path / "run", expect)
+    assert seen.names, f"{preset} drew no figure"
+    assert not seen.found, "\n".join(seen.found)
