@@ -1,0 +1,981 @@
+"""assessors: whose judgments? How another assessor's qrels (a person, a crowd, an LLM) change
+label agreement, system rankings and significance decisions (issue 27).
+
+The study reads runs and several qrels of the same topics, one of them the ``reference``
+(the official judgments). Every other qrels (and every composite built from topic
+``groups``, one assessor per group) is compared with the reference three ways:
+
+- **labels** (:data:`LABEL_AGREEMENT`): Cohen's kappa (unweighted, linear and quadratic
+  weights) of the grades and of the grades binarised at ``rel``, and Krippendorff's alpha
+  (ordinal), on the (topic, passage) pairs both judged; per topic
+  (:data:`LABEL_AGREEMENT_TOPIC`), the mean over topics with a bootstrap-over-topics
+  interval, and pooled over topics with its own interval; the grade confusion matrices
+  (:data:`CONFUSION`). Every pair of the given qrels that shares a judged pair is compared,
+  and every composite with the reference.
+- **rankings** (:data:`RANK_AGREEMENT`, :data:`SYSTEM_MEANS`): per qrels and metric, the
+  system means under the reference and under the other qrels on the other's topics;
+  Kendall's tau-b, tau_AP and Spearman's rho with bootstrap-over-topics intervals
+  (:func:`irsim.stats.kendall.rank_agreement`), top-1 and top-k agreement, rank moves.
+- **conclusions** (:data:`DECISION_AGREEMENT`): per qrels, metric, test and correction, how
+  the significance decisions on every pair of systems agree (significant under both with
+  the same sign, under neither, lost, gained, opposite signs) and each qrels' discriminative
+  power.
+
+The runs are parsed once and scored under every qrels in one vectorised pass
+(:func:`irsim.metrics.multi.evaluate_many`); how a passage judged by the reference but not by
+the other assessor counts is ``unjudged`` (:func:`irsim.metrics.multi.composite_qrels`).
+
+Engine: one work item per label pair and per (qrels, metric); a shard is a block of items
+(``engine.shard_items``). Every random draw is keyed by the item (:mod:`irsim.rng` through
+:func:`irsim.sampling.topics.bootstrap_counts` and the tests' own streams), resampled means
+are exact (:class:`irsim.exact.Exact`), so tables do not depend on the shard size or the
+executor.
+"""
+
+from __future__ import annotations
+
+import glob
+import itertools
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from irsim.data.matrix import ScoreMatrix
+from irsim.data.types import Qrels, Runs
+from irsim.engine.base import Shard
+from irsim.engine.partials import Count, Slab
+from irsim.errors import ConfigError, InputError, param, unknown_name
+from irsim.exact import Exact
+from irsim.experiments.registry import data_kind, study
+from irsim.kit.common import Shards
+from irsim.metrics.multi import UNJUDGED_RULES, composite_qrels, evaluate_many
+from irsim.stats import agreement as agr
+from irsim.stats.kendall import rank_agreement, ranks, top_k_overlap
+from irsim.stats.multiple import CORRECTIONS, reject
+from irsim.stats.registry import SIMULTANEOUS, TESTS
+from irsim.tables import Column, TableSpec, table
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Config", "AssessorInput", "AssessorData", "Assessors", "load_from_config",
+           "load_from_python", "read_assessor_runs", "composites", "KIND", "LABEL_STATS",
+           "CATEGORIES", "make"]
+
+#: Random streams: label-agreement intervals, rank-agreement intervals, Monte Carlo tests.
+LABEL_STREAM = "assessors/labels"
+RANK_STREAM = "assessors/ranks"
+TEST_STREAM = "assessors/tests"
+
+#: (labels, statistic) rows of the label-agreement tables, in order.
+LABEL_STATS = (("graded", "kappa"), ("graded", "kappa_linear"), ("graded", "kappa_quadratic"),
+               ("graded", "alpha_ordinal"), ("binary", "kappa"), ("binary", "alpha_ordinal"))
+_WEIGHTS = {"kappa": None, "kappa_linear": "linear", "kappa_quadratic": "quadratic"}
+#: Decision categories of a system pair (reference vs other qrels).
+CATEGORIES = ("both", "neither", "lost", "gained", "opposite")
+_LABEL_COLS = ("mean", "low", "high", "topics", "pooled", "pooled_low", "pooled_high",
+               "items")
+_RANK_COLS = ("tau_b", "tau_b_low", "tau_b_high", "tau_ap", "tau_ap_low", "tau_ap_high",
+              "spearman", "spearman_low", "spearman_high", "top1", "top_k_overlap")
+_RUN_SUFFIXES = (".txt", ".run", ".runs", ".res", ".trec", ".tsv", ".tab")
+
+
+# ----------------------------------------------------------------------------- tables
+
+def _c(name: str, typ: pa.DataType, meaning: str) -> Column:
+    return Column(name, typ, meaning)
+
+
+_S, _F, _I, _B = pa.string(), pa.float64(), pa.int64(), pa.bool_()
+_PAIR = (_c("qrels_a", _S, "the first qrels of the pair (the reference when it is one of "
+                           "the two)"),
+         _c("qrels_b", _S, "the second qrels (another assessor, an LLM's labels, or a "
+                           "composite `mix<d...>` of topic groups)"))
+_STAT = (_c("labels", _S, "`graded`: the grades as given; `binary`: grades binarised at "
+                          "`experiment.rel` (relevant when grade >= rel)"),
+         _c("statistic", _S, "`kappa`: Cohen's kappa; `kappa_linear` / `kappa_quadratic`: "
+                             "weighted by the linear / squared distance of the grades' "
+                             "positions on the scale; `alpha_ordinal`: Krippendorff's alpha, "
+                             "ordinal distance"))
+
+LABEL_AGREEMENT = TableSpec(
+    "label_agreement", ("assessors",),
+    "Agreement of two qrels' labels on the (topic, passage) pairs both judged, per "
+    "statistic: mean over topics and pooled over topics, each with a bootstrap-over-topics "
+    "percentile interval.",
+    (*_PAIR, *_STAT,
+     _c("topics", _I, "topics with a defined per-topic value (a topic whose labels use one "
+                      "category has no chance disagreement: left out)"),
+     _c("items", _I, "(topic, passage) pairs judged by both"),
+     _c("mean", _F, "mean over those topics of the per-topic statistic (the SIGIR 2025 "
+                    "paper's per-pair figure for binary kappa)"),
+     _c("low", _F, "lower bound of the bootstrap-over-topics percentile interval of `mean` "
+                   "(`experiment.B` resamples, level 1 - `experiment.alpha`; NaN with fewer "
+                   "than 2 topics)"),
+     _c("high", _F, "upper bound of that interval"),
+     _c("pooled", _F, "the statistic on all pairs both judged, pooled over topics"),
+     _c("pooled_low", _F, "lower bound of the bootstrap-over-topics interval of `pooled` "
+                          "(kappas: resampled pooled confusion matrices; alpha: NaN, not "
+                          "computed)"),
+     _c("pooled_high", _F, "upper bound of that interval")))
+
+LABEL_AGREEMENT_TOPIC = TableSpec(
+    "label_agreement_topic", ("assessors",),
+    "Agreement of two qrels' labels on one topic (the per-topic values behind "
+    "`label_agreement`'s means).",
+    (*_PAIR, *_STAT,
+     _c("topic", _S, "topic id"),
+     _c("items", _I, "passages of the topic judged by both"),
+     _c("value", _F, "the statistic on the topic (NaN: no chance disagreement)")))
+
+CONFUSION = TableSpec(
+    "confusion", ("assessors",),
+    "Confusion matrix of two qrels' grades on the pairs both judged, all topics pooled.",
+    (*_PAIR,
+     _c("grade_a", _I, "grade given by `qrels_a`"),
+     _c("grade_b", _I, "grade given by `qrels_b`"),
+     _c("count", _I, "(topic, passage) pairs with these two grades")))
+
+_QM = (_c("qrels", _S, "the other qrels (compared with `experiment.reference`)"),
+       _c("metric", _S, "evaluation metric"))
+
+RANK_AGREEMENT = TableSpec(
+    "rank_agreement", ("assessors",),
+    "Agreement of the system rankings by mean score under the reference and under another "
+    "qrels, on the other qrels' topics.",
+    (*_QM,
+     _c("topics", _I, "topics of the comparison (those the other qrels judged)"),
+     _c("systems", _I, "runs ranked"),
+     _c("tau_b", _F, "Kendall's tau-b between the two rankings"),
+     _c("tau_b_low", _F, "lower bound of its bootstrap-over-topics percentile interval (the "
+                         "same resampled topics for both qrels)"),
+     _c("tau_b_high", _F, "upper bound"),
+     _c("tau_ap", _F, "AP rank correlation tau_AP (Yilmaz et al. 2008), the reference "
+                      "ranking as the truth: swaps near the top cost more"),
+     _c("tau_ap_low", _F, "lower bound of its interval"),
+     _c("tau_ap_high", _F, "upper bound"),
+     _c("spearman", _F, "Spearman's rho between the system means"),
+     _c("spearman_low", _F, "lower bound of its interval"),
+     _c("spearman_high", _F, "upper bound"),
+     _c("top1", _B, "the best system is the same under both (ties: the first run)"),
+     _c("top_k", _I, "k of `top_k_overlap` (`experiment.top_k`, at most the systems)"),
+     _c("top_k_overlap", _F, "share of the reference's k best systems among the other's k "
+                             "best"),
+     _c("max_move", _I, "the largest rank move of a system, in absolute value"),
+     _c("max_mover", _S, "the system that moves most (ties: the better reference rank)"),
+     _c("mean_abs_move", _F, "mean absolute rank move over systems")))
+
+SYSTEM_MEANS = TableSpec(
+    "system_means", ("assessors",),
+    "Each system's mean score and rank under the reference and under another qrels, on the "
+    "other qrels' topics.",
+    (*_QM,
+     _c("system", _S, "run"),
+     _c("reference_mean", _F, "mean over the topics under the reference"),
+     _c("mean", _F, "mean over the same topics under `qrels`"),
+     _c("reference_rank", _I, "rank under the reference (1 = best; ties share the best "
+                              "rank)"),
+     _c("rank", _I, "rank under `qrels`"),
+     _c("move", _I, "`reference_rank - rank`: positive = the system moves up under `qrels`")))
+
+DECISION_AGREEMENT = TableSpec(
+    "decision_agreement", ("assessors",),
+    "Agreement of the significance decisions on every pair of systems under the reference "
+    "and under another qrels (same topics, same test and correction).",
+    (*_QM,
+     _c("test", _S, "significance test (`experiment.tests`)"),
+     _c("correction", _S, "multiple-comparison correction over all system pairs (`none` "
+                          "only for Tukey HSD tests, which control the family-wise error "
+                          "themselves)"),
+     _c("pairs", _I, "system pairs"),
+     _c("both", _I, "pairs significant (adjusted p <= `experiment.alpha`) under both, "
+                    "with the same sign of the mean difference"),
+     _c("neither", _I, "pairs significant under neither"),
+     _c("lost", _I, "pairs significant only under the reference"),
+     _c("gained", _I, "pairs significant only under `qrels` (the 'false positives' of "
+                      "another assessor, taking the reference as the truth)"),
+     _c("opposite", _I, "pairs significant under both with opposite signs"),
+     _c("agreement", _F, "`(both + neither) / pairs`"),
+     _c("power_reference", _F, "discriminative power under the reference: significant "
+                               "pairs / pairs"),
+     _c("power", _F, "discriminative power under `qrels`")))
+
+TABLE_SPECS = (LABEL_AGREEMENT, LABEL_AGREEMENT_TOPIC, CONFUSION, RANK_AGREEMENT,
+               SYSTEM_MEANS, DECISION_AGREEMENT)
+
+
+# ----------------------------------------------------------------------------- config
+
+@dataclass
+class Config:
+    """Parameters of ``experiment=assessors``.
+
+    Parameters
+    ----------
+    name : str
+        ``assessors``.
+    reference : str
+        Name of the reference qrels (a key of ``collection.qrels``; the official
+        judgments).
+    metrics : list of str
+        Metrics of the rankings and decisions (trec_eval-exact names of
+        :func:`irsim.evaluate`).
+    rel : int
+        Binarisation threshold: a grade ``>= rel`` is relevant (DL19's 0-3 scale: 2, as
+        the SIGIR 2025 paper and the track's binary metrics).
+    scale : list of int, optional
+        The grade scale (categories of the kappas, in order). Default: the integers from the
+        reference's lowest to its highest grade. A grade of another qrels outside it is an
+        error.
+    unjudged : str
+        What a passage judged by the reference but not by the other assessor counts as
+        when evaluating under the other qrels: ``reference`` (the reference's grade: the
+        qrels differ only where the assessors disagree), ``nonrelevant`` (grade 0) or
+        ``condensed`` (unjudged; the other qrels' runs are evaluated on condensed lists,
+        Sakai 2007).
+    groups : list of list of str, optional
+        Topic groups of assessors (each a list of qrels names whose members judged the same
+        topics): adds every composite qrels made of one member per group, over the union of
+        the groups' topics, named ``mix`` followed by the 1-based position of the member
+        chosen in each group (``mix1211``; with a group of more than 9 members,
+        ``mix1-2-11-1``). A topic judged by several groups is taken from the first group
+        (in this order) that judged it.
+    tests : list of str
+        Significance tests (:data:`irsim.stats.TESTS`: t, wilcoxon, sign, randomisation,
+        paired_bootstrap, unpaired_bootstrap, tukey_hsd, randomised_tukey_hsd).
+    corrections : list of str
+        Multiple-comparison corrections over all system pairs (:data:`irsim.stats.CORRECTIONS`:
+        none, bonferroni, holm, bh, by); Tukey HSD tests get ``none`` only.
+    alpha : float
+        Significance level of the tests; the intervals' level is ``1 - alpha``.
+    B : int
+        Bootstrap resamples of topics for every interval (label and rank agreement).
+    test_B : int
+        Replicates of the Monte Carlo tests (randomisation, bootstrap, randomised Tukey HSD;
+        the randomisation test is exact when ``2**topics <= test_B``).
+    pvalue : str
+        P-value of the Monte Carlo tests: ``plus_one`` (``(count + 1) / (B + 1)``, never 0,
+        so corrections over many pairs stay valid) or ``count`` (``count / B``).
+    top_k : int
+        k of the top-k agreement (capped at the number of systems).
+    """
+
+    name: str = "assessors"
+    reference: str = "nist"
+    metrics: list[str] = field(default_factory=lambda: ["AP", "nDCG@10", "P@10", "RR"])
+    rel: int = 2
+    scale: list[int] | None = None
+    unjudged: str = "reference"
+    groups: list[list[str]] | None = None
+    tests: list[str] = field(default_factory=lambda: ["t", "randomisation"])
+    corrections: list[str] = field(default_factory=lambda: ["none", "holm"])
+    alpha: float = 0.05
+    B: int = 1000
+    test_B: int = 10000
+    pvalue: str = "plus_one"
+    top_k: int = 10
+
+
+# ----------------------------------------------------------------------------- loading
+
+@dataclass(frozen=True)
+class AssessorInput:
+    """What the loaders read: runs and named qrels of the same topics.
+
+    Attributes
+    ----------
+    runs : Runs
+        One run per file, named by the file name (not the run tag: two runs of DL19 share
+        the tag ``mono-electra``).
+    qrels : dict of str to Qrels
+        The qrels by name, in the order given.
+    depth : int
+        Ranked lists are cut at this many documents.
+    """
+
+    runs: Runs
+    qrels: dict[str, Qrels]
+    depth: int = 1000
+
+    def describe(self) -> dict:
+        """What the manifest records about the data."""
+        return {"kind": "runs_qrels_set", "run_names": list(self.runs.names),
+                "run_files": list(self.runs.sources),
+                "qrels_files": {n: q.source for n, q in self.qrels.items()},
+                "depth": self.depth}
+
+
+def _run_name(p: Path) -> str:
+    name = p.name[:-3] if p.name.endswith(".gz") else p.name
+    stem, suffix = Path(name).stem, Path(name).suffix
+    return stem if stem and suffix.lower() in _RUN_SUFFIXES else name
+
+
+def _expand(spec: Any, what: str, data_dir: str | None = None) -> list[Path]:
+    """Files of a path, a directory (its files), a glob pattern or a list of them; a
+    relative path not found here is looked up in `data_dir`."""
+    items = [spec] if isinstance(spec, str | os.PathLike) else list(spec)
+    out: list[Path] = []
+    for item in items:
+        text = os.path.expanduser(str(item))
+        roots = [text] + ([str(Path(data_dir) / text)]
+                          if data_dir and not os.path.isabs(text) else [])
+        hits: list[str] = []
+        for root in roots:
+            if any(ch in root for ch in "*?["):
+                hits = sorted(h for h in glob.glob(root) if os.path.isfile(h))
+            elif os.path.isdir(root):
+                hits = sorted(str(p) for p in Path(root).iterdir()
+                              if p.is_file() and not p.name.startswith("."))
+            elif os.path.isfile(root):
+                hits = [root]
+            if hits:
+                break
+        if not hits:
+            raise InputError(f"no {what} file found", file=text)
+        out.extend(Path(h) for h in hits)
+    return out
+
+
+def read_assessor_runs(spec: Any, *, scores: str = "float32",
+                       data_dir: str | None = None) -> Runs:
+    """Read run files (a directory, glob, file or list), one run per file named by its file
+    name without ``.gz`` and a results extension.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> for f in ("a.txt", "b.txt"):  # the same tag in both files
+    ...     _ = (d / f).write_text("1 Q0 x 1 1.0 same\\n")
+    >>> read_assessor_runs(d).names
+    ('a', 'b')
+    """
+    from irsim.data.trec import read_run
+
+    if isinstance(spec, Runs):
+        return spec
+    files = _expand(spec, "run", data_dir)
+    parts = [read_run(p, name=_run_name(p), scores=scores) for p in files]
+    seen: dict[str, Path] = {}
+    for p, r in zip(files, parts, strict=True):
+        if r.names[0] in seen:
+            raise InputError(f"run name {r.names[0]!r} is also used by {seen[r.names[0]]}",
+                             file=p)
+        seen[r.names[0]] = p
+    counts = [len(r) for r in parts]
+    return Runs(names=tuple(r.names[0] for r in parts),
+                run=np.repeat(np.arange(len(parts), dtype=np.int32), counts),
+                topic=np.concatenate([r.topic for r in parts]),
+                docno=np.concatenate([r.docno for r in parts]),
+                score=np.concatenate([r.score for r in parts]),
+                sources=tuple(str(p) for p in files), precision=scores)
+
+
+def _read_qrels_set(spec: Any, data_dir: str | None = None) -> dict[str, Qrels]:
+    """Named qrels from a mapping (name -> path or Qrels) or from paths / globs / a
+    directory (each file named by its stem)."""
+    from irsim.data.trec import read_qrels
+
+    if spec is None:
+        raise ConfigError("qrels are required: a mapping of names to qrels files")
+    if isinstance(spec, Mapping) or hasattr(spec, "items"):
+        out = {}
+        for name, value in dict(spec.items()).items():
+            if isinstance(value, Qrels):
+                out[str(name)] = Qrels(value.topic, value.docno, value.grade,
+                                       source=value.source or str(name))
+                continue
+            files = _expand(value, "qrels", data_dir)
+            if len(files) != 1:
+                raise ConfigError(f"qrels {name!r} must name one file, got {len(files)}")
+            out[str(name)] = read_qrels(files[0])
+        if not out:
+            raise ConfigError("qrels must name at least two qrels")
+        return out
+    out = {}
+    for p in _expand(spec, "qrels", data_dir):
+        name = _run_name(p)
+        if name in out:
+            raise InputError(f"two qrels files are named {name!r}", file=p)
+        out[name] = read_qrels(p)
+    return out
+
+
+def load_from_config(cfg: Any, config: Config) -> AssessorInput:
+    """The command line's data: ``collection.runs`` (a directory, glob, file or list) and
+    ``collection.qrels`` (a mapping of names to files, or files / a glob named by their
+    stems), relative paths also looked up in ``data_dir``."""
+    col = cfg.collection
+    if col.get("kind") != "trec":
+        raise ConfigError("experiment=assessors reads TREC runs and qrels: use collection=trec "
+                          "collection.runs=<dir or glob> +collection.qrels={name: file, ...}")
+    data_dir = cfg.get("data_dir")
+    data_dir = None if data_dir is None else str(data_dir)
+    if col.get("runs") is None:
+        raise ConfigError("collection.runs is required (a directory, glob or list of run "
+                          "files)")
+    runs = read_assessor_runs(col.runs, scores=str(col.get("scores") or "float32"),
+                              data_dir=data_dir)
+    return AssessorInput(runs, _read_qrels_set(col.get("qrels"), data_dir),
+                         int(col.get("depth") or 1000))
+
+
+def load_from_python(data: Any, keywords: Mapping[str, Any], config: Config) -> AssessorInput:
+    """The Python door's data: ``irsim.assessors(runs=..., qrels={...}, reference=...)``;
+    `data` may be an :class:`AssessorInput` (then no keywords)."""
+    if isinstance(data, AssessorInput):
+        return data
+    if data is not None:
+        raise ConfigError("irsim.assessors takes its data as keywords: runs=<files or Runs>, "
+                          "qrels={name: file or Qrels, ...}")
+    if keywords.get("runs") is None:
+        raise ConfigError("runs is required (a directory, glob, list of run files or Runs)")
+    runs = read_assessor_runs(keywords["runs"], scores=str(keywords.get("scores")
+                                                            or "float32"))
+    return AssessorInput(runs, _read_qrels_set(keywords.get("qrels")),
+                         int(keywords.get("depth") or 1000))
+
+
+KIND = data_kind("runs_qrels_set", description="runs and several qrels of the same topics",
+                 from_config=load_from_config, from_python=load_from_python,
+                 keywords={"runs": None, "qrels": None, "depth": 1000, "scores": "float32"})
+
+
+# ----------------------------------------------------------------------------- prepared data
+
+@dataclass(frozen=True)
+class LabelPair:
+    """Two qrels' jointly judged labels."""
+
+    a: str
+    b: str
+    topic: np.ndarray  # (n,) topic ids
+    grades: np.ndarray  # (n, 2)
+
+
+@dataclass(frozen=True)
+class AssessorData:
+    """What the kernel reads.
+
+    Attributes
+    ----------
+    reference : str
+    others : tuple of str
+        The qrels compared with the reference (given ones, then composites).
+    metrics, systems : tuple of str
+    scores : dict of str to ScoreMatrix
+        Per-topic scores under every qrels (the reference over all its topics).
+    pairs : tuple of LabelPair
+        The label pairs.
+    scale : ndarray
+        Grade scale.
+    rel : int
+    """
+
+    reference: str
+    others: tuple[str, ...]
+    metrics: tuple[str, ...]
+    systems: tuple[str, ...]
+    scores: dict[str, ScoreMatrix]
+    pairs: tuple[LabelPair, ...]
+    scale: np.ndarray
+    rel: int
+    source: AssessorInput
+
+    @property
+    def items(self) -> int:
+        return len(self.pairs) + len(self.others) * len(self.metrics)
+
+    def compared(self, j: int, m: int) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+        """Reference and other scores (systems x topics) of other qrels `j`, metric `m`, on
+        the other's topics."""
+        other = self.scores[self.others[j]]
+        ref = self.scores[self.reference]
+        col = [ref.topics.index(t) for t in other.topics]
+        return ref.values[m][:, col], other.values[m], other.topics
+
+    def describe(self) -> dict:
+        return {**self.source.describe(), "reference": self.reference,
+                "compared": list(self.others)}
+
+
+def composites(qrels: Mapping[str, Qrels], groups: Sequence[Sequence[str]]
+               ) -> dict[str, Qrels]:
+    """Every qrels made of one member per topic group, over the groups' topics.
+
+    A topic judged by several groups is taken from the first group that judged it.
+
+    Examples
+    --------
+    >>> obj = lambda *s: np.array(s, dtype=object)
+    >>> q = lambda t, g: Qrels(obj(*t), obj(*("d",) * len(t)), np.array(g))
+    >>> qs = {"a": q(["1", "3"], [1, 1]), "b": q(["1", "3"], [0, 0]),
+    ...       "c": q(["2", "3"], [2, 2]), "d": q(["2", "3"], [3, 3])}
+    >>> mix = composites(qs, [["a", "b"], ["c", "d"]])
+    >>> list(mix), mix["mix12"].topic.tolist(), mix["mix12"].grade.tolist()
+    (['mix11', 'mix12', 'mix21', 'mix22'], ['1', '2', '3'], [1, 3, 1])
+    """
+    topics_of = [set().union(*(set(np.asarray(qrels[m].topic).tolist()) for m in g))
+                 for g in groups]
+    owner: dict[str, int] = {}
+    for gi, ts in enumerate(topics_of):
+        for t in sorted(ts):
+            owner.setdefault(t, gi)
+    sep = "-" if any(len(g) > 9 for g in groups) else ""
+    out = {}
+    for picks in itertools.product(*(range(len(g)) for g in groups)):
+        topic, docno, grade = [], [], []
+        for gi, (g, k) in enumerate(zip(groups, picks, strict=True)):
+            q = qrels[g[k]]
+            t = np.asarray(q.topic, dtype=object)
+            keep = np.array([owner[x] == gi for x in t.tolist()], dtype=bool)
+            topic.append(t[keep])
+            docno.append(np.asarray(q.docno, dtype=object)[keep])
+            grade.append(np.asarray(q.grade, dtype=np.int64)[keep])
+        name = "mix" + sep.join(str(k + 1) for k in picks)
+        t, d, g = np.concatenate(topic), np.concatenate(docno), np.concatenate(grade)
+        order = np.lexsort((d, t))
+        out[name] = Qrels(t[order], d[order], g[order], source=name)
+    return out
+
+
+def _restrict(q: Qrels, topics: set[str]) -> Qrels:
+    keep = np.isin(np.asarray(q.topic, dtype=object), list(topics))
+    return Qrels(np.asarray(q.topic, dtype=object)[keep], np.asarray(q.docno, dtype=object)[keep],
+                 np.asarray(q.grade)[keep], source=q.source)
+
+
+def _check_names(config: Config, qrels: Mapping[str, Qrels]) -> None:
+    if config.reference not in qrels:
+        raise unknown_name(f"{param('reference')} (a name of the qrels)",
+                           str(config.reference), list(qrels))
+    if len(qrels) < 2:
+        raise ConfigError("the study needs the reference and at least one other qrels")
+    for g in config.groups or ():
+        for m in g:
+            if m not in qrels:
+                raise unknown_name(f"qrels in {param('groups')}", str(m), list(qrels))
+            if m == config.reference:
+                raise ConfigError(f"{param('groups')} must not hold the reference "
+                                  f"{config.reference!r}")
+        if len(g) == 0:
+            raise ConfigError(f"{param('groups')} holds an empty group")
+
+
+def _check_config(config: Config) -> None:
+    if config.unjudged not in UNJUDGED_RULES:
+        raise unknown_name(param("unjudged") + " rule", str(config.unjudged), UNJUDGED_RULES)
+    for t in config.tests:
+        if t not in TESTS:
+            raise unknown_name(f"test in {param('tests')}", str(t), TESTS)
+    for c in config.corrections:
+        if c not in CORRECTIONS:
+            raise unknown_name(f"correction in {param('corrections')}", str(c), CORRECTIONS)
+    if not config.tests or not config.corrections or not config.metrics:
+        raise ConfigError(f"{param('tests')}, {param('corrections')} and {param('metrics')} "
+                          "must not be empty")
+    if config.pvalue not in ("plus_one", "count"):
+        raise unknown_name(param("pvalue") + " mode", str(config.pvalue), ("plus_one", "count"))
+    if not 0.0 < float(config.alpha) < 1.0:
+        raise ConfigError(f"{param('alpha')} must be in (0, 1), got {config.alpha}")
+    for k in ("B", "test_B", "top_k"):
+        v = getattr(config, k)
+        if isinstance(v, bool) or int(v) < 1:
+            raise ConfigError(f"{param(k)} must be a positive integer, got {v!r}")
+
+
+def _check_qrels(ref_name: str, ref: Qrels, name: str, q: Qrels, scale: np.ndarray) -> None:
+    src = q.source or name
+    g = np.asarray(q.grade)
+    bad = ~np.isin(g, scale)
+    if bad.any():
+        raise InputError(f"grade {int(g[bad][0])} is outside the scale {scale.tolist()} "
+                         f"(experiment scale)", file=src)
+    ref_topics = set(np.asarray(ref.topic).tolist())
+    other = set(np.asarray(q.topic).tolist()) - ref_topics
+    if other:
+        raise InputError(f"topic {sorted(other)[0]!r} is not judged in the reference "
+                         f"{ref_name!r}", file=src)
+
+
+def _prepare(config: Config, data: AssessorInput) -> AssessorData:
+    qrels = dict(data.qrels)
+    _check_names(config, qrels)
+    ref_name = config.reference
+    ref = qrels[ref_name]
+    if config.scale is not None:
+        scale = np.unique(np.asarray(list(config.scale), dtype=np.int64))
+        if len(scale) < 2:
+            raise ConfigError(f"{param('scale')} needs at least two grades")
+    else:
+        g = np.asarray(ref.grade, dtype=np.int64)
+        scale = np.arange(int(g.min()), int(g.max()) + 1)
+    _check_qrels(ref_name, ref, ref_name, ref, scale)
+    given = [n for n in qrels if n != ref_name]
+    for n in given:
+        _check_qrels(ref_name, ref, n, qrels[n], scale)
+    if not scale.min() < config.rel <= scale.max():
+        raise ConfigError(f"{param('rel')}={config.rel} does not split the scale "
+                          f"{scale.tolist()} into relevant and non-relevant grades")
+    mixes = composites(qrels, config.groups) if config.groups else {}
+    labelled = {**qrels, **mixes}
+
+    # label pairs: every two given qrels sharing a judged pair; each composite with the ref
+    pairs = []
+    names = list(qrels)
+    for a, b in itertools.combinations(names, 2):
+        try:
+            t, _, g = agr.joint_labels(qrels[a], qrels[b])
+        except InputError as err:
+            if "share no" not in err.problem:
+                raise
+            if ref_name in (a, b):
+                raise InputError(f"qrels {b if a == ref_name else a!r} shares no judged "
+                                 f"(topic, passage) pair with the reference {ref_name!r}",
+                                 file=qrels[b if a == ref_name else a].source) from None
+            continue
+        pairs.append(LabelPair(a, b, t, g))
+    for n, q in mixes.items():
+        t, _, g = agr.joint_labels(ref, q)
+        pairs.append(LabelPair(ref_name, n, t, g))
+
+    # scores: the reference over all its topics, each other qrels over its own topics
+    others = given + list(mixes)
+    evalq = {ref_name: ref}
+    for n in others:
+        q = labelled[n]
+        topics = set(np.asarray(q.topic).tolist())
+        evalq[n] = composite_qrels(_restrict(ref, topics), q, unjudged=config.unjudged,
+                                   source=q.source or n)
+    cond = others if config.unjudged == "condensed" else ()
+    try:
+        scores = evaluate_many(data.runs, evalq, list(config.metrics), depth=data.depth,
+                               missing="drop", condensed=cond)
+    except ConfigError as err:
+        raise ConfigError(f"{param('metrics')}: {err.problem}") from None
+    return AssessorData(ref_name, tuple(others), tuple(scores[ref_name].metrics),
+                        tuple(data.runs.names), scores, tuple(pairs), scale, int(config.rel),
+                        data)
+
+
+# ----------------------------------------------------------------------------- kernels
+
+def label_values(pair: LabelPair, scale: np.ndarray, rel: int
+                 ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], np.ndarray]:
+    """Per-topic values of every :data:`LABEL_STATS` row for one label pair.
+
+    Returns
+    -------
+    topics : ndarray (T,)
+    items : ndarray of int (T,)
+        Jointly judged passages per topic.
+    values : list of ndarray (T,)
+        One per row of :data:`LABEL_STATS`.
+    counts : ndarray (2, T, L, L)
+        Per-topic confusion matrices, graded (scale) and binary (padded).
+    """
+    a, b = pair.grades[:, 0], pair.grades[:, 1]
+    ids, graded = agr.confusion_per_topic(a, b, pair.topic, labels=scale)
+    _, binary = agr.confusion_per_topic(a >= rel, b >= rel, pair.topic, labels=[False, True])
+    items = graded.sum(axis=(1, 2))
+    _, alpha_g = agr.krippendorff_alpha_per_topic(pair.grades, pair.topic, "ordinal")
+    _, alpha_b = agr.krippendorff_alpha_per_topic((pair.grades >= rel).astype(np.float64),
+                                                  pair.topic, "ordinal")
+    values = []
+    for labels, stat in LABEL_STATS:
+        if stat == "alpha_ordinal":
+            values.append(alpha_g if labels == "graded" else alpha_b)
+        else:
+            values.append(agr.kappa_from_confusion(graded if labels == "graded" else binary,
+                                                   _WEIGHTS[stat]))
+    return ids, items, values, (graded, binary)
+
+
+def _label_row(pair: LabelPair, scale: np.ndarray, rel: int, *, B: int, level: float,
+               seed: int, key: int) -> np.ndarray:
+    """The :data:`_LABEL_COLS` of every :data:`LABEL_STATS` row of one label pair."""
+    ids, items, values, (graded, binary) = label_values(pair, scale, rel)
+    out = np.full((len(LABEL_STATS), len(_LABEL_COLS)), np.nan)
+    for r, (labels, stat) in enumerate(LABEL_STATS):
+        v = values[r]
+        ok = ~np.isnan(v)
+        out[r, 3], out[r, 7] = ok.sum(), items.sum()
+        if ok.any():
+            out[r, 0] = v[ok].mean()
+        if ok.sum() >= 2:
+            ci = agr.mean_kappa_ci(v, confidence_level=level, B=B, seed=seed,
+                                   study=LABEL_STREAM, key=(key, r))
+            out[r, 1], out[r, 2] = ci.low, ci.high
+        if stat == "alpha_ordinal":
+            g = pair.grades if labels == "graded" else (pair.grades >= rel).astype(float)
+            out[r, 4] = agr.krippendorff_alpha(g, "ordinal") if len(np.unique(g)) > 1 \
+                else np.nan
+            continue
+        counts = graded if labels == "graded" else binary
+        out[r, 4] = agr.kappa_from_confusion(counts.sum(axis=0), _WEIGHTS[stat])
+        if len(ids) >= 2:
+            ci = agr.pooled_kappa_ci(counts, _WEIGHTS[stat], confidence_level=level, B=B,
+                                     seed=seed, study=LABEL_STREAM + "/pooled", key=(key,))
+            out[r, 5], out[r, 6] = ci.low, ci.high
+    return out
+
+
+def pvalues(test: str, x: np.ndarray, *, B: int, seed: int, key: tuple[int, ...],
+            pvalue: str = "plus_one") -> np.ndarray:
+    """Two-sided p-values of every system pair ``a < b`` (row-major) of `x` (systems x
+    topics) by `test`: one batched call of :mod:`irsim.stats` over all pairs."""
+    spec = TESTS[test]
+    kw: dict[str, Any] = {}
+    if spec.monte_carlo:
+        kw = {"B": B, "seed": seed, "study": f"{TEST_STREAM}/{test}", "key": key,
+              "pvalue_mode": pvalue}
+    if spec.kind == "all_pairs":
+        return np.asarray(spec.function(x, **kw).pvalue, np.float64)
+    ia, ib = np.triu_indices(x.shape[0], 1)
+    p = np.asarray(spec.function(x[ia], x[ib], **kw).pvalue, np.float64).reshape(len(ia))
+    if test == "t":  # identical runs: scipy's NaN is no evidence of a difference
+        p = np.nan_to_num(p, nan=1.0)
+    return p
+
+
+def decision_counts(p_ref: np.ndarray, p_oth: np.ndarray, d_ref: np.ndarray,
+                    d_oth: np.ndarray, alpha: float, correction: str) -> np.ndarray:
+    """Counts of :data:`CATEGORIES` plus the significant pairs under each qrels.
+
+    Parameters
+    ----------
+    p_ref, p_oth : ndarray (pairs,)
+        P-values under the reference and the other qrels.
+    d_ref, d_oth : ndarray (pairs,)
+        Mean differences (their signs).
+    alpha : float
+    correction : str
+
+    Examples
+    --------
+    >>> p1, p2 = np.array([.01, .01, .5, .01, .5]), np.array([.01, .01, .01, .5, .5])
+    >>> d1, d2 = np.array([1., 1, 1, 1, 1]), np.array([1., -1, 1, 1, 1])
+    >>> decision_counts(p1, p2, d1, d2, 0.05, "none").tolist()
+    [1, 1, 1, 1, 1, 3, 3]
+    """
+    r1 = reject(p_ref, alpha, correction)
+    r2 = reject(p_oth, alpha, correction)
+    same = np.sign(d_ref) == np.sign(d_oth)
+    both = r1 & r2
+    return np.array([np.count_nonzero(both & same), np.count_nonzero(~r1 & ~r2),
+                     np.count_nonzero(r1 & ~r2), np.count_nonzero(~r1 & r2),
+                     np.count_nonzero(both & ~same), np.count_nonzero(r1),
+                     np.count_nonzero(r2)], dtype=np.int64)
+
+
+def system_means(x: np.ndarray) -> np.ndarray:
+    """Mean per system (row) of `x` from its exact sum (as
+    :func:`~irsim.stats.kendall.rank_agreement`), so tied systems tie on every CPU."""
+    T = x.shape[1]
+    return Exact(x, l1=T).total(axis=1) / T
+
+
+def _pair_differences(x: np.ndarray) -> np.ndarray:
+    """Exact mean differences of every pair a < b (ties exactly 0 on every CPU)."""
+    means = system_means(x)
+    ia, ib = np.triu_indices(x.shape[0], 1)
+    return means[ia] - means[ib]
+
+
+@dataclass(frozen=True)
+class Assessors:
+    """The study object (plan, kernel, fields, finalize over the engine)."""
+
+    seed: int
+    B: int
+    test_B: int
+    alpha: float
+    tests: tuple[str, ...]
+    corrections: tuple[str, ...]
+    top_k: int
+    per_shard: int
+    pvalue: str = "plus_one"
+    name: str = "assessors"
+
+    def fingerprint(self) -> dict:
+        return {"B": self.B, "test_B": self.test_B, "alpha": self.alpha, "pvalue": self.pvalue,
+                "tests": list(self.tests), "corrections": list(self.corrections),
+                "top_k": self.top_k}
+
+    def _corrections(self, test: str) -> tuple[str, ...]:
+        """The corrections of `test`: ``none`` only for the simultaneous (Tukey) tests."""
+        return ("none",) if test in SIMULTANEOUS else self.corrections
+
+    def plan(self, data: AssessorData) -> list[Shard]:
+        n = data.items
+        return [Shard(i, (lo, min(lo + self.per_shard, n)), (0, 1))
+                for i, lo in enumerate(range(0, n, self.per_shard))]
+
+    def fields(self, data: AssessorData) -> dict:
+        n = data.items
+        return {"label": Slab((n, len(LABEL_STATS), len(_LABEL_COLS))),
+                "rank": Slab((n, len(_RANK_COLS))),
+                "decision": Count((n, len(self.tests), len(self.corrections), 7),
+                                  along="items")}
+
+    def kernel(self, shard: Shard, data: AssessorData) -> dict:
+        lo, hi = shard.items
+        label = np.full((hi - lo, len(LABEL_STATS), len(_LABEL_COLS)), np.nan)
+        rank = np.full((hi - lo, len(_RANK_COLS)), np.nan)
+        dec = np.zeros((hi - lo, len(self.tests), len(self.corrections), 7), np.int64)
+        level = 1.0 - self.alpha
+        P = len(data.pairs)
+        for r, item in enumerate(range(lo, hi)):  # one item: a label pair or (qrels, metric)
+            if item < P:
+                label[r] = _label_row(data.pairs[item], data.scale, data.rel, B=self.B,
+                                      level=level, seed=self.seed, key=item)
+                continue
+            j, m = divmod(item - P, len(data.metrics))
+            x, y, _ = data.compared(j, m)
+            ra = rank_agreement(x, y, B=self.B, seed=self.seed, confidence_level=level,
+                                study=RANK_STREAM, key=(j, m))
+            mx, my = system_means(x), system_means(y)
+            k = min(self.top_k, len(mx))
+            rank[r] = (ra.tau_b, *ra.tau_b_ci, ra.tau_ap, *ra.tau_ap_ci, ra.spearman,
+                       *ra.spearman_ci, float(np.argmax(mx) == np.argmax(my)),
+                       float(top_k_overlap(mx, my, k)))
+            dx, dy = _pair_differences(x), _pair_differences(y)
+            for ti, test in enumerate(self.tests):
+                px, py = (pvalues(test, v, B=self.test_B, seed=self.seed, key=(j, m),
+                                  pvalue=self.pvalue) for v in (x, y))
+                for ci, corr in enumerate(self._corrections(test)):
+                    dec[r, ti, ci] = decision_counts(px, py, dx, dy, self.alpha, corr)
+        return {"label": label, "rank": rank, "decision": dec}
+
+    def finalize(self, merged: dict, data: AssessorData) -> dict:
+        return {"label_agreement": self._labels(merged["label"], data),
+                "label_agreement_topic": _label_topics(data),
+                "confusion": _confusions(data),
+                "rank_agreement": self._ranks(merged["rank"], data),
+                "system_means": _means_table(data),
+                "decision_agreement": self._decisions(merged["decision"], data)}
+
+    def _labels(self, arr: np.ndarray, data: AssessorData) -> pa.Table:
+        rows = []
+        for i, p in enumerate(data.pairs):
+            for r, (labels, stat) in enumerate(LABEL_STATS):
+                v = dict(zip(_LABEL_COLS, arr[i, r].tolist(), strict=True))
+                rows.append({"qrels_a": p.a, "qrels_b": p.b, "labels": labels,
+                             "statistic": stat, "topics": int(v.pop("topics")),
+                             "items": int(v.pop("items")), **v})
+        return table("label_agreement", rows)
+
+    def _ranks(self, arr: np.ndarray, data: AssessorData) -> pa.Table:
+        P, rows = len(data.pairs), []
+        for j, q in enumerate(data.others):
+            for m, metric in enumerate(data.metrics):
+                v = dict(zip(_RANK_COLS, arr[P + j * len(data.metrics) + m].tolist(),
+                             strict=True))
+                x, y, topics = data.compared(j, m)
+                mx, my = system_means(x), system_means(y)
+                move = ranks(mx) - ranks(my)
+                big = int(np.lexsort((ranks(mx), -np.abs(move)))[0])
+                rows.append({"qrels": q, "metric": metric, "topics": len(topics),
+                             "systems": len(mx), **v, "top1": bool(v["top1"]),
+                             "top_k": min(self.top_k, len(mx)),
+                             "max_move": int(abs(move[big])), "max_mover": data.systems[big],
+                             "mean_abs_move": float(np.abs(move).mean())})
+        return table("rank_agreement", rows)
+
+    def _decisions(self, arr: np.ndarray, data: AssessorData) -> pa.Table:
+        P, rows = len(data.pairs), []
+        S = len(data.systems)
+        pairs = S * (S - 1) // 2
+        for j, q in enumerate(data.others):
+            for m, metric in enumerate(data.metrics):
+                c = arr[P + j * len(data.metrics) + m]
+                for ti, test in enumerate(self.tests):
+                    for ci, corr in enumerate(self._corrections(test)):
+                        n = dict(zip((*CATEGORIES, "sig_ref", "sig"), c[ti, ci].tolist(),
+                                     strict=True))
+                        rows.append({"qrels": q, "metric": metric, "test": test,
+                                     "correction": corr, "pairs": pairs,
+                                     **{k: n[k] for k in CATEGORIES},
+                                     "agreement": (n["both"] + n["neither"]) / pairs,
+                                     "power_reference": n["sig_ref"] / pairs,
+                                     "power": n["sig"] / pairs})
+        return table("decision_agreement", rows)
+
+
+def _label_topics(data: AssessorData) -> pa.Table:
+    rows = []
+    for p in data.pairs:
+        ids, items, values, _ = label_values(p, data.scale, data.rel)
+        for r, (labels, stat) in enumerate(LABEL_STATS):
+            rows.extend({"qrels_a": p.a, "qrels_b": p.b, "labels": labels, "statistic": stat,
+                         "topic": str(t), "items": int(n), "value": float(v)}
+                        for t, n, v in zip(ids.tolist(), items.tolist(), values[r].tolist(),
+                                           strict=True))
+    return table("label_agreement_topic", rows)
+
+
+def _confusions(data: AssessorData) -> pa.Table:
+    rows = []
+    for p in data.pairs:
+        c = agr.confusion(p.grades[:, 0], p.grades[:, 1], labels=data.scale)
+        rows.extend({"qrels_a": p.a, "qrels_b": p.b, "grade_a": int(ga), "grade_b": int(gb),
+                     "count": int(c[i, k])}
+                    for i, ga in enumerate(data.scale) for k, gb in enumerate(data.scale))
+    return table("confusion", rows)
+
+
+def _means_table(data: AssessorData) -> pa.Table:
+    rows = []
+    for j, q in enumerate(data.others):
+        for m, metric in enumerate(data.metrics):
+            x, y, _ = data.compared(j, m)
+            mx, my = system_means(x), system_means(y)
+            rx, ry = ranks(mx), ranks(my)
+            rows.extend({"qrels": q, "metric": metric, "system": s,
+                         "reference_mean": float(mx[i]), "mean": float(my[i]),
+                         "reference_rank": int(rx[i]), "rank": int(ry[i]),
+                         "move": int(rx[i] - ry[i])} for i, s in enumerate(data.systems))
+    return table("system_means", rows)
+
+
+@study("assessors", config=Config, data=KIND, order=110, tables=list(TABLE_SPECS),
+       description="whose judgments? label, ranking and significance-decision agreement "
+                   "between a reference qrels and other assessors' (people, LLMs, "
+                   "composites)",
+       headlines={"rank_agreement": (("qrels", "metric"), "tau_b"),
+                  "decision_agreement": (("qrels", "metric", "test", "correction"),
+                                         "agreement")},
+       question=("Whose judgments? Can another assessor's, a crowd's or an LLM's qrels replace "
+                 "the official ones: agreement of labels (kappa, alpha), of system rankings "
+                 "(tau-b, tau_AP) and of significance decisions (pairs lost, gained, flipped) "
+                 "with the reference (Voorhees 2000)"))
+def make(config: Config, data: AssessorInput, *, seed: int, shards: Shards
+         ) -> tuple[Assessors, AssessorData]:
+    """Check the parameters against the data, build composites, evaluate every qrels once
+    and return the study object with its prepared data."""
+    _check_config(config)
+    prepared = _prepare(config, data)
+    S = len(prepared.systems)
+    pairs = S * (S - 1) // 2
+    for test in config.tests:
+        if TESTS[test].monte_carlo and test not in SIMULTANEOUS:
+            for corr in set(config.corrections) & {"bonferroni", "holm"}:
+                # the smallest Monte Carlo p-value, 1 / (test_B + 1), must pass alpha / pairs
+                if (int(config.test_B) + 1) * float(config.alpha) < pairs:
+                    log.warning("%s with %s over %d pairs cannot reject anything with %s=%d "
+                                "(the smallest p-value is 1/(test_B+1)); raise it above %d",
+                                test, corr, pairs, param("test_B"), config.test_B,
+                                int(pairs / float(config.alpha)))
+    per_shard, _ = shards.get(4, 1)
+    if per_shard < 1:
+        raise ConfigError(f"{param('shard_items', 'engine')} must be >= 1, got {per_shard}")
+    return Assessors(seed=int(seed), B=int(config.B), test_B=int(config.test_B),
+                     alpha=float(config.alpha), tests=tuple(config.tests),
+                     corrections=tuple(config.corrections), top_k=int(config.top_k),
+                     per_shard=per_shard, pvalue=str(config.pvalue)), prepared

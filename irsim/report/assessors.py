@@ -1,0 +1,222 @@
+"""Report of the assessors study: agreement of labels (a kappa heatmap over all qrels),
+of system rankings (system means under the reference against each other qrels, tau in the
+title) and of significance decisions (a stacked bar per test)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+from matplotlib.figure import Figure
+
+from irsim.report import markdown_table, safe_name
+
+__all__ = ["sections", "kappa_heatmap", "means_panels", "decision_bars", "FIGURES"]
+
+#: Figures of this report (the means figure: one file per metric, `assessors_means_<metric>`).
+FIGURES = ("assessors_kappa.png", "assessors_means_<metric>.png", "assessors_decisions.png")
+
+_CATEGORY_COLOURS = {"both": "#2b8a3e", "neither": "#adb5bd", "lost": "#e8590c",
+                     "gained": "#1971c2", "opposite": "#c92a2a"}
+
+
+def kappa_heatmap(labels: pa.Table, out_dir: Path, *, labels_kind: str = "binary",
+                  statistic: str = "kappa") -> Path:
+    """Mean per-topic agreement of every pair of qrels as a symmetric heatmap (blank: the
+    two share no judged passage). Returns the PNG path.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> t = pa.table({"qrels_a": ["nist", "nist", "a"], "qrels_b": ["a", "b", "b"],
+    ...               "labels": ["binary"] * 3, "statistic": ["kappa"] * 3,
+    ...               "mean": [0.4, 0.3, 0.5]})
+    >>> kappa_heatmap(t, Path(tempfile.mkdtemp())).name
+    'assessors_kappa.png'
+    """
+    df = labels.to_pandas()
+    df = df[(df["labels"] == labels_kind) & (df["statistic"] == statistic)]
+    names = list(dict.fromkeys(q for pair in zip(df["qrels_a"], df["qrels_b"], strict=True)
+                               for q in pair))
+    n = len(names)
+    grid = np.full((n, n), np.nan)
+    np.fill_diagonal(grid, 1.0)
+    pos = {q: i for i, q in enumerate(names)}
+    for a, b, v in zip(df["qrels_a"], df["qrels_b"], df["mean"], strict=True):
+        grid[pos[a], pos[b]] = grid[pos[b], pos[a]] = v
+    size = max(4.5, 0.45 * n + 2.5)
+    fig = Figure(figsize=(size, size * 0.85), dpi=120)
+    ax = fig.subplots()
+    im = ax.imshow(np.ma.masked_invalid(grid), cmap="viridis", vmin=min(0.0, np.nanmin(grid)),
+                   vmax=1.0)
+    ax.set_xticks(range(n), names, rotation=60, ha="right", fontsize=7)
+    ax.set_yticks(range(n), names, fontsize=7)
+    if n <= 14:
+        for i in range(n):
+            for j in range(n):
+                if i != j and not math.isnan(grid[i, j]):
+                    ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=6,
+                            color="white" if grid[i, j] < 0.6 else "black")
+    fig.colorbar(im, ax=ax, shrink=0.8)
+    ax.set_title(f"mean per-topic {statistic} ({labels_kind} labels)", fontsize=9)
+    fig.tight_layout()
+    path = Path(out_dir) / "assessors_kappa.png"
+    fig.savefig(path)
+    return path
+
+
+def means_panels(means: pa.Table, ranks: pa.Table, out_dir: Path, metric: str) -> Path:
+    """System means under the reference (x) against each other qrels (y) for one metric:
+    one panel per qrels, Kendall's tau-b in its title. Returns the PNG path.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> m = pa.table({"qrels": ["a"] * 3, "metric": ["AP"] * 3, "system": ["s", "t", "u"],
+    ...               "reference_mean": [0.1, 0.2, 0.3], "mean": [0.1, 0.3, 0.2]})
+    >>> r = pa.table({"qrels": ["a"], "metric": ["AP"], "tau_b": [0.333]})
+    >>> means_panels(m, r, Path(tempfile.mkdtemp()), "AP").name
+    'assessors_means_AP.png'
+    """
+    df = means.to_pandas()
+    df = df[df["metric"] == metric]
+    tau = {q: t for q, m, t in zip(*(ranks.column(c).to_pylist()
+                                     for c in ("qrels", "metric", "tau_b")), strict=True)
+           if m == metric}
+    qrels = list(dict.fromkeys(df["qrels"]))
+    cols = min(4, len(qrels))
+    rows = math.ceil(len(qrels) / cols)
+    fig = Figure(figsize=(2.6 * cols + 0.6, 2.5 * rows + 0.4), dpi=110)
+    axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
+    lo = float(min(df["reference_mean"].min(), df["mean"].min()))
+    hi = float(max(df["reference_mean"].max(), df["mean"].max()))
+    for ax, q in zip(axes, qrels, strict=False):
+        part = df[df["qrels"] == q]
+        ax.plot([lo, hi], [lo, hi], color="gray", linewidth=0.7, linestyle=":")
+        ax.scatter(part["reference_mean"], part["mean"], s=9)
+        ax.set_title(f"{q}: tau = {tau.get(q, float('nan')):.3f}", fontsize=8)
+        ax.tick_params(labelsize=6)
+    for ax in axes[len(qrels):]:
+        ax.set_visible(False)
+    fig.supxlabel(f"{metric} under the reference", fontsize=8)
+    fig.supylabel(f"{metric} under the other qrels", fontsize=8)
+    fig.tight_layout()
+    path = Path(out_dir) / f"assessors_means_{safe_name(metric)}.png"
+    fig.savefig(path)
+    return path
+
+
+def decision_bars(decisions: pa.Table, out_dir: Path) -> Path:
+    """Shares of system pairs in each decision category (both, neither, lost, gained,
+    opposite), averaged over the other qrels, one stacked bar per test, correction and
+    metric. Returns the PNG path.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = pa.table({"qrels": ["a"], "metric": ["AP"], "test": ["t"], "correction": ["none"],
+    ...               "pairs": [10], "both": [3], "neither": [5], "lost": [1], "gained": [1],
+    ...               "opposite": [0]})
+    >>> decision_bars(d, Path(tempfile.mkdtemp())).name
+    'assessors_decisions.png'
+    """
+    df = decisions.to_pandas()
+    cats = list(_CATEGORY_COLOURS)
+    for c in cats:
+        df[c] = df[c] / df["pairs"]
+    g = df.groupby(["metric", "test", "correction"], sort=False)[cats].mean()
+    labels = [f"{m}\n{t}\n{c}" for m, t, c in g.index]
+    fig = Figure(figsize=(max(5.0, 0.8 * len(g) + 1.5), 4.4), dpi=120)
+    ax = fig.subplots()
+    bottom = np.zeros(len(g))
+    for c in cats:
+        ax.bar(range(len(g)), g[c].to_numpy(), bottom=bottom, color=_CATEGORY_COLOURS[c],
+               label=c)
+        bottom += g[c].to_numpy()
+    ax.set_xticks(range(len(g)), labels, fontsize=6)
+    ax.set_ylabel("share of system pairs (mean over qrels)")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=7, ncol=5, loc="upper center", bbox_to_anchor=(0.5, 1.12))
+    fig.tight_layout()
+    path = Path(out_dir) / "assessors_decisions.png"
+    fig.savefig(path)
+    return path
+
+
+def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
+    """Label agreement with the reference, rank agreement and decision agreement, with
+    their figures.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> lab = pa.table({"qrels_a": ["nist"], "qrels_b": ["a"], "labels": ["binary"],
+    ...                 "statistic": ["kappa"], "topics": [3], "items": [30], "mean": [0.4],
+    ...                 "low": [0.2], "high": [0.6], "pooled": [0.41]})
+    >>> means = pa.table({"qrels": ["a"] * 2, "metric": ["AP"] * 2, "system": ["s", "t"],
+    ...                   "reference_mean": [0.1, 0.2], "mean": [0.1, 0.3], "move": [0, 0]})
+    >>> ranks = pa.table({"qrels": ["a"], "metric": ["AP"], "topics": [3], "tau_b": [1.0],
+    ...                   "tau_b_low": [1.0], "tau_b_high": [1.0], "tau_ap": [1.0],
+    ...                   "top1": [True], "top_k_overlap": [1.0], "max_move": [0],
+    ...                   "max_mover": ["s"]})
+    >>> dec = pa.table({"qrels": ["a"], "metric": ["AP"], "test": ["t"],
+    ...                 "correction": ["none"], "pairs": [1], "both": [1], "neither": [0],
+    ...                 "lost": [0], "gained": [0], "opposite": [0], "agreement": [1.0],
+    ...                 "power_reference": [1.0], "power": [1.0]})
+    >>> out = sections({"label_agreement": lab, "system_means": means, "rank_agreement": ranks,
+    ...                 "decision_agreement": dec}, Path(tempfile.mkdtemp()))
+    >>> out[0]
+    '## Whose judgments? Agreement with the reference'
+    """
+    run_dir = Path(run_dir)
+    out = ["## Whose judgments? Agreement with the reference", ""]
+    lab = tables.get("label_agreement")
+    if lab is not None and lab.num_rows:
+        df = lab.to_pandas()
+        keep = df[df["statistic"].isin(["kappa", "kappa_quadratic", "alpha_ordinal"])]
+        cols = [c for c in ("qrels_a", "qrels_b", "labels", "statistic", "topics", "items",
+                            "mean", "low", "high", "pooled") if c in keep]
+        out += ["### Labels", "",
+                "Mean over topics of each per-topic statistic on the passages both judged "
+                "(bootstrap-over-topics interval `low`-`high`), and pooled over topics.", "",
+                markdown_table(pa.Table.from_pandas(keep[cols], preserve_index=False),
+                               max_rows=60), ""]
+        kappa_heatmap(lab, run_dir)
+        out += ["![kappa heatmap](assessors_kappa.png)", ""]
+    ranks = tables.get("rank_agreement")
+    if ranks is not None and ranks.num_rows:
+        cols = [c for c in ("qrels", "metric", "topics", "tau_b", "tau_b_low", "tau_b_high",
+                            "tau_ap", "top1", "top_k_overlap", "max_move", "max_mover")
+                if c in ranks.column_names]
+        out += ["### Rankings", "",
+                "Kendall's tau-b and tau_AP between the system rankings under the reference "
+                "and under each qrels (on the qrels' topics), top-1 / top-k agreement and the "
+                "system that moves most.", "",
+                markdown_table(ranks.select(cols), max_rows=80), ""]
+        means = tables.get("system_means")
+        if means is not None:
+            for metric in dict.fromkeys(means.column("metric").to_pylist()):
+                p = means_panels(means, ranks, run_dir, metric)
+                out += [f"![system means {metric}]({p.name})", ""]
+    dec = tables.get("decision_agreement")
+    if dec is not None and dec.num_rows:
+        df = dec.to_pandas()
+        summary = df.groupby(["metric", "test", "correction"], sort=False)[
+            ["agreement", "power_reference", "power"]].mean().reset_index()
+        shares = df.assign(**{c: df[c] / df["pairs"] for c in ("lost", "gained", "opposite")}
+                           ).groupby(["metric", "test", "correction"], sort=False)[
+            ["lost", "gained", "opposite"]].mean().reset_index(drop=True)
+        summary = pd.concat([summary, shares], axis=1)
+        out += ["### Significance decisions", "",
+                "Share of system pairs whose decision agrees (significant under both with the "
+                "same sign, or under neither), is lost, gained or flips sign, averaged over "
+                "the qrels compared; discriminative power under the reference and under the "
+                "other qrels.", "",
+                markdown_table(pa.Table.from_pandas(summary, preserve_index=False),
+                               max_rows=60), ""]
+        decision_bars(dec, run_dir)
+        out += ["![decision agreement](assessors_decisions.png)", ""]
+    return out

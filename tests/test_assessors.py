@@ -1,0 +1,287 @@
+"""experiment=assessors on TREC DL 2019 (the shared dl19-assessors folder): both doors, shard
+sizes, label / rank / decision agreement against direct oracles, composites, bad input."""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from scipy import stats as sps
+from test_golden import assert_bit_identical
+
+import irsim
+from irsim.errors import ConfigError, InputError
+from tests.conftest import SHARED_DATA
+
+DL19 = SHARED_DATA / "dl19-assessors"
+RUNS = ("bm25base_p", "bm25tuned_rm3_p", "colbert_rankgpt4", "colbert_rankzephyr",
+        "idst_bert_p1", "TUW19-p3-f", "ICT-BERT2", "colbert_monoelectra-base")
+QRELS = ("nist", "andrew-parry", "eugene-yang")
+GROUPS = [["ferdinand-schlatt", "froebe"], ["andrew-parry", "eugene-yang"],
+          ["guglielmo-faggioli", "harry-scells"], ["saber-zerhoudi", "sean-macavaney"]]
+SMALL = {"B": 40, "test_B": 200, "metrics": ["AP", "P@10"], "tests": ["t", "randomisation"],
+         "corrections": ["none", "holm"], "seed": 3}
+
+
+@pytest.fixture(scope="module")
+def data():
+    if not (DL19 / "qrels" / "nist.txt").is_file():
+        pytest.skip(f"DL 2019 assessor data not found at {DL19} (set IRSIM_TEST_DATA)")
+    runs = [str(DL19 / "runs" / f"{r}.gz") for r in RUNS]
+    qrels = {n: str(DL19 / "qrels" / f"{n}.txt") for n in QRELS}
+    return runs, qrels
+
+
+@pytest.fixture(scope="module")
+def small(data):
+    runs, qrels = data
+    return irsim.assessors(runs=runs, qrels=qrels, reference="nist", **SMALL)
+
+
+def test_shard_sizes_give_identical_tables(data, small):
+    runs, qrels = data
+    for items in (1, 7):
+        other = irsim.assessors(runs=runs, qrels=qrels, reference="nist", shard_items=items,
+                                **SMALL)
+        assert sorted(other.tables) == sorted(small.tables)
+        for name in small.tables:
+            assert_bit_identical(other.tables[name], small.tables[name], name)
+
+
+def test_label_agreement_equals_agreement_functions_and_sklearn(small):
+    from sklearn.metrics import cohen_kappa_score
+
+    from irsim.data.trec import read_qrels
+    from irsim.experiments.assessors import LABEL_STATS, LABEL_STREAM
+    from irsim.stats import agreement as agr
+
+    nist, ap = (read_qrels(DL19 / "qrels" / f"{n}.txt") for n in ("nist", "andrew-parry"))
+    topic, _, g = agr.joint_labels(nist, ap)
+    lab = small.to_pandas("label_agreement")
+    per = small.to_pandas("label_agreement_topic")
+    pairs = list(dict.fromkeys(zip(lab.qrels_a, lab.qrels_b, strict=True)))
+    item = pairs.index(("nist", "andrew-parry"))
+    # per topic: scikit-learn on the topic's passages
+    rows = per[(per.qrels_a == "nist") & (per.qrels_b == "andrew-parry")
+               & (per.labels == "graded") & (per.statistic == "kappa_quadratic")]
+    for t, v in zip(rows.topic, rows.value, strict=True):
+        sel = topic == t
+        want = cohen_kappa_score(g[sel, 0], g[sel, 1], weights="quadratic", labels=[0, 1, 2, 3])
+        np.testing.assert_allclose(v, want, rtol=1e-12, atol=1e-12)
+    # the mean and its interval: irsim.stats.agreement called directly
+    for r, (labels, stat) in enumerate(LABEL_STATS):
+        row = lab[(lab.qrels_a == "nist") & (lab.qrels_b == "andrew-parry")
+                  & (lab.labels == labels) & (lab.statistic == stat)].iloc[0]
+        a, b = (g, g) if labels == "graded" else (g >= 2, g >= 2)
+        if stat == "alpha_ordinal":
+            _, vals = agr.krippendorff_alpha_per_topic(a.astype(float), topic, "ordinal")
+        else:
+            w = {"kappa": None, "kappa_linear": "linear", "kappa_quadratic": "quadratic"}[stat]
+            cats = [0, 1, 2, 3] if labels == "graded" else [False, True]
+            _, vals = agr.cohen_kappa_per_topic(a[:, 0], b[:, 1], topic, w, labels=cats)
+            pooled = cohen_kappa_score(a[:, 0], b[:, 1], weights=w, labels=cats)
+            assert row.pooled == pytest.approx(pooled, abs=1e-12)
+        ci = agr.mean_kappa_ci(vals, confidence_level=0.95, B=SMALL["B"], seed=SMALL["seed"],
+                               study=LABEL_STREAM, key=(item, r))
+        assert (row["mean"], row.low, row.high, row.topics) == (ci.mean, ci.low, ci.high,
+                                                                 ci.topics)
+        assert row["items"] == len(topic)
+    conf = small.to_pandas("confusion")
+    conf = conf[(conf.qrels_a == "nist") & (conf.qrels_b == "andrew-parry")]
+    want = agr.confusion(g[:, 0], g[:, 1], labels=[0, 1, 2, 3])
+    assert conf["count"].to_numpy().reshape(4, 4).tolist() == want.tolist()
+
+
+def test_rank_agreement_equals_scipy_on_system_means(data, small):
+    from irsim.metrics import evaluate
+
+    runs, qrels = data
+    means = small.to_pandas("system_means")
+    ranks = small.to_pandas("rank_agreement")
+    for (q, m), part in means.groupby(["qrels", "metric"]):
+        row = ranks[(ranks.qrels == q) & (ranks.metric == m)].iloc[0]
+        tau = sps.kendalltau(part.reference_mean, part["mean"]).statistic
+        rho = sps.spearmanr(part.reference_mean, part["mean"]).statistic
+        assert row.tau_b == pytest.approx(tau, abs=1e-12)
+        assert row.spearman == pytest.approx(rho, abs=1e-12)
+        assert row.tau_b_low <= row.tau_b_high and row.systems == len(RUNS)
+        assert row.top1 == (part.reference_mean.idxmax() == part["mean"].idxmax())
+    # the reference means are those of irsim.evaluate on the assessor's topics
+    from irsim.data.trec import read_qrels
+    from irsim.experiments.assessors import read_assessor_runs
+
+    ref = evaluate(read_assessor_runs(runs), read_qrels(qrels["nist"]), ["AP"], depth=1000,
+                   missing="drop")
+    topics = sorted(set(small.to_pandas("label_agreement_topic").query(
+        "qrels_b == 'andrew-parry' and qrels_a == 'nist'").topic))
+    col = [ref.topics.index(t) for t in topics]
+    part = means[(means.qrels == "andrew-parry") & (means.metric == "AP")]
+    order = [ref.systems.index(s) for s in part.system]
+    np.testing.assert_allclose(part.reference_mean, ref.values[0][order][:, col].mean(axis=1),
+                               rtol=1e-12)
+
+
+def test_decision_agreement_equals_a_per_pair_loop(data):
+    """t test with Holm: scipy's ttest_rel pair by pair and statsmodels' multipletests."""
+    from statsmodels.stats.multitest import multipletests
+
+    from irsim.experiments.assessors import Config, _prepare, load_from_python
+
+    runs, qrels = data
+    config = Config(metrics=["P@10"], tests=["t"], corrections=["none", "holm"])
+    res = irsim.assessors(runs=runs, qrels=qrels, reference="nist", B=20, metrics=["P@10"],
+                          tests=["t"], corrections=["none", "holm"])
+    prep = _prepare(config, load_from_python(None, {"runs": runs, "qrels": qrels}, config))
+    dec = res.to_pandas("decision_agreement")
+    for j, q in enumerate(prep.others):
+        x, y, _ = prep.compared(j, 0)
+        for corr in ("none", "holm"):
+            counts = dict.fromkeys(("both", "neither", "lost", "gained", "opposite"), 0)
+            p1, p2, d1, d2 = [], [], [], []
+            for a, b in itertools.combinations(range(len(RUNS)), 2):
+                for p, d, s in ((p1, d1, x), (p2, d2, y)):
+                    z = s[a] - s[b]
+                    pv = sps.ttest_rel(s[a], s[b]).pvalue
+                    p.append(1.0 if np.isnan(pv) else pv)
+                    d.append(z.mean())
+            r1 = multipletests(p1, 0.05, "holm")[0] if corr == "holm" else np.array(p1) <= .05
+            r2 = multipletests(p2, 0.05, "holm")[0] if corr == "holm" else np.array(p2) <= .05
+            for s1, s2, a1, a2 in zip(r1, r2, d1, d2, strict=True):
+                key = ("neither" if not (s1 or s2) else "lost" if s1 and not s2
+                       else "gained" if s2 and not s1
+                       else "both" if np.sign(a1) == np.sign(a2) else "opposite")
+                counts[key] += 1
+            row = dec[(dec.qrels == q) & (dec.correction == corr)].iloc[0]
+            assert {k: int(row[k]) for k in counts} == counts
+            assert row.power_reference == pytest.approx(sum(r1) / len(r1))
+
+
+@pytest.mark.slow
+def test_paper_pair_kappas_from_the_topic_table(data):
+    """The SIGIR 2025 per-pair kappas (binary, mean over the topics judged by exactly two
+    secondary assessors: 168216 left out) from the study's per-topic table."""
+    runs, _ = data
+    names = ["nist", *itertools.chain.from_iterable(GROUPS)]
+    res = irsim.assessors(runs=runs[:3], qrels={n: str(DL19 / "qrels" / f"{n}.txt")
+                                               for n in names},
+                          reference="nist", B=10, test_B=20, metrics=["P@10"], tests=["t"],
+                          corrections=["none"])
+    per = res.to_pandas("label_agreement_topic")
+    per = per[(per.labels == "binary") & (per.statistic == "kappa") & (per.topic != "168216")]
+    want = {("andrew-parry", "eugene-yang"): 0.381, ("ferdinand-schlatt", "froebe"): 0.369,
+            ("guglielmo-faggioli", "harry-scells"): 0.468,
+            ("saber-zerhoudi", "sean-macavaney"): 0.338}
+    for (a, b), k in want.items():
+        got = per[(per.qrels_a == a) & (per.qrels_b == b)].value.dropna().mean()
+        assert round(got, 3) == k
+    # the 16 composites: every topic once, 168216 from the first group
+    res2 = irsim.assessors(runs=runs[:3], qrels={n: str(DL19 / "qrels" / f"{n}.txt")
+                                                for n in names},
+                           reference="nist", groups=GROUPS, B=10, test_B=20,
+                           metrics=["P@10"], tests=["t"], corrections=["none"])
+    ranks = res2.to_pandas("rank_agreement")
+    mixes = [q for q in ranks.qrels if q.startswith("mix")]
+    assert len(mixes) == 16 and set(ranks[ranks.qrels.isin(mixes)].topics) == {43}
+
+
+def test_composites_take_shared_topics_from_the_first_group(data):
+    from irsim.data.trec import read_qrels
+    from irsim.experiments.assessors import composites
+
+    qs = {n: read_qrels(DL19 / "qrels" / f"{n}.txt") for n in itertools.chain(*GROUPS)}
+    mix = composites(qs, GROUPS)
+    assert list(mix)[:3] == ["mix1111", "mix1112", "mix1121"] and len(mix) == 16
+    m = mix["mix2111"]  # froebe, andrew-parry, guglielmo-faggioli, saber-zerhoudi
+    sel = m.topic == "168216"
+    fr = qs["froebe"]
+    want = dict(zip(fr.docno[fr.topic == "168216"], fr.grade[fr.topic == "168216"],
+                    strict=True))
+    assert dict(zip(m.docno[sel], m.grade[sel], strict=True)) == want
+    assert len(set(m.topic)) == 43
+
+
+def _write(path, lines):
+    path.write_text("".join(f"{line}\n" for line in lines))
+    return str(path)
+
+
+def test_bad_input_is_one_line(data, tmp_path):
+    runs, qrels = data
+    base = dict(runs=runs[:2], reference="nist", B=5, test_B=5, metrics=["P@10"],
+                tests=["t"], corrections=["none"])
+    nist = qrels["nist"]
+    cases = [
+        ({"nist": nist, "x": _write(tmp_path / "other.txt", ["999999 0 d1 1"])}, InputError,
+         "is not judged in the reference"),
+        ({"nist": nist, "x": _write(tmp_path / "scale.txt", ["1037798 0 7208049 7"])},
+         InputError, "outside the scale"),
+        ({"nist": nist, "x": _write(tmp_path / "none.txt", ["1037798 0 no-such-doc 1"])},
+         InputError, "shares no judged"),
+    ]
+    for q, err, text in cases:
+        with pytest.raises(err) as info:
+            irsim.assessors(qrels=q, **base)
+        assert text in str(info.value) and "\n" not in str(info.value)
+    with pytest.raises(ConfigError) as info:
+        irsim.assessors(qrels=qrels, **{**base, "reference": "nsit"})
+    assert "did you mean 'nist'" in str(info.value) and "\n" not in str(info.value)
+    with pytest.raises(ConfigError, match="unjudged"):
+        irsim.assessors(qrels=qrels, **{**base, "unjudged": "ignore"})
+
+
+@pytest.mark.slow
+def test_command_line_equals_python(data, small, tmp_path):
+    runs, qrels = data
+    q = ", ".join(f"{n}: {p}" for n, p in qrels.items())
+    args = ["experiment=assessors", "collection=trec", f"collection.runs=[{','.join(runs)}]",
+            f"collection.qrels={{{q}}}", "experiment.reference=nist",
+            f"experiment.B={SMALL['B']}", f"experiment.test_B={SMALL['test_B']}",
+            "experiment.metrics=[AP,P@10]", "experiment.tests=[t,randomisation]",
+            "experiment.corrections=[none,holm]", f"seed={SMALL['seed']}",
+            f"hydra.run.dir={tmp_path / 'run'}"]
+    proc = subprocess.run([sys.executable, "-m", "irsim", *args], capture_output=True,
+                          text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    for name, want in small.tables.items():
+        assert_bit_identical(pq.read_table(tmp_path / "run" / "results" / f"{name}.parquet"),
+                             want, name)
+    assert (tmp_path / "run" / "assessors_kappa.png").is_file()
+
+
+@pytest.mark.ray
+def test_ray_equals_local(data, small):
+    runs, qrels = data
+    ray = irsim.assessors(runs=runs, qrels=qrels, reference="nist", engine="ray", workers=2,
+                          **SMALL)
+    for name in small.tables:
+        assert_bit_identical(ray.tables[name], small.tables[name], name)
+
+
+@pytest.mark.parametrize("unjudged", ["reference", "nonrelevant", "condensed"])
+def test_unjudged_rule_scores_equal_composite_qrels_evaluated_directly(data, unjudged):
+    """The other qrels' means are those of irsim.metrics on composite_qrels (condensed:
+    condensed lists), the reference restricted to the assessor's topics; qrels given as a
+    list of files are named by their stems."""
+    from irsim.data.trec import read_qrels
+    from irsim.experiments.assessors import read_assessor_runs
+    from irsim.metrics.multi import composite_qrels, evaluate_many
+
+    runs, qrels = data
+    res = irsim.assessors(runs=runs[:4], qrels=[qrels["nist"], qrels["andrew-parry"]],
+                          reference="nist", unjudged=unjudged, B=5, metrics=["AP", "P@10"],
+                          tests=["t"], corrections=["none"])
+    nist, ap = read_qrels(qrels["nist"]), read_qrels(qrels["andrew-parry"])
+    keep = np.isin(nist.topic, list(set(ap.topic)))
+    ref = type(nist)(nist.topic[keep], nist.docno[keep], nist.grade[keep], source="nist")
+    other = composite_qrels(ref, ap, unjudged=unjudged)
+    want = evaluate_many(read_assessor_runs(runs[:4]), {"x": other}, ["AP", "P@10"],
+                         missing="drop", condensed=unjudged == "condensed")["x"]
+    means = res.to_pandas("system_means")
+    assert set(means.qrels) == {"andrew-parry"}
+    for k, metric in enumerate(want.metrics):
+        part = means[means.metric == metric]
+        np.testing.assert_allclose(part["mean"], want.values[k].mean(axis=1), rtol=1e-12)
