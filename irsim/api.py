@@ -543,8 +543,8 @@ class Result:
         is refused (:class:`~irsim.errors.InputError`), as on the command line."""
         from irsim import rundir
         from irsim.engine.checkpoint import run_dir_lock
-        from irsim.engine.output import clear_report, write_tables
-        from irsim.provenance import table_digests, write_manifest
+        from irsim.engine.output import clear_report, write_manifest, write_tables
+        from irsim.provenance import table_digests
         from irsim.report import write_report
 
         directory = Path(directory)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["code_digest", "source_digest", "file_sha256", "versions", "manifest",
-           "table_digests", "write_manifest"]
+           "table_digests"]
 
 _CHUNK = 1 << 20
 
@@ -159,16 +159,3 @@ def manifest(*, experiment: str, command: Any, seed: int, config: Mapping[str, A
         "timings": dict(timings),
     }
 
-
-def write_manifest(run_dir: str | os.PathLike, record: Mapping[str, Any]) -> Path:
-    """Write ``<run_dir>/manifest.json`` atomically (both doors: :func:`irsim.runner.run`,
-    :meth:`irsim.api.Result.report`); `record` is a :func:`manifest` with the written
-    tables' ``table_sha256``."""
-    import json
-
-    from irsim.engine.checkpoint import atomic_write
-
-    path = Path(run_dir) / "manifest.json"
-    text = json.dumps(record, indent=2, default=str).encode()
-    atomic_write(path, lambda f: f.write(text))
-    return path

@@ -21,9 +21,10 @@ from omegaconf import DictConfig, OmegaConf
 from irsim.api import describe_data, matrix_to_long
 from irsim.data.collection import load_doc_collection
 from irsim.engine import write_tables
+from irsim.engine.output import write_manifest
 from irsim.experiments import load
 from irsim.kit.loading import metrics_arg, progress_bar
-from irsim.provenance import manifest, table_digests, write_manifest
+from irsim.provenance import manifest, table_digests
 from irsim.rng import check_seed
 
 __all__ = ["compose_config", "run", "evaluate_command", "write_manifest", "matrix_to_long",

@@ -24,10 +24,11 @@ def register() -> None:
     global _REGISTERED
     if _REGISTERED:
         return
-    from irsim.experiments.registry import studies
+    from irsim.experiments.registry import on_register, studies
 
     for entry in studies():
         store(entry)
+    on_register(store)  # and every study registered later (a plugin imported late)
     _REGISTERED = True
 
 

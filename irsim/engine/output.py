@@ -5,16 +5,19 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from irsim import rundir
 from irsim import tables as registry
+from irsim.engine.checkpoint import atomic_write
 from irsim.errors import InputError
 
-__all__ = ["write_tables", "read_tables", "clear_report"]
+__all__ = ["write_tables", "read_tables", "clear_report", "write_manifest"]
 
 
 def write_tables(tables: dict[str, pa.Table], run_dir: str | os.PathLike) -> dict[str, Path]:
@@ -132,3 +135,15 @@ def read_tables(run_dir: str | os.PathLike) -> dict[str, pa.Table]:
             first = (str(err).strip().splitlines() or [type(err).__name__])[0]
             raise InputError(f"not a readable Parquet table ({first})", file=path) from None
     return out
+
+
+def write_manifest(run_dir: str | os.PathLike, record: Mapping[str, Any]) -> Path:
+    """Write ``<run_dir>/manifest.json`` atomically (both doors: :func:`irsim.runner.run`,
+    :meth:`irsim.api.Result.report`); `record` is an :func:`irsim.provenance.manifest` with
+    the written tables' ``table_sha256``."""
+    import json
+
+    path = Path(run_dir) / "manifest.json"
+    text = json.dumps(record, indent=2, default=str).encode()
+    atomic_write(path, lambda f: f.write(text))
+    return path

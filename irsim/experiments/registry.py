@@ -42,7 +42,7 @@ from typing import Any
 from irsim.errors import unknown_name
 
 __all__ = ["Study", "DataKind", "DATA_KINDS", "ENTRY_POINTS", "study", "data_kind", "get",
-           "names", "studies", "headlines", "kinds"]
+           "names", "studies", "headlines", "kinds", "on_register"]
 
 #: The data kinds irsim's loaders read for a study: ``"matrix"`` (per-topic scores,
 #: :class:`~irsim.data.ScoreMatrix`; with several collections, one study per collection
@@ -55,6 +55,7 @@ ENTRY_POINTS = "irsim.studies"
 
 _REGISTRY: dict[str, Study] = {}
 _SCANNED = False
+_LISTENERS: list[Callable[[Study], Any]] = []
 
 
 @dataclass(frozen=True)
@@ -272,18 +273,19 @@ def study(name: str, *, config: type, data: str | DataKind, description: str,
 
             add_tables(entry.tables, study=name)
         _REGISTRY[name] = entry
-        _conf_store(entry)
+        for listener in _LISTENERS:  # e.g. Hydra's ConfigStore, for a study imported late
+            listener(entry)
         return make
 
     return register
 
 
-def _conf_store(entry: Study) -> None:
-    """Store a study registered after :func:`irsim.conf.register` ran (a plugin imported
-    late) in Hydra's ConfigStore too."""
-    conf = importlib.import_module("irsim.conf")
-    if conf.registered():
-        conf.store(entry)
+def on_register(listener: Callable[[Study], Any]) -> None:
+    """Call `listener(study)` for every study registered from now on (:func:`irsim.conf.
+    register` stores a plugin imported late in Hydra's ConfigStore this way); the registry
+    itself imports none of its readers."""
+    if listener not in _LISTENERS:
+        _LISTENERS.append(listener)
 
 
 def _builtin_modules() -> list[str]:
