@@ -227,6 +227,22 @@ def run_lists(runs: Runs, run: np.ndarray, score: np.ndarray, rt: np.ndarray,
     return starts, lens, g1[starts], score[o1], t_out[o1] * n_doc + d1
 
 
+def ranked_rows(idx: np.ndarray, lens: np.ndarray, starts: np.ndarray, score1: np.ndarray,
+                depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of lists `idx` (of :func:`run_lists`) in rank order, cut at `depth`: each list
+    padded to the longest, sorted by score descending (stable, so ties keep the
+    docno-descending order of :func:`run_lists`, as trec_eval breaks them). Returns the row
+    positions and which of them are real (not padding), both (lists, min(longest, depth)).
+    One place for :func:`evaluate` and :func:`irsim.metrics.multi.evaluate_many`."""
+    ln, L = lens[idx], int(lens[idx].max())
+    cols = np.arange(L)
+    valid = cols[None, :] < ln[:, None]
+    pos = np.where(valid, starts[idx][:, None] + cols[None, :], 0)
+    neg_score = np.where(valid, -score1[pos], np.inf)
+    top = np.argsort(neg_score, axis=1, kind="stable")[:, :min(L, depth)]
+    return np.take_along_axis(pos, top, axis=1), np.take_along_axis(valid, top, axis=1)
+
+
 def _list_order(g: np.ndarray, doc_desc: np.ndarray, n_doc: int, *, packed: bool) -> np.ndarray:
     """Row order by (list id g, docno code descending): one argsort of a packed int64 key,
     or ``np.lexsort`` when g * n_doc could overflow."""
@@ -407,16 +423,9 @@ def evaluate(
     log.debug("evaluate: %d lists, width %d, %d chunk(s)", len(lens), width, len(chunks))
     for done, (a, b) in enumerate(chunks, 1):
         idx = by_len[a:b]
-        ln, L = lens[idx], int(lens[idx].max())
-        cols = np.arange(L)
-        valid = cols[None, :] < ln[:, None]
-        pos = np.where(valid, starts[idx][:, None] + cols[None, :], 0)
-        neg_score = np.where(valid, -score1[pos], np.inf)
-        top = np.argsort(neg_score, axis=1, kind="stable")[:, :min(L, list_depth)]
-        pos = np.take_along_axis(pos, top, axis=1)
-        valid = np.take_along_axis(valid, top, axis=1)
+        pos, valid = ranked_rows(idx, lens, starts, score1, list_depth)
         block_grade = np.full((len(idx), width), UNJUDGED, dtype=np.int64)
-        block_grade[:, :top.shape[1]] = np.where(valid, lookup(key1[pos]), UNJUDGED)
+        block_grade[:, :pos.shape[1]] = np.where(valid, lookup(key1[pos]), UNJUDGED)
         gid = group_id[idx]
         block = Block(block_grade, gid % T, ideal)
         for mi, m in enumerate(ms):

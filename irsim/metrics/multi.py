@@ -51,6 +51,7 @@ from irsim.metrics.evaluate import (
     _measures,
     _run_file,
     _select_topics,
+    ranked_rows,
     run_lists,
 )
 from irsim.metrics.measures import Measure
@@ -345,14 +346,7 @@ def evaluate_many(
                   width, len(chunks))
         for done, (a, b) in enumerate(chunks, 1):
             idx = by_len[a:b]
-            ln, L = lens[idx], int(lens[idx].max())
-            cols = np.arange(L)
-            valid = cols[None, :] < ln[:, None]
-            pos = np.where(valid, starts[idx][:, None] + cols[None, :], 0)
-            neg_score = np.where(valid, -score1[pos], np.inf)
-            top = np.argsort(neg_score, axis=1, kind="stable")[:, :min(L, list_depth)]
-            pos = np.take_along_axis(pos, top, axis=1)
-            valid = np.take_along_axis(valid, top, axis=1)
+            pos, valid = ranked_rows(idx, lens, starts, score1, list_depth)
             # grade rows of the run rows (padding: the row judged by none)
             ki = np.where(valid, row_key[pos], none)
             gid = group_id[idx]
@@ -364,7 +358,7 @@ def evaluate_many(
                 q_k, r_k = qi[k], ri[k]
                 if len(q_k) == 0:
                     continue
-                d = min(top.shape[1], int(w))  # a qrels' lists fit in its width
+                d = min(pos.shape[1], int(w))  # a qrels' lists fit in its width
                 grade = np.empty((len(q_k), int(w)), dtype=np.int64)
                 grade[:, :d] = grade_by_qrels[q_k[:, None], ki[r_k, :d]]
                 grade[:, d:] = UNJUDGED
