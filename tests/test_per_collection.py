@@ -233,7 +233,7 @@ def test_bad_groupings_are_one_line(files, tmp_path):
     with pytest.raises(ConfigError, match=r"lists 2 files for AP but 1 for P@10: the i-th"):
         _run(["experiment=discpower", f"collection.paths={{AP: [{a5}, {a6}], P@10: [{p5}]}}"],
              tmp_path / "x")
-    with pytest.raises(ConfigError, match=r"two collections would be named 'adhoc5_ap'"):
+    with pytest.raises(ConfigError, match=r"two collections would be named 'adhoc5'"):
         _run(["experiment=discpower", f"collection.paths={{AP: [{a5}, {a5}]}}"],
              tmp_path / "x")
     with pytest.raises(ConfigError, match=r"names the collections of AP but not those of P@10"):

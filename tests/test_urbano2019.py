@@ -344,7 +344,7 @@ def test_cli_pools_collections_per_metric(tmp_path):
     cfg = compose_config(overrides)
     tables = run(cfg, tmp_path / "run")
     models = pq.read_table(tmp_path / "run" / "results" / "test_errors_models.parquet")
-    assert models.column("collection").to_pylist() == ["adhoc5_p10", "adhoc6_p10"]
+    assert models.column("collection").to_pylist() == ["adhoc5", "adhoc6"]  # one rule
     assert models.column("runs").to_pylist() == [8 - 0, 9]  # floor(10%) of 8 = 0, of 10 = 1
     assert set(tables) == {"type_1", "type_2", "type_3", "test_errors_families",
                            "test_errors_models"}
@@ -355,7 +355,7 @@ def test_cli_pools_collections_per_metric(tmp_path):
                                f"collection.paths={{P@10: [{a}, {b}]}}", "quiet=true"]),
                tmp_path / "swap")
     assert swap["swap_summary"].column("collection").unique().to_pylist() == \
-        ["adhoc5_p10", "adhoc6_p10"]
+        ["adhoc5", "adhoc6"]
 
 
 def test_single_path_loading_is_unchanged(tmp_path):

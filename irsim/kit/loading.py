@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -129,14 +129,41 @@ def _stem(spec: Any) -> str:
     return Path(str(file)).stem
 
 
+def collection_name(specs: Mapping[str, Any]) -> str:
+    """The name of a collection given by files (``{metric: file}``), the one rule of every
+    path that names collections by their files (pooled or per collection, one metric or
+    several): the common start of the files' stems, without a trailing metric token
+    (``adhoc5_ap.csv`` for AP and ``adhoc5_p10.csv`` for P@10 are ``adhoc5``; so is
+    ``adhoc5_ap.csv`` alone). Name collections explicitly (``{METRIC: {name: file}}``;
+    Python: ``{metric: {name: DataFrame}}``) to choose other names; the Python door names
+    unnamed DataFrames ``collection0``, ``collection1``, ...
+
+    Examples
+    --------
+    >>> collection_name({"AP": "d/adhoc5_ap.csv", "P@10": "d/adhoc5_p10.csv"})
+    'adhoc5'
+    >>> collection_name({"nDCG@20": "web2010_ndcg20.csv"}), collection_name({"AP": "x.csv"})
+    ('web2010', 'x')
+    """
+    stems = [_stem(v) for v in specs.values()]
+    common = os.path.commonprefix(stems) if len(stems) > 1 else stems[0]
+    name = common.rstrip("_-. ") or stems[0]
+    if len(stems) == 1:
+        token = "".join(ch for ch in str(next(iter(specs))).lower() if ch.isalnum())
+        for sep in ("_", "-", "."):
+            if token and name.lower().endswith(sep + token) and len(name) > len(token) + 1:
+                return name[:-(len(token) + 1)]
+    return name
+
+
 def group_specs(paths: Any, key: str = "collection.paths") -> list[tuple[str, dict]]:
     """The collections of ``collection.paths`` when it lists several per metric:
     ``[(name, {metric: spec})]`` in order.
 
     Each metric maps either to a list (the i-th entry of every metric is collection i, named
-    by the common start of its file stems: ``adhoc5_ap.csv`` and ``adhoc5_p10.csv`` are
-    ``adhoc5``; one metric: the stem) or to a mapping of collection names to files
-    (collections are grouped by name and may lack a metric).
+    by its files, :func:`collection_name`: ``adhoc5_ap.csv`` and ``adhoc5_p10.csv`` are
+    ``adhoc5``) or to a mapping of collection names to files (collections are grouped by
+    name and may lack a metric).
 
     Examples
     --------
@@ -179,10 +206,7 @@ def group_specs(paths: Any, key: str = "collection.paths") -> list[tuple[str, di
     out = []
     for i in range(next(iter(sizes.values()))):
         specs = {m: v[i] for m, v in listed.items()}
-        stems = [_stem(v) for v in specs.values()]
-        common = os.path.commonprefix(stems) if len(stems) > 1 else stems[0]
-        name = common.rstrip("_-. ") or stems[0]
-        out.append((name, specs))
+        out.append((collection_name(specs), specs))
     names = [n for n, _ in out]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
@@ -282,7 +306,8 @@ def several(spec: Any) -> bool:
 def collection_set(cfg: Any) -> CollectionSet:
     """``collection.paths={METRIC: [file, ...], ...}`` or ``{METRIC: {name: file, ...}}``
     (kind matrix) as a :class:`CollectionSet`: each file is one collection of that metric
-    (named by the file's stem, or its name), read like a single ``paths`` entry."""
+    (named by its file, :func:`collection_name`, or its name), read like a single ``paths``
+    entry."""
     from omegaconf import OmegaConf
 
     parts = []
@@ -299,11 +324,11 @@ def collection_set(cfg: Any) -> CollectionSet:
         if wanted and str(metric) not in wanted:
             continue
         if _is_list(specs):
-            entries = [(_stem(spec), spec) for spec in specs]
+            entries = [(collection_name({metric: spec}), spec) for spec in specs]
         elif several(specs):  # {name: file}
             entries = [(str(k), v) for k, v in dict(specs).items()]
         else:
-            entries = [(_stem(specs), specs)]
+            entries = [(collection_name({metric: specs}), specs)]
         for name, spec in entries:
             one = OmegaConf.create({"kind": "matrix", "paths": {str(metric): spec}})
             matrix = load_collection(one, data_dir=cfg.get("data_dir"),
