@@ -205,8 +205,8 @@ def studies_markdown(where: str | None = None) -> str:
 
     Examples
     --------
-    >>> print(studies_markdown().splitlines()[2][:44])
-    | [`discpower`](discpower.md) (default) | `sa
+    >>> print(studies_markdown().splitlines()[2][:40])
+    | [`discpower`](discpower.md) (default) |
     """
     from irsim.catalog import catalog
     from irsim.experiments.registry import studies

@@ -24,7 +24,7 @@ Where studies come from (:func:`studies`):
 Examples
 --------
 >>> names()[:3]
-['discpower', 'swap', 'error_rates']
+['discpower', 'compare', 'swap']
 >>> get("swap").data, get("swap").config.__name__
 ('matrix', 'Config')
 """

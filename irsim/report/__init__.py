@@ -389,7 +389,7 @@ def figures_markdown() -> str:
 
     Examples
     --------
-    >>> print(figures_markdown().splitlines()[3])
+    >>> print(figures_markdown().splitlines()[4])
     | `swap` | `swap_rates_<metric>.png` |
     """
     lines = ["| study | figures in the run directory (`<metric>`: `P@10` is written `P_10`) |",
