@@ -205,8 +205,8 @@ def studies_markdown(where: str | None = None) -> str:
 
     Examples
     --------
-    >>> print(studies_markdown().splitlines()[2][:40])
-    | [`discpower`](discpower.md) (default) |
+    >>> studies_markdown().splitlines()[2].startswith("| [`discpower`](discpower.md) (default)")
+    True
     """
     from irsim.catalog import catalog
     from irsim.experiments.registry import studies
