@@ -114,6 +114,7 @@ def _frame(table) -> pd.DataFrame:
     return table.to_pandas()
 
 
+@pytest.mark.slow
 def test_t_test_type_s_and_m_equal_the_closed_form_on_normal_differences():
     """Normal margins (sd 0.1, latent correlation 0.5): per-topic differences are normal
     with sd 0.1 (the proportional-odds shift of the experimental margin changes it by at
@@ -290,3 +291,123 @@ def test_urbano_design_agrees_with_type_2_and_type_3_and_any_sharding():
     assert null.wrong_sign.isna().all() and null.exaggeration_median.isna().all()
     split, _ = _urbano(1, 250)
     pd.testing.assert_frame_equal(_frame(split["type_m_s"]), tab, check_exact=True)
+
+
+# ---------------------------------------------------------------------- multiple_testing
+MT = dict(sizes=(12,), systems=(5,), shares=(0.4, 1.0), alphas=(0.05, 0.2),
+          tests=("t", "sign"), corrections=("none", "holm"), trials=250, seed=2,
+          sign_threshold=0.01)
+
+
+@pytest.fixture(scope="module")
+def mt_data():
+    from irsim.experiments.multiple_testing import prepare as mt_prepare
+    from irsim.simulate.collection import CollectionModel
+
+    model = CollectionModel.normal([0.35, 0.4, 0.45, 0.5, 0.55, 0.6], [0.1] * 6, 0.5)
+    return mt_prepare([model], systems=(5,), shares=(0.4, 1.0), spread=0.1)
+
+
+@pytest.fixture(scope="module")
+def mt_tables(mt_data):
+    from irsim.experiments.multiple_testing import MultipleTesting
+
+    return run_study(MultipleTesting(**MT), mt_data)[0]
+
+
+def test_multiple_testing_loop_reference(mt_data, mt_tables):
+    """Collections regenerated as the study draws them; per trial and pair the public t and
+    sign tests, Holm's step-down written out (checked once against statsmodels), and the
+    ratios on the 1/100 grid."""
+    from statsmodels.stats.multitest import multipletests
+
+    from irsim.experiments.multiple_testing import RATIO_SCALE, TOPIC_STREAM, MultipleTesting
+    from irsim.rng import blocked_draws, study_key
+    from irsim.simulate.collection import true_null_count
+    from irsim.stats.typems import median_bootstrap_ranks
+
+    def holm(p: list[float], alpha: float) -> list[bool]:
+        rej = [False] * len(p)
+        for rank, i in enumerate(sorted(range(len(p)), key=lambda i: p[i])):
+            if p[i] > alpha / (len(p) - rank):
+                break
+            rej[i] = True
+        return rej
+
+    family = [0.001, 0.04, 0.012, 0.3, 0.0049, 0.02]
+    assert holm(family, 0.05) == multipletests(family, 0.05, "holm")[0].tolist()
+    study = MultipleTesting(**MT)
+    model, n, m = mt_data.models[0], 12, 5
+    m0 = true_null_count(m, 0.4)
+    shifts = mt_data.shifts[0][(m, m0)]
+    pairs = [(a, b) for a in range(m) for b in range(a + 1, m)]
+    found = {}  # (test, correction, alpha) -> list of (ratio grid value, wrong sign)
+    all_ratios = []
+    for a0 in range(0, study.trials, REPLICATE_BLOCK):
+        b0 = min(a0 + REPLICATE_BLOCK, study.trials)
+        draws = blocked_draws(study.seed, TOPIC_STREAM, (study_key(model.metric), n), a0, b0,
+                              lambda rng, k: model.draw(rng, k, n))
+        order, logit = model.latent(draws, n)
+        x, margins = model.scores(order, logit, m, shifts, m0=m0)
+        means = model.true_means(margins, shifts)
+        for i in range(len(x)):
+            p = {"t": [float(paired_t(x[i, a], x[i, b]).pvalue) for a, b in pairs],
+                 "sign": [float(sign_test(x[i, a], x[i, b], threshold=0.01).pvalue)
+                          for a, b in pairs]}
+            info = []
+            for a, b in pairs:
+                delta = means[i, a] - means[i, b]
+                live = b >= m0 and delta != 0
+                d = float(x[i, a].mean() - x[i, b].mean())
+                r = round(abs(d) / abs(delta) * RATIO_SCALE) if live else None
+                info.append((live, r, live and d * delta < 0))
+                if live:
+                    all_ratios.append(r)
+            for test in study.tests:
+                for corr in study.corrections:
+                    for alpha in study.alphas:
+                        rej = ([v <= alpha for v in p[test]] if corr == "none" else
+                               holm(p[test], alpha))
+                        found.setdefault((test, corr, alpha), []).extend(
+                            (r, w) for (live, r, w), hit in zip(info, rej, strict=True)
+                            if live and hit)
+    tab = _frame(mt_tables["type_m_s"])
+    assert set(tab.share_null) == {0.4}  # share_null = 1: no true difference, no rows
+    assert len(tab) == 2 * 2 * 2
+    z = sps.norm.ppf(0.975)
+    for (test, corr, alpha), hits in found.items():
+        row = tab[(tab.test == test) & (tab.correction == corr) & (tab.alpha == alpha)]
+        assert len(row) == 1
+        row = row.iloc[0]
+        assert row.trials == len(all_ratios) == study.trials * (len(pairs) - 1)
+        assert row.significant == len(hits)
+        assert row.wrong_sign == sum(w for _, w in hits)
+        ratios = sorted(r for r, _ in hits)
+        k = len(ratios)
+        assert math.isclose(row.exaggeration_mean, sum(ratios) / k / RATIO_SCALE,
+                            rel_tol=1e-15)
+        half = z * statistics.pstdev(ratios) / math.sqrt(k) / RATIO_SCALE
+        assert math.isclose(row.exaggeration_mean_hi - row.exaggeration_mean, half,
+                            rel_tol=1e-9)
+        assert row.exaggeration_median == ratios[(k + 1) // 2 - 1] / RATIO_SCALE
+        j_lo, j_hi = median_bootstrap_ranks(k)
+        assert row.exaggeration_median_lo == ratios[j_lo - 1] / RATIO_SCALE
+        assert row.exaggeration_median_hi == ratios[j_hi - 1] / RATIO_SCALE
+        assert math.isclose(row.abs_ratio_mean, sum(all_ratios) / len(all_ratios)
+                            / RATIO_SCALE, rel_tol=1e-15)
+    # the power of the pooled pairs is the study's per-pair power
+    mt = _frame(mt_tables["multiple_testing"])
+    both = tab.merge(mt, on=["metric", "n", "m", "share_null", "correction", "test", "alpha"],
+                     suffixes=("", "_mt"))
+    assert np.allclose(both.power, both.power_mt, rtol=1e-12, atol=0)
+
+
+@pytest.mark.slow
+def test_multiple_testing_shard_sizes_change_nothing(mt_data, mt_tables):
+    from irsim.experiments.multiple_testing import MultipleTesting
+
+    tables, info = run_study(MultipleTesting(**MT, shard_items=1, shard_replicates=250),
+                             mt_data)
+    assert info["shards"] == 2 * 1
+    pd.testing.assert_frame_equal(_frame(tables["type_m_s"]),
+                                  _frame(mt_tables["type_m_s"]), check_exact=True)

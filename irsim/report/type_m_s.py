@@ -23,7 +23,8 @@ __all__ = ["FIGURES", "sections", "summary", "exaggeration_plots", "type_s_plots
 #: figure by test_errors only, whose rows have a delta).
 FIGURES = ("exaggeration_<alternative>.png", "type_s_<alternative>.png")
 _COLORS = {"t": "tab:blue", "wilcoxon": "tab:orange", "sign": "tab:green",
-           "randomisation": "tab:red", "paired_bootstrap": "tab:purple"}
+           "randomisation": "tab:red", "paired_bootstrap": "tab:purple",
+           "tukey_hsd": "tab:brown", "randomised_tukey_hsd": "tab:pink"}
 
 
 def _alpha(df: pd.DataFrame, target: float = 0.05) -> float:
@@ -127,9 +128,10 @@ def exaggeration_plots(table: pa.Table, out_dir: Path, alpha: float = 0.05) -> l
             for j, n in enumerate(sizes):
                 ax = axes[i, j]
                 cell = sub[(sub["metric"] == metric) & (sub["n"] == n)]
+                joined = "o-" if cell["delta"].notna().all() else "o"  # along delta
                 for test, pts in cell.groupby("test", sort=False):
                     order = pts.sort_values("power")
-                    ax.plot(order["power"], order["exaggeration_mean"], "o-", ms=3, lw=1,
+                    ax.plot(order["power"], order["exaggeration_mean"], joined, ms=3, lw=1,
                             color=_COLORS.get(str(test)), label=str(test))
                 if alt == "two-sided":
                     p, r = closed_form_curve(int(n), alpha)

@@ -49,7 +49,7 @@ from scipy import special
 from scipy import stats as sps
 
 __all__ = ["Retrodesign", "retrodesign", "TypeMS", "summarise", "median_bootstrap_interval",
-           "DIFF_SCALE", "type_m_fields", "TypeMRecord", "TypeMRows"]
+           "DIFF_SCALE", "median_bootstrap_ranks", "type_m_fields", "TypeMRecord", "TypeMRows"]
 
 #: Fixed-point scale of the recorded estimates: ``round(d * 2**32)`` (an integer per trial).
 DIFF_SCALE = 2.0**32
@@ -200,7 +200,19 @@ def median_bootstrap_interval(values: np.ndarray, level: float = 0.95
     >>> median_bootstrap_interval(np.arange(100.0))
     (39.0, 59.0)
     """
-    m = len(values)
+    lo, hi = median_bootstrap_ranks(len(values), level)
+    return float(values[lo - 1]), float(values[hi - 1])
+
+
+def median_bootstrap_ranks(m: int, level: float = 0.95) -> tuple[int, int]:
+    """The order statistics (1-based ranks ``j``) bounding the exact percentile bootstrap
+    interval of the lower median of ``m`` values (:func:`median_bootstrap_interval`).
+
+    Examples
+    --------
+    >>> median_bootstrap_ranks(100)
+    (40, 60)
+    """
     k = (m + 1) // 2
     out = []
     for q in ((1.0 - level) / 2.0, (1.0 + level) / 2.0):
@@ -210,7 +222,7 @@ def median_bootstrap_interval(values: np.ndarray, level: float = 0.95
             j -= 1
         while j < m and special.betainc(k, m - k + 1, j / m) < q:
             j += 1
-        out.append(float(values[j - 1]))
+        out.append(j)
     return out[0], out[1]
 
 
@@ -396,6 +408,43 @@ class TypeMRows:
                 "exaggeration_median_lo": float(s.median_lo[j]),
                 "exaggeration_median_hi": float(s.median_hi[j]),
                 "abs_ratio_mean": s.unconditional})
+
+    def add_histogram(self, keys: dict, total: int, ratio_sum: int, hist: np.ndarray,
+                      sums: np.ndarray, wrong: np.ndarray, scale: int) -> None:
+        """Rows of one (configuration, test, ...) from integer summaries, per alpha (user
+        order): `hist` (alphas, bins) the significant comparisons by ``round(ratio *
+        scale)`` (the last bin holding every larger value), `sums` (alphas, 2) the exact
+        sums of those integers and of their squares (uncapped), `wrong` (alphas,) the
+        significant comparisons with the wrong sign; `total` comparisons with `ratio_sum`
+        the sum of all their grid values. The same statistics as :meth:`add`, of the
+        ratios on the grid (the median and its interval capped at the last bin)."""
+        from irsim.stats.binomial import clopper_pearson
+
+        sig = np.asarray(hist, np.int64).sum(axis=1)
+        lo, hi = clopper_pearson(np.asarray(wrong, np.int64), sig, self.ci_level)
+        z = float(special.ndtri(0.5 + self.ci_level / 2.0))
+        for li, alpha in enumerate(self.alphas):
+            m, w = int(sig[li]), int(wrong[li])
+            values: dict[str, Any] = {
+                "trials": total, "significant": m, "power": m / total, "wrong_sign": w,
+                "type_s": w / m if m else math.nan,
+                "type_s_lo": float(lo[li]) if m else math.nan,
+                "type_s_hi": float(hi[li]) if m else math.nan,
+                "abs_ratio_mean": ratio_sum / total / scale}
+            if m:
+                s1, s2 = int(sums[li, 0]), int(sums[li, 1])
+                mean = s1 / m / scale
+                half = z * math.sqrt(float((m * s2 - s1 * s1) / (m * m)) / m) / scale
+                cum = np.cumsum(hist[li])
+                j_lo, j_hi = median_bootstrap_ranks(m, self.ci_level)
+                at = np.searchsorted(cum, [(m + 1) // 2, j_lo, j_hi], side="left") / scale
+                values.update({
+                    "exaggeration_mean": mean, "exaggeration_mean_lo": mean - half,
+                    "exaggeration_mean_hi": mean + half, "exaggeration_median": at[0],
+                    "exaggeration_median_lo": at[1], "exaggeration_median_hi": at[2]})
+            else:
+                values.update({k: math.nan for k in VALUE_COLUMNS if k.startswith("exagg")})
+            self._row({**keys, "alpha": alpha}, values)
 
     def table(self) -> Any:
         """The ``type_m_s`` table (schema of :mod:`irsim.tables`)."""
