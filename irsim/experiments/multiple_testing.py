@@ -53,7 +53,11 @@ Items are the (metric, n, m, share_null) configurations, replicates the trials; 
 returns integer counters (:class:`~irsim.engine.partials.Count`): trials, and per (test,
 correction, alpha) the trials with a false rejection, the fixed-point sum (2^-32) of
 ``V / R``, the sum of ``S`` and the sum of ``R``; no number depends on shard sizes, workers
-or the engine.
+or the engine. For table ``type_m_s`` (issue 28: Type S and Type M errors of the pairs with a
+true difference, pooled) it adds, per (test, correction, alpha), a histogram of the significant
+comparisons' ratios ``|d| / |delta|`` rounded to ``1 / RATIO_SCALE`` (``delta`` from the
+systems' exact true means), the exact integer sums of those rounded ratios and of their
+squares, and the significant comparisons with the wrong sign.
 
 The Tukey tests assume systems exchangeable within a topic (Tukey HSD: sphericity), more
 than equal means: with the fitted copula of TREC runs (unequal correlations) their FWER

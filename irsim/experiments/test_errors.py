@@ -29,6 +29,15 @@ collection of a metric and pooled), Type I trials through the first run's margin
 trials with the experimental margin moved to baseline + delta; tables ``type_1``, ``type_2``,
 ``type_3``, ``test_errors_families`` and ``test_errors_models``. The default
 ``design=shift`` is the design above, unchanged.
+
+Both designs also write table ``type_m_s`` (issue 28): Gelman and Carlin's Type S rate and
+exaggeration ratio of the significant trials (:mod:`irsim.stats.typems`). A kernel records, per
+(trial, configuration with delta != 0), the trial's mean difference in fixed point and, per
+(test, alternative), the number of alphas at which it is significant
+(:func:`~irsim.stats.typems.type_m_fields`: integer counters along the trials, each cell
+written by the one shard that owns it); :meth:`TestErrors.finalize` computes the table from
+these records (exact sums, order statistics and closed-form bootstrap intervals), so it does
+not depend on shard sizes, workers or the engine either.
 """
 
 from __future__ import annotations
