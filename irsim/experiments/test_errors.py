@@ -68,7 +68,7 @@ from irsim.simulate.topics import SimulationData, fit_simulator, prepare
 from irsim.stats import get_test
 from irsim.stats._validation import ALTERNATIVES
 from irsim.stats.binomial import clopper_pearson
-from irsim.stats.typems import TypeMRecord, TypeMRows, type_m_fields
+from irsim.stats.typems import TypeMRecord, TypeMRows, merged_records, type_m_fields
 from irsim.tables import table as build_table
 
 __all__ = [
@@ -301,7 +301,8 @@ class TestErrors:
         return {"rejections": Count(shape, along="items"),
                 "trials": Count((n,), along="items"),
                 "diff": Count((n, 2), along="items"),
-                **type_m_fields(self.trials, n, len(self.tests), len(self.alternatives))}
+                **type_m_fields(self.trials, n, len(self.tests), len(self.alternatives),
+                                self.shard_items)}
 
     # -- kernel -------------------------------------------------------------------------
     def kernel(self, shard: Shard, data: SimulationData) -> Partial:
@@ -313,8 +314,7 @@ class TestErrors:
                        np.int64)
         trials = np.zeros(i1 - i0, np.int64)
         diff = np.zeros((i1 - i0, 2), np.int64)  # fixed-point sums of mean(z), mean(z)^2
-        record = TypeMRecord(shard, self._configs(data), len(self.tests),
-                             len(self.alternatives), self.alphas)
+        record = TypeMRecord(shard, len(self.tests), len(self.alternatives), self.alphas)
         groups: dict[tuple[int, int], list[int]] = {}
         for item in range(i0, i1):
             mi, si, di = self.config(item)
@@ -423,7 +423,8 @@ class TestErrors:
     def _type_m_s(self, merged: dict[str, np.ndarray], data: SimulationData) -> pa.Table:
         """Table ``type_m_s`` from the per-trial records (delta = 0: null Type S / M)."""
         rows = TypeMRows(self.tests, self.alphas, self.ci_level)
-        q, code, rej = merged["tm_diff"], merged["tm_level"], merged["rejections"]
+        q, code = merged_records(merged, len(merged["trials"]), self.shard_items)
+        rej = merged["rejections"]
         for item in range(len(merged["trials"])):
             mi, si, di = self.config(item)
             delta, k = self.deltas[di], int(merged["trials"][item])
@@ -610,7 +611,7 @@ class UrbanoStudy:
                 "wrong": Count((n, len(t.tests), len(t.alphas)), along="items"),
                 "trials": Count((n,), along="items"),
                 **type_m_fields(max(t.trials, self.power_trials), n, len(t.tests),
-                                len(t.alternatives))}
+                                len(t.alternatives), t.shard_items)}
 
     def kernel(self, shard: Shard, data: UrbanoData) -> Partial:
         """Counters of one shard (trials of a block are drawn once for every kind)."""
@@ -621,8 +622,7 @@ class UrbanoStudy:
         rej = np.zeros((i1 - i0, len(t.tests), len(t.alternatives), len(alphas)), np.int64)
         wrong = np.zeros((i1 - i0, len(t.tests), len(alphas)), np.int64)
         trials = np.zeros(i1 - i0, np.int64)
-        record = TypeMRecord(shard, self._configs(data), len(t.tests), len(t.alternatives),
-                             t.alphas)
+        record = TypeMRecord(shard, len(t.tests), len(t.alternatives), t.alphas)
         groups: dict[tuple[int, int], list[int]] = {}
         for item in range(i0, i1):
             mi, si, kind = self.config(item)
@@ -732,7 +732,8 @@ class UrbanoStudy:
         I configurations (delta = 0) give trials, significant and the Type I rate only."""
         t = self.tests
         rows = TypeMRows(t.tests, t.alphas, t.ci_level)
-        q, code, rej = merged["tm_diff"], merged["tm_level"], merged["rejections"]
+        q, code = merged_records(merged, len(merged["trials"]), t.shard_items)
+        rej = merged["rejections"]
         for item in range(len(merged["trials"])):
             mi, si, kind = self.config(item)
             delta, k = (0.0 if kind == 0 else self.deltas[kind - 1]), int(merged["trials"][item])

@@ -49,7 +49,8 @@ from scipy import special
 from scipy import stats as sps
 
 __all__ = ["Retrodesign", "retrodesign", "TypeMS", "summarise", "median_bootstrap_interval",
-           "DIFF_SCALE", "median_bootstrap_ranks", "type_m_fields", "TypeMRecord", "TypeMRows"]
+           "DIFF_SCALE", "median_bootstrap_ranks", "type_m_fields", "merged_records",
+           "TypeMRecord", "TypeMRows"]
 
 #: Fixed-point scale of the recorded estimates: ``round(d * 2**32)`` (an integer per trial).
 DIFF_SCALE = 2.0**32
@@ -302,37 +303,60 @@ def summarise(q: np.ndarray, level: np.ndarray, alphas: int, delta: float,
 
 
 # ------------------------------------------------------------------ studies' records and rows
-def type_m_fields(trials: int, items: int, tests: int, alternatives: int) -> dict[str, Any]:
+def _blocks(items: int, block: int) -> list[tuple[int, int]]:
+    return [(i, min(i + block, items)) for i in range(0, items, max(int(block), 1))]
+
+
+def type_m_fields(trials: int, items: int, tests: int, alternatives: int, block: int
+                  ) -> dict[str, Any]:
     """The typed partials of the per-trial records (:class:`TypeMRecord`): per (trial,
     configuration) the fixed-point estimate, and per (trial, configuration, test,
-    alternative) the number of alphas at which the trial is significant; integer counters
-    along the trials, each cell written by the one shard that owns its (trial,
-    configuration), so the merge is exact in any order."""
+    alternative) the number of alphas at which the trial is significant.
+
+    Integer counters along the trials, one pair of fields per block of `block`
+    configurations (the study's item blocks: ``tm_diff_<first item>``,
+    ``tm_level_<first item>``), so that a shard ships only its own configurations' records;
+    each cell is written by the one shard that owns its (trial, configuration), so the merge
+    is exact in any order. :func:`merged_records` puts the blocks back together.
+    """
     from irsim.engine.partials import Count
 
-    return {"tm_diff": Count((trials, items), along="reps"),
-            "tm_level": Count((trials, items, tests, alternatives), along="reps",
-                              dtype="int16")}
+    out: dict[str, Any] = {}
+    for i0, i1 in _blocks(items, block):
+        out[f"tm_diff_{i0}"] = Count((trials, i1 - i0), along="reps")
+        out[f"tm_level_{i0}"] = Count((trials, i1 - i0, tests, alternatives), along="reps",
+                                      dtype="int16")
+    return out
+
+
+def merged_records(merged: dict[str, Any], items: int, block: int
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The merged records of :func:`type_m_fields`: estimates (trials, items) and codes
+    (trials, items, tests, alternatives)."""
+    blocks = _blocks(items, block)
+    return (np.concatenate([merged[f"tm_diff_{i0}"] for i0, _ in blocks], axis=1),
+            np.concatenate([merged[f"tm_level_{i0}"] for i0, _ in blocks], axis=1))
 
 
 class TypeMRecord:
     """A shard's per-trial records for :func:`type_m_fields` (rows: the shard's trials;
-    columns: every configuration of the study, zero outside the shard's)."""
+    columns: the shard's configurations, which form one item block)."""
 
-    def __init__(self, shard: Any, items: int, tests: int, alternatives: int,
+    def __init__(self, shard: Any, tests: int, alternatives: int,
                  alphas: tuple[float, ...]) -> None:
         r0, r1 = shard.reps
+        i0, i1 = shard.items
         if len(alphas) > 32000:
             raise ValueError("too many significance levels for the int16 records")
-        self.r0 = r0
+        self.r0, self.i0 = r0, i0
         self.sorted_alphas = np.sort(np.asarray(alphas, np.float64))
-        self.q = np.zeros((r1 - r0, items), np.int64)
-        self.code = np.zeros((r1 - r0, items, tests, alternatives), np.int16)
+        self.q = np.zeros((r1 - r0, i1 - i0), np.int64)
+        self.code = np.zeros((r1 - r0, i1 - i0, tests, alternatives), np.int16)
 
     def diff(self, item: int, first: int, d: np.ndarray) -> None:
         """Record the estimates `d` of trials ``first, first + 1, ...`` of `item`."""
         rows = slice(first - self.r0, first - self.r0 + len(d))
-        self.q[rows, item] = np.round(np.asarray(d) * DIFF_SCALE).astype(np.int64)
+        self.q[rows, item - self.i0] = np.round(np.asarray(d) * DIFF_SCALE).astype(np.int64)
 
     def levels(self, item: int, first: int, test: int, p: np.ndarray) -> None:
         """Record the p-values `p` (trials, alternatives) of `test` as the number of alphas
@@ -340,11 +364,11 @@ class TypeMRecord:
         p = np.asarray(p)
         rows = slice(first - self.r0, first - self.r0 + len(p))
         a = self.sorted_alphas
-        self.code[rows, item, test] = len(a) - np.searchsorted(a, p, side="left")
+        self.code[rows, item - self.i0, test] = len(a) - np.searchsorted(a, p, side="left")
 
     def partial(self) -> dict[str, np.ndarray]:
-        """The kernel's fields."""
-        return {"tm_diff": self.q, "tm_level": self.code}
+        """The kernel's fields (those of its item block)."""
+        return {f"tm_diff_{self.i0}": self.q, f"tm_level_{self.i0}": self.code}
 
 
 #: Columns of table ``type_m_s`` that identify a row, in order (irsim/tables.py).
