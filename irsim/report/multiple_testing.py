@@ -16,7 +16,7 @@ from irsim.stats.registry import SIMULTANEOUS
 __all__ = ["FIGURES", "sections", "rates_plot"]
 
 #: The PNGs the report draws (one per metric and test; non-alphanumerics become ``_``).
-FIGURES = ("multiple_testing_<metric>_<test>.png", *type_m_s.FIGURES[:1])
+FIGURES = ("multiple_testing_<metric>_<test>.png",)
 
 #: Panels of a figure: (column, y-axis label).
 _PANELS = (("fwer", "family-wise error rate"), ("fdr", "false discovery rate"),
@@ -179,4 +179,4 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
                   "`shrinkage`: weight of the equicorrelation target that makes the "
                   "normal-score correlation positive definite.", "",
                   markdown_table(tables["multiple_testing_fit"]), ""]
-    return lines + type_m_s.sections(tables, run_dir)
+    return lines + type_m_s.sections(tables, run_dir, figures=False)

@@ -86,10 +86,12 @@ def summary(table: pa.Table, alpha: float = 0.05) -> tuple[pa.Table | None, floa
     alpha = _alpha(df, alpha)
     df = df[df["alpha"] == alpha]
     keys = _keys(df)
-    cell = [f"S {s:.3f}, M {m:.2f} [{lo:.2f}, {hi:.2f}] (power {p:.3f})"
-            for s, m, lo, hi, p in zip(df["type_s"], df["exaggeration_mean"],
-                                       df["exaggeration_mean_lo"], df["exaggeration_mean_hi"],
-                                       df["power"], strict=True)]
+    cell = [f"S {s:.3f}, M {m:.2f} [{lo:.2f}, {hi:.2f}] (power {p:.3f})" if k else
+            "none significant"
+            for s, m, lo, hi, p, k in zip(df["type_s"], df["exaggeration_mean"],
+                                          df["exaggeration_mean_lo"],
+                                          df["exaggeration_mean_hi"], df["power"],
+                                          df["significant"], strict=True)]
     df = df.assign(cell=cell)
     tests = list(dict.fromkeys(df["test"]))
     wide = df.pivot_table(index=keys, columns="test", values="cell", aggfunc="first",
@@ -191,9 +193,10 @@ def type_s_plots(table: pa.Table, out_dir: Path, alpha: float = 0.05) -> list[Pa
     return paths
 
 
-def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
-    """Markdown of table ``type_m_s`` with its figures (PNG files written into `run_dir`);
-    empty without the table or without a row of a true difference.
+def sections(tables: dict[str, pa.Table], run_dir: Path, figures: bool = True) -> list[str]:
+    """Markdown of table ``type_m_s`` with its figures (PNG files written into `run_dir`;
+    none with ``figures=False``); empty without the table or without a row of a true
+    difference.
 
     Examples
     --------
@@ -218,10 +221,12 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
         "a significant difference overstates the truth. An M of 2.5 means a significant "
         "+0.05 at this n and power typically reflects a true +0.02; read a published "
         "significant difference of a low-powered comparison (few topics, small delta) "
-        "with this factor in mind. The dashed curve is the closed form of the t test on "
-        "normal differences (`irsim.stats.retrodesign`).", "",
+        "with this factor in mind."
+        + (" In the figures the dashed curve is the closed form of the t test on normal "
+           "differences (`irsim.stats.retrodesign`)." if figures else ""), "",
         markdown_table(wide, max_rows=120), ""]
-    for path in exaggeration_plots(table, run_dir, alpha) + type_s_plots(table, run_dir,
-                                                                          alpha):
-        lines += [f"![{path.stem}]({path.name})", ""]
+    if figures:
+        for path in (exaggeration_plots(table, run_dir, alpha)
+                     + type_s_plots(table, run_dir, alpha)):
+            lines += [f"![{path.stem}]({path.name})", ""]
     return lines
