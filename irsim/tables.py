@@ -623,6 +623,53 @@ _SPECS = [
                  "`reciprocal 1/1000`)"),
               _c("mean_error_max", _F, "largest |fitted margin mean - observed mean| of a run"),
           ], when=_URBANO),
+    # -- Type M / Type S (issue 28) ---------------------------------------------------------
+    _spec("type_m_s", ("test_errors", "multiple_testing"), "Type S (sign) and Type M "
+          "(magnitude) errors of significant results under a known true difference (Gelman "
+          "and Carlin 2014): per metric, n, delta (test_errors) or collection configuration "
+          "(multiple_testing: pooled over the pairs with a true difference), test, "
+          "alternative and alpha. Ratios are |d| / |delta|, d the trial's mean difference "
+          "(fixed point, 2^-32) and delta its true value; rows without a true sign "
+          "(delta = 0) hold null Type S and Type M columns; NaN where no trial is "
+          "significant.", [
+              _METRIC,
+              _c("n", _I, "topics per trial"),
+              _c("delta", _F, "true difference experimental - baseline mean (0: Type I, no "
+                 "Type S / M)", "test_errors"),
+              _c("m", _I, "systems per simulated collection", "multiple_testing"),
+              _c("share_null", _F, "share of the systems that tie (true nulls)",
+                 "multiple_testing"),
+              _c("correction", _S, "multiple-comparison correction of the decisions",
+                 "multiple_testing"),
+              _c("test", _S, "the significance test"),
+              _c("alternative", _S, "`two-sided`, `greater` (experimental better; "
+                 "design=urbano2019: its one-sided tail) or `less`"),
+              _c("alpha", _F, "significance level: significant when p <= alpha"),
+              _c("trials", _I, "trials (test_errors) or pair x trial comparisons with a true "
+                 "difference (multiple_testing)"),
+              _c("significant", _I, "trials significant at alpha, whatever the sign of d"),
+              _c("power", _F, "significant / trials (the Type I error rate when delta = 0)"),
+              _c("wrong_sign", _I, "significant trials whose d has the sign opposite to "
+                 "delta (d = 0 not counted); null when delta = 0"),
+              _c("type_s", _F, "Type S rate: wrong_sign / significant"),
+              _c("type_s_lo", _F, "Clopper-Pearson lower limit of type_s "
+                 "(`experiment.ci_level`)"),
+              _c("type_s_hi", _F, "Clopper-Pearson upper limit of type_s"),
+              _c("exaggeration_mean", _F, "exaggeration ratio (Type M): mean of |d| / |delta| "
+                 "over the significant trials"),
+              _c("exaggeration_mean_lo", _F, "its bootstrap interval over the significant "
+                 "trials: mean -+ z sd / sqrt(significant), sd with divisor significant (the "
+                 "exact bootstrap standard error)"),
+              _c("exaggeration_mean_hi", _F, "upper limit of that interval"),
+              _c("exaggeration_median", _F, "lower median of |d| / |delta| over the "
+                 "significant trials (order statistic ceil(significant / 2))"),
+              _c("exaggeration_median_lo", _F, "exact percentile bootstrap interval of that "
+                 "median (its bootstrap distribution in closed form: infinitely many "
+                 "resamples of the significant trials)"),
+              _c("exaggeration_median_hi", _F, "upper limit of that interval"),
+              _c("abs_ratio_mean", _F, "mean of |d| / |delta| over all trials, significant or "
+                 "not (unconditional)"),
+          ]),
     # -- irsim evaluate ---------------------------------------------------------------------
     _spec("per_topic", ("evaluate",), "Per-topic score of every run, like `trec_eval -q`.", [
               _METRIC,

@@ -52,7 +52,9 @@ ADDED_COLUMNS = {"swap_summary": {"comparisons_above", "required_reldiff",
 #: Tables added since the recording (issue 17; issue 14: discpower's test agreement).
 ADDED_TABLES = {"corpus_validation_summary", "test_agreement",
                 # issue 13: test_errors design=urbano2019
-                "type_1", "type_2", "type_3", "test_errors_families", "test_errors_models"}
+                "type_1", "type_2", "type_3", "test_errors_families", "test_errors_models",
+                # issue 28: Type M / Type S of test_errors and multiple_testing
+                "type_m_s"}
 
 
 def _drop_logit_rows(t: pa.Table) -> pa.Table:

@@ -53,7 +53,11 @@ Items are the (metric, n, m, share_null) configurations, replicates the trials; 
 returns integer counters (:class:`~irsim.engine.partials.Count`): trials, and per (test,
 correction, alpha) the trials with a false rejection, the fixed-point sum (2^-32) of
 ``V / R``, the sum of ``S`` and the sum of ``R``; no number depends on shard sizes, workers
-or the engine.
+or the engine. For table ``type_m_s`` (issue 28: Type S and Type M errors of the pairs with a
+true difference, pooled) it adds, per (test, correction, alpha), a histogram of the significant
+comparisons' ratios ``|d| / |delta|`` rounded to ``1 / RATIO_SCALE`` (``delta`` from the
+systems' exact true means), the exact integer sums of those rounded ratios and of their
+squares, and the significant comparisons with the wrong sign.
 
 The Tukey tests assume systems exchangeable within a topic (Tukey HSD: sphericity), more
 than equal means: with the fitted copula of TREC runs (unequal correlations) their FWER
@@ -105,6 +109,7 @@ from irsim.stats.multiple import CORRECTIONS, reject
 from irsim.stats.registry import SIMULTANEOUS
 from irsim.stats.resample import TUKEY_GEMM_MAX_SYSTEMS, tukey_ranges_batched
 from irsim.stats.ties import tie_tolerance
+from irsim.stats.typems import TypeMRows
 from irsim.tables import table as build_table
 
 __all__ = [
@@ -127,6 +132,11 @@ TESTS = ("t", "wilcoxon", "sign", "randomisation", "paired_bootstrap")
 TOPIC_STREAM = "multiple_testing/collections"
 #: Fixed-point scale of the summed false discovery proportions (integer, order-free sums).
 FDP_SCALE = 2.0**32
+#: Type S / M (table ``type_m_s``): each comparison's ratio |d| / |delta| is rounded to the
+#: grid 1 / RATIO_SCALE; its histogram (last bin: ratios >= RATIO_CAP / RATIO_SCALE = 40)
+#: gives the median, the exact integer sums of the grid values the mean and its interval.
+RATIO_SCALE = 100
+RATIO_CAP = 4000
 #: Default shard sizes: configurations x trials.
 SHARD_ITEMS, SHARD_REPLICATES = 4096, 1000
 #: How null systems get their margins (see :class:`Config`).
@@ -367,7 +377,12 @@ class MultipleTesting:
                 "familywise": Count(shape, along="items"),
                 "fdp": Count(shape, along="items"),
                 "true_rejections": Count(shape, along="items"),
-                "rejections": Count(shape, along="items")}
+                "rejections": Count(shape, along="items"),
+                # Type S / M over the pairs with a true difference (issue 28)
+                "tm_hist": Count((*shape, RATIO_CAP + 1), along="items"),
+                "tm_wrong": Count(shape, along="items"),
+                "tm_sum": Count((*shape, 2), along="items"),
+                "tm_all": Count((n, 2), along="items")}
 
     # -- kernel -------------------------------------------------------------------------
     def kernel(self, shard: Shard, data: CollectionData) -> Partial:
@@ -376,7 +391,11 @@ class MultipleTesting:
         shape = (i1 - i0, len(self.tests), len(self.corrections), len(self.alphas))
         out = {"trials": np.zeros(i1 - i0, np.int64),
                **{k: np.zeros(shape, np.int64)
-                  for k in ("familywise", "fdp", "true_rejections", "rejections")}}
+                  for k in ("familywise", "fdp", "true_rejections", "rejections",
+                            "tm_wrong")},
+               "tm_hist": np.zeros((*shape, RATIO_CAP + 1), np.int64),
+               "tm_sum": np.zeros((*shape, 2), np.int64),
+               "tm_all": np.zeros((i1 - i0, 2), np.int64)}
         groups: dict[tuple[int, int], list[int]] = {}
         for item in range(i0, i1):
             mi, ni, _, _ = self.config(item)
@@ -393,19 +412,33 @@ class MultipleTesting:
                     _, _, si, hi = self.config(item)
                     m = self.systems[si]
                     m0 = true_null_count(m, self.shares[hi])
-                    x, _ = model.scores(order, logit, m, data.shifts[mi][(m, m0)], m0=m0,
-                                        shared=self.null_margins == "shared")
+                    shifts = data.shifts[mi][(m, m0)]
+                    x, margins = model.scores(order, logit, m, shifts, m0=m0,
+                                              shared=self.null_margins == "shared")
                     row = item - i0
                     out["trials"][row] += b - a
-                    self._count(x, m0, key, row, out)
+                    self._count(x, m0, key, row, out, model.true_means(margins, shifts))
         return out
 
     def _count(self, x: np.ndarray, m0: int, key: tuple[int, ...], row: int,
-               out: dict[str, np.ndarray]) -> None:
-        """Add the counters of the collections `x` (trials, m, n) to `out` row `row`."""
+               out: dict[str, np.ndarray], means: np.ndarray) -> None:
+        """Add the counters of the collections `x` (trials, m, n), whose systems have the
+        true means `means` (trials, m), to `out` row `row`."""
         t, m, n = x.shape
         pa_, pb_ = np.triu_indices(m, 1)
         null = null_pair_mask(m, m0)
+        # Type S / M of the pairs with a true difference: the ratio |d| / |delta| of each
+        # (trial, pair) on the grid 1/RATIO_SCALE (an integer), the sign of d against delta
+        true = means[:, pa_] - means[:, pb_]  # (trials, pairs)
+        dm = x.mean(axis=2)
+        dm = dm[:, pa_] - dm[:, pb_]
+        live = ~null[None, :] & (true != 0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = np.where(live, np.rint(np.abs(dm) / np.abs(np.where(live, true, 1.0))
+                                           * RATIO_SCALE), 0).astype(np.int64)
+        wrong_sign = live & (dm * np.sign(true) < 0)
+        out["tm_all"][row, 0] += int(np.count_nonzero(live))
+        out["tm_all"][row, 1] += int(ratio.sum())
         # fixed batches of trials (a function of m and n only: the same operands for any
         # sharding), so memory stays bounded for large m
         step = max(1, min(t, BATCH_BYTES // (8 * len(pa_) * n)))
@@ -431,6 +464,14 @@ class MultipleTesting:
                             np.round(fdp * FDP_SCALE).astype(np.int64).sum())
                         out["true_rejections"][row, ti, ci, li] += int((r - v).sum())
                         out["rejections"][row, ti, ci, li] += int(r.sum())
+                        sig = rej & live[c0 : c0 + step]
+                        got = ratio[c0 : c0 + step][sig]
+                        out["tm_hist"][row, ti, ci, li] += np.bincount(
+                            np.minimum(got, RATIO_CAP), minlength=RATIO_CAP + 1)
+                        out["tm_sum"][row, ti, ci, li, 0] += int(got.sum())
+                        out["tm_sum"][row, ti, ci, li, 1] += int((got * got).sum())
+                        out["tm_wrong"][row, ti, ci, li] += int(np.count_nonzero(
+                            sig & wrong_sign[c0 : c0 + step]))
 
     def pvalues(self, test: str, d: np.ndarray, key: tuple[int, ...]) -> np.ndarray:
         """Two-sided p-values of `test` for the pair differences `d` (..., n); Monte Carlo
@@ -554,7 +595,28 @@ class MultipleTesting:
             **{k: rates[k] for k in ("fwer", "fwer_lo", "fwer_hi", "fdr", "fdr_lo", "fdr_hi",
                                      "power", "power_lo", "power_hi")},
             "mean_rejections": mean_rej})
-        return {"multiple_testing": table, "multiple_testing_fit": fit_table(data)}
+        return {"multiple_testing": table, "multiple_testing_fit": fit_table(data),
+                "type_m_s": self._type_m_s(merged, data)}
+
+    def _type_m_s(self, merged: dict[str, np.ndarray], data: CollectionData) -> pa.Table:
+        """Table ``type_m_s``: per (configuration, test, correction, alpha), pooled over the
+        (trial, pair) comparisons with a true difference; configurations without one
+        (``share_null = 1``) have no rows."""
+        rows = TypeMRows(self.tests, self.alphas, self.ci_level)
+        for item in range(self._configs(data)):
+            mi, ni, si, hi = self.config(item)
+            total, ratio_sum = (int(v) for v in merged["tm_all"][item])
+            if total == 0:
+                continue
+            for ci, corr in enumerate(self.corrections):
+                for ti, test in enumerate(self.tests):
+                    keys = {"metric": data.models[mi].metric, "n": self.sizes[ni],
+                            "m": self.systems[si], "share_null": self.shares[hi],
+                            "correction": corr, "test": test, "alternative": "two-sided"}
+                    rows.add_histogram(keys, total, ratio_sum, merged["tm_hist"][item, ti, ci],
+                                       merged["tm_sum"][item, ti, ci],
+                                       merged["tm_wrong"][item, ti, ci], RATIO_SCALE)
+        return rows.table()
 
 
 @lru_cache(maxsize=256)

@@ -29,6 +29,15 @@ collection of a metric and pooled), Type I trials through the first run's margin
 trials with the experimental margin moved to baseline + delta; tables ``type_1``, ``type_2``,
 ``type_3``, ``test_errors_families`` and ``test_errors_models``. The default
 ``design=shift`` is the design above, unchanged.
+
+Both designs also write table ``type_m_s`` (issue 28): Gelman and Carlin's Type S rate and
+exaggeration ratio of the significant trials (:mod:`irsim.stats.typems`). A kernel records, per
+(trial, configuration with delta != 0), the trial's mean difference in fixed point and, per
+(test, alternative), the number of alphas at which it is significant
+(:func:`~irsim.stats.typems.type_m_fields`: integer counters along the trials, each cell
+written by the one shard that owns it); :meth:`TestErrors.finalize` computes the table from
+these records (exact sums, order statistics and closed-form bootstrap intervals), so it does
+not depend on shard sizes, workers or the engine either.
 """
 
 from __future__ import annotations
@@ -60,6 +69,7 @@ from irsim.simulate.topics import SimulationData, fit_simulator, prepare
 from irsim.stats import get_test
 from irsim.stats._validation import ALTERNATIVES
 from irsim.stats.binomial import clopper_pearson
+from irsim.stats.typems import TypeMRecord, TypeMRows, merged_records, type_m_fields
 from irsim.tables import table as build_table
 
 __all__ = [
@@ -285,7 +295,9 @@ class TestErrors:
         shape = (n, len(self.tests), len(self.alternatives), len(self.alphas))
         return {"rejections": Count(shape, along="items"),
                 "trials": Count((n,), along="items"),
-                "diff": Count((n, 2), along="items")}
+                "diff": Count((n, 2), along="items"),
+                **type_m_fields(self.trials, n, len(self.tests), len(self.alternatives),
+                                self.shard_items)}
 
     # -- kernel -------------------------------------------------------------------------
     def kernel(self, shard: Shard, data: SimulationData) -> Partial:
@@ -297,6 +309,7 @@ class TestErrors:
                        np.int64)
         trials = np.zeros(i1 - i0, np.int64)
         diff = np.zeros((i1 - i0, 2), np.int64)  # fixed-point sums of mean(z), mean(z)^2
+        record = TypeMRecord(shard, len(self.tests), len(self.alternatives), self.alphas)
         groups: dict[tuple[int, int], list[int]] = {}
         for item in range(i0, i1):
             mi, si, di = self.config(item)
@@ -316,11 +329,15 @@ class TestErrors:
                     md = (x - y).mean(axis=1)
                     diff[row, 0] += int(np.round(md * DIFF_SCALE).astype(np.int64).sum())
                     diff[row, 1] += int(np.round(md * md * DIFF_SCALE).astype(np.int64).sum())
+                    if self.deltas[di] != 0.0:
+                        record.diff(row + i0, a, md)
                     for ti, test in enumerate(self.tests):
                         p = self.pvalues(test, self.alternatives, x, y, key)
                         rej[row, ti] += np.count_nonzero(
                             p[:, :, None] <= alphas[None, None, :], axis=0)
-        return {"rejections": rej, "trials": trials, "diff": diff}
+                        if self.deltas[di] != 0.0:
+                            record.levels(row + i0, a, ti, p)
+        return {"rejections": rej, "trials": trials, "diff": diff, **record.partial()}
 
     def _latent(self, data: SimulationData, mi: int, n: int, a: int, b: int
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -395,7 +412,26 @@ class TestErrors:
         table = build_table("test_errors", {
             **cols, "trials": t, "rejections": k, "rate": rate, "ci_lo": lo, "ci_hi": hi,
             "mean_diff": mean_diff, "mean_diff_se": mean_diff_se})
-        return {"test_errors": table, "test_errors_fit": fit_table(data)}
+        return {"test_errors": table, "test_errors_fit": fit_table(data),
+                "type_m_s": self._type_m_s(merged, data)}
+
+    def _type_m_s(self, merged: dict[str, np.ndarray], data: SimulationData) -> pa.Table:
+        """Table ``type_m_s`` from the per-trial records (delta = 0: null Type S / M)."""
+        rows = TypeMRows(self.tests, self.alphas, self.ci_level)
+        q, code = merged_records(merged, len(merged["trials"]), self.shard_items)
+        rej = merged["rejections"]
+        for item in range(len(merged["trials"])):
+            mi, si, di = self.config(item)
+            delta, k = self.deltas[di], int(merged["trials"][item])
+            for ti, test in enumerate(self.tests):
+                for ai, alt in enumerate(self.alternatives):
+                    keys = {"metric": data.simulators[mi].metric, "n": self.sizes[si],
+                            "delta": delta, "test": test, "alternative": alt}
+                    if delta == 0.0:
+                        rows.add_null(keys, k, rej[item, ti, ai])
+                    else:
+                        rows.add(keys, q[:k, item], code[:k, item, ti, ai], delta)
+        return rows.table()
 
 
 def fit_table(data: SimulationData) -> pa.Table:
@@ -510,7 +546,7 @@ class UrbanoStudy:
     >>> study = UrbanoStudy(base, 250, deltas=(0.05,))
     >>> tables, _ = run_study(study, UrbanoData((pool,), (0.05,)))
     >>> sorted(tables)
-    ['test_errors_families', 'test_errors_models', 'type_1', 'type_2', 'type_3']
+    ['test_errors_families', 'test_errors_models', 'type_1', 'type_2', 'type_3', 'type_m_s']
     >>> tables["type_1"].column("trials").to_pylist()
     [250]
     """
@@ -568,7 +604,9 @@ class UrbanoStudy:
         return {"rejections": Count((n, len(t.tests), len(t.alternatives), len(t.alphas)),
                                     along="items"),
                 "wrong": Count((n, len(t.tests), len(t.alphas)), along="items"),
-                "trials": Count((n,), along="items")}
+                "trials": Count((n,), along="items"),
+                **type_m_fields(max(t.trials, self.power_trials), n, len(t.tests),
+                                len(t.alternatives), t.shard_items)}
 
     def kernel(self, shard: Shard, data: UrbanoData) -> Partial:
         """Counters of one shard (trials of a block are drawn once for every kind)."""
@@ -579,6 +617,7 @@ class UrbanoStudy:
         rej = np.zeros((i1 - i0, len(t.tests), len(t.alternatives), len(alphas)), np.int64)
         wrong = np.zeros((i1 - i0, len(t.tests), len(alphas)), np.int64)
         trials = np.zeros(i1 - i0, np.int64)
+        record = TypeMRecord(shard, len(t.tests), len(t.alternatives), t.alphas)
         groups: dict[tuple[int, int], list[int]] = {}
         for item in range(i0, i1):
             mi, si, kind = self.config(item)
@@ -603,7 +642,7 @@ class UrbanoStudy:
                                      else pool.type2(uu, n, kind - 1))
                         row = (mi * len(t.sizes) + si) * self.kinds + kind - i0
                         trials[row] += stop - a
-                        parts.append((row, kind, sum(len(v) for v in xs), stop - a))
+                        parts.append((row, kind, sum(len(v) for v in xs), stop - a, a))
                         xs.append(exp)
                         ys.append(base)
                 if not parts:
@@ -612,13 +651,20 @@ class UrbanoStudy:
                 # Monte Carlo resamples of the unit (keyed by it) are drawn once and serve
                 # both tails
                 exp, base = np.concatenate(xs), np.concatenate(ys)
-                sign = np.sign((exp - base).mean(axis=1))
+                md = (exp - base).mean(axis=1)
+                sign = np.sign(md)
                 key = (mkey, u0 // MC_UNIT)
+                for row, kind, r0, k, first in parts:
+                    if kind:
+                        record.diff(row + i0, first, md[r0:r0 + k])
                 for ti, test in enumerate(t.tests):
                     pv = t.pvalues(test, t.alternatives, exp, base, key)
+                    for row, kind, r0, k, first in parts:
+                        if kind:
+                            record.levels(row + i0, first, ti, pv[r0:r0 + k])
                     for ai, alt in enumerate(t.alternatives):
                         hit = pv[:, ai, None] <= alphas[None, :]
-                        for row, kind, r0, k in parts:
+                        for row, kind, r0, k, _ in parts:
                             h, sg = hit[r0:r0 + k], sign[r0:r0 + k, None]
                             if alt == "two-sided":
                                 rej[row, ti, ai] += np.count_nonzero(
@@ -626,7 +672,7 @@ class UrbanoStudy:
                                 wrong[row, ti] += np.count_nonzero(h & (sg < 0), axis=0)
                             else:
                                 rej[row, ti, ai] += np.count_nonzero(h, axis=0)
-        return {"rejections": rej, "wrong": wrong, "trials": trials}
+        return {"rejections": rej, "wrong": wrong, "trials": trials, **record.partial()}
 
     def finalize(self, merged: dict[str, np.ndarray], data: UrbanoData
                  ) -> dict[str, pa.Table]:
@@ -671,9 +717,30 @@ class UrbanoStudy:
             out[f"type_{k}"] = build_table(f"type_{k}", {
                 **cols, "trials": tr, "rejections": hits, "rate": rate, "ci_lo": lo,
                 "ci_hi": hi})
+        out["type_m_s"] = self._type_m_s(merged, data)
         out["test_errors_families"] = families_table(data)
         out["test_errors_models"] = models_table(data)
         return out
+
+    def _type_m_s(self, merged: dict[str, np.ndarray], data: UrbanoData) -> pa.Table:
+        """Table ``type_m_s`` from the per-trial records of the Type II/III trials; the Type
+        I configurations (delta = 0) give trials, significant and the Type I rate only."""
+        t = self.tests
+        rows = TypeMRows(t.tests, t.alphas, t.ci_level)
+        q, code = merged_records(merged, len(merged["trials"]), t.shard_items)
+        rej = merged["rejections"]
+        for item in range(len(merged["trials"])):
+            mi, si, kind = self.config(item)
+            delta, k = (0.0 if kind == 0 else self.deltas[kind - 1]), int(merged["trials"][item])
+            for ti, test in enumerate(t.tests):
+                for ai, alt in enumerate(t.alternatives):
+                    keys = {"metric": data.pools[mi].metric, "n": t.sizes[si], "delta": delta,
+                            "test": test, "alternative": alt}
+                    if kind == 0:
+                        rows.add_null(keys, k, rej[item, ti, ai])
+                    else:
+                        rows.add(keys, q[:k, item], code[:k, item, ti, ai], delta)
+        return rows.table()
 
 
 def families_table(data: UrbanoData) -> pa.Table:

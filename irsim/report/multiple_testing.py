@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from matplotlib.figure import Figure
 
-from irsim.report import markdown_table, save_figure
+from irsim.report import markdown_table, save_figure, type_m_s
 from irsim.stats.registry import SIMULTANEOUS
 
 __all__ = ["FIGURES", "sections", "rates_plot"]
@@ -200,4 +200,4 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
                   "`shrinkage`: weight of the equicorrelation target that makes the "
                   "normal-score correlation positive definite.", "",
                   markdown_table(tables["multiple_testing_fit"]), ""]
-    return lines
+    return lines + type_m_s.sections(tables, run_dir, figures=False)

@@ -11,14 +11,15 @@ import pyarrow as pa
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 
-from irsim.report import save_figure
+from irsim.report import save_figure, type_m_s
 
 __all__ = ["FIGURES", "sections", "nearest_alpha", "summary_table", "type1_plots", "power_plots",
            "type3_plots", "families_wide", "urbano_sections"]
 
 #: Figures the report draws (``<tail>``: ``two-sided``, ``greater`` for design=shift,
 #: ``one-sided`` for design=urbano2019; ``type3_error.png`` by design=urbano2019 only).
-FIGURES = ("type1_error_<tail>.png", "power_<tail>.png", "type3_error.png")
+FIGURES = ("type1_error_<tail>.png", "power_<tail>.png", "type3_error.png",
+           *type_m_s.FIGURES)
 _COLORS = {"t": "tab:blue", "wilcoxon": "tab:orange", "sign": "tab:green",
            "randomisation": "tab:red", "paired_bootstrap": "tab:purple"}
 _LABELS = {"t": "t test", "wilcoxon": "Wilcoxon", "sign": "sign",
@@ -240,7 +241,7 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
     from irsim.report import markdown_table
 
     if "type_1" in tables:
-        return urbano_sections(tables, run_dir)
+        return urbano_sections(tables, run_dir) + type_m_s.sections(tables, run_dir)
     lines: list[str] = []
     if "test_errors_fit" in tables:
         lines += ["## Generator", "",
@@ -270,7 +271,7 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
                   markdown_table(power, max_rows=60), ""]
         for path in power_plots(te, run_dir):
             lines += [f"![{path.stem}]({path.name})", ""]
-    return lines
+    return lines + type_m_s.sections(tables, run_dir)
 
 
 # ----------------------------------------------------------------------------- urbano2019

@@ -76,6 +76,7 @@ from irsim.stats.registry import (
 from irsim.stats.sign import SignTestResult, sign_test
 from irsim.stats.ties import count_extreme, tie_tolerance
 from irsim.stats.ttest import PairedTResult, paired_t
+from irsim.stats.typems import Retrodesign, retrodesign
 from irsim.stats.wilcoxon import WilcoxonResult, wilcoxon
 
 __all__ = [
@@ -94,6 +95,8 @@ __all__ = [
     "tau_ap",
     "RankAgreement",
     "rank_agreement",
+    "Retrodesign",
+    "retrodesign",
     "BAYES_TESTS",
     "BayesFactorResult",
     "BayesTestSpec",
