@@ -38,7 +38,26 @@ SUBCOMMANDS = {
     "list": "list experiments, collections, metrics, tests and CI methods",
     "collect": "merge a sweep's tables into one partitioned Parquet dataset: "
                "irsim collect <sweep dir> [<out dir>] [--partial]",
+    "compare": "is one run significantly better than another? experiment=compare on the named "
+               "systems: irsim compare <system> <system> ... [key=value ...]",
 }
+
+
+def compare_overrides(args: list[str]) -> list[str]:
+    """``irsim compare A B ... [key=value ...]`` as the overrides of ``experiment=compare``:
+    the arguments without ``=`` name the systems (quoted for Hydra), the others pass as they
+    are.
+
+    Examples
+    --------
+    >>> compare_overrides(["bm25", "dense-v2", "experiment.baseline=bm25", "seed=3"])
+    ['experiment=compare', "experiment.systems=['bm25','dense-v2']", \
+'experiment.baseline=bm25', 'seed=3']
+    """
+    names = [a for a in args if "=" not in a and not a.startswith("-")]
+    rest = [a for a in args if a not in names]
+    quoted = ",".join("'" + n.replace("\\", "\\\\").replace("'", "\\'") + "'" for n in names)
+    return ["experiment=compare", *([f"experiment.systems=[{quoted}]"] if names else []), *rest]
 
 
 def _fail(err: BaseException | str, code: int = 2) -> None:
@@ -359,8 +378,11 @@ def _main(argv: list[str] | None) -> None:
             _fail("interrupted")
         except Exception as err:  # noqa: BLE001 - a bug: one line, not a traceback
             _fail(f"internal error: {type(err).__name__}: {err} (please report it)", code=1)
-        argv = [*rest, "+command=evaluate"]
-        prog = "irsim evaluate"
+        if cmd == "compare":
+            argv, prog = compare_overrides(rest), "irsim compare"
+        else:
+            argv = [*rest, "+command=evaluate"]
+            prog = "irsim evaluate"
     informational = any(a in ("--help", "-h", "--hydra-help", "--info", "--cfg", "-c")
                         for a in argv)
     try:

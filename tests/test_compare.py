@@ -109,3 +109,26 @@ def test_shards_do_not_change_the_tables(result):
 def test_bad_parameters_are_one_clear_error(kwargs, message):
     with pytest.raises(irsim.ConfigError, match=message):
         irsim.compare(frame(), metric="AP", **kwargs)
+
+
+def test_the_compare_subcommand(tmp_path, capsys):
+    """irsim compare A B ...: the named systems (any characters), the rest overrides; the
+    Python door's tables; an unknown system is one line and exit code 2."""
+    from irsim.cli import compare_overrides, main
+
+    assert compare_overrides(["a b", "it's", "seed=2"]) == [
+        "experiment=compare", "experiment.systems=['a b','it\\'s']", "seed=2"]
+    common = ["collection=matrix", f"collection.path={AP}", "collection.metric=AP",
+              "experiment.B=300", "quiet=true"]
+    main(["compare", "run2", "run9", *common, f"hydra.run.dir={tmp_path / 'run'}"])
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "comparison: p_adjusted (metric=AP, system_a=run2, system_b=run9)"
+    assert [ln.split()[0] for ln in out[2:5]] == ["t", "wilcoxon", "randomisation"]
+    py = irsim.compare(frame(), metric="AP", systems=["run2", "run9"], B=300)
+    assert pq.read_table(tmp_path / "run" / "results" / "comparison.parquet").equals(
+        py.tables["comparison"])
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", "run2", "rnu9", *common, f"hydra.run.dir={tmp_path / 'bad'}"])
+    assert exc.value.code == 2
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert len(err) == 1 and "unknown system in experiment.systems 'rnu9'" in err[0]
