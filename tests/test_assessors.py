@@ -385,3 +385,88 @@ def test_g_study3_with_one_assessor_recovers_the_two_facet_g_study():
         r, p = d_study3(g3, n, 1, design=design)
         np.testing.assert_allclose(r, e_rho2(g2, n), rtol=1e-12)
         np.testing.assert_allclose(p, phi(g2, n), rtol=1e-12)
+
+
+def _merged_qrels(nist, other):
+    """The reference's judgments on `other`'s topics, `other`'s grades where it judged
+    (unjudged=reference), built with pandas (an oracle of composite_qrels)."""
+    import pandas as pd
+
+    from irsim.data.types import Qrels
+
+    ref = pd.DataFrame({"t": nist.topic, "d": nist.docno, "g": nist.grade})
+    oth = pd.DataFrame({"t": other.topic, "d": other.docno, "g": other.grade})
+    ref = ref[ref.t.isin(set(oth.t))]
+    both = pd.concat([oth, ref]).drop_duplicates(["t", "d"], keep="first")
+    return Qrels(both.t.to_numpy(object), both.d.to_numpy(object), both.g.to_numpy())
+
+
+def test_assessor_gstudy_equals_g_study3_of_independently_evaluated_scores(data, small):
+    from irsim.data.trec import read_qrels
+    from irsim.experiments.assessors import read_assessor_runs
+    from irsim.stats.gtheory import COMPONENTS3, d_study3, g_study3
+
+    runs, _ = data
+    runs = read_assessor_runs(runs)
+    nist = read_qrels(DL19 / "qrels" / "nist.txt")
+    levels = {"nist": nist}
+    for n in QRELS[1:]:
+        levels[n] = _merged_qrels(nist, read_qrels(DL19 / "qrels" / f"{n}.txt"))
+    topics = sorted(set(levels["andrew-parry"].topic) & set(levels["eugene-yang"].topic))
+    gs, ds = small.to_pandas("assessor_gstudy"), small.to_pandas("assessor_dstudy")
+    for metric in SMALL["metrics"]:
+        cols = []
+        for q in levels.values():
+            df = irsim.evaluate(runs, q, [metric], depth=1000, missing="drop")
+            wide = df.pivot(index="system", columns="topic", values="value")
+            cols.append(wide.loc[list(runs.names), topics].to_numpy())
+        g = g_study3(np.stack(cols, axis=-1))
+        rows = gs[gs.metric == metric].set_index("component")
+        assert rows.levels.iloc[0] == "nist,andrew-parry,eugene-yang"
+        assert (rows.topics == len(topics)).all() and (rows.assessors == 3).all()
+        for c in COMPONENTS3:
+            np.testing.assert_allclose(rows.loc[c, "variance"], g.var[c], rtol=1e-9,
+                                       atol=1e-12, err_msg=c)
+            np.testing.assert_allclose(rows.loc[c, "mean_square"], g.ms[c], rtol=1e-9,
+                                       err_msg=c)
+            assert rows.loc[c, "df"] == g.df[c]
+        np.testing.assert_allclose(rows.share.sum(), 1.0, rtol=1e-12)
+        for design in ("crossed", "nested"):
+            part = ds[(ds.metric == metric) & (ds.design == design)]
+            r, p = d_study3(g, part.topics.to_numpy(), part.assessors.to_numpy(),
+                            design=design)
+            np.testing.assert_allclose(part.e_rho2, r, rtol=1e-9)
+            np.testing.assert_allclose(part.phi, p, rtol=1e-9)
+        assert len(part) == 200 * 5  # the default grid
+
+
+def test_assessor_gstudy_of_the_reference_alone_is_the_two_facet_g_study(data):
+    from irsim.experiments.assessors import read_assessor_runs
+    from irsim.stats.gtheory import g_study
+
+    runs, qrels = data
+    res = irsim.assessors(runs=runs, qrels=qrels, reference="nist", g_assessors=["nist"],
+                          max_topics=10, max_assessors=2, **{**SMALL, "tests": ["t"],
+                                                             "corrections": ["none"]})
+    gs = res.to_pandas("assessor_gstudy")
+    df = irsim.evaluate(read_assessor_runs(runs), qrels["nist"], ["AP"], depth=1000,
+                        missing="drop")
+    x = df.pivot(index="system", columns="topic", values="value").to_numpy()
+    g = g_study(x)
+    rows = gs[gs.metric == "AP"].set_index("component")
+    assert rows.topics.iloc[0] == x.shape[1] == 43
+    np.testing.assert_allclose(rows.loc[["system", "topic", "system_topic"], "variance"],
+                               [g.var_system, g.var_topic, g.var_residual], rtol=1e-9)
+    assert (rows.loc[["assessor", "system_assessor", "topic_assessor", "residual"],
+                     "variance"] == 0).all()
+    assert res.tables["assessor_dstudy"].num_rows == 2 * 2 * 10 * 2
+
+
+def test_g_assessors_bad_input_is_one_clear_error(data):
+    runs, qrels = data
+    kw = {**SMALL, "tests": ["t"], "corrections": ["none"]}
+    with pytest.raises(ConfigError, match="g_assessors"):
+        irsim.assessors(runs=runs, qrels=qrels, reference="nist", g_assessors=["nobody"],
+                        **kw)
+    with pytest.raises(ConfigError, match="max_assessors"):
+        irsim.assessors(runs=runs, qrels=qrels, reference="nist", max_assessors=0, **kw)
