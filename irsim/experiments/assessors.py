@@ -20,6 +20,12 @@ The study reads runs and several qrels of the same topics, one of them the ``ref
   the significance decisions on every pair of systems agree (significant under both with
   the same sign, under neither, lost, gained, opposite signs) and each qrels' discriminative
   power.
+- **reliability** (:data:`ASSESSOR_GSTUDY`, :data:`ASSESSOR_DSTUDY`): a G-study of systems x
+  topics x assessors (:func:`irsim.stats.gtheory.g_study3`) on the reference and the
+  parallel composites (member j of every group; or ``g_assessors``) over the topics all of
+  them judged, and its D-study (:func:`irsim.stats.gtheory.d_study3`): E(rho^2) and Phi for
+  ``n_t`` topics and ``n_a`` assessors per topic, crossed and nested. Computed in
+  ``finalize`` (no randomness; one vectorised call over all metrics).
 
 The runs are parsed once and scored under every qrels in one vectorised pass
 (:func:`irsim.metrics.multi.evaluate_many`); how a passage judged by the reference but not by
@@ -1117,7 +1123,8 @@ def _means_table(data: AssessorData) -> pa.Table:
        question=("Whose judgments? Can another assessor's, a crowd's or an LLM's qrels replace "
                  "the official ones: agreement of labels (kappa, alpha), of system rankings "
                  "(tau-b, tau_AP) and of significance decisions (pairs lost, gained, flipped) "
-                 "with the reference (Voorhees 2000)"))
+                 "with the reference (Voorhees 2000); and more topics or more assessors per "
+                 "topic: a G-study with an assessor facet"))
 def make(config: Config, data: AssessorInput, *, seed: int, shards: Shards
          ) -> tuple[Assessors, AssessorData]:
     """Check the parameters against the data, build composites, evaluate every qrels once
