@@ -150,12 +150,15 @@ def decision_bars(decisions: pa.Table, out_dir: Path) -> Path:
     return save_figure(fig, Path(out_dir) / "assessors_decisions.png")
 
 
-def bump_chart(means: pa.Table, out_dir: Path, metric: str, *,
+def bump_chart(means: pa.Table, out_dir: Path, metric: str, *, ranks: pa.Table | None = None,
                labels: int = BUMP_LABELS) -> Path:
     """Rank of every system under the reference (first column) and under each other qrels
     (one column each, on the qrels' topics) for one metric, one line per system; the
-    `labels` systems with the largest rank move (``|move|`` over all qrels; ties: the better
-    reference rank) are coloured and named. Returns the PNG path.
+    `labels` systems with the largest rank move (``|move|`` against the reference on the
+    same topics, over all qrels; ties: the better reference rank) are coloured and named
+    with that move. The reference column ranks on the topics of the qrels with the most
+    topics (from `ranks`, the ``rank_agreement`` table; without it, the first qrels'); a
+    qrels on fewer topics shows their number in its label. Returns the PNG path.
 
     Examples
     --------
@@ -170,7 +173,17 @@ def bump_chart(means: pa.Table, out_dir: Path, metric: str, *,
     df = df[df["metric"] == metric]
     qrels = list(dict.fromkeys(df["qrels"]))
     systems = list(dict.fromkeys(df["system"]))
-    ref = df.drop_duplicates("system").set_index("system")["reference_rank"]
+    topics: dict[str, int] = {}
+    if ranks is not None and "topics" in ranks.column_names:
+        topics = {q: int(t) for q, m, t in zip(*(ranks.column(c).to_pylist() for c in
+                                                 ("qrels", "metric", "topics")), strict=True)
+                  if m == metric}
+    widest = max(qrels, key=lambda q: topics.get(q, 0))
+    part = df[df["qrels"] == widest].set_index("system")
+    ref = part["reference_rank"]
+    most = topics.get(widest)
+    names = ["reference"] + [f"{q} ({topics[q]})" if q in topics and topics[q] < (most or 0)
+                             else q for q in qrels]
     grid = df.pivot(index="system", columns="qrels", values="rank").loc[systems, qrels]
     rank = np.column_stack([ref.loc[systems].to_numpy(), grid.to_numpy()]).astype(float)
     moves = df.assign(abs_move=df["move"].abs()).groupby("system")["abs_move"].max()
@@ -184,20 +197,24 @@ def bump_chart(means: pa.Table, out_dir: Path, metric: str, *,
     for i, s in enumerate(systems):
         if s not in movers:
             ax.plot(x, rank[i], color="#ced4da", linewidth=0.6, zorder=1)
+    gap = max(1.0, n / 40.0)  # labels at least this many ranks apart
+    last, placed = -np.inf, {}
+    for s in sorted(movers, key=lambda s: rank[systems.index(s), -1]):
+        last = placed[s] = max(rank[systems.index(s), -1], last + gap)
     for k, s in enumerate(movers):
         i = systems.index(s)
         ax.plot(x, rank[i], color=colours[k % 10], linewidth=1.6, marker="o", markersize=2.5,
                 zorder=3)
-        ax.annotate(f"{s} (±{int(moves[s])})", (x[-1], rank[i, -1]), xytext=(6, 0),
-                    textcoords="offset points", va="center", fontsize=6,
-                    color=colours[k % 10], annotation_clip=False)
-    ax.set_xticks(x, ["reference", *qrels], rotation=60, ha="right", fontsize=6)
+        ax.annotate(f"{s} (±{int(moves[s])})", (x[-1], rank[i, -1]),
+                    xytext=(x[-1] + 0.4, placed[s]), textcoords="data", va="center",
+                    fontsize=6, color=colours[k % 10], annotation_clip=False)
+    ax.set_xticks(x, names, rotation=60, ha="right", fontsize=6)
     ax.set_ylim(n + 0.5, 0.5)
     ax.set_ylabel("rank (1 = best)", fontsize=8)
     ax.tick_params(axis="y", labelsize=6)
     ax.set_xlim(-0.3, x[-1] + 0.3)
-    ax.set_title(f"{metric}: system ranks under each qrels ({len(movers)} largest movers "
-                 "labelled)", fontsize=8)
+    ax.set_title(f"{metric}: system ranks under each qrels; labelled: the {len(movers)} "
+                 "largest moves against the reference on the same topics (±)", fontsize=8)
     fig.tight_layout()
     fig.subplots_adjust(right=max(0.6, 1.0 - 1.6 / fig.get_figwidth()))
     return save_figure(fig, Path(out_dir) / f"assessors_bump_{safe_name(metric)}.png")
@@ -311,7 +328,7 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
         if means is not None:
             for metric in dict.fromkeys(means.column("metric").to_pylist()):
                 p = means_panels(means, ranks, run_dir, metric)
-                b = bump_chart(means, run_dir, metric)
+                b = bump_chart(means, run_dir, metric, ranks=ranks)
                 out += [f"![system means {metric}]({p.name})", "",
                         f"![system ranks {metric}]({b.name})", ""]
     dec = tables.get("decision_agreement")
