@@ -186,6 +186,10 @@ def test_paper_pair_kappas_from_the_topic_table(data):
     ranks = res2.to_pandas("rank_agreement")
     mixes = [q for q in ranks.qrels if q.startswith("mix")]
     assert len(mixes) == 16 and set(ranks[ranks.qrels.isin(mixes)].topics) == {43}
+    # the assessor G-study: the reference and the parallel composites on all 43 topics
+    gs = res2.to_pandas("assessor_gstudy")
+    assert set(gs.levels) == {"nist,mix1111,mix2222"}
+    assert set(gs.topics) == {43} and set(gs.assessors) == {3} and len(gs) == 7
 
 
 def test_composites_take_shared_topics_from_the_first_group(data):
