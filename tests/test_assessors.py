@@ -186,6 +186,10 @@ def test_paper_pair_kappas_from_the_topic_table(data):
     ranks = res2.to_pandas("rank_agreement")
     mixes = [q for q in ranks.qrels if q.startswith("mix")]
     assert len(mixes) == 16 and set(ranks[ranks.qrels.isin(mixes)].topics) == {43}
+    # the assessor G-study: the reference and the parallel composites on all 43 topics
+    gs = res2.to_pandas("assessor_gstudy")
+    assert set(gs.levels) == {"nist,mix1111,mix2222"}
+    assert set(gs.topics) == {43} and set(gs.assessors) == {3} and len(gs) == 7
 
 
 def test_composites_take_shared_topics_from_the_first_group(data):
@@ -285,3 +289,188 @@ def test_unjudged_rule_scores_equal_composite_qrels_evaluated_directly(data, unj
     for k, metric in enumerate(want.metrics):
         part = means[means.metric == metric]
         np.testing.assert_allclose(part["mean"], want.values[k].mean(axis=1), rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- G-theory s x t x a
+
+def _anova_lm_ms(x):
+    """Mean squares of every term by statsmodels' OLS ANOVA on the long table (the oracle)."""
+    import pandas as pd
+    import statsmodels.formula.api as smf
+    from statsmodels.stats.anova import anova_lm
+
+    s, t, a = np.meshgrid(*(np.arange(n) for n in x.shape), indexing="ij")
+    df = pd.DataFrame({"y": x.ravel(), "s": s.ravel(), "t": t.ravel(), "a": a.ravel()})
+    fit = smf.ols("y ~ C(s) + C(t) + C(a) + C(s):C(t) + C(s):C(a) + C(t):C(a)", df).fit()
+    tab = anova_lm(fit, typ=1)
+    names = {"C(s)": "system", "C(t)": "topic", "C(a)": "assessor",
+             "C(s):C(t)": "system_topic", "C(s):C(a)": "system_assessor",
+             "C(t):C(a)": "topic_assessor", "Residual": "residual"}
+    return {names[k]: (float(tab.loc[k, "mean_sq"]), int(round(tab.loc[k, "df"])))
+            for k in names}
+
+
+def test_g_study3_mean_squares_equal_statsmodels_anova():
+    from irsim.stats.gtheory import COMPONENTS3, g_study3
+
+    rng = np.random.default_rng(5)
+    x = (rng.normal(size=(5, 6, 3)) + rng.normal(size=(5, 1, 1))
+         + rng.normal(size=(1, 6, 1)) + 0.3 * rng.normal(size=(5, 1, 3)))
+    g = g_study3(x)
+    want = _anova_lm_ms(x)
+    for c in COMPONENTS3:
+        np.testing.assert_allclose(g.ms[c], want[c][0], rtol=1e-9, err_msg=c)
+        assert g.df[c] == want[c][1], c
+
+
+def test_g_study3_components_equal_a_loop_over_cells_and_batch():
+    from irsim.stats.gtheory import COMPONENTS3, g_study3
+
+    rng = np.random.default_rng(8)
+    xs = rng.normal(size=(3, 4, 5, 2)) + rng.normal(size=(3, 4, 1, 1))
+    batch = g_study3(xs)
+    for b, x in enumerate(xs):
+        s, t, a = x.shape
+        gm = x.mean()
+        ms, mt, ma = x.mean(axis=(1, 2)), x.mean(axis=(0, 2)), x.mean(axis=(0, 1))
+        mst, msa, mta = x.mean(axis=2), x.mean(axis=1), x.mean(axis=0)
+        ss = dict.fromkeys(COMPONENTS3, 0.0)
+        for i in range(s):
+            ss["system"] += t * a * (ms[i] - gm) ** 2
+            for j in range(t):
+                ss["system_topic"] += a * (mst[i, j] - ms[i] - mt[j] + gm) ** 2
+                for k in range(a):
+                    ss["residual"] += (x[i, j, k] - mst[i, j] - msa[i, k] - mta[j, k]
+                                       + ms[i] + mt[j] + ma[k] - gm) ** 2
+            for k in range(a):
+                ss["system_assessor"] += t * (msa[i, k] - ms[i] - ma[k] + gm) ** 2
+        for j in range(t):
+            ss["topic"] += s * a * (mt[j] - gm) ** 2
+            for k in range(a):
+                ss["topic_assessor"] += s * (mta[j, k] - mt[j] - ma[k] + gm) ** 2
+        for k in range(a):
+            ss["assessor"] += s * t * (ma[k] - gm) ** 2
+        df = {"system": s - 1, "topic": t - 1, "assessor": a - 1,
+              "system_topic": (s - 1) * (t - 1), "system_assessor": (s - 1) * (a - 1),
+              "topic_assessor": (t - 1) * (a - 1), "residual": (s - 1) * (t - 1) * (a - 1)}
+        m = {c: ss[c] / df[c] for c in COMPONENTS3}
+        raw = {"residual": m["residual"],
+               "system_topic": (m["system_topic"] - m["residual"]) / a,
+               "system_assessor": (m["system_assessor"] - m["residual"]) / t,
+               "topic_assessor": (m["topic_assessor"] - m["residual"]) / s,
+               "system": (m["system"] - m["system_topic"] - m["system_assessor"]
+                          + m["residual"]) / (t * a),
+               "topic": (m["topic"] - m["system_topic"] - m["topic_assessor"]
+                         + m["residual"]) / (s * a),
+               "assessor": (m["assessor"] - m["system_assessor"] - m["topic_assessor"]
+                            + m["residual"]) / (s * t)}
+        for c in COMPONENTS3:
+            np.testing.assert_allclose(batch.ms[c][b], m[c], rtol=1e-10, err_msg=c)
+            np.testing.assert_allclose(batch.var[c][b], max(raw[c], 0.0), rtol=1e-10,
+                                       atol=1e-15, err_msg=c)
+            assert bool(batch.negative[c][b]) == (raw[c] < 0), c
+
+
+def test_g_study3_with_one_assessor_recovers_the_two_facet_g_study():
+    from irsim.stats.gtheory import d_study3, e_rho2, g_study, g_study3, phi
+
+    x = np.random.default_rng(2).normal(size=(6, 9)) + np.arange(6.0)[:, None] / 3
+    g2, g3 = g_study(x), g_study3(x[:, :, None])
+    np.testing.assert_allclose(g3.ms["system"], g2.ms_system, rtol=1e-12)
+    np.testing.assert_allclose(g3.ms["topic"], g2.ms_topic, rtol=1e-12)
+    np.testing.assert_allclose(g3.ms["system_topic"], g2.ms_residual, rtol=1e-12)
+    np.testing.assert_allclose(g3.var["system"], g2.var_system, rtol=1e-12)
+    np.testing.assert_allclose(g3.var["topic"], g2.var_topic, rtol=1e-12)
+    np.testing.assert_allclose(g3.var["system_topic"], g2.var_residual, rtol=1e-12)
+    for c in ("assessor", "system_assessor", "topic_assessor", "residual"):
+        assert float(g3.var[c]) == 0.0 and g3.df[c] == 0
+    n = np.array([1, 9, 50])
+    for design in ("crossed", "nested"):
+        r, p = d_study3(g3, n, 1, design=design)
+        np.testing.assert_allclose(r, e_rho2(g2, n), rtol=1e-12)
+        np.testing.assert_allclose(p, phi(g2, n), rtol=1e-12)
+
+
+def _merged_qrels(nist, other):
+    """The reference's judgments on `other`'s topics, `other`'s grades where it judged
+    (unjudged=reference), built with pandas (an oracle of composite_qrels)."""
+    import pandas as pd
+
+    from irsim.data.types import Qrels
+
+    ref = pd.DataFrame({"t": nist.topic, "d": nist.docno, "g": nist.grade})
+    oth = pd.DataFrame({"t": other.topic, "d": other.docno, "g": other.grade})
+    ref = ref[ref.t.isin(set(oth.t))]
+    both = pd.concat([oth, ref]).drop_duplicates(["t", "d"], keep="first")
+    return Qrels(both.t.to_numpy(object), both.d.to_numpy(object), both.g.to_numpy())
+
+
+def test_assessor_gstudy_equals_g_study3_of_independently_evaluated_scores(data, small):
+    from irsim.data.trec import read_qrels
+    from irsim.experiments.assessors import read_assessor_runs
+    from irsim.stats.gtheory import COMPONENTS3, d_study3, g_study3
+
+    runs, _ = data
+    runs = read_assessor_runs(runs)
+    nist = read_qrels(DL19 / "qrels" / "nist.txt")
+    levels = {"nist": nist}
+    for n in QRELS[1:]:
+        levels[n] = _merged_qrels(nist, read_qrels(DL19 / "qrels" / f"{n}.txt"))
+    topics = sorted(set(levels["andrew-parry"].topic) & set(levels["eugene-yang"].topic))
+    gs, ds = small.to_pandas("assessor_gstudy"), small.to_pandas("assessor_dstudy")
+    for metric in SMALL["metrics"]:
+        cols = []
+        for q in levels.values():
+            df = irsim.evaluate(runs, q, [metric], depth=1000, missing="drop")
+            wide = df.pivot(index="system", columns="topic", values="value")
+            cols.append(wide.loc[list(runs.names), topics].to_numpy())
+        g = g_study3(np.stack(cols, axis=-1))
+        rows = gs[gs.metric == metric].set_index("component")
+        assert rows.levels.iloc[0] == "nist,andrew-parry,eugene-yang"
+        assert (rows.topics == len(topics)).all() and (rows.assessors == 3).all()
+        for c in COMPONENTS3:
+            np.testing.assert_allclose(rows.loc[c, "variance"], g.var[c], rtol=1e-9,
+                                       atol=1e-12, err_msg=c)
+            np.testing.assert_allclose(rows.loc[c, "mean_square"], g.ms[c], rtol=1e-9,
+                                       err_msg=c)
+            assert rows.loc[c, "df"] == g.df[c]
+        np.testing.assert_allclose(rows.share.sum(), 1.0, rtol=1e-12)
+        for design in ("crossed", "nested"):
+            part = ds[(ds.metric == metric) & (ds.design == design)]
+            r, p = d_study3(g, part.topics.to_numpy(), part.assessors.to_numpy(),
+                            design=design)
+            np.testing.assert_allclose(part.e_rho2, r, rtol=1e-9)
+            np.testing.assert_allclose(part.phi, p, rtol=1e-9)
+        assert len(part) == 200 * 5  # the default grid
+
+
+def test_assessor_gstudy_of_the_reference_alone_is_the_two_facet_g_study(data):
+    from irsim.experiments.assessors import read_assessor_runs
+    from irsim.stats.gtheory import g_study
+
+    runs, qrels = data
+    res = irsim.assessors(runs=runs, qrels=qrels, reference="nist", g_assessors=["nist"],
+                          max_topics=10, max_assessors=2, **{**SMALL, "tests": ["t"],
+                                                             "corrections": ["none"]})
+    gs = res.to_pandas("assessor_gstudy")
+    df = irsim.evaluate(read_assessor_runs(runs), qrels["nist"], ["AP"], depth=1000,
+                        missing="drop")
+    x = df.pivot(index="system", columns="topic", values="value").to_numpy()
+    g = g_study(x)
+    rows = gs[gs.metric == "AP"].set_index("component")
+    assert rows.topics.iloc[0] == x.shape[1] == 43
+    np.testing.assert_allclose(rows.loc[["system", "topic", "system_topic"], "variance"],
+                               [g.var_system, g.var_topic, g.var_residual], rtol=1e-9)
+    assert (rows.loc[["assessor", "system_assessor", "topic_assessor", "residual"],
+                     "variance"] == 0).all()
+    assert res.tables["assessor_dstudy"].num_rows == 2 * 2 * 10 * 2
+
+
+def test_g_assessors_bad_input_is_one_clear_error(data):
+    runs, qrels = data
+    kw = {**SMALL, "tests": ["t"], "corrections": ["none"]}
+    with pytest.raises(ConfigError, match="g_assessors"):
+        irsim.assessors(runs=runs, qrels=qrels, reference="nist", g_assessors=["nobody"],
+                        **kw)
+    with pytest.raises(ConfigError, match="max_assessors"):
+        irsim.assessors(runs=runs, qrels=qrels, reference="nist", max_assessors=0, **kw)

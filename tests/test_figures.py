@@ -306,6 +306,14 @@ FAST = {
                   Expect(), ("corpus_*",)),
     "compare": (lambda s, d: irsim.compare(s, systems=list(s.systems[:4]), B=200, seed=1),
                 Expect(), ("compare_*",)),
+    "assessors": (lambda s, d: irsim.assessors(
+        runs=d[0], qrels={"ref": d[1], "other": irsim.data.Qrels(
+            d[1].topic, d[1].docno, np.where(np.arange(len(d[1].grade)) % 7 == 0,
+                                             (d[1].grade + 1) % 4, d[1].grade))},
+        reference="ref", rel=1, metrics=["AP", "P@10"], tests=["t"], corrections=["none"],
+        B=20, max_topics=30, seed=1),
+        Expect(), ("assessors_kappa.png", "assessors_means_*", "assessors_bump_*",
+                   "assessors_decisions.png", "assessors_dstudy.png")),
 }
 
 

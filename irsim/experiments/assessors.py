@@ -20,6 +20,12 @@ The study reads runs and several qrels of the same topics, one of them the ``ref
   the significance decisions on every pair of systems agree (significant under both with
   the same sign, under neither, lost, gained, opposite signs) and each qrels' discriminative
   power.
+- **reliability** (:data:`ASSESSOR_GSTUDY`, :data:`ASSESSOR_DSTUDY`): a G-study of systems x
+  topics x assessors (:func:`irsim.stats.gtheory.g_study3`) on the reference and the
+  parallel composites (member j of every group; or ``g_assessors``) over the topics all of
+  them judged, and its D-study (:func:`irsim.stats.gtheory.d_study3`): E(rho^2) and Phi for
+  ``n_t`` topics and ``n_a`` assessors per topic, crossed and nested. Computed in
+  ``finalize`` (no randomness; one vectorised call over all metrics).
 
 The runs are parsed once and scored under every qrels in one vectorised pass
 (:func:`irsim.metrics.multi.evaluate_many`); how a passage judged by the reference but not by
@@ -39,7 +45,7 @@ import itertools
 import logging
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +62,7 @@ from irsim.experiments.registry import data_kind, study
 from irsim.kit.common import Shards
 from irsim.metrics.multi import UNJUDGED_RULES, composite_qrels, evaluate_many
 from irsim.stats import agreement as agr
+from irsim.stats.gtheory import COMPONENTS3, DESIGNS3, d_study3, g_study3
 from irsim.stats.kendall import rank_agreement, ranks, top_k_overlap
 from irsim.stats.multiple import CORRECTIONS, reject
 from irsim.stats.registry import SIMULTANEOUS, TESTS
@@ -64,8 +71,8 @@ from irsim.tables import Column, TableSpec, table
 log = logging.getLogger(__name__)
 
 __all__ = ["Config", "AssessorInput", "AssessorData", "Assessors", "load_from_config",
-           "load_from_python", "read_assessor_runs", "composites", "KIND", "LABEL_STATS",
-           "CATEGORIES", "make"]
+           "load_from_python", "read_assessor_runs", "composites", "parallel_composites",
+           "KIND", "LABEL_STATS", "CATEGORIES", "make"]
 
 #: Random streams: label-agreement intervals, rank-agreement intervals, Monte Carlo tests.
 LABEL_STREAM = "assessors/labels"
@@ -205,8 +212,48 @@ DECISION_AGREEMENT = TableSpec(
                                "pairs / pairs"),
      _c("power", _F, "discriminative power under `qrels`")))
 
+ASSESSOR_GSTUDY = TableSpec(
+    "assessor_gstudy", ("assessors",),
+    "G-study of systems x topics x assessors (fully crossed, all facets random): the "
+    "variance components of the scores by the ANOVA (expected mean squares) estimators "
+    "(Brennan 2001), one row per component.",
+    (_c("metric", _S, "evaluation metric"),
+     _c("levels", _S, "the qrels that are the assessor facet's levels, comma-separated "
+                      "(`experiment.g_assessors`; default: the reference and the parallel "
+                      "composites, member j of every group)"),
+     _c("systems", _I, "runs (every run of the study)"),
+     _c("topics", _I, "topics judged under every level"),
+     _c("assessors", _I, "levels of the assessor facet"),
+     _c("component", _S, "`system`, `topic`, `assessor` (systematic difference between the "
+                         "levels: a lenient or strict assessor), `system_topic`, "
+                         "`system_assessor` (an assessor favours some systems over all "
+                         "topics), `topic_assessor` (an assessor is lenient on some topics), "
+                         "`residual` (system x topic x assessor interaction confounded with "
+                         "error)"),
+     _c("df", _I, "degrees of freedom of the component's term"),
+     _c("mean_square", _F, "mean square of the term in the three-way ANOVA"),
+     _c("variance", _F, "estimated variance component (a negative estimate is set to 0)"),
+     _c("share", _F, "`variance` / the sum of the seven components"),
+     _c("negative", _B, "the raw estimate was negative (set to 0; the other components are "
+                        "estimated from the mean squares, not from the clipped value)")))
+
+ASSESSOR_DSTUDY = TableSpec(
+    "assessor_dstudy", ("assessors",),
+    "D-study of the assessor G-study: reliability of a collection with `topics` topics and "
+    "`assessors` assessors judging each topic (their scores averaged).",
+    (_c("metric", _S, "evaluation metric"),
+     _c("design", _S, "`nested`: every topic gets its own assessors (TREC's practice; the "
+                      "assessor components average over topics and assessors); `crossed`: "
+                      "the same assessors judge every topic (`system_assessor` and "
+                      "`assessor` average over assessors only)"),
+     _c("topics", _I, "topics of the planned collection (1 .. `experiment.max_topics`)"),
+     _c("assessors", _I, "assessors per topic (1 .. `experiment.max_assessors`)"),
+     _c("e_rho2", _F, "generalizability coefficient E(rho^2) (relative decisions: ranking "
+                      "systems)"),
+     _c("phi", _F, "dependability index Phi (absolute scores)")))
+
 TABLE_SPECS = (LABEL_AGREEMENT, LABEL_AGREEMENT_TOPIC, CONFUSION, RANK_AGREEMENT,
-               SYSTEM_MEANS, DECISION_AGREEMENT)
+               SYSTEM_MEANS, DECISION_AGREEMENT, ASSESSOR_GSTUDY, ASSESSOR_DSTUDY)
 
 
 # ----------------------------------------------------------------------------- config
@@ -263,6 +310,17 @@ class Config:
         so corrections over many pairs stay valid) or ``count`` (``count / B``).
     top_k : int
         k of the top-k agreement (capped at the number of systems).
+    g_assessors : list of str, optional
+        The levels of the G-study's assessor facet (qrels names, given or composite; the
+        reference may be one), over the topics all of them judged. Default: the reference
+        and, with ``groups``, the parallel composites (member j of every group, j = 1 ..
+        the smallest group's size: ``mix11..1``, ``mix22..2``, ...), which use each topic's
+        judgments once each; without ``groups``, the reference and every other qrels.
+        Fewer than 2 common topics: the G-study tables are left empty (a warning).
+    max_topics : int
+        The D-study covers 1 .. max_topics topics.
+    max_assessors : int
+        The D-study covers 1 .. max_assessors assessors per topic.
     """
 
     name: str = "assessors"
@@ -279,6 +337,9 @@ class Config:
     test_B: int = 10000
     pvalue: str = "plus_one"
     top_k: int = 10
+    g_assessors: list[str] | None = None
+    max_topics: int = 200
+    max_assessors: int = 5
 
 
 # ----------------------------------------------------------------------------- loading
@@ -487,6 +548,8 @@ class AssessorData:
     scale: np.ndarray
     rel: int
     source: AssessorInput
+    g_levels: tuple[str, ...] = ()
+    g_topics: tuple[str, ...] = ()
 
     @property
     def items(self) -> int:
@@ -503,6 +566,18 @@ class AssessorData:
     def describe(self) -> dict:
         return {**self.source.describe(), "reference": self.reference,
                 "compared": list(self.others)}
+
+    def g_scores(self) -> np.ndarray:
+        """Scores of the G-study, shape (metrics, systems, topics, assessors): every level
+        of the assessor facet on the common topics (empty without a G-study)."""
+        if not self.g_levels:
+            return np.empty((len(self.metrics), len(self.systems), 0, 0))
+        cols = []
+        for q in self.g_levels:
+            sm = self.scores[q]
+            pos = {t: i for i, t in enumerate(sm.topics)}
+            cols.append(np.asarray(sm.values)[:, :, [pos[t] for t in self.g_topics]])
+        return np.stack(cols, axis=-1)
 
 
 def composites(qrels: Mapping[str, Qrels], groups: Sequence[Sequence[str]]
@@ -584,7 +659,7 @@ def _check_config(config: Config) -> None:
         raise unknown_name(param("pvalue") + " mode", str(config.pvalue), ("plus_one", "count"))
     if not 0.0 < float(config.alpha) < 1.0:
         raise ConfigError(f"{param('alpha')} must be in (0, 1), got {config.alpha}")
-    for k in ("B", "test_B", "top_k"):
+    for k in ("B", "test_B", "top_k", "max_topics", "max_assessors"):
         v = getattr(config, k)
         if isinstance(v, bool) or int(v) < 1:
             raise ConfigError(f"{param(k)} must be a positive integer, got {v!r}")
@@ -659,9 +734,55 @@ def _prepare(config: Config, data: AssessorInput) -> AssessorData:
                                missing="drop", condensed=cond)
     except ConfigError as err:
         raise ConfigError(f"{param('metrics')}: {err.problem}") from None
+    levels, common = _g_levels(config, qrels, others, scores)
     return AssessorData(ref_name, tuple(others), tuple(scores[ref_name].metrics),
                         tuple(data.runs.names), scores, tuple(pairs), scale, int(config.rel),
-                        data)
+                        data, levels, common)
+
+
+def parallel_composites(groups: Sequence[Sequence[str]]) -> list[str]:
+    """Names of the composites made of member j of every group, j = 1 .. the smallest
+    group's size: each topic's judgments once each.
+
+    Examples
+    --------
+    >>> parallel_composites([["a", "b"], ["c", "d", "e"]])
+    ['mix11', 'mix22']
+    """
+    sep = "-" if any(len(g) > 9 for g in groups) else ""
+    return ["mix" + sep.join(str(j + 1) for _ in groups)
+            for j in range(min(len(g) for g in groups))]
+
+
+def _g_levels(config: Config, qrels: Mapping[str, Qrels], others: Sequence[str],
+              scores: Mapping[str, ScoreMatrix]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The G-study's assessor levels and the topics all of them judged (in the reference's
+    order); () when fewer than 2 topics are common (a warning) or fewer than 1 level."""
+    ref = config.reference
+    if config.g_assessors is not None:
+        levels = [str(q) for q in config.g_assessors]
+        for q in levels:
+            if q not in scores:
+                raise unknown_name(f"qrels in {param('g_assessors')}", q, [ref, *others])
+        if len(set(levels)) != len(levels) or not levels:
+            raise ConfigError(f"{param('g_assessors')} must name distinct qrels, got "
+                              f"{levels}")
+    elif config.groups:
+        levels = [ref, *parallel_composites(config.groups)]
+    else:
+        levels = [ref, *[q for q in qrels if q != ref]]
+    common = set(scores[levels[0]].topics)
+    for q in levels[1:]:
+        common &= set(scores[q].topics)
+    topics = tuple(t for t in scores[ref].topics if t in common)
+    if len(topics) < 2:
+        if config.g_assessors is not None:
+            raise ConfigError(f"the qrels of {param('g_assessors')} share {len(topics)} "
+                              "scored topic(s): the G-study needs >= 2")
+        log.warning("the G-study's assessors (%s) share %d scored topic(s): no G-study "
+                    "(set %s)", ", ".join(levels), len(topics), param("g_assessors"))
+        return (), ()
+    return tuple(levels), topics
 
 
 # ----------------------------------------------------------------------------- kernels
@@ -801,12 +922,15 @@ class Assessors:
     top_k: int
     per_shard: int
     pvalue: str = "plus_one"
+    max_topics: int = 200
+    max_assessors: int = 5
     name: str = "assessors"
 
     def fingerprint(self) -> dict:
         return {"B": self.B, "test_B": self.test_B, "alpha": self.alpha, "pvalue": self.pvalue,
                 "tests": list(self.tests), "corrections": list(self.corrections),
-                "top_k": self.top_k}
+                "top_k": self.top_k, "max_topics": self.max_topics,
+                "max_assessors": self.max_assessors}
 
     def _corrections(self, test: str) -> tuple[str, ...]:
         """The corrections of `test`: ``none`` only for the simultaneous (Tukey) tests."""
@@ -859,7 +983,52 @@ class Assessors:
                 "confusion": _confusions(data),
                 "rank_agreement": self._ranks(merged["rank"], data),
                 "system_means": _means_table(data),
-                "decision_agreement": self._decisions(merged["decision"], data)}
+                "decision_agreement": self._decisions(merged["decision"], data),
+                **self._gstudy(data)}
+
+    def _gstudy(self, data: AssessorData) -> dict[str, pa.Table]:
+        """The ``assessor_gstudy`` and ``assessor_dstudy`` tables: one vectorised G-study
+        over all metrics (no randomness), its D-study over the grid."""
+        x = data.g_scores()  # (metrics, systems, topics, assessors)
+        if not data.g_levels:
+            return {"assessor_gstudy": table("assessor_gstudy", []),
+                    "assessor_dstudy": table("assessor_dstudy", [])}
+        g = g_study3(x)
+        M, C = len(data.metrics), len(COMPONENTS3)
+        var = np.stack([np.broadcast_to(g.var[c], (M,)) for c in COMPONENTS3], axis=1)
+        total = var.sum(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share = var / total
+        gs = {"metric": np.repeat(data.metrics, C).tolist(),
+              "levels": [",".join(data.g_levels)] * (M * C),
+              "systems": [g.systems] * (M * C), "topics": [g.topics] * (M * C),
+              "assessors": [g.assessors] * (M * C),
+              "component": list(COMPONENTS3) * M,
+              "df": [g.df[c] for c in COMPONENTS3] * M,
+              "mean_square": np.stack([np.broadcast_to(g.ms[c], (M,)) for c in COMPONENTS3],
+                                      axis=1).ravel(),
+              "variance": var.ravel(), "share": share.ravel(),
+              "negative": np.stack([np.broadcast_to(g.negative[c], (M,))
+                                    for c in COMPONENTS3], axis=1).ravel()}
+        nt = np.arange(1, self.max_topics + 1, dtype=np.float64)
+        na = np.arange(1, self.max_assessors + 1, dtype=np.float64)
+        cols: dict[str, list] = {k: [] for k in ("metric", "design", "topics", "assessors",
+                                                 "e_rho2", "phi")}
+        shape = (M, len(nt), len(na))
+        g_grid = replace(g, var={c: np.reshape(v, (M, 1, 1)) for c, v in g.var.items()})
+        for design in DESIGNS3:  # two designs, each one broadcast over metrics x grid
+            r, p = d_study3(g_grid, nt[None, :, None], na[None, None, :], design=design)
+            r, p = np.broadcast_to(r, shape), np.broadcast_to(p, shape)
+            cols["metric"] += np.repeat(data.metrics, len(nt) * len(na)).tolist()
+            cols["design"] += [design] * r.size
+            cols["topics"] += np.broadcast_to(nt[None, :, None], shape).ravel().astype(
+                np.int64).tolist()
+            cols["assessors"] += np.broadcast_to(na[None, None, :], shape).ravel().astype(
+                np.int64).tolist()
+            cols["e_rho2"] += r.ravel().tolist()
+            cols["phi"] += p.ravel().tolist()
+        return {"assessor_gstudy": table("assessor_gstudy", gs),
+                "assessor_dstudy": table("assessor_dstudy", cols)}
 
     def _labels(self, arr: np.ndarray, data: AssessorData) -> pa.Table:
         rows = []
@@ -954,7 +1123,8 @@ def _means_table(data: AssessorData) -> pa.Table:
        question=("Whose judgments? Can another assessor's, a crowd's or an LLM's qrels replace "
                  "the official ones: agreement of labels (kappa, alpha), of system rankings "
                  "(tau-b, tau_AP) and of significance decisions (pairs lost, gained, flipped) "
-                 "with the reference (Voorhees 2000)"))
+                 "with the reference (Voorhees 2000); and more topics or more assessors per "
+                 "topic: a G-study with an assessor facet"))
 def make(config: Config, data: AssessorInput, *, seed: int, shards: Shards
          ) -> tuple[Assessors, AssessorData]:
     """Check the parameters against the data, build composites, evaluate every qrels once
@@ -978,4 +1148,6 @@ def make(config: Config, data: AssessorInput, *, seed: int, shards: Shards
     return Assessors(seed=int(seed), B=int(config.B), test_B=int(config.test_B),
                      alpha=float(config.alpha), tests=tuple(config.tests),
                      corrections=tuple(config.corrections), top_k=int(config.top_k),
-                     per_shard=per_shard, pvalue=str(config.pvalue)), prepared
+                     per_shard=per_shard, pvalue=str(config.pvalue),
+                     max_topics=int(config.max_topics),
+                     max_assessors=int(config.max_assessors)), prepared

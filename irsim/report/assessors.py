@@ -1,6 +1,9 @@
 """Report of the assessors study: agreement of labels (a kappa heatmap over all qrels),
 of system rankings (system means under the reference against each other qrels, tau in the
-title) and of significance decisions (a stacked bar per test)."""
+title; a bump chart of the ranks under every qrels, the largest movers labelled), of
+significance decisions (a stacked bar per test), and reliability with an assessor facet
+(the G-study's variance components, D-study curves of E(rho^2) against topics for 1, 2, 3
+assessors per topic)."""
 
 from __future__ import annotations
 
@@ -12,12 +15,19 @@ import pandas as pd
 import pyarrow as pa
 from matplotlib.figure import Figure
 
-from irsim.report import markdown_table, safe_name
+from irsim.report import markdown_table, safe_name, save_figure
 
-__all__ = ["sections", "kappa_heatmap", "means_panels", "decision_bars", "FIGURES"]
+__all__ = ["sections", "kappa_heatmap", "means_panels", "decision_bars", "bump_chart",
+           "dstudy_curves", "FIGURES"]
 
-#: Figures of this report (the means figure: one file per metric, `assessors_means_<metric>`).
-FIGURES = ("assessors_kappa.png", "assessors_means_<metric>.png", "assessors_decisions.png")
+#: Figures of this report (the means and bump figures: one file per metric).
+FIGURES = ("assessors_kappa.png", "assessors_means_<metric>.png",
+           "assessors_bump_<metric>.png", "assessors_decisions.png", "assessors_dstudy.png")
+
+#: Systems labelled in the bump chart (the largest movers).
+BUMP_LABELS = 6
+#: Assessors per topic drawn in the D-study figure.
+DSTUDY_ASSESSORS = (1, 2, 3)
 
 _CATEGORY_COLOURS = {"both": "#2b8a3e", "neither": "#adb5bd", "lost": "#e8590c",
                      "gained": "#1971c2", "opposite": "#c92a2a"}
@@ -63,9 +73,7 @@ def kappa_heatmap(labels: pa.Table, out_dir: Path, *, labels_kind: str = "binary
     fig.colorbar(im, ax=ax, shrink=0.8)
     ax.set_title(f"mean per-topic {statistic} ({labels_kind} labels)", fontsize=9)
     fig.tight_layout()
-    path = Path(out_dir) / "assessors_kappa.png"
-    fig.savefig(path)
-    return path
+    return save_figure(fig, Path(out_dir) / "assessors_kappa.png")
 
 
 def means_panels(means: pa.Table, ranks: pa.Table, out_dir: Path, metric: str) -> Path:
@@ -104,9 +112,7 @@ def means_panels(means: pa.Table, ranks: pa.Table, out_dir: Path, metric: str) -
     fig.supxlabel(f"{metric} under the reference", fontsize=8)
     fig.supylabel(f"{metric} under the other qrels", fontsize=8)
     fig.tight_layout()
-    path = Path(out_dir) / f"assessors_means_{safe_name(metric)}.png"
-    fig.savefig(path)
-    return path
+    return save_figure(fig, Path(out_dir) / f"assessors_means_{safe_name(metric)}.png")
 
 
 def decision_bars(decisions: pa.Table, out_dir: Path) -> Path:
@@ -141,9 +147,130 @@ def decision_bars(decisions: pa.Table, out_dir: Path) -> Path:
     ax.set_ylim(0, 1)
     ax.legend(fontsize=7, ncol=5, loc="upper center", bbox_to_anchor=(0.5, 1.12))
     fig.tight_layout()
-    path = Path(out_dir) / "assessors_decisions.png"
-    fig.savefig(path)
-    return path
+    return save_figure(fig, Path(out_dir) / "assessors_decisions.png")
+
+
+def bump_chart(means: pa.Table, out_dir: Path, metric: str, *, ranks: pa.Table | None = None,
+               labels: int = BUMP_LABELS) -> Path:
+    """Rank of every system under the reference (first column) and under each other qrels
+    (one column each, on the qrels' topics) for one metric, one line per system; the
+    `labels` systems with the largest rank move (``|move|`` against the reference on the
+    same topics, over all qrels; ties: the better reference rank) are coloured and named
+    with that move. The reference column ranks on the topics of the qrels with the most
+    topics (from `ranks`, the ``rank_agreement`` table; without it, the first qrels'); a
+    qrels on fewer topics shows their number in its label. Returns the PNG path.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> m = pa.table({"qrels": ["a"] * 3 + ["b"] * 3, "metric": ["AP"] * 6,
+    ...               "system": ["s", "t", "u"] * 2, "reference_rank": [1, 2, 3] * 2,
+    ...               "rank": [1, 3, 2, 2, 1, 3], "move": [0, -1, 1, -1, 1, 0]})
+    >>> bump_chart(m, Path(tempfile.mkdtemp()), "AP").name
+    'assessors_bump_AP.png'
+    """
+    df = means.to_pandas()
+    df = df[df["metric"] == metric]
+    qrels = list(dict.fromkeys(df["qrels"]))
+    systems = list(dict.fromkeys(df["system"]))
+    topics: dict[str, int] = {}
+    if ranks is not None and "topics" in ranks.column_names:
+        topics = {q: int(t) for q, m, t in zip(*(ranks.column(c).to_pylist() for c in
+                                                 ("qrels", "metric", "topics")), strict=True)
+                  if m == metric}
+    widest = max(qrels, key=lambda q: topics.get(q, 0))
+    part = df[df["qrels"] == widest].set_index("system")
+    ref = part["reference_rank"]
+    most = topics.get(widest)
+    names = ["reference"] + [f"{q} ({topics[q]})" if q in topics and topics[q] < (most or 0)
+                             else q for q in qrels]
+    grid = df.pivot(index="system", columns="qrels", values="rank").loc[systems, qrels]
+    rank = np.column_stack([ref.loc[systems].to_numpy(), grid.to_numpy()]).astype(float)
+    moves = df.assign(abs_move=df["move"].abs()).groupby("system")["abs_move"].max()
+    order = sorted(systems, key=lambda s: (-int(moves[s]), int(ref[s]), s))
+    movers = [s for s in order[:labels] if moves[s] > 0]
+    x = np.arange(rank.shape[1])
+    n = len(systems)
+    fig = Figure(figsize=(max(6.0, 0.32 * len(x) + 4.0), max(4.0, 0.09 * n + 2.5)), dpi=120)
+    ax = fig.subplots()
+    colours = [f"C{i}" for i in range(10)]
+    for i, s in enumerate(systems):
+        if s not in movers:
+            ax.plot(x, rank[i], color="#ced4da", linewidth=0.6, zorder=1)
+    gap = max(1.0, n / 40.0)  # labels at least this many ranks apart
+    last, placed = -np.inf, {}
+    for s in sorted(movers, key=lambda s: rank[systems.index(s), -1]):
+        last = placed[s] = max(rank[systems.index(s), -1], last + gap)
+    for k, s in enumerate(movers):
+        i = systems.index(s)
+        ax.plot(x, rank[i], color=colours[k % 10], linewidth=1.6, marker="o", markersize=2.5,
+                zorder=3)
+        ax.annotate(f"{s} (±{int(moves[s])})", (x[-1], rank[i, -1]),
+                    xytext=(x[-1] + 0.4, placed[s]), textcoords="data", va="center",
+                    fontsize=6, color=colours[k % 10], annotation_clip=False)
+    ax.set_xticks(x, names, rotation=60, ha="right", fontsize=6)
+    ax.set_ylim(n + 0.5, 0.5)
+    ax.set_ylabel("rank (1 = best)", fontsize=8)
+    ax.tick_params(axis="y", labelsize=6)
+    ax.set_xlim(-0.3, x[-1] + 0.3)
+    ax.set_title(f"{metric}: system ranks under each qrels; labelled: the {len(movers)} "
+                 "largest moves against the reference on the same topics (±)", fontsize=8)
+    fig.tight_layout()
+    fig.subplots_adjust(right=max(0.6, 1.0 - 1.6 / fig.get_figwidth()))
+    return save_figure(fig, Path(out_dir) / f"assessors_bump_{safe_name(metric)}.png")
+
+
+def dstudy_curves(dstudy: pa.Table, gstudy: pa.Table | None, out_dir: Path, *,
+                  assessors: tuple[int, ...] = DSTUDY_ASSESSORS) -> Path:
+    """E(rho^2) against topics for 1, 2, 3 assessors per topic (solid: a new assessor per
+    topic, nested; dashed: the same assessors on every topic, crossed), one panel per
+    metric; a dotted line at the G-study's topics. Returns the PNG path.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = pa.table({"metric": ["AP"] * 8, "design": ["nested"] * 4 + ["crossed"] * 4,
+    ...               "topics": [1, 1, 2, 2] * 2, "assessors": [1, 2] * 4,
+    ...               "e_rho2": [0.5, 0.6, 0.7, 0.75, 0.45, 0.55, 0.65, 0.7]})
+    >>> dstudy_curves(d, None, Path(tempfile.mkdtemp())).name
+    'assessors_dstudy.png'
+    """
+    df = dstudy.to_pandas()
+    df = df[df["assessors"].isin(assessors)]
+    metrics = list(dict.fromkeys(df["metric"]))
+    observed = None
+    if gstudy is not None and gstudy.num_rows:
+        observed = int(gstudy.column("topics")[0].as_py())
+    cols = min(2, len(metrics))
+    rows = math.ceil(len(metrics) / cols)
+    fig = Figure(figsize=(3.4 * cols + 1.8, 2.7 * rows + 0.3), dpi=120, layout="constrained")
+    axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
+    styles = {"nested": "-", "crossed": "--"}
+    for ax, metric in zip(axes, metrics, strict=False):
+        part = df[df["metric"] == metric]
+        for design, style in styles.items():
+            for k, na in enumerate(assessors):
+                line = part[(part["design"] == design) & (part["assessors"] == na)]
+                if line.empty:
+                    continue
+                ax.plot(line["topics"], line["e_rho2"], color=f"C{k}", linestyle=style,
+                        linewidth=1.2, label=f"{na} per topic, {design}")
+        if observed is not None:
+            ax.axvline(observed, color="gray", linestyle=":", linewidth=0.8)
+        ax.set_title(metric, fontsize=8)
+        ax.set_xscale("log")
+        ax.set_ylim(0, 1.02)
+        ax.tick_params(labelsize=6)
+        ax.grid(alpha=0.3)
+    for ax in axes[len(metrics):]:
+        ax.set_visible(False)
+    handles, names = axes[0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="outside right upper", fontsize=7,
+               title="assessors", title_fontsize=7)
+    note = f" (dotted: the G-study's {observed})" if observed else ""
+    fig.supxlabel("topics, log scale" + note, fontsize=8)
+    fig.supylabel("E(rho^2)", fontsize=8)
+    return save_figure(fig, Path(out_dir) / "assessors_dstudy.png")
 
 
 def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
@@ -157,7 +284,8 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
     ...                 "statistic": ["kappa"], "topics": [3], "items": [30], "mean": [0.4],
     ...                 "low": [0.2], "high": [0.6], "pooled": [0.41]})
     >>> means = pa.table({"qrels": ["a"] * 2, "metric": ["AP"] * 2, "system": ["s", "t"],
-    ...                   "reference_mean": [0.1, 0.2], "mean": [0.1, 0.3], "move": [0, 0]})
+    ...                   "reference_mean": [0.1, 0.2], "mean": [0.1, 0.3],
+    ...                   "reference_rank": [2, 1], "rank": [2, 1], "move": [0, 0]})
     >>> ranks = pa.table({"qrels": ["a"], "metric": ["AP"], "topics": [3], "tau_b": [1.0],
     ...                   "tau_b_low": [1.0], "tau_b_high": [1.0], "tau_ap": [1.0],
     ...                   "top1": [True], "top_k_overlap": [1.0], "max_move": [0],
@@ -200,7 +328,9 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
         if means is not None:
             for metric in dict.fromkeys(means.column("metric").to_pylist()):
                 p = means_panels(means, ranks, run_dir, metric)
-                out += [f"![system means {metric}]({p.name})", ""]
+                b = bump_chart(means, run_dir, metric, ranks=ranks)
+                out += [f"![system means {metric}]({p.name})", "",
+                        f"![system ranks {metric}]({b.name})", ""]
     dec = tables.get("decision_agreement")
     if dec is not None and dec.num_rows:
         df = dec.to_pandas()
@@ -219,4 +349,39 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
                                max_rows=60), ""]
         decision_bars(dec, run_dir)
         out += ["![decision agreement](assessors_decisions.png)", ""]
+    gs = tables.get("assessor_gstudy")
+    if gs is not None and gs.num_rows:
+        df = gs.to_pandas()
+        first = df.iloc[0]
+        shares = df.pivot(index="component", columns="metric", values="share")
+        shares = shares.loc[list(dict.fromkeys(df["component"])),
+                            list(dict.fromkeys(df["metric"]))].reset_index()
+        out += ["### Reliability with an assessor facet", "",
+                f"G-study of {first['systems']} systems x {first['topics']} topics x "
+                f"{first['assessors']} assessors ({first['levels']}): each variance "
+                "component's share of the total (ANOVA estimators; a negative estimate is "
+                "set to 0).", "",
+                markdown_table(pa.Table.from_pandas(shares, preserve_index=False)), ""]
+        negative = df[df["negative"]]
+        if len(negative):
+            out += ["Negative estimates set to 0: " + ", ".join(
+                f"{m} {c}" for m, c in zip(negative["metric"], negative["component"],
+                                           strict=True)) + ".", ""]
+    ds = tables.get("assessor_dstudy")
+    if ds is not None and ds.num_rows:
+        df = ds.to_pandas()
+        sizes = sorted({t for t in (10, 25, 50, 100) if t <= df["topics"].max()}
+                       | ({int(gs.column("topics")[0].as_py())}
+                          if gs is not None and gs.num_rows else set()))
+        keep = df[(df["design"] == "nested") & df["topics"].isin(sizes)
+                  & df["assessors"].isin(DSTUDY_ASSESSORS)]
+        wide = keep.pivot_table(index=["metric", "topics"], columns="assessors",
+                                values="e_rho2", sort=False)
+        wide.columns = [f"E(rho^2), {a} per topic" for a in wide.columns]
+        out += ["D-study (a new assessor per topic, as TREC assigns them): E(rho^2) with "
+                "more topics against more assessors per topic.", "",
+                markdown_table(pa.Table.from_pandas(wide.reset_index(), preserve_index=False),
+                               max_rows=60), ""]
+        dstudy_curves(ds, gs, run_dir)
+        out += ["![D-study](assessors_dstudy.png)", ""]
     return out

@@ -39,7 +39,8 @@ from scipy import stats as sps
 from irsim.errors import ConfigError
 from irsim.stats.anova import anova_two_way
 
-__all__ = ["GStudy", "g_study", "e_rho2", "phi", "topics_for", "feldt_interval"]
+__all__ = ["GStudy", "g_study", "e_rho2", "phi", "topics_for", "feldt_interval", "GStudy3",
+           "g_study3", "d_study3", "COMPONENTS3", "DESIGNS3"]
 
 
 @dataclass(frozen=True)
@@ -193,3 +194,162 @@ def feldt_interval(g: GStudy, *, level: float = 0.95) -> tuple[np.ndarray, np.nd
         lo = 1.0 - sps.f.isf(a, df1, df2) / f
         hi = 1.0 - sps.f.ppf(a, df1, df2) / f
     return lo, hi
+
+
+#: The seven variance components of a systems x topics x assessors design, in order.
+COMPONENTS3 = ("system", "topic", "assessor", "system_topic", "system_assessor",
+               "topic_assessor", "residual")
+
+
+@dataclass(frozen=True)
+class GStudy3:
+    """Variance components of a systems x topics x assessors design (fully crossed, one
+    observation per cell, all facets random; leading axes: independent problems).
+
+    Attributes
+    ----------
+    systems, topics, assessors : int
+        Size of the G-study.
+    df : dict of str to int
+        Degrees of freedom of each term of :data:`COMPONENTS3` (``residual``: the
+        s x t x a interaction confounded with error).
+    ms : dict of str to ndarray
+        Mean squares of each term (0 for a term without degrees of freedom).
+    var : dict of str to ndarray
+        Variance components (negative estimates set to 0).
+    negative : dict of str to ndarray of bool
+        Whether the raw estimate was negative.
+    """
+
+    systems: int
+    topics: int
+    assessors: int
+    df: dict
+    ms: dict
+    var: dict
+    negative: dict
+
+    @property
+    def total(self) -> np.ndarray:
+        """Sum of the (clipped) variance components."""
+        return sum(self.var[c] for c in COMPONENTS3)
+
+
+def g_study3(scores: ArrayLike) -> GStudy3:
+    """Variance components of `scores`, shape ``(..., systems, topics, assessors)``, by the
+    ANOVA (expected mean squares) estimators of the random-effects model (Brennan 2001,
+    section 3.4):
+
+    - ``residual = MS_sta``, ``system_topic = (MS_st - MS_sta) / n_a``,
+      ``system_assessor = (MS_sa - MS_sta) / n_t``,
+      ``topic_assessor = (MS_ta - MS_sta) / n_s``,
+    - ``system = (MS_s - MS_st - MS_sa + MS_sta) / (n_t n_a)``, and likewise ``topic`` and
+      ``assessor``.
+
+    Every estimate comes from the mean squares; a negative one is then set to 0 (and
+    flagged), as is usual. With one assessor the assessor terms have no degrees of freedom
+    (mean square 0): ``system_topic`` is then the two-facet residual (the s x t interaction
+    confounded with error) and ``system``, ``topic`` are :func:`g_study`'s.
+
+    Examples
+    --------
+    An additive table (no interaction) has only main effects:
+
+    >>> x = (np.array([0.0, 1.0])[:, None, None] + np.array([0.0, 2.0, 4.0])[None, :, None]
+    ...      + np.array([0.0, 0.5])[None, None, :])
+    >>> g = g_study3(x)
+    >>> [round(float(g.var[c]), 6) for c in COMPONENTS3]
+    [0.5, 4.0, 0.125, 0.0, 0.0, 0.0, 0.0]
+    """
+    x = np.asarray(scores, dtype=np.float64)
+    if x.ndim < 3 or x.shape[-3] < 2 or x.shape[-2] < 2 or x.shape[-1] < 1:
+        raise ConfigError(f"scores must be (..., systems, topics, assessors) with >= 2 "
+                          f"systems and topics, got shape {x.shape}")
+    s, t, a = x.shape[-3:]
+    grand = x.mean(axis=(-3, -2, -1), keepdims=True)
+    m_st = x.mean(axis=-1, keepdims=True)
+    m_sa = x.mean(axis=-2, keepdims=True)
+    m_ta = x.mean(axis=-3, keepdims=True)
+    m_s = m_st.mean(axis=-2, keepdims=True)
+    m_t = m_st.mean(axis=-3, keepdims=True)
+    m_a = m_sa.mean(axis=-3, keepdims=True)
+    eff = {"system": m_s - grand, "topic": m_t - grand, "assessor": m_a - grand,
+           "system_topic": m_st - m_s - m_t + grand,
+           "system_assessor": m_sa - m_s - m_a + grand,
+           "topic_assessor": m_ta - m_t - m_a + grand,
+           "residual": x - m_st - m_sa - m_ta + m_s + m_t + m_a - grand}
+    # cells behind each effect's level: n / (levels of the effect)
+    reps = {"system": t * a, "topic": s * a, "assessor": s * t, "system_topic": a,
+            "system_assessor": t, "topic_assessor": s, "residual": 1}
+    df = {"system": s - 1, "topic": t - 1, "assessor": a - 1,
+          "system_topic": (s - 1) * (t - 1), "system_assessor": (s - 1) * (a - 1),
+          "topic_assessor": (t - 1) * (a - 1), "residual": (s - 1) * (t - 1) * (a - 1)}
+    ms = {}
+    for c in COMPONENTS3:
+        ss = reps[c] * (eff[c] ** 2).sum(axis=(-3, -2, -1))
+        ms[c] = ss / df[c] if df[c] > 0 else np.zeros_like(ss)
+    e = ms["residual"]
+    raw = {"system": (ms["system"] - ms["system_topic"] - ms["system_assessor"] + e) / (t * a),
+           "topic": (ms["topic"] - ms["system_topic"] - ms["topic_assessor"] + e) / (s * a),
+           "assessor": (ms["assessor"] - ms["system_assessor"] - ms["topic_assessor"] + e)
+           / (s * t),
+           "system_topic": (ms["system_topic"] - e) / a,
+           "system_assessor": (ms["system_assessor"] - e) / t,
+           "topic_assessor": (ms["topic_assessor"] - e) / s,
+           "residual": e}
+    return GStudy3(s, t, a, df, {c: v[()] for c, v in ms.items()},
+                   {c: np.maximum(v, 0.0)[()] for c, v in raw.items()},
+                   {c: (v < 0)[()] for c, v in raw.items()})
+
+
+#: D-study designs of :func:`d_study3`.
+DESIGNS3 = ("crossed", "nested")
+
+
+def d_study3(g: GStudy3, topics: ArrayLike, assessors: ArrayLike, *,
+             design: str = "nested") -> tuple[np.ndarray, np.ndarray]:
+    """``E(rho^2)`` and ``Phi`` of a collection with `topics` topics judged by `assessors`
+    assessors each (broadcast against each other and the components; Brennan 2001, ch. 4).
+
+    ``design="crossed"``: the same ``n_a`` assessors judge every topic (s x T x A)::
+
+        rel. error = st / n_t + sa / n_a + res / (n_t n_a)
+        abs. error = rel. error + t / n_t + a / n_a + ta / (n_t n_a)
+
+    ``design="nested"``: every topic gets its own ``n_a`` assessors (s x (A:T), as TREC
+    assigns topics to assessors); the assessor and its interactions with the topic are then
+    one effect within topics::
+
+        rel. error = st / n_t + (sa + res) / (n_t n_a)
+        abs. error = rel. error + t / n_t + (a + ta) / (n_t n_a)
+
+    ``E(rho^2) = system / (system + rel. error)``, ``Phi = system / (system + abs. error)``.
+
+    Examples
+    --------
+    A new assessor per topic averages the assessor's interaction with the systems over the
+    topics; the same assessor on every topic does not:
+
+    >>> g = g_study3(np.random.default_rng(0).normal(size=(5, 8, 3))
+    ...              + np.arange(5.0)[:, None, None] / 2)
+    >>> r_c, _ = d_study3(g, 8, [1, 2, 3], design="crossed")
+    >>> r_n, _ = d_study3(g, 8, [1, 2, 3], design="nested")
+    >>> bool((np.diff(r_c) > 0).all() and (r_n >= r_c).all())
+    True
+    """
+    if design not in DESIGNS3:
+        raise ConfigError(f"design must be one of {', '.join(DESIGNS3)}, got {design!r}")
+    nt = np.asarray(topics, dtype=np.float64)
+    na = np.asarray(assessors, dtype=np.float64)
+    if not ((nt > 0).all() and (na > 0).all()):
+        raise ConfigError(f"topics and assessors must be positive, got {topics!r}, "
+                          f"{assessors!r}")
+    v = g.var
+    if design == "crossed":
+        rel = v["system_topic"] / nt + v["system_assessor"] / na + v["residual"] / (nt * na)
+        ab = rel + v["topic"] / nt + v["assessor"] / na + v["topic_assessor"] / (nt * na)
+    else:
+        rel = v["system_topic"] / nt + (v["system_assessor"] + v["residual"]) / (nt * na)
+        ab = rel + v["topic"] / nt + (v["assessor"] + v["topic_assessor"]) / (nt * na)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return v["system"] / (v["system"] + rel), v["system"] / (v["system"] + ab)
