@@ -685,3 +685,13 @@ def test_report_draws_one_line_for_the_simultaneous_tests(tmp_path, monkeypatch)
     from irsim.report.multiple_testing import SIMULTANEOUS
 
     assert SIMULTANEOUS == mt.SIMULTANEOUS  # the report reads tables only: its own copy
+
+
+def test_the_default_shards_are_one_configuration_by_500_trials():
+    """The preset's bar moves and a kill loses one shard, not the run (issue 31): each
+    configuration (m, n, share of nulls) is its own shard, 500 trials each."""
+    res = irsim.multiple_testing(frame("adhoc8_ap").iloc[:, :15], metric="AP",
+                                 systems=[4, 6], sizes=[10], share_null=[1.0, 0.5],
+                                 trials=1000, tests=["t"], corrections=["none"])
+    assert res.manifest["shards"] == 2 * 2 * 2  # configurations x trial blocks
+    assert res.to_pandas("multiple_testing")["trials"].tolist() == [1000] * 4
