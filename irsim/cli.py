@@ -109,6 +109,7 @@ def _hydra_entry(cfg: DictConfig) -> None:
             tables = run(cfg, run_dir, keep_ray=multirun, force=_FORCE)
             _print_headline(cfg.experiment.name, tables)
     except IrsimError as err:
+        _discard_fresh_run_dir(run_dir)
         _fail(err)
     except KeyboardInterrupt:
         _interrupted(run_dir, multirun)
@@ -124,6 +125,35 @@ def _hydra_entry(cfg: DictConfig) -> None:
               f"report it)", code=1)
     # the last line, quiet or not: where the results are
     print(f"irsim: results in {run_dir}", file=sys.stderr)
+
+
+#: What Hydra writes into a run directory before irsim runs (``.hydra/`` and the log).
+_HYDRA_FILES = ("config.yaml", "hydra.yaml", "overrides.yaml")
+
+
+def _discard_fresh_run_dir(run_dir: Path) -> None:
+    """After bad input: a run directory holding only what Hydra wrote for this run
+    (``.hydra/`` with its three files and the log) is removed, so that a refused run leaves
+    nothing behind; a directory with anything else (an earlier run's results, a user's
+    files) is left as it is."""
+    try:
+        entries = {p.name for p in run_dir.iterdir()}
+        hydra_dir = run_dir / ".hydra"
+        if entries - {".hydra", "cli.log"} or not hydra_dir.is_dir() or \
+                {p.name for p in hydra_dir.iterdir()} - set(_HYDRA_FILES):
+            return
+        for handler in list(logging.getLogger().handlers):  # release the log file
+            if isinstance(handler, logging.FileHandler) and \
+                    Path(handler.baseFilename).parent == run_dir:
+                logging.getLogger().removeHandler(handler)
+                handler.close()
+        for name in _HYDRA_FILES:
+            (hydra_dir / name).unlink(missing_ok=True)
+        hydra_dir.rmdir()
+        (run_dir / "cli.log").unlink(missing_ok=True)
+        run_dir.rmdir()
+    except OSError:  # anything unexpected: leave the directory as it is
+        return
 
 
 def _print_headline(name: str, tables: dict) -> None:

@@ -326,6 +326,10 @@ def _release_locks():
         os.close(_HELD.pop())
 
 
+#: The cases whose run directory exists before the run (left as it was).
+PRE_EXISTING_RUN_DIR = {"run-dir-is-a-file", "results-is-a-file", "checkpoints-is-a-file",
+                        "run-dir-in-use", "evaluate-run-dir-in-use"}
+
 #: The cases that start a Ray instance (marker `ray`: not in the default run).
 STARTS_RAY = {"ray-workers-over-cpus"}
 
@@ -350,6 +354,9 @@ def test_bad_input(tmp_path, capsys, name, build, needle):
     assert not (run_dir / "results").is_dir()
     assert not (run_dir / "manifest.json").exists()
     assert not (run_dir / "checkpoints").is_dir()  # nothing half-written, not even empty
+    # a refused run into a new directory leaves no directory behind (not even .hydra/)
+    if name not in PRE_EXISTING_RUN_DIR:
+        assert not run_dir.exists(), sorted(p.name for p in run_dir.rglob("*"))
 
 
 def test_at_least_twenty_cases():
