@@ -341,34 +341,46 @@ class TopK(Kind):
         entries of any set of shards therefore gives the same top k as merging their whole
         values: checkpoints stay exact. Rows become ragged: they are padded with empty
         slots (worst value, :data:`NO_INDEX`, aux 0), which lose every comparison.
+
+        No set operation: the selection is the top k of a strict total order (value, then
+        the smaller index; an empty slot is worse than every entry), so an entry of the
+        shard is in its row's top k exactly when it is at least as good as the row's worst
+        held entry. One pass over the shard's rows of the state (k per row) and one over
+        the shard's value: O(the shard's rows x (k + its width)), like the merge itself.
         """
         val, idx, *aux = (np.asarray(a) for a in value)
         rows, width = val.shape
-        held = state["idx"][slice(*shard.items)]
-        real = idx != NO_INDEX
-        live = held != NO_INDEX
-        hi = int(max(idx[real].max(initial=-1), held[live].max(initial=-1))) + 1
-        if rows == 0 or rows * hi >= 2**62:  # keys would overflow: keep everything
+        if rows == 0 or (val.dtype.kind == "f" and np.isnan(val).any()):
+            return (val, idx, *aux)  # NaN has no place in the order: keep everything
+        held_val = state["val"][slice(*shard.items)]
+        held_idx = state["idx"][slice(*shard.items)]
+        # the worst held entry of each row: the worst value, and of its ties the largest
+        # index (an empty slot: the fill value and NO_INDEX, worse than any entry)
+        worst = (held_val.min(axis=1) if self.largest else held_val.max(axis=1))[:, None]
+        if worst.dtype.kind == "f" and np.isnan(worst).any():
             return (val, idx, *aux)
-        row = np.arange(rows, dtype=np.int64)[:, None]
-        keep = real & np.isin(row * hi + np.where(real, idx, 0),
-                              (row * hi + held)[live])
+        worst_idx = np.where(held_val == worst, held_idx, -1).max(axis=1)[:, None]
+        better = val > worst if self.largest else val < worst
+        keep = (idx != NO_INDEX) & (better | ((val == worst) & (idx <= worst_idx)))
         return self._pack(keep, val, idx, aux)
 
     def _pack(self, keep: np.ndarray, val: np.ndarray, idx: np.ndarray,
               aux: list[np.ndarray]) -> tuple[np.ndarray, ...]:
-        """The `keep` entries of each row moved to its front; the rest padded."""
+        """The `keep` entries of each row moved to its front (in their order); the rest
+        padded to the widest row. All of a value kept: the value itself."""
         rows = keep.shape[0]
-        width = int(keep.sum(axis=1).max(initial=0))
-        r, c = np.nonzero(keep)
-        pos = np.cumsum(keep, axis=1)[r, c] - 1
+        n = np.count_nonzero(keep, axis=1)
+        width = int(n.max(initial=0))
+        if width == keep.shape[1] and keep.all():
+            return (val, idx, *aux)
+        slots = np.arange(width)[None, :] < n[:, None]  # row-major order matches keep's
         out_val = np.full((rows, width), self._fill(), val.dtype)
         out_idx = np.full((rows, width), NO_INDEX, np.int64)
-        out_val[r, pos], out_idx[r, pos] = val[r, c], idx[r, c]
+        out_val[slots], out_idx[slots] = val[keep], idx[keep]
         out_aux = []
         for a in aux:
             o = np.zeros((rows, width), a.dtype)
-            o[r, pos] = a[r, c]
+            o[slots] = a[keep]
             out_aux.append(o)
         return (out_val, out_idx, *out_aux)
 

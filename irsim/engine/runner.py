@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import queue
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -18,7 +20,7 @@ from irsim.engine.checkpoint import CheckpointStore, fingerprint_of
 from irsim.engine.partials import Accumulator
 from irsim.errors import ConfigError
 
-__all__ = ["run_study", "data_digest", "RunInfo", "reducer_of"]
+__all__ = ["run_study", "data_digest", "RunInfo", "reducer_of", "CheckpointWriter"]
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +94,59 @@ def _local_partials(
         with blas_limit(blas_threads):
             part = study.kernel(shard, data)
         yield shard, part
+
+
+class CheckpointWriter:
+    """Saves shards' checkpoints on a helper thread, in the order given, so that the loop
+    merging shards (and, on engine=ray, submitting the next ones) never waits for encoding,
+    checksums, file writes and fsyncs (most of which run without the GIL).
+
+    At most `depth` checkpoints wait (:meth:`put` blocks beyond: memory stays bounded). The
+    first failure of a save (a full disk; anything raised) stops the writing: later
+    checkpoints are dropped (their shards are recomputed on resume) and the error is raised
+    in the caller's thread by the next :meth:`put` or by :meth:`close`. Checkpoints are
+    independent files, each written atomically, so which of them reach the disk never
+    changes a resume's tables.
+    """
+
+    def __init__(self, store: CheckpointStore, depth: int = 4):
+        self.store = store
+        self.queue: queue.Queue = queue.Queue(maxsize=depth)
+        self.error: BaseException | None = None  # the failure, until raised
+        self.failed = False  # for good: nothing more is written
+        self.thread = threading.Thread(target=self._loop, name="irsim-checkpoints",
+                                       daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            item = self.queue.get()
+            if item is None:
+                return
+            if not self.failed:
+                try:
+                    self.store.save(*item)
+                except BaseException as err:  # noqa: BLE001 - re-raised by the caller
+                    self.error, self.failed = err, True
+
+    def _raise(self) -> None:
+        if self.error is not None:
+            err, self.error = self.error, None
+            raise err
+
+    def put(self, shard: Shard, partial: Partial) -> None:
+        """Queue `partial` (which nobody changes any more) to be saved as `shard`'s."""
+        self._raise()
+        self.queue.put((shard, partial))
+
+    def close(self, *, raise_error: bool = True) -> None:
+        """Wait until every queued checkpoint is written; raise a save's failure (unless
+        `raise_error` is false: another exception is on its way)."""
+        if self.thread.is_alive():
+            self.queue.put(None)
+            self.thread.join()
+        if raise_error:
+            self._raise()
 
 
 class _FieldReducer:
@@ -195,16 +250,25 @@ def run_study(
     else:
         raise ConfigError(f"engine must be 'local' or 'ray', got {engine!r}")
     t_compute = time.perf_counter()
+    writer = None if store is None else CheckpointWriter(store)
     # closed on the way out, also when the reduction raises (Ctrl-C while a checkpoint is
-    # written): the executor shuts down now, not when the generator is collected at exit
-    with contextlib.closing(iter(stream)) as shards:
-        for shard, part in shards:
-            reducer.combine(shard, part)
-            if store is not None:  # only what can still matter (exact: Accumulator.needed)
-                store.save(shard, reducer.needed(shard, part))
-            count += 1
-            if progress is not None:
-                progress(count, total)
+    # written): the executor shuts down now, not when the generator is collected at exit;
+    # the checkpoints handed to the writer are on disk before run_study returns or raises
+    try:
+        with contextlib.closing(iter(stream)) as shards:
+            for shard, part in shards:
+                reducer.combine(shard, part)
+                if writer is not None:  # what can still matter (exact: Accumulator.needed)
+                    writer.put(shard, reducer.needed(shard, part))
+                count += 1
+                if progress is not None:
+                    progress(count, total)
+    except BaseException:
+        if writer is not None:
+            writer.close(raise_error=False)
+        raise
+    if writer is not None:
+        writer.close()
     t_reduce = time.perf_counter()
     tables = reducer.finalize()
     t_end = time.perf_counter()
