@@ -97,27 +97,7 @@ def topk_rows(
     val = np.asarray(val)
     rows, width = val.shape
     if k < width:
-        pos = width - k if largest else k - 1
-        kth = np.partition(val, pos, axis=1)[:, pos, None]
-        chosen = val >= kth if largest else val <= kth
-        if not (np.count_nonzero(chosen, axis=1) == k).all():  # ties at the k-th value
-            beyond = val > kth if largest else val < kth
-            tie = val == kth
-            need = k - np.count_nonzero(beyond, axis=1)[:, None]
-            if idx_sorted:
-                chosen = beyond | (tie & (np.cumsum(tie, axis=1) <= need))
-            else:
-                chosen = beyond | tie
-                excess = np.flatnonzero(tie.sum(axis=1) > need[:, 0])
-                if len(excess):  # more ties than slots: the smallest indices win
-                    # rank the tied entries only (ties first, by index, then by position:
-                    # empty slots all carry NO_INDEX, so an index cannot separate them from
-                    # the untied entries)
-                    full_idx = np.broadcast_to(idx, val.shape)
-                    order = np.lexsort((full_idx[excess], ~tie[excess]), axis=-1)
-                    rank = np.empty_like(order)
-                    np.put_along_axis(rank, order, np.arange(width)[None, :], axis=1)
-                    chosen[excess] = beyond[excess] | (tie[excess] & (rank < need[excess]))
+        chosen = _chosen(val, idx, k, idx_sorted=idx_sorted, largest=largest)
         flat = np.flatnonzero(chosen)
         idx = np.asarray(idx)
         picked = idx[flat % width] if idx.ndim == 1 else np.ravel(idx).take(flat)
@@ -130,6 +110,36 @@ def topk_rows(
         return (val, idx, *aux)
     order = np.lexsort((idx, -val if largest else val), axis=-1)
     return tuple(np.take_along_axis(a, order, axis=1) for a in (val, idx, *aux))
+
+
+def _chosen(val: np.ndarray, idx: Any, k: int, *, idx_sorted: bool = False,
+            largest: bool = True) -> np.ndarray:
+    """The selection of :func:`topk_rows` as a mask of `val`'s shape (``k < width``):
+    exactly `k` entries per row. `idx` may be a function returning the indices (they are
+    needed only when a row has more ties at its k-th value than slots)."""
+    rows, width = val.shape
+    pos = width - k if largest else k - 1
+    kth = np.partition(val, pos, axis=1)[:, pos, None]
+    chosen = val >= kth if largest else val <= kth
+    if not (np.count_nonzero(chosen, axis=1) == k).all():  # ties at the k-th value
+        beyond = val > kth if largest else val < kth
+        tie = val == kth
+        need = k - np.count_nonzero(beyond, axis=1)[:, None]
+        if idx_sorted:
+            chosen = beyond | (tie & (np.cumsum(tie, axis=1) <= need))
+        else:
+            chosen = beyond | tie
+            excess = np.flatnonzero(tie.sum(axis=1) > need[:, 0])
+            if len(excess):  # more ties than slots: the smallest indices win
+                # rank the tied entries only (ties first, by index, then by position:
+                # empty slots all carry NO_INDEX, so an index cannot separate them from
+                # the untied entries)
+                full_idx = np.broadcast_to(idx() if callable(idx) else idx, val.shape)
+                order = np.lexsort((full_idx[excess], ~tie[excess]), axis=-1)
+                rank = np.empty_like(order)
+                np.put_along_axis(rank, order, np.arange(width)[None, :], axis=1)
+                chosen[excess] = beyond[excess] | (tie[excess] & (rank < need[excess]))
+    return chosen
 
 
 def _span(shard: Shard, along: Along, per: int) -> slice:
@@ -308,16 +318,19 @@ class TopK(Kind):
             state["val"][rows, :w], state["idx"][rows, :w] = val, idx
             for dst, a in zip(state["aux"], aux, strict=True):
                 dst[rows, :w] = a
-        else:
-            merged = topk_rows(
-                np.concatenate([state["val"][rows], val], axis=1),
-                np.concatenate([state["idx"][rows], idx], axis=1), self.k,
-                *(np.concatenate([s[rows], a], axis=1)
-                  for s, a in zip(state["aux"], aux, strict=True)),
-                sort=False, largest=self.largest)
-            state["val"][rows], state["idx"][rows] = merged[0], merged[1]
-            for dst, a in zip(state["aux"], merged[2:], strict=True):
-                dst[rows] = a
+        elif val.shape[1]:
+            # the k best of (held, shard) per row; the shard's chosen entries replace the
+            # held entries not chosen, in place (a row holds its k in no particular order)
+            held_val, held_idx = state["val"][rows], state["idx"][rows]  # views
+            chosen = _chosen(np.concatenate([held_val, val], axis=1),
+                             lambda: np.concatenate([held_idx, idx], axis=1), self.k,
+                             largest=self.largest)
+            dst = np.flatnonzero(~chosen[:, :self.k])  # row by row, as many as `src`
+            src = np.flatnonzero(chosen[:, self.k:])
+            if len(src):
+                for held, new in ((held_val, val), (held_idx, idx),
+                                  *zip((a[rows] for a in state["aux"]), aux, strict=True)):
+                    held.put(dst, np.broadcast_to(new, chosen[:, self.k:].shape).take(src))
         state["filled"][rows] = True
         return state
 
@@ -373,16 +386,16 @@ class TopK(Kind):
         width = int(n.max(initial=0))
         if width == keep.shape[1] and keep.all():
             return (val, idx, *aux)
-        slots = np.arange(width)[None, :] < n[:, None]  # row-major order matches keep's
-        out_val = np.full((rows, width), self._fill(), val.dtype)
-        out_idx = np.full((rows, width), NO_INDEX, np.int64)
-        out_val[slots], out_idx[slots] = val[keep], idx[keep]
-        out_aux = []
-        for a in aux:
-            o = np.zeros((rows, width), a.dtype)
-            o[slots] = a[keep]
-            out_aux.append(o)
-        return (out_val, out_idx, *out_aux)
+        # flat positions, row by row in both: the kept entries and the front slots
+        src = np.flatnonzero(keep)
+        dst = np.flatnonzero(np.arange(width)[None, :] < n[:, None])
+        out = []
+        for a, fill, dtype in ((val, self._fill(), val.dtype), (idx, NO_INDEX, np.int64),
+                               *((a, 0, a.dtype) for a in aux)):
+            o = np.full((rows, width), fill, dtype)
+            o.put(dst, np.broadcast_to(a, keep.shape).take(src))
+            out.append(o)
+        return tuple(out)
 
     def encode(self, value: Any) -> dict[str, np.ndarray]:
         """Compact and exact: per row the number of its entries, then the entries (empty
