@@ -67,16 +67,27 @@ def data_digest(data: Any) -> str:
 
 
 class RunInfo(dict):
-    """What a run did (engine, shards, computed vs resumed, seconds), for the manifest."""
+    """What a run did (engine, shards, computed vs resumed, seconds), for the manifest.
+
+    ``seconds_shards`` is the wall time of computing and merging the shards; of it, the
+    driver spent ``seconds_merge`` merging them (and deriving what their checkpoints keep)
+    on its main thread; ``seconds_checkpoints`` is the helper thread's time writing them.
+    """
+
+
+#: BLAS threads of engine=local when the options do not say (see :func:`blas_limit`)
+LOCAL_BLAS_THREADS = 1
 
 
 def blas_limit(threads: int | None):
     """Context manager limiting BLAS threads (restored on exit); ``None`` = no change.
 
-    Ray actors run single-threaded (one CPU each: parallelism comes from the actors); the
-    local engine leaves BLAS's own threading by default (bench/bench_ray.py, W1 on 2 idle
-    cores: 17.7 s threaded against 22.4 s single-threaded), and ``engine.blas_threads=1`` helps
-    when other work shares the cores (measured 4x faster under heavy load).
+    Ray actors run single-threaded (one CPU each: parallelism comes from the actors), and so
+    does the local engine by default (``LOCAL_BLAS_THREADS``): BLAS's own threading (``None``)
+    oversubscribes the cores as soon as other work shares them. On 2 shared cores (issue 30,
+    interleaved runs) one thread was 2.5x faster for discpower (adhoc8 AP, B = 3000) and
+    4.3x for test_errors (urbano_test_errors, 500 trials); on 2 idle cores BLAS's threads
+    gained 1.27x (W1 discpower: 17.7 s against 22.4 s).
     """
     from contextlib import nullcontext
 
@@ -114,6 +125,7 @@ class CheckpointWriter:
         self.queue: queue.Queue = queue.Queue(maxsize=depth)
         self.error: BaseException | None = None  # the failure, until raised
         self.failed = False  # for good: nothing more is written
+        self.seconds = 0.0  # spent saving, on the helper thread
         self.thread = threading.Thread(target=self._loop, name="irsim-checkpoints",
                                        daemon=True)
         self.thread.start()
@@ -124,10 +136,12 @@ class CheckpointWriter:
             if item is None:
                 return
             if not self.failed:
+                t = time.perf_counter()
                 try:
                     self.store.save(*item)
                 except BaseException as err:  # noqa: BLE001 - re-raised by the caller
                     self.error, self.failed = err, True
+                self.seconds += time.perf_counter() - t
 
     def _raise(self) -> None:
         if self.error is not None:
@@ -194,8 +208,8 @@ def run_study(
         ``local`` runs shards in this process; ``ray`` on a Ray cluster (see
         :mod:`irsim.engine.ray_executor`).
     engine_options : dict, optional
-        Executor options: ``blas_threads`` (local default None: BLAS's own threading; ray
-        default 1 per actor) and, for ray, address, workers, ... (see
+        Executor options: ``blas_threads`` (default 1, local and per Ray actor; None: BLAS's
+        own threading, see :func:`blas_limit`) and, for ray, address, workers, ... (see
         :func:`irsim.engine.ray_executor.ray_partials`).
     checkpoint_dir : path, optional
         Where finished shards are saved (each keeps what the merge can still use: top-k
@@ -238,7 +252,7 @@ def run_study(
     executor_info: dict = {}
     options = dict(engine_options or {})
     if engine == "local":
-        blas_threads = options.pop("blas_threads", None)
+        blas_threads = options.pop("blas_threads", LOCAL_BLAS_THREADS)
         if options:
             raise ConfigError(f"unknown engine option(s) for engine=local: {sorted(options)}")
         stream: Iterable[tuple[Shard, Partial]] = _local_partials(study, data, todo,
@@ -254,12 +268,15 @@ def run_study(
     # closed on the way out, also when the reduction raises (Ctrl-C while a checkpoint is
     # written): the executor shuts down now, not when the generator is collected at exit;
     # the checkpoints handed to the writer are on disk before run_study returns or raises
+    t_merge = 0.0  # this thread's time merging shards and handing checkpoints over
     try:
         with contextlib.closing(iter(stream)) as shards:
             for shard, part in shards:
+                t = time.perf_counter()
                 reducer.combine(shard, part)
                 if writer is not None:  # what can still matter (exact: Accumulator.needed)
                     writer.put(shard, reducer.needed(shard, part))
+                t_merge += time.perf_counter() - t
                 count += 1
                 if progress is not None:
                     progress(count, total)
@@ -281,6 +298,8 @@ def run_study(
         seconds_plan=round(t_compute - t0, 4),
         seconds_shards=round(t_reduce - t_compute, 4),
         seconds_finalize=round(t_end - t_reduce, 4),
+        seconds_merge=round(t_merge, 4),
+        seconds_checkpoints=round(writer.seconds, 4) if writer is not None else 0.0,
         **executor_info,
     )
     log.info("study %s: %d shards (%d resumed) in %.2fs", study.name, total, len(resumed),
