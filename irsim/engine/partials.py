@@ -34,7 +34,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -97,7 +97,7 @@ def topk_rows(
     val = np.asarray(val)
     rows, width = val.shape
     if k < width:
-        chosen = _chosen(val, idx, k, idx_sorted=idx_sorted, largest=largest)
+        chosen, _ = _chosen(val, idx, k, idx_sorted=idx_sorted, largest=largest)
         flat = np.flatnonzero(chosen)
         idx = np.asarray(idx)
         picked = idx[flat % width] if idx.ndim == 1 else np.ravel(idx).take(flat)
@@ -113,10 +113,11 @@ def topk_rows(
 
 
 def _chosen(val: np.ndarray, idx: Any, k: int, *, idx_sorted: bool = False,
-            largest: bool = True) -> np.ndarray:
+            largest: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """The selection of :func:`topk_rows` as a mask of `val`'s shape (``k < width``):
-    exactly `k` entries per row. `idx` may be a function returning the indices (they are
-    needed only when a row has more ties at its k-th value than slots)."""
+    exactly `k` entries per row; and each row's k-th value (the worst selected), shape
+    (rows, 1). `idx` may be a function returning the indices (they are needed only when a
+    row has more ties at its k-th value than slots)."""
     rows, width = val.shape
     pos = width - k if largest else k - 1
     kth = np.partition(val, pos, axis=1)[:, pos, None]
@@ -139,7 +140,19 @@ def _chosen(val: np.ndarray, idx: Any, k: int, *, idx_sorted: bool = False,
                 rank = np.empty_like(order)
                 np.put_along_axis(rank, order, np.arange(width)[None, :], axis=1)
                 chosen[excess] = beyond[excess] | (tie[excess] & (rank < need[excess]))
-    return chosen
+    return chosen, kth
+
+
+def _has_nan(a: np.ndarray) -> bool:
+    return a.dtype.kind in "fc" and bool(np.isnan(a).any())
+
+
+def _placed(a: np.ndarray, src: np.ndarray, dst: np.ndarray, shape: tuple[int, int],
+            fill: Any, dtype: Any) -> np.ndarray:
+    """A new `shape` array of `fill` with the flat positions `dst` set to ``a.flat[src]``."""
+    out = np.full(shape, fill, dtype)
+    out.put(dst, a.take(src))
+    return out
 
 
 def _span(shard: Shard, along: Along, per: int) -> slice:
@@ -174,6 +187,12 @@ class Kind:
         """What of a shard's `value` a checkpoint must keep, given the merged `state` that
         already includes it (default: all of it)."""
         return value
+
+    def needed_later(self, state: Any, value: Any, shard: Shard) -> Callable[[], Any]:
+        """:meth:`needed` as a function to call later, e.g. on another thread, while
+        `state` goes on changing (default: computed now)."""
+        kept = self.needed(state, value, shard)
+        return lambda: kept
 
 
 @dataclass(frozen=True)
@@ -293,6 +312,14 @@ class TopK(Kind):
     The state keeps unsorted selections; :meth:`final` sorts once (best first, ties by
     index). The selection is a pure function of each row's (value, index) multiset, so any
     merge order gives the same result (:func:`topk_rows`).
+
+    Merging costs O(the shard), amortised: each row keeps a *bar*, the worst value it held
+    at its last selection (the empty slots' value until it holds k entries). Only a shard's
+    entries at least as good as the bar (the candidates) can ever be selected; they are
+    packed into a buffer, and the k best of (held, buffer) are selected once the buffer
+    holds about k per row (or at :meth:`final`), which also raises the bar. For the j-th
+    replicate block of a row about k / j entries pass, so the selections get rarer as the
+    run goes on, instead of one selection over k + width entries per shard.
     """
 
     rows: int
@@ -300,17 +327,25 @@ class TopK(Kind):
     aux: int = 0
     largest: bool = True
 
-    def zero(self) -> dict[str, np.ndarray]:
-        fill = -np.inf if self.largest else np.inf
+    def zero(self) -> dict[str, Any]:
+        fill = self._fill()
         return {"val": np.full((self.rows, self.k), fill),
                 "idx": np.full((self.rows, self.k), NO_INDEX, np.int64),
                 "aux": [np.zeros((self.rows, self.k)) for _ in range(self.aux)],
-                "filled": np.zeros(self.rows, bool)}
+                "filled": np.zeros(self.rows, bool),
+                "bar": np.full(self.rows, fill),
+                # candidates not selected yet: (first row, stop) -> packed (val, idx, *aux)
+                "buffer": {}}
+
+    def _fill(self) -> float:
+        return -np.inf if self.largest else np.inf
 
     def combine(self, state: dict, value: Any, shard: Shard) -> dict:
-        val, idx, *aux = value
+        val, idx, *aux = (np.asarray(a) for a in value)
         rows = slice(*shard.items)
-        if not state["filled"][rows].any():  # first values for these rows: keep as given
+        if val.shape[1] == 0:
+            pass
+        elif not state["filled"][rows].any():  # first values for these rows: keep as given
             if val.shape[1] > self.k:
                 val, idx, *aux = topk_rows(val, idx, self.k, *aux, sort=False,
                                            largest=self.largest)
@@ -318,64 +353,110 @@ class TopK(Kind):
             state["val"][rows, :w], state["idx"][rows, :w] = val, idx
             for dst, a in zip(state["aux"], aux, strict=True):
                 dst[rows, :w] = a
-        elif val.shape[1]:
-            # the k best of (held, shard) per row; the shard's chosen entries replace the
-            # held entries not chosen, in place (a row holds its k in no particular order)
-            held_val, held_idx = state["val"][rows], state["idx"][rows]  # views
-            chosen = _chosen(np.concatenate([held_val, val], axis=1),
-                             lambda: np.concatenate([held_idx, idx], axis=1), self.k,
-                             largest=self.largest)
-            dst = np.flatnonzero(~chosen[:, :self.k])  # row by row, as many as `src`
-            src = np.flatnonzero(chosen[:, self.k:])
-            if len(src):
-                for held, new in ((held_val, val), (held_idx, idx),
-                                  *zip((a[rows] for a in state["aux"]), aux, strict=True)):
-                    held.put(dst, np.broadcast_to(new, chosen[:, self.k:].shape).take(src))
+            held = state["val"][rows]
+            state["bar"][rows] = held.min(axis=1) if self.largest else held.max(axis=1)
+        else:
+            self._buffer(state, rows, val, np.broadcast_to(idx, val.shape), aux)
         state["filled"][rows] = True
         return state
 
+    def _buffer(self, state: dict, rows: slice, val: np.ndarray, idx: np.ndarray,
+                aux: list[np.ndarray]) -> None:
+        """Add a shard's candidates to the buffer of its rows; select when it is full."""
+        key = (rows.start, rows.stop)
+        for other in [o for o in state["buffer"] if o != key and o[0] < key[1]
+                      and key[0] < o[1]]:
+            self._select(state, other)  # another split of the rows: settle it first
+        bar = state["bar"][rows]
+        if _has_nan(val) or _has_nan(bar):  # NaN has no place in the order: no filter
+            cand = idx != NO_INDEX
+        else:
+            cand = self._at_least(val, idx, bar)
+        n = np.count_nonzero(cand, axis=1)
+        width = int(n.max(initial=0))
+        if width == 0:
+            return
+        if width < val.shape[1]:  # pack the candidates (row by row, in their order)
+            src = np.flatnonzero(cand)
+            dst = np.flatnonzero(np.arange(width)[None, :] < n[:, None])
+            parts = tuple(_placed(a, src, dst, (val.shape[0], width), fill, a.dtype)
+                          for a, fill in ((val, self._fill()), (idx, NO_INDEX),
+                                          *((a, 0) for a in aux)))
+        else:  # all of it (the others lose to every held entry anyway)
+            parts = (val, idx, *aux)
+        chunks = state["buffer"].setdefault(key, [])
+        chunks.append(parts)
+        # select once about k per row wait, or at once while a row holds fewer than k
+        if (sum(c[0].shape[1] for c in chunks) >= self.k
+                or (bar == self._fill()).any()):
+            self._select(state, key)
+
+    def _select(self, state: dict, key: tuple[int, int]) -> None:
+        """The k best of (held, buffer) per row of `key`: the chosen buffered entries
+        replace the held entries not chosen, in place (a row holds its k in no particular
+        order); the bar becomes the k-th value."""
+        chunks = state["buffer"].pop(key)
+        rows = slice(*key)
+        k = self.k
+        held_val, held_idx = state["val"][rows], state["idx"][rows]  # views
+        cat = [np.concatenate(p, axis=1) if len(p) > 1 else p[0] for p in zip(*chunks, strict=True)]
+        chosen, kth = _chosen(np.concatenate([held_val, cat[0]], axis=1),
+                              lambda: np.concatenate([held_idx, cat[1]], axis=1), k,
+                              largest=self.largest)
+        dst = np.flatnonzero(~chosen[:, :k])  # row by row, as many as `src`
+        src = np.flatnonzero(chosen[:, k:])
+        if len(src):
+            for held, new in ((held_val, cat[0]), (held_idx, cat[1]),
+                              *zip((a[rows] for a in state["aux"]), cat[2:], strict=True)):
+                held.put(dst, new.take(src))
+        state["bar"][rows] = kth[:, 0]
+
+    def _at_least(self, val: np.ndarray, idx: np.ndarray, bar: np.ndarray) -> np.ndarray:
+        """Which entries (not empty slots) are at least as good as their row's bar."""
+        b = bar[:, None]
+        out = val >= b if self.largest else val <= b
+        if (bar == self._fill()).any():  # empty slots reach the bar of a row not full
+            out &= idx != NO_INDEX
+        return out
+
     def final(self, state: dict) -> tuple[np.ndarray, ...]:
         """``(values, index, *aux)`` per row, best first, ties by the smaller index."""
+        for key in list(state["buffer"]):
+            self._select(state, key)
         v = state["val"]
         order = np.lexsort((state["idx"], -v if self.largest else v), axis=-1)
         return tuple(np.take_along_axis(a, order, axis=1)
                      for a in (v, state["idx"], *state["aux"]))
 
-    def _fill(self) -> float:
-        return -np.inf if self.largest else np.inf
-
     def needed(self, state: dict, value: Any, shard: Shard) -> tuple[np.ndarray, ...]:
-        """The entries of a shard's value that are in the merged top k right after it was
-        merged; the rest can never be selected.
+        """The entries of a shard's value that can still be selected after it was merged:
+        those at least as good as their row's bar (the worst held value at the row's last
+        selection); the rest can never be selected.
 
-        An entry outside the current top k of its row has k better entries merged already;
-        each of those was itself in the top k when its shard was merged (the top k of a
-        subset holds every better entry of the whole), so it was kept. Merging the kept
-        entries of any set of shards therefore gives the same top k as merging their whole
-        values: checkpoints stay exact. Rows become ragged: they are padded with empty
-        slots (worst value, :data:`NO_INDEX`, aux 0), which lose every comparison.
-
-        No set operation: the selection is the top k of a strict total order (value, then
-        the smaller index; an empty slot is worse than every entry), so an entry of the
-        shard is in its row's top k exactly when it is at least as good as the row's worst
-        held entry. One pass over the shard's rows of the state (k per row) and one over
-        the shard's value: O(the shard's rows x (k + its width)), like the merge itself.
+        An entry below the bar has k better entries merged already (those held at the
+        last selection); each of those was at least as good as its row's bar when its own
+        shard was merged (the bar only rises, and an entry below it never enters the
+        buffer), so it was kept. Merging the kept entries of any set of shards therefore
+        gives the same top k as merging their whole values: checkpoints stay exact. Rows
+        become ragged: they are padded with empty slots (worst value, :data:`NO_INDEX`,
+        aux 0), which lose every comparison. No set operation: one pass over the shard's
+        value.
         """
-        val, idx, *aux = (np.asarray(a) for a in value)
-        rows, width = val.shape
-        if rows == 0 or (val.dtype.kind == "f" and np.isnan(val).any()):
-            return (val, idx, *aux)  # NaN has no place in the order: keep everything
-        held_val = state["val"][slice(*shard.items)]
-        held_idx = state["idx"][slice(*shard.items)]
-        # the worst held entry of each row: the worst value, and of its ties the largest
-        # index (an empty slot: the fill value and NO_INDEX, worse than any entry)
-        worst = (held_val.min(axis=1) if self.largest else held_val.max(axis=1))[:, None]
-        if worst.dtype.kind == "f" and np.isnan(worst).any():
-            return (val, idx, *aux)
-        worst_idx = np.where(held_val == worst, held_idx, -1).max(axis=1)[:, None]
-        better = val > worst if self.largest else val < worst
-        keep = (idx != NO_INDEX) & (better | ((val == worst) & (idx <= worst_idx)))
-        return self._pack(keep, val, idx, aux)
+        return self.needed_later(state, value, shard)()
+
+    def needed_later(self, state: dict, value: Any, shard: Shard
+                     ) -> Callable[[], tuple[np.ndarray, ...]]:
+        """:meth:`needed`, computed when called (e.g. on a checkpoint-writing thread) with
+        the rows' bars as they are now (copied: O(the shard's rows))."""
+        bar = state["bar"][slice(*shard.items)].copy()
+
+        def kept() -> tuple[np.ndarray, ...]:
+            val, idx, *aux = (np.asarray(a) for a in value)
+            if val.shape[0] == 0 or _has_nan(val) or _has_nan(bar):
+                return (val, idx, *aux)  # NaN has no place in the order: keep everything
+            return self._pack(self._at_least(val, idx, bar), val, idx, aux)
+
+        return kept
 
     def _pack(self, keep: np.ndarray, val: np.ndarray, idx: np.ndarray,
               aux: list[np.ndarray]) -> tuple[np.ndarray, ...]:
@@ -510,6 +591,14 @@ class Accumulator:
         selected). Merging the kept parts gives the same result as merging the whole."""
         return {name: self.fields[name].needed(self.state[name], value, shard)
                 for name, value in partial.items()}
+
+    def needed_later(self, shard: Shard, partial: Mapping[str, Any]
+                     ) -> Callable[[], dict[str, Any]]:
+        """:meth:`needed` as a function to call later (on a checkpoint-writing thread):
+        what it needs of the merged state is taken now, the work is done when called."""
+        later = {name: self.fields[name].needed_later(self.state[name], value, shard)
+                 for name, value in partial.items()}
+        return lambda: {name: kept() for name, kept in later.items()}
 
     def result(self) -> dict[str, Any]:
         """Every field's merged value."""

@@ -138,7 +138,8 @@ class CheckpointWriter:
             if not self.failed:
                 t = time.perf_counter()
                 try:
-                    self.store.save(*item)
+                    shard, partial = item
+                    self.store.save(shard, partial() if callable(partial) else partial)
                 except BaseException as err:  # noqa: BLE001 - re-raised by the caller
                     self.error, self.failed = err, True
                 self.seconds += time.perf_counter() - t
@@ -148,8 +149,9 @@ class CheckpointWriter:
             err, self.error = self.error, None
             raise err
 
-    def put(self, shard: Shard, partial: Partial) -> None:
-        """Queue `partial` (which nobody changes any more) to be saved as `shard`'s."""
+    def put(self, shard: Shard, partial: Partial | Callable[[], Partial]) -> None:
+        """Queue `partial` (which nobody changes any more; or a function computing it, called
+        on the helper thread) to be saved as `shard`'s."""
         self._raise()
         self.queue.put((shard, partial))
 
@@ -177,6 +179,10 @@ class _FieldReducer:
     def needed(self, shard: Shard, partial: Partial) -> Partial:
         """What a checkpoint of a just-merged shard keeps (:meth:`Accumulator.needed`)."""
         return self.acc.needed(shard, partial)
+
+    def needed_later(self, shard: Shard, partial: Partial) -> Callable[[], Partial]:
+        """:meth:`needed`, to be computed later (:meth:`Accumulator.needed_later`)."""
+        return self.acc.needed_later(shard, partial)
 
     def finalize(self) -> dict[str, pa.Table]:
         return self.study.finalize(self.acc.result(), self.data)
@@ -274,8 +280,9 @@ def run_study(
             for shard, part in shards:
                 t = time.perf_counter()
                 reducer.combine(shard, part)
-                if writer is not None:  # what can still matter (exact: Accumulator.needed)
-                    writer.put(shard, reducer.needed(shard, part))
+                if writer is not None:  # what can still matter (exact: Accumulator.needed),
+                    # derived and written on the writer's thread
+                    writer.put(shard, reducer.needed_later(shard, part))
                 t_merge += time.perf_counter() - t
                 count += 1
                 if progress is not None:
