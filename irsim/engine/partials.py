@@ -97,7 +97,7 @@ def topk_rows(
     val = np.asarray(val)
     rows, width = val.shape
     if k < width:
-        chosen, _ = _chosen(val, idx, k, idx_sorted=idx_sorted, largest=largest)
+        chosen, _, _ = _chosen(val, idx, k, idx_sorted=idx_sorted, largest=largest)
         flat = np.flatnonzero(chosen)
         idx = np.asarray(idx)
         picked = idx[flat % width] if idx.ndim == 1 else np.ravel(idx).take(flat)
@@ -113,15 +113,17 @@ def topk_rows(
 
 
 def _chosen(val: np.ndarray, idx: Any, k: int, *, idx_sorted: bool = False,
-            largest: bool = True) -> tuple[np.ndarray, np.ndarray]:
+            largest: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """The selection of :func:`topk_rows` as a mask of `val`'s shape (``k < width``):
-    exactly `k` entries per row; and each row's k-th value (the worst selected), shape
-    (rows, 1). `idx` may be a function returning the indices (they are needed only when a
-    row has more ties at its k-th value than slots)."""
+    exactly `k` entries per row; each row's k-th value (the worst selected), shape
+    (rows, 1); and where `val` equals it, if some row has more such entries than slots
+    (else None). `idx` may be a function of row numbers returning those rows' indices
+    (needed only for rows with more ties at their k-th value than slots)."""
     rows, width = val.shape
     pos = width - k if largest else k - 1
     kth = np.partition(val, pos, axis=1)[:, pos, None]
     chosen = val >= kth if largest else val <= kth
+    tie = None
     if not (np.count_nonzero(chosen, axis=1) == k).all():  # ties at the k-th value
         beyond = val > kth if largest else val < kth
         tie = val == kth
@@ -135,12 +137,13 @@ def _chosen(val: np.ndarray, idx: Any, k: int, *, idx_sorted: bool = False,
                 # rank the tied entries only (ties first, by index, then by position:
                 # empty slots all carry NO_INDEX, so an index cannot separate them from
                 # the untied entries)
-                full_idx = np.broadcast_to(idx() if callable(idx) else idx, val.shape)
-                order = np.lexsort((full_idx[excess], ~tie[excess]), axis=-1)
+                tied_idx = (idx(excess) if callable(idx)
+                            else np.broadcast_to(idx, val.shape)[excess])
+                order = np.lexsort((tied_idx, ~tie[excess]), axis=-1)
                 rank = np.empty_like(order)
                 np.put_along_axis(rank, order, np.arange(width)[None, :], axis=1)
                 chosen[excess] = beyond[excess] | (tie[excess] & (rank < need[excess]))
-    return chosen, kth
+    return chosen, kth, tie
 
 
 def _has_nan(a: np.ndarray) -> bool:
@@ -333,7 +336,10 @@ class TopK(Kind):
                 "idx": np.full((self.rows, self.k), NO_INDEX, np.int64),
                 "aux": [np.zeros((self.rows, self.k)) for _ in range(self.aux)],
                 "filled": np.zeros(self.rows, bool),
-                "bar": np.full(self.rows, fill),
+                # per row: the worst held value at the last selection and, of the held
+                # entries of that value, the largest index (NO_INDEX: not known, any)
+                "bar": np.full(self.rows, fill), "bar_idx": np.full(self.rows, NO_INDEX),
+                "open": np.ones(self.rows, bool),  # rows holding fewer than k entries
                 # candidates not selected yet: (first row, stop) -> packed (val, idx, *aux)
                 "buffer": {}}
 
@@ -354,7 +360,11 @@ class TopK(Kind):
             for dst, a in zip(state["aux"], aux, strict=True):
                 dst[rows, :w] = a
             held = state["val"][rows]
-            state["bar"][rows] = held.min(axis=1) if self.largest else held.max(axis=1)
+            bar = held.min(axis=1) if self.largest else held.max(axis=1)
+            state["bar"][rows] = bar
+            state["bar_idx"][rows] = np.where(held == bar[:, None], state["idx"][rows],
+                                              -1).max(axis=1)
+            state["open"][rows] = (state["idx"][rows] == NO_INDEX).any(axis=1)
         else:
             self._buffer(state, rows, val, np.broadcast_to(idx, val.shape), aux)
         state["filled"][rows] = True
@@ -371,7 +381,7 @@ class TopK(Kind):
         if _has_nan(val) or _has_nan(bar):  # NaN has no place in the order: no filter
             cand = idx != NO_INDEX
         else:
-            cand = self._at_least(val, idx, bar)
+            cand = self._at_least(val, idx, bar, state["bar_idx"][rows])
         n = np.count_nonzero(cand, axis=1)
         width = int(n.max(initial=0))
         if width == 0:
@@ -387,8 +397,7 @@ class TopK(Kind):
         chunks = state["buffer"].setdefault(key, [])
         chunks.append(parts)
         # select once about k per row wait, or at once while a row holds fewer than k
-        if (sum(c[0].shape[1] for c in chunks) >= self.k
-                or (bar == self._fill()).any()):
+        if sum(c[0].shape[1] for c in chunks) >= self.k or state["open"][rows].any():
             self._select(state, key)
 
     def _select(self, state: dict, key: tuple[int, int]) -> None:
@@ -399,10 +408,24 @@ class TopK(Kind):
         rows = slice(*key)
         k = self.k
         held_val, held_idx = state["val"][rows], state["idx"][rows]  # views
-        cat = [np.concatenate(p, axis=1) if len(p) > 1 else p[0] for p in zip(*chunks, strict=True)]
-        chosen, kth = _chosen(np.concatenate([held_val, cat[0]], axis=1),
-                              lambda: np.concatenate([held_idx, cat[1]], axis=1), k,
-                              largest=self.largest)
+        cat = [np.concatenate(p, axis=1) if len(p) > 1 else p[0]
+               for p in zip(*chunks, strict=True)]
+
+        def indices(r: np.ndarray) -> np.ndarray:  # of rows r of (held, buffer)
+            return np.concatenate([held_idx[r], cat[1][r]], axis=1)
+
+        chosen, kth, tie = _chosen(np.concatenate([held_val, cat[0]], axis=1), indices, k,
+                                   largest=self.largest)
+        # rows choosing several entries of their k-th value (e.g. a degenerate pair): the
+        # largest index among them, so that later ties with larger indices stay out (other
+        # rows: NO_INDEX, any index of that value may enter the buffer)
+        bar_idx = state["bar_idx"][rows]
+        bar_idx[:] = NO_INDEX
+        if tie is not None:
+            tied = chosen & tie
+            many = np.flatnonzero(np.count_nonzero(tied, axis=1) > 1)
+            if len(many):
+                bar_idx[many] = np.where(tied[many], indices(many), -1).max(axis=1)
         dst = np.flatnonzero(~chosen[:, :k])  # row by row, as many as `src`
         src = np.flatnonzero(chosen[:, k:])
         if len(src):
@@ -410,13 +433,21 @@ class TopK(Kind):
                               *zip((a[rows] for a in state["aux"]), cat[2:], strict=True)):
                 held.put(dst, new.take(src))
         state["bar"][rows] = kth[:, 0]
+        opened = np.flatnonzero(state["open"][rows])  # still holding empty slots?
+        if len(opened):
+            state["open"][rows][opened] = (held_idx[opened] == NO_INDEX).any(axis=1)
 
-    def _at_least(self, val: np.ndarray, idx: np.ndarray, bar: np.ndarray) -> np.ndarray:
-        """Which entries (not empty slots) are at least as good as their row's bar."""
+    def _at_least(self, val: np.ndarray, idx: np.ndarray, bar: np.ndarray,
+                  bar_idx: np.ndarray) -> np.ndarray:
+        """Which entries (not empty slots) are at least as good as their row's bar: a
+        better value, or the bar's value and an index not above the bar's."""
         b = bar[:, None]
-        out = val >= b if self.largest else val <= b
-        if (bar == self._fill()).any():  # empty slots reach the bar of a row not full
-            out &= idx != NO_INDEX
+        out = val > b if self.largest else val < b
+        eq = val == b  # (empty slots have the fill value: a row not full has it as bar)
+        tied = np.flatnonzero(eq.any(axis=1))
+        if len(tied):
+            idx = np.broadcast_to(idx, val.shape)[tied]
+            out[tied] |= eq[tied] & (idx <= bar_idx[tied, None]) & (idx != NO_INDEX)
         return out
 
     def final(self, state: dict) -> tuple[np.ndarray, ...]:
@@ -448,13 +479,14 @@ class TopK(Kind):
                      ) -> Callable[[], tuple[np.ndarray, ...]]:
         """:meth:`needed`, computed when called (e.g. on a checkpoint-writing thread) with
         the rows' bars as they are now (copied: O(the shard's rows))."""
-        bar = state["bar"][slice(*shard.items)].copy()
+        rows = slice(*shard.items)
+        bar, bar_idx = state["bar"][rows].copy(), state["bar_idx"][rows].copy()
 
         def kept() -> tuple[np.ndarray, ...]:
             val, idx, *aux = (np.asarray(a) for a in value)
             if val.shape[0] == 0 or _has_nan(val) or _has_nan(bar):
                 return (val, idx, *aux)  # NaN has no place in the order: keep everything
-            return self._pack(self._at_least(val, idx, bar), val, idx, aux)
+            return self._pack(self._at_least(val, idx, bar, bar_idx), val, idx, aux)
 
         return kept
 
