@@ -43,6 +43,7 @@ import numpy as np
 from irsim.engine.base import Shard
 
 __all__ = ["Kind", "Count", "Sum", "Extreme", "TopK", "Slab", "Accumulator", "encode",
+           "prefilter",
            "decode", "NO_INDEX", "topk_rows"]
 
 #: Index of an empty top-k slot (loses every tie).
@@ -196,6 +197,16 @@ class Kind:
         `state` goes on changing (default: computed now)."""
         kept = self.needed(state, value, shard)
         return lambda: kept
+
+    def hint(self, state: Any, shard: Shard) -> Any:
+        """What a worker may use to drop, before shipping, parts of `shard`'s value that the
+        merge could never use (None: nothing; see :meth:`prefilter`)."""
+        return None
+
+    def prefilter(self, value: Any, hint: Any) -> Any:
+        """A shard's `value` without what :meth:`hint` says can never be used; merging it
+        gives the same result as merging the whole value (default: the value)."""
+        return value
 
 
 @dataclass(frozen=True)
@@ -475,6 +486,25 @@ class TopK(Kind):
         """
         return self.needed_later(state, value, shard)()
 
+    def hint(self, state: dict, shard: Shard) -> tuple[np.ndarray, np.ndarray] | None:
+        """The bars of the shard's rows (copies), or None while a row holds fewer than k:
+        an entry below its row's bar now can never be selected (the bar only rises)."""
+        rows = slice(*shard.items)
+        if state["open"][rows].any():
+            return None
+        return state["bar"][rows].copy(), state["bar_idx"][rows].copy()
+
+    def prefilter(self, value: Any, hint: Any) -> Any:
+        """The entries of `value` at least as good as the bars of :meth:`hint` (packed,
+        rows padded); exact, as :meth:`needed` is."""
+        if hint is None:
+            return value
+        bar, bar_idx = hint
+        val, idx, *aux = (np.asarray(a) for a in value)
+        if val.shape[0] == 0 or _has_nan(val) or _has_nan(bar):
+            return (val, idx, *aux)
+        return self._pack(self._at_least(val, idx, bar, bar_idx), val, idx, aux)
+
     def needed_later(self, state: dict, value: Any, shard: Shard
                      ) -> Callable[[], tuple[np.ndarray, ...]]:
         """:meth:`needed`, computed when called (e.g. on a checkpoint-writing thread) with
@@ -587,6 +617,30 @@ def encode(fields: Mapping[str, Kind], partial: Mapping[str, Any]) -> dict[str, 
     return out
 
 
+def prefilter(fields: Mapping[str, Kind], partial: Mapping[str, Any],
+              hints: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A kernel's partial without what the merge can never use, by the `hints` of
+    :meth:`Accumulator.hints` (taken when the shard was submitted: still valid when it is
+    merged). Merging it gives the same result as merging the whole partial; it ships less.
+
+    Examples
+    --------
+    >>> from irsim.engine.base import Shard
+    >>> fields = {"top": TopK(1, 2)}
+    >>> acc = Accumulator(fields)
+    >>> acc.combine(Shard(0, (0, 1), (0, 3)),
+    ...             {"top": (np.array([[0.9, 0.5, 0.7]]), np.array([[0, 1, 2]]))})
+    >>> part = {"top": (np.array([[0.6, 0.8, 0.1]]), np.array([[3, 4, 5]]))}
+    >>> small = prefilter(fields, part, acc.hints(Shard(1, (0, 1), (3, 6))))
+    >>> small["top"][1].tolist()  # 0.1 and 0.6 are below the bar (0.7): never selected
+    [[4]]
+    """
+    if not hints:
+        return dict(partial)
+    return {name: fields[name].prefilter(value, hints[name]) if name in hints else value
+            for name, value in partial.items()}
+
+
 def decode(fields: Mapping[str, Kind], arrays: Mapping[str, np.ndarray]) -> dict[str, Any]:
     """Inverse of :func:`encode`."""
     grouped: dict[str, dict[str, np.ndarray]] = {}
@@ -631,6 +685,16 @@ class Accumulator:
         later = {name: self.fields[name].needed_later(self.state[name], value, shard)
                  for name, value in partial.items()}
         return lambda: {name: kept() for name, kept in later.items()}
+
+    def hints(self, shard: Shard) -> dict[str, Any]:
+        """What a worker computing `shard` may drop before shipping its partial
+        (:meth:`Kind.hint`, for :func:`prefilter`): the fields that have a hint now."""
+        out = {}
+        for name, kind in self.fields.items():
+            h = kind.hint(self.state[name], shard)
+            if h is not None:
+                out[name] = h
+        return out
 
     def result(self) -> dict[str, Any]:
         """Every field's merged value."""

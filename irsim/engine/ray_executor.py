@@ -18,7 +18,7 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -379,8 +379,14 @@ class RayPool:
         live = sum(a is not None for a in self.actors)
         return cpus - live * self.cpus_per_worker >= self.cpus_per_worker
 
-    def run(self, shards: list[Shard]) -> Iterator[tuple[Shard, Partial]]:
+    def run(self, shards: list[Shard], hints: Callable[[Shard], dict] | None = None
+            ) -> Iterator[tuple[Shard, Partial]]:
         """Yield ``(shard, partial)`` as shards finish (completion order).
+
+        `hints` (e.g. :meth:`irsim.engine.partials.Accumulator.hints` of the merge) is
+        asked for each shard as it is submitted; the actor drops from its partial what they
+        say the merge can never use (:func:`irsim.engine.partials.prefilter`), so that less
+        is shipped and merged. Exact: a hint stays true while the merge goes on.
 
         A shard whose actor died (killed, its node lost) or whose result was lost with its
         node is retried, at most `max_retries` times, on a surviving actor. A fresh actor
@@ -403,7 +409,8 @@ class RayPool:
         def submit(i: int) -> None:
             shard = queue.pop()
             actor = self.actors[i]
-            pending[actor.run.remote(shard)] = (shard, i, actor)
+            hint = hints(shard) if hints is not None else None
+            pending[actor.run.remote(shard, hint or None)] = (shard, i, actor)
             load[i] += 1
 
         def fill() -> None:
@@ -508,13 +515,21 @@ class _ShardActor:
 
         self.study = study
         self.data = ray.get(data[0]) if isinstance(data, list) else data
+        self._fields: Any = None
         if blas_threads is not None:  # this actor's own process
             from threadpoolctl import threadpool_limits
 
             self._limits = threadpool_limits(limits=int(blas_threads), user_api="blas")
 
-    def run(self, shard: Shard) -> Partial:
-        return self.study.kernel(shard, self.data)
+    def run(self, shard: Shard, hints: dict | None = None) -> Partial:
+        part = self.study.kernel(shard, self.data)
+        if hints:  # drop what the merge can never use (exact), before shipping
+            from irsim.engine.partials import prefilter
+
+            if self._fields is None:
+                self._fields = self.study.fields(self.data)
+            part = prefilter(self._fields, part, hints)
+        return part
 
     def pid(self) -> int:
         import os
@@ -523,13 +538,13 @@ class _ShardActor:
 
 
 def ray_partials(study: Study, data: Any, shards: list[Shard], *,
-                 info: dict | None = None, **options: Any
-                 ) -> Iterator[tuple[Shard, Partial]]:
+                 info: dict | None = None, hints: Callable[[Shard], dict] | None = None,
+                 **options: Any) -> Iterator[tuple[Shard, Partial]]:
     """The ``engine=ray`` stream of partial results used by :func:`irsim.engine.run_study`.
 
     Options: ``address``, ``workers``, ``num_cpus``, ``in_flight``, ``max_retries``,
     ``cpus_per_worker``, ``keep_alive`` (see :class:`RayPool`); unknown keys are rejected.
-    `info` (a dict) receives the cluster description.
+    `info` (a dict) receives the cluster description; `hints` see :meth:`RayPool.run`.
     """
     allowed = {"address", "workers", "num_cpus", "in_flight", "max_retries", "cpus_per_worker",
                "keep_alive", "blas_threads"}
@@ -543,6 +558,6 @@ def ray_partials(study: Study, data: Any, shards: list[Shard], *,
     if info is not None:
         info["ray"] = dict(pool.cluster)
     try:
-        yield from pool.run(shards)
+        yield from pool.run(shards, hints)
     finally:
         pool.shutdown()

@@ -266,7 +266,9 @@ def run_study(
     elif engine == "ray":
         from irsim.engine.ray_executor import ray_partials
 
-        stream = ray_partials(study, data, todo, info=executor_info, **options)
+        # each shard's actor drops what the merge can never use (hints taken at submission)
+        stream = ray_partials(study, data, todo, info=executor_info,
+                              hints=reducer.acc.hints, **options)
     else:
         raise ConfigError(f"engine must be 'local' or 'ray', got {engine!r}")
     t_compute = time.perf_counter()
