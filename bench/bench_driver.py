@@ -151,9 +151,12 @@ def main() -> None:
                                                       Path(tmp) / f"ray{w}_{r}")
                     assert same(tables, ref), f"Ray ({w} workers) tables differ"
                     times.setdefault(f"ray{w}", []).append(wall)
+                    ray_info = info.get("ray", {})
+                    busy = ray_info.get("worker_seconds", np.nan)
                     extra.setdefault(f"ray{w}", []).append(
                         (cpu / wall, info.get("seconds_merge", np.nan) / wall,
-                         info.get("seconds_checkpoints", np.nan) / wall))
+                         info.get("seconds_checkpoints", np.nan) / wall,
+                         busy / (w * wall), ray_info.get("worker_cpu_seconds", np.nan) / busy))
                 print(f"round {r + 1}: " + ", ".join(f"{n} {v[-1]:.2f} s"
                                                      for n, v in times.items()), flush=True)
     finally:
@@ -176,10 +179,14 @@ def main() -> None:
               f"({shards / best['ray1']:.2f} vs {shards / best['ray2']:.2f} shards/s; goal >= "
               f"1.8x on a >= 30 s job)")
         for w in (1, 2):
-            cpu, merge, write = (min(x[j] for x in extra[f"ray{w}"]) for j in range(3))
+            best_run = min(range(len(times[f"ray{w}"])), key=times[f"ray{w}"].__getitem__)
+            cpu, merge, write, busy, eff = extra[f"ray{w}"][best_run]
             print(f"driver busy share, {w} worker{'s' if w > 1 else ' '}: CPU {100 * cpu:5.1f}% "
                   f"of a core (merging {100 * merge:4.1f}% on the main thread, checkpoint "
-                  f"writer {100 * write:4.1f}%)")
+                  f"writer {100 * write:4.1f}%); workers in shards {100 * busy:5.1f}% of the "
+                  f"time, running on a CPU {100 * eff:5.1f}% of it")
+        print("(workers in shards ~100% of the time: the driver keeps up; running on a CPU "
+              "well below 100%: they wait for a core, the machine is the limit)")
     print("(tables identical: door, CLI and Ray)")
 
 

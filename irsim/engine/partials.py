@@ -360,6 +360,7 @@ class TopK(Kind):
     def combine(self, state: dict, value: Any, shard: Shard) -> dict:
         val, idx, *aux = (np.asarray(a) for a in value)
         rows = slice(*shard.items)
+        kept: Callable[[], tuple] = lambda: (val, idx, *aux)  # noqa: E731
         if val.shape[1] == 0:
             pass
         elif not state["filled"][rows].any():  # first values for these rows: keep as given
@@ -377,13 +378,16 @@ class TopK(Kind):
                                               -1).max(axis=1)
             state["open"][rows] = (state["idx"][rows] == NO_INDEX).any(axis=1)
         else:
-            self._buffer(state, rows, val, np.broadcast_to(idx, val.shape), aux)
+            kept = self._buffer(state, rows, val, np.broadcast_to(idx, val.shape), aux)
         state["filled"][rows] = True
+        # what this shard's checkpoint keeps (:meth:`needed_later`): its candidates
+        state["last"] = (shard, value, kept)
         return state
 
     def _buffer(self, state: dict, rows: slice, val: np.ndarray, idx: np.ndarray,
-                aux: list[np.ndarray]) -> None:
-        """Add a shard's candidates to the buffer of its rows; select when it is full."""
+                aux: list[np.ndarray]) -> Callable[[], tuple]:
+        """Add a shard's candidates to the buffer of its rows; select when it is full.
+        Returns a function giving the candidates packed (for the checkpoint)."""
         key = (rows.start, rows.stop)
         for other in [o for o in state["buffer"] if o != key and o[0] < key[1]
                       and key[0] < o[1]]:
@@ -396,20 +400,23 @@ class TopK(Kind):
         n = np.count_nonzero(cand, axis=1)
         width = int(n.max(initial=0))
         if width == 0:
-            return
+            return lambda: tuple(a[:, :0] for a in (val, idx, *aux))
         if width < val.shape[1]:  # pack the candidates (row by row, in their order)
             src = np.flatnonzero(cand)
             dst = np.flatnonzero(np.arange(width)[None, :] < n[:, None])
             parts = tuple(_placed(a, src, dst, (val.shape[0], width), fill, a.dtype)
                           for a, fill in ((val, self._fill()), (idx, NO_INDEX),
                                           *((a, 0) for a in aux)))
+            kept: Callable[[], tuple] = lambda: parts  # noqa: E731
         else:  # all of it (the others lose to every held entry anyway)
             parts = (val, idx, *aux)
+            kept = lambda: self._pack(cand, val, idx, aux)  # noqa: E731
         chunks = state["buffer"].setdefault(key, [])
         chunks.append(parts)
         # select once about k per row wait, or at once while a row holds fewer than k
         if sum(c[0].shape[1] for c in chunks) >= self.k or state["open"][rows].any():
             self._select(state, key)
+        return kept
 
     def _select(self, state: dict, key: tuple[int, int]) -> None:
         """The k best of (held, buffer) per row of `key`: the chosen buffered entries
@@ -473,7 +480,9 @@ class TopK(Kind):
     def needed(self, state: dict, value: Any, shard: Shard) -> tuple[np.ndarray, ...]:
         """The entries of a shard's value that can still be selected after it was merged:
         those at least as good as their row's bar (the worst held value at the row's last
-        selection); the rest can never be selected.
+        selection) when it was merged, i.e. the candidates the merge found (for the shard
+        merged last, those; else computed again with the bars now); the rest can never be
+        selected.
 
         An entry below the bar has k better entries merged already (those held at the
         last selection); each of those was at least as good as its row's bar when its own
@@ -509,6 +518,9 @@ class TopK(Kind):
                      ) -> Callable[[], tuple[np.ndarray, ...]]:
         """:meth:`needed`, computed when called (e.g. on a checkpoint-writing thread) with
         the rows' bars as they are now (copied: O(the shard's rows))."""
+        last = state.get("last")
+        if last is not None and last[0] == shard and last[1] is value:
+            return last[2]  # the candidates the merge just found (none ever changes)
         rows = slice(*shard.items)
         bar, bar_idx = state["bar"][rows].copy(), state["bar_idx"][rows].copy()
 

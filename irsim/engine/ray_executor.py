@@ -486,6 +486,17 @@ class RayPool:
             fill()
             yield shard, partial
 
+    def worker_stats(self) -> dict[str, float]:
+        """Seconds the live actors spent in shards: ``worker_seconds`` (wall) and
+        ``worker_cpu_seconds`` (a ratio well below 1: the workers waited for a CPU)."""
+        live = [a for a in self.actors if a is not None]
+        try:
+            stats = self.ray.get([a.stats.remote() for a in live], timeout=10)
+        except Exception:  # noqa: BLE001 - diagnostics only
+            return {}
+        return {"worker_seconds": round(sum(s[0] for s in stats), 4),
+                "worker_cpu_seconds": round(sum(s[1] for s in stats), 4)}
+
     def _kill(self, actor: Any) -> None:
         # after Ray was shut down (e.g. by the run's engine session before this pool's
         # generator is finalised), a Ray call would start a new instance: nothing to kill
@@ -516,12 +527,14 @@ class _ShardActor:
         self.study = study
         self.data = ray.get(data[0]) if isinstance(data, list) else data
         self._fields: Any = None
+        self.seconds = self.cpu_seconds = 0.0  # in shards: wall time, this thread's CPU
         if blas_threads is not None:  # this actor's own process
             from threadpoolctl import threadpool_limits
 
             self._limits = threadpool_limits(limits=int(blas_threads), user_api="blas")
 
     def run(self, shard: Shard, hints: dict | None = None) -> Partial:
+        t, c = time.perf_counter(), time.thread_time()
         part = self.study.kernel(shard, self.data)
         if hints:  # drop what the merge can never use (exact), before shipping
             from irsim.engine.partials import prefilter
@@ -529,7 +542,13 @@ class _ShardActor:
             if self._fields is None:
                 self._fields = self.study.fields(self.data)
             part = prefilter(self._fields, part, hints)
+        self.seconds += time.perf_counter() - t
+        self.cpu_seconds += time.thread_time() - c
         return part
+
+    def stats(self) -> tuple[float, float]:
+        """Seconds spent in shards so far: wall time and CPU time."""
+        return self.seconds, self.cpu_seconds
 
     def pid(self) -> int:
         import os
@@ -559,5 +578,7 @@ def ray_partials(study: Study, data: Any, shards: list[Shard], *,
         info["ray"] = dict(pool.cluster)
     try:
         yield from pool.run(shards, hints)
+        if info is not None:
+            info["ray"].update(pool.worker_stats())
     finally:
         pool.shutdown()
