@@ -410,7 +410,9 @@ class RayPool:
             shard = queue.pop()
             actor = self.actors[i]
             hint = hints(shard) if hints is not None else None
-            pending[actor.run.remote(shard, hint or None)] = (shard, i, actor)
+            if hint:  # an actor runs one caller's calls in order: the hint comes first
+                actor.hint.remote(shard, hint)
+            pending[actor.run.remote(shard)] = (shard, i, actor)
             load[i] += 1
 
         def fill() -> None:
@@ -527,15 +529,21 @@ class _ShardActor:
         self.study = study
         self.data = ray.get(data[0]) if isinstance(data, list) else data
         self._fields: Any = None
+        self._hints: dict[Shard, dict] = {}  # for the shards about to run
         self.seconds = self.cpu_seconds = 0.0  # in shards: wall time, this thread's CPU
         if blas_threads is not None:  # this actor's own process
             from threadpoolctl import threadpool_limits
 
             self._limits = threadpool_limits(limits=int(blas_threads), user_api="blas")
 
-    def run(self, shard: Shard, hints: dict | None = None) -> Partial:
+    def hint(self, shard: Shard, hints: dict) -> None:
+        """What the merge can never use of `shard` (sent just before :meth:`run`)."""
+        self._hints[shard] = hints
+
+    def run(self, shard: Shard) -> Partial:
         t, c = time.perf_counter(), time.thread_time()
         part = self.study.kernel(shard, self.data)
+        hints = self._hints.pop(shard, None)
         if hints:  # drop what the merge can never use (exact), before shipping
             from irsim.engine.partials import prefilter
 
