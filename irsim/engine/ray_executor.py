@@ -542,8 +542,8 @@ class _ShardActor:
 
     def run(self, shard: Shard) -> Partial:
         t, c = time.perf_counter(), time.thread_time()
+        hints = self._hints.pop(shard, None)  # (taken first: a failing kernel leaves none)
         part = self.study.kernel(shard, self.data)
-        hints = self._hints.pop(shard, None)
         if hints:  # drop what the merge can never use (exact), before shipping
             from irsim.engine.partials import prefilter
 
