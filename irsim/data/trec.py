@@ -9,7 +9,8 @@ check (column count, numbers) is a mask over the chunk's lines, and the first of
 is found with ``argmax``; duplicates are found over the whole file from integer codes. Blank
 lines are skipped but counted, so the reported line numbers are those of the file. A file
 with several problems reports the first problem of the first chunk that has one (a
-duplicate, found over the whole file, after every chunk's other checks).
+duplicate, found over the whole file, after every chunk's other checks; :func:`read_runs`
+reads every file before it looks for duplicates, so that each string is hashed once).
 
 Formats
 -------
