@@ -316,3 +316,49 @@ def test_prefiltered_shards_merge_to_the_same_result(seed, largest):
             resumed.combine(t, saved[t])
         for g, w in zip(resumed.result()["top"], want["top"], strict=True):
             assert np.array_equal(g, w)
+
+
+# ------------------------------------------------------------- hints of several collections
+def _two_collections():
+    from irsim.engine.composite import PartData, PerCollection
+
+    a = urbano_matrix("adhoc6_ap", "AP", systems=14)
+    b = urbano_matrix("adhoc8_ap", "AP", systems=11)
+    studies = [DiscPower(B=1000, seed=s, shard_items=32, shard_replicates=250) for s in (1, 2)]
+    return PerCollection(("a", "b"), studies), PartData(("a", "b"), (a, b))
+
+
+def test_hints_of_a_collection_are_its_own_fields():
+    """PerCollection says which fields a shard returns: the merge's hints for a shard are
+    those of its collection's top-k fields only (what it ships stays O(the shard)), the
+    same as the unrestricted hints for those fields."""
+    study, data = _two_collections()
+    reducer = reducer_of(study, data)
+    shards = study.plan(data)
+    for s in shards[: len(shards) // 2] + [t for t in shards if t.part == 1][:2]:
+        reducer.combine(s, study.kernel(s, data))
+    for s in shards:
+        names = study.fields_of(s, data)
+        assert names and all(n.startswith(f"c{s.part}.") for n in names)
+        assert set(names) == set(study.kernel(s, data))
+        own = reducer.acc.hints(s, names)
+        every = reducer.acc.hints(s)
+        assert set(own) == {n for n in every if n.startswith(f"c{s.part}.")}
+        for n, (bar, bar_idx) in own.items():
+            assert np.array_equal(bar, every[n][0]) and np.array_equal(bar_idx, every[n][1])
+
+
+@pytest.mark.ray
+def test_ray_with_hints_of_several_collections_equals_local(ray_local, tmp_path):
+    study, data = _two_collections()
+    local, _ = run_study(study, data)
+    tables, info = run_study(study, data, engine="ray", engine_options={"workers": 2},
+                             checkpoint_dir=tmp_path)
+    assert info["shards"] == len(study.plan(data))
+    assert set(tables) == set(local)
+    for name in local:
+        assert tables[name].equals(local[name]), name
+    resumed, info = run_study(study, data, checkpoint_dir=tmp_path)  # every shard on disk
+    assert info["shards_resumed"] == info["shards"]
+    for name in local:
+        assert resumed[name].equals(local[name]), name

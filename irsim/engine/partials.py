@@ -34,7 +34,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -704,11 +704,13 @@ class Accumulator:
                  for name, value in partial.items()}
         return lambda: {name: kept() for name, kept in later.items()}
 
-    def hints(self, shard: Shard) -> dict[str, Any]:
+    def hints(self, shard: Shard, names: Iterable[str] | None = None) -> dict[str, Any]:
         """What a worker computing `shard` may drop before shipping its partial
-        (:meth:`Kind.hint`, for :func:`prefilter`): the fields that have a hint now."""
+        (:meth:`Kind.hint`, for :func:`prefilter`): the fields that have a hint now, of
+        `names` (the fields the shard's kernel returns; default every field)."""
         out = {}
-        for name, kind in self.fields.items():
+        for name in self.fields if names is None else names:
+            kind = self.fields[name]
             h = kind.hint(self.state[name], shard)
             if h is not None:
                 out[name] = h

@@ -266,9 +266,12 @@ def run_study(
     elif engine == "ray":
         from irsim.engine.ray_executor import ray_partials
 
-        # each shard's actor drops what the merge can never use (hints taken at submission)
-        stream = ray_partials(study, data, todo, info=executor_info,
-                              hints=reducer.acc.hints, **options)
+        # each shard's actor drops what the merge can never use (hints taken at submission,
+        # for the fields its kernel returns when the study says which: PerCollection)
+        fields_of = getattr(study, "fields_of", None)
+        hints = (reducer.acc.hints if fields_of is None
+                 else lambda shard: reducer.acc.hints(shard, fields_of(shard, data)))
+        stream = ray_partials(study, data, todo, info=executor_info, hints=hints, **options)
     else:
         raise ConfigError(f"engine must be 'local' or 'ray', got {engine!r}")
     t_compute = time.perf_counter()
