@@ -72,7 +72,8 @@ def run_cli(path: Path, metric: str, B: int, out: Path):
     r = subprocess.run([sys.executable, "-m", "irsim", "collection=matrix",
                         f"collection.path={path}", f"collection.metric={metric}",
                         f"experiment.B={B}", "quiet=true", f"hydra.run.dir={out}"],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, cwd=out.parent)  # (-m: the working
+    # directory comes first on sys.path, where another checkout's irsim could be found)
     wall = time.perf_counter() - t
     if r.returncode != 0:
         raise SystemExit(f"the CLI failed:\n{r.stderr}")

@@ -142,8 +142,10 @@ def write_big(path: Path, lines: int, docs: int = 1000) -> Path:
 def peak_growth(path: Path) -> tuple[int, int, int]:
     """Growth of the peak resident set while ``read_run(path)`` runs in a fresh process
     (after its imports), of the resident set kept after it, and the rows read."""
+    # (run in the file's directory: ``python -c`` puts the working directory first on
+    # sys.path, where another checkout's irsim could be found)
     out = subprocess.run([sys.executable, "-c", _RSS, str(path)], capture_output=True,
-                         text=True, check=True).stdout.split()
+                         text=True, check=True, cwd=path.parent).stdout.split()
     return int(out[0]), int(out[1]), int(out[2])
 
 
