@@ -4,7 +4,8 @@ The front door (everything loads on first use, so ``import irsim`` stays quick):
 
 - one function per study, named as the experiment: :func:`discpower`, :func:`swap`,
   :func:`error_rates`, :func:`effort`, :func:`coverage`, :func:`corpus_ci`,
-  :func:`test_errors` (see :mod:`irsim.api`);
+  :func:`test_errors`, ... (every study registered, :mod:`irsim.experiments.registry`; see
+  :mod:`irsim.api`);
 - :func:`evaluate`: per-topic scores of TREC runs (trec_eval-exact) as a long DataFrame;
 - :class:`ScoreMatrix`, :class:`Result`;
 - the significance tests and CI methods of :mod:`irsim.stats` (``paired_t``, ``wilcoxon``,
@@ -30,8 +31,20 @@ try:
 except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0.0.0+unknown"
 
-_STUDIES = ("discpower", "swap", "error_rates", "effort", "coverage", "corpus_ci",
-            "test_errors", "topic_set_size", "reliability", "multiple_testing")
+
+
+def _builtin_studies() -> tuple[str, ...]:
+    """The modules of irsim/experiments, without importing them (``import irsim`` stays
+    quick); the registry (:mod:`irsim.experiments.registry`) is what they declare."""
+    import pkgutil
+    from pathlib import Path
+
+    found = pkgutil.iter_modules([str(Path(__file__).with_name("experiments"))])
+    return tuple(sorted(m.name for m in found if m.name != "registry"
+                        and not m.name.startswith("_")))
+
+
+_STUDIES = _builtin_studies()
 _STATS = ("paired_t", "wilcoxon", "sign_test", "randomisation_test", "paired_bootstrap",
           "unpaired_bootstrap", "tukey_hsd", "randomised_tukey_hsd", "anova_two_way",
           "mean_ci", "bootstrap_ci", "meta_analysis", "fixed_effect", "random_effects",
@@ -46,7 +59,7 @@ __all__ = ["__version__", *_STUDIES, *_OTHER, *_STATS]
 
 
 def __getattr__(name: str) -> Any:
-    if name in _STUDIES:
+    if name in _STUDIES or (not name.startswith("_") and _registered(name)):
         from irsim.api import study_function
 
         value = study_function(name)
@@ -58,6 +71,19 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'irsim' has no attribute {name!r}")
     globals()[name] = value  # cache: the next access is a plain lookup
     return value
+
+
+def _registered(name: str) -> bool:
+    """Whether a study outside irsim/experiments (a plugin, one registered at import) has
+    this name. A submodule's name is not looked up (``from irsim import conf`` asks this
+    module's ``__getattr__`` before it imports the submodule)."""
+    import importlib.util
+
+    if importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        return False
+    from irsim.experiments.registry import names
+
+    return name in names()
 
 
 def __dir__() -> list[str]:

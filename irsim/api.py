@@ -47,7 +47,6 @@ from __future__ import annotations
 import dataclasses
 import glob
 import inspect
-import json
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -67,7 +66,7 @@ if TYPE_CHECKING:
     from irsim.kit.loading import CollectionList, CollectionSet
 
 __all__ = ["Result", "evaluate", "execute", "as_score_matrix", "as_doc_collection",
-           "engine_defaults", "study_function", "versions", "describe_data",
+           "engine_defaults", "study_function", "describe_data",
            "as_collection_set", "as_collection_list",
            "matrix_to_long", "ConfigParameter", "config_parameters"]
 
@@ -88,8 +87,14 @@ def _frame_to_matrix(df: pd.DataFrame, metric: str, where: str) -> ScoreMatrix:
         topics = [str(t) for t in df.index]
     if df.shape[1] < 1 or df.shape[0] < 1:
         raise InputError(f"no scores (shape {df.shape})", file=where)
+    dup = df.columns[df.columns.duplicated()]
+    if len(dup):
+        raise InputError(f"duplicate column (system) name {dup[0]!r}", file=where)
     values = np.empty(df.shape, np.float64)
     for j, col in enumerate(df.columns):
+        if df[col].dtype.kind in "cmMV" or isinstance(df[col].dtype, pd.CategoricalDtype):
+            raise InputError(f"column {col!r} holds {df[col].dtype} values, not scores "
+                             f"(real numbers)", file=where)
         try:
             values[:, j] = pd.to_numeric(df[col], errors="raise").to_numpy(np.float64)
         except (ValueError, TypeError):
@@ -395,22 +400,6 @@ def evaluate(runs: Any, qrels: Any, metrics: Any, *, depth: int | None = 1000,
 
 
 # ------------------------------------------------------------------------------- manifest
-def versions() -> dict[str, str]:
-    """Versions of irsim, Python and the libraries results depend on."""
-    import importlib.metadata as md
-    import platform
-
-    import irsim
-
-    out = {"irsim": irsim.__version__, "python": platform.python_version()}
-    for pkg in ("numpy", "scipy", "pyarrow", "pandas", "hydra-core", "ray", "matplotlib"):
-        try:
-            out[pkg] = md.version(pkg)
-        except md.PackageNotFoundError:
-            out[pkg] = "not installed"
-    return out
-
-
 def describe_data(data: Any) -> dict[str, Any]:
     """Summary of a study's data for the manifest and report (a ``describe()`` method of the
     data wins)."""
@@ -478,13 +467,27 @@ def engine_defaults(engine: str) -> dict[str, Any]:
 def execute(name: str, config: Any, data: Any, *, seed: int, shards: Any,
             engine: str = "local", engine_options: Mapping[str, Any] | None = None,
             checkpoint_dir: str | os.PathLike | None = None,
-            progress: Callable[[int, int], Any] | None = None
-            ) -> tuple[Any, dict[str, pa.Table], dict[str, Any]]:
+            progress: Callable[[int, int], Any] | None = None,
+            reuse: Callable[[str], bool] | None = None,
+            before_run: Callable[[], Any] | None = None
+            ) -> tuple[Any, dict[str, pa.Table] | None, dict[str, Any]]:
     """Make the study `name` from its ``Config`` and run it: ``(data, tables, run info)``.
 
     Both doors end here: the command line (:func:`irsim.runner.run`) and the study
     functions of this module.
+
+    Parameters
+    ----------
+    reuse : callable, optional
+        ``reuse(fingerprint) -> bool``, asked once the study is made: True when the caller
+        holds this run's results already (a complete run directory); the study is then not
+        run and the tables returned are None (the info holds the ``fingerprint``).
+    before_run : callable, optional
+        Called just before the shards run (after `reuse` said no): the command line makes
+        its checkpoint directory and progress bar there.
     """
+    from irsim.engine import data_digest
+    from irsim.engine.checkpoint import fingerprint_of
     from irsim.engine.session import Engine
     from irsim.experiments import make_study
 
@@ -492,6 +495,13 @@ def execute(name: str, config: Any, data: Any, *, seed: int, shards: Any,
     # run on the same engine, and a Ray instance started for the first is reused by the second
     with Engine(engine, engine_options) as session:
         study, data = make_study(name, config, data, seed=seed, shards=shards, engine=session)
+        if reuse is not None:
+            fingerprint = fingerprint_of({"study": study.name, **study.fingerprint()},
+                                         data_digest(data))
+            if reuse(fingerprint):
+                return data, None, {"fingerprint": fingerprint}
+        if before_run is not None:
+            before_run()
         tables, info = session.run(study, data, checkpoint_dir=checkpoint_dir,
                                    progress=progress)
     return data, tables, dict(info)
@@ -532,20 +542,28 @@ class Result:
         `directory` must be new, empty or an irsim run directory; one holding other files
         is refused (:class:`~irsim.errors.InputError`), as on the command line."""
         from irsim import rundir
-        from irsim.engine.checkpoint import atomic_write, run_dir_lock
+        from irsim.engine.checkpoint import run_dir_lock
         from irsim.engine.output import clear_report, write_tables
+        from irsim.provenance import table_digests, write_manifest
         from irsim.report import write_report
 
         directory = Path(directory)
         with run_dir_lock(directory):  # as the command line: one writer, nothing stale
             rundir.claim(directory)  # and never into a directory holding others' files
             (directory / "manifest.json").unlink(missing_ok=True)
-            write_tables(self.tables, directory)
+            paths = write_tables(self.tables, directory)
             clear_report(directory)
-            path = write_report(directory, self.tables, self.manifest)
-            text = json.dumps(self.manifest, indent=2, default=str).encode()
-            atomic_write(directory / "manifest.json", lambda f: f.write(text))
+            record = {**self.manifest, "table_sha256": table_digests(paths)}
+            path = write_report(directory, self.tables, record)
+            write_manifest(directory, record)
         return path
+
+    def headline(self) -> str:
+        """The run's answer in a few lines: each summary table of the study (what the
+        command line prints at the end of a run, :func:`irsim.report.headline_text`)."""
+        from irsim.report import headline_text
+
+        return headline_text(self.name, self.tables)
 
     def __repr__(self) -> str:
         parts = ", ".join(f"{k}: {t.num_rows} rows" for k, t in self.tables.items())
@@ -562,9 +580,9 @@ class Result:
 
 # ------------------------------------------------------------------------ study functions
 def _config_fields(name: str) -> list[dataclasses.Field]:
-    from irsim.experiments import experiment_module
+    from irsim.experiments import get
 
-    config = experiment_module(name).Config
+    config = get(name).config
     return [f for f in dataclasses.fields(config) if f.name != "name"]
 
 
@@ -576,18 +594,38 @@ def _default(f: dataclasses.Field) -> Any:
     return inspect.Parameter.empty
 
 
+def _plain(value: Any) -> Any:
+    """numpy scalars and arrays as Python values (OmegaConf takes only those), inside lists,
+    tuples and dicts too.
+
+    Examples
+    --------
+    >>> _plain({"B": np.int64(3), "alpha": [np.float64(0.05)], "x": np.array([1, 2])})
+    {'B': 3, 'alpha': [0.05], 'x': [1, 2]}
+    """
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
 def _build_config(name: str, params: Mapping[str, Any]) -> Any:
-    """The study's Config from keyword arguments, typed and checked by OmegaConf (messages
-    name the keyword)."""
+    """The study's Config from keyword arguments (numpy scalars accepted as Python ones),
+    typed and checked by OmegaConf (messages name the keyword)."""
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
-    from irsim.experiments import experiment_module
+    from irsim.experiments import get
 
-    config_cls = experiment_module(name).Config
+    config_cls = get(name).config
     base = OmegaConf.structured(config_cls)
     try:
-        merged = OmegaConf.merge(base, OmegaConf.create(dict(params)))
+        merged = OmegaConf.merge(base, OmegaConf.create(_plain(dict(params))))
         return OmegaConf.to_object(merged)
     except OmegaConfBaseException as err:
         key = getattr(err, "full_key", None) or "?"
@@ -596,15 +634,15 @@ def _build_config(name: str, params: Mapping[str, Any]) -> Any:
 
 
 def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
-    from irsim.experiments import Shards, experiment_module
+    from irsim.experiments import Shards, get
 
-    module = experiment_module(name)
+    entry = get(name)
     fields = {f.name for f in _config_fields(name)}
-    unknown = [k for k in kwargs if k not in fields and k not in _COMMON]
+    extra = set(_COMMON) | set(entry.kind.keywords)
+    unknown = [k for k in kwargs if k not in fields and k not in extra]
     if unknown:
-        raise unknown_name(f"parameter of irsim.{name}", unknown[0], sorted(fields |
-                                                                            set(_COMMON)))
-    common = {k: kwargs.pop(k) for k in list(kwargs) if k in _COMMON and k not in fields}
+        raise unknown_name(f"parameter of irsim.{name}", unknown[0], sorted(fields | extra))
+    common = {k: kwargs.pop(k) for k in list(kwargs) if k in extra and k not in fields}
     if "metrics" in fields and "metrics" in kwargs:
         common["metrics"] = kwargs["metrics"]
     seed = common.get("seed", 0)
@@ -625,11 +663,14 @@ def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
         metrics = common.get("metrics")
         metrics = [metrics] if isinstance(metrics, str) else metrics
         runs, qrels = common.get("runs"), common.get("qrels")
-        if runs is not None or qrels is not None:
+        if entry.kind.from_python is not None:  # a kind the study's own package declares
+            keywords = {k: common.get(k, v) for k, v in entry.kind.keywords.items()}
+            data = entry.kind.from_python(data, keywords, config)
+        elif runs is not None or qrels is not None:
             if data is not None:
                 raise ConfigError("give the data either positionally or as runs=/qrels=")
             docs = as_doc_collection(runs, qrels)
-            if module.DATA == "docs":
+            if entry.data == "docs":
                 data = docs
             else:
                 if not metrics:
@@ -641,19 +682,16 @@ def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
                                        depth=docs.depth, missing=docs.missing)
         elif data is None:
             raise ConfigError(f"irsim.{name} needs data: a DataFrame, a dict of DataFrames, "
-                              f"a ScoreMatrix" + (" or runs=/qrels=" if module.DATA == "docs"
+                              f"a ScoreMatrix" + (" or runs=/qrels=" if entry.data == "docs"
                                                   else ""))
-        elif module.DATA == "docs":
+        elif entry.data == "docs":
             if not isinstance(data, DocCollection):
                 raise ConfigError(f"irsim.{name} reads runs and qrels: pass runs= and qrels=")
         elif _is_pooled(data):
-            from irsim.kit.loading import POOLING_STUDIES
-
             if common.get("metric") is not None:
                 raise ConfigError("metric names a single DataFrame; a dict names its metrics "
                                   "by its keys")
-            design = str(getattr(config, "design", ""))
-            data = (as_collection_set(data, metrics) if (name, design) in POOLING_STUDIES
+            data = (as_collection_set(data, metrics) if entry.pooled(config)
                     else as_collection_list(data, metrics))
         else:
             data = as_score_matrix(data, common.get("metric"))
@@ -670,21 +708,15 @@ def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
         finally:
             if bar is not None:
                 bar.close()
-    manifest = {
-        "experiment": name,
-        "entry": f"irsim.{name}",
-        "seed": int(seed),
-        "engine": engine,
-        "config": {"experiment": {"name": name, **dataclasses.asdict(config)},
-                   "seed": int(seed), "engine": {"name": engine, **options}},
-        "collection": describe_data(data),
-        "run": info,
-        "shards": info.get("shards"),
-        "tables": {k: t.num_rows for k, t in tables.items()},
-        "versions": versions(),
-        "timings": {"total_seconds": round(time.perf_counter() - t0, 4)},
-    }
-    return Result(name, tables, manifest)
+    from irsim.provenance import manifest
+
+    record = manifest(experiment=name, command=f"irsim.{name}", seed=seed,
+                      config={"experiment": {"name": name, **dataclasses.asdict(config)},
+                              "seed": int(seed), "engine": {"name": engine, **options}},
+                      engine=engine, collection=describe_data(data), info=info,
+                      tables=tables,
+                      timings={"total_seconds": round(time.perf_counter() - t0, 4)})
+    return Result(name, tables, record)
 
 
 def interactive() -> bool:
@@ -740,24 +772,24 @@ def study_function(name: str) -> Callable[..., Result]:
     names = {f.name for f in fields}
     for f in fields:
         params.append(P(f.name, P.KEYWORD_ONLY, default=_default(f)))
-    extra = {"runs": None, "qrels": None, "metric": None, "metrics": None, "seed": 0,
-             "engine": "local", "workers": None, "shard_items": None,
-             "shard_replicates": None, "progress": None}
+    from irsim.experiments import get
+
+    extra = {**get(name).kind.keywords, "runs": None, "qrels": None, "metric": None,
+             "metrics": None, "seed": 0, "engine": "local", "workers": None,
+             "shard_items": None, "shard_replicates": None, "progress": None}
     for key, default in extra.items():
         if key not in names:
             params.append(P(key, P.KEYWORD_ONLY, default=default))
     study.__signature__ = inspect.Signature(params, return_annotation=Result)
-    from irsim.experiments import experiment_module
-
-    module = experiment_module(name)
+    entry = get(name)
     study.__doc__ = (
-        f"{module.DESCRIPTION[:1].upper()}{module.DESCRIPTION[1:]}.\n\n"
+        f"{entry.description[:1].upper()}{entry.description[1:]}.\n\n"
         f"The Python door of ``irsim experiment={name}``: same parameters (keyword-only, "
         f"named as the ``experiment.`` keys), same tables for the same seed.\n\n"
         f"Parameters\n----------\n"
         f"data : DataFrame, dict of DataFrame, ScoreMatrix or long DataFrame\n"
         f"    Per-topic scores (see :mod:`irsim.api`); or give ``runs=`` and ``qrels=``.\n"
-        f"{_config_doc(module.Config)}"
+        f"{_config_doc(entry.config)}"
         f"seed : int\n    Seed of every random draw.\n"
         f"engine : {{'local', 'ray'}}\n    Where shards run; tables are identical.\n"
         f"workers : int, optional\n    Ray actors (engine='ray').\n"
@@ -835,8 +867,8 @@ def config_parameters(config: type) -> list[ConfigParameter]:
 
     Examples
     --------
-    >>> from irsim.experiments import experiment_module
-    >>> p = config_parameters(experiment_module("coverage").Config)
+    >>> from irsim.experiments import get
+    >>> p = config_parameters(get("coverage").config)
     >>> [x.name for x in p][:3]
     ['metrics', 'methods', 'sizes']
     >>> p[3]

@@ -38,11 +38,11 @@ def catalog() -> dict[str, dict[str, str]]:
     >>> "discpower" in c["experiments"] and "AP" in c["metrics"] and "bca" in c["ci_methods"]
     True
     """
-    from irsim.experiments import experiment_module, experiment_names
+    from irsim.experiments import studies
     from irsim.metrics import available_measures
     from irsim.stats import CI_METHOD_SPECS, TESTS
 
-    experiments = {n: experiment_module(n).DESCRIPTION for n in experiment_names()}
+    experiments = {s.name: s.description for s in studies()}
     presets = {}
     for name, entry in _configs("experiment").items():
         if name in experiments:

@@ -86,7 +86,8 @@ def _hydra_entry(cfg: DictConfig) -> None:
             evaluate_command(cfg, run_dir)
         else:
             # the jobs of a multirun share one Ray instance instead of starting one each
-            run(cfg, run_dir, keep_ray=multirun, force=_FORCE)
+            tables = run(cfg, run_dir, keep_ray=multirun, force=_FORCE)
+            _print_headline(cfg.experiment.name, tables)
     except IrsimError as err:
         _fail(err)
     except KeyboardInterrupt:
@@ -103,6 +104,16 @@ def _hydra_entry(cfg: DictConfig) -> None:
               f"report it)", code=1)
     # the last line, quiet or not: where the results are
     print(f"irsim: results in {run_dir}", file=sys.stderr)
+
+
+def _print_headline(name: str, tables: dict) -> None:
+    """The run's answer on stdout: its summary tables, a few lines each
+    (:func:`irsim.report.headline_text`); report.md and results/ hold the rest."""
+    from irsim.report import headline_text
+
+    text = headline_text(name, tables)
+    if text:
+        print(text, flush=True)
 
 
 def _ray_error(err: BaseException, cfg: DictConfig) -> str | None:
@@ -129,9 +140,9 @@ def _config_names(group: str) -> list[str]:
     root = resources.files("irsim.conf") / group
     names = {e.name[:-5] for e in root.iterdir() if e.name.endswith(".yaml")}
     if group == "experiment":  # experiments are structured configs; presets are YAML
-        from irsim.experiments import experiment_names
+        from irsim.experiments import names as study_names
 
-        names |= set(experiment_names())
+        names |= set(study_names())
     return sorted(names)
 
 

@@ -71,9 +71,9 @@ def _md(text: str) -> str:
 
 
 def _experiments() -> tuple[str, ...]:
-    from irsim.experiments import KNOWN
+    from irsim.experiments import names
 
-    return tuple(KNOWN)
+    return tuple(names())
 
 
 def _experiment(name: str | None) -> str:
@@ -93,10 +93,10 @@ def parameters_markdown(experiment: str) -> str:
     | `experiment.samples=1000` | int | Topic samples per size. |
     """
     from irsim.api import config_parameters
-    from irsim.experiments import experiment_module
+    from irsim.experiments import get
     from irsim.runner import override_value
 
-    params = config_parameters(experiment_module(experiment).Config)
+    params = config_parameters(get(experiment).config)
     lines = [f"`irsim show {experiment}` prints the same list; from Python each key is a "
              f"keyword argument of `irsim.{experiment}` (`help(irsim.{experiment})`).", "",
              "| key and default | type | meaning |", "|---|---|---|"]
@@ -161,7 +161,7 @@ def api_markdown() -> str:
         return [f"::: {path}", *(f"    {o}" for o in options), ""]
 
     lines = ["## Studies", ""]
-    for name in irsim._STUDIES:
+    for name in _experiments():
         lines += directive(f"irsim.{name}", "options:", "  force_inspection: true")
     lines += ["## Data, results and errors", ""]
     for name in irsim._OTHER:

@@ -1,4 +1,4 @@
-"""Which code computed a result: a digest of irsim's own source.
+"""Which code computed a result: a digest of irsim's own source, and the run's manifest.
 
 A study's fingerprint (:func:`irsim.engine.checkpoint.fingerprint_of`), which decides whether
 checkpoints are reused on resume and whether a run directory is complete, covers the irsim
@@ -11,9 +11,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-__all__ = ["code_digest", "source_digest", "file_sha256"]
+__all__ = ["code_digest", "source_digest", "file_sha256", "versions", "manifest",
+           "table_digests", "write_manifest"]
 
 _CHUNK = 1 << 20
 
@@ -76,3 +79,96 @@ def file_sha256(path: str | os.PathLike) -> str:
         while chunk := f.read(_CHUNK):
             h.update(chunk)
     return h.hexdigest()
+
+
+def versions() -> dict[str, str]:
+    """Versions of irsim, Python and the libraries results depend on."""
+    import importlib.metadata as md
+    import platform
+
+    import irsim
+
+    out = {"irsim": irsim.__version__, "python": platform.python_version()}
+    for pkg in ("numpy", "scipy", "pyarrow", "pandas", "hydra-core", "ray", "matplotlib"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def table_digests(paths: Mapping[str, str | os.PathLike]) -> dict[str, str]:
+    """sha256 of each written table file (the manifest's ``table_sha256``, which
+    :func:`irsim.runner.completed` verifies)."""
+    return {name: file_sha256(path) for name, path in paths.items()}
+
+
+def manifest(*, experiment: str, command: Any, seed: int, config: Mapping[str, Any],
+             engine: str, collection: Mapping[str, Any], info: Mapping[str, Any],
+             tables: Mapping[str, Any], timings: Mapping[str, float]) -> dict[str, Any]:
+    """The manifest of a study run, the same keys from both doors (``manifest.json`` of the
+    command line, :attr:`irsim.api.Result.manifest` of the Python functions).
+
+    Parameters
+    ----------
+    experiment : str
+        The study.
+    command : list of str or str
+        The command line (``sys.argv``) or the Python call (``irsim.<name>``).
+    seed : int
+    config : mapping
+        The whole configuration (``experiment``, ``engine``, ``seed``, ``collection`` ...).
+    engine : str
+        ``local`` or ``ray``.
+    collection : mapping
+        What the data was (:func:`irsim.api.describe_data`).
+    info : mapping
+        The engine's run information (``fingerprint``, ``shards``, timings, Ray details).
+    tables : mapping of str to pyarrow.Table
+        The result tables (their row counts are recorded).
+    timings : mapping
+        Seconds of the run's phases.
+
+    Examples
+    --------
+    >>> m = manifest(experiment="swap", command="irsim.swap", seed=0, config={}, engine="local",
+    ...              collection={}, info={"fingerprint": "f", "shards": 2}, tables={},
+    ...              timings={})
+    >>> m["fingerprint"], m["shards"], m["irsim_source_sha256"] == code_digest()
+    ('f', 2, True)
+    """
+    import time
+
+    import irsim
+
+    return {
+        "irsim_version": irsim.__version__,
+        "irsim_source_sha256": code_digest(),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "command": command,
+        "experiment": experiment,
+        "seed": int(seed),
+        "engine": engine,
+        "config": dict(config),
+        "fingerprint": info.get("fingerprint"),
+        "shards": info.get("shards"),
+        "run": dict(info),
+        "collection": dict(collection),
+        "tables": {k: t.num_rows for k, t in tables.items()},
+        "versions": versions(),
+        "timings": dict(timings),
+    }
+
+
+def write_manifest(run_dir: str | os.PathLike, record: Mapping[str, Any]) -> Path:
+    """Write ``<run_dir>/manifest.json`` atomically (both doors: :func:`irsim.runner.run`,
+    :meth:`irsim.api.Result.report`); `record` is a :func:`manifest` with the written
+    tables' ``table_sha256``."""
+    import json
+
+    from irsim.engine.checkpoint import atomic_write
+
+    path = Path(run_dir) / "manifest.json"
+    text = json.dumps(record, indent=2, default=str).encode()
+    atomic_write(path, lambda f: f.write(text))
+    return path

@@ -7,7 +7,6 @@ config built by Hydra's ``compose``.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import logging
 import os
@@ -19,18 +18,17 @@ from typing import Any
 import pyarrow as pa
 from omegaconf import DictConfig, OmegaConf
 
-import irsim
-from irsim.api import describe_data, matrix_to_long, versions
+from irsim.api import describe_data, matrix_to_long
 from irsim.data.collection import load_doc_collection
 from irsim.engine import write_tables
 from irsim.experiments import load
 from irsim.kit.loading import metrics_arg, progress_bar
+from irsim.provenance import manifest, table_digests, write_manifest
 from irsim.rng import check_seed
 
 __all__ = ["compose_config", "run", "evaluate_command", "write_manifest", "matrix_to_long",
            "describe_data", "check_seed", "check_run_dir", "check_keys", "check_ray_address",
            "auth_message", "completed", "COMPLETE", "show_text", "show_command",
-           "table_digests",
            "preset_overrides", "override_value", "print_summary"]
 
 log = logging.getLogger(__name__)
@@ -54,37 +52,6 @@ def compose_config(overrides: list[str] | None = None, *, hydra: bool = False) -
     with initialize_config_module(config_module="irsim.conf", version_base="1.3"):
         return compose(config_name="config", overrides=list(overrides or []),
                        return_hydra_config=hydra)
-
-
-def table_digests(paths: dict[str, Path]) -> dict[str, str]:
-    """sha256 of each written table file (the manifest's ``table_sha256``, which
-    :func:`completed` verifies)."""
-    from irsim.provenance import file_sha256
-
-    return {name: file_sha256(path) for name, path in paths.items()}
-
-
-def write_manifest(run_dir: Path, cfg: DictConfig, extra: dict[str, Any]) -> Path:
-    """Write ``manifest.json`` (config, seed, versions, the digest of irsim's source, timings,
-    engine, shards, the sha256 of each table) atomically."""
-    from irsim.provenance import code_digest
-
-    manifest = {
-        "irsim_version": irsim.__version__,
-        "irsim_source_sha256": code_digest(),
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "command": sys.argv,
-        "seed": cfg.get("seed"),
-        "config": OmegaConf.to_container(cfg, resolve=True),
-        "versions": versions(),
-        **extra,
-    }
-    from irsim.engine.checkpoint import atomic_write
-
-    path = run_dir / "manifest.json"
-    text = json.dumps(manifest, indent=2, default=str).encode()
-    atomic_write(path, lambda f: f.write(text))
-    return path
 
 
 def check_run_dir(run_dir: Path) -> None:
@@ -153,7 +120,8 @@ def check_keys(cfg: DictConfig) -> None:
     """
     from irsim.api import engine_defaults
     from irsim.errors import unknown_name
-    from irsim.experiments import experiment_module
+    from irsim.experiments import check_keys as check_experiment_keys
+    from irsim.experiments import get
 
     for key in cfg.keys():
         if key not in TOP_LEVEL:
@@ -163,13 +131,7 @@ def check_keys(cfg: DictConfig) -> None:
     for key in cfg.engine.keys():
         if f"engine.{key}" not in valid:
             raise unknown_name(f"key of engine={engine}", f"engine.{key}", valid)
-    module = experiment_module(cfg.experiment.name)
-    valid = [f"experiment.{f.name}" for f in dataclasses.fields(module.Config)
-             if f.name != "name"]
-    for key in cfg.experiment.keys():
-        if key != "name" and f"experiment.{key}" not in valid:
-            raise unknown_name(f"parameter of experiment={cfg.experiment.name}",
-                               f"experiment.{key}", valid)
+    check_experiment_keys(get(cfg.experiment.name), cfg.experiment.keys())
 
 
 def check_ray_address(address: str, timeout: float = 10.0) -> None:
@@ -304,11 +266,8 @@ def _run_locked(cfg: DictConfig, run_dir: Path, checkpoints: Path, *, keep_ray: 
     from tqdm.contrib.logging import logging_redirect_tqdm
 
     from irsim import rundir
-    from irsim.engine import data_digest
-    from irsim.engine.checkpoint import fingerprint_of
+    from irsim.api import execute
     from irsim.engine.output import clear_report, read_tables
-    from irsim.engine.session import Engine
-    from irsim.experiments import make_study
 
     t0 = time.perf_counter()
     check_keys(cfg)
@@ -319,56 +278,51 @@ def _run_locked(cfg: DictConfig, run_dir: Path, checkpoints: Path, *, keep_ray: 
         check_ray_address(str(engine_options["address"]))
     if engine == "ray" and keep_ray:
         engine_options.setdefault("keep_alive", True)
-    # log lines go above the progress bars instead of through them; one engine session: the
-    # data preparation (test_errors' copula fitting) and the study share it (one Ray instance)
-    with (logging_redirect_tqdm() if not cfg.get("quiet", False) else contextlib.nullcontext(),
-          Engine(engine, engine_options) as session):
-        name, config, data, shards = load(cfg)
-        # api.execute, unrolled: the study's fingerprint decides whether run_dir is complete
-        study, data = make_study(name, config, data, seed=check_seed(cfg.seed), shards=shards,
-                                 engine=session)
-        fingerprint = fingerprint_of({"study": study.name, **study.fingerprint()},
-                                     data_digest(data))
-        if not force and completed(run_dir, fingerprint):
-            print(f"irsim: {run_dir} {COMPLETE}", file=sys.stderr)
-            names = json.loads((run_dir / "manifest.json").read_text())["tables"]
-            return {k: t for k, t in read_tables(run_dir).items() if k in names}
-        t_load = time.perf_counter()
-        bar, progress = progress_bar(cfg, name, unit="shard")
+    started: list[Any] = []  # (time, progress bar, its update) once the shards start
+
+    def before_run() -> None:
         rundir.make_checkpoints(checkpoints)
-        try:
-            tables, info = session.run(study, data, checkpoint_dir=checkpoints,
-                                       progress=progress)
-            info = dict(info)
+        started.append((time.perf_counter(), *progress_bar(cfg, name, unit="shard")))
+
+    def progress(done: int, total: int) -> None:
+        if started and started[0][2] is not None:
+            started[0][2](done, total)
+
+    # log lines go above the progress bars instead of through them
+    with logging_redirect_tqdm() if not cfg.get("quiet", False) else contextlib.nullcontext():
+        name, config, data, shards = load(cfg)
+        try:  # the same path as the Python door (api.execute); a complete run_dir is reused
+            data, tables, info = execute(
+                name, config, data, seed=check_seed(cfg.seed), shards=shards, engine=engine,
+                engine_options=engine_options, checkpoint_dir=checkpoints, progress=progress,
+                reuse=lambda fingerprint: not force and completed(run_dir, fingerprint),
+                before_run=before_run)
         finally:
-            if bar is not None:
-                bar.close()
+            if started and started[0][1] is not None:
+                started[0][1].close()
+    if tables is None:
+        print(f"irsim: {run_dir} {COMPLETE}", file=sys.stderr)
+        names = json.loads((run_dir / "manifest.json").read_text())["tables"]
+        return {k: t for k, t in read_tables(run_dir).items() if k in names}
+    t_load = started[0][0]
     t_study = time.perf_counter()
     # an earlier run's manifest goes first: its outputs are about to be replaced, and a crash
     # in between must not pair it with this run's tables
     (run_dir / "manifest.json").unlink(missing_ok=True)
     paths = write_tables(tables, run_dir)
-    extra = {
-        "experiment": name,
-        "engine": engine,
-        "fingerprint": info.get("fingerprint"),
-        "shards": info["shards"],
-        "run": dict(info),
-        "collection": describe_data(data),
-        "tables": {k: t.num_rows for k, t in tables.items()},
-        "table_sha256": table_digests(paths),
-        "timings": {
-            "load_seconds": round(t_load - t0, 4),
-            "study_seconds": round(t_study - t_load, 4),
-        },
-    }
+    record = manifest(experiment=name, command=sys.argv, seed=cfg.seed,
+                      config=OmegaConf.to_container(cfg, resolve=True), engine=engine,
+                      collection=describe_data(data), info=info, tables=tables,
+                      timings={"load_seconds": round(t_load - t0, 4),
+                               "study_seconds": round(t_study - t_load, 4)})
+    record["table_sha256"] = table_digests(paths)
     clear_report(run_dir)
     if report:
         from irsim.report import write_report
 
-        write_report(run_dir, tables, extra)
-    extra["timings"]["total_seconds"] = round(time.perf_counter() - t0, 4)
-    write_manifest(run_dir, cfg, extra)
+        write_report(run_dir, tables, record)
+    record["timings"]["total_seconds"] = round(time.perf_counter() - t0, 4)
+    write_manifest(run_dir, record)
     rundir.remove_checkpoints(checkpoints)  # irsim's own (its mark), never a symlink
     log.info("wrote %s", run_dir)
     return tables
@@ -414,17 +368,16 @@ def _evaluate_locked(cfg: DictConfig, run_dir: Path) -> pa.Table:
     (run_dir / "manifest.json").unlink(missing_ok=True)
     paths = write_tables({"per_topic": table}, run_dir)
     clear_report(run_dir)
-    extra = {
-        "experiment": "evaluate",
-        "collection": describe_data(matrix),
-        "tables": {"per_topic": table.num_rows},
-        "table_sha256": table_digests(paths),
-        "timings": {"total_seconds": round(time.perf_counter() - t0, 4)},
-    }
+    record = manifest(experiment="evaluate", command=sys.argv, seed=cfg.get("seed") or 0,
+                      config=OmegaConf.to_container(cfg, resolve=True), engine="local",
+                      collection=describe_data(matrix), info={},
+                      tables={"per_topic": table}, timings={})
+    record["table_sha256"] = table_digests(paths)
     from irsim.report import write_report
 
-    write_report(run_dir, {"per_topic": table}, extra)
-    write_manifest(run_dir, cfg, extra)
+    write_report(run_dir, {"per_topic": table}, record)
+    record["timings"]["total_seconds"] = round(time.perf_counter() - t0, 4)
+    write_manifest(run_dir, record)
     print_summary(table)
     return table
 
@@ -558,7 +511,7 @@ def show_text(name: str) -> str:
     from irsim.api import config_parameters
     from irsim.catalog import catalog
     from irsim.errors import unknown_name
-    from irsim.experiments import experiment_module
+    from irsim.experiments import get
 
     cat = catalog()
     if name in cat["experiments"]:
@@ -574,7 +527,7 @@ def show_text(name: str) -> str:
     else:
         raise unknown_name("experiment or preset", name,
                            [*cat["experiments"], *cat["presets"]])
-    params = config_parameters(experiment_module(base).Config)
+    params = config_parameters(get(base).config)
     values = {} if composed is None else OmegaConf.to_container(composed.experiment,
                                                                  resolve=True)
     what = "default" if composed is None else f"value in {name}"

@@ -35,7 +35,7 @@ from typing import Any
 import pyarrow as pa
 
 __all__ = ["Column", "TableSpec", "TABLES", "PER_COLLECTION", "spec", "schema", "table",
-           "check", "table_markdown", "markdown"]
+           "check", "table_markdown", "markdown", "add_tables"]
 
 _S, _I, _F = pa.string(), pa.int64(), pa.float64()
 
@@ -803,6 +803,34 @@ _SPECS = [
 #: Every output table by name, in the order the documentation lists them.
 TABLES: dict[str, TableSpec] = {s.name: s for s in _SPECS}
 del _SPECS
+
+
+def add_tables(specs: Sequence[TableSpec], *, study: str) -> None:
+    """Register the tables a study declares in its own package (its registration's
+    ``tables=``, :func:`irsim.experiments.registry.study`), so that they are checked before
+    they are written and documented like the tables above.
+
+    Parameters
+    ----------
+    specs : sequence of TableSpec
+        Each names `study` among its writers.
+    study : str
+        The registering study.
+
+    Raises
+    ------
+    ValueError
+        A spec that does not name `study`, or a name another table already holds with other
+        contents (programming errors).
+    """
+    for s in specs:
+        if study not in s.studies:
+            raise ValueError(f"table {s.name!r} registered by study {study!r} does not name "
+                             f"it among its studies {s.studies}")
+        old = TABLES.get(s.name)
+        if old is not None and old != s:
+            raise ValueError(f"table {s.name!r} is registered already with other contents")
+        TABLES[s.name] = s
 
 
 # ------------------------------------------------------------------------------- access

@@ -259,3 +259,15 @@ def test_a_bad_seed_is_a_config_error_in_the_python_door(seed):
     with pytest.raises(ConfigError, match="seed must be an integer >= 0"):
         irsim.discpower(df, metric="AP", B=10, seed=seed)
     assert irsim.discpower(df, metric="AP", B=100, seed=np.int64(2)).manifest["seed"] == 2
+
+
+def test_result_headline_is_the_clis_answer():
+    res = irsim.swap(frame("adhoc8_ap", 10), metric="AP", trials=20, subset_sizes=[5],
+                     seed=1)
+    text = res.headline()
+    summary = res.to_pandas("swap_summary")
+    assert text.splitlines()[0].startswith("swap_summary: required_diff (")
+    assert "metric=AP" in text.splitlines()[0] and "subset_size=5" in text.splitlines()[0]
+    body = [ln.split() for ln in text.splitlines()[2:]]
+    assert len(body) == len(summary) > 0
+    assert [float(r[-1]) for r in body] == [float(f"{v:.4g}") for v in summary.required_diff]

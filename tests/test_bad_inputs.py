@@ -306,6 +306,14 @@ CASES = [
         "collection.path=" + str(write(t, "m.csv", "a,b\n0.1,0.2\n0.3,1.7\n0.5,0.9\n"))],
      "experiment.methods: studentised_logit needs scores in [0, 1], but X of system 'b' on "
      "topic '2' is 1.7"),
+    # issue 29: a number where files are expected, an absurd cut-off, a score beyond 1e100
+    ("runs-a-number", lambda t: ["experiment=effort", "collection=trec", "collection.runs=5",
+                                 f"collection.qrels={QRELS}"],
+     "collection.runs must be a file, a glob or a list of them, got 5"),
+    ("cutoff-absurd", lambda t: ["metrics=[P@99999999999]"],
+     "metric P@99999999999: cut-off must be at most 1,000,000"),
+    ("score-1e308", lambda t: matrix_file(t, "a,b\n0.1,0.2\n0.3,1e308\n"),
+     "is beyond +-1e+100"),
 ]
 
 
@@ -459,3 +467,86 @@ def test_too_few_resamples_for_alpha_are_refused(B, alphas, ok):
         assert 1 / (B + 1) >= min(alphas) - 1e-15  # no add-one ASL can be below alpha
         with pytest.raises(ConfigError, match=f"experiment.B={B} is too small"):
             check_resamples(B, alphas)
+
+
+# ------------------------------------------------------------ the Python door (issue 29)
+def _frame(systems=6, topics=12):
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    return pd.DataFrame(rng.random((topics, systems)), columns=[f"s{i}" for i in
+                                                                range(systems)])
+
+
+def test_numpy_scalars_are_parameters_like_python_ones():
+    import irsim
+
+    df = _frame()
+    plain = irsim.discpower(df, metric="AP", B=200, alpha=[0.05, 0.1], seed=1)
+    numpy = irsim.discpower(df, metric="AP", B=np.int64(200), seed=np.int64(1),
+                            alpha=[np.float64(0.05), np.float64(0.1)])
+    arr = irsim.discpower(df, metric="AP", B=200, alpha=np.array([0.05, 0.1]), seed=1,
+                          shard_items=np.int64(256))
+    for other in (numpy, arr):
+        for name, table in plain.tables.items():
+            assert table.equals(other.tables[name]), name
+
+
+@pytest.mark.parametrize("study,kwargs", [
+    ("discpower", dict(B=100)), ("swap", dict(trials=10, subset_sizes=[3])),
+    ("error_rates", dict(trials=5, test_B=100, sd_samples=2, subset_sizes=[3])),
+    ("coverage", dict(samples=10, B=100, sizes=[3])), ("reliability", dict(B=10)),
+    ("topic_set_size", {}), ("test_errors", dict(trials=20, B=100, sizes=[5])),
+    ("multiple_testing", dict(trials=10, sizes=[5])),
+])
+def test_duplicate_columns_are_one_clear_error(study, kwargs):
+    import irsim
+
+    df = _frame()
+    df.columns = ["s0", "s0", *df.columns[2:]]
+    with pytest.raises(irsim.InputError, match=r"duplicate column \(system\) name 's0'"):
+        getattr(irsim, study)(df, metric="AP", **kwargs)
+
+
+@pytest.mark.parametrize("value,kind", [(1j, "complex128"),
+                                        ("2020-01-01", "datetime64")])
+def test_complex_or_date_columns_are_not_scores(value, kind):
+    import pandas as pd
+
+    import irsim
+
+    df = _frame()
+    df["s5"] = pd.to_datetime(value) if kind.startswith("datetime") else value
+    with pytest.raises(irsim.InputError, match=f"column 's5' holds {kind}"):
+        irsim.discpower(df, metric="AP", B=100)
+
+
+@pytest.mark.parametrize("study,kwargs", [("discpower", dict(B=100)),
+                                          ("error_rates", dict(trials=5, test_B=100,
+                                                               sd_samples=2,
+                                                               subset_sizes=[3]))])
+def test_huge_scores_are_refused_before_they_overflow(study, kwargs):
+    import irsim
+
+    df = _frame() * 1e308
+    with pytest.raises(irsim.InputError, match=r"is beyond \+-1e\+100"):
+        getattr(irsim, study)(df, metric="AP", **kwargs)
+
+
+@pytest.mark.parametrize("study,what", [("reliability", "the G-study"),
+                                        ("topic_set_size", "the topic set size")])
+def test_identical_systems_are_refused_instead_of_nan_tables(study, what):
+    import irsim
+
+    df = _frame()
+    for c in df.columns[1:]:
+        df[c] = df["s0"]  # every system scores the same on every topic
+    with pytest.raises(irsim.InputError, match=f"every system has the same score on every "
+                                               f"topic .* so {what}"):
+        getattr(irsim, study)(df, metric="AP")
+    df["s1"] = _frame()["s1"]  # one system differs: the tables hold numbers again
+    out = getattr(irsim, study)(df, metric="AP", B=20) if study == "reliability" else \
+        getattr(irsim, study)(df, metric="AP")
+    first = out.tables[study].to_pandas()
+    value = first["e_rho2"] if study == "reliability" else first["n"]
+    assert value.notna().all() and (value > 0).all()

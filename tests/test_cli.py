@@ -270,6 +270,12 @@ def test_run_dir_printed_last_and_a_complete_run_is_not_recomputed(tmp_path):
     assert r.returncode == 0, r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert lines == [f"irsim: results in {out}"]  # quiet: that line only, and last
+    # the answer on stdout: the summary table's headline column, as in results/
+    dp = pq.read_table(out / "results" / "discpower.parquet").to_pandas()
+    head = r.stdout.split("discpower: sensitivity (test=paired_bootstrap)\n")[1]
+    rows = [ln.split() for ln in head.splitlines()[1:] if ln.strip()]
+    assert rows == [[m, f"{a:.4g}".rstrip("0").rstrip("."), f"{s:.4g}"] for m, a, s in zip(
+        dp.metric, dp.alpha, dp.sensitivity, strict=True)]
     first = json.loads((out / "manifest.json").read_text())
     asl = (out / "results" / "asl.parquet").read_bytes()
     # the same study again (another engine option and quiet: same fingerprint): complete
@@ -277,6 +283,7 @@ def test_run_dir_printed_last_and_a_complete_run_is_not_recomputed(tmp_path):
     assert r.returncode == 0, r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert lines[-1] == f"irsim: results in {out}"
+    assert "discpower: sensitivity (test=paired_bootstrap)" in r.stdout  # reused: same answer
     assert lines[0] == f"irsim: {out} is complete: it holds the finished results of this " \
                        f"study (same parameters, seed, data and irsim version); not " \
                        f"recomputed (--force recomputes them)"

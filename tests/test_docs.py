@@ -17,8 +17,9 @@ import pytest
 import yaml
 
 from irsim import docs
-from irsim.experiments import KNOWN
+from irsim.experiments import names as study_names
 
+KNOWN = study_names()
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"

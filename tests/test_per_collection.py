@@ -318,10 +318,12 @@ def test_registered_collections(tmp_path):
     assert [(n, m.metrics, m.shape[1:]) for n, m in adhoc.parts] == [
         ("adhoc5", ("AP", "P@10", "RR"), (61, 50)), ("adhoc6", ("AP", "P@10", "RR"), (74, 50)),
         ("adhoc7", ("AP", "P@10", "RR"), (103, 50)), ("adhoc8", ("AP", "P@10", "RR"), (129, 50))]
-    pooled = score_matrix(compose_config(["experiment=test_errors",
-                                          "experiment.design=urbano2019", "collection=trec_web",
-                                          "metrics=[nDCG@20]", f"data_dir={SHARED_DATA}",
-                                          "quiet=true"]))
+    from irsim.experiments import load  # the registration says design=urbano2019 pools
+
+    _, _, pooled, _ = load(compose_config(["experiment=test_errors",
+                                           "experiment.design=urbano2019",
+                                           "collection=trec_web", "metrics=[nDCG@20]",
+                                           f"data_dir={SHARED_DATA}", "quiet=true"]))
     assert isinstance(pooled, CollectionSet)
     assert [(n, m.metrics) for n, m in pooled.parts] == [
         (f"web201{i}", ("nDCG@20",)) for i in range(3)]

@@ -11,8 +11,10 @@ import pytest
 
 from irsim.api import config_parameters
 from irsim.catalog import catalog
-from irsim.experiments import KNOWN, experiment_module
+from irsim.experiments import get, names
 from irsim.runner import compose_config, preset_overrides, shell_arg, show_text
+
+KNOWN = names()
 
 
 def irsim(*args, cwd=None):
@@ -23,7 +25,7 @@ def irsim(*args, cwd=None):
 @pytest.mark.parametrize("name", KNOWN)
 def test_every_config_field_is_documented(name):
     """The Config docstring documents every field (type and meaning): what show prints."""
-    config = experiment_module(name).Config
+    config = get(name).config
     fields = [f.name for f in dataclasses.fields(config) if f.name != "name"]
     params = config_parameters(config)
     assert [p.name for p in params] == fields
@@ -41,7 +43,7 @@ def test_show_experiment_lists_every_key_with_default(name):
     from omegaconf import OmegaConf
 
     text = show_text(name)
-    config = experiment_module(name).Config()
+    config = get(name).config()
     params = [ln for ln in text.splitlines() if ln.startswith("  ") and "  (" in ln]
     keys = [f.name for f in dataclasses.fields(config) if f.name != "name"]
     assert len(params) == len(keys)

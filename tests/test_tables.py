@@ -19,9 +19,10 @@ from test_golden import ADDED_COLUMNS, ADDED_TABLES, assert_bit_identical
 from irsim import tables
 from irsim.data.matrix import ScoreMatrix
 from irsim.engine import read_tables, write_tables
-from irsim.experiments import KNOWN
+from irsim.experiments import names
 from irsim.runner import matrix_to_long
 
+KNOWN = names()
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = sorted((ROOT / "tests" / "golden").glob("*/*.parquet"))
 TABLES_PAGE = ROOT / "docs" / "reference" / "tables.md"

@@ -302,3 +302,31 @@ def test_pair_errors_equal_the_loop_over_pairs_and_trials():
     assert comps[0, 0].sum() == pairs * trials
     # the tie of (4, 5) is in the first relative bin (not the open last one) on every trial
     assert comps[0, 1, 0] >= trials and comps[0, 1, 19] < pairs * trials
+
+
+def test_one_bottom_share_rule_serves_every_study():
+    """irsim.sampling.systems is the one home of the rule: the kit's kept systems, the
+    urbano2019 fit's prepared runs and the simulators' quantile rule, against direct
+    references (sorted means; numpy's type-7 quantile)."""
+    from irsim.sampling.systems import bottom_mask, duplicate_mask
+    from irsim.simulate.fitting import prepare_runs
+    from irsim.simulate.topics import fit_simulator
+
+    rng = np.random.default_rng(7)
+    x = rng.random((47, 20))
+    x[5] = x[2] + 1e-6  # a duplicate of run 2
+    means = x.mean(axis=1)
+    # count rule: floor(0.25 * 46) = 11 of the 46 non-duplicates, the lowest means
+    keep = prepare_runs(x, drop_duplicates=True, drop_bottom=0.25)
+    rest = [i for i in range(47) if i != 5]
+    lowest = set(sorted(rest, key=lambda i: means[i])[:11])
+    assert keep.tolist() == [i in rest and i not in lowest for i in range(47)]
+    # quantile rule (the simulators): below the 0.25 quantile of the non-duplicates goes
+    q = np.quantile(means[rest], 0.25)
+    want = [i in rest and means[i] >= q for i in range(47)]
+    assert bottom_mask(means, 0.25, rule="quantile", keep=duplicate_mask(x)).tolist() == want
+    sim = fit_simulator(x, drop_duplicates=True, drop_bottom=0.25)
+    # 46 runs: the count rule drops floor(11.5) = 11, the quantile rule the 12 below its
+    # interpolated quantile (position 11.25)
+    assert len(sim.systems) == sum(want) == 34 and len(sim.dropped) == 13
+    assert sum(keep) == 35

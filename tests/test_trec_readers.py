@@ -325,3 +325,28 @@ def test_duplicate_in_gzip_qrels_across_chunks(tmp_path, monkeypatch):
     _small_chunks(monkeypatch, 40)
     e = error(read_qrels, path)
     assert (e.line, str(path)) == (53, e.file) and "first at line 5" in str(e)
+
+
+def test_a_run_glob_skips_directories(tmp_path, caplog):
+    """runs/* beside an earlier run directory (the README's order of examples): the files
+    are read, the directory skipped with a note; directories only is one clear error."""
+    import logging
+
+    import pytest
+
+    from irsim.data.collection import load_doc_collection
+    from irsim.errors import InputError
+
+    runs = tmp_path / "runs"
+    (runs / "b5000").mkdir(parents=True)
+    (runs / "a.run").write_text("1 Q0 d1 1 2.0 a\n1 Q0 d2 2 1.0 a\n")
+    (runs / "b.run").write_text("1 Q0 d2 1 2.0 b\n1 Q0 d1 2 1.0 b\n")
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("1 0 d1 1\n1 0 d2 0\n")
+    cfg = {"kind": "trec", "runs": str(runs / "*"), "qrels": str(qrels)}
+    with caplog.at_level(logging.WARNING, logger="irsim.data.collection"):
+        docs = load_doc_collection(cfg)
+    assert docs.runs.names == ("a", "b")
+    assert "skipping 1 directory" in caplog.text and "b5000" in caplog.text
+    with pytest.raises(InputError, match="matches directories only"):
+        load_doc_collection({**cfg, "runs": str(runs / "b5*")})

@@ -10,24 +10,34 @@ dataclass does not declare is an error on the command line, as a wrong keyword i
 
 from __future__ import annotations
 
-__all__ = ["register"]
+from typing import Any
+
+__all__ = ["register", "registered", "store"]
 
 _REGISTERED = False
 
 
 def register() -> None:
-    """Store every experiment's ``Config`` in Hydra's ConfigStore (idempotent)."""
+    """Store every study's ``Config`` in Hydra's ConfigStore (idempotent): the studies of
+    :func:`irsim.experiments.registry.studies`; a study registered later is stored when it
+    registers."""
     global _REGISTERED
     if _REGISTERED:
         return
+    from irsim.experiments.registry import studies
+
+    for entry in studies():
+        store(entry)
+    _REGISTERED = True
+
+
+def registered() -> bool:
+    """Whether :func:`register` has run in this process."""
+    return _REGISTERED
+
+
+def store(entry: Any) -> None:
+    """Store one study's ``Config`` as ``experiment/<name>``."""
     from hydra.core.config_store import ConfigStore
 
-    from irsim.experiments import experiment_module, experiment_names
-
-    cs = ConfigStore.instance()
-    for name in experiment_names():
-        module = experiment_module(name)
-        config = getattr(module, "Config", None)
-        if config is not None:
-            cs.store(group="experiment", name=name, node=config)
-    _REGISTERED = True
+    ConfigStore.instance().store(group="experiment", name=entry.name, node=entry.config)

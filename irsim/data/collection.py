@@ -4,6 +4,7 @@ runs + qrels (whose metrics the caller computes: :func:`irsim.kit.loading.load_c
 from __future__ import annotations
 
 import glob
+import logging
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ class DocCollection:
     depth: int = 1000
     missing: str = "error"
 
+
+log = logging.getLogger(__name__)
 
 def _get(cfg: Mapping[str, Any], key: str, default: Any = None) -> Any:
     value = cfg.get(key, default) if hasattr(cfg, "get") else getattr(cfg, key, default)
@@ -65,7 +68,13 @@ def _files(spec: Any, data_dir: str | None, offline: bool, what: str,
            name: Any = None) -> list[Path]:
     if spec is None:
         raise ConfigError(f"collection.{what} is required for collection kind 'trec'")
-    items = [spec] if isinstance(spec, (str, os.PathLike)) else list(spec)
+    if isinstance(spec, str | os.PathLike):
+        items = [spec]
+    elif isinstance(spec, Sequence):  # a list (an OmegaConf ListConfig is one)
+        items = list(spec)
+    else:
+        raise ConfigError(f"collection.{what} must be a file, a glob or a list of them, got "
+                          f"{spec!r}")
     out: list[Path] = []
     for item in items:
         text = str(item)
@@ -75,6 +84,15 @@ def _files(spec: Any, data_dir: str | None, offline: bool, what: str,
                 hits = sorted(glob.glob(str(Path(data_dir) / text)))
             if not hits:
                 raise InputError(f"no files match collection.{what} pattern", file=text)
+            dirs = [h for h in hits if os.path.isdir(h)]
+            if dirs:  # runs/* beside an earlier run directory: files only, said once
+                log.warning("collection.%s=%s: skipping %d director%s (%s)", what, text,
+                            len(dirs), "y" if len(dirs) == 1 else "ies",
+                            ", ".join(dirs[:3]) + (", ..." if len(dirs) > 3 else ""))
+                hits = [h for h in hits if h not in dirs]
+                if not hits:
+                    raise InputError(f"collection.{what} pattern matches directories only",
+                                     file=text)
             out.extend(Path(h) for h in hits)
         else:
             out.append(_local(item, data_dir, offline, name))

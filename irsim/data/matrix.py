@@ -12,6 +12,12 @@ from irsim.errors import ConfigError, InputError, unknown_name
 __all__ = ["ScoreMatrix"]
 
 
+
+#: Largest score magnitude a study accepts: sums of squares of resampled scores over up to
+#: millions of topics stay finite (IR metrics lie in [0, 1]; unnormalised gains in the
+#: thousands are far inside).
+MAX_SCORE = 1e100
+
 @dataclass(frozen=True)
 class ScoreMatrix:
     """Per-topic scores of many systems under one or more metrics.
@@ -64,6 +70,14 @@ class ScoreMatrix:
             raise InputError(
                 f"non-finite score {values[m, s, t]} for metric {self.metrics[m]!r}, "
                 f"system {self.systems[s]!r}, topic {self.topics[t]!r}",
+                file=where,
+            )
+        if values.size and np.abs(values).max() > MAX_SCORE:
+            m, s, t = np.argwhere(np.abs(values) > MAX_SCORE)[0]
+            raise InputError(
+                f"score {values[m, s, t]:g} for metric {self.metrics[m]!r}, system "
+                f"{self.systems[s]!r}, topic {self.topics[t]!r} is beyond +-{MAX_SCORE:g} "
+                f"(sums of squares over topics would overflow); rescale the scores",
                 file=where,
             )
         values.setflags(write=False)

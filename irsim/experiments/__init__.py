@@ -1,10 +1,11 @@
 """Studies: one module per experiment, each a plan, a kernel and a reduction over the kit.
 
-The contract of an experiment module ``irsim.experiments.<name>``:
+A study module declares itself once, with :func:`irsim.experiments.registry.study` on its
+``make`` (name, ``Config``, data kind, one-line description, listing order, and optionally
+whether it pools several collections, its report module and tables it declares itself). That
+registration is the only list of studies: Hydra's ConfigStore, ``irsim.<name>``, ``irsim
+list`` / ``show``, the report dispatcher and the docs all read it.
 
-- ``DESCRIPTION``: one line for ``irsim list``.
-- ``DATA``: what the study reads: ``"matrix"`` (a :class:`~irsim.data.ScoreMatrix` of
-  per-topic scores) or ``"docs"`` (runs and qrels, :class:`~irsim.data.DocCollection`).
 - ``Config``: a dataclass of the experiment's parameters, the single source of their
   defaults and types. It is the ``experiment`` node of the Hydra config (registered by
   :func:`irsim.conf.register`) and the keyword-only parameters of the Python function
@@ -26,34 +27,14 @@ no study imports another study: shared pieces live in the kit (:mod:`irsim.kit`)
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import inspect
-from types import ModuleType
 from typing import Any
 
 from irsim.errors import unknown_name
+from irsim.experiments.registry import Study, get, names, studies
 from irsim.kit.common import Shards
 
-__all__ = ["KNOWN", "Shards", "experiment_names", "experiment_module", "build_study",
-           "make_study", "load"]
-
-#: Experiment modules, in the order ``irsim list`` shows them.
-KNOWN = ("discpower", "swap", "error_rates", "effort", "coverage", "corpus_ci", "test_errors",
-         "topic_set_size", "reliability", "multiple_testing")
-
-
-def experiment_names() -> list[str]:
-    """Names of the experiments installed (modules present in this package)."""
-    return [n for n in KNOWN if importlib.util.find_spec(f"{__name__}.{n}") is not None]
-
-
-def experiment_module(name: str) -> ModuleType:
-    """The module of experiment `name` (unknown names suggest the closest valid ones)."""
-    names = experiment_names()
-    if name not in names:
-        raise unknown_name("experiment", str(name), names)
-    return importlib.import_module(f"{__name__}.{name}")
+__all__ = ["Shards", "Study", "get", "names", "studies", "build_study", "make_study", "load"]
 
 
 def make_study(name: str, config: Any, data: Any, *, seed: int, shards: Shards,
@@ -64,18 +45,18 @@ def make_study(name: str, config: Any, data: Any, *, seed: int, shards: Shards,
     fitting); None: in process."""
     from irsim.kit.loading import CollectionList
 
-    module = experiment_module(name)
+    entry = get(name)
     if isinstance(data, CollectionList):
-        return _per_collection(module, config, data, seed=seed, shards=shards, engine=engine)
-    if engine is not None and "engine" in inspect.signature(module.make).parameters:
-        return module.make(config, data, seed=int(seed), shards=shards, engine=engine)
-    return module.make(config, data, seed=int(seed), shards=shards)
+        return _per_collection(entry, config, data, seed=seed, shards=shards, engine=engine)
+    if engine is not None and "engine" in inspect.signature(entry.make).parameters:
+        return entry.make(config, data, seed=int(seed), shards=shards, engine=engine)
+    return entry.make(config, data, seed=int(seed), shards=shards)
 
 
-def _per_collection(module: ModuleType, config: Any, data: Any, *, seed: int, shards: Shards,
+def _per_collection(entry: Study, config: Any, data: Any, *, seed: int, shards: Shards,
                     engine: Any) -> tuple[Any, Any]:
     """The study of every collection of a :class:`~irsim.kit.loading.CollectionList`, each
-    made by the module's own ``make`` with the run's seed, as one
+    made by the study's own ``make`` with the run's seed, as one
     :class:`~irsim.engine.composite.PerCollection` study. A problem of one collection's data
     names the collection."""
     import copy
@@ -83,24 +64,24 @@ def _per_collection(module: ModuleType, config: Any, data: Any, *, seed: int, sh
     from irsim.engine.composite import PartData, PerCollection
     from irsim.errors import ConfigError, InputError
 
-    if module.DATA != "matrix":
-        raise ConfigError(f"experiment={module.__name__.rsplit('.', 1)[-1]} reads runs and "
-                          "qrels, not several score matrices")
-    studies, parts = [], []
-    takes_engine = engine is not None and "engine" in inspect.signature(module.make).parameters
+    if entry.data != "matrix":
+        raise ConfigError(f"experiment={entry.name} reads runs and qrels, not several score "
+                          "matrices")
+    made_studies, parts = [], []
+    takes_engine = engine is not None and "engine" in inspect.signature(entry.make).parameters
     for cname, matrix in data.parts:
         kw = {"engine": engine} if takes_engine else {}
         try:  # make may adjust its config: each collection gets its own copy
-            study, made = module.make(copy.deepcopy(config), matrix, seed=int(seed),
+            study, made = entry.make(copy.deepcopy(config), matrix, seed=int(seed),
                                       shards=shards, **kw)
         except ConfigError as err:
             raise ConfigError(f"collection {cname!r}: {err.problem}") from None
         except InputError as err:
             raise InputError(f"collection {cname!r}: {err.problem}", file=err.file,
                              line=err.line) from None
-        studies.append(study)
+        made_studies.append(study)
         parts.append(made)
-    return PerCollection(data.names, studies), PartData(data.names, parts)
+    return PerCollection(data.names, made_studies), PartData(data.names, parts)
 
 
 def load(cfg: Any) -> tuple[str, Any, Any, Shards]:
@@ -111,24 +92,29 @@ def load(cfg: Any) -> tuple[str, Any, Any, Shards]:
     from irsim.kit.loading import doc_collection, engine_shards, score_matrix
 
     name = cfg.experiment.name
-    module = experiment_module(name)
-    check_keys(module, cfg.experiment.keys())
+    entry = get(name)
+    check_keys(entry, cfg.experiment.keys())
     config = OmegaConf.to_object(cfg.experiment)
     if cfg.get("metrics") is not None and hasattr(config, "metrics"):
         config.metrics = None  # the top-level `metrics` chose the data: it wins
-    data = doc_collection(cfg) if module.DATA == "docs" else score_matrix(cfg)
+    if entry.kind.from_config is not None:  # a kind the study's own package declares
+        data = entry.kind.from_config(cfg, config)
+    elif entry.data == "docs":
+        data = doc_collection(cfg)
+    else:
+        data = score_matrix(cfg, entry.pooled(config))
     return name, config, data, engine_shards(cfg)
 
 
-def check_keys(module: ModuleType, keys: Any) -> None:
+def check_keys(entry: Study, keys: Any) -> None:
     """Every key names a field of the experiment's ``Config`` (``+experiment.BB=1`` would
-    otherwise be accepted and do nothing)."""
+    otherwise be accepted and do nothing): the one check of the experiment's keys."""
     from dataclasses import fields
 
-    valid = [f.name for f in fields(module.Config)]
+    valid = [f.name for f in fields(entry.config) if f.name != "name"]
     for key in keys:
-        if key not in valid:
-            raise unknown_name(f"parameter of experiment={module.Config().name}",
+        if key != "name" and key not in valid:
+            raise unknown_name(f"parameter of experiment={entry.name}",
                                f"experiment.{key}", [f"experiment.{v}" for v in valid])
 
 

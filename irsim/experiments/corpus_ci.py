@@ -65,6 +65,7 @@ from irsim.engine.base import Shard, block_ranges, shard_grid
 from irsim.engine.partials import Slab
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
+from irsim.experiments.registry import study
 from irsim.kit.common import (
     aligned_block,
     check_choices,
@@ -89,13 +90,9 @@ from irsim.stats.corpus_ap import (
 from irsim.stats.meta import fixed_effect, random_effects
 from irsim.tables import table
 
-__all__ = ["DESCRIPTION", "DATA", "Config", "make", "CorpusCI", "METHODS", "RUN_UNIT",
+__all__ = ["Config", "make", "CorpusCI", "METHODS", "RUN_UNIT",
            "CORPUS_BLOCK", "STREAM", "classify", "split_summary"]
 
-DESCRIPTION = ("confidence intervals for AP under corpus resampling (closed form), small-R "
-               "correction, split-corpus validation over repeated MD5 splits, MAP/L-MAP "
-               "intervals, meta-analysis (Cormack & Lynam 2006)")
-DATA = "docs"
 
 #: Interval methods (``<method>_small_r`` are added when the correction is on).
 METHODS = ("normal", "logit", "bca")
@@ -157,6 +154,11 @@ class Config:
     pairs: list[Any] | None = None
 
 
+@study("corpus_ci", config=Config, data="docs", order=60,
+       description=("confidence intervals for AP under corpus resampling (closed form), small-R "
+                    "correction, split-corpus validation over repeated MD5 splits, MAP/L-MAP "
+                    "intervals, meta-analysis (Cormack & Lynam 2006)"),
+       headlines={"corpus_validation_summary": (("method", "subset"), "within")})
 def make(config: Config, data: DocCollection, *, seed: int, shards: Shards
          ) -> tuple[CorpusCI, CorpusLists]:
     """The corpus-CI study of `config` and the ranked lists of `data` (runs and qrels) it

@@ -45,6 +45,7 @@ from irsim.engine.partials import Count
 from irsim.errors import ConfigError, param
 from irsim.exact import Exact
 from irsim.experiments import Shards
+from irsim.experiments.registry import study
 from irsim.kit.common import (
     aligned_block,
     as_tuple,
@@ -62,13 +63,9 @@ from irsim.stats.ci import LOGIT_METHODS, mean_interval_grid, outside_unit_inter
 from irsim.stats.ties import score_tolerance
 from irsim.tables import table
 
-__all__ = ["DESCRIPTION", "DATA", "Config", "make", "Coverage", "METHODS", "PARK_ALPHAS",
+__all__ = ["Config", "make", "Coverage", "METHODS", "PARK_ALPHAS",
            "TOPIC_STREAM", "BOOT_STREAM", "RELABEL_STREAM", "relabelling"]
 
-DESCRIPTION = ("coverage of confidence intervals for MAP: Type I error of normal, t, "
-               "percentile, basic, BCa and studentised logit intervals on topic samples "
-               "(Park 2011)")
-DATA = "matrix"
 
 #: Interval methods of this study (config names, ``method`` column).
 METHODS = ("normal", "t", "percentile", "basic", "bca", "studentised_logit")
@@ -114,6 +111,11 @@ class Config:
     alpha: Any = field(default_factory=lambda: list(PARK_ALPHAS))
 
 
+@study("coverage", config=Config, data="matrix", order=50,
+       description=("coverage of confidence intervals for MAP: Type I error of normal, t, "
+                    "percentile, basic, BCa and studentised logit intervals on topic samples "
+                    "(Park 2011)"),
+       headlines={"coverage": (("metric", "method", "n", "alpha"), "type1_error")})
 def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
          ) -> tuple[Coverage, ScoreMatrix]:
     """The coverage study of `config` on the metrics it selects from `data`.

@@ -54,6 +54,7 @@ from irsim.engine.base import Shard, shard_grid
 from irsim.engine.partials import Count, Kind, Slab, TopK
 from irsim.errors import ConfigError, InputError, param, unknown_name
 from irsim.experiments import Shards
+from irsim.experiments.registry import study
 from irsim.kit.bins import ABSOLUTE
 from irsim.kit.bootswap import SWAP_STREAM, check_confidences, swap_tables
 from irsim.kit.common import (
@@ -94,14 +95,9 @@ from irsim.stats.multiple import CORRECTIONS, adjust
 from irsim.stats.resample import gmean_scores, log_scores
 from irsim.tables import schema, table
 
-__all__ = ["DESCRIPTION", "DATA", "Config", "make", "DiscPower", "Variant", "TESTS",
+__all__ = ["Config", "make", "DiscPower", "Variant", "TESTS",
            "PAIRED_STREAM", "UNPAIRED_STREAM", "SWAP_STREAM", "TUKEY_STREAM", "TOPK_BUDGET"]
 
-DESCRIPTION = ("discriminative power and Sakai's (2006) bootstrap methods: ASL per pair "
-               "(every test of irsim.stats), multiple-comparison corrections, sensitivity, "
-               "estimated difference, test agreement, G-metrics, stability, bootstrap swap "
-               "method, Kendall tau with bootstrap SE")
-DATA = "matrix"
 
 #: Bytes the top-k lists of the estimated difference may take.
 TOPK_BUDGET = 2 * 2**30
@@ -466,6 +462,14 @@ def _observed_diff(v: Variant, data: ScoreMatrix) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------- make
+@study("discpower", config=Config, data="matrix", order=10,
+       description=("discriminative power and Sakai's (2006) bootstrap methods: ASL per pair "
+                    "(every test of irsim.stats), multiple-comparison corrections, sensitivity, "
+                    "estimated difference, test agreement, G-metrics, stability, bootstrap swap "
+                    "method, Kendall tau with bootstrap SE"),
+       headlines={"discpower": (("metric", "test", "alpha"), "sensitivity"),
+                  "stability": (("metric", "fuzziness"), "minority_rate"),
+                  "rankcorr": (("metric_a", "metric_b"), "tau")})
 def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
          ) -> tuple[DiscPower, ScoreMatrix]:
     """The study of `config` on `data` (the top systems if ``top_systems``), checked.

@@ -32,6 +32,7 @@ from irsim.engine.base import Partial, Shard
 from irsim.engine.partials import Kind
 from irsim.errors import ConfigError, param
 from irsim.experiments import Shards
+from irsim.experiments.registry import study
 from irsim.kit.common import check_positive_int, check_unique
 from irsim.kit.topicsets import (
     PairErrors,
@@ -45,11 +46,8 @@ from irsim.sampling.pooling import pool_runs, pooled_qrels
 from irsim.tables import schema, table
 
 __all__ = ["Config", "Effort", "EffortData", "effort_data", "make", "DEFAULT_POOLS",
-           "pool_label", "DESCRIPTION", "DATA"]
+           "pool_label"]
 
-DESCRIPTION = ("assessor effort: error rates of metrics recomputed on depth-k pools (MAP at "
-               "depth 100 vs P@10 at depth 10) against judged documents (Sanderson-Zobel)")
-DATA = "docs"
 #: The paper's comparison: MAP on depth-100 pools, P@10 on depth-10 pools.
 DEFAULT_POOLS = (("AP", 100), ("P@10", 10))
 #: Default shard size: system pairs per shard (every shard holds all trials of its pairs).
@@ -278,6 +276,11 @@ class Effort:
                 "pools": table("pools", pool_rows)}
 
 
+@study("effort", config=Config, data="docs", order=40,
+       description=("assessor effort: error rates of metrics recomputed on depth-k pools (MAP at "
+                    "depth 100 vs P@10 at depth 10) against judged documents (Sanderson-Zobel)"),
+       headlines={"effort_summary": (
+           ("metric", "pool_depth", "sampling", "subset_size"), "error_rate")})
 def make(config: Config, data: DocCollection, *, seed: int, shards: Shards
          ) -> tuple[Effort, EffortData]:
     """Pool the runs of `data`, recompute the metrics (:func:`effort_data`) and set up the

@@ -44,6 +44,7 @@ from irsim.engine.base import Partial, Shard
 from irsim.engine.partials import Kind, Slab
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
+from irsim.experiments.registry import study
 from irsim.kit.bins import LAYOUTS
 from irsim.kit.common import as_tuple, check_positive_int, check_unique, select_metrics
 from irsim.kit.topicsets import (
@@ -61,11 +62,8 @@ from irsim.stats import get_test
 from irsim.tables import table
 
 __all__ = ["Config", "ErrorRates", "GrowthFit", "fit_growth", "make", "STREAM", "SD_STREAM",
-           "WINDOWS", "DESCRIPTION", "DATA"]
+           "WINDOWS"]
 
-DESCRIPTION = ("Sanderson-Zobel error rates: order flips between topic sets by difference bin "
-               "and set size, conditioned on significance tests, exponential extrapolation")
-DATA = "matrix"
 #: Random stream of the topic sets.
 STREAM = ERROR_STREAM
 #: Random stream of the samples of the standard-deviation table.
@@ -391,6 +389,12 @@ def _sd_sizes(sd_sizes: tuple[int, ...] | None, n: int) -> tuple[int, ...]:
                  for s in sd_sizes)
 
 
+@study("error_rates", config=Config, data="matrix", order=30,
+       description=("Sanderson-Zobel error rates: order flips between topic sets by difference bin "
+                    "and set size, conditioned on significance tests, exponential extrapolation"),
+       headlines={"error_extrapolation": (
+           ("metric", "sampling", "bin_kind", "bin_lo", "test", "p_lo", "p_hi", "target_size"),
+           "predicted_rate")})
 def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
          ) -> tuple[ErrorRates, ScoreMatrix]:
     """The study of `config` on `data` (restricted to ``config.metrics``), validated.

@@ -76,6 +76,7 @@ from irsim.engine.base import Partial, Shard, shard_grid
 from irsim.engine.partials import Count
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
+from irsim.experiments.registry import study
 from irsim.kit.common import (
     aligned_block,
     check_alphas,
@@ -86,6 +87,7 @@ from irsim.kit.common import (
 )
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.sampling.permutations import topic_permutations
+from irsim.sampling.systems import check_share
 from irsim.simulate.collection import (
     DEPENDENCE,
     MIN_EIGENVALUE,
@@ -106,8 +108,6 @@ from irsim.stats.ties import tie_tolerance
 from irsim.tables import table as build_table
 
 __all__ = [
-    "DATA",
-    "DESCRIPTION",
     "FDP_SCALE",
     "NULL_MARGINS",
     "SIMULTANEOUS",
@@ -121,10 +121,6 @@ __all__ = [
     "make",
 ]
 
-DESCRIPTION = ("known-truth simulation: family-wise error rate, false discovery rate and "
-               "power of multiple-comparison corrections (Bonferroni, Holm, BH, BY) over all "
-               "system pairs of collections simulated from a real one")
-DATA = "matrix"
 #: Tests this study runs by default, by config name (the paired tests of :mod:`irsim.stats`).
 TESTS = ("t", "wilcoxon", "sign", "randomisation", "paired_bootstrap")
 #: Random stream of the simulated collections.
@@ -654,6 +650,12 @@ def prepare(models: list[CollectionModel] | tuple[CollectionModel, ...], *,
     return CollectionData(tuple(models), tuple(shifts))
 
 
+@study("multiple_testing", config=Config, data="matrix", order=100,
+       description=("known-truth simulation: family-wise error rate, false discovery rate and "
+                    "power of multiple-comparison corrections (Bonferroni, Holm, BH, BY) over all "
+                    "system pairs of collections simulated from a real one"),
+       headlines={"multiple_testing": (
+           ("metric", "correction", "test", "m", "n", "share_null", "alpha"), "fwer")})
 def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
          ) -> tuple[MultipleTesting, CollectionData]:
     """The study and its data: a collection model fit to every metric of `data` and the
@@ -701,9 +703,7 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     if isinstance(trunc, bool) or int(trunc) != trunc or int(trunc) < 1:
         raise ConfigError(f"{param('vine_truncation')} must be an integer >= 1, got "
                           f"{trunc!r}")
-    if not 0.0 <= float(config.drop_bottom) < 1.0:
-        raise ConfigError(f"{param('drop_bottom')} must be in [0, 1), got "
-                          f"{config.drop_bottom}")
+    check_share(config.drop_bottom)
     null_mean = None if config.null_mean is None else float(config.null_mean)
     if null_mean is not None and not 0.0 < null_mean < 1.0:
         raise ConfigError(f"{param('null_mean')} must be inside (0, 1), got "

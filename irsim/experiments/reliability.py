@@ -51,27 +51,27 @@ from irsim.engine.base import Shard, block_ranges
 from irsim.engine.partials import Count, Slab
 from irsim.errors import ConfigError, param
 from irsim.experiments import Shards
+from irsim.experiments.registry import study
 from irsim.kit.common import (
     aligned_block,
     as_tuple,
     check_positive_int,
+    check_systems_differ,
     resolve_metrics,
     select_metrics,
     unit_ranges,
 )
 from irsim.kit.topicsets import check_drop_bottom, kept_systems
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
+from irsim.sampling.systems import bottom_count
 from irsim.sampling.topics import bootstrap_indices
 from irsim.stats.gtheory import GStudy, e_rho2, feldt_interval, g_study, phi, topics_for
 from irsim.stats.kendall import concordance, pair_signs, tau_b, ties
 from irsim.tables import table
 
-__all__ = ["DESCRIPTION", "DATA", "Config", "make", "Reliability", "BOOT_STREAM", "CHECK_STREAM",
+__all__ = ["Config", "make", "Reliability", "BOOT_STREAM", "CHECK_STREAM",
            "INDICATORS", "true_means"]
 
-DESCRIPTION = ("test collection reliability (generalizability theory): variance components, "
-               "E(rho^2) and Phi with CIs, D-study and topics for a target (Urbano 2013)")
-DATA = "matrix"
 
 #: Random stream of the topic resamples.
 BOOT_STREAM = "reliability/topics"
@@ -122,6 +122,11 @@ class Config:
     check_topics: Any = field(default_factory=lambda: [25, 50, 100])
 
 
+@study("reliability", config=Config, data="matrix", order=90,
+       description=("test collection reliability (generalizability theory): variance components, "
+                    "E(rho^2) and Phi with CIs, D-study and topics for a target (Urbano 2013)"),
+       headlines={"reliability": (("metric",), "e_rho2"),
+                  "reliability_topics": (("metric", "indicator", "target"), "topics")})
 def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
          ) -> tuple[Reliability, ScoreMatrix]:
     """The reliability study of `config` on the metrics it selects from `data`.
@@ -153,10 +158,13 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
         raise ConfigError(f"{param('ci_level')} must be inside (0, 1), got {config.ci_level}")
     if len(matrix.topics) < 2:
         raise ConfigError(f"reliability needs >= 2 topics, got {len(matrix.topics)}")
-    kept = len(matrix.systems) - int(np.floor(drop * len(matrix.systems) + 1e-9))
+    kept = len(matrix.systems) - bottom_count(len(matrix.systems), drop)
     if kept < 2:
         raise ConfigError(f"{param('drop_bottom')}={drop} leaves {kept} system of "
                           f"{len(matrix.systems)}: the G-study needs >= 2")
+    for m in matrix.metrics:  # the G-study's components would be 0 / 0
+        check_systems_differ(matrix.metric(m)[kept_systems(matrix, drop, m)], m,
+                             "the G-study (E(rho^2), Phi)")
     trials = int(config.check_trials)
     if trials != config.check_trials or trials < 0:
         raise ConfigError(f"{param('check_trials')} must be an integer >= 0, got "

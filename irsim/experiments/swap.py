@@ -40,6 +40,7 @@ from irsim.engine.base import Partial, Shard, shard_grid
 from irsim.engine.partials import Count, Extreme, Kind
 from irsim.errors import ConfigError, param
 from irsim.experiments import Shards
+from irsim.experiments.registry import study
 from irsim.kit.bins import (
     ABSOLUTE,
     LAYOUTS,
@@ -66,12 +67,8 @@ from irsim.sampling.subsets import set_means, set_overlap, subset_counts, unique
 from irsim.stats.ties import score_tolerance, snap_zero
 from irsim.tables import table
 
-__all__ = ["Config", "Swap", "make", "STREAM", "CONFIDENCES", "DESCRIPTION", "DATA"]
+__all__ = ["Config", "Swap", "make", "STREAM", "CONFIDENCES"]
 
-DESCRIPTION = ("swap rates under topic sampling (disjoint / independent / replacement / "
-               "bootstrap): swap-rate curves, difference required, sensitivity (Voorhees-"
-               "Buckley, Sakai)")
-DATA = "matrix"
 #: Random stream of the topic sets (the scheme is appended by the sampler).
 STREAM = "swap/topics"
 #: Default confidence levels of the required difference (Sakai: 95%, 90%, 80%).
@@ -286,6 +283,12 @@ def _required(comps: np.ndarray, swaps: np.ndarray, lay: BinLayout,
     return req, float(comps[lay.lo >= req - 1e-12].sum() / total)
 
 
+@study("swap", config=Config, data="matrix", order=20,
+       description=("swap rates under topic sampling (disjoint / independent / replacement / "
+                    "bootstrap): swap-rate curves, difference required, sensitivity (Voorhees-"
+                    "Buckley, Sakai)"),
+       headlines={"swap_summary": (
+           ("metric", "sampling", "subset_size", "confidence"), "required_diff")})
 def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
          ) -> tuple[Swap, ScoreMatrix]:
     """The study of `config` on `data` (restricted to ``config.metrics``), validated.

@@ -45,6 +45,7 @@ from irsim.engine.partials import Count
 from irsim.engine.session import Engine
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
+from irsim.experiments.registry import study
 from irsim.kit.common import (
     aligned_block,
     check_alphas,
@@ -63,9 +64,7 @@ from irsim.tables import table as build_table
 
 __all__ = [
     "ALPHAS",
-    "DATA",
     "DELTAS",
-    "DESCRIPTION",
     "TESTS",
     "Config",
     "TestErrors",
@@ -75,10 +74,6 @@ __all__ = [
     "make",
 ]
 
-DESCRIPTION = ("known-truth simulation: Type I error and power of the t, Wilcoxon, sign, "
-               "randomisation and bootstrap tests on topics simulated from a real collection "
-               "(Urbano et al. 2019)")
-DATA = "matrix"
 #: Tests this study runs, by config name (the paired tests of :mod:`irsim.stats`).
 TESTS = ("t", "wilcoxon", "sign", "randomisation", "paired_bootstrap")
 #: Default true differences (0: Type I error).
@@ -737,6 +732,19 @@ def _urbano_data(config: Config, data: Any, seed: int, deltas: tuple[float, ...]
 
 
 
+def _pools_collections(config: Config) -> bool:
+    """``design=urbano2019`` pools several collections of a metric (one generator per
+    metric over all of them); ``design=shift`` runs on each collection."""
+    return str(config.design) == "urbano2019"
+
+
+@study("test_errors", config=Config, data="matrix", order=70,
+       pools=_pools_collections,
+       description=("known-truth simulation: Type I error and power of the t, Wilcoxon, sign, "
+                    "randomisation and bootstrap tests on topics simulated from a real collection "
+                    "(Urbano et al. 2019)"),
+       headlines={"test_errors": (
+           ("metric", "test", "alternative", "n", "delta", "alpha"), "rate")})
 def make(config: Config, data: Any, *, seed: int, shards: Shards, engine: Engine | None = None
          ) -> tuple[TestErrors | UrbanoStudy, SimulationData | UrbanoData]:
     """The study and its data: a simulator fit to every metric of `data`, the shifts of

@@ -56,12 +56,14 @@ from irsim.engine.partials import Count, Slab
 from irsim.errors import ConfigError, param
 from irsim.exact import gram as exact_gram
 from irsim.experiments import Shards
+from irsim.experiments.registry import study
 from irsim.kit.common import (
     aligned_block,
     as_tuple,
     check_alphas,
     check_choices,
     check_positive_int,
+    check_systems_differ,
     resolve_metrics,
     select_metrics,
     unit_ranges,
@@ -80,12 +82,9 @@ from irsim.stats.power import (
 from irsim.stats.ttest import paired_t
 from irsim.tables import table
 
-__all__ = ["DESCRIPTION", "DATA", "Config", "make", "TopicSetSize", "DESIGNS",
+__all__ = ["Config", "make", "TopicSetSize", "DESIGNS",
            "DIFF_VARIANCES", "CHECK_STREAM", "CheckData", "pair_variances"]
 
-DESCRIPTION = ("topic set size design: topics needed for a paired t test, a one-way ANOVA "
-               "over m systems or a CI half-width, from the collection's variance (Sakai 2016)")
-DATA = "matrix"
 
 #: Designs (config names, ``design`` column).
 DESIGNS = ("paired_t", "anova", "ci")
@@ -165,6 +164,13 @@ def _floats(values: Any, key: str) -> tuple[float, ...]:
     return out
 
 
+@study("topic_set_size", config=Config, data="matrix", order=80,
+       description=("topic set size design: topics needed for a paired t test, a one-way "
+                    "ANOVA over m systems or a CI half-width, from the collection's variance "
+                    "(Sakai 2016)"),
+       headlines={
+           "topic_set_size": (("metric", "design", "alpha", "beta", "min_diff", "m"), "n"),
+           "topic_set_size_check": (("metric", "alpha", "beta", "min_diff"), "realised_power")})
 def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
          ) -> tuple[TopicSetSize, ScoreMatrix | CheckData]:
     """The topic set size study of `config` on the metrics it selects from `data` (with the
@@ -201,6 +207,8 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     if trials != config.check_trials or trials < 0:
         raise ConfigError(f"{param('check_trials')} must be an integer >= 0, got "
                           f"{config.check_trials!r}")
+    for m in matrix.metrics:  # the variance of a difference would be 0: no n applies
+        check_systems_differ(matrix.metric(m), m, "the topic set size")
     items, reps = shards.get(1, CHECK_SHARD_TRIALS)
     items = check_positive_int(items, param("shard_items", "engine"))
     reps = check_positive_int(reps, param("shard_replicates", "engine"))
@@ -400,7 +408,7 @@ class TopicSetSize:
         for k, metric in enumerate(metrics):
             v_e, p_med, p_max = (float(v) for v in merged["variances"][k])
             v_d = {"residual": 2.0 * v_e, "pairs_median": p_med,
-                   "pairs_max": p_max}[self.diff_variance]
+                    "pairs_max": p_max}[self.diff_variance]
             for design in self.designs:
                 rows += self._rows(metric, design, v_e, v_d, n_sys, n_top)
         tables = {"topic_set_size": table("topic_set_size", rows)}

@@ -27,6 +27,7 @@ __all__ = [
     "check_paired_bootstrap_topics",
     "check_positive_int",
     "auto_block",
+    "check_systems_differ",
     "Shards",
 ]
 
@@ -279,6 +280,28 @@ def check_positive_int(value: int, name: str) -> int:
     if isinstance(value, bool) or int(value) != value or int(value) < 1:
         raise ConfigError(f"{name} must be an integer >= 1, got {value!r}")
     return int(value)
+
+
+def check_systems_differ(scores: np.ndarray, metric: str, what: str) -> None:
+    """Refuse scores (systems x topics) on which every system has the same score on every
+    topic: no difference between systems exists, so `what` is undefined (an InputError
+    instead of a table of NaN).
+
+    Examples
+    --------
+    >>> check_systems_differ(np.array([[0.1, 0.2], [0.1, 0.3]]), "AP", "E(rho^2)")
+    >>> check_systems_differ(np.array([[0.1, 0.2], [0.1, 0.2]]), "AP", "E(rho^2)")
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.InputError: metric 'AP': every system has the same score on every topic ...
+    """
+    from irsim.errors import InputError
+
+    x = np.asarray(scores)
+    if x.shape[0] >= 2 and not (x != x[:1]).any():
+        raise InputError(f"metric {metric!r}: every system has the same score on every topic "
+                         f"(no difference between systems), so {what} is undefined")
 
 
 def auto_block(budget_bytes: float, per_item_bytes: float, total: int) -> int:

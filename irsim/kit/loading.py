@@ -20,10 +20,7 @@ from irsim.errors import ConfigError
 __all__ = ["load_collection", "CollectionSet", "CollectionList", "collection_list",
            "registered_paths",
            "group_specs", "several", "metrics_arg", "score_matrix", "doc_collection",
-           "engine_shards", "progress_bar", "POOLING_STUDIES"]
-
-#: Studies (experiment name, design) that pool several collections per metric.
-POOLING_STUDIES = {("test_errors", "urbano2019")}
+           "engine_shards", "progress_bar"]
 
 
 def load_collection(cfg: Any, *, metrics: Sequence[str] | None = None,
@@ -347,19 +344,17 @@ def progress_bar(cfg: Any, desc: str, unit: str = "chunk"):
     return bar, update
 
 
-def score_matrix(cfg: Any) -> ScoreMatrix | CollectionSet:
+def score_matrix(cfg: Any, pooled: bool = False) -> ScoreMatrix | CollectionSet:
     """The collection of `cfg` as a ScoreMatrix (metrics computed first for doc-level data,
     with a progress bar unless ``quiet``). When ``collection.paths`` lists several
-    collections per metric: a :class:`CollectionSet` for the studies of
-    :data:`POOLING_STUDIES`, a :class:`CollectionList` (the study runs on each) for the
-    others."""
+    collections per metric: a :class:`CollectionSet` when the study reads them `pooled`
+    (its registration says so for its config), else a :class:`CollectionList` (the study
+    runs on each)."""
     matrix = cfg.collection.get("kind") == "matrix"
     paths = cfg.collection.get("paths") if matrix else None
     if (matrix and cfg.collection.get("collections")) or (
             paths is not None and any(several(v) for v in dict(paths).values())):
-        exp = cfg.get("experiment") or {}
-        study = (str(exp.get("name")), str(exp.get("design", "")))
-        return collection_set(cfg) if study in POOLING_STUDIES else collection_list(cfg)
+        return collection_set(cfg) if pooled else collection_list(cfg)
     bar, update = (progress_bar(cfg, "evaluate") if cfg.collection.get("kind") in
                    ("trec", "synthetic_trec") else (None, None))
     try:

@@ -15,7 +15,6 @@ pairs into shards gives the same tables.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -49,6 +48,7 @@ from irsim.sampling.subsets import (
     set_means,
     subset_indices,
 )
+from irsim.sampling.systems import bottom_count, bottom_mask, check_share
 from irsim.stats import get_test
 from irsim.stats.ties import score_tolerance, snap_zero, tied_order
 
@@ -136,21 +136,21 @@ sampling of 2 sets from 42 topics
 
 
 def check_drop_bottom(value: Any) -> float:
-    """The share of systems left out by ``drop_bottom``: inside [0, 1).
+    """The share of systems left out by ``drop_bottom``: inside [0, 1)
+    (:func:`irsim.sampling.systems.check_share`).
 
     Examples
     --------
     >>> check_drop_bottom(0.25)
     0.25
     """
-    if not 0.0 <= float(value) < 1.0:
-        raise ConfigError(f"{param('drop_bottom')} must be in [0, 1), got {value}")
-    return float(value)
+    return check_share(value)
 
 
 def kept_systems(data: ScoreMatrix, drop_bottom: float, metric: str) -> np.ndarray:
     """Indices (in order) of the systems left after dropping the bottom share by mean
-    `metric` score: ``floor(drop_bottom * systems)`` systems go (ties: the earlier one first).
+    `metric` score: ``floor(drop_bottom * systems)`` systems go (ties: the earlier one first;
+    :func:`irsim.sampling.systems.bottom_mask`, rule ``"count"``).
 
     Examples
     --------
@@ -158,13 +158,9 @@ def kept_systems(data: ScoreMatrix, drop_bottom: float, metric: str) -> np.ndarr
     >>> kept_systems(m, 0.25, "AP").tolist(), kept_systems(m, 0.5, "AP").tolist()
     ([0, 2, 3], [0, 3])
     """
-    n_sys = len(data.systems)
-    k = int(math.floor(drop_bottom * n_sys + 1e-9))
-    if k == 0:
-        return np.arange(n_sys)
-    means = data.metric(metric).mean(axis=1)
-    order = np.lexsort((np.arange(n_sys), means))
-    return np.sort(order[k:])
+    if bottom_count(len(data.systems), drop_bottom) == 0:
+        return np.arange(len(data.systems))
+    return np.flatnonzero(bottom_mask(data.metric(metric).mean(axis=1), drop_bottom))
 
 
 def compared_systems(data: ScoreMatrix, drop_bottom: float, metric: str) -> tuple[int, ...]:

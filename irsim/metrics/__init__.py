@@ -9,5 +9,7 @@ from irsim.metrics import ntcir_measures, trec_measures  # noqa: F401  (register
 from irsim.metrics.aggregate import aggregate
 from irsim.metrics.evaluate import evaluate
 from irsim.metrics.measures import Measure, available_measures, parse_measure
+from irsim.metrics.multi import composite_qrels, evaluate_many
 
-__all__ = ["Measure", "aggregate", "available_measures", "evaluate", "parse_measure"]
+__all__ = ["Measure", "aggregate", "available_measures", "composite_qrels", "evaluate",
+           "evaluate_many", "parse_measure"]

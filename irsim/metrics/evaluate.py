@@ -181,6 +181,52 @@ def _select_topics(
     return in_qrels & present.all(axis=0)
 
 
+def run_lists(runs: Runs, run: np.ndarray, score: np.ndarray, rt: np.ndarray,
+              rd: np.ndarray, rows: np.ndarray | None, tmap: np.ndarray, n_doc: int, S: int,
+              T: int) -> tuple[np.ndarray, ...]:
+    """The ranked lists of the run rows kept (one place for :func:`evaluate` and
+    :func:`irsim.metrics.multi.evaluate_many`): rows ordered by (list, docno descending), so
+    that lists are contiguous and a docno repeated within a list lands next to itself (an
+    :class:`~irsim.errors.InputError` naming the run file).
+
+    Parameters
+    ----------
+    runs : Runs
+        For error messages.
+    run, score, rt, rd : ndarray
+        Per kept row: run index, score, topic code and docno code.
+    rows : ndarray or None
+        The kept rows' positions in `runs` (None: every row).
+    tmap : ndarray
+        Output topic index of each topic code.
+    n_doc : int
+        Docno codes.
+    S, T : int
+        Systems and output topics.
+
+    Returns
+    -------
+    starts, lens, group_id, score1, key1 : ndarray
+        First row and length of each list, its id (``run * T + topic``), the rows' scores
+        in list order and their join keys (``topic * n_doc + docno``).
+    """
+    t_out = tmap[rt]
+    g = run * T + t_out
+    doc_desc = (n_doc - 1) - rd
+    o1 = _list_order(g, doc_desc, n_doc, packed=S * T * n_doc < 2**63)
+    g1, d1 = g[o1], rd[o1]
+    same = (g1[1:] == g1[:-1]) & (d1[1:] == d1[:-1])
+    if same.any():
+        j = int(o1[int(np.argmax(same)) + 1])
+        i = j if rows is None else int(rows[j])
+        s = int(run[j])
+        raise InputError(f"duplicate docno {runs.docno[i]!r} for topic {runs.topic[i]!r} "
+                         f"in run {runs.names[s]!r}", file=_run_file(runs, s))
+    starts = np.flatnonzero(np.concatenate([[True], g1[1:] != g1[:-1]]))
+    lens = np.diff(np.append(starts, len(g1)))
+    return starts, lens, g1[starts], score[o1], t_out[o1] * n_doc + d1
+
+
 def _list_order(g: np.ndarray, doc_desc: np.ndarray, n_doc: int, *, packed: bool) -> np.ndarray:
     """Row order by (list id g, docno code descending): one argsort of a packed int64 key,
     or ``np.lexsort`` when g * n_doc could overflow."""
@@ -344,27 +390,9 @@ def evaluate(
     values = np.zeros((len(ms), S, T))
     if len(score) == 0:
         return ScoreMatrix(values, [str(m) for m in ms], runs.names, out_topics, source=qsrc)
-    t_out = tmap[rt]
-    g = run * T + t_out
-    doc_desc = (n_doc - 1) - rd
-
-    # 1. order rows by (list, docno descending): lists become contiguous and a docno
-    #    repeated within a list lands next to itself
-    o1 = _list_order(g, doc_desc, n_doc, packed=S * T * n_doc < 2**63)
-    g1, d1 = g[o1], rd[o1]
-    same = (g1[1:] == g1[:-1]) & (d1[1:] == d1[:-1])
-    if same.any():
-        j = int(o1[int(np.argmax(same)) + 1])
-        i = j if rows is None else int(rows[j])
-        s = int(run[j])
-        raise InputError(f"duplicate docno {runs.docno[i]!r} for topic {runs.topic[i]!r} "
-                         f"in run {runs.names[s]!r}", file=_run_file(runs, s))
-    starts = np.flatnonzero(np.concatenate([[True], g1[1:] != g1[:-1]]))
-    lens = np.diff(np.append(starts, len(g1)))
-    group_id = g1[starts]
-    score1 = score[o1]
-    key1 = t_out[o1] * n_doc + d1
-    del g1, d1, doc_desc
+    # 1. the ranked lists: contiguous, a docno repeated within a list refused
+    starts, lens, group_id, score1, key1 = run_lists(runs, run, score, rt, rd, rows, tmap,
+                                                     n_doc, S, T)
 
     max_len = int(lens.max())
     list_depth = max_len if depth is None else min(max_len, int(depth))

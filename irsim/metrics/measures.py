@@ -29,6 +29,10 @@ Kernel = Callable[["Block", "Measure"], "np.ndarray"]
 CutoffPolicy = Literal["required", "optional", "none"]
 
 
+
+#: Largest cut-off a metric takes (``P@k``): lists are evaluated in blocks as wide as it.
+MAX_CUTOFF = 1_000_000
+
 @dataclass(frozen=True)
 class MeasureDef:
     """A registered measure: its kernel and what it accepts."""
@@ -175,6 +179,9 @@ class Measure:
             if not _is_int(self.cutoff) or self.cutoff < 1:
                 raise ConfigError(f"metric {text}: cut-off must be a positive integer, "
                                   f"got {self.cutoff!r}")
+            if self.cutoff > MAX_CUTOFF:
+                raise ConfigError(f"metric {text}@{self.cutoff}: cut-off must be at most "
+                                  f"{MAX_CUTOFF:,} (a ranked list is evaluated to its cut-off)")
             if d.cutoff == "none":
                 raise ConfigError(f"metric {text} takes no cut-off (got @{self.cutoff})")
         elif d.cutoff == "required":

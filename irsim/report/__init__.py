@@ -148,7 +148,7 @@ def rows_of(table: pa.Table, collection: str) -> pa.Table:
 def across_collections(tables: dict[str, pa.Table], names: list[str],
                        max_rows: int = 40) -> list[str]:
     """Markdown: for each summary table of a per-collection run (those a sweep report
-    compares, :data:`irsim.report.sweep.HEADLINES`), its headline column side by side, one
+    compares, :func:`irsim.report.sweep.headlines`), its headline column side by side, one
     column per collection.
 
     Examples
@@ -162,10 +162,10 @@ def across_collections(tables: dict[str, pa.Table], names: list[str],
     |---|---|---|---|---|
     | AP | t | 0.05 | 0.5 | 0.25 |
     """
-    from irsim.report.sweep import HEADLINES
+    from irsim.report.sweep import headlines
 
     lines: list[str] = []
-    for name, (keys, value) in HEADLINES.items():
+    for name, (keys, value) in headlines().items():
         table = tables.get(name)
         if table is None or value not in table.column_names or not table.num_rows:
             continue
@@ -235,7 +235,7 @@ def write_report(run_dir: str | os.PathLike, tables: dict[str, pa.Table],
     elif "runs" in coll:
         lines += [f"Collection: {coll['runs']} run lines, {coll.get('qrels', '?')} "
                   f"judgments.", ""]
-    module = _report_module(name)
+    module = report_module(name)
     if name == "evaluate" and "per_topic" in tables:
         lines += _evaluate_sections(tables, run_dir)
     elif coll.get("per_collection"):
@@ -252,16 +252,17 @@ def write_report(run_dir: str | os.PathLike, tables: dict[str, pa.Table],
     return path
 
 
-def _report_module(name: str) -> Any:
-    """``irsim.report.<name>`` (its ``sections``), or None for an unknown experiment (the
-    report then lists the tables only)."""
-    import importlib
-    import importlib.util
+def report_module(name: str) -> Any:
+    """The report module of study `name` (its ``sections`` and ``FIGURES``), as its
+    registration names it (default ``irsim.report.<name>``); None for a study without one or
+    a name no study registers (the report then lists the tables only)."""
+    from irsim.errors import ConfigError
+    from irsim.experiments.registry import get
 
-    if not name.isidentifier() or importlib.util.find_spec(f"{__name__}.{name}") is None:
+    try:
+        return get(name).report_module()
+    except ConfigError:
         return None
-    module = importlib.import_module(f"{__name__}.{name}")
-    return module if hasattr(module, "sections") else None
 
 
 def report_command(args: list[str]) -> None:
@@ -320,11 +321,11 @@ def figures() -> dict[str, tuple[str, ...]]:
     """
     import importlib
 
-    from irsim.experiments import KNOWN
+    from irsim.experiments.registry import names
 
     out: dict[str, tuple[str, ...]] = {}
-    for name in (*KNOWN, "sweep"):
-        module = _report_module(name) if name != "sweep" else None
+    for name in (*names(), "sweep"):
+        module = report_module(name) if name != "sweep" else None
         if name == "sweep":
             module = importlib.import_module(f"{__name__}.sweep")
         names = tuple(getattr(module, "FIGURES", ()) if module is not None else ())
@@ -357,3 +358,49 @@ def figures_markdown() -> str:
     lines.insert(2, f"| `discpower` | {', '.join(f'`{n}`' for n in disc) or '(none declared)'}"
                     f" |")
     return "\n".join(lines) + "\n"
+
+
+def headline_text(name: str, tables: dict[str, pa.Table], *, max_rows: int = 20) -> str:
+    """The answer of a run on the console: each summary table of study `name` (its
+    registration's ``headlines``: key columns and headline column) as a short aligned text
+    table; keys with one value across the table are stated once above it. Empty when the
+    study declares no headline.
+
+    Examples
+    --------
+    >>> t = pa.table({"metric": ["AP", "AP"], "test": ["t", "sign"], "alpha": [0.05, 0.05],
+    ...               "sensitivity": [0.61, 0.4]})
+    >>> print(headline_text("discpower", {"discpower": t}))
+    discpower: sensitivity (alpha=0.05, metric=AP)
+    test  sensitivity
+    t     0.61
+    sign  0.4
+    """
+    from irsim.errors import ConfigError
+    from irsim.experiments.registry import get
+
+    try:
+        wanted = get(name).headlines
+    except ConfigError:
+        return ""
+    blocks: list[str] = []
+    for tname, (keys, value) in wanted.items():
+        table = tables.get(tname)
+        if table is None or value not in table.column_names or not table.num_rows:
+            continue
+        cols = (["collection"] if "collection" in table.column_names else []) + [
+            k for k in keys if k in table.column_names]
+        df = table.select([*cols, value]).to_pandas()
+        fixed = [k for k in cols if df[k].nunique(dropna=False) == 1]
+        varying = [k for k in cols if k not in fixed]
+        where = ", ".join(f"{k}={fmt(df[k].iloc[0])}" for k in sorted(fixed))
+        head = f"{tname}: {value}" + (f" ({where})" if where else "")
+        if len(df) > max_rows:
+            head += f"; first {max_rows} of {len(df)} rows (all: results/{tname}.parquet)"
+        rows = [[*varying, value]] + [[fmt(v) for v in r] for r in
+                                      df[[*varying, value]].head(max_rows).itertuples(
+                                          index=False, name=None)]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        blocks.append("\n".join([head, *("  ".join(c.ljust(w) for c, w in zip(
+            r, widths, strict=True)).rstrip() for r in rows)]))
+    return "\n\n".join(blocks)

@@ -16,29 +16,24 @@ import pyarrow as pa
 
 from irsim.errors import InputError
 
-__all__ = ["HEADLINES", "FIGURES", "is_sweep", "write_sweep_report", "sweep_command"]
+__all__ = ["headlines", "FIGURES", "is_sweep", "write_sweep_report", "sweep_command"]
 
-#: Summary tables compared across the jobs of a sweep: table -> (key columns, headline).
-HEADLINES: dict[str, tuple[tuple[str, ...], str]] = {
-    "discpower": (("metric", "test", "alpha"), "sensitivity"),
-    "swap_summary": (("metric", "sampling", "subset_size", "confidence"), "required_diff"),
-    "stability": (("metric", "fuzziness"), "minority_rate"),
-    "rankcorr": (("metric_a", "metric_b"), "tau"),
-    "error_extrapolation": (("metric", "sampling", "bin_kind", "bin_lo", "test", "p_lo",
-                             "p_hi", "target_size"), "predicted_rate"),
-    "effort_summary": (("metric", "pool_depth", "sampling", "subset_size"), "error_rate"),
-    "coverage": (("metric", "method", "n", "alpha"), "type1_error"),
-    "corpus_validation_summary": (("method", "subset"), "within"),
-    "test_errors": (("metric", "test", "alternative", "n", "delta", "alpha"), "rate"),
-    "topic_set_size": (("metric", "design", "alpha", "beta", "min_diff", "m"), "n"),
-    "topic_set_size_check": (("metric", "alpha", "beta", "min_diff"), "realised_power"),
-    "reliability": (("metric",), "e_rho2"),
-    "reliability_topics": (("metric", "indicator", "target"), "topics"),
-    "multiple_testing": (("metric", "correction", "test", "m", "n", "share_null", "alpha"),
-                         "fwer"),
-}
+def headlines() -> dict[str, tuple[tuple[str, ...], str]]:
+    """The summary tables compared across the jobs of a sweep: table -> (key columns,
+    headline column), as each study's registration declares them
+    (:func:`irsim.experiments.registry.headlines`).
 
-#: Figures of a sweep report (``<table>`` is a table of :data:`HEADLINES` the jobs wrote).
+    Examples
+    --------
+    >>> headlines()["discpower"]
+    (('metric', 'test', 'alpha'), 'sensitivity')
+    """
+    from irsim.experiments.registry import headlines as registered
+
+    return registered()
+
+
+#: Figures of a sweep report (``<table>`` is a table of :func:`headlines` the jobs wrote).
 FIGURES = ("sweep_<table>.png",)
 
 #: At most this many rows (key combinations) per table in sweep.md and lines per figure.
@@ -131,7 +126,8 @@ def write_sweep_report(sweep_dir: str | os.PathLike, *, partial: bool = False) -
                all(_number(p.get(varying[0])) is not None for _, p in order))
     xs = [_number(p.get(varying[0])) for _, p in order] if numeric else None
     xlabel = varying[0] if len(varying) == 1 else "job"
-    for name in HEADLINES:  # the plots an earlier sweep report wrote (a user's other
+    compared = headlines()
+    for name in compared:  # the plots an earlier sweep report wrote (a user's other
         (sweep / f"sweep_{name}.png").unlink(missing_ok=True)  # sweep_*.png stay)
     lines = [f"# irsim sweep report: {sweep.name}", "",
              f"{len(jobs)} jobs; swept: "
@@ -144,7 +140,7 @@ def write_sweep_report(sweep_dir: str | os.PathLike, *, partial: bool = False) -
                 **{k: [str(p.get(k)) for _, p in order] for k in varying}}
     lines += [markdown_table(pa.table(job_rows), max_rows=len(order)), ""]
     params = {k for _, p in jobs for k in p}
-    for name, (keys, value) in HEADLINES.items():
+    for name, (keys, value) in compared.items():
         table = merged.get(name)
         if table is None or value not in table.column_names:
             continue

@@ -49,8 +49,9 @@ import numpy as np
 import pyvinecopulib as pv
 from numpy.typing import ArrayLike
 
-from irsim.errors import ConfigError, InputError
+from irsim.errors import InputError
 from irsim.rng import study_key
+from irsim.sampling.systems import bottom_mask, check_share, duplicate_mask
 from irsim.simulate import copulas as cop
 from irsim.simulate.margins import DISCRETE, Support, detect_support, fit_run_margins
 from irsim.simulate.topics import Margins
@@ -62,8 +63,6 @@ log = logging.getLogger(__name__)
 
 #: Version of the cached model format (part of the cache key).
 FORMAT = "irsim-simulate-2"  # 2: copula JSON written from the codes
-#: Runs whose per-topic scores all agree within this are duplicates.
-DUPLICATE_TOL = 1e-5
 
 
 @dataclass(frozen=True)
@@ -160,19 +159,9 @@ def prepare_runs(scores: ArrayLike, drop_duplicates: bool = True, drop_bottom: f
     [False, True, False, True, True]
     """
     x = np.asarray(scores, np.float64)
-    keep = np.ones(len(x), bool)
-    if drop_duplicates:
-        for i in range(len(x) - 1):  # fit time: O(runs^2 topics)
-            if keep[i]:
-                keep[i + 1:] &= ~(np.abs(x[i + 1:] - x[i]) <= DUPLICATE_TOL).all(axis=1)
-    if not 0.0 <= float(drop_bottom) < 1.0:
-        raise ConfigError(f"drop_bottom must be in [0, 1), got {drop_bottom}")
-    idx = np.flatnonzero(keep)
-    drop = int(np.floor(drop_bottom * len(idx) + 1e-9))
-    if drop:
-        order = idx[np.argsort(x[idx].mean(axis=1), kind="stable")]
-        keep[order[:drop]] = False
-    return keep
+    keep = duplicate_mask(x) if drop_duplicates else np.ones(len(x), bool)
+    share = check_share(drop_bottom, "drop_bottom")
+    return bottom_mask(x.mean(axis=1), share, keep=keep)
 
 
 def cache_key(scores: np.ndarray, runs: tuple[str, ...], options: dict) -> str:

@@ -70,6 +70,7 @@ from scipy.special import expit, log_ndtr, ndtr, ndtri
 
 from irsim.errors import ConfigError, InputError, unknown_name
 from irsim.exact import corrcoef
+from irsim.sampling.systems import bottom_mask, check_share, duplicate_mask
 from irsim.stats.kendall import tau_b_matrix
 
 __all__ = [
@@ -862,16 +863,9 @@ def fit_simulator(
     names = tuple(systems) if systems is not None else tuple(f"s{i}" for i in range(len(x)))
     if len(names) != len(x):
         raise InputError(f"{len(names)} system ids for {len(x)} rows of scores")
-    if not 0.0 <= float(drop_bottom) < 1.0:
-        raise ConfigError(f"drop_bottom must be in [0, 1), got {drop_bottom}")
-    keep = np.ones(len(x), bool)
-    if drop_duplicates:
-        for i in range(len(x) - 1):  # fit time; memory O(systems x topics)
-            if keep[i]:
-                keep[i + 1 :] &= ~(np.abs(x[i + 1 :] - x[i]) <= 1e-5).all(axis=1)
-    if drop_bottom > 0:
-        means = x.mean(axis=1)
-        keep &= means >= np.quantile(means[keep], drop_bottom)
+    share = check_share(drop_bottom, "drop_bottom")
+    keep = duplicate_mask(x) if drop_duplicates else np.ones(len(x), bool)
+    keep = bottom_mask(x.mean(axis=1), share, rule="quantile", keep=keep)
     if np.count_nonzero(keep) < 2:
         raise InputError(f"metric {metric}: fewer than 2 systems left to simulate")
     kept = x[keep]

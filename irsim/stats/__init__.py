@@ -18,6 +18,20 @@ Examples
 0.1881
 """
 
+from irsim.stats.agreement import (
+    AgreementCI,
+    cohen_kappa,
+    cohen_kappa_per_topic,
+    confusion,
+    fleiss_kappa,
+    fleiss_kappa_labels,
+    fleiss_kappa_per_topic,
+    joint_labels,
+    krippendorff_alpha,
+    krippendorff_alpha_per_topic,
+    mean_kappa_ci,
+    pooled_kappa_ci,
+)
 from irsim.stats.anova import (
     AnovaResult,
     TukeyHSDResult,
@@ -44,6 +58,7 @@ from irsim.stats.ci import (
     mean_acceleration,
     mean_ci,
 )
+from irsim.stats.kendall import RankAgreement, rank_agreement, tau_ap
 from irsim.stats.meta import MetaResult, fixed_effect, meta_analysis, random_effects
 from irsim.stats.multiple import CORRECTIONS, adjust, reject
 from irsim.stats.randomisation import RandomisationResult, randomisation_test
@@ -64,6 +79,21 @@ from irsim.stats.ttest import PairedTResult, paired_t
 from irsim.stats.wilcoxon import WilcoxonResult, wilcoxon
 
 __all__ = [
+    "AgreementCI",
+    "cohen_kappa",
+    "cohen_kappa_per_topic",
+    "confusion",
+    "fleiss_kappa",
+    "fleiss_kappa_labels",
+    "fleiss_kappa_per_topic",
+    "joint_labels",
+    "krippendorff_alpha",
+    "krippendorff_alpha_per_topic",
+    "mean_kappa_ci",
+    "pooled_kappa_ci",
+    "tau_ap",
+    "RankAgreement",
+    "rank_agreement",
     "BAYES_TESTS",
     "BayesFactorResult",
     "BayesTestSpec",

@@ -12,12 +12,14 @@ pairs, so blocks of pairs add up in any order. Sakai's Z0 test (SIGIR 2006, Eq. 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats as sps
 
-__all__ = ["pair_signs", "concordance", "ties", "tau_b", "tau_b_matrix", "z0_test"]
+__all__ = ["pair_signs", "concordance", "ties", "tau_b", "tau_b_matrix", "z0_test", "tau_ap",
+           "ranks", "rank_changes", "top_k_overlap", "RankAgreement", "rank_agreement"]
 
 
 def pair_signs(d: np.ndarray) -> np.ndarray:
@@ -121,3 +123,265 @@ def tau_b_matrix(scores: ArrayLike) -> np.ndarray:
     conc = sgn @ sgn.T
     tied = len(iu[0]) - np.count_nonzero(sgn, axis=1)
     return tau_b(conc, tied[:, None], tied[None, :], n)
+
+
+def _reference_and_rankings(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    xv = np.asarray(x, np.float64)
+    yv = np.asarray(y, np.float64)
+    if xv.ndim != 1 or yv.shape[-1:] != xv.shape:
+        raise ValueError(f"y must have the items of x on its last axis, got shapes {xv.shape} "
+                         f"and {yv.shape}")
+    if not (np.isfinite(xv).all() and np.isfinite(yv).all()):
+        raise ValueError("scores must be finite")
+    return xv, yv
+
+
+def _tau_ap_one_way(truth: np.ndarray, est: np.ndarray) -> np.ndarray:
+    """tau_AP of rankings by `est` (..., n) against the ranking by `truth` (..., n)."""
+    n = truth.shape[-1]
+    order = np.argsort(-est, axis=-1, kind="stable")  # ties: the item order
+    t = np.take_along_axis(truth, order, axis=-1)  # reference scores in estimated order
+    # correct[..., i, j]: item at estimated position j (< i) is above it in the reference
+    diff = t[..., None, :] - t[..., :, None]  # t_j - t_i
+    correct = (diff > 0) + 0.5 * (diff == 0)
+    above = np.tri(n, n, -1, dtype=bool)  # j < i
+    c = np.where(above, correct, 0.0).sum(axis=-1)[..., 1:]  # C(i), positions 2..n
+    return 2.0 / (n - 1) * (c / np.arange(1, n)).sum(axis=-1) - 1.0
+
+
+def tau_ap(x: ArrayLike, y: ArrayLike, *, symmetric: bool = False) -> np.ndarray:
+    """AP rank correlation tau_AP (Yilmaz, Aslam and Robertson, SIGIR 2008) of rankings by
+    `y` against the reference ranking by `x` (higher score = better), many rankings at once.
+
+    ``tau_AP = 2 / (n - 1) * sum_{i=2..n} C(i) / (i - 1) - 1``, ``C(i)`` the items ranked
+    above position ``i`` of the `y` ranking that the `x` ranking also puts above it: a swap
+    near the top costs more than one near the bottom. It is asymmetric (`x` is the truth);
+    ``symmetric=True`` averages both directions. Without ties and with both rankings the
+    same it is 1; reversed, -1.
+
+    Ties: the `y` ranking breaks them by item order; a pair tied in `x` counts as half
+    correct.
+
+    Parameters
+    ----------
+    x : array_like, shape (n,) or (..., n)
+        Reference scores (e.g. system means under the official qrels); broadcast against
+        `y` (one reference per ranking, e.g. per bootstrap resample).
+    y : array_like, shape (..., n)
+        Scores of one or more other rankings of the same items.
+    symmetric : bool
+
+    Returns
+    -------
+    ndarray, shape (...)
+
+    Examples
+    --------
+    >>> x = np.array([0.5, 0.4, 0.3, 0.2, 0.1])
+    >>> tau_ap(x, np.stack([x, -x, [0.5, 0.4, 0.3, 0.1, 0.2], [0.4, 0.5, 0.3, 0.2, 0.1]]))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    array([ 1. , -1. ,  0.875,  0.5 ])
+    """
+    xv = np.asarray(x, np.float64)
+    yv = np.asarray(y, np.float64)
+    if xv.ndim == 0 or xv.shape[-1] != yv.shape[-1] or yv.ndim == 0:
+        raise ValueError(f"x and y must have the items on their last axis, got shapes "
+                         f"{xv.shape} and {yv.shape}")
+    if not (np.isfinite(xv).all() and np.isfinite(yv).all()):
+        raise ValueError("scores must be finite")
+    n = xv.shape[-1]
+    if n < 2:
+        raise ValueError("tau_AP needs at least 2 items")
+    shape = np.broadcast_shapes(xv.shape, yv.shape)
+    xb, yv = np.broadcast_to(xv, shape), np.broadcast_to(yv, shape)
+    out = _tau_ap_one_way(xb, yv)
+    if symmetric:
+        out = 0.5 * (out + _tau_ap_one_way(yv, xb))
+    return out
+
+
+def ranks(scores: ArrayLike) -> np.ndarray:
+    """Ranks (1 = highest score) along the last axis; ties share the best rank ("min").
+
+    Examples
+    --------
+    >>> ranks([0.2, 0.5, 0.2, 0.9]).tolist()
+    [3, 2, 3, 1]
+    """
+    s = np.asarray(scores, np.float64)
+    # rank = 1 + number of items with a strictly higher score
+    return 1 + (s[..., None, :] > s[..., :, None]).sum(axis=-1)
+
+
+def rank_changes(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Rank moves from the ranking by `x` to the ranking by `y`, largest first.
+
+    Parameters
+    ----------
+    x, y : array_like, shape (n,)
+        Scores of the same items (e.g. systems' means under two qrels).
+
+    Returns
+    -------
+    order : ndarray of int, shape (n,)
+        Items by decreasing ``|move|`` (ties: the better `x` rank first).
+    move : ndarray of int, shape (n,)
+        ``rank_x - rank_y`` per item: positive = moved up under `y`.
+
+    Examples
+    --------
+    >>> order, move = rank_changes([0.9, 0.8, 0.7, 0.6], [0.7, 0.8, 0.9, 0.6])
+    >>> order.tolist(), move.tolist()
+    ([0, 2, 1, 3], [-2, 0, 2, 0])
+    """
+    xv, yv = _reference_and_rankings(x, y)
+    if yv.ndim != 1:
+        raise ValueError("rank_changes compares two rankings (1-d x and y)")
+    rx, ry = ranks(xv), ranks(yv)
+    move = rx - ry
+    order = np.lexsort((rx, -np.abs(move)))
+    return order, move
+
+
+def top_k_overlap(x: ArrayLike, y: ArrayLike, k: int) -> np.ndarray:
+    """Share of the `k` best items by `x` that are among the `k` best by `y` (per ranking
+    of `y`); ties at the cut are broken by item order.
+
+    Examples
+    --------
+    >>> x = np.array([0.9, 0.8, 0.7, 0.6, 0.5])
+    >>> top_k_overlap(x, np.stack([x, [0.1, 0.8, 0.7, 0.6, 0.5]]), 2).tolist()
+    [1.0, 0.5]
+    >>> top_k_overlap(x, [0.1, 0.8, 0.7, 0.6, 0.5], 1).tolist()  # top-1 agreement
+    0.0
+    """
+    xv, yv = _reference_and_rankings(x, y)
+    n = xv.shape[-1]
+    if isinstance(k, bool) or not 1 <= int(k) <= n:
+        raise ValueError(f"k must be in 1..{n}, got {k!r}")
+    k = int(k)
+    top_x = np.zeros(n, dtype=bool)
+    top_x[np.argsort(-xv, kind="stable")[:k]] = True
+    top_y = np.argsort(-yv, axis=-1, kind="stable")[..., :k]
+    return top_x[top_y].sum(axis=-1) / k
+
+
+@dataclass(frozen=True)
+class RankAgreement:
+    """Agreement of two system rankings (by mean score) with bootstrap-over-topics
+    percentile intervals.
+
+    Attributes
+    ----------
+    tau_b, tau_ap, spearman : float
+        Observed Kendall's tau-b, tau_AP (reference = the first ranking) and Spearman's rho
+        of the two rankings by mean score.
+    tau_b_ci, tau_ap_ci, spearman_ci : tuple of float
+        ``(low, high)`` percentile intervals over the resamples where the value is defined.
+    B : int
+        Bootstrap resamples.
+    confidence_level : float
+    """
+
+    tau_b: float
+    tau_ap: float
+    spearman: float
+    tau_b_ci: tuple[float, float]
+    tau_ap_ci: tuple[float, float]
+    spearman_ci: tuple[float, float]
+    B: int
+    confidence_level: float
+
+
+def _tau_b_columns(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """tau-b between columns of a and b (items, samples), from pair signs."""
+    n = a.shape[0]
+    i, j = np.triu_indices(n, 1)
+    sa = pair_signs(a[j] - a[i])
+    sb = pair_signs(b[j] - b[i])
+    return tau_b(concordance(sa, sb), ties(sa), ties(sb), n)
+
+
+def _spearman_columns(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    ra = sps.rankdata(a, axis=0)
+    rb = sps.rankdata(b, axis=0)
+    ra = ra - ra.mean(axis=0)
+    rb = rb - rb.mean(axis=0)
+    den = np.sqrt((ra * ra).sum(axis=0) * (rb * rb).sum(axis=0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, (ra * rb).sum(axis=0) / den, np.nan)
+
+
+def rank_agreement(x: ArrayLike, y: ArrayLike, *, B: int = 1000, seed: int = 0,
+                   confidence_level: float = 0.95, study: str = "stats/rank_agreement",
+                   key: tuple[int, ...] = ()) -> RankAgreement:
+    """Kendall's tau-b, tau_AP and Spearman's rho between the system rankings of two
+    score matrices of the same systems and topics, with bootstrap-over-topics intervals.
+
+    Topics are resampled with replacement (count matrices of
+    :func:`irsim.sampling.topics.bootstrap_counts`, keyed by ``(seed, study, key)``), the
+    same topics for both matrices; resampled system means are exact sums
+    (:class:`irsim.exact.Exact`), so tied systems stay tied on every machine.
+
+    Parameters
+    ----------
+    x : array_like, shape (systems, topics)
+        Per-topic scores under the reference (e.g. the official qrels).
+    y : array_like, shape (systems, topics)
+        The same systems and topics under another qrels.
+    B, seed, confidence_level, study, key
+        Bootstrap size, random stream and interval level.
+
+    Returns
+    -------
+    RankAgreement
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.uniform(0, 1, (8, 30)) + np.linspace(0, 0.5, 8)[:, None]
+    >>> y = x + rng.normal(0, 0.2, x.shape)
+    >>> r = rank_agreement(x, y, B=500, seed=1)
+    >>> from scipy.stats import kendalltau
+    >>> bool(np.isclose(r.tau_b, kendalltau(x.mean(1), y.mean(1)).statistic))
+    True
+    >>> bool(r.tau_b_ci[0] <= r.tau_b <= r.tau_b_ci[1])
+    True
+    """
+    from irsim.exact import Exact
+    from irsim.rng import REPLICATE_BLOCK
+    from irsim.sampling.topics import bootstrap_counts
+    from irsim.stats._validation import check_confidence_level, check_int
+
+    xv, yv = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    if xv.ndim != 2 or xv.shape != yv.shape:
+        raise ValueError(f"x and y must be (systems, topics) of the same shape, got "
+                         f"{xv.shape} and {yv.shape}")
+    S, T = xv.shape
+    if S < 2 or T < 1:
+        raise ValueError(f"need at least 2 systems and 1 topic, got {S} x {T}")
+    level = check_confidence_level(confidence_level)
+    B = check_int("B", B, minimum=1)
+    ex, ey = Exact(xv, l1=T), Exact(yv, l1=T)
+    mx, my = ex.total(axis=1)[:, None] / T, ey.total(axis=1)[:, None] / T
+    obs = (float(_tau_b_columns(mx, my)[0]), float(tau_ap(mx[:, 0], my[:, 0])),
+           float(_spearman_columns(mx, my)[0]))
+    stars: list[list[np.ndarray]] = [[], [], []]
+    for start in range(0, B, REPLICATE_BLOCK):  # bounded memory: one block at a time
+        stop = min(B, start + REPLICATE_BLOCK)
+        c = bootstrap_counts(seed, study, T, start, stop, key=key).T  # (T, m)
+        bx, by = (ex @ c) / T, (ey @ c) / T  # (S, m) exact means
+        stars[0].append(_tau_b_columns(bx, by))
+        stars[1].append(tau_ap(bx.T, by.T))
+        stars[2].append(_spearman_columns(bx, by))
+    alpha = (1.0 - level) / 2.0
+
+    def interval(parts: list[np.ndarray]) -> tuple[float, float]:
+        v = np.concatenate(parts)
+        v = v[~np.isnan(v)]
+        if len(v) == 0:
+            return float("nan"), float("nan")
+        lo, hi = np.quantile(v, [alpha, 1.0 - alpha])
+        return float(lo), float(hi)
+
+    return RankAgreement(*obs, *(interval(p) for p in stars), B, level)

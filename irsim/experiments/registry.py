@@ -1,0 +1,335 @@
+"""The one registration of a study: :func:`study` declares it, everything else asks here.
+
+A study module declares itself once, with the :func:`study` decorator on its ``make``::
+
+    @study("discpower", config=Config, data="matrix", order=10,
+           description="discriminative power ...")
+    def make(config, data, *, seed, shards): ...
+
+That registration feeds every place that needs the list of studies: Hydra's ConfigStore
+(``experiment=<name>``, :func:`irsim.conf.register`), the Python door (``irsim.<name>``),
+``irsim list`` / ``irsim show``, the table registry (tables a study declares with
+``tables=``), the report dispatcher (``report=``, default ``irsim.report.<name>``) and the
+documentation site's generated blocks. No other list of studies exists.
+
+Where studies come from (:func:`studies`):
+
+- every module of the package :mod:`irsim.experiments` (found with :mod:`pkgutil`, imported on
+  first use, so ``import irsim`` stays quick);
+- every module named by an entry point of the group ``irsim.studies`` of an installed
+  distribution (a study shipped in its own package: ``[project.entry-points."irsim.studies"]
+  toy = "toy_study"`` in its ``pyproject.toml``; see the guide "Adding a study");
+- any module that registers at import (a notebook, a test).
+
+Examples
+--------
+>>> names()[:3]
+['discpower', 'swap', 'error_rates']
+>>> get("swap").data, get("swap").config.__name__
+('matrix', 'Config')
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import pkgutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from irsim.errors import unknown_name
+
+__all__ = ["Study", "DataKind", "DATA_KINDS", "ENTRY_POINTS", "study", "data_kind", "get",
+           "names", "studies", "headlines", "kinds"]
+
+#: The data kinds irsim's loaders read for a study: ``"matrix"`` (per-topic scores,
+#: :class:`~irsim.data.ScoreMatrix`; with several collections, one study per collection
+#: unless ``pools`` says the study pools them) or ``"docs"`` (runs and qrels,
+#: :class:`~irsim.data.DocCollection`). Other kinds are declared with :func:`data_kind`.
+DATA_KINDS = ("matrix", "docs")
+
+#: The entry-point group of studies shipped in other distributions.
+ENTRY_POINTS = "irsim.studies"
+
+_REGISTRY: dict[str, Study] = {}
+_SCANNED = False
+
+
+@dataclass(frozen=True)
+class DataKind:
+    """What a study reads, and how each door gets it.
+
+    Attributes
+    ----------
+    name : str
+        The kind's name (``Study.data``).
+    description : str
+        One line.
+    from_config : callable or None
+        ``from_config(cfg, config) -> data``: the command line's data, from the composed
+        Hydra config (``cfg.collection``, ``cfg.data_dir`` ...) and the study's ``Config``.
+        None for the built-in kinds (:data:`DATA_KINDS`, read by :mod:`irsim.kit.loading`).
+    from_python : callable or None
+        ``from_python(data, keywords, config) -> data``: the Python door's data, from the
+        positional argument and the kind's `keywords` as the caller gave them. None for the
+        built-in kinds (:mod:`irsim.api`).
+    keywords : dict
+        Keyword parameters the kind adds to ``irsim.<study>`` (name -> default).
+    """
+
+    name: str
+    description: str
+    from_config: Callable[[Any, Any], Any] | None = None
+    from_python: Callable[[Any, Mapping[str, Any], Any], Any] | None = None
+    keywords: Mapping[str, Any] = field(default_factory=dict)
+
+
+_KINDS: dict[str, DataKind] = {
+    "matrix": DataKind("matrix", "per-topic scores: systems x topics per metric"),
+    "docs": DataKind("docs", "runs and qrels (ranked documents and relevance judgments)"),
+}
+
+
+def data_kind(name: str, *, description: str, from_config: Callable[[Any, Any], Any],
+              from_python: Callable[[Any, Mapping[str, Any], Any], Any],
+              keywords: Mapping[str, Any] | None = None) -> DataKind:
+    """Declare a data kind (what a study reads) with its two loaders: pass the result as
+    ``data=`` of :func:`study`. Shared code is not touched: the command line calls
+    `from_config`, the Python door `from_python` (see :class:`DataKind`).
+
+    Raises
+    ------
+    ValueError
+        A built-in kind's name, or a name another module declared differently.
+
+    Examples
+    --------
+    >>> kind = data_kind("two_matrices", description="a pair of score matrices",
+    ...                  from_config=lambda cfg, config: None,
+    ...                  from_python=lambda data, kw, config: data)
+    >>> kind.name, kinds()["two_matrices"] is kind
+    ('two_matrices', True)
+    """
+    if name in DATA_KINDS:
+        raise ValueError(f"data kind {name!r} is built in")
+    kind = DataKind(name, " ".join(description.split()), from_config, from_python,
+                    dict(keywords or {}))
+    old = _KINDS.get(name)
+    if old is not None and (old.from_config, old.from_python) != (from_config, from_python):
+        if getattr(from_config, "__module__", None) != getattr(old.from_config, "__module__",
+                                                               None):
+            raise ValueError(f"data kind {name!r} is declared already")
+    _KINDS[name] = kind
+    return kind
+
+
+def kinds() -> dict[str, DataKind]:
+    """Every data kind declared so far, by name."""
+    return dict(_KINDS)
+
+
+@dataclass(frozen=True)
+class Study:
+    """A registered study: what the registration declared.
+
+    Attributes
+    ----------
+    name : str
+        The experiment's name (``experiment=<name>``, ``irsim.<name>``).
+    description : str
+        One line for ``irsim list``, the docs and the Python function's docstring.
+    config : type
+        The study's ``Config`` dataclass (Hydra structured config and keyword parameters).
+    make : callable
+        ``make(config, data, *, seed, shards[, engine]) -> (study object, kernel data)``.
+    data : str
+        What the study reads: a data kind's name (:data:`DATA_KINDS` or one declared with
+        :func:`data_kind`; :attr:`kind`).
+    module : str
+        The module that registered it.
+    order : int
+        Position in ``irsim list`` and the docs (then by name).
+    pools : callable or None
+        ``pools(config) -> bool``: whether, given several collections, the study reads them
+        pooled as one :class:`~irsim.kit.loading.CollectionSet` (True) or runs once per
+        collection (False, the default).
+    report : str or None
+        The module whose ``sections(tables, run_dir)`` writes the study's report section and
+        whose ``FIGURES`` names its figures (default ``irsim.report.<name>`` when it exists).
+    tables : tuple of irsim.tables.TableSpec
+        Tables the study declares beside those of :mod:`irsim.tables` (registered there).
+    headlines : dict of str to (tuple of str, str)
+        Its summary tables as the sweep report and the per-collection report compare them:
+        table -> (key columns, headline column).
+    """
+
+    name: str
+    description: str
+    config: type
+    make: Callable[..., Any]
+    data: str
+    module: str
+    order: int = 1000
+    pools: Callable[[Any], bool] | None = None
+    report: str | None = None
+    tables: tuple[Any, ...] = field(default=())
+    headlines: Mapping[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> DataKind:
+        """The data kind the study reads."""
+        return _KINDS[self.data]
+
+    def pooled(self, config: Any) -> bool:
+        """Whether this study with `config` reads several collections pooled."""
+        return bool(self.pools(config)) if self.pools is not None else False
+
+    def report_module(self) -> ModuleType | None:
+        """The report module (``sections``, ``FIGURES``), or None when there is none."""
+        name = self.report or f"irsim.report.{self.name}"
+        try:
+            if importlib.util.find_spec(name) is None:
+                return None
+        except ModuleNotFoundError:
+            return None
+        module = importlib.import_module(name)
+        return module if hasattr(module, "sections") else None
+
+
+def study(name: str, *, config: type, data: str | DataKind, description: str,
+          order: int = 1000,
+          pools: Callable[[Any], bool] | None = None, report: str | None = None,
+          tables: Sequence[Any] = (),
+          headlines: Mapping[str, tuple[Sequence[str], str]] | None = None
+          ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the study `name`: a decorator for its ``make`` function.
+
+    Parameters
+    ----------
+    name : str
+        The experiment's name: a Python identifier, not the name of another study.
+    config : type
+        Its ``Config`` dataclass: every field has a default; a field ``name`` (if present)
+        defaults to `name`.
+    data : str or DataKind
+        What it reads: ``"matrix"``, ``"docs"`` or a kind from :func:`data_kind`.
+    description : str
+        One line.
+    order : int
+        Position in listings (built-in studies use 10, 20, ...; others default to 1000).
+    pools : callable, optional
+        ``pools(config) -> bool`` (see :class:`Study`).
+    report : str, optional
+        Its report module (default ``irsim.report.<name>``).
+    tables : sequence of irsim.tables.TableSpec
+        Tables it writes that :mod:`irsim.tables` does not declare yet.
+    headlines : dict, optional
+        ``{table: (key columns, headline column)}``: the summary tables a sweep report shows
+        side by side for every job (:func:`headlines`).
+
+    Returns
+    -------
+    callable
+        The decorator; it returns ``make`` unchanged.
+
+    Raises
+    ------
+    ValueError
+        A name that is not an identifier, registered twice by different modules, an unknown
+        data kind or a ``config`` that is not a dataclass (programming errors).
+    """
+    import dataclasses
+
+    if not name.isidentifier():
+        raise ValueError(f"study name {name!r} is not a Python identifier")
+    if isinstance(data, DataKind):
+        data = data.name
+    if data not in _KINDS:
+        raise ValueError(f"study {name!r}: data={data!r} is not one of {tuple(_KINDS)}")
+    if not dataclasses.is_dataclass(config):
+        raise ValueError(f"study {name!r}: config must be a dataclass")
+
+    def register(make: Callable[..., Any]) -> Callable[..., Any]:
+        entry = Study(name=name, description=" ".join(description.split()), config=config,
+                      make=make, data=data, module=make.__module__, order=order,
+                      pools=pools, report=report, tables=tuple(tables),
+                      headlines={t: (tuple(k), v) for t, (k, v) in (headlines or {}).items()})
+        old = _REGISTRY.get(name)
+        if old is not None and old.module != entry.module:
+            raise ValueError(f"study {name!r} is registered by {old.module} already")
+        if entry.tables:
+            from irsim.tables import add_tables
+
+            add_tables(entry.tables, study=name)
+        _REGISTRY[name] = entry
+        _conf_store(entry)
+        return make
+
+    return register
+
+
+def _conf_store(entry: Study) -> None:
+    """Store a study registered after :func:`irsim.conf.register` ran (a plugin imported
+    late) in Hydra's ConfigStore too."""
+    conf = importlib.import_module("irsim.conf")
+    if conf.registered():
+        conf.store(entry)
+
+
+def _builtin_modules() -> list[str]:
+    package = importlib.import_module("irsim.experiments")
+    return [f"irsim.experiments.{m.name}" for m in pkgutil.iter_modules(package.__path__)
+            if m.name != "registry" and not m.name.startswith("_")]
+
+
+def _entry_point_modules() -> list[str]:
+    from importlib.metadata import entry_points
+
+    return [ep.value.split(":")[0] for ep in entry_points(group=ENTRY_POINTS)]
+
+
+def studies() -> list[Study]:
+    """Every study: the built-in ones, those of installed distributions (entry points) and
+    any registered at import; in listing order."""
+    global _SCANNED
+    if not _SCANNED:
+        for module in (*_builtin_modules(), *_entry_point_modules()):
+            importlib.import_module(module)
+        _SCANNED = True
+    return sorted(_REGISTRY.values(), key=lambda s: (s.order, s.name))
+
+
+def headlines() -> dict[str, tuple[tuple[str, ...], str]]:
+    """Every study's summary tables, in listing order: table -> (key columns, headline
+    column) (what ``irsim report <sweep dir>`` and a per-collection report compare)."""
+    return {t: h for s in studies() for t, h in s.headlines.items()}
+
+
+def names() -> list[str]:
+    """The names of every study, in listing order."""
+    return [s.name for s in studies()]
+
+
+def get(name: str) -> Study:
+    """The study registered as `name` (importing only its module when it is built in).
+
+    Raises
+    ------
+    irsim.errors.ConfigError
+        An unknown name (suggesting the closest valid ones).
+    """
+    name = str(name)
+    if name not in _REGISTRY and name.isidentifier():
+        try:
+            found = importlib.util.find_spec(f"irsim.experiments.{name}") is not None
+        except ModuleNotFoundError:
+            found = False
+        if found and name != "registry":
+            importlib.import_module(f"irsim.experiments.{name}")
+    if name not in _REGISTRY:
+        studies()
+    if name not in _REGISTRY:
+        raise unknown_name("experiment", name, names())
+    return _REGISTRY[name]

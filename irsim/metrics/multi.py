@@ -1,0 +1,398 @@
+"""Runs under many qrels of the same topics in one pass, and composite qrels.
+
+:func:`evaluate_many` scores parsed runs under several qrels (one per assessor, LLM, or
+composite) with one factorisation, one sort and one padding of the ranked lists: the grade
+row of every retrieved document is found once in a (judged keys x qrels) grade table, the
+blocks of all qrels are gathered from it with the qrels axis folded into the rows (only the
+(qrels, list) pairs whose topic the qrels keeps), and an
+:class:`~irsim.metrics.block.Ideal` over ``qrels x topics`` virtual topics serves them all,
+so every measure kernel runs once per chunk for all qrels (once per distinct block width:
+each qrels keeps the width :func:`~irsim.metrics.evaluate` would give it, so sums along the
+ranks add the same terms in the same order). Each qrels'
+:class:`~irsim.data.matrix.ScoreMatrix` equals what :func:`~irsim.metrics.evaluate` gives
+for it alone, bit for bit (same topics, same values).
+
+:func:`composite_qrels` builds the qrels of another assessor over a reference's judgments,
+with an explicit rule for the pairs the reference judged and the other did not
+(``unjudged``):
+
+``"reference"``
+    They keep the reference's grade (the other assessor's labels replace the reference's
+    where both exist): the composite differs from the reference only where the two
+    disagree.
+``"nonrelevant"``
+    They are judged non-relevant (grade 0): the other assessor's relevant set alone
+    counts, and the pairs stay judged (which matters for condensed lists).
+``"condensed"``
+    They are left unjudged and, with the qrels' name in ``condensed`` of
+    :func:`evaluate_many`, every unjudged document is removed from each ranked list before
+    the metric (condensed lists, Sakai SIGIR 2007): a run is judged only on what the other
+    assessor judged.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection, Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from irsim.data.matrix import ScoreMatrix
+from irsim.data.types import Qrels, Runs
+from irsim.errors import ConfigError, InputError, unknown_name
+from irsim.metrics.block import UNJUDGED, Block, Ideal
+from irsim.metrics.evaluate import (
+    _MISSING,
+    _check_inputs,
+    _chunks,
+    _factorize_strings,
+    _measures,
+    _run_file,
+    _select_topics,
+    run_lists,
+)
+from irsim.metrics.measures import Measure
+
+__all__ = ["UNJUDGED_RULES", "evaluate_many", "composite_qrels", "condense"]
+
+log = logging.getLogger(__name__)
+
+#: Rules for reference-judged pairs the other assessor did not judge.
+UNJUDGED_RULES = ("reference", "nonrelevant", "condensed")
+
+
+def composite_qrels(reference: Qrels, other: Qrels, *, unjudged: str = "reference",
+                    source: str | None = None) -> Qrels:
+    """Another assessor's qrels completed over the reference's judged pairs.
+
+    Parameters
+    ----------
+    reference : Qrels
+        The official judgments (e.g. NIST).
+    other : Qrels
+        Another assessor's grades (a person, a crowd, an LLM), usually of a subset of the
+        reference's pairs.
+    unjudged : {"reference", "nonrelevant", "condensed"}
+        What a pair judged by the reference but not by `other` becomes (module docstring):
+        the reference's grade, grade 0, or unjudged (evaluate it with ``condensed``).
+    source : str, optional
+        A name for the result (default ``"<other> (unjudged=<rule>)"``).
+
+    Returns
+    -------
+    Qrels
+        Every pair of `other` with its grade, plus the reference's other pairs as the rule
+        says, sorted by (topic, docno).
+
+    Examples
+    --------
+    >>> obj = lambda *s: np.array(s, dtype=object)
+    >>> ref = Qrels(obj("t1", "t1", "t1"), obj("a", "b", "c"), np.array([2, 1, 0]))
+    >>> llm = Qrels(obj("t1", "t1"), obj("a", "d"), np.array([0, 3]))
+    >>> [composite_qrels(ref, llm, unjudged=u).grade.tolist() for u in UNJUDGED_RULES]
+    [[0, 1, 0, 3], [0, 0, 0, 3], [0, 3]]
+    >>> composite_qrels(ref, llm).docno.tolist()
+    ['a', 'b', 'c', 'd']
+    """
+    if unjudged not in UNJUDGED_RULES:
+        raise unknown_name("unjudged rule", str(unjudged), UNJUDGED_RULES)
+
+    def frame(q: Qrels) -> pd.DataFrame:
+        df = pd.DataFrame({"topic": np.asarray(q.topic, dtype=object),
+                           "docno": np.asarray(q.docno, dtype=object),
+                           "grade": np.asarray(q.grade, dtype=np.int64)})
+        dup = df.duplicated(["topic", "docno"])
+        if dup.any():
+            r = df[dup].iloc[0]
+            raise InputError(f"duplicate judgment for topic {r.topic!r}, docno {r.docno!r}",
+                             file=q.source or "qrels")
+        return df
+
+    ref, oth = frame(reference), frame(other)
+    if unjudged != "condensed":
+        only_ref = ref.merge(oth[["topic", "docno"]], on=["topic", "docno"], how="left",
+                             indicator=True)
+        only_ref = only_ref[only_ref["_merge"] == "left_only"].drop(columns="_merge")
+        if unjudged == "nonrelevant":
+            only_ref = only_ref.assign(grade=0)
+        oth = pd.concat([oth, only_ref], ignore_index=True)
+    oth = oth.sort_values(["topic", "docno"], kind="stable", ignore_index=True)
+    name = source or f"{other.source or 'qrels'} (unjudged={unjudged})"
+    return Qrels(oth["topic"].to_numpy(dtype=object), oth["docno"].to_numpy(dtype=object),
+                 oth["grade"].to_numpy(dtype=np.int64), source=name)
+
+
+def condense(grade: np.ndarray) -> np.ndarray:
+    """Condensed lists: each row's judged grades moved to the front in rank order, the
+    unjudged documents (``UNJUDGED``) removed to the end (Sakai 2007).
+
+    Examples
+    --------
+    >>> u = UNJUDGED
+    >>> condense(np.array([[u, 1, u, 0, 2], [3, u, u, u, u]])).tolist() == [
+    ...     [1, 0, 2, u, u], [3, u, u, u, u]]
+    True
+    """
+    order = np.argsort(grade == UNJUDGED, axis=-1, kind="stable")
+    return np.take_along_axis(grade, order, axis=-1)
+
+
+class _MultiLookup:
+    """Grades of (topic, docno) keys under every qrels: the index of each key in the sorted
+    union of the judged keys (binary search, once per run row), into a (keys, qrels) grade
+    matrix with ``UNJUDGED`` where a qrels did not judge the key."""
+
+    def __init__(self, keys: list[np.ndarray], grades: list[np.ndarray]):
+        allk = np.concatenate(keys) if keys else np.zeros(0, np.int64)
+        self.ukey, inv = np.unique(allk, return_inverse=True)
+        # one extra row of UNJUDGED for keys no qrels judged
+        self.table_grade = np.full((len(self.ukey) + 1, len(keys)), UNJUDGED, dtype=np.int64)
+        at = 0
+        for q, (k, g) in enumerate(zip(keys, grades, strict=True)):
+            self.table_grade[inv[at:at + len(k)], q] = g
+            at += len(k)
+
+    def index(self, key: np.ndarray) -> np.ndarray:
+        """Row of each key in the grade matrix (the last row: judged by none)."""
+        n = len(self.ukey)
+        if n == 0:
+            return np.zeros(key.shape, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(self.ukey, key), n - 1)
+        return np.where(self.ukey[pos] == key, pos, n)
+
+
+def evaluate_many(
+    runs: Runs,
+    qrels: Mapping[str, Qrels],
+    measures: Iterable[str | Measure] | str | Measure,
+    *,
+    depth: int | None = 1000,
+    missing: str = "error",
+    condensed: Collection[str] | bool = (),
+    max_cells: int = 1 << 21,
+    progress: Callable[[int, int], object] | None = None,
+) -> dict[str, ScoreMatrix]:
+    """Per-topic scores of every run under every measure and every qrels, in one pass.
+
+    The runs are factorised, sorted and padded once; grades of all qrels are looked up
+    together and every measure kernel evaluates all qrels at once (the qrels axis stacked
+    on the rows of each block). Each result equals
+    ``irsim.evaluate(runs, qrels[name], measures, depth=depth, missing=missing)``.
+
+    Parameters
+    ----------
+    runs : Runs
+    qrels : mapping of str to Qrels
+        Named qrels of the same collection (assessors, LLM labels, composites); at least one.
+    measures : str, Measure or iterable of them
+        As :func:`~irsim.metrics.evaluate`.
+    depth, missing, max_cells, progress
+        As :func:`~irsim.metrics.evaluate` (``missing`` applies to each qrels: the topics of
+        each result are the ones ``evaluate`` would keep for it; ``max_cells`` bounds the
+        cells of all qrels together).
+    condensed : collection of str, or bool
+        Names of the qrels evaluated on condensed lists (every document the qrels did not
+        judge removed from the list, after the cut at `depth`; Sakai 2007); True: all.
+
+    Returns
+    -------
+    dict of str to ScoreMatrix
+        In the order of `qrels`.
+
+    Raises
+    ------
+    InputError, ConfigError
+        As :func:`~irsim.metrics.evaluate`, naming the qrels; an unknown name in
+        `condensed`.
+
+    Examples
+    --------
+    >>> from irsim.metrics import evaluate
+    >>> obj = lambda *s: np.array(s, dtype=object)
+    >>> nist = Qrels(obj("t1", "t1", "t2"), obj("a", "b", "c"), np.array([1, 2, 1]))
+    >>> llm = Qrels(obj("t1", "t1", "t2"), obj("a", "x", "c"), np.array([0, 2, 1]))
+    >>> runs = Runs(("bm25", "dense"), np.array([0, 0, 0, 1, 1, 1], dtype=np.int32),
+    ...             topic=obj("t1", "t1", "t2", "t1", "t1", "t2"),
+    ...             docno=obj("a", "x", "c", "x", "b", "c"),
+    ...             score=np.array([2.0, 1.0, 1.0, 3.0, 2.0, 1.0]))
+    >>> out = evaluate_many(runs, {"nist": nist, "llm": llm}, ["AP", "P@2"])
+    >>> out["llm"].metric("AP").tolist()
+    [[0.5, 1.0], [1.0, 1.0]]
+    >>> bool((out["nist"].values == evaluate(runs, nist, ["AP", "P@2"]).values).all())
+    True
+    """
+    ms = _measures(measures)
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int | np.integer)
+                              or depth < 1):
+        raise ConfigError(f"depth must be a positive integer or None, got {depth!r}")
+    if missing not in _MISSING:
+        raise unknown_name("missing policy", str(missing), _MISSING)
+    if not isinstance(max_cells, int | np.integer) or max_cells < 1:
+        raise ConfigError(f"max_cells must be a positive integer, got {max_cells!r}")
+    if not isinstance(qrels, Mapping) or not qrels:
+        raise ConfigError("qrels must be a non-empty mapping of names to Qrels")
+    names = list(qrels)
+    if condensed is True:
+        cond = set(names)
+    elif condensed is False:
+        cond = set()
+    else:
+        cond = set(condensed)
+        if bad := sorted(cond - set(names)):
+            raise unknown_name("qrels in condensed", bad[0], names)
+    Q = len(names)
+    qs = [qrels[n] for n in names]
+
+    # one check of the runs (the qrels' own checks are per qrels)
+    run, score = _check_inputs(runs, qs[0])
+    srcs, grades_all = [], []
+    for n, q in zip(names, qs, strict=True):
+        _check_inputs_qrels(q, n)
+        srcs.append(q.source or n)
+        g = np.asarray(q.grade)
+        if not np.issubdtype(g.dtype, np.integer):
+            raise InputError("relevance grades must be integers", file=srcs[-1])
+        grades_all.append(g.astype(np.int64))
+
+    # topics of the runs and of every qrels, one factorisation
+    factor, topics = _factorize_strings(
+        np.asarray(runs.topic, dtype=object), *(np.asarray(q.topic, dtype=object) for q in qs))
+    rt, qts = factor[0], factor[1:]
+    if not all(isinstance(t, str) for t in topics.tolist()):
+        raise InputError("topic ids must be strings", file=srcs[0])
+    try:
+        rd, vocab = runs.docno_codes()
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        raise InputError("docno values must be strings", file=_run_file(runs, 0)) from None
+    n_doc = max(len(vocab), 1)
+    vocab_index = pd.Index(vocab)
+
+    # the (run, topic) pairs present, once for all qrels
+    U = len(topics)
+    pairs = np.unique(run.astype(np.int64) * U + rt)
+    run_u, rt_u = pairs // U, pairs % U
+    sels = []
+    for q, qt, g, src in zip(qs, qts, grades_all, srcs, strict=True):
+        sel = _select_topics(runs, q if q.source else _named(q, src), run_u, rt_u, qt, g,
+                             topics, missing)
+        if not sel.any():
+            raise InputError("no topic left to evaluate (runs and qrels share no topic)",
+                             file=src)
+        sels.append(sel)
+    union = np.logical_or.reduce(sels)
+    tmap = np.cumsum(union) - 1
+    T, S = int(union.sum()), len(runs.names)
+    out_topics = topics[union]
+
+    # each qrels: its judgments on the kept topics, unique, and the join keys
+    keys, key_grades, ideal_t, ideal_g = [], [], [], []
+    # docnos of every qrels: one factorisation, one lookup in the runs' vocabulary
+    qdocs = [np.asarray(q.docno, dtype=object) for q in qs]
+    dcodes, duniq = pd.factorize(np.concatenate(qdocs))
+    n_u = max(len(duniq), 1)
+    vmap = vocab_index.get_indexer(duniq)  # -1: judged, never retrieved
+    starts_q = np.cumsum([0] + [len(d) for d in qdocs])
+    for qi, (qt, g, src) in enumerate(zip(qts, grades_all, srcs, strict=True)):
+        code = dcodes[starts_q[qi]:starts_q[qi + 1]]
+        qk = np.flatnonzero(union[qt])
+        code = code[qk]
+        qt_out, qgrade = tmap[qt[qk]], g[qk]
+        dkey = np.sort(qt_out * n_u + code)
+        if (dups := np.flatnonzero(dkey[1:] == dkey[:-1])).size:
+            t, d = divmod(int(dkey[dups[0]]), n_u)
+            raise InputError(f"duplicate judgment for topic {out_topics[t]!r}, docno "
+                             f"{duniq[d]!r}", file=src)
+        qd = vmap[code]
+        hit = qd >= 0
+        keys.append(qt_out[hit] * n_doc + qd[hit])
+        key_grades.append(qgrade[hit])
+        ideal_t.append(qi * T + qt_out)
+        ideal_g.append(qgrade)
+
+    keep = union[rt]
+    rows = np.flatnonzero(keep) if not keep.all() else None
+    if rows is not None:
+        run, score, rt, rd = run[rows], score[rows], rt[rows], rd[rows]
+    values = np.zeros((Q, len(ms), S, T))
+    if len(score):
+        starts, lens, group_id, score1, key1 = run_lists(runs, run, score, rt, rd, rows,
+                                                         tmap, n_doc, S, T)
+
+        max_len = int(lens.max())
+        list_depth = max_len if depth is None else min(max_len, int(depth))
+        max_cut = max((m.cutoff or 0) for m in ms)
+        width = max(list_depth, max_cut, 1)
+        sel_local = np.stack(sels)[:, union]  # (qrels, kept topics)
+        # each qrels' block width is the one evaluate would use for it (its lists' longest,
+        # cut at depth): sums along ranks then add the same terms in the same order
+        list_sel = sel_local[:, group_id % T]
+        q_len = np.where(list_sel, lens[None, :], 0).max(axis=1)
+        q_width = np.maximum(np.minimum(q_len, list_depth), max(max_cut, 1))
+        widths = np.unique(q_width)
+        it, ig = np.concatenate(ideal_t), np.concatenate(ideal_g)
+        ideals = {int(w): Ideal(it, ig, Q * T, int(w)) for w in widths}
+        lookup = _MultiLookup(keys, key_grades)
+        row_key = lookup.index(key1)  # grade row of every run row
+        none = len(lookup.ukey)
+        grade_by_qrels = np.ascontiguousarray(lookup.table_grade.T)  # (qrels, keys + 1)
+        cond_mask = np.array([n in cond for n in names])
+
+        by_len = np.argsort(lens, kind="stable")
+        chunks = _chunks(lens[by_len], width, max(1, max_cells // Q))
+        log.debug("evaluate_many: %d qrels, %d lists, width %d, %d chunk(s)", Q, len(lens),
+                  width, len(chunks))
+        for done, (a, b) in enumerate(chunks, 1):
+            idx = by_len[a:b]
+            ln, L = lens[idx], int(lens[idx].max())
+            cols = np.arange(L)
+            valid = cols[None, :] < ln[:, None]
+            pos = np.where(valid, starts[idx][:, None] + cols[None, :], 0)
+            neg_score = np.where(valid, -score1[pos], np.inf)
+            top = np.argsort(neg_score, axis=1, kind="stable")[:, :min(L, list_depth)]
+            pos = np.take_along_axis(pos, top, axis=1)
+            valid = np.take_along_axis(valid, top, axis=1)
+            # grade rows of the run rows (padding: the row judged by none)
+            ki = np.where(valid, row_key[pos], none)
+            gid = group_id[idx]
+            tt = gid % T
+            # only the (qrels, list) pairs whose topic that qrels keeps, one block per width
+            qi, ri = np.nonzero(sel_local[:, tt])
+            for w in widths:
+                k = q_width[qi] == w
+                q_k, r_k = qi[k], ri[k]
+                if len(q_k) == 0:
+                    continue
+                d = min(top.shape[1], int(w))  # a qrels' lists fit in its width
+                grade = np.empty((len(q_k), int(w)), dtype=np.int64)
+                grade[:, :d] = grade_by_qrels[q_k[:, None], ki[r_k, :d]]
+                grade[:, d:] = UNJUDGED
+                if cond_mask.any():
+                    c = cond_mask[q_k]
+                    grade[c] = condense(grade[c])
+                block = Block(grade, q_k * T + tt[r_k], ideals[int(w)])
+                for mi, m in enumerate(ms):
+                    values[q_k, mi, gid[r_k] // T, tt[r_k]] = m.definition.kernel(block, m)
+            if progress is not None:
+                progress(done, len(chunks))
+
+    out = {}
+    sel_union = np.flatnonzero(union)
+    for qi, (n, sel, src) in enumerate(zip(names, sels, srcs, strict=True)):
+        cols = np.flatnonzero(sel[sel_union])
+        out[n] = ScoreMatrix(values[qi][:, :, cols], [str(m) for m in ms], runs.names,
+                             out_topics[cols], source=src)
+    return out
+
+
+def _check_inputs_qrels(qrels: Qrels, name: str) -> None:
+    if not (len(qrels.topic) == len(qrels.docno) == len(qrels.grade)):
+        raise InputError("qrels columns have different lengths", file=qrels.source or name)
+    if len(qrels) == 0:
+        raise InputError("qrels hold no judgments", file=qrels.source or name)
+
+
+def _named(q: Qrels, name: str) -> Qrels:
+    """The qrels with `name` as its source (error messages name it)."""
+    return Qrels(q.topic, q.docno, q.grade, source=name)
