@@ -6,9 +6,10 @@ on engine=local against engine=ray with 2 local workers, and how the shard size 
 
 Prints wall times, the speedup of 2 Ray workers over engine=local (goal >= 1.6x for jobs of
 >= 30 s) and Ray's overhead: 1 Ray worker against engine=local with one BLAS thread (goal
-<= 10%). Ray actors use one BLAS thread each; engine=local is shown both single-threaded and
-with BLAS's own threading (its default). The estimated difference is off (its top-k
-would not fit at this B); all runs produce identical tables (checked).
+<= 10%). Ray actors use one BLAS thread each; engine=local is shown both single-threaded (its
+default) and with BLAS's own threading. The estimated difference is off (its top-k
+would not fit at this B); all runs produce identical tables (checked). The driver's share
+(CLI vs the Python door, Ray 1 vs 2 workers with checkpoints): bench/bench_driver.py.
 """
 
 from __future__ import annotations
@@ -48,10 +49,13 @@ def main() -> None:
     base = DiscPower(B=args.B, seed=0, shard_items=2048, shard_replicates=5000,
                      estimated_diff=False)
     t_local1, ref, info = timed(base, matrix, engine_options={"blas_threads": 1})
-    print(f"engine=local, blas_threads=1           {t_local1:8.2f} s  shards={info['shards']}")
-    t_local, _, _ = timed(base, matrix)
-    print(f"engine=local, BLAS threads (default)   {t_local:8.2f} s")
+    print(f"engine=local, blas_threads=1 (default) {t_local1:8.2f} s  shards={info['shards']}")
+    t_local, _, _ = timed(base, matrix, engine_options={"blas_threads": None})
+    print(f"engine=local, BLAS's own threads       {t_local:8.2f} s")
 
+    from irsim.engine.ray_executor import loopback_only
+
+    loopback_only()  # the instance below listens on 127.0.0.1 only
     ray.init(address="local", num_cpus=2, include_dashboard=False,
              _node_ip_address="127.0.0.1",
              log_to_driver=False)

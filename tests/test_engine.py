@@ -607,3 +607,33 @@ def test_killed_worker_node_changes_nothing():
     out = json.loads(result[-1].removeprefix("RESULT "))
     assert out["killed"] and out["lost"] >= 1, out  # a shard really was lost and retried
     assert out["same"], out
+
+
+@pytest.mark.parametrize("threads", [None, 2])
+def test_blas_threads_change_no_table(matrix, local_tables, threads):
+    """engine=local runs its kernels with one BLAS thread by default (issue 30); BLAS's own
+    threading (None) and 2 threads give the same tables to the bit (exact count-matrix
+    products), and the limit is held only while the shards run."""
+    from threadpoolctl import threadpool_info
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    before = blas_threads()
+    seen = []
+    kernel = STUDY.kernel
+
+    class Recording(DiscPower):
+        def kernel(self, shard, data):
+            seen.append(blas_threads())
+            return kernel(shard, data)
+
+    study = Recording(B=750, seed=4, shard_items=256, shard_replicates=250)
+    tables, _ = run_study(study, matrix)  # the default
+    assert_same(tables, local_tables)
+    assert seen and all(t == [1] * len(t) for t in seen)
+    seen.clear()
+    tables, _ = run_study(study, matrix, engine_options={"blas_threads": threads})
+    assert_same(tables, local_tables)
+    assert seen and all(t == (before if threads is None else [threads] * len(t)) for t in seen)
+    assert blas_threads() == before

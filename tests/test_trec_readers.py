@@ -220,6 +220,113 @@ def test_fast_and_general_readers_agree(tmp_path, monkeypatch):
         trec.read_run(bad)
 
 
+# --- streamed: chunks of CHUNK_BYTES, the same runs, qrels and errors ------------------------
+
+
+def _small_chunks(monkeypatch, size: int) -> list[int]:
+    """Read in chunks of about `size` bytes; returns the list the chunks' lengths go to."""
+    import irsim.data.trec as trec
+
+    seen: list[int] = []
+    real = trec._chunk_table
+    monkeypatch.setattr(trec, "CHUNK_BYTES", size)
+    monkeypatch.setattr(trec, "_chunk_table",
+                        lambda p, data, *a: seen.append(len(data)) or real(p, data, *a))
+    return seen
+
+
+def _run_text(rng, topics=7, docs=40, layout="plain") -> str:
+    rows = [f"{400 + t} Q0 D{t}-{rng.integers(10**6)}-{i} {i + 1} {rng.normal():.6g} tag"
+            for t in range(topics) for i in range(docs)]
+    if layout == "plain":
+        return "\n".join(rows) + "\n"
+    # tabs, blank lines, CRLF and a BOM, in a mix of lines
+    out = []
+    for i, r in enumerate(rows):
+        out.append(r.replace(" ", "\t") if i % 3 == 0 else r)
+        if i % 11 == 0:
+            out.append("   ")
+    return "\ufeff" + "\r\n".join(out) + "\r\n"
+
+
+@pytest.mark.parametrize("layout", ["plain", "mixed"])
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("size", [64, 1000, 2001])
+def test_chunks_give_the_file_read_whole(tmp_path, monkeypatch, layout, gz, size):
+    rng = np.random.default_rng(size)
+    text = _run_text(rng, layout=layout).encode()
+    path = write(tmp_path / ("r.run.gz" if gz else "r.run"), gzip.compress(text) if gz
+                 else text)
+    whole = read_run(path)
+    qtext = "".join(f"{400 + t} 0 D{t}-{i} {i % 3}\n" for t in range(7) for i in range(90))
+    qpath = write(tmp_path / "q.txt", qtext)
+    qwhole = read_qrels(qpath)
+    seen = _small_chunks(monkeypatch, size)
+    got = read_run(path)
+    assert len(seen) > 3 and max(seen) <= size + 60  # a chunk: `size` + the rest of a line
+    assert got.names == whole.names == ("tag",)
+    for a in ("topic", "docno", "score", "run"):
+        assert getattr(got, a).tolist() == getattr(whole, a).tolist(), a
+    for c, w in zip(got.docno_codes(), whole.docno_codes(), strict=True):
+        assert c.tolist() == w.tolist()
+    # the oracle: Python's own split of the text
+    lines = [ln.split() for ln in text.decode("utf-8-sig").splitlines() if ln.strip()]
+    assert got.docno.tolist() == [ln[2] for ln in lines]
+    assert got.score.tolist() == [float(ln[4]) for ln in lines]
+    q = read_qrels(qpath)
+    assert q.grade.tolist() == qwhole.grade.tolist() == [i % 3 for t in range(7)
+                                                           for i in range(90)]
+    assert q.docno.tolist() == qwhole.docno.tolist()
+
+
+def _late(tmp_path, bad: bytes, before: int = 60, name: str = "late.run") -> tuple[Path, int]:
+    """A run file with `bad` as line `before` + 1 (far beyond the first small chunk)."""
+    good = b"".join(b"9 Q0 d%d %d %d.5 t\n" % (i, i, i) for i in range(before))
+    return write(tmp_path / name, good + bad + b"9 Q0 last 1 0.25 t\n"), before + 1
+
+
+@pytest.mark.parametrize(("bad", "problem"), [
+    (b"9 Q0 x 1 1.0\n", "malformed line: expected 6"),
+    (b"9\tQ0 x 1 1.0\n", "malformed line: expected 6"),
+    (b"9 Q0 x 1 abc t\n", "non-numeric score 'abc'"),
+    (b"9 Q0 x 1 inf t\n", "non-finite score 'inf'"),
+    (b"9 Q0 d7 1 1.0 t\n", "duplicate docno 'd7' for topic '9' in the run (first at line 8)"),
+    (b"9 Q0 x\x00y 1 1.0 t\n", "NUL byte (0x00) at column 7"),
+])
+def test_errors_in_a_later_chunk_name_the_file_line(tmp_path, monkeypatch, bad, problem):
+    path, line = _late(tmp_path, bad)
+    whole = error(read_run, path)
+    seen = _small_chunks(monkeypatch, 100)
+    e = error(read_run, path)
+    assert len(seen) > 5
+    assert (e.file, e.line) == (whole.file, whole.line) == (str(path), line)
+    assert str(e) == str(whole) and problem in str(e)
+
+
+def test_non_utf8_in_a_later_chunk_gives_the_file_offset(tmp_path, monkeypatch):
+    path, line = _late(tmp_path, "9 Q0 caf\xe9 1 1.0 t\n".encode("latin-1"))
+    offset = path.read_bytes().index(b"\xe9")
+    _small_chunks(monkeypatch, 100)
+    e = error(read_run, path)
+    assert e.line == line and f"byte 0xe9 at offset {offset}" in str(e)
+
+
+def test_tags_across_chunks_name_the_run(tmp_path, monkeypatch):
+    _small_chunks(monkeypatch, 50)
+    one = b"".join(b"1 Q0 d%d 1 1.0 same\n" % i for i in range(30))
+    assert read_run(write(tmp_path / "a.run", one)).names == ("same",)
+    two = one + b"1 Q0 other 1 1.0 else\n"
+    assert read_run(write(tmp_path / "b.run", two)).names == ("b",)
+
+
+def test_duplicate_in_gzip_qrels_across_chunks(tmp_path, monkeypatch):
+    rows = b"".join(b"3 0 d%d 1\n" % i for i in range(50)) + b"\n\n3 0 d4 0\n"
+    path = write(tmp_path / "q.gz", gzip.compress(rows))
+    _small_chunks(monkeypatch, 40)
+    e = error(read_qrels, path)
+    assert (e.line, str(path)) == (53, e.file) and "first at line 5" in str(e)
+
+
 def test_a_run_glob_skips_directories(tmp_path, caplog):
     """runs/* beside an earlier run directory (the README's order of examples): the files
     are read, the directory skipped with a note; directories only is one clear error."""

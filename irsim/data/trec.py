@@ -1,10 +1,16 @@
-"""Readers for TREC qrels and run files, vectorised with pyarrow.
+"""Readers for TREC qrels and run files, streamed and vectorised with pyarrow.
 
-A file is read whole (``.gz`` is decompressed), checked for UTF-8, split into lines and
-then into whitespace-separated tokens by pyarrow compute kernels; every check (column
-count, numbers, duplicates) is a mask over all lines at once, and the first offending
-line is found with ``argmax``. Blank lines are skipped but counted, so the reported line
-numbers are those of the file.
+A file is read in chunks of about :data:`CHUNK_BYTES` (``.gz`` is decompressed as it is
+read; a chunk ends at a line end), so memory holds one chunk of text plus what is kept of
+the rows (topic and docno codes, scores or grades), never the whole file. Each chunk is
+checked for NUL bytes and UTF-8, split into lines and then into whitespace-separated tokens
+by Arrow (its CSV parser for the common layout, its compute kernels for any other); every
+check (column count, numbers) is a mask over the chunk's lines, and the first offending line
+is found with ``argmax``; duplicates are found over the whole file from integer codes. Blank
+lines are skipped but counted, so the reported line numbers are those of the file. A file
+with several problems reports the first problem of the first chunk that has one (a
+duplicate, found over the whole file, after every chunk's other checks; :func:`read_runs`
+reads every file before it looks for duplicates, so that each string is hashed once).
 
 Formats
 -------
@@ -21,9 +27,10 @@ from __future__ import annotations
 
 import gzip
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from os import PathLike
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import pyarrow as pa
@@ -45,10 +52,17 @@ _RUN_COLUMNS = "qid Q0 docno rank score tag"
 _QRELS_COLUMNS = "qid iter docno rel"
 
 
-class _Table:
-    """The data lines of one file: token columns plus their 1-based line numbers."""
+#: Bytes of (decompressed) text read, checked and parsed at a time; a chunk is extended to
+#: its last line end (a line longer than this is read whole).
+CHUNK_BYTES = 1 << 24
 
-    def __init__(self, path: Path, columns: list[pa.Array], line: np.ndarray):
+
+class _Table:
+    """The data lines of one chunk: token columns (Arrow arrays, chunked or not) plus their
+    1-based line numbers."""
+
+    def __init__(self, path: Path, columns: list[pa.Array | pa.ChunkedArray],
+                 line: np.ndarray):
         self.path = path
         self.columns = columns
         self.line = line
@@ -58,40 +72,114 @@ class _Table:
         return InputError(problem, file=self.path, line=line)
 
 
-def _read_bytes(path: PathT) -> tuple[Path, bytes]:
+class _Lines:
+    """The line numbers of a file's data rows, kept compactly: a chunk whose lines are all
+    data rows (Arrow's CSV layout) as its first line only, any other chunk as its array."""
+
+    def __init__(self) -> None:
+        self.first_rows: list[int] = []
+        self.lines: list[int | np.ndarray] = []
+        self.rows = 0
+
+    def add(self, t: _Table) -> None:
+        n = len(t.line)
+        if n:
+            consecutive = int(t.line[-1]) - int(t.line[0]) == n - 1
+            self.first_rows.append(self.rows)
+            self.lines.append(int(t.line[0]) if consecutive else t.line)
+            self.rows += n
+
+    def __getitem__(self, row: int) -> int:
+        i = int(np.searchsorted(self.first_rows, row, side="right")) - 1
+        seg = self.lines[i]
+        off = row - self.first_rows[i]
+        return seg + off if isinstance(seg, int) else int(seg[off])
+
+
+def _open(path: PathT) -> tuple[Path, Iterator[bytes]]:
+    """The file's path and its (decompressed) content as blocks of :data:`CHUNK_BYTES`."""
     p = Path(path)
     if not p.exists():
         raise InputError(missing_file(p), file=p)
     if not p.is_file():
         raise InputError("not a regular file", file=p)
     try:
-        data = p.read_bytes()
+        f = open(p, "rb")  # noqa: SIM115 - closed by the generator below
     except OSError as e:
         raise InputError(f"cannot read file ({e.strerror})", file=p) from None
-    if p.suffix == ".gz" or data[:2] == b"\x1f\x8b":
+    return p, _blocks(p, f)
+
+
+def _blocks(p: Path, f: BinaryIO) -> Iterator[bytes]:
+    with f:
         try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as e:
-            raise InputError(f"corrupt gzip data ({e})", file=p) from None
-    if data[:3] == b"\xef\xbb\xbf":  # UTF-8 byte order mark
-        data = data[3:]
-    return p, data
+            gz = p.suffix == ".gz" or f.read(2) == b"\x1f\x8b"
+            f.seek(0)
+        except OSError as e:
+            raise InputError(f"cannot read file ({e.strerror})", file=p) from None
+        src: BinaryIO = gzip.GzipFile(fileobj=f, mode="rb") if gz else f
+        while True:
+            try:
+                block = src.read(CHUNK_BYTES)
+            except (gzip.BadGzipFile, EOFError, zlib.error) as e:
+                raise InputError(f"corrupt gzip data ({e})", file=p) from None
+            except OSError as e:
+                raise InputError(f"cannot read file ({e.strerror})", file=p) from None
+            if not block:
+                return
+            yield block
 
 
-def _refuse_nul(path: Path, data: bytes) -> None:
+def _chunks(blocks: Iterable[bytes]) -> Iterator[tuple[bytes, int, int]]:
+    """``(text, lines before it, bytes before it)``: the blocks cut after their last line
+    end (the rest carried to the next; a block shorter than :data:`CHUNK_BYTES` is the
+    file's last, kept whole); the UTF-8 byte order mark dropped."""
+    carry = b""
+    line0 = offset0 = 0
+    before: bytes | None = None  # the previous chunk: its lines counted once another follows
+
+    def emit(data: bytes) -> tuple[bytes, int, int]:
+        nonlocal line0, offset0, before
+        if before is None:
+            if data[:3] == b"\xef\xbb\xbf":  # UTF-8 byte order mark
+                data = data[3:]
+        else:
+            line0 += before.count(b"\n")
+            offset0 += len(before)
+        before = data
+        return data, line0, offset0
+
+    for block in blocks:
+        data = carry + block if carry else block
+        if len(block) < CHUNK_BYTES:  # a short read: the end of the file
+            carry = b""
+            yield emit(data)
+            continue
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            carry = data
+            continue
+        yield emit(data[:cut])
+        carry = data[cut:]
+    if carry:
+        yield emit(carry)
+
+
+def _refuse_nul(path: Path, data: bytes, line0: int = 0) -> None:
     """A NUL byte (never part of a docno, topic or tag: trec_eval would cut the string
     there) is refused with its line."""
     nul = data.find(b"\x00")
     if nul >= 0:
-        line = data.count(b"\n", 0, nul) + 1
+        line = line0 + data.count(b"\n", 0, nul) + 1
         column = nul - data.rfind(b"\n", 0, nul)
         raise InputError(f"NUL byte (0x00) at column {column}: not a text line", file=path,
                          line=line)
 
 
-def _lines(path: Path, data: bytes) -> pa.Array:
-    """The file's lines as a string array (line i+1 at index i), trimmed of whitespace."""
-    _refuse_nul(path, data)
+def _lines(path: Path, data: bytes, line0: int = 0, offset0: int = 0) -> pa.Array:
+    """The chunk's lines as a string array (line ``line0 + i + 1`` at index i), trimmed of
+    whitespace."""
+    _refuse_nul(path, data, line0)
     blob = pa.array([data], type=pa.large_binary())
     try:
         text = blob.cast(pa.large_string())
@@ -99,9 +187,9 @@ def _lines(path: Path, data: bytes) -> pa.Array:
         try:
             data.decode("utf-8")
         except UnicodeDecodeError as e:
-            line = data.count(b"\n", 0, e.start) + 1
+            line = line0 + data.count(b"\n", 0, e.start) + 1
             raise InputError(
-                f"not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})",
+                f"not UTF-8 text (byte 0x{data[e.start]:02x} at offset {offset0 + e.start})",
                 file=path, line=line,
             ) from None
         raise  # arrow and Python disagree on validity: let it surface
@@ -112,7 +200,7 @@ def _fast_table(p: Path, data: bytes, ncols: int) -> _Table | None:
     """The common layout read by Arrow's CSV parser: every line holds exactly `ncols`
     tokens separated by single spaces, no blank line, valid UTF-8. None for anything else
     (tabs, repeated or trailing blanks, blank lines, a malformed line): the general reader
-    then reads the file and names the line of any problem."""
+    then reads the chunk and names the line of any problem. Line numbers from 1."""
     names = [f"c{j}" for j in range(ncols)]
     try:
         t = pacsv.read_csv(
@@ -130,7 +218,7 @@ def _fast_table(p: Path, data: bytes, ncols: int) -> _Table | None:
     rows = t.num_rows
     if rows == 0:
         return None
-    columns = [t.column(j).combine_chunks() for j in range(ncols)]
+    columns = [t.column(j) for j in range(ncols)]  # chunked, as Arrow parsed them
     # every token non-empty (an empty one: a doubled or trailing blank) and no CR left over
     for col in columns:
         if pc.any(pc.equal(pc.binary_length(col), 0)).as_py():
@@ -140,14 +228,17 @@ def _fast_table(p: Path, data: bytes, ncols: int) -> _Table | None:
     return _Table(p, columns, np.arange(1, rows + 1))
 
 
-def _read_table(path: PathT, ncols: int, spec: str) -> _Table:
-    """Read ``path`` into ``ncols`` string columns, checking the column count of every line."""
-    p, data = _read_bytes(path)
-    _refuse_nul(p, data)
+def _chunk_table(p: Path, data: bytes, ncols: int, spec: str, line0: int,
+                 offset0: int) -> _Table:
+    """One chunk's data lines in ``ncols`` string columns, the column count of every line
+    checked (lines numbered in the file: the chunk starts after line `line0`, byte
+    `offset0`)."""
+    _refuse_nul(p, data, line0)
     fast = _fast_table(p, data, ncols)
     if fast is not None:
+        fast.line += line0
         return fast
-    lines = _lines(p, data)
+    lines = _lines(p, data, line0, offset0)
     nonblank = pc.greater(pc.binary_length(lines), 0).to_numpy(zero_copy_only=False)
     tokens = pc.ascii_split_whitespace(lines)
     ntok = pc.list_value_length(tokens).to_numpy(zero_copy_only=False)
@@ -159,14 +250,52 @@ def _read_table(path: PathT, ncols: int, spec: str) -> _Table:
         raise InputError(
             f"malformed line: expected {ncols} whitespace-separated columns ({spec}), "
             f"got {ntok[i]}: {shown!r}",
-            file=p, line=i + 1,
+            file=p, line=line0 + i + 1,
         )
     rows = np.flatnonzero(nonblank)
-    if rows.size == 0:
-        raise InputError("empty file (no data lines)", file=p)
     kept = tokens.filter(pa.array(nonblank)) if rows.size < len(lines) else tokens
-    columns = [pc.list_element(kept, j) for j in range(ncols)]
-    return _Table(p, columns, rows + 1)
+    columns = [pc.list_element(kept, j).cast(pa.large_string()) for j in range(ncols)]
+    return _Table(p, columns, rows + line0 + 1)
+
+
+def _tables(path: PathT, ncols: int, spec: str) -> tuple[Path, Iterator[_Table]]:
+    """The file's path and its chunks' tables (:func:`_chunk_table`), read as consumed."""
+    p, blocks = _open(path)
+    return p, (_chunk_table(p, data, ncols, spec, line0, offset0)
+               for data, line0, offset0 in _chunks(blocks))
+
+
+class _Codes:
+    """A string column as int32 codes into its dictionary (unique strings, an Arrow array)."""
+
+    def __init__(self, indices: np.ndarray, dictionary: pa.Array):
+        self.indices = indices
+        self.dictionary = dictionary
+
+    @classmethod
+    def encode(cls, chunks: list[pa.Array]) -> _Codes:
+        """One dictionary for all the chunks (Arrow hashes each string once)."""
+        enc = pc.dictionary_encode(pa.chunked_array(chunks, type=pa.large_string()))
+        parts = enc.chunks
+        first = parts[0].dictionary.buffers()
+        if any(c.dictionary.buffers()[1:] != first[1:] for c in parts[1:]):
+            parts = enc.unify_dictionaries().chunks  # pragma: no cover - Arrow shares it
+        idx = [c.indices.to_numpy(zero_copy_only=False) for c in parts]
+        return cls(np.concatenate(idx) if len(idx) > 1 else idx[0], parts[0].dictionary)
+
+    def arrow(self) -> pa.DictionaryArray:
+        return pa.DictionaryArray.from_arrays(pa.array(self.indices), self.dictionary)
+
+    def objects(self) -> np.ndarray:
+        """The column as an object array of str (one Python string per distinct value)."""
+        return _objects(self.dictionary)[self.indices]
+
+    def value(self, row: int) -> str:
+        return self.dictionary[int(self.indices[row])].as_py()
+
+
+def _pieces(col: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
+    return col.chunks if isinstance(col, pa.ChunkedArray) else [col]
 
 
 def _first_true(mask: np.ndarray) -> int | None:
@@ -212,23 +341,24 @@ def _parse_grades(t: _Table, col: pa.Array) -> np.ndarray:
         raise t.fail(f"relevance grade {col[i].as_py()!r} out of range", i) from None
 
 
-def _check_unique(t: _Table, topic: pa.Array, docno: pa.Array, what: str) -> None:
-    """Raise at the first line whose (topic, docno) already appeared earlier in the file."""
-    key = pc.binary_join_element_wise(topic, docno, pa.scalar("\t", pa.large_string()))
-    encoded = pc.dictionary_encode(key)
-    if len(encoded.dictionary) == len(key):
+def _check_unique(p: Path, lines: _Lines, topic: _Codes, docno: _Codes, what: str,
+                  rows: slice = slice(None)) -> None:
+    """Raise at the first line whose (topic, docno) already appeared earlier in the file
+    (the file's `rows` of the columns)."""
+    key = (topic.indices[rows].astype(np.int64) * max(len(docno.dictionary), 1)
+           + docno.indices[rows])
+    s = np.sort(key)
+    if not (s[1:] == s[:-1]).any():
         return
-    codes = encoded.indices.to_numpy(zero_copy_only=False)
-    order = np.argsort(codes, kind="stable")
-    s = codes[order]
+    order = np.argsort(key, kind="stable")
+    s = key[order]
     repeat = np.flatnonzero(s[1:] == s[:-1]) + 1
     second = int(order[repeat].min())
-    first = int(order[np.searchsorted(s, codes[second])])
-    raise t.fail(
-        f"duplicate docno {docno[second].as_py()!r} for topic {topic[second].as_py()!r} "
-        f"{what} (first at line {t.line[first]})",
-        second,
-    )
+    first = int(order[np.searchsorted(s, key[second])])
+    at = rows.start or 0
+    raise InputError(
+        f"duplicate docno {docno.value(at + second)!r} for topic {topic.value(at + second)!r} "
+        f"{what} (first at line {lines[first]})", file=p, line=lines[second])
 
 
 def _objects(col: pa.Array) -> np.ndarray:
@@ -268,11 +398,21 @@ def read_qrels(path: PathT) -> Qrels:
     Traceback (most recent call last):
     irsim.errors.InputError: ...qrels.txt:2: duplicate docno 'd1' for topic '301' ...
     """
-    t = _read_table(path, 4, _QRELS_COLUMNS)
-    topic, _, docno, rel = t.columns
-    grade = _parse_grades(t, rel)
-    _check_unique(t, topic, docno, "in the qrels")
-    return Qrels(_objects(topic), _objects(docno), grade, source=str(t.path))
+    p, tables = _tables(path, 4, _QRELS_COLUMNS)
+    topics, docnos, grades, lines = [], [], [], _Lines()
+    for t in tables:
+        topic, _, docno, rel = t.columns
+        grades.append(_parse_grades(t, rel))
+        topics += _pieces(topic)
+        docnos += _pieces(docno)
+        lines.add(t)
+    if lines.rows == 0:
+        raise InputError("empty file (no data lines)", file=p)
+    topic_codes, docno_codes = _Codes.encode(topics), _Codes.encode(docnos)
+    del topics, docnos  # the strings: only the codes are needed now
+    _check_unique(p, lines, topic_codes, docno_codes, "in the qrels")
+    return Qrels(topic_codes.objects(), docno_codes.objects(), np.concatenate(grades),
+                 source=str(p))
 
 
 _RUN_SUFFIXES = (".txt", ".run", ".runs", ".res", ".trec", ".tsv", ".tab")
@@ -305,42 +445,66 @@ def trec_eval_scores(score: np.ndarray) -> np.ndarray:
     return np.clip(score, -_F32_MAX, _F32_MAX).astype(np.float32).astype(np.float64)
 
 
-def _read_one_run(path: PathT, name: str | None) -> tuple[str, Path, list[pa.Array], np.ndarray]:
-    t = _read_table(path, 6, _RUN_COLUMNS)
-    topic, _, docno, _, score_col, tag = t.columns
-    score = _parse_scores(t, score_col)
-    _check_unique(t, topic, docno, "in the run")
+class _RunFile:
+    """One run file as read: its name, path, topic and docno columns (a chunk's Arrow array
+    each), scores and the lines of its rows."""
+
+    def __init__(self, name: str, path: Path, topic: list[pa.Array], docno: list[pa.Array],
+                 score: np.ndarray, lines: _Lines):
+        self.name, self.path, self.topic, self.docno = name, path, topic, docno
+        self.score, self.lines = score, lines
+
+
+def _read_one_run(path: PathT, name: str | None) -> _RunFile:
+    """Read and check one run file (the duplicate check is :func:`_assemble`'s)."""
+    p, tables = _tables(path, 6, _RUN_COLUMNS)
+    topics, docnos, scores, lines = [], [], [], _Lines()
+    tags: set[str] = set()
+    for t in tables:
+        topic, _, docno, _, score_col, tag = t.columns
+        scores.append(_parse_scores(t, score_col))
+        topics += _pieces(topic)
+        docnos += _pieces(docno)
+        lines.add(t)
+        if name is None and len(tags) < 2 and len(tag):
+            tags.update(pc.unique(tag).to_pylist())
+    if lines.rows == 0:
+        raise InputError("empty file (no data lines)", file=p)
     if name is None:
-        tags = pc.unique(tag)
-        name = tags[0].as_py() if len(tags) == 1 else _run_stem(t.path)
-    return name, t.path, [topic, docno], score
+        name = tags.pop() if len(tags) == 1 else _run_stem(p)
+    return _RunFile(name, p, topics, docnos, np.concatenate(scores), lines)
 
 
-def _assemble(parts: list[tuple[str, Path, list[pa.Array], np.ndarray]],
-              scores: str = "float32") -> Runs:
+def _assemble(parts: list[_RunFile], scores: str = "float32") -> Runs:
+    """The runs of the files, each file checked for a docno repeated within a topic (codes
+    of all the files at once: each string is hashed once) and the names for repeats."""
+    topic = _Codes.encode([c for part in parts for c in part.topic])
+    docno = _Codes.encode([c for part in parts for c in part.docno])
+    for part in parts:
+        part.topic = part.docno = []  # the strings: only the codes are needed now
+    counts = np.array([len(part.score) for part in parts], dtype=np.int64)
+    ends = np.cumsum(counts)
+    for part, end, n in zip(parts, ends, counts, strict=True):
+        _check_unique(part.path, part.lines, topic, docno, "in the run",
+                      slice(int(end - n), int(end)))
     seen: dict[str, Path] = {}
-    for name, p, _, _ in parts:
-        if name in seen:
+    for part in parts:
+        if part.name in seen:
             raise InputError(
-                f"run name {name!r} is also used by {seen[name]} (run names must be unique)",
-                file=p,
+                f"run name {part.name!r} is also used by {seen[part.name]} (run names must be "
+                "unique)", file=part.path,
             )
-        seen[name] = p
-    counts = np.array([len(s) for *_, s in parts], dtype=np.int64)
-    run = np.repeat(np.arange(len(parts), dtype=np.int32), counts)
-    topic = _objects(pa.concat_arrays([c[0] for _, _, c, _ in parts]))
-    docno_arrow = pa.concat_arrays([c[1] for _, _, c, _ in parts])
-    score = np.concatenate([s for *_, s in parts])
+        seen[part.name] = part.path
     runs = Runs(
-        names=tuple(n for n, *_ in parts),
-        run=run,
-        topic=topic,
-        docno=_objects(docno_arrow),
-        score=score,
-        sources=tuple(str(p) for _, p, _, _ in parts),
+        names=tuple(part.name for part in parts),
+        run=np.repeat(np.arange(len(parts), dtype=np.int32), counts),
+        topic=topic.objects(),
+        docno=docno.objects(),
+        score=np.concatenate([part.score for part in parts]),
+        sources=tuple(str(part.path) for part in parts),
         precision=scores,
     )
-    _prime_docno_codes(runs, docno_arrow)
+    _prime_docno_codes(runs, docno.arrow())  # sorts the dictionary only
     return runs
 
 

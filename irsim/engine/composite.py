@@ -79,6 +79,7 @@ class PerCollection:
         self.names = tuple(str(n) for n in names)
         self.studies = tuple(studies)
         self.name = self.studies[0].name
+        self._field_names: dict[int, tuple[str, ...]] = {}
 
     @staticmethod
     def _prefix(part: int) -> str:
@@ -104,6 +105,17 @@ class PerCollection:
             prefix = self._prefix(part)
             out.update({prefix + name: kind for name, kind in study.fields(d).items()})
         return out
+
+    def fields_of(self, shard: Shard, data: Sequence[Any]) -> tuple[str, ...]:
+        """The fields `shard`'s kernel returns (its collection's), for the merge's hints
+        (:meth:`irsim.engine.partials.Accumulator.hints`): computed once per collection."""
+        names = self._field_names.get(shard.part)
+        if names is None:
+            prefix = self._prefix(shard.part)
+            names = tuple(prefix + name for name in
+                          self.studies[shard.part].fields(data[shard.part]))
+            self._field_names[shard.part] = names
+        return names
 
     def finalize(self, merged: Mapping[str, Any], data: Sequence[Any]) -> dict[str, pa.Table]:
         stacked: dict[str, list[pa.Table]] = {}

@@ -18,7 +18,7 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -401,8 +401,14 @@ class RayPool:
         live = sum(a is not None for a in self.actors)
         return cpus - live * self.cpus_per_worker >= self.cpus_per_worker
 
-    def run(self, shards: list[Shard]) -> Iterator[tuple[Shard, Partial]]:
+    def run(self, shards: list[Shard], hints: Callable[[Shard], dict] | None = None
+            ) -> Iterator[tuple[Shard, Partial]]:
         """Yield ``(shard, partial)`` as shards finish (completion order).
+
+        `hints` (e.g. :meth:`irsim.engine.partials.Accumulator.hints` of the merge) is
+        asked for each shard as it is submitted; the actor drops from its partial what they
+        say the merge can never use (:func:`irsim.engine.partials.prefilter`), so that less
+        is shipped and merged. Exact: a hint stays true while the merge goes on.
 
         A shard whose actor died (killed, its node lost) or whose result was lost with its
         node is retried, at most `max_retries` times, on a surviving actor. A fresh actor
@@ -425,6 +431,9 @@ class RayPool:
         def submit(i: int) -> None:
             shard = queue.pop()
             actor = self.actors[i]
+            hint = hints(shard) if hints is not None else None
+            if hint:  # an actor runs one caller's calls in order: the hint comes first
+                actor.hint.remote(shard, hint)
             pending[actor.run.remote(shard)] = (shard, i, actor)
             load[i] += 1
 
@@ -501,6 +510,17 @@ class RayPool:
             fill()
             yield shard, partial
 
+    def worker_stats(self) -> dict[str, float]:
+        """Seconds the live actors spent in shards: ``worker_seconds`` (wall) and
+        ``worker_cpu_seconds`` (a ratio well below 1: the workers waited for a CPU)."""
+        live = [a for a in self.actors if a is not None]
+        try:
+            stats = self.ray.get([a.stats.remote() for a in live], timeout=10)
+        except Exception:  # noqa: BLE001 - diagnostics only
+            return {}
+        return {"worker_seconds": round(sum(s[0] for s in stats), 4),
+                "worker_cpu_seconds": round(sum(s[1] for s in stats), 4)}
+
     def _kill(self, actor: Any) -> None:
         # after Ray was shut down (e.g. by the run's engine session before this pool's
         # generator is finalised), a Ray call would start a new instance: nothing to kill
@@ -530,13 +550,35 @@ class _ShardActor:
 
         self.study = study
         self.data = ray.get(data[0]) if isinstance(data, list) else data
+        self._fields: Any = None
+        self._hints: dict[Shard, dict] = {}  # for the shards about to run
+        self.seconds = self.cpu_seconds = 0.0  # in shards: wall time, this thread's CPU
         if blas_threads is not None:  # this actor's own process
             from threadpoolctl import threadpool_limits
 
             self._limits = threadpool_limits(limits=int(blas_threads), user_api="blas")
 
+    def hint(self, shard: Shard, hints: dict) -> None:
+        """What the merge can never use of `shard` (sent just before :meth:`run`)."""
+        self._hints[shard] = hints
+
     def run(self, shard: Shard) -> Partial:
-        return self.study.kernel(shard, self.data)
+        t, c = time.perf_counter(), time.thread_time()
+        hints = self._hints.pop(shard, None)  # (taken first: a failing kernel leaves none)
+        part = self.study.kernel(shard, self.data)
+        if hints:  # drop what the merge can never use (exact), before shipping
+            from irsim.engine.partials import prefilter
+
+            if self._fields is None:
+                self._fields = self.study.fields(self.data)
+            part = prefilter(self._fields, part, hints)
+        self.seconds += time.perf_counter() - t
+        self.cpu_seconds += time.thread_time() - c
+        return part
+
+    def stats(self) -> tuple[float, float]:
+        """Seconds spent in shards so far: wall time and CPU time."""
+        return self.seconds, self.cpu_seconds
 
     def pid(self) -> int:
         import os
@@ -545,13 +587,13 @@ class _ShardActor:
 
 
 def ray_partials(study: Study, data: Any, shards: list[Shard], *,
-                 info: dict | None = None, **options: Any
-                 ) -> Iterator[tuple[Shard, Partial]]:
+                 info: dict | None = None, hints: Callable[[Shard], dict] | None = None,
+                 **options: Any) -> Iterator[tuple[Shard, Partial]]:
     """The ``engine=ray`` stream of partial results used by :func:`irsim.engine.run_study`.
 
     Options: ``address``, ``workers``, ``num_cpus``, ``in_flight``, ``max_retries``,
     ``cpus_per_worker``, ``keep_alive`` (see :class:`RayPool`); unknown keys are rejected.
-    `info` (a dict) receives the cluster description.
+    `info` (a dict) receives the cluster description; `hints` see :meth:`RayPool.run`.
     """
     allowed = {"address", "workers", "num_cpus", "in_flight", "max_retries", "cpus_per_worker",
                "keep_alive", "blas_threads"}
@@ -565,6 +607,8 @@ def ray_partials(study: Study, data: Any, shards: list[Shard], *,
     if info is not None:
         info["ray"] = dict(pool.cluster)
     try:
-        yield from pool.run(shards)
+        yield from pool.run(shards, hints)
+        if info is not None:
+            info["ray"].update(pool.worker_stats())
     finally:
         pool.shutdown()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import queue
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -18,7 +20,7 @@ from irsim.engine.checkpoint import CheckpointStore, fingerprint_of
 from irsim.engine.partials import Accumulator
 from irsim.errors import ConfigError
 
-__all__ = ["run_study", "data_digest", "RunInfo", "reducer_of"]
+__all__ = ["run_study", "data_digest", "RunInfo", "reducer_of", "CheckpointWriter"]
 
 log = logging.getLogger(__name__)
 
@@ -65,16 +67,27 @@ def data_digest(data: Any) -> str:
 
 
 class RunInfo(dict):
-    """What a run did (engine, shards, computed vs resumed, seconds), for the manifest."""
+    """What a run did (engine, shards, computed vs resumed, seconds), for the manifest.
+
+    ``seconds_shards`` is the wall time of computing and merging the shards; of it, the
+    driver spent ``seconds_merge`` merging them (and deriving what their checkpoints keep)
+    on its main thread; ``seconds_checkpoints`` is the helper thread's time writing them.
+    """
+
+
+#: BLAS threads of engine=local when the options do not say (see :func:`blas_limit`)
+LOCAL_BLAS_THREADS = 1
 
 
 def blas_limit(threads: int | None):
     """Context manager limiting BLAS threads (restored on exit); ``None`` = no change.
 
-    Ray actors run single-threaded (one CPU each: parallelism comes from the actors); the
-    local engine leaves BLAS's own threading by default (bench/bench_ray.py, W1 on 2 idle
-    cores: 17.7 s threaded against 22.4 s single-threaded), and ``engine.blas_threads=1`` helps
-    when other work shares the cores (measured 4x faster under heavy load).
+    Ray actors run single-threaded (one CPU each: parallelism comes from the actors), and so
+    does the local engine by default (``LOCAL_BLAS_THREADS``): BLAS's own threading (``None``)
+    oversubscribes the cores as soon as other work shares them. On 2 shared cores (issue 30,
+    interleaved runs) one thread was 2.5x faster for discpower (adhoc8 AP, B = 3000) and
+    4.3x for test_errors (urbano_test_errors, 500 trials); on 2 idle cores BLAS's threads
+    gained 1.27x (W1 discpower: 17.7 s against 22.4 s).
     """
     from contextlib import nullcontext
 
@@ -94,6 +107,64 @@ def _local_partials(
         yield shard, part
 
 
+class CheckpointWriter:
+    """Saves shards' checkpoints on a helper thread, in the order given, so that the loop
+    merging shards (and, on engine=ray, submitting the next ones) never waits for encoding,
+    checksums, file writes and fsyncs (most of which run without the GIL).
+
+    At most `depth` checkpoints wait (:meth:`put` blocks beyond: memory stays bounded). The
+    first failure of a save (a full disk; anything raised) stops the writing: later
+    checkpoints are dropped (their shards are recomputed on resume) and the error is raised
+    in the caller's thread by the next :meth:`put` or by :meth:`close`. Checkpoints are
+    independent files, each written atomically, so which of them reach the disk never
+    changes a resume's tables.
+    """
+
+    def __init__(self, store: CheckpointStore, depth: int = 4):
+        self.store = store
+        self.queue: queue.Queue = queue.Queue(maxsize=depth)
+        self.error: BaseException | None = None  # the failure, until raised
+        self.failed = False  # for good: nothing more is written
+        self.seconds = 0.0  # spent saving, on the helper thread
+        self.thread = threading.Thread(target=self._loop, name="irsim-checkpoints",
+                                       daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            item = self.queue.get()
+            if item is None:
+                return
+            if not self.failed:
+                t = time.perf_counter()
+                try:
+                    shard, partial = item
+                    self.store.save(shard, partial() if callable(partial) else partial)
+                except BaseException as err:  # noqa: BLE001 - re-raised by the caller
+                    self.error, self.failed = err, True
+                self.seconds += time.perf_counter() - t
+
+    def _raise(self) -> None:
+        if self.error is not None:
+            err, self.error = self.error, None
+            raise err
+
+    def put(self, shard: Shard, partial: Partial | Callable[[], Partial]) -> None:
+        """Queue `partial` (which nobody changes any more; or a function computing it, called
+        on the helper thread) to be saved as `shard`'s."""
+        self._raise()
+        self.queue.put((shard, partial))
+
+    def close(self, *, raise_error: bool = True) -> None:
+        """Wait until every queued checkpoint is written; raise a save's failure (unless
+        `raise_error` is false: another exception is on its way)."""
+        if self.thread.is_alive():
+            self.queue.put(None)
+            self.thread.join()
+        if raise_error:
+            self._raise()
+
+
 class _FieldReducer:
     """A study's reducer: an :class:`Accumulator` merges the shards' typed fields, the
     study's ``finalize(merged, data)`` makes the tables."""
@@ -108,6 +179,10 @@ class _FieldReducer:
     def needed(self, shard: Shard, partial: Partial) -> Partial:
         """What a checkpoint of a just-merged shard keeps (:meth:`Accumulator.needed`)."""
         return self.acc.needed(shard, partial)
+
+    def needed_later(self, shard: Shard, partial: Partial) -> Callable[[], Partial]:
+        """:meth:`needed`, to be computed later (:meth:`Accumulator.needed_later`)."""
+        return self.acc.needed_later(shard, partial)
 
     def finalize(self) -> dict[str, pa.Table]:
         return self.study.finalize(self.acc.result(), self.data)
@@ -139,8 +214,8 @@ def run_study(
         ``local`` runs shards in this process; ``ray`` on a Ray cluster (see
         :mod:`irsim.engine.ray_executor`).
     engine_options : dict, optional
-        Executor options: ``blas_threads`` (local default None: BLAS's own threading; ray
-        default 1 per actor) and, for ray, address, workers, ... (see
+        Executor options: ``blas_threads`` (default 1, local and per Ray actor; None: BLAS's
+        own threading, see :func:`blas_limit`) and, for ray, address, workers, ... (see
         :func:`irsim.engine.ray_executor.ray_partials`).
     checkpoint_dir : path, optional
         Where finished shards are saved (each keeps what the merge can still use: top-k
@@ -183,7 +258,7 @@ def run_study(
     executor_info: dict = {}
     options = dict(engine_options or {})
     if engine == "local":
-        blas_threads = options.pop("blas_threads", None)
+        blas_threads = options.pop("blas_threads", LOCAL_BLAS_THREADS)
         if options:
             raise ConfigError(f"unknown engine option(s) for engine=local: {sorted(options)}")
         stream: Iterable[tuple[Shard, Partial]] = _local_partials(study, data, todo,
@@ -191,20 +266,38 @@ def run_study(
     elif engine == "ray":
         from irsim.engine.ray_executor import ray_partials
 
-        stream = ray_partials(study, data, todo, info=executor_info, **options)
+        # each shard's actor drops what the merge can never use (hints taken at submission,
+        # for the fields its kernel returns when the study says which: PerCollection)
+        fields_of = getattr(study, "fields_of", None)
+        hints = (reducer.acc.hints if fields_of is None
+                 else lambda shard: reducer.acc.hints(shard, fields_of(shard, data)))
+        stream = ray_partials(study, data, todo, info=executor_info, hints=hints, **options)
     else:
         raise ConfigError(f"engine must be 'local' or 'ray', got {engine!r}")
     t_compute = time.perf_counter()
+    writer = None if store is None else CheckpointWriter(store)
     # closed on the way out, also when the reduction raises (Ctrl-C while a checkpoint is
-    # written): the executor shuts down now, not when the generator is collected at exit
-    with contextlib.closing(iter(stream)) as shards:
-        for shard, part in shards:
-            reducer.combine(shard, part)
-            if store is not None:  # only what can still matter (exact: Accumulator.needed)
-                store.save(shard, reducer.needed(shard, part))
-            count += 1
-            if progress is not None:
-                progress(count, total)
+    # written): the executor shuts down now, not when the generator is collected at exit;
+    # the checkpoints handed to the writer are on disk before run_study returns or raises
+    t_merge = 0.0  # this thread's time merging shards and handing checkpoints over
+    try:
+        with contextlib.closing(iter(stream)) as shards:
+            for shard, part in shards:
+                t = time.perf_counter()
+                reducer.combine(shard, part)
+                if writer is not None:  # what can still matter (exact: Accumulator.needed),
+                    # derived and written on the writer's thread
+                    writer.put(shard, reducer.needed_later(shard, part))
+                t_merge += time.perf_counter() - t
+                count += 1
+                if progress is not None:
+                    progress(count, total)
+    except BaseException:
+        if writer is not None:
+            writer.close(raise_error=False)
+        raise
+    if writer is not None:
+        writer.close()
     t_reduce = time.perf_counter()
     tables = reducer.finalize()
     t_end = time.perf_counter()
@@ -217,6 +310,8 @@ def run_study(
         seconds_plan=round(t_compute - t0, 4),
         seconds_shards=round(t_reduce - t_compute, 4),
         seconds_finalize=round(t_end - t_reduce, 4),
+        seconds_merge=round(t_merge, 4),
+        seconds_checkpoints=round(writer.seconds, 4) if writer is not None else 0.0,
         **executor_info,
     )
     log.info("study %s: %d shards (%d resumed) in %.2fs", study.name, total, len(resumed),
