@@ -22,11 +22,18 @@ from golden.cases import CASES  # noqa: E402
 
 
 def tables_of(overrides: list[str]) -> dict:
-    """The tables of one case, computed as the CLI computes them (no report)."""
+    """The tables of one case, computed as the CLI computes them (no report).
+    ``IRSIM_GOLDEN_BLAS_THREADS`` (e.g. ``null``: BLAS's own count, ``OPENBLAS_NUM_THREADS``)
+    overrides ``engine.blas_threads`` (default 1), so that .ci/run's legs with several
+    threads really run the kernels with several threads."""
+    import os
+
     from irsim.runner import compose_config, run
 
+    threads = os.environ.get("IRSIM_GOLDEN_BLAS_THREADS")
+    extra = [f"engine.blas_threads={threads}"] if threads else []
     cfg = compose_config([o.replace("{data}", str(SHARED_DATA)) for o in overrides]
-                         + ["quiet=true"])
+                         + ["quiet=true", *extra])
     with tempfile.TemporaryDirectory() as tmp:
         return run(cfg, tmp, report=False)
 
