@@ -579,12 +579,13 @@ def bayes_sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
     bd = tables["bayes_decisions"].to_pandas()
     rules = "; ".join(f"`{t}`: {r}" for t, r in dict(zip(bd["test"], bd["rule"],
                                                         strict=True)).items())
+    beside = (f" Beside them, the two-sided t test at alpha = {alpha:g} (table `type_m_s`)."
+              if any("t test" in c for c in (null or power).column_names) else "")
     lines = ["## Bayesian decisions", "",
              "The Bayesian tests of `experiment.bayes` on the same simulated trials, each "
-             f"deciding better / worse / equivalent / undecided ({rules}). Beside them, the "
-             f"two-sided t test at alpha = {alpha:g} (table `type_m_s`). A Bayesian rule is "
-             "not calibrated to a level: its false \"different\" rate is whatever its "
-             "threshold gives, to be read against the t test's.", ""]
+             f"deciding better / worse / equivalent / undecided ({rules}).{beside} A Bayesian "
+             "rule is not calibrated to a level: its false \"different\" rate is whatever "
+             "its threshold gives, to be read against a test's Type I error rate.", ""]
     if null is not None:
         lines += ["### False \"different\" (delta = 0)", "",
                   "Share of trials decided better or worse when both systems have the same "
