@@ -670,6 +670,46 @@ _SPECS = [
               _c("abs_ratio_mean", _F, "mean of |d| / |delta| over all trials, significant or "
                  "not (unconditional)"),
           ]),
+    # -- Bayesian decisions under known truth (issue 28) ------------------------------------
+    _spec("bayes_decisions", ("test_errors",), "Decisions of the Bayesian tests of "
+          "`experiment.bayes` (irsim.stats.bayes) on the same simulated trials as the "
+          "significance tests, one row per metric, n, delta and Bayesian test: how many trials "
+          "each rule called better, worse, equivalent or undecided, and the error rates these "
+          "counts give under the known truth, with Clopper-Pearson intervals "
+          "(`experiment.ci_level`). `better` means the experimental system's mean is credibly "
+          "higher than the baseline's.", [
+              _METRIC,
+              _c("n", _I, "topics per trial"),
+              _c("delta", _F, "true difference experimental - baseline mean (0: both systems "
+                 "have the same true mean; design=urbano2019: its Type I trials)"),
+              _c("test", _S, "`jzs_bf` (JZS Bayes factor), `t_posterior` (t posterior, "
+                 "HDI+ROPE) or `bayesian_bootstrap` (posterior probability)"),
+              _c("rule", _S, "the decision rule and its parameters, e.g. `BF10 >= 3 "
+                 "(r=0.707)`, `95% HDI vs ROPE +-0.01`, `P >= 0.95 (ROPE +-0.01, B=1000)`"),
+              _c("trials", _I, "simulated trials of the configuration"),
+              _c("better", _I, "trials decided `better` (experimental credibly higher)"),
+              _c("worse", _I, "trials decided `worse` (experimental credibly lower)"),
+              _c("equivalent", _I, "trials decided `equivalent` (jzs_bf: BF10 <= "
+                 "1/threshold; otherwise the posterior inside the ROPE)"),
+              _c("undecided", _I, "trials with none of the three decisions"),
+              _c("different_rate", _F, "(better + worse) / trials: with delta = 0 the false "
+                 "\"different\" rate, the counterpart of a test's Type I error rate"),
+              _c("different_lo", _F, "Clopper-Pearson lower limit of different_rate"),
+              _c("different_hi", _F, "Clopper-Pearson upper limit of different_rate"),
+              _c("power", _F, "trials decided in the true direction (better if delta > 0, "
+                 "worse if delta < 0) / trials; null when delta = 0"),
+              _c("power_lo", _F, "Clopper-Pearson lower limit of power"),
+              _c("power_hi", _F, "Clopper-Pearson upper limit of power"),
+              _c("wrong_sign_rate", _F, "trials decided in the wrong direction (worse if "
+                 "delta > 0, better if delta < 0) / trials; null when delta = 0"),
+              _c("wrong_sign_lo", _F, "Clopper-Pearson lower limit of wrong_sign_rate"),
+              _c("wrong_sign_hi", _F, "Clopper-Pearson upper limit of wrong_sign_rate"),
+              _c("equivalent_rate", _F, "equivalent / trials: a correct decision when |delta| "
+                 "is inside the ROPE (`experiment.bayes_rope`; for jzs_bf when delta = 0), an "
+                 "error when it is outside"),
+              _c("equivalent_lo", _F, "Clopper-Pearson lower limit of equivalent_rate"),
+              _c("equivalent_hi", _F, "Clopper-Pearson upper limit of equivalent_rate"),
+          ], when="only with `experiment.bayes` set (not empty)"),
     # -- irsim evaluate ---------------------------------------------------------------------
     _spec("per_topic", ("evaluate",), "Per-topic score of every run, like `trec_eval -q`.", [
               _METRIC,

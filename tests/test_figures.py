@@ -296,8 +296,9 @@ FAST = {
                        Expect(), ("topic_set_size_AP.png",)),
     "test_errors": (lambda s, d: irsim.test_errors(
         s, tests=["t", "sign"], sizes=[10, 20], deltas=[0.0, 0.05, 0.1],
-        alpha=[0.01, 0.05, 0.1], trials=40, B=50, seed=1),
-        Expect(), ("type1_error_*", "power_*")),
+        alpha=[0.01, 0.05, 0.1], trials=40, B=50, seed=1,
+        bayes=["jzs_bf", "t_posterior", "bayesian_bootstrap"]),
+        Expect(), ("type1_error_*", "power_*", "bayes_decisions.png")),
     "effort": (lambda s, d: irsim.effort(
         runs=d[0], qrels=d[1], pools=[{"metric": "AP", "depth": 20},
                                       {"metric": "AP", "depth": 50}],

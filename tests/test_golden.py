@@ -54,7 +54,9 @@ ADDED_TABLES = {"corpus_validation_summary", "test_agreement",
                 # issue 13: test_errors design=urbano2019
                 "type_1", "type_2", "type_3", "test_errors_families", "test_errors_models",
                 # issue 28: Type M / Type S of test_errors and multiple_testing
-                "type_m_s"}
+                "type_m_s",
+                # issue 28: Bayesian decisions of test_errors (only with experiment.bayes)
+                "bayes_decisions"}
 
 
 def _drop_logit_rows(t: pa.Table) -> pa.Table:

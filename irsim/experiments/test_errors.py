@@ -38,6 +38,14 @@ exaggeration ratio of the significant trials (:mod:`irsim.stats.typems`). A kern
 written by the one shard that owns it); :meth:`TestErrors.finalize` computes the table from
 these records (exact sums, order statistics and closed-form bootstrap intervals), so it does
 not depend on shard sizes, workers or the engine either.
+
+With ``bayes`` set (issue 28), both designs also run the Bayesian tests of
+:data:`irsim.stats.registry.BAYES_TESTS` on the same trials (one batched call per test and
+block of trials) and count their decisions (better / worse / equivalent / undecided) per
+configuration, an integer :class:`~irsim.engine.partials.Count`; table ``bayes_decisions``
+turns them into known-truth error rates. The Bayesian bootstrap draws its Dirichlet weights
+from the stream ``test_errors/bayesian_bootstrap`` keyed by the same trial-block coordinates
+as the Monte Carlo tests, so these counts do not depend on sharding either.
 """
 
 from __future__ import annotations
@@ -68,7 +76,9 @@ from irsim.simulate.fit_engine import fit_collections
 from irsim.simulate.topics import SimulationData, fit_simulator, prepare
 from irsim.stats import get_test
 from irsim.stats._validation import ALTERNATIVES
+from irsim.stats.bayes import DECISIONS, DEFAULT_R
 from irsim.stats.binomial import clopper_pearson
+from irsim.stats.registry import BAYES_TESTS, get_bayes_test
 from irsim.stats.typems import TypeMRecord, TypeMRows, merged_records, type_m_fields
 from irsim.tables import table as build_table
 
@@ -158,6 +168,22 @@ class Config:
         options (a rerun or a sweep skips fitting); None: fit every time.
     fit_threads : int
         ``urbano2019``: threads of each copula selection (results do not depend on it).
+    bayes : list of str
+        Bayesian tests of :data:`irsim.stats.registry.BAYES_TESTS` to run on the same
+        trials (``jzs_bf``, ``t_posterior``, ``bayesian_bootstrap``; table
+        ``bayes_decisions``); empty: none.
+    bayes_threshold : float
+        ``jzs_bf``: Bayes factor threshold (>= 1): better / worse when ``BF10 >=`` it,
+        equivalent when ``BF10 <= 1 /`` it.
+    bayes_r : float
+        ``jzs_bf``: scale of the Cauchy prior on the standardised effect (> 0).
+    bayes_prob : float
+        ``t_posterior``: mass of the HDI; ``bayesian_bootstrap``: posterior probability a
+        decision needs; in (0, 1).
+    bayes_rope : float
+        ``t_posterior``, ``bayesian_bootstrap``: half-width of the region of practical
+        equivalence ``[-rope, rope]`` in the metric's units (>= 0). The Bayesian bootstrap
+        uses ``B`` posterior draws.
     """
 
     name: str = "test_errors"
@@ -181,6 +207,11 @@ class Config:
     power_trials: int = 0
     fit_cache: str | None = None
     fit_threads: int = 1
+    bayes: list[str] = field(default_factory=list)
+    bayes_threshold: float = 3.0
+    bayes_r: float = DEFAULT_R
+    bayes_prob: float = 0.95
+    bayes_rope: float = 0.01
 
 
 @dataclass(frozen=True)
@@ -198,6 +229,8 @@ class TestErrors:
         (metric, n, delta) configurations per shard.
     shard_replicates : int
         Trials per shard (rounded up to a multiple of 250). No shard size changes a result.
+    bayes, bayes_threshold, bayes_r, bayes_prob, bayes_rope
+        Bayesian tests and their decision rules (:class:`Config`).
 
     Examples
     --------
@@ -233,10 +266,16 @@ class TestErrors:
     ci_level: float = 0.95
     shard_items: int = SHARD_ITEMS
     shard_replicates: int = SHARD_REPLICATES
+    bayes: tuple[str, ...] = ()
+    bayes_threshold: float = 3.0
+    bayes_r: float = DEFAULT_R
+    bayes_prob: float = 0.95
+    bayes_rope: float = 0.01
     name: str = field(default="test_errors", init=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
+        self._check_bayes()
         set_(self, "tests", tuple(self.tests))
         if not self.tests:
             raise ConfigError(f"{param('tests')} must list at least one test")
@@ -264,6 +303,77 @@ class TestErrors:
         set_(self, "B", check_positive_int(self.B, param("B")))
         check_simulated_tests(self)
 
+    def _check_bayes(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "bayes", tuple(self.bayes))
+        for b in self.bayes:
+            if b not in BAYES_TESTS:
+                raise unknown_name(f"Bayesian test in {param('bayes')}", str(b), BAYES_TESTS)
+        if len(set(self.bayes)) != len(self.bayes):
+            raise ConfigError(f"{param('bayes')} lists a test twice: {list(self.bayes)}")
+
+        def number(key: str, ok, want: str) -> float:
+            try:
+                v = float(getattr(self, key))
+            except (TypeError, ValueError):
+                v = math.nan
+            if not (math.isfinite(v) and ok(v)):
+                raise ConfigError(f"{param(key)} must be {want}, got {getattr(self, key)!r}")
+            set_(self, key, v)
+            return v
+
+        number("bayes_threshold", lambda v: v >= 1.0, ">= 1")
+        number("bayes_r", lambda v: v > 0.0, "> 0")
+        number("bayes_prob", lambda v: 0.0 < v < 1.0, "in (0, 1)")
+        number("bayes_rope", lambda v: v >= 0.0, ">= 0")
+
+    def bayes_rule(self, name: str) -> str:
+        """The decision rule of Bayesian test `name` as table ``bayes_decisions`` spells it.
+
+        Examples
+        --------
+        >>> s = TestErrors(bayes=("jzs_bf", "t_posterior"))
+        >>> s.bayes_rule("jzs_bf"), s.bayes_rule("t_posterior")
+        ('BF10 >= 3 (r=0.7071)', '95% HDI vs ROPE +-0.01')
+        """
+        if name == "jzs_bf":
+            return f"BF10 >= {self.bayes_threshold:g} (r={self.bayes_r:.4g})"
+        if name == "t_posterior":
+            return f"{100 * self.bayes_prob:g}% HDI vs ROPE +-{self.bayes_rope:g}"
+        return f"P >= {self.bayes_prob:g} (ROPE +-{self.bayes_rope:g}, B={self.B})"
+
+    def bayes_codes(self, name: str, x: np.ndarray, y: np.ndarray,
+                    key: tuple[int, ...]) -> np.ndarray:
+        """Decision codes (indices of :data:`irsim.stats.bayes.DECISIONS`) of Bayesian test
+        `name` for every trial (row) of ``x - y``, one batched call. The Bayesian bootstrap
+        draws its weights from the stream ``test_errors/bayesian_bootstrap`` keyed by `key`
+        (the trial block's coordinates, as the Monte Carlo tests)."""
+        spec = get_bayes_test(name)
+        options: dict = {}
+        if name == "jzs_bf":
+            options.update(r=self.bayes_r, threshold=self.bayes_threshold)
+        else:
+            options.update(rope=self.bayes_rope, prob=self.bayes_prob)
+        if spec.monte_carlo:
+            options.update(B=self.B, seed=self.seed, study=f"test_errors/{name}", key=key)
+        decision = np.atleast_1d(spec.function(x, y, **options).decision)
+        return decision_codes(decision)
+
+    def bayes_fingerprint(self) -> dict:
+        """The Bayesian parameters of the fingerprint (empty without ``bayes``, so that
+        runs without Bayesian tests keep their fingerprints)."""
+        if not self.bayes:
+            return {}
+        return {k: getattr(self, k) for k in ("bayes", "bayes_threshold", "bayes_r",
+                                              "bayes_prob", "bayes_rope")}
+
+    def bayes_table(self, counts: np.ndarray, trials: np.ndarray, keys: list[dict]) -> pa.Table:
+        """Table ``bayes_decisions`` from the decision counts (configurations, tests, 4)
+        and the trials per configuration; `keys` gives each configuration's metric, n and
+        delta."""
+        return bayes_decisions_table(counts, trials, keys, self.bayes,
+                                     [self.bayes_rule(b) for b in self.bayes], self.ci_level)
+
     # -- plan ---------------------------------------------------------------------------
     def _configs(self, data: SimulationData) -> int:
         if tuple(data.deltas) != self.deltas:
@@ -286,7 +396,7 @@ class TestErrors:
         keys = ("sizes", "deltas", "alphas", "tests", "alternatives", "trials", "B", "seed",
                 "pvalue", "wilcoxon_method", "sign_threshold", "bootstrap_statistic",
                 "ci_level")
-        return {k: getattr(self, k) for k in keys}
+        return {**{k: getattr(self, k) for k in keys}, **self.bayes_fingerprint()}
 
     def fields(self, data: SimulationData) -> dict[str, Count]:
         """Per configuration: rejections per (test, alternative, alpha), trials, and the
@@ -297,7 +407,14 @@ class TestErrors:
                 "trials": Count((n,), along="items"),
                 "diff": Count((n, 2), along="items"),
                 **type_m_fields(self.trials, n, len(self.tests), len(self.alternatives),
-                                self.shard_items)}
+                                self.shard_items),
+                **self.bayes_fields(n)}
+
+    def bayes_fields(self, configs: int) -> dict[str, Count]:
+        """``bayes``: decisions per (configuration, Bayesian test, decision), if any."""
+        if not self.bayes:
+            return {}
+        return {"bayes": Count((configs, len(self.bayes), len(DECISIONS)), along="items")}
 
     # -- kernel -------------------------------------------------------------------------
     def kernel(self, shard: Shard, data: SimulationData) -> Partial:
@@ -310,6 +427,7 @@ class TestErrors:
         trials = np.zeros(i1 - i0, np.int64)
         diff = np.zeros((i1 - i0, 2), np.int64)  # fixed-point sums of mean(z), mean(z)^2
         record = TypeMRecord(shard, len(self.tests), len(self.alternatives), self.alphas)
+        bayes = np.zeros((i1 - i0, len(self.bayes), len(DECISIONS)), np.int64)
         groups: dict[tuple[int, int], list[int]] = {}
         for item in range(i0, i1):
             mi, si, di = self.config(item)
@@ -337,7 +455,13 @@ class TestErrors:
                             p[:, :, None] <= alphas[None, None, :], axis=0)
                         if self.deltas[di] != 0.0:
                             record.levels(row + i0, a, ti, p)
-        return {"rejections": rej, "trials": trials, "diff": diff, **record.partial()}
+                    for bi, name in enumerate(self.bayes):  # loop over the Bayesian tests
+                        bayes[row, bi] += np.bincount(self.bayes_codes(name, x, y, key),
+                                                      minlength=len(DECISIONS))
+        out = {"rejections": rej, "trials": trials, "diff": diff, **record.partial()}
+        if self.bayes:
+            out["bayes"] = bayes
+        return out
 
     def _latent(self, data: SimulationData, mi: int, n: int, a: int, b: int
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -412,8 +536,16 @@ class TestErrors:
         table = build_table("test_errors", {
             **cols, "trials": t, "rejections": k, "rate": rate, "ci_lo": lo, "ci_hi": hi,
             "mean_diff": mean_diff, "mean_diff_se": mean_diff_se})
-        return {"test_errors": table, "test_errors_fit": fit_table(data),
-                "type_m_s": self._type_m_s(merged, data)}
+        out = {"test_errors": table, "test_errors_fit": fit_table(data),
+               "type_m_s": self._type_m_s(merged, data)}
+        if self.bayes:
+            keys = []
+            for item in range(len(counts)):
+                mi, si, di = self.config(item)
+                keys.append({"metric": data.simulators[mi].metric, "n": self.sizes[si],
+                             "delta": self.deltas[di]})
+            out["bayes_decisions"] = self.bayes_table(merged["bayes"], counts, keys)
+        return out
 
     def _type_m_s(self, merged: dict[str, np.ndarray], data: SimulationData) -> pa.Table:
         """Table ``type_m_s`` from the per-trial records (delta = 0: null Type S / M)."""
@@ -432,6 +564,87 @@ class TestErrors:
                     else:
                         rows.add(keys, q[:k, item], code[:k, item, ti, ai], delta)
         return rows.table()
+
+
+def decision_codes(decision: np.ndarray) -> np.ndarray:
+    """Indices in :data:`irsim.stats.bayes.DECISIONS` of an array of decision labels.
+
+    Examples
+    --------
+    >>> decision_codes(np.array(["worse", "better", "undecided"])).tolist()
+    [1, 0, 3]
+    """
+    labels = np.asarray(DECISIONS)
+    hit = np.asarray(decision)[:, None] == labels[None, :]
+    if not hit.any(axis=1).all():
+        raise ValueError(f"unknown decision labels in {np.unique(decision)}")
+    return hit.argmax(axis=1)
+
+
+def bayes_decisions_table(counts: np.ndarray, trials: np.ndarray, keys: list[dict],
+                          tests: tuple[str, ...], rules: list[str], ci_level: float
+                          ) -> pa.Table:
+    """Table ``bayes_decisions``: one row per (configuration, Bayesian test) from the integer
+    decision counts.
+
+    Parameters
+    ----------
+    counts : ndarray of int, shape (configurations, tests, 4)
+        Trials per decision, in the order of :data:`irsim.stats.bayes.DECISIONS`.
+    trials : ndarray of int, shape (configurations,)
+    keys : list of dict
+        ``metric``, ``n`` and ``delta`` of each configuration.
+    tests, rules : sequences of str
+        The Bayesian tests and their rules (:meth:`TestErrors.bayes_rule`).
+    ci_level : float
+        Level of the Clopper-Pearson intervals.
+
+    Returns
+    -------
+    pyarrow.Table
+
+    Examples
+    --------
+    >>> t = bayes_decisions_table(np.array([[[3, 1, 80, 16]], [[40, 2, 8, 50]]]),
+    ...                           np.array([100, 100]),
+    ...                           [{"metric": "AP", "n": 25, "delta": 0.0},
+    ...                            {"metric": "AP", "n": 25, "delta": 0.02}],
+    ...                           ("jzs_bf",), ["BF10 >= 3"], 0.95).to_pandas()
+    >>> t[["delta", "different_rate", "power", "wrong_sign_rate", "equivalent_rate"]
+    ...   ].values.tolist()
+    [[0.0, 0.04, nan, nan, 0.8], [0.02, 0.42, 0.4, 0.02, 0.08]]
+    """
+    cols: dict[str, list] = {c: [] for c in ("metric", "n", "delta", "test", "rule", "trials",
+                                             "better", "worse", "equivalent", "undecided")}
+    right, wrong = [], []
+    for item, key in enumerate(keys):
+        k, delta = int(trials[item]), float(key["delta"])
+        for bi, test in enumerate(tests):
+            better, worse, equivalent, undecided = (int(v) for v in counts[item, bi])
+            for c, v in (("metric", key["metric"]), ("n", int(key["n"])), ("delta", delta),
+                         ("test", test), ("rule", rules[bi]), ("trials", k),
+                         ("better", better), ("worse", worse), ("equivalent", equivalent),
+                         ("undecided", undecided)):
+                cols[c].append(v)
+            right.append(better if delta > 0 else worse if delta < 0 else -1)
+            wrong.append(worse if delta > 0 else better if delta < 0 else -1)
+    trials_ = np.asarray(cols["trials"], np.int64)
+    out: dict[str, Any] = dict(cols)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for name, hits in (("different", np.asarray(cols["better"]) + np.asarray(cols["worse"])),
+                           ("power", np.asarray(right, np.int64)),
+                           ("wrong_sign", np.asarray(wrong, np.int64)),
+                           ("equivalent", np.asarray(cols["equivalent"], np.int64))):
+            known = hits >= 0
+            h = np.where(known, hits, 0)
+            lo, hi = clopper_pearson(h, trials_, ci_level)
+            rate = h / trials_
+            stem = "power" if name == "power" else f"{name}_rate"
+            lo_name = "power_lo" if name == "power" else f"{name}_lo"
+            hi_name = "power_hi" if name == "power" else f"{name}_hi"
+            for c, v in ((stem, rate), (lo_name, lo), (hi_name, hi)):
+                out[c] = pa.array(np.where(known, v, np.nan), pa.float64(), mask=~known)
+    return build_table("bayes_decisions", out)
 
 
 def fit_table(data: SimulationData) -> pa.Table:
@@ -606,7 +819,8 @@ class UrbanoStudy:
                 "wrong": Count((n, len(t.tests), len(t.alphas)), along="items"),
                 "trials": Count((n,), along="items"),
                 **type_m_fields(max(t.trials, self.power_trials), n, len(t.tests),
-                                len(t.alternatives), t.shard_items)}
+                                len(t.alternatives), t.shard_items),
+                **t.bayes_fields(n)}
 
     def kernel(self, shard: Shard, data: UrbanoData) -> Partial:
         """Counters of one shard (trials of a block are drawn once for every kind)."""
@@ -618,6 +832,7 @@ class UrbanoStudy:
         wrong = np.zeros((i1 - i0, len(t.tests), len(alphas)), np.int64)
         trials = np.zeros(i1 - i0, np.int64)
         record = TypeMRecord(shard, len(t.tests), len(t.alternatives), t.alphas)
+        bayes = np.zeros((i1 - i0, len(t.bayes), len(DECISIONS)), np.int64)
         groups: dict[tuple[int, int], list[int]] = {}
         for item in range(i0, i1):
             mi, si, kind = self.config(item)
@@ -672,7 +887,15 @@ class UrbanoStudy:
                                 wrong[row, ti] += np.count_nonzero(h & (sg < 0), axis=0)
                             else:
                                 rej[row, ti, ai] += np.count_nonzero(h, axis=0)
-        return {"rejections": rej, "wrong": wrong, "trials": trials, **record.partial()}
+                for bi, name in enumerate(t.bayes):  # every trial of the unit in one call
+                    code = t.bayes_codes(name, exp, base, key)
+                    for row, _, r0, k, _ in parts:
+                        bayes[row, bi] += np.bincount(code[r0:r0 + k],
+                                                      minlength=len(DECISIONS))
+        out = {"rejections": rej, "wrong": wrong, "trials": trials, **record.partial()}
+        if t.bayes:
+            out["bayes"] = bayes
+        return out
 
     def finalize(self, merged: dict[str, np.ndarray], data: UrbanoData
                  ) -> dict[str, pa.Table]:
@@ -718,6 +941,13 @@ class UrbanoStudy:
                 **cols, "trials": tr, "rejections": hits, "rate": rate, "ci_lo": lo,
                 "ci_hi": hi})
         out["type_m_s"] = self._type_m_s(merged, data)
+        if t.bayes:
+            keys = []
+            for item in range(len(counts)):
+                mi, si, kind = self.config(item)
+                keys.append({"metric": data.pools[mi].metric, "n": t.sizes[si],
+                             "delta": 0.0 if kind == 0 else self.deltas[kind - 1]})
+            out["bayes_decisions"] = t.bayes_table(merged["bayes"], counts, keys)
         out["test_errors_families"] = families_table(data)
         out["test_errors_models"] = models_table(data)
         return out
@@ -853,6 +1083,11 @@ def make(config: Config, data: Any, *, seed: int, shards: Shards, engine: Engine
         ci_level=float(config.ci_level),
         shard_items=items,
         shard_replicates=replicates,
+        bayes=tuple(config.bayes),
+        bayes_threshold=config.bayes_threshold,
+        bayes_r=config.bayes_r,
+        bayes_prob=config.bayes_prob,
+        bayes_rope=config.bayes_rope,
     )
     if config.design not in DESIGNS:
         raise unknown_name(param("design"), str(config.design), DESIGNS)

@@ -14,12 +14,13 @@ from matplotlib.ticker import NullLocator
 from irsim.report import save_figure, type_m_s
 
 __all__ = ["FIGURES", "sections", "nearest_alpha", "summary_table", "type1_plots", "power_plots",
-           "type3_plots", "families_wide", "urbano_sections"]
+           "type3_plots", "families_wide", "urbano_sections", "bayes_summary", "bayes_plots",
+           "bayes_sections"]
 
 #: Figures the report draws (``<tail>``: ``two-sided``, ``greater`` for design=shift,
 #: ``one-sided`` for design=urbano2019; ``type3_error.png`` by design=urbano2019 only).
 FIGURES = ("type1_error_<tail>.png", "power_<tail>.png", "type3_error.png",
-           *type_m_s.FIGURES)
+           *type_m_s.FIGURES, "bayes_decisions.png")
 _COLORS = {"t": "tab:blue", "wilcoxon": "tab:orange", "sign": "tab:green",
            "randomisation": "tab:red", "paired_bootstrap": "tab:purple"}
 _LABELS = {"t": "t test", "wilcoxon": "Wilcoxon", "sign": "sign",
@@ -241,7 +242,8 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
     from irsim.report import markdown_table
 
     if "type_1" in tables:
-        return urbano_sections(tables, run_dir) + type_m_s.sections(tables, run_dir)
+        return (urbano_sections(tables, run_dir) + type_m_s.sections(tables, run_dir)
+                + bayes_sections(tables, run_dir))
     lines: list[str] = []
     if "test_errors_fit" in tables:
         lines += ["## Generator", "",
@@ -271,7 +273,7 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
                   markdown_table(power, max_rows=60), ""]
         for path in power_plots(te, run_dir):
             lines += [f"![{path.stem}]({path.name})", ""]
-    return lines + type_m_s.sections(tables, run_dir)
+    return lines + type_m_s.sections(tables, run_dir) + bayes_sections(tables, run_dir)
 
 
 # ----------------------------------------------------------------------------- urbano2019
@@ -405,4 +407,205 @@ def urbano_sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
                       "", markdown_table(summary, max_rows=80), ""]
             for path in type3_plots(tables["type_3"], run_dir):
                 lines += [f"![{path.stem}]({path.name})", ""]
+    return lines
+
+
+# ------------------------------------------------------------------ Bayesian decisions
+
+
+_BAYES_COLORS = {"jzs_bf": "tab:olive", "t_posterior": "tab:cyan",
+                 "bayesian_bootstrap": "tab:brown"}
+_BAYES_LABELS = {"jzs_bf": "JZS Bayes factor", "t_posterior": "t posterior (HDI+ROPE)",
+                 "bayesian_bootstrap": "Bayesian bootstrap"}
+
+
+def _t_rates(tables: dict[str, pa.Table], alpha: float = 0.05) -> tuple[pd.DataFrame, float]:
+    """The two-sided t test's rates per (metric, n, delta) from table ``type_m_s`` (both
+    designs): significant / trials (``t_different``), significant with the true sign
+    (``t_power``) and with the wrong sign (``t_wrong``), counts and trials."""
+    tm = tables.get("type_m_s")
+    empty = pd.DataFrame(columns=["metric", "n", "delta", "trials", "t_different", "t_power",
+                                  "t_wrong"])
+    if tm is None or not tm.num_rows:
+        return empty, alpha
+    df = tm.to_pandas()
+    df = df[(df["test"] == "t") & (df["alternative"] == "two-sided")]
+    if df.empty:
+        return empty, alpha
+    alpha = nearest_alpha(df["alpha"], alpha)
+    df = df[df["alpha"] == alpha].copy()
+    wrong = df["wrong_sign"].fillna(0).astype("int64")
+    null = df["delta"] == 0
+    df["t_different"] = df["significant"].astype("int64")
+    df["t_power"] = np.where(null, -1, df["significant"] - wrong)
+    df["t_wrong"] = np.where(null, -1, wrong)
+    return df[["metric", "n", "delta", "trials", "t_different", "t_power", "t_wrong"]], alpha
+
+
+def _cell(k: int, trials: int) -> str:
+    from irsim.stats.binomial import clopper_pearson
+
+    lo, hi = clopper_pearson(np.array([k]), np.array([trials]))
+    return _interval(k / trials, float(lo[0]), float(hi[0]))
+
+
+def bayes_summary(tables: dict[str, pa.Table], alpha: float = 0.05
+                  ) -> tuple[pa.Table | None, pa.Table | None, float]:
+    """Two tables from ``bayes_decisions`` beside the two-sided t test at `alpha` (the
+    nearest level of ``type_m_s``): the false "different" rate under delta = 0 (one row per
+    metric and n) and, for delta != 0, the share decided in the true direction with the
+    wrong-direction share in parentheses (one row per metric, n and delta); one column per
+    test, rates with their 95% Clopper-Pearson interval.
+
+    Examples
+    --------
+    >>> b = pa.table({"metric": ["AP", "AP"], "n": [25, 25], "delta": [0.0, 0.02],
+    ...               "test": ["jzs_bf"] * 2, "trials": [100, 100], "better": [1, 30],
+    ...               "worse": [1, 0], "equivalent": [70, 40]})
+    >>> null, power, a = bayes_summary({"bayes_decisions": b})
+    >>> null.to_pylist()
+    [{'metric': 'AP', 'n': 25, 'jzs_bf': '0.0200 [0.0024, 0.0704]'}]
+    >>> power.to_pylist()[0]["jzs_bf"]
+    '0.3000 [0.2124, 0.3998] (wrong 0.0000)'
+    """
+    bd = tables.get("bayes_decisions")
+    if bd is None or not bd.num_rows:
+        return None, None, alpha
+    df = bd.to_pandas()
+    t, alpha = _t_rates(tables, alpha)
+    tests = list(dict.fromkeys(df["test"]))
+    keys = ["metric", "n", "delta"]
+    cells = []
+    for _, r in df.iterrows():
+        k = int(r["trials"])
+        if r["delta"] == 0:
+            cell = _cell(int(r["better"] + r["worse"]), k)
+        else:
+            right, wrong = ((r["better"], r["worse"]) if r["delta"] > 0
+                            else (r["worse"], r["better"]))
+            cell = f"{_cell(int(right), k)} (wrong {int(wrong) / k:.4f})"
+        cells.append(cell)
+    wide = df.assign(cell=cells).pivot_table(index=keys, columns="test", values="cell",
+                                             aggfunc="first", sort=False)[tests].reset_index()
+    wide.columns.name = None
+    label = f"t test (alpha={alpha:g})"
+    if not t.empty:
+        tcell = [_cell(int(d), int(k)) if p < 0 else
+                 f"{_cell(int(p), int(k))} (wrong {int(w) / int(k):.4f})"
+                 for d, p, w, k in zip(t["t_different"], t["t_power"], t["t_wrong"],
+                                       t["trials"], strict=True)]
+        wide = wide.merge(t[keys].assign(**{label: tcell}), on=keys, how="left")
+        wide = wide[keys + [label] + tests]
+    null = wide[wide["delta"] == 0].drop(columns="delta")
+    power = wide[wide["delta"] != 0]
+    return (pa.Table.from_pandas(null, preserve_index=False) if len(null) else None,
+            pa.Table.from_pandas(power, preserve_index=False) if len(power) else None, alpha)
+
+
+def bayes_plots(tables: dict[str, pa.Table], out_dir: Path, alpha: float = 0.05
+                ) -> list[Path]:
+    """``bayes_decisions.png``: per (metric, n), against delta, the share of trials each
+    Bayesian rule calls different (better or worse: the false "different" rate at delta =
+    0, about the power elsewhere; solid) and equivalent (dashed), beside the two-sided t
+    test's rejection rate at `alpha` (the nearest level; black)."""
+    from matplotlib.lines import Line2D
+
+    bd = tables.get("bayes_decisions")
+    if bd is None or not bd.num_rows:
+        return []
+    df = bd.to_pandas()
+    t, alpha = _t_rates(tables, alpha)
+    fig, axes, metrics, sizes = _grid(df, f"Bayesian decisions vs true difference (t test: "
+                                          f"alpha = {alpha:g}, two-sided)")
+    tests = list(dict.fromkeys(df["test"]))
+    for i, metric in enumerate(metrics):
+        for j, n in enumerate(sizes):
+            ax = axes[i, j]
+            cell = df[(df["metric"] == metric) & (df["n"] == n)]
+            for k, test in enumerate(tests):
+                r = cell[cell["test"] == test].sort_values("delta")
+                if r.empty:
+                    continue
+                colour = _BAYES_COLORS.get(test, "black")
+                _series(ax, r["delta"], r["different_rate"], r["different_lo"],
+                        r["different_hi"], colour, k, len(tests) + 1)
+                ax.plot(r["delta"], r["equivalent_rate"], color=colour, linestyle="--",
+                        marker="s", markersize=3 if len(r) > 1 else 6, linewidth=1.0)
+            tc = t[(t["metric"] == metric) & (t["n"] == n)].sort_values("delta")
+            if not tc.empty:
+                rate = (tc["t_different"] / tc["trials"]).to_numpy(np.float64)
+                ax.plot(tc["delta"], rate, color="black", marker="o",
+                        markersize=2.5 if len(tc) > 1 else 6, linewidth=1.2,
+                        linestyle="-" if len(tc) > 1 else "none")
+            if not _single_xlim(ax, df["delta"]):
+                lo, hi = float(df["delta"].min()), float(df["delta"].max())
+                pad = 0.02 * max(hi - lo, 1e-3)
+                ax.set_xlim(lo - pad, hi + pad)
+            ax.set_ylim(-0.02, 1.02)
+            _finish_panel(ax, cell, metric, n, bottom=i == len(metrics) - 1, left=j == 0,
+                          xlabel="true difference in mean (delta)", ylabel="share of trials")
+    height = fig.get_figheight()
+    handles = [Line2D([], [], color=_BAYES_COLORS.get(b, "black"), marker="o", markersize=4,
+                      label=_BAYES_LABELS.get(b, b)) for b in tests]
+    if not t.empty:
+        handles.append(Line2D([], [], color="black", marker="o", markersize=4,
+                              label="t test"))
+    handles += [Line2D([], [], color="grey", linestyle="-", label="different"),
+                Line2D([], [], color="grey", linestyle="--", marker="s", markersize=3,
+                       label="equivalent")]
+    fig.legend(handles=handles, loc="upper center", ncol=min(len(handles), 3), fontsize=8,
+               frameon=False, bbox_to_anchor=(0.5, 1 - 0.36 / height))
+    fig.subplots_adjust(top=1 - 1.25 / height)
+    path = Path(out_dir) / "bayes_decisions.png"
+    save_figure(fig, path)
+    return [path]
+
+
+def bayes_sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
+    """Markdown of table ``bayes_decisions`` (written with ``experiment.bayes``): the false
+    "different" rate under delta = 0 and the power and wrong-direction rate for delta != 0
+    of every Bayesian rule beside the t test, the equivalence shares, and the figure.
+
+    Examples
+    --------
+    >>> bayes_sections({}, Path("."))
+    []
+    """
+    from irsim.report import markdown_table
+
+    null, power, alpha = bayes_summary(tables)
+    if null is None and power is None:
+        return []
+    bd = tables["bayes_decisions"].to_pandas()
+    rules = "; ".join(f"`{t}`: {r}" for t, r in dict(zip(bd["test"], bd["rule"],
+                                                        strict=True)).items())
+    beside = (f" Beside them, the two-sided t test at alpha = {alpha:g} (table `type_m_s`)."
+              if any("t test" in c for c in (null or power).column_names) else "")
+    lines = ["## Bayesian decisions", "",
+             "The Bayesian tests of `experiment.bayes` on the same simulated trials, each "
+             f"deciding better / worse / equivalent / undecided ({rules}).{beside} A Bayesian "
+             "rule is not calibrated to a level: its false \"different\" rate is whatever "
+             "its threshold gives, to be read against a test's Type I error rate.", ""]
+    if null is not None:
+        lines += ["### False \"different\" (delta = 0)", "",
+                  "Share of trials decided better or worse when both systems have the same "
+                  "true mean; 95% Clopper-Pearson interval in brackets.", "",
+                  markdown_table(null, max_rows=60), ""]
+    if power is not None:
+        lines += ["### Power and wrong direction (delta != 0)", "",
+                  "Share of trials decided in the true direction (the t test: significant "
+                  "with the sign of delta) and, in parentheses, in the wrong direction.", "",
+                  markdown_table(power, max_rows=80), ""]
+    eq = bd.pivot_table(index=["metric", "n", "delta"], columns="test",
+                        values="equivalent_rate", aggfunc="first", sort=False)
+    eq = eq[list(dict.fromkeys(bd["test"]))].reset_index()
+    eq.columns.name = None
+    if (eq.drop(columns=["metric", "n", "delta"]) > 0).any().any():
+        lines += ["### Equivalent", "",
+                  "Share of trials decided equivalent: correct when |delta| lies inside the "
+                  "ROPE (for the Bayes factor: when delta = 0), an error outside it.", "",
+                  markdown_table(pa.Table.from_pandas(eq, preserve_index=False), max_rows=80),
+                  ""]
+    for path in bayes_plots(tables, run_dir, alpha):
+        lines += [f"![{path.stem}]({path.name})", ""]
     return lines
