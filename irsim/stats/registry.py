@@ -119,8 +119,8 @@ class BayesTestSpec:
     description: str
 
 
-#: The Bayesian tests, apart from :data:`TESTS`: no study takes them yet (they have no
-#: p-value; a study must count their ``decision`` instead).
+#: The Bayesian tests, apart from :data:`TESTS` (they have no p-value: a study counts their
+#: ``decision`` instead; experiment=test_errors does, ``experiment.bayes``).
 BAYES_TESTS: dict[str, BayesTestSpec] = {
     s.name: s
     for s in (
