@@ -736,8 +736,8 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     >>> matrix = synthetic_scores(systems=8, topics=30, metrics=("AP",), seed=1).matrix
     >>> study, data = make(Config(systems=[4], sizes=[10], trials=250), matrix, seed=0,
     ...                    shards=Shards())
-    >>> data.metrics, data.models[0].pool, len(study.plan(data))
-    (('AP',), 8, 1)
+    >>> data.metrics, data.models[0].pool, len(study.plan(data))  # a shard per configuration
+    (('AP',), 8, 2)
     """
     items, replicates = shards.get(SHARD_ITEMS, SHARD_REPLICATES)
     study = MultipleTesting(
