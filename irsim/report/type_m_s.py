@@ -8,6 +8,7 @@ rate against delta."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -111,6 +112,32 @@ def _panels(rows: list, cols: list, title: str) -> tuple[Figure, np.ndarray]:
     return fig, axes
 
 
+def _grid_plots(df: pd.DataFrame, out_dir: Path, stem: str, title: str, xlabel: str,
+                ylabel: str, draw: Any) -> list[Path]:
+    """One figure per alternative, one panel per (metric, n): ``draw(ax, cell, alt)`` draws
+    a panel's series; legend under the panels; saved as ``<stem>_<alternative>.png``."""
+    paths = []
+    for alt, sub in df.groupby("alternative", sort=False):
+        metrics, sizes = list(dict.fromkeys(sub["metric"])), sorted(set(sub["n"]))
+        fig, axes = _panels(metrics, sizes, title.format(alt=alt))
+        for i, metric in enumerate(metrics):
+            for j, n in enumerate(sizes):
+                ax = axes[i, j]
+                draw(ax, sub[(sub["metric"] == metric) & (sub["n"] == n)], alt, n)
+                ax.set_title(f"{metric}, n = {n}", fontsize=9)
+                if i == len(metrics) - 1:
+                    ax.set_xlabel(xlabel)
+                if j == 0:
+                    ax.set_ylabel(ylabel)
+        handles, labels = axes[0, 0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6),
+                   fontsize=8, frameon=False)
+        path = Path(out_dir) / f"{stem}_{alt}.png"
+        save_figure(fig, path)
+        paths.append(path)
+    return paths
+
+
 def exaggeration_plots(table: pa.Table, out_dir: Path, alpha: float = 0.05) -> list[Path]:
     """Per alternative: exaggeration ratio (mean over significant trials, log scale) against
     power, one panel per (metric, n), one colour per test, the points of a test joined
@@ -122,37 +149,22 @@ def exaggeration_plots(table: pa.Table, out_dir: Path, alpha: float = 0.05) -> l
         return []
     alpha = _alpha(df, alpha)
     df = df[df["alpha"] == alpha]
-    paths = []
-    for alt, sub in df.groupby("alternative", sort=False):
-        metrics, sizes = list(dict.fromkeys(sub["metric"])), sorted(set(sub["n"]))
-        fig, axes = _panels(metrics, sizes, f"Exaggeration ratio against power ({alt}, "
-                                            f"alpha = {alpha})")
-        for i, metric in enumerate(metrics):
-            for j, n in enumerate(sizes):
-                ax = axes[i, j]
-                cell = sub[(sub["metric"] == metric) & (sub["n"] == n)]
-                joined = "o-" if cell["delta"].notna().all() else "o"  # along delta
-                for test, pts in cell.groupby("test", sort=False):
-                    order = pts.sort_values("power")
-                    ax.plot(order["power"], order["exaggeration_mean"], joined, ms=3, lw=1,
-                            color=_COLORS.get(str(test)), label=str(test))
-                if alt == "two-sided":
-                    p, r = closed_form_curve(int(n), alpha)
-                    ax.plot(p, r, "k--", lw=0.8, label="t, closed form")
-                ax.set_yscale("log")
-                ax.axhline(1.0, color="0.6", lw=0.6)
-                ax.set_title(f"{metric}, n = {n}", fontsize=9)
-                if i == len(metrics) - 1:
-                    ax.set_xlabel("power")
-                if j == 0:
-                    ax.set_ylabel("E(|d|/|delta| | significant)")
-        handles, labels = axes[0, 0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6),
-                   fontsize=8, frameon=False)
-        path = Path(out_dir) / f"exaggeration_{alt}.png"
-        save_figure(fig, path)
-        paths.append(path)
-    return paths
+
+    def draw(ax: Any, cell: pd.DataFrame, alt: str, n: int) -> None:
+        joined = "o-" if cell["delta"].notna().all() else "o"  # along delta
+        for test, pts in cell.groupby("test", sort=False):
+            order = pts.sort_values("power")
+            ax.plot(order["power"], order["exaggeration_mean"], joined, ms=3, lw=1,
+                    color=_COLORS.get(str(test)), label=str(test))
+        if alt == "two-sided":
+            p, r = closed_form_curve(int(n), alpha)
+            ax.plot(p, r, "k--", lw=0.8, label="t, closed form")
+        ax.set_yscale("log")
+        ax.axhline(1.0, color="0.6", lw=0.6)
+
+    return _grid_plots(df, out_dir, "exaggeration",
+                       f"Exaggeration ratio against power ({{alt}}, alpha = {alpha})", "power",
+                       "E(|d|/|delta| | significant)", draw)
 
 
 def type_s_plots(table: pa.Table, out_dir: Path, alpha: float = 0.05) -> list[Path]:
@@ -164,34 +176,18 @@ def type_s_plots(table: pa.Table, out_dir: Path, alpha: float = 0.05) -> list[Pa
         return []
     alpha = _alpha(df, alpha)
     df = df[df["alpha"] == alpha]
-    paths = []
-    for alt, sub in df.groupby("alternative", sort=False):
-        metrics, sizes = list(dict.fromkeys(sub["metric"])), sorted(set(sub["n"]))
-        fig, axes = _panels(metrics, sizes, f"Type S rate against delta ({alt}, alpha = "
-                                            f"{alpha})")
-        for i, metric in enumerate(metrics):
-            for j, n in enumerate(sizes):
-                ax = axes[i, j]
-                cell = sub[(sub["metric"] == metric) & (sub["n"] == n)]
-                for test, pts in cell.groupby("test", sort=False):
-                    pts = pts.sort_values("delta")
-                    c = _COLORS.get(str(test))
-                    ax.plot(pts["delta"], pts["type_s"], "o-", ms=3, lw=1, color=c,
-                            label=str(test))
-                    ax.fill_between(pts["delta"], pts["type_s_lo"], pts["type_s_hi"],
-                                    color=c, alpha=0.15, lw=0)
-                ax.set_title(f"{metric}, n = {n}", fontsize=9)
-                if i == len(metrics) - 1:
-                    ax.set_xlabel("delta")
-                if j == 0:
-                    ax.set_ylabel("P(wrong sign | significant)")
-        handles, labels = axes[0, 0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6),
-                   fontsize=8, frameon=False)
-        path = Path(out_dir) / f"type_s_{alt}.png"
-        save_figure(fig, path)
-        paths.append(path)
-    return paths
+
+    def draw(ax: Any, cell: pd.DataFrame, alt: str, n: int) -> None:
+        for test, pts in cell.groupby("test", sort=False):
+            pts = pts.sort_values("delta")
+            c = _COLORS.get(str(test))
+            ax.plot(pts["delta"], pts["type_s"], "o-", ms=3, lw=1, color=c, label=str(test))
+            ax.fill_between(pts["delta"], pts["type_s_lo"], pts["type_s_hi"], color=c,
+                            alpha=0.15, lw=0)
+
+    return _grid_plots(df, out_dir, "type_s",
+                       f"Type S rate against delta ({{alt}}, alpha = {alpha})", "delta",
+                       "P(wrong sign | significant)", draw)
 
 
 def sections(tables: dict[str, pa.Table], run_dir: Path, figures: bool = True) -> list[str]:
