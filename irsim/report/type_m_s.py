@@ -154,8 +154,9 @@ def exaggeration_plots(table: pa.Table, out_dir: Path, alpha: float = 0.05) -> l
         joined = "o-" if cell["delta"].notna().all() else "o"  # along delta
         for test, pts in cell.groupby("test", sort=False):
             order = pts.sort_values("power")
-            ax.plot(order["power"], order["exaggeration_mean"], joined, ms=3, lw=1,
-                    color=_COLORS.get(str(test)), label=str(test))
+            ax.plot(order["power"], order["exaggeration_mean"], joined,
+                    ms=3 if len(order) > 1 else 5, lw=1, color=_COLORS.get(str(test)),
+                    label=str(test))
         if alt == "two-sided":
             p, r = closed_form_curve(int(n), alpha)
             ax.plot(p, r, "k--", lw=0.8, label="t, closed form")
@@ -181,7 +182,8 @@ def type_s_plots(table: pa.Table, out_dir: Path, alpha: float = 0.05) -> list[Pa
         for test, pts in cell.groupby("test", sort=False):
             pts = pts.sort_values("delta")
             c = _COLORS.get(str(test))
-            ax.plot(pts["delta"], pts["type_s"], "o-", ms=3, lw=1, color=c, label=str(test))
+            ax.plot(pts["delta"], pts["type_s"], "o-", ms=3 if len(pts) > 1 else 5, lw=1,
+                    color=c, label=str(test))
             ax.fill_between(pts["delta"], pts["type_s_lo"], pts["type_s_hi"], color=c,
                             alpha=0.15, lw=0)
 
