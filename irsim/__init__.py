@@ -4,7 +4,7 @@ The front door (everything loads on first use, so ``import irsim`` stays quick):
 
 - one function per study, named as the experiment: :func:`discpower`, :func:`swap`,
   :func:`error_rates`, :func:`effort`, :func:`coverage`, :func:`corpus_ci`,
-  :func:`test_errors`, ... (every study registered, :mod:`irsim.experiments.registry`; see
+  :func:`test_errors`, ... (every study registered, :mod:`irsim.registry`; see
   :mod:`irsim.api`);
 - :func:`evaluate`: per-topic scores of TREC runs (trec_eval-exact) as a long DataFrame;
 - :class:`ScoreMatrix`, :class:`Result`;
@@ -35,7 +35,7 @@ except PackageNotFoundError:  # running from a source tree without installation
 
 def _builtin_studies() -> tuple[str, ...]:
     """The modules of irsim/experiments, without importing them (``import irsim`` stays
-    quick); the registry (:mod:`irsim.experiments.registry`) is what they declare."""
+    quick); the registry (:mod:`irsim.registry`) is what they declare."""
     import pkgutil
     from pathlib import Path
 
@@ -81,7 +81,7 @@ def _registered(name: str) -> bool:
 
     if importlib.util.find_spec(f"{__name__}.{name}") is not None:
         return False
-    from irsim.experiments.registry import names
+    from irsim.registry import names
 
     return name in names()
 

@@ -200,7 +200,7 @@ def _registries() -> list[str]:
 def studies_markdown(where: str | None = None) -> str:
     """The table of studies (docs' page "Studies" and the README): each registered study
     with its link, presets, question and tables, from its registration
-    (:mod:`irsim.experiments.registry`), the presets' YAML and :mod:`irsim.tables`. `where`
+    (:mod:`irsim.registry`), the presets' YAML and :mod:`irsim.tables`. `where`
     ``"readme"`` links the pages from the repository's root.
 
     Examples
@@ -209,7 +209,7 @@ def studies_markdown(where: str | None = None) -> str:
     True
     """
     from irsim.catalog import catalog
-    from irsim.experiments.registry import studies
+    from irsim.registry import studies
     from irsim.runner import compose_config, preset_overrides
     from irsim.tables import TABLES
 

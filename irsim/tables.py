@@ -894,7 +894,7 @@ del _SPECS
 
 def add_tables(specs: Sequence[TableSpec], *, study: str) -> None:
     """Register the tables a study declares in its own package (its registration's
-    ``tables=``, :func:`irsim.experiments.registry.study`), so that they are checked before
+    ``tables=``, :func:`irsim.registry.study`), so that they are checked before
     they are written and documented like the tables above.
 
     Parameters

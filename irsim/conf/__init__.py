@@ -19,12 +19,12 @@ _REGISTERED = False
 
 def register() -> None:
     """Store every study's ``Config`` in Hydra's ConfigStore (idempotent): the studies of
-    :func:`irsim.experiments.registry.studies`; a study registered later is stored when it
+    :func:`irsim.registry.studies`; a study registered later is stored when it
     registers."""
     global _REGISTERED
     if _REGISTERED:
         return
-    from irsim.experiments.registry import on_register, studies
+    from irsim.registry import on_register, studies
 
     for entry in studies():
         store(entry)

@@ -1,6 +1,6 @@
 """Studies: one module per experiment, each a plan, a kernel and a reduction over the kit.
 
-A study module declares itself once, with :func:`irsim.experiments.registry.study` on its
+A study module declares itself once, with :func:`irsim.registry.study` on its
 ``make`` (name, ``Config``, data kind, one-line description, listing order, and optionally
 whether it pools several collections, its report module and tables it declares itself). That
 registration is the only list of studies: Hydra's ConfigStore, ``irsim.<name>``, ``irsim
@@ -31,8 +31,8 @@ import inspect
 from typing import Any
 
 from irsim.errors import unknown_name
-from irsim.experiments.registry import Study, get, names, studies
 from irsim.kit.common import Shards
+from irsim.registry import Study, get, names, studies
 
 __all__ = ["Shards", "Study", "get", "names", "studies", "build_study", "make_study", "load"]
 

@@ -58,9 +58,9 @@ from irsim.engine.base import Shard
 from irsim.engine.partials import Count, Slab
 from irsim.errors import ConfigError, InputError, param, unknown_name
 from irsim.exact import Exact
-from irsim.experiments.registry import data_kind, study
 from irsim.kit.common import Shards
 from irsim.metrics.multi import UNJUDGED_RULES, composite_qrels, evaluate_many
+from irsim.registry import data_kind, study
 from irsim.stats import agreement as agr
 from irsim.stats.gtheory import COMPONENTS3, DESIGNS3, d_study3, g_study3
 from irsim.stats.kendall import rank_agreement, ranks, top_k_overlap

@@ -39,7 +39,6 @@ from irsim.data.matrix import ScoreMatrix
 from irsim.engine.base import Shard
 from irsim.engine.partials import Slab
 from irsim.errors import ConfigError, param, unknown_name
-from irsim.experiments.registry import study
 from irsim.kit.common import (
     as_tuple,
     check_alphas,
@@ -47,6 +46,7 @@ from irsim.kit.common import (
     check_positive_int,
     select_metrics,
 )
+from irsim.registry import study
 from irsim.stats.multiple import CORRECTIONS, adjust
 from irsim.stats.registry import TESTS
 from irsim.stats.ttest import paired_t

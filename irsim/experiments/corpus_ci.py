@@ -65,13 +65,13 @@ from irsim.engine.base import Shard, block_ranges, shard_grid
 from irsim.engine.partials import Slab
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
-from irsim.experiments.registry import study
 from irsim.kit.common import (
     aligned_block,
     check_choices,
     check_positive_int,
     unit_ranges,
 )
+from irsim.registry import study
 from irsim.sampling.corpus import CorpusSampler
 from irsim.stats.ci import LOGIT_EPS, bootstrap_ci
 from irsim.stats.corpus_ap import (

@@ -45,7 +45,6 @@ from irsim.engine.partials import Count
 from irsim.errors import ConfigError, param
 from irsim.exact import Exact
 from irsim.experiments import Shards
-from irsim.experiments.registry import study
 from irsim.kit.common import (
     aligned_block,
     as_tuple,
@@ -56,6 +55,7 @@ from irsim.kit.common import (
     resolve_metrics,
     select_metrics,
 )
+from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, rng_for
 from irsim.sampling.subsets import subset_indices
 from irsim.sampling.topics import bootstrap_counts

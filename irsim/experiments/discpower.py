@@ -54,7 +54,6 @@ from irsim.engine.base import Shard, shard_grid
 from irsim.engine.partials import Count, Kind, Slab, TopK
 from irsim.errors import ConfigError, InputError, param, unknown_name
 from irsim.experiments import Shards
-from irsim.experiments.registry import study
 from irsim.kit.bins import ABSOLUTE
 from irsim.kit.bootswap import SWAP_STREAM, check_confidences, swap_tables
 from irsim.kit.common import (
@@ -90,6 +89,7 @@ from irsim.kit.discpower_tests import (
 )
 from irsim.kit.rankcorr import rankcorr_table, tau_matrices
 from irsim.kit.stability import DEFAULT_FUZZINESS, check_fuzziness, stability_table
+from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK
 from irsim.stats.multiple import CORRECTIONS, adjust
 from irsim.stats.resample import gmean_scores, log_scores

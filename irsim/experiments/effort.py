@@ -32,7 +32,6 @@ from irsim.engine.base import Partial, Shard
 from irsim.engine.partials import Kind
 from irsim.errors import ConfigError, param
 from irsim.experiments import Shards
-from irsim.experiments.registry import study
 from irsim.kit.common import check_positive_int, check_unique
 from irsim.kit.topicsets import (
     PairErrors,
@@ -42,6 +41,7 @@ from irsim.kit.topicsets import (
     compared_systems,
     sampling_configs,
 )
+from irsim.registry import study
 from irsim.sampling.pooling import pool_runs, pooled_qrels
 from irsim.tables import schema, table
 

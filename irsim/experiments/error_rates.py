@@ -44,7 +44,6 @@ from irsim.engine.base import Partial, Shard
 from irsim.engine.partials import Kind, Slab
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
-from irsim.experiments.registry import study
 from irsim.kit.bins import LAYOUTS
 from irsim.kit.common import as_tuple, check_positive_int, check_unique, select_metrics
 from irsim.kit.topicsets import (
@@ -57,6 +56,7 @@ from irsim.kit.topicsets import (
     rates,
     sampling_configs,
 )
+from irsim.registry import study
 from irsim.sampling.subsets import check_subset_size, set_means, subset_counts
 from irsim.stats import get_test
 from irsim.tables import table

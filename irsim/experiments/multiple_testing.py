@@ -80,7 +80,6 @@ from irsim.engine.base import Partial, Shard, shard_grid
 from irsim.engine.partials import Count
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
-from irsim.experiments.registry import study
 from irsim.kit.common import (
     aligned_block,
     check_alphas,
@@ -89,6 +88,7 @@ from irsim.kit.common import (
     check_simulated_tests,
     unit_ranges,
 )
+from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.sampling.permutations import topic_permutations
 from irsim.sampling.systems import check_share

@@ -51,7 +51,6 @@ from irsim.engine.base import Shard, block_ranges
 from irsim.engine.partials import Count, Slab
 from irsim.errors import ConfigError, param
 from irsim.experiments import Shards
-from irsim.experiments.registry import study
 from irsim.kit.common import (
     aligned_block,
     as_tuple,
@@ -62,6 +61,7 @@ from irsim.kit.common import (
     unit_ranges,
 )
 from irsim.kit.topicsets import check_drop_bottom, kept_systems
+from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.sampling.systems import bottom_count
 from irsim.sampling.topics import bootstrap_indices

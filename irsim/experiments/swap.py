@@ -40,7 +40,6 @@ from irsim.engine.base import Partial, Shard, shard_grid
 from irsim.engine.partials import Count, Extreme, Kind
 from irsim.errors import ConfigError, param
 from irsim.experiments import Shards
-from irsim.experiments.registry import study
 from irsim.kit.bins import (
     ABSOLUTE,
     LAYOUTS,
@@ -62,6 +61,7 @@ from irsim.kit.common import (
     unit_ranges,
 )
 from irsim.kit.topicsets import check_schemes, check_sizes, rates, sampling_configs
+from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK
 from irsim.sampling.subsets import set_means, set_overlap, subset_counts, unique_topics
 from irsim.stats.ties import score_tolerance, snap_zero

@@ -62,7 +62,6 @@ from irsim.engine.partials import Count
 from irsim.engine.session import Engine
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
-from irsim.experiments.registry import study
 from irsim.kit.common import (
     aligned_block,
     check_alphas,
@@ -70,6 +69,7 @@ from irsim.kit.common import (
     check_simulated_tests,
     unit_ranges,
 )
+from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.simulate.designs import PooledMetric
 from irsim.simulate.fit_engine import fit_collections

@@ -56,7 +56,6 @@ from irsim.engine.partials import Count, Slab
 from irsim.errors import ConfigError, param
 from irsim.exact import gram as exact_gram
 from irsim.experiments import Shards
-from irsim.experiments.registry import study
 from irsim.kit.common import (
     aligned_block,
     as_tuple,
@@ -68,6 +67,7 @@ from irsim.kit.common import (
     select_metrics,
     unit_ranges,
 )
+from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.simulate.topics import SimulationData, fit_simulator, prepare
 from irsim.stats.anova import anova_two_way

@@ -303,7 +303,7 @@ def report_module(name: str) -> Any:
     registration names it (default ``irsim.report.<name>``); None for a study without one or
     a name no study registers (the report then lists the tables only)."""
     from irsim.errors import ConfigError
-    from irsim.experiments.registry import get
+    from irsim.registry import get
 
     try:
         return get(name).report_module()
@@ -367,7 +367,7 @@ def figures() -> dict[str, tuple[str, ...]]:
     """
     import importlib
 
-    from irsim.experiments.registry import names
+    from irsim.registry import names
 
     out: dict[str, tuple[str, ...]] = {}
     for name in (*names(), "sweep"):
@@ -435,7 +435,7 @@ def headline_text(name: str, tables: dict[str, pa.Table], *, max_rows: int = 20)
     import pandas as pd
 
     from irsim.errors import ConfigError
-    from irsim.experiments.registry import get
+    from irsim.registry import get
 
     try:
         wanted = get(name).headlines

@@ -22,14 +22,14 @@ __all__ = ["headlines", "FIGURES", "is_sweep", "write_sweep_report", "sweep_comm
 def headlines() -> dict[str, tuple[tuple[str, ...], str]]:
     """The summary tables compared across the jobs of a sweep: table -> (key columns,
     headline column), as each study's registration declares them
-    (:func:`irsim.experiments.registry.headlines`).
+    (:func:`irsim.registry.headlines`).
 
     Examples
     --------
     >>> headlines()["discpower"]
     (('metric', 'test', 'alpha'), 'sensitivity')
     """
-    from irsim.experiments.registry import headlines as registered
+    from irsim.registry import headlines as registered
 
     return registered()
 

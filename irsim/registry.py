@@ -291,7 +291,7 @@ def on_register(listener: Callable[[Study], Any]) -> None:
 def _builtin_modules() -> list[str]:
     package = importlib.import_module("irsim.experiments")
     return [f"irsim.experiments.{m.name}" for m in pkgutil.iter_modules(package.__path__)
-            if m.name != "registry" and not m.name.startswith("_")]
+            if not m.name.startswith("_")]
 
 
 def _entry_point_modules() -> list[str]:
