@@ -59,6 +59,7 @@ import pyarrow as pa
 
 from irsim.data.collection import DocCollection
 from irsim.data.matrix import ScoreMatrix
+from irsim.engine.config import engine_defaults
 from irsim.errors import ConfigError, InputError, python_parameters, unknown_name
 from irsim.rng import check_seed
 
@@ -452,18 +453,6 @@ def matrix_to_long(matrix: ScoreMatrix) -> pa.Table:
 
 
 # --------------------------------------------------------------------------------- engine
-def engine_defaults(engine: str) -> dict[str, Any]:
-    """The engine options of ``conf/engine/<engine>.yaml`` (one source for both doors)."""
-    import importlib.resources as resources
-
-    from omegaconf import OmegaConf
-
-    if engine not in ("local", "ray"):
-        raise unknown_name("engine", str(engine), ("local", "ray"))
-    text = (resources.files("irsim.conf") / "engine" / f"{engine}.yaml").read_text()
-    return dict(OmegaConf.to_container(OmegaConf.create(text)))
-
-
 def execute(name: str, config: Any, data: Any, *, seed: int, shards: Any,
             engine: str = "local", engine_options: Mapping[str, Any] | None = None,
             checkpoint_dir: str | os.PathLike | None = None,

@@ -187,6 +187,10 @@ def _ray_error(err: BaseException, cfg: DictConfig) -> str | None:
 def _config_names(group: str) -> list[str]:
     import importlib.resources as resources
 
+    if group == "engine":  # typed: irsim.engine.config
+        from irsim.engine.config import ENGINES
+
+        return sorted(ENGINES)
     root = resources.files("irsim.conf") / group
     names = {e.name[:-5] for e in root.iterdir() if e.name.endswith(".yaml")}
     if group == "experiment":  # experiments are structured configs; presets are YAML

@@ -107,6 +107,31 @@ def parameters_markdown(experiment: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def engine_markdown(engine: str) -> str:
+    """The options of `engine` (:mod:`irsim.engine.config`) as a table, from the field
+    metadata of its typed config.
+
+    Examples
+    --------
+    >>> print(engine_markdown("local").splitlines()[2])  # doctest: +NORMALIZE_WHITESPACE
+    | `engine.blas_threads=1` | int \\| None | BLAS threads of the kernels: 1 never
+    oversubscribes the cores; null = BLAS's own threading (one thread per core) |
+    """
+    import dataclasses
+
+    from irsim.engine.config import ENGINES
+    from irsim.runner import override_value
+
+    lines = ["| key and default | type | meaning |", "|---|---|---|"]
+    for f in dataclasses.fields(ENGINES[engine]):
+        if f.name == "name":
+            continue
+        value = override_value(f.default).replace("|", "\\|")
+        kind = str(f.type).replace("|", "\\|")
+        lines.append(f"| `engine.{f.name}={value}` | {kind} | {_md(f.metadata['help'])} |")
+    return "\n".join(lines) + "\n"
+
+
 def presets_markdown(experiment: str) -> str:
     """The presets of `experiment`, each with its one-line description and the overrides it
     applies (what ``irsim show <preset>`` lists first).
@@ -241,6 +266,7 @@ _KINDS: dict[str, Callable[[str | None], str]] = {
     "figures": _figures,
     "tables": _tables,
     "api": lambda n: api_markdown(),
+    "engine": lambda n: engine_markdown(n or "local"),
 }
 
 

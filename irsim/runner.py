@@ -109,7 +109,7 @@ def completed(run_dir: str | os.PathLike, fingerprint: str) -> bool:
 def check_keys(cfg: DictConfig) -> None:
     """Refuse keys the config does not declare (``+foo=1``, ``+engine.x=1``,
     ``+experiment.BB=1`` would otherwise be accepted and do nothing): top-level keys, the
-    engine's (those of ``conf/engine/<name>.yaml``) and the experiment's (its ``Config``).
+    engine's (:mod:`irsim.engine.config`) and the experiment's (its ``Config``).
 
     Examples
     --------
@@ -119,7 +119,7 @@ def check_keys(cfg: DictConfig) -> None:
     ...
     irsim.errors.ConfigError: config: unknown config key 'foo'; valid: collection, data_dir, ...
     """
-    from irsim.api import engine_defaults
+    from irsim.engine.config import engine_defaults
     from irsim.errors import unknown_name
     from irsim.experiments import check_keys as check_experiment_keys
     from irsim.experiments import get

@@ -95,6 +95,9 @@ def test_show_cli_and_unknown_name():
     ("+experiment.BB=100", "'experiment.BB' (did you mean 'experiment.B'"),
     ("+foo=1", "unknown config key 'foo'"),
     ("+engine.foo=1", "'engine.foo'"),
+    ("engine.wokers=2", "'engine.wokers'"),
+    ("engine.blas_threads=two", "engine.blas_threads: Value 'two' of type 'str' could not be "
+                                "converted to Integer"),
     ("+collection.systems=5", "unknown config key 'collection.systems'"),
 ])
 @pytest.mark.slow
@@ -118,3 +121,21 @@ def test_unknown_key_in_a_sweep_refused(tmp_path):
     with pytest.raises(ConfigError, match="'experiment.BB'"):
         run(compose_config(["+experiment.BB=1", "experiment.B=100"]), tmp_path / "b")
     assert not (tmp_path / "a" / "results").exists()
+
+
+def test_engine_options_are_typed_configs():
+    """engine=local|ray are the dataclasses of irsim.engine.config in Hydra's ConfigStore:
+    the composed options, the Python door's defaults and the dataclass fields are one."""
+    import dataclasses
+
+    from irsim.api import engine_defaults
+    from irsim.engine.config import ENGINES
+    from irsim.errors import ConfigError
+
+    for name, cls in ENGINES.items():
+        cfg = compose_config([f"engine={name}"])
+        assert dict(cfg.engine) == engine_defaults(name) == dataclasses.asdict(cls())
+    assert engine_defaults("ray")["max_retries"] == 3
+    assert compose_config(["engine=ray", "engine.workers=3"]).engine.workers == 3
+    with pytest.raises(ConfigError, match="unknown engine 'dask'; valid: local, ray"):
+        engine_defaults("dask")

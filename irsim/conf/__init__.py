@@ -1,5 +1,5 @@
-"""Hydra configuration: the YAML files of this package (collections, engines, presets) and
-the structured configs of the experiments.
+"""Hydra configuration: the YAML files of this package (collections, presets) and the
+structured configs of the experiments and of the engines.
 
 Each experiment module's ``Config`` dataclass is the single source of its parameters'
 defaults and types; :func:`register` stores it in Hydra's ConfigStore as
@@ -24,8 +24,13 @@ def register() -> None:
     global _REGISTERED
     if _REGISTERED:
         return
+    from hydra.core.config_store import ConfigStore
+
+    from irsim.engine.config import ENGINES
     from irsim.registry import on_register, studies
 
+    for name, node in ENGINES.items():  # typed: Hydra refuses unknown engine keys itself
+        ConfigStore.instance().store(group="engine", name=name, node=node)
     for entry in studies():
         store(entry)
     on_register(store)  # and every study registered later (a plugin imported late)
