@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import SHARED_DATA
 
-from irsim.experiments import registry
+from irsim import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "docs" / "guides" / "adding-a-study.md"
