@@ -17,8 +17,9 @@ import pyarrow as pa
 
 from irsim.engine.base import Partial, Shard, Study
 from irsim.engine.checkpoint import CheckpointStore, fingerprint_of
+from irsim.engine.config import ENGINES
 from irsim.engine.partials import Accumulator
-from irsim.errors import ConfigError
+from irsim.errors import ConfigError, unknown_name
 
 __all__ = ["run_study", "data_digest", "RunInfo", "reducer_of", "CheckpointWriter"]
 
@@ -273,7 +274,7 @@ def run_study(
                  else lambda shard: reducer.acc.hints(shard, fields_of(shard, data)))
         stream = ray_partials(study, data, todo, info=executor_info, hints=hints, **options)
     else:
-        raise ConfigError(f"engine must be 'local' or 'ray', got {engine!r}")
+        raise unknown_name("engine", str(engine), ENGINES)
     t_compute = time.perf_counter()
     writer = None if store is None else CheckpointWriter(store)
     # closed on the way out, also when the reduction raises (Ctrl-C while a checkpoint is

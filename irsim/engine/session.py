@@ -28,7 +28,7 @@ Examples
 >>> Engine("spark")
 Traceback (most recent call last):
 ...
-irsim.errors.ConfigError: config: engine must be 'local' or 'ray', got 'spark'
+irsim.errors.ConfigError: config: unknown engine 'spark'; valid: local, ray
 """
 
 from __future__ import annotations
@@ -38,8 +38,9 @@ from typing import Any
 
 import pyarrow as pa
 
+from irsim.engine.config import ENGINES
 from irsim.engine.runner import RunInfo, run_study
-from irsim.errors import ConfigError
+from irsim.errors import unknown_name
 
 __all__ = ["Engine"]
 
@@ -56,8 +57,8 @@ class Engine:
     """
 
     def __init__(self, name: str = "local", options: Mapping[str, Any] | None = None):
-        if name not in ("local", "ray"):
-            raise ConfigError(f"engine must be 'local' or 'ray', got {name!r}")
+        if name not in ENGINES:
+            raise unknown_name("engine", str(name), ENGINES)
         self.name = name
         self.options = dict(options or {})
         self._owned = False  # this session asked the first Ray pool to keep its instance
