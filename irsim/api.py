@@ -458,7 +458,8 @@ def execute(name: str, config: Any, data: Any, *, seed: int, shards: Any,
             checkpoint_dir: str | os.PathLike | None = None,
             progress: Callable[[int, int], Any] | None = None,
             reuse: Callable[[str], bool] | None = None,
-            before_run: Callable[[], Any] | None = None
+            before_run: Callable[[], Any] | None = None,
+            bars: Callable[[str], tuple[Any, Any]] | None = None
             ) -> tuple[Any, dict[str, pa.Table] | None, dict[str, Any]]:
     """Make the study `name` from its ``Config`` and run it: ``(data, tables, run info)``.
 
@@ -474,6 +475,10 @@ def execute(name: str, config: Any, data: Any, *, seed: int, shards: Any,
     before_run : callable, optional
         Called just before the shards run (after `reuse` said no): the command line makes
         its checkpoint directory and progress bar there.
+    bars : callable, optional
+        ``bars(desc) -> (bar, update)``: progress bars of the steps before the study (its
+        data preparation on the engine: ``copula_fits``); see
+        :class:`irsim.engine.session.Engine`.
     """
     from irsim.engine import data_digest
     from irsim.engine.checkpoint import fingerprint_of
@@ -482,7 +487,7 @@ def execute(name: str, config: Any, data: Any, *, seed: int, shards: Any,
 
     # one engine session: the data preparation (test_errors' copula fitting) and the study
     # run on the same engine, and a Ray instance started for the first is reused by the second
-    with Engine(engine, engine_options) as session:
+    with Engine(engine, engine_options, bars=bars) as session:
         study, data = make_study(name, config, data, seed=seed, shards=shards, engine=session)
         if reuse is not None:
             fingerprint = fingerprint_of({"study": study.name, **study.fingerprint()},
@@ -691,9 +696,10 @@ def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
                 data = data.select(metrics=[str(m) for m in metrics])
         bar, update = _progress(name, common.get("progress"))
         try:
-            data, tables, info = execute(name, config, data, seed=int(seed), shards=shards,
-                                         engine=engine, engine_options=options,
-                                         progress=update)
+            data, tables, info = execute(
+                name, config, data, seed=int(seed), shards=shards, engine=engine,
+                engine_options=options, progress=update,
+                bars=lambda desc: _progress(desc, common.get("progress")))
         finally:
             if bar is not None:
                 bar.close()

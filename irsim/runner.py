@@ -297,7 +297,8 @@ def _run_locked(cfg: DictConfig, run_dir: Path, checkpoints: Path, *, keep_ray: 
                 name, config, data, seed=check_seed(cfg.seed), shards=shards, engine=engine,
                 engine_options=engine_options, checkpoint_dir=checkpoints, progress=progress,
                 reuse=lambda fingerprint: not force and completed(run_dir, fingerprint),
-                before_run=before_run)
+                before_run=before_run,
+                bars=lambda desc: progress_bar(cfg, desc, unit="shard"))
         finally:
             if started and started[0][1] is not None:
                 started[0][1].close()

@@ -637,3 +637,62 @@ def test_blas_threads_change_no_table(matrix, local_tables, threads):
     assert_same(tables, local_tables)
     assert seen and all(t == (before if threads is None else [threads] * len(t)) for t in seen)
     assert blas_threads() == before
+
+
+def test_a_preparation_step_gets_the_sessions_progress_bar():
+    """A step run on the session without a bar of its own (test_errors' copula fitting) is
+    drawn by the session's bar factory, named after the step, updated to every shard and
+    closed at its end; a step given its own progress callback is left alone."""
+    from irsim.engine.session import Engine
+    from irsim.simulate.fit_engine import fit_collections
+    from irsim.simulate.fitting import fit_collection
+
+    calls: list[tuple[str, list, list]] = []
+
+    class Bar:
+        closed = False
+
+        def close(self):
+            self.closed = True
+
+    def bars(desc):
+        updates, bar = [], Bar()
+        calls.append((desc, updates, [bar]))
+        return bar, lambda done, total: updates.append((done, total))
+
+    rng = np.random.default_rng(0)
+    x = np.clip(0.3 + 0.1 * rng.standard_normal((1, 30))
+                + 0.05 * rng.standard_normal((7, 30)), 0, 1)
+    with Engine("local", bars=bars) as session:
+        (model,) = fit_collections([{"scores": x, "metric": "AP", "name": "a"}],
+                                   engine=session, shard_pairs=4)
+        own = []
+        session.run(_Ones(), None, progress=lambda d, t: own.append((d, t)))
+    assert model.copulas == fit_collection(x, metric="AP", name="a").copulas
+    assert [c[0] for c in calls] == ["copula_fits"]  # the step with a bar of its own: none
+    desc, updates, (bar,) = calls[0]
+    assert updates[-1] == (6, 6) and [d for d, _ in updates] == list(range(7))  # 21 pairs
+    assert bar.closed and own[-1] == (1, 1)
+
+
+class _Ones:
+    name = "ones"
+
+    def plan(self, data):
+        from irsim.engine.base import Shard
+
+        return [Shard(0, (0, 3), (0, 0))]
+
+    def kernel(self, shard, data):
+        return {"n": np.ones(3, np.int64)}
+
+    def fields(self, data):
+        from irsim.engine.partials import Count
+
+        return {"n": Count((3,), along="items")}
+
+    def finalize(self, merged, data):
+        return {"n": merged["n"]}
+
+    def fingerprint(self):
+        return {}

@@ -33,7 +33,7 @@ irsim.errors.ConfigError: config: unknown engine 'spark'; valid: local, ray
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -54,18 +54,36 @@ class Engine:
     name : {"local", "ray"}
     options : mapping, optional
         Engine options of :func:`irsim.engine.run_study`.
+    bars : callable, optional
+        ``bars(desc) -> (bar, update)``: a progress bar for a step run without one of its
+        own (a study's data preparation: ``copula_fits``), closed when the step ends;
+        ``(None, None)`` for none. Each door passes its own (the CLI's unless ``quiet``, the
+        Python door's when a person is watching).
     """
 
-    def __init__(self, name: str = "local", options: Mapping[str, Any] | None = None):
+    def __init__(self, name: str = "local", options: Mapping[str, Any] | None = None,
+                 bars: Callable[[str], tuple[Any, Any]] | None = None):
         if name not in ENGINES:
             raise unknown_name("engine", str(name), ENGINES)
         self.name = name
         self.options = dict(options or {})
+        self.bars = bars
         self._owned = False  # this session asked the first Ray pool to keep its instance
         self._kept_from = 0
 
     def run(self, study: Any, data: Any, **kwargs: Any) -> tuple[dict[str, pa.Table], RunInfo]:
-        """Run `study` on `data` (keywords: ``checkpoint_dir``, ``progress``)."""
+        """Run `study` on `data` (keywords: ``checkpoint_dir``, ``progress``; without
+        ``progress``, the session's `bars` draw one named after the study)."""
+        bar = None
+        if kwargs.get("progress") is None and self.bars is not None:
+            bar, kwargs["progress"] = self.bars(str(getattr(study, "name", "step")))
+        try:
+            return self._run(study, data, **kwargs)
+        finally:
+            if bar is not None:
+                bar.close()
+
+    def _run(self, study: Any, data: Any, **kwargs: Any) -> tuple[dict[str, pa.Table], RunInfo]:
         options = dict(self.options)
         if self.name == "ray" and not options.get("keep_alive") and not self._owned:
             import ray
