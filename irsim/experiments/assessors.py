@@ -1177,9 +1177,9 @@ def trial_stats(xs: np.ndarray, ys: np.ndarray, *, alpha: float,
     Examples
     --------
     >>> x = np.array([[[0.1, 0.2, 0.3], [0.5, 0.6, 0.7], [0.4, 0.4, 0.5]]])
-    >>> out = trial_stats(x, x[:, ::-1], alpha=0.05, corrections=["none"])
-    >>> out[0, 0], out[0, 1:].tolist()  # reversed ranking; every decision flips sign
-    (-1.0, [0.0, 1.0, 0.0, 0.0, 2.0, 2.0, 2.0])
+    >>> out = trial_stats(x, 1 - x, alpha=0.05, corrections=["none"])
+    >>> float(out[0, 0]), out[0, 1:].tolist()  # reversed ranking: every decision flips
+    (-1.0, [0.0, 0.0, 0.0, 0.0, 3.0, 3.0, 3.0])
     """
     m, S, n = xs.shape
     ia, ib = np.triu_indices(S, 1)
