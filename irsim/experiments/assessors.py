@@ -64,7 +64,7 @@ from irsim.registry import data_kind, study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws
 from irsim.simulate.assessor import AssessorModel, fit_assessor_model, simulate_grades
 from irsim.stats import agreement as agr
-from irsim.stats.gtheory import COMPONENTS3, DESIGNS3, d_study3, g_study3
+from irsim.stats.gtheory import COMPONENTS3, DESIGNS3, d_study3, g_study3, g_study3_bootstrap
 from irsim.stats.kendall import (
     concordance,
     pair_signs,
@@ -91,6 +91,8 @@ RANK_STREAM = "assessors/ranks"
 TEST_STREAM = "assessors/tests"
 #: Simulated assessors: the grades of every trial, and its random topic subsets.
 SIM_STREAM = "assessors/simulate"
+#: Bootstrap over topics of the assessor G-study.
+GSTUDY_STREAM = "assessors/gstudy"
 SUBSET_STREAM = "assessors/simulate/topics"
 #: How a simulated assessor relabels the reference (``experiment.simulate_relabel``).
 RELABEL_RULES = ("all", "judged")
@@ -252,6 +254,11 @@ ASSESSOR_GSTUDY = TableSpec(
      _c("mean_square", _F, "mean square of the term in the three-way ANOVA"),
      _c("variance", _F, "estimated variance component (a negative estimate is set to 0)"),
      _c("share", _F, "`variance` / the sum of the seven components"),
+     _c("variance_low", _F, "lower bound of the bootstrap-over-topics percentile interval "
+                            "of `variance` (`experiment.B` resamples of the topics with "
+                            "replacement, the same for every system and assessor: Brennan's "
+                            "boot-t; level 1 - `experiment.alpha`)"),
+     _c("variance_high", _F, "upper bound of that interval"),
      _c("negative", _B, "the raw estimate was negative (set to 0; the other components are "
                         "estimated from the mean squares, not from the clipped value)")))
 
@@ -268,7 +275,13 @@ ASSESSOR_DSTUDY = TableSpec(
      _c("assessors", _I, "assessors per topic (1 .. `experiment.max_assessors`)"),
      _c("e_rho2", _F, "generalizability coefficient E(rho^2) (relative decisions: ranking "
                       "systems)"),
-     _c("phi", _F, "dependability index Phi (absolute scores)")))
+     _c("phi", _F, "dependability index Phi (absolute scores)"),
+     _c("e_rho2_low", _F, "lower bound of the bootstrap-over-topics percentile interval of "
+                          "`e_rho2` (the G-study's resampled components; as "
+                          "`assessor_gstudy`'s intervals)"),
+     _c("e_rho2_high", _F, "upper bound of that interval"),
+     _c("phi_low", _F, "lower bound of the interval of `phi`"),
+     _c("phi_high", _F, "upper bound of the interval of `phi`")))
 
 _SIM_KEYS = (_c("qrels", _S, "the qrels the assessor model is fitted from "
                             "(`experiment.simulate_from`), against the reference"),
@@ -1519,6 +1532,11 @@ class Assessors:
         total = var.sum(axis=1, keepdims=True)
         with np.errstate(invalid="ignore", divide="ignore"):
             share = var / total
+        # bootstrap over topics: every component of every replicate, (B, metrics)
+        boot = g_study3_bootstrap(x, self.B, seed=self.seed, study=GSTUDY_STREAM)
+        bvar = {c: np.broadcast_to(boot.var[c], (self.B, M)) for c in COMPONENTS3}
+        q = (self.alpha / 2, 1 - self.alpha / 2)
+        vq = np.stack([np.quantile(bvar[c], q, axis=0) for c in COMPONENTS3], axis=-1)
         gs = {"metric": np.repeat(data.metrics, C).tolist(),
               "levels": [",".join(data.g_levels)] * (M * C),
               "systems": [g.systems] * (M * C), "topics": [g.topics] * (M * C),
@@ -1528,17 +1546,24 @@ class Assessors:
               "mean_square": np.stack([np.broadcast_to(g.ms[c], (M,)) for c in COMPONENTS3],
                                       axis=1).ravel(),
               "variance": var.ravel(), "share": share.ravel(),
+              "variance_low": vq[0].ravel(), "variance_high": vq[1].ravel(),
               "negative": np.stack([np.broadcast_to(g.negative[c], (M,))
                                     for c in COMPONENTS3], axis=1).ravel()}
         nt = np.arange(1, self.max_topics + 1, dtype=np.float64)
         na = np.arange(1, self.max_assessors + 1, dtype=np.float64)
         cols: dict[str, list] = {k: [] for k in ("metric", "design", "topics", "assessors",
-                                                 "e_rho2", "phi")}
+                                                 "e_rho2", "phi", "e_rho2_low",
+                                                 "e_rho2_high", "phi_low", "phi_high")}
         shape = (M, len(nt), len(na))
         g_grid = replace(g, var={c: np.reshape(v, (M, 1, 1)) for c, v in g.var.items()})
+        b_grid = replace(boot, var={c: np.reshape(v, (self.B, M, 1, 1))
+                                    for c, v in bvar.items()})
         for design in DESIGNS3:  # two designs, each one broadcast over metrics x grid
             r, p = d_study3(g_grid, nt[None, :, None], na[None, None, :], design=design)
             r, p = np.broadcast_to(r, shape), np.broadcast_to(p, shape)
+            br, bp = d_study3(b_grid, nt[None, None, :, None], na[None, None, None, :],
+                              design=design)
+            rq, pq_ = np.nanquantile(br, q, axis=0), np.nanquantile(bp, q, axis=0)
             cols["metric"] += np.repeat(data.metrics, len(nt) * len(na)).tolist()
             cols["design"] += [design] * r.size
             cols["topics"] += np.broadcast_to(nt[None, :, None], shape).ravel().astype(
@@ -1547,6 +1572,10 @@ class Assessors:
                 np.int64).tolist()
             cols["e_rho2"] += r.ravel().tolist()
             cols["phi"] += p.ravel().tolist()
+            cols["e_rho2_low"] += rq[0].ravel().tolist()
+            cols["e_rho2_high"] += rq[1].ravel().tolist()
+            cols["phi_low"] += pq_[0].ravel().tolist()
+            cols["phi_high"] += pq_[1].ravel().tolist()
         return {"assessor_gstudy": table("assessor_gstudy", gs),
                 "assessor_dstudy": table("assessor_dstudy", cols)}
 
