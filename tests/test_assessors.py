@@ -525,3 +525,54 @@ def test_assessor_gstudy_intervals_equal_quantiles_of_a_loop(small):
         np.testing.assert_allclose([part.e_rho2_low, part.e_rho2_high],
                                    np.quantile(r, [0.025, 0.975]), rtol=1e-9)
         assert part.e_rho2_low <= part.e_rho2 <= part.e_rho2_high
+
+
+@pytest.mark.slow
+def test_swap_rates_per_qrels_equal_a_loop_over_trials_and_pairs(data):
+    from irsim.experiments.assessors import SWAP_STREAM
+    from irsim.sampling.subsets import subset_indices
+
+    runs, qrels = data
+    kw = {**SMALL, "metrics": ["P@10"], "tests": ["t"], "corrections": ["none"]}
+    r = irsim.assessors(runs=runs, qrels=qrels, reference="nist", swap_trials=30, **kw)
+    split = irsim.assessors(runs=runs, qrels=qrels, reference="nist", swap_trials=30,
+                            shard_items=1, shard_replicates=7, **kw)
+    assert_bit_identical(split.tables["assessor_swap"], r.tables["assessor_swap"], "swap")
+    sw = r.to_pandas("assessor_swap").set_index("qrels")
+    assert list(sw.index) == list(QRELS)
+    for name in ("nist", "eugene-yang"):
+        df = irsim.evaluate(read_runs_for_swap(runs), _qrels_for_swap(name, qrels), ["P@10"],
+                            depth=1000, missing="drop")
+        wide = df.pivot(index="system", columns="topic", values="value")
+        topics = r.to_pandas("system_means")  # the systems' order
+        x = wide.loc[list(dict.fromkeys(topics.system))].to_numpy()
+        T = x.shape[1]
+        c = T // 2
+        assert sw.loc[name, "topics"] == T and sw.loc[name, "subset_size"] == c
+        idx = subset_indices("disjoint", SMALL["seed"], SWAP_STREAM, T, c, 0, 30)
+        comps = swaps = 0
+        for t in range(30):  # one trial, one pair at a time
+            m1, m2 = x[:, idx[t, 0]].mean(axis=1), x[:, idx[t, 1]].mean(axis=1)
+            for i in range(x.shape[0]):
+                for j in range(i + 1, x.shape[0]):
+                    d1, d2 = m1[i] - m1[j], m2[i] - m2[j]
+                    d1 = 0.0 if abs(d1) < 1e-9 else d1
+                    d2 = 0.0 if abs(d2) < 1e-9 else d2
+                    comps += 1
+                    swaps += d1 * d2 < 0 or (d1 == 0) != (d2 == 0)
+        assert sw.loc[name, "comparisons"] == comps
+        assert sw.loc[name, "swaps"] == swaps
+        assert sw.loc[name, "swap_rate"] == pytest.approx(swaps / comps, rel=1e-12)
+
+
+def read_runs_for_swap(runs):
+    from irsim.experiments.assessors import read_assessor_runs
+
+    return read_assessor_runs(runs)
+
+
+def _qrels_for_swap(name, qrels):
+    from irsim.data.trec import read_qrels
+
+    nist = read_qrels(DL19 / "qrels" / "nist.txt")
+    return nist if name == "nist" else _merged_qrels(nist, read_qrels(qrels[name]))

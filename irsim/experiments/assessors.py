@@ -58,10 +58,12 @@ from irsim.engine.base import Shard, block_ranges
 from irsim.engine.partials import Count, Slab
 from irsim.errors import ConfigError, InputError, param, unknown_name
 from irsim.exact import Exact, exact_mean
+from irsim.kit.bins import ABSOLUTE, bin_counts, is_swap, required_difference
 from irsim.kit.common import Shards
 from irsim.metrics.multi import UNJUDGED_RULES, composite_qrels, evaluate_many
 from irsim.registry import data_kind, study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws
+from irsim.sampling.subsets import set_means, subset_counts
 from irsim.simulate.assessor import AssessorModel, fit_assessor_model, simulate_grades
 from irsim.stats import agreement as agr
 from irsim.stats.gtheory import COMPONENTS3, DESIGNS3, d_study3, g_study3, g_study3_bootstrap
@@ -76,6 +78,7 @@ from irsim.stats.kendall import (
 )
 from irsim.stats.multiple import CORRECTIONS, reject
 from irsim.stats.registry import SIMULTANEOUS, TESTS
+from irsim.stats.ties import score_tolerance, snap_zero
 from irsim.stats.ttest import paired_t
 from irsim.tables import Column, TableSpec, table
 
@@ -93,6 +96,8 @@ TEST_STREAM = "assessors/tests"
 SIM_STREAM = "assessors/simulate"
 #: Bootstrap over topics of the assessor G-study.
 GSTUDY_STREAM = "assessors/gstudy"
+#: Topic sets of the swap rates per qrels.
+SWAP_STREAM = "assessors/swap"
 SUBSET_STREAM = "assessors/simulate/topics"
 #: How a simulated assessor relabels the reference (``experiment.simulate_relabel``).
 RELABEL_RULES = ("all", "judged")
@@ -381,10 +386,29 @@ ASSESSOR_PLANNING_ANSWER = TableSpec(
                                 "probability (-1: none)"),
      _c("probability", _F, "`experiment.planning_probability`")))
 
+ASSESSOR_SWAP = TableSpec(
+    "assessor_swap", ("assessors",),
+    "Swap rates under topic sampling per qrels (Voorhees and Buckley 2002, the rule of "
+    "`experiment=swap`): how often two disjoint halves of a qrels' own topics order a system "
+    "pair differently, and the difference required for 95% confidence.",
+    (_c("qrels", _S, "the qrels (the reference, every other qrels and composite), each on its "
+                     "own topics"),
+     _c("metric", _S, "evaluation metric"),
+     _c("topics", _I, "topics of the qrels"),
+     _c("subset_size", _I, "topics per set: `topics // 2` (two disjoint sets per trial)"),
+     _c("trials", _I, "pairs of topic sets (`experiment.swap_trials`)"),
+     _c("comparisons", _I, "system pairs x trials"),
+     _c("swaps", _I, "comparisons where the two sets disagree: opposite signs of the mean "
+                     "difference, or exactly one of the two differences is 0"),
+     _c("swap_rate", _F, "`swaps / comparisons` over all differences"),
+     _c("required_diff", _F, "the smallest absolute difference (bins of 0.01, the last >= "
+                             "0.20) from which every bin's swap rate is <= 5% (NaN: none)"),
+     _c("sensitivity", _F, "share of comparisons with a difference >= `required_diff`")))
+
 TABLE_SPECS = (LABEL_AGREEMENT, LABEL_AGREEMENT_TOPIC, CONFUSION, RANK_AGREEMENT,
                SYSTEM_MEANS, DECISION_AGREEMENT, ASSESSOR_GSTUDY, ASSESSOR_DSTUDY,
                ASSESSOR_MODEL, SIMULATED_TRIALS, SIMULATED_AGREEMENT, ASSESSOR_PLANNING,
-               ASSESSOR_PLANNING_ANSWER)
+               ASSESSOR_PLANNING_ANSWER, ASSESSOR_SWAP)
 
 
 # ----------------------------------------------------------------------------- config
@@ -479,6 +503,9 @@ class Config:
         Target decision agreement (t test) of the planning answer.
     planning_probability : float
         Probability with which the planning answer must reach the target.
+    swap_trials : int
+        Trials of the swap rates per qrels (two disjoint halves of the qrels' topics per
+        trial; 0, the default, leaves ``assessor_swap`` empty).
     """
 
     name: str = "assessors"
@@ -507,6 +534,7 @@ class Config:
     tau_target: float = 0.9
     agreement_target: float = 0.9
     planning_probability: float = 0.95
+    swap_trials: int = 0
 
 
 # ----------------------------------------------------------------------------- loading
@@ -864,9 +892,10 @@ def _check_config(config: Config) -> None:
         v = getattr(config, k)
         if isinstance(v, bool) or int(v) < 1:
             raise ConfigError(f"{param(k)} must be a positive integer, got {v!r}")
-    v = config.simulate_trials
-    if isinstance(v, bool) or int(v) < 0:
-        raise ConfigError(f"{param('simulate_trials')} must be an integer >= 0, got {v!r}")
+    for k in ("simulate_trials", "swap_trials"):
+        v = getattr(config, k)
+        if isinstance(v, bool) or int(v) < 0:
+            raise ConfigError(f"{param(k)} must be an integer >= 0, got {v!r}")
     if config.simulate_relabel not in RELABEL_RULES:
         raise unknown_name(param("simulate_relabel") + " rule", str(config.simulate_relabel),
                            RELABEL_RULES)
@@ -1287,6 +1316,52 @@ def simulate_trials(data: AssessorData, start: int, stop: int, *, seed: int, alp
     return out, kappa
 
 
+def swap_counts(data: AssessorData, u0: int, u1: int, start: int, stop: int, *,
+                seed: int) -> np.ndarray:
+    """Comparisons and swaps per absolute-difference bin of the swap units ``u0:u1`` ((qrels,
+    metric): the reference first, then the others) over trials ``start:stop``, as
+    ``experiment=swap`` counts them (disjoint halves, exact set means, ties within the score
+    tolerance are 0, a single zero difference is a swap). Returns the whole
+    (units, bins, 2) counter with the units' rows filled (tested against a loop over
+    trials and pairs in ``tests/test_assessors.py``).
+    """
+    names = (data.reference, *data.others)
+    M = len(data.metrics)
+    out = np.zeros((len(names) * M, ABSOLUTE.count, 2), np.int64)
+    S = len(data.systems)
+    ia, ib = np.triu_indices(S, 1)
+    for u in range(u0, u1):
+        qi, mi = divmod(u, M)
+        x = np.asarray(data.scores[names[qi]].values[mi])
+        T = x.shape[1]
+        c = T // 2
+        if c < 1:
+            continue
+        tol = score_tolerance(x)
+        for t0, t1 in block_ranges_aligned(start, stop):
+            counts = subset_counts("disjoint", seed, SWAP_STREAM, T, c, t0, t1)
+            means = set_means(x, counts, c)  # (trials, 2, systems)
+            d = snap_zero(means[:, 0, ia] - means[:, 0, ib], tol)
+            d2 = snap_zero(means[:, 1, ia] - means[:, 1, ib], tol)
+            comps, hits = bin_counts(ABSOLUTE, np.abs(d), is_swap(d, d2, zero_swaps=True))
+            out[u, :, 0] += comps
+            out[u, :, 1] += hits
+    return out
+
+
+def block_ranges_aligned(start: int, stop: int) -> list[tuple[int, int]]:
+    """``[start, stop)`` cut at multiples of :data:`irsim.rng.REPLICATE_BLOCK`.
+
+    Examples
+    --------
+    >>> block_ranges_aligned(200, 600)
+    [(200, 250), (250, 500), (500, 600)]
+    """
+    edges = [start, *range((start // REPLICATE_BLOCK + 1) * REPLICATE_BLOCK, stop,
+                           REPLICATE_BLOCK), stop]
+    return [(a, b) for a, b in zip(edges[:-1], edges[1:], strict=True) if b > a]
+
+
 def _smallest(sizes: Sequence[int], ok: np.ndarray) -> int:
     """The smallest size whose flag is set, -1 when none."""
     hit = np.flatnonzero(ok)
@@ -1425,6 +1500,7 @@ class Assessors:
     tau_target: float = 0.9
     agreement_target: float = 0.9
     probability: float = 0.95
+    swap_trials: int = 0
     name: str = "assessors"
 
     def fingerprint(self) -> dict:
@@ -1434,7 +1510,7 @@ class Assessors:
                 "max_assessors": self.max_assessors, "simulate_trials": self.trials,
                 "simulation": list(self.simulation), "tau_target": self.tau_target,
                 "agreement_target": self.agreement_target,
-                "planning_probability": self.probability}
+                "planning_probability": self.probability, "swap_trials": self.swap_trials}
 
     def _corrections(self, test: str) -> tuple[str, ...]:
         """The corrections of `test`: ``none`` only for the simultaneous (Tukey) tests."""
@@ -1449,6 +1525,11 @@ class Assessors:
         if data.sim is not None:
             shards += [Shard(len(shards) + k, (n, n + 1), reps)
                        for k, reps in enumerate(block_ranges(self.trials, self.per_rep))]
+        if self.swap_trials:  # items n+1 ..: (qrels, metric) of the swap rates
+            units = (1 + len(data.others)) * len(data.metrics)
+            for a, b in block_ranges(units, self.per_shard):
+                for reps in block_ranges(self.swap_trials, self.per_rep):
+                    shards.append(Shard(len(shards), (n + 1 + a, n + 1 + b), reps))
         return shards
 
     def fields(self, data: AssessorData) -> dict:
@@ -1462,11 +1543,17 @@ class Assessors:
                      1 + len(self.corrections) * len(_DEC))
             out["sim_plan"] = Slab(shape, along="reps")
             out["sim_kappa"] = Slab((self.trials, 2), along="reps")
+        if self.swap_trials:
+            units = (1 + len(data.others)) * len(data.metrics)
+            out["swap"] = Count((units, ABSOLUTE.count, 2))
         return out
 
     def kernel(self, shard: Shard, data: AssessorData) -> dict:
         lo, hi = shard.items
-        if lo >= data.items:
+        if lo > data.items:
+            return {"swap": swap_counts(data, lo - data.items - 1, hi - data.items - 1,
+                                        *shard.reps, seed=self.seed)}
+        if lo == data.items:
             plan, kappa = simulate_trials(data, *shard.reps, seed=self.seed,
                                           alpha=self.alpha, corrections=self.corrections)
             return {"sim_plan": plan, "sim_kappa": kappa}
@@ -1504,7 +1591,29 @@ class Assessors:
                 "rank_agreement": self._ranks(merged["rank"], data),
                 "system_means": _means_table(data),
                 "decision_agreement": self._decisions(merged["decision"], data),
-                **self._gstudy(data), **self._simulated(merged, data)}
+                **self._gstudy(data), **self._simulated(merged, data),
+                "assessor_swap": self._swaps(merged.get("swap"), data)}
+
+    def _swaps(self, counts: np.ndarray | None, data: AssessorData) -> pa.Table:
+        """The ``assessor_swap`` table (empty without ``swap_trials``)."""
+        if counts is None:
+            return table("assessor_swap", [])
+        rows = []
+        names = (data.reference, *data.others)
+        for u in range(len(names) * len(data.metrics)):
+            qi, mi = divmod(u, len(data.metrics))
+            T = len(data.scores[names[qi]].topics)
+            comps, swaps = counts[u, :, 0], counts[u, :, 1]
+            req = required_difference(comps, swaps, ABSOLUTE.lo, 0.05)
+            total = int(comps.sum())
+            sens = float(comps[ABSOLUTE.lo >= req - 1e-12].sum() / total) \
+                if np.isfinite(req) and total else float("nan")
+            rows.append({"qrels": names[qi], "metric": data.metrics[mi], "topics": T,
+                         "subset_size": T // 2, "trials": self.swap_trials,
+                         "comparisons": total, "swaps": int(swaps.sum()),
+                         "swap_rate": float(swaps.sum() / total) if total else float("nan"),
+                         "required_diff": req, "sensitivity": sens})
+        return table("assessor_swap", rows)
 
     def _simulated(self, merged: dict, data: AssessorData) -> dict[str, pa.Table]:
         """The simulation's tables (empty without it)."""
@@ -1710,4 +1819,5 @@ def make(config: Config, data: AssessorInput, *, seed: int, shards: Shards
                      trials=int(config.simulate_trials), per_rep=per_rep,
                      simulation=simulation, tau_target=float(config.tau_target),
                      agreement_target=float(config.agreement_target),
-                     probability=float(config.planning_probability)), prepared
+                     probability=float(config.planning_probability),
+                     swap_trials=int(config.swap_trials)), prepared
