@@ -420,6 +420,15 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
         dstudy_curves(ds, gs, run_dir)
         out += ["![D-study](assessors_dstudy.png)", ""]
     out += _simulation_sections(tables, run_dir)
+    sw = tables.get("assessor_swap")
+    if sw is not None and sw.num_rows:
+        cols = ["qrels", "metric", "topics", "subset_size", "swap_rate", "required_diff",
+                "sensitivity"]
+        out += ["### Swap rates per qrels", "",
+                "How often two disjoint halves of a qrels' own topics order a pair of systems "
+                "differently (Voorhees and Buckley 2002), and the absolute difference from "
+                "which every bin's swap rate is <= 5%.", "",
+                markdown_table(sw.select(cols), max_rows=120), ""]
     return out
 
 
