@@ -1781,8 +1781,10 @@ def _means_table(data: AssessorData) -> pa.Table:
        question=("Whose judgments? Can another assessor's, a crowd's or an LLM's qrels replace "
                  "the official ones: agreement of labels (kappa, alpha), of system rankings "
                  "(tau-b, tau_AP) and of significance decisions (pairs lost, gained, flipped) "
-                 "with the reference (Voorhees 2000); and more topics or more assessors per "
-                 "topic: a G-study with an assessor facet"))
+                 "with the reference (Voorhees 2000); more topics or more assessors per "
+                 "topic: a G-study with an assessor facet; and, with known truth by "
+                 "simulation, how many topics keep a simulated assessor's ranking close to "
+                 "the reference's"))
 def make(config: Config, data: AssessorInput, *, seed: int, shards: Shards
          ) -> tuple[Assessors, AssessorData]:
     """Check the parameters against the data, build composites, evaluate every qrels once
