@@ -474,3 +474,105 @@ def test_g_assessors_bad_input_is_one_clear_error(data):
                         **kw)
     with pytest.raises(ConfigError, match="max_assessors"):
         irsim.assessors(runs=runs, qrels=qrels, reference="nist", max_assessors=0, **kw)
+
+
+def test_g_study3_bootstrap_equals_a_loop_over_replicates():
+    from irsim.rng import blocked_draws
+    from irsim.stats.gtheory import COMPONENTS3, g_study3, g_study3_bootstrap
+
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(2, 5, 7, 3)) + np.arange(5.0)[None, :, None, None]
+    boot = g_study3_bootstrap(x, 260, seed=4, study="s", key=(1,))
+    idx = blocked_draws(4, "s", (1,), 0, 260, lambda r, m: r.integers(0, 7, size=(m, 7)))
+    for i in (0, 1, 249, 250, 259):  # both sides of a replicate block
+        g = g_study3(x[:, :, idx[i], :])
+        for c in COMPONENTS3:
+            np.testing.assert_allclose(boot.var[c][i], g.var[c], rtol=1e-12, atol=1e-15)
+    part = g_study3_bootstrap(x, 60, seed=4, study="s", key=(1,), start=200)
+    np.testing.assert_array_equal(part.var["system"], boot.var["system"][200:])
+
+
+def test_assessor_gstudy_intervals_equal_quantiles_of_a_loop(small):
+    from irsim.experiments.assessors import GSTUDY_STREAM
+    from irsim.rng import blocked_draws
+    from irsim.stats.gtheory import COMPONENTS3, d_study3, g_study3
+
+    gs, ds = small.to_pandas("assessor_gstudy"), small.to_pandas("assessor_dstudy")
+    B, T = SMALL["B"], int(gs.topics.iloc[0])
+    idx = blocked_draws(SMALL["seed"], GSTUDY_STREAM, (), 0, B,
+                        lambda r, m: r.integers(0, T, size=(m, T)))
+    # the G-study's scores, rebuilt from the tables the study already checks
+    from irsim.data.trec import read_qrels
+    from irsim.experiments.assessors import AssessorInput, Config, _prepare, read_assessor_runs
+
+    runs = [str(DL19 / "runs" / f"{r}.gz") for r in RUNS]
+    inp = AssessorInput(read_assessor_runs(runs),
+                        {n: read_qrels(DL19 / "qrels" / f"{n}.txt") for n in QRELS})
+    x = _prepare(Config(reference="nist", metrics=SMALL["metrics"]), inp).g_scores()
+    reps = [g_study3(x[:, :, idx[b], :]) for b in range(B)]  # one replicate at a time
+    for mi, metric in enumerate(SMALL["metrics"]):
+        rows = gs[gs.metric == metric].set_index("component")
+        for c in COMPONENTS3:
+            v = np.array([np.broadcast_to(g.var[c], (len(SMALL["metrics"]),))[mi]
+                          for g in reps])
+            lo, hi = np.quantile(v, [0.025, 0.975])
+            np.testing.assert_allclose([rows.loc[c, "variance_low"],
+                                        rows.loc[c, "variance_high"]], [lo, hi],
+                                       rtol=1e-9, atol=1e-15, err_msg=c)
+        part = ds[(ds.metric == metric) & (ds.design == "nested") & (ds.topics == 50)
+                  & (ds.assessors == 2)].iloc[0]
+        r = np.array([float(d_study3(g, 50, 2)[0][mi]) for g in reps])
+        np.testing.assert_allclose([part.e_rho2_low, part.e_rho2_high],
+                                   np.quantile(r, [0.025, 0.975]), rtol=1e-9)
+        assert part.e_rho2_low <= part.e_rho2 <= part.e_rho2_high
+
+
+@pytest.mark.slow
+def test_swap_rates_per_qrels_equal_a_loop_over_trials_and_pairs(data):
+    from irsim.experiments.assessors import SWAP_STREAM
+    from irsim.sampling.subsets import subset_indices
+
+    runs, qrels = data
+    kw = {**SMALL, "metrics": ["P@10"], "tests": ["t"], "corrections": ["none"]}
+    r = irsim.assessors(runs=runs, qrels=qrels, reference="nist", swap_trials=30, **kw)
+    split = irsim.assessors(runs=runs, qrels=qrels, reference="nist", swap_trials=30,
+                            shard_items=1, shard_replicates=7, **kw)
+    assert_bit_identical(split.tables["assessor_swap"], r.tables["assessor_swap"], "swap")
+    sw = r.to_pandas("assessor_swap").set_index("qrels")
+    assert list(sw.index) == list(QRELS)
+    for name in ("nist", "eugene-yang"):
+        df = irsim.evaluate(read_runs_for_swap(runs), _qrels_for_swap(name, qrels), ["P@10"],
+                            depth=1000, missing="drop")
+        wide = df.pivot(index="system", columns="topic", values="value")
+        topics = r.to_pandas("system_means")  # the systems' order
+        x = wide.loc[list(dict.fromkeys(topics.system))].to_numpy()
+        T = x.shape[1]
+        c = T // 2
+        assert sw.loc[name, "topics"] == T and sw.loc[name, "subset_size"] == c
+        idx = subset_indices("disjoint", SMALL["seed"], SWAP_STREAM, T, c, 0, 30)
+        comps = swaps = 0
+        for t in range(30):  # one trial, one pair at a time
+            m1, m2 = x[:, idx[t, 0]].mean(axis=1), x[:, idx[t, 1]].mean(axis=1)
+            for i in range(x.shape[0]):
+                for j in range(i + 1, x.shape[0]):
+                    d1, d2 = m1[i] - m1[j], m2[i] - m2[j]
+                    d1 = 0.0 if abs(d1) < 1e-9 else d1
+                    d2 = 0.0 if abs(d2) < 1e-9 else d2
+                    comps += 1
+                    swaps += d1 * d2 < 0 or (d1 == 0) != (d2 == 0)
+        assert sw.loc[name, "comparisons"] == comps
+        assert sw.loc[name, "swaps"] == swaps
+        assert sw.loc[name, "swap_rate"] == pytest.approx(swaps / comps, rel=1e-12)
+
+
+def read_runs_for_swap(runs):
+    from irsim.experiments.assessors import read_assessor_runs
+
+    return read_assessor_runs(runs)
+
+
+def _qrels_for_swap(name, qrels):
+    from irsim.data.trec import read_qrels
+
+    nist = read_qrels(DL19 / "qrels" / "nist.txt")
+    return nist if name == "nist" else _merged_qrels(nist, read_qrels(qrels[name]))

@@ -54,18 +54,32 @@ import pyarrow as pa
 
 from irsim.data.matrix import ScoreMatrix
 from irsim.data.types import Qrels, Runs
-from irsim.engine.base import Shard
+from irsim.engine.base import Shard, block_ranges
 from irsim.engine.partials import Count, Slab
 from irsim.errors import ConfigError, InputError, param, unknown_name
-from irsim.exact import Exact
+from irsim.exact import Exact, exact_mean
+from irsim.kit.bins import ABSOLUTE, bin_counts, is_swap, required_difference
 from irsim.kit.common import Shards
 from irsim.metrics.multi import UNJUDGED_RULES, composite_qrels, evaluate_many
 from irsim.registry import data_kind, study
+from irsim.rng import REPLICATE_BLOCK, blocked_draws
+from irsim.sampling.subsets import set_means, subset_counts
+from irsim.simulate.assessor import AssessorModel, fit_assessor_model, simulate_grades
 from irsim.stats import agreement as agr
-from irsim.stats.gtheory import COMPONENTS3, DESIGNS3, d_study3, g_study3
-from irsim.stats.kendall import rank_agreement, ranks, top_k_overlap
+from irsim.stats.gtheory import COMPONENTS3, DESIGNS3, d_study3, g_study3, g_study3_bootstrap
+from irsim.stats.kendall import (
+    concordance,
+    pair_signs,
+    rank_agreement,
+    ranks,
+    tau_b,
+    ties,
+    top_k_overlap,
+)
 from irsim.stats.multiple import CORRECTIONS, reject
 from irsim.stats.registry import SIMULTANEOUS, TESTS
+from irsim.stats.ties import score_tolerance, snap_zero
+from irsim.stats.ttest import paired_t
 from irsim.tables import Column, TableSpec, table
 
 log = logging.getLogger(__name__)
@@ -78,6 +92,15 @@ __all__ = ["Config", "AssessorInput", "AssessorData", "Assessors", "load_from_co
 LABEL_STREAM = "assessors/labels"
 RANK_STREAM = "assessors/ranks"
 TEST_STREAM = "assessors/tests"
+#: Simulated assessors: the grades of every trial, and its random topic subsets.
+SIM_STREAM = "assessors/simulate"
+#: Bootstrap over topics of the assessor G-study.
+GSTUDY_STREAM = "assessors/gstudy"
+#: Topic sets of the swap rates per qrels.
+SWAP_STREAM = "assessors/swap"
+SUBSET_STREAM = "assessors/simulate/topics"
+#: How a simulated assessor relabels the reference (``experiment.simulate_relabel``).
+RELABEL_RULES = ("all", "judged")
 
 #: (labels, statistic) rows of the label-agreement tables, in order.
 LABEL_STATS = (("graded", "kappa"), ("graded", "kappa_linear"), ("graded", "kappa_quadratic"),
@@ -85,6 +108,8 @@ LABEL_STATS = (("graded", "kappa"), ("graded", "kappa_linear"), ("graded", "kapp
 _WEIGHTS = {"kappa": None, "kappa_linear": "linear", "kappa_quadratic": "quadratic"}
 #: Decision categories of a system pair (reference vs other qrels).
 CATEGORIES = ("both", "neither", "lost", "gained", "opposite")
+#: Per trial, metric and size: tau-b, then per correction the decision counts.
+_DEC = (*CATEGORIES, "sig_ref", "sig")
 _LABEL_COLS = ("mean", "low", "high", "topics", "pooled", "pooled_low", "pooled_high",
                "items")
 _RANK_COLS = ("tau_b", "tau_b_low", "tau_b_high", "tau_ap", "tau_ap_low", "tau_ap_high",
@@ -234,6 +259,11 @@ ASSESSOR_GSTUDY = TableSpec(
      _c("mean_square", _F, "mean square of the term in the three-way ANOVA"),
      _c("variance", _F, "estimated variance component (a negative estimate is set to 0)"),
      _c("share", _F, "`variance` / the sum of the seven components"),
+     _c("variance_low", _F, "lower bound of the bootstrap-over-topics percentile interval "
+                            "of `variance` (`experiment.B` resamples of the topics with "
+                            "replacement, the same for every system and assessor: Brennan's "
+                            "boot-t; level 1 - `experiment.alpha`)"),
+     _c("variance_high", _F, "upper bound of that interval"),
      _c("negative", _B, "the raw estimate was negative (set to 0; the other components are "
                         "estimated from the mean squares, not from the clipped value)")))
 
@@ -250,10 +280,135 @@ ASSESSOR_DSTUDY = TableSpec(
      _c("assessors", _I, "assessors per topic (1 .. `experiment.max_assessors`)"),
      _c("e_rho2", _F, "generalizability coefficient E(rho^2) (relative decisions: ranking "
                       "systems)"),
-     _c("phi", _F, "dependability index Phi (absolute scores)")))
+     _c("phi", _F, "dependability index Phi (absolute scores)"),
+     _c("e_rho2_low", _F, "lower bound of the bootstrap-over-topics percentile interval of "
+                          "`e_rho2` (the G-study's resampled components; as "
+                          "`assessor_gstudy`'s intervals)"),
+     _c("e_rho2_high", _F, "upper bound of that interval"),
+     _c("phi_low", _F, "lower bound of the interval of `phi`"),
+     _c("phi_high", _F, "upper bound of the interval of `phi`")))
+
+_SIM_KEYS = (_c("qrels", _S, "the qrels the assessor model is fitted from "
+                            "(`experiment.simulate_from`), against the reference"),
+             _c("metric", _S, "evaluation metric"),
+             _c("correction", _S, "multiple-comparison correction of the paired t test over "
+                                  "all system pairs (`experiment.corrections`)"))
+
+ASSESSOR_MODEL = TableSpec(
+    "assessor_model", ("assessors",),
+    "The simulated assessor: P(other grade | reference grade) fitted from the passages the "
+    "reference and `simulate_from` both judged, with Dirichlet smoothing "
+    "(`experiment.simulate_prior` pseudo-counts per cell).",
+    (_SIM_KEYS[0],
+     _c("topic", _S, "`all`: the pooled model; a topic id: its row of the per-topic model "
+                     "(`experiment.simulate_per_topic`)"),
+     _c("grade_reference", _I, "the reference's grade (the row)"),
+     _c("grade", _I, "the other assessor's grade"),
+     _c("count", _I, "passages judged with these two grades"),
+     _c("probability", _F, "smoothed P(grade | grade_reference): (count + prior) / (row "
+                           "count + L prior) pooled; per topic the row is shrunk towards the "
+                           "pooled row with L prior pseudo-observations")))
+
+SIMULATED_TRIALS = TableSpec(
+    "simulated_trials", ("assessors",),
+    "One simulated assessor per trial (the reference's judgments relabelled by the assessor "
+    "model) against the reference, on all topics of `simulate_from`.",
+    (*_SIM_KEYS,
+     _c("trial", _I, "trial index (0 .. `experiment.simulate_trials` - 1)"),
+     _c("tau_b", _F, "Kendall's tau-b between the system rankings by mean score under the "
+                     "reference and under the simulated qrels"),
+     _c("kappa", _F, "Cohen's kappa (graded, unweighted) between the reference's and the "
+                     "simulated grades on the passages the model was fitted on"),
+     _c("kappa_binary", _F, "the same, grades binarised at `experiment.rel`"),
+     _c("agreement", _F, "share of system pairs whose t-test decision (significant with a "
+                         "sign, or not) is the same under both qrels"),
+     _c("both", _F, "share of pairs significant under both with the same sign"),
+     _c("neither", _F, "share significant under neither"),
+     _c("lost", _F, "share significant only under the reference"),
+     _c("gained", _F, "share significant only under the simulated qrels"),
+     _c("opposite", _F, "share significant under both with opposite signs"),
+     _c("power_reference", _F, "discriminative power under the reference (significant "
+                               "pairs / pairs)"),
+     _c("power", _F, "discriminative power under the simulated qrels")))
+
+SIMULATED_AGREEMENT = TableSpec(
+    "simulated_agreement", ("assessors",),
+    "Distribution over the simulated assessors of each statistic of `simulated_trials`, and "
+    "the value observed between the reference and `simulate_from` (the model's validation: "
+    "with `experiment.simulate_relabel=judged` the observed value is one draw of the same "
+    "process if the model is right).",
+    (*_SIM_KEYS,
+     _c("statistic", _S, "a column of `simulated_trials` (tau_b, kappa, kappa_binary, "
+                         "agreement, lost, gained, power_reference, power)"),
+     _c("trials", _I, "simulated assessors"),
+     _c("observed", _F, "the statistic between the reference and `simulate_from` (the "
+                        "`rank_agreement` tau_b, the pooled kappas of the fitted passages, "
+                        "the t test's decision agreement)"),
+     _c("mean", _F, "mean over trials"),
+     _c("sd", _F, "standard deviation over trials"),
+     _c("mc_se", _F, "Monte Carlo standard error of `mean` (sd / sqrt(trials))"),
+     _c("q025", _F, "2.5% quantile over trials"),
+     _c("q50", _F, "median"),
+     _c("q975", _F, "97.5% quantile"),
+     _c("observed_quantile", _F, "share of trials at or below `observed` (near 0 or 1: the "
+                                 "observed value is unusual under the model)")))
+
+ASSESSOR_PLANNING = TableSpec(
+    "assessor_planning", ("assessors",),
+    "Known truth by simulation: for a collection of `topics` topics (a random subset of "
+    "`simulate_from`'s topics per trial), how a simulated assessor's system ranking and t-test "
+    "decisions agree with the reference's on the same topics.",
+    (*_SIM_KEYS,
+     _c("topics", _I, "topics of the subset (`experiment.planning_sizes`, and all topics)"),
+     _c("trials", _I, "simulated assessors (each with its own random subset)"),
+     _c("tau_mean", _F, "mean tau-b over trials"),
+     _c("tau_q05", _F, "5% quantile of tau-b"),
+     _c("tau_q50", _F, "median tau-b"),
+     _c("tau_q95", _F, "95% quantile of tau-b"),
+     _c("p_tau", _F, "share of trials with tau-b >= `experiment.tau_target`"),
+     _c("agreement_mean", _F, "mean decision agreement of the t test"),
+     _c("agreement_q05", _F, "5% quantile of the decision agreement"),
+     _c("p_agreement", _F, "share of trials with agreement >= `experiment.agreement_target`"),
+     _c("power_reference", _F, "mean discriminative power under the reference"),
+     _c("power", _F, "mean discriminative power under the simulated qrels")))
+
+ASSESSOR_PLANNING_ANSWER = TableSpec(
+    "assessor_planning_answer", ("assessors",),
+    "The planning answer: the fewest topics (of `experiment.planning_sizes` and all topics) "
+    "with which a simulated assessor's ranking reaches the tau target (decisions: the "
+    "agreement target) with probability `experiment.planning_probability`.",
+    (*_SIM_KEYS,
+     _c("tau_target", _F, "`experiment.tau_target`"),
+     _c("topics_tau", _I, "smallest size with P(tau-b >= tau_target) >= probability (-1: "
+                          "none of the sizes; more topics are needed)"),
+     _c("agreement_target", _F, "`experiment.agreement_target`"),
+     _c("topics_agreement", _I, "smallest size with P(agreement >= agreement_target) >= "
+                                "probability (-1: none)"),
+     _c("probability", _F, "`experiment.planning_probability`")))
+
+ASSESSOR_SWAP = TableSpec(
+    "assessor_swap", ("assessors",),
+    "Swap rates under topic sampling per qrels (Voorhees and Buckley 2002, the rule of "
+    "`experiment=swap`): how often two disjoint halves of a qrels' own topics order a system "
+    "pair differently, and the difference required for 95% confidence.",
+    (_c("qrels", _S, "the qrels (the reference, every other qrels and composite), each on its "
+                     "own topics"),
+     _c("metric", _S, "evaluation metric"),
+     _c("topics", _I, "topics of the qrels"),
+     _c("subset_size", _I, "topics per set: `topics // 2` (two disjoint sets per trial)"),
+     _c("trials", _I, "pairs of topic sets (`experiment.swap_trials`)"),
+     _c("comparisons", _I, "system pairs x trials"),
+     _c("swaps", _I, "comparisons where the two sets disagree: opposite signs of the mean "
+                     "difference, or exactly one of the two differences is 0"),
+     _c("swap_rate", _F, "`swaps / comparisons` over all differences"),
+     _c("required_diff", _F, "the smallest absolute difference (bins of 0.01, the last >= "
+                             "0.20) from which every bin's swap rate is <= 5% (NaN: none)"),
+     _c("sensitivity", _F, "share of comparisons with a difference >= `required_diff`")))
 
 TABLE_SPECS = (LABEL_AGREEMENT, LABEL_AGREEMENT_TOPIC, CONFUSION, RANK_AGREEMENT,
-               SYSTEM_MEANS, DECISION_AGREEMENT, ASSESSOR_GSTUDY, ASSESSOR_DSTUDY)
+               SYSTEM_MEANS, DECISION_AGREEMENT, ASSESSOR_GSTUDY, ASSESSOR_DSTUDY,
+               ASSESSOR_MODEL, SIMULATED_TRIALS, SIMULATED_AGREEMENT, ASSESSOR_PLANNING,
+               ASSESSOR_PLANNING_ANSWER, ASSESSOR_SWAP)
 
 
 # ----------------------------------------------------------------------------- config
@@ -321,6 +476,36 @@ class Config:
         The D-study covers 1 .. max_topics topics.
     max_assessors : int
         The D-study covers 1 .. max_assessors assessors per topic.
+    simulate_trials : int
+        Simulated assessors (known truth by simulation, :mod:`irsim.simulate.assessor`);
+        0 (the default) turns the simulation off.
+    simulate_from : str, optional
+        The qrels whose disagreement with the reference the assessor model is fitted from
+        (a given or composite name). Default: the first composite with ``groups``, else the
+        first other qrels.
+    simulate_per_topic : bool
+        Fit one confusion matrix per topic (shrunk towards the pooled one) instead of one
+        pooled matrix.
+    simulate_prior : float
+        Dirichlet pseudo-count per cell of the confusion matrix (1: add-one smoothing).
+    simulate_relabel : str
+        Which reference judgments a simulated assessor relabels: ``all`` (every judgment of
+        ``simulate_from``'s topics: a new assessor judging the whole pool, the planning
+        question) or ``judged`` (only the passages ``simulate_from`` re-judged, the others
+        keep the reference's grade: the process that produced the observed qrels with
+        ``unjudged=reference``, to validate the model).
+    planning_sizes : list of int, optional
+        Topic-set sizes of the planning table (each <= the topics of ``simulate_from``);
+        all topics are always added. Default: 5, 10, 15, ... below the topics.
+    tau_target : float
+        Target tau-b of the planning answer.
+    agreement_target : float
+        Target decision agreement (t test) of the planning answer.
+    planning_probability : float
+        Probability with which the planning answer must reach the target.
+    swap_trials : int
+        Trials of the swap rates per qrels (two disjoint halves of the qrels' topics per
+        trial; 0, the default, leaves ``assessor_swap`` empty).
     """
 
     name: str = "assessors"
@@ -340,6 +525,16 @@ class Config:
     g_assessors: list[str] | None = None
     max_topics: int = 200
     max_assessors: int = 5
+    simulate_trials: int = 0
+    simulate_from: str | None = None
+    simulate_per_topic: bool = False
+    simulate_prior: float = 1.0
+    simulate_relabel: str = "all"
+    planning_sizes: list[int] | None = None
+    tau_target: float = 0.9
+    agreement_target: float = 0.9
+    planning_probability: float = 0.95
+    swap_trials: int = 0
 
 
 # ----------------------------------------------------------------------------- loading
@@ -521,6 +716,39 @@ class LabelPair:
 
 
 @dataclass(frozen=True)
+class SimSetup:
+    """What the simulated assessors need (known truth by simulation).
+
+    Attributes
+    ----------
+    name : str
+        The qrels the model is fitted from.
+    model : AssessorModel
+    base : Qrels
+        The reference's judgments of `name`'s topics (relabelled in every trial).
+    relabel : ndarray of bool
+        Which judgments of `base` a trial relabels.
+    joint : ndarray of int
+        Positions in `base` of the passages the model was fitted on (the trials' kappa).
+    topics : tuple of str
+        The topics compared (the reference's scored topics among `name`'s).
+    reference : ndarray (metrics, systems, topics)
+        The reference's scores on `topics`.
+    sizes : tuple of int
+        Topic-set sizes of the planning table (ascending; the last is all topics).
+    """
+
+    name: str
+    model: AssessorModel
+    base: Qrels
+    relabel: np.ndarray
+    joint: np.ndarray
+    topics: tuple[str, ...]
+    reference: np.ndarray
+    sizes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class AssessorData:
     """What the kernel reads.
 
@@ -550,6 +778,7 @@ class AssessorData:
     source: AssessorInput
     g_levels: tuple[str, ...] = ()
     g_topics: tuple[str, ...] = ()
+    sim: SimSetup | None = None
 
     @property
     def items(self) -> int:
@@ -663,6 +892,22 @@ def _check_config(config: Config) -> None:
         v = getattr(config, k)
         if isinstance(v, bool) or int(v) < 1:
             raise ConfigError(f"{param(k)} must be a positive integer, got {v!r}")
+    for k in ("simulate_trials", "swap_trials"):
+        v = getattr(config, k)
+        if isinstance(v, bool) or int(v) < 0:
+            raise ConfigError(f"{param(k)} must be an integer >= 0, got {v!r}")
+    if config.simulate_relabel not in RELABEL_RULES:
+        raise unknown_name(param("simulate_relabel") + " rule", str(config.simulate_relabel),
+                           RELABEL_RULES)
+    prior = config.simulate_prior
+    if isinstance(prior, bool) or not float(prior) >= 0 or not np.isfinite(float(prior)):
+        raise ConfigError(f"{param('simulate_prior')} must be a number >= 0, got {prior!r}")
+    for k in ("tau_target", "agreement_target"):
+        if not -1.0 <= float(getattr(config, k)) <= 1.0:
+            raise ConfigError(f"{param(k)} must be in [-1, 1], got {getattr(config, k)}")
+    if not 0.0 < float(config.planning_probability) < 1.0:
+        raise ConfigError(f"{param('planning_probability')} must be in (0, 1), got "
+                          f"{config.planning_probability}")
 
 
 def _check_qrels(ref_name: str, ref: Qrels, name: str, q: Qrels, scale: np.ndarray) -> None:
@@ -735,9 +980,64 @@ def _prepare(config: Config, data: AssessorInput) -> AssessorData:
     except ConfigError as err:
         raise ConfigError(f"{param('metrics')}: {err.problem}") from None
     levels, common = _g_levels(config, qrels, others, scores)
+    sim = _sim_setup(config, ref, labelled, others, list(mixes), scores[ref_name], scale) \
+        if int(config.simulate_trials) > 0 else None
     return AssessorData(ref_name, tuple(others), tuple(scores[ref_name].metrics),
                         tuple(data.runs.names), scores, tuple(pairs), scale, int(config.rel),
-                        data, levels, common)
+                        data, levels, common, sim)
+
+
+def _sim_setup(config: Config, ref: Qrels, labelled: Mapping[str, Qrels],
+               others: Sequence[str], mixes: Sequence[str], ref_scores: ScoreMatrix,
+               scale: np.ndarray) -> SimSetup:
+    """Fit the assessor model from the reference and ``simulate_from``; the judgments a
+    trial relabels; the planning sizes."""
+    name = config.simulate_from
+    if name is None:
+        name = mixes[0] if mixes else others[0]
+    name = str(name)
+    if name not in others:
+        raise unknown_name(f"{param('simulate_from')} (a qrels other than the reference)",
+                           name, list(others))
+    other = labelled[name]
+    t, d, g = agr.joint_labels(ref, other)
+    model = fit_assessor_model(g[:, 0], g[:, 1], scale, topics=t,
+                               per_topic=bool(config.simulate_per_topic),
+                               prior=float(config.simulate_prior))
+    own = set(np.asarray(other.topic).tolist())
+    topics = tuple(x for x in ref_scores.topics if x in own)
+    base = _restrict(ref, set(topics))
+    bt = np.asarray(base.topic, dtype=object)
+    bd = np.asarray(base.docno, dtype=object)
+    key = _pd_index(bt, bd)
+    joint = key.get_indexer(_pd_index(np.asarray(t, dtype=object), np.asarray(d, dtype=object)))
+    joint = joint[joint >= 0]
+    relabel = np.ones(len(bt), bool)
+    if config.simulate_relabel == "judged":
+        relabel[:] = False
+        relabel[joint] = True
+    T = len(topics)
+    if T < 2:
+        raise ConfigError(f"{param('simulate_from')}={name!r} shares {T} scored topic(s) "
+                          "with the reference: the simulation needs >= 2")
+    if config.planning_sizes is None:
+        sizes = list(range(5, T, 5))
+    else:
+        sizes = [int(n) for n in config.planning_sizes]
+        bad = [n for n in sizes if not 2 <= n <= T]
+        if bad:
+            raise ConfigError(f"{param('planning_sizes')} must lie in 2 .. {T} (the topics "
+                              f"of {name!r}), got {bad[0]}")
+    col = [ref_scores.topics.index(x) for x in topics]
+    return SimSetup(name, model, base, relabel, np.sort(joint), topics,
+                    np.asarray(ref_scores.values)[:, :, col], tuple(sorted({*sizes, T})))
+
+
+def _pd_index(topic: np.ndarray, docno: np.ndarray) -> Any:
+    """A pandas MultiIndex of (topic, docno) pairs (for position lookups)."""
+    import pandas as pd
+
+    return pd.MultiIndex.from_arrays([topic.astype(str), docno.astype(str)])
 
 
 def parallel_composites(groups: Sequence[Sequence[str]]) -> list[str]:
@@ -895,6 +1195,276 @@ def decision_counts(p_ref: np.ndarray, p_oth: np.ndarray, d_ref: np.ndarray,
                      np.count_nonzero(r2)], dtype=np.int64)
 
 
+# ----------------------------------------------------------------------------- simulation
+
+#: Bytes of one block of pair differences in :func:`trial_stats`.
+_SIM_BYTES = 32 * 2**20
+
+
+def trial_stats(xs: np.ndarray, ys: np.ndarray, *, alpha: float,
+                corrections: Sequence[str]) -> np.ndarray:
+    """Per trial: tau-b of the system rankings of `xs` and `ys` and, per correction, the
+    paired t test's decision counts (:data:`CATEGORIES`, then the significant pairs under
+    each).
+
+    Parameters
+    ----------
+    xs, ys : ndarray (trials, systems, topics)
+        Reference and simulated scores on each trial's topics.
+
+    Returns
+    -------
+    ndarray (trials, 1 + len(corrections) * 7)
+
+    Examples
+    --------
+    >>> x = np.array([[[0.1, 0.2, 0.3], [0.5, 0.6, 0.7], [0.4, 0.4, 0.5]]])
+    >>> out = trial_stats(x, 1 - x, alpha=0.05, corrections=["none"])
+    >>> float(out[0, 0]), out[0, 1:].tolist()  # reversed ranking: every decision flips
+    (-1.0, [0.0, 0.0, 0.0, 0.0, 3.0, 3.0, 3.0])
+    """
+    m, S, n = xs.shape
+    ia, ib = np.triu_indices(S, 1)
+    P = len(ia)
+    mx, my = exact_mean(xs, axis=-1), exact_mean(ys, axis=-1)
+    dx, dy = mx[:, ia] - mx[:, ib], my[:, ia] - my[:, ib]
+    sx, sy = pair_signs(dx).T, pair_signs(dy).T  # (pairs, trials)
+    out = np.empty((m, 1 + len(corrections) * len(_DEC)))
+    out[:, 0] = tau_b(concordance(sx, sy), ties(sx), ties(sy), S)
+    same = np.sign(dx) == np.sign(dy)
+    step = max(1, _SIM_BYTES // (8 * P * n))
+    px, py = np.empty((m, P)), np.empty((m, P))
+    for lo in range(0, m, step):  # memory blocks of trials (rows are independent)
+        hi = min(m, lo + step)
+        for p, v in ((px, xs), (py, ys)):
+            z = v[lo:hi, ia, :] - v[lo:hi, ib, :]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                p[lo:hi] = np.nan_to_num(paired_t(z).pvalue, nan=1.0)
+    for ci, corr in enumerate(corrections):
+        r1, r2 = reject(px, alpha, corr, axis=-1), reject(py, alpha, corr, axis=-1)
+        both = r1 & r2
+        counts = (both & same, ~r1 & ~r2, r1 & ~r2, ~r1 & r2, both & ~same, r1, r2)
+        out[:, 1 + ci * len(_DEC):1 + (ci + 1) * len(_DEC)] = np.stack(
+            [np.count_nonzero(c, axis=-1) for c in counts], axis=-1)
+    return out
+
+
+def _subsets(seed: int, n: int, T: int, start: int, stop: int) -> np.ndarray:
+    """Each trial's random subset of `n` of `T` topics (sorted positions), keyed by the
+    trial and the size only; all topics when ``n == T``."""
+    if n >= T:
+        return np.broadcast_to(np.arange(T), (stop - start, T))
+    idx = blocked_draws(seed, SUBSET_STREAM, (n,), start, stop,
+                        lambda rng, m: np.argsort(rng.random((m, T)), axis=1)[:, :n])
+    return np.sort(idx, axis=1)
+
+
+def simulated_qrels(data: AssessorData, start: int, stop: int, seed: int) -> np.ndarray:
+    """Grades of the simulated assessors ``start:stop``: the reference's judgments of
+    ``simulate_from``'s topics with the relabelled ones drawn from the model, shape
+    (trials, judgments) in the order of ``data.sim.base``."""
+    sim = data.sim
+    grade = np.asarray(sim.base.grade, np.int64)
+    G = np.repeat(grade[None, :], stop - start, axis=0)
+    bt = np.asarray(sim.base.topic, dtype=object)
+    G[:, sim.relabel] = simulate_grades(sim.model, grade[sim.relabel], seed, SIM_STREAM,
+                                        start, stop, topics=bt[sim.relabel])
+    return G
+
+
+def simulate_trials(data: AssessorData, start: int, stop: int, *, seed: int, alpha: float,
+                    corrections: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Simulated assessors ``start:stop``: per trial, metric and planning size the
+    :func:`trial_stats` row, and per trial the graded and binary kappa on the fitted
+    passages.
+
+    Every trial's qrels are scored in one :func:`~irsim.metrics.multi.evaluate_many` pass;
+    draws are keyed by the trial (:func:`irsim.rng.blocked_draws`), so any split of the
+    trials gives the same rows.
+    """
+    sim = data.sim
+    m = stop - start
+    G = simulated_qrels(data, start, stop, seed)
+    scale = np.asarray(data.scale)
+    L = len(scale)
+    ref_j = np.searchsorted(scale, np.asarray(sim.base.grade, np.int64)[sim.joint])
+    sim_j = np.searchsorted(scale, G[:, sim.joint])
+    trial = np.arange(m)[:, None]
+    conf = np.bincount((trial * L * L + ref_j * L + sim_j).ravel(),
+                       minlength=m * L * L).reshape(m, L, L)
+    binary = (scale >= data.rel).astype(np.int64)
+    conf_b = np.bincount((trial * 4 + binary[ref_j] * 2 + binary[sim_j]).ravel(),
+                         minlength=m * 4).reshape(m, 2, 2)
+    kappa = np.stack([agr.kappa_from_confusion(conf), agr.kappa_from_confusion(conf_b)],
+                     axis=-1)
+    bt, bd = np.asarray(sim.base.topic, dtype=object), np.asarray(sim.base.docno, dtype=object)
+    qs = {f"trial{start + i}": Qrels(bt, bd, G[i], source=f"trial{start + i}")
+          for i in range(m)}
+    scored = evaluate_many(data.source.runs, qs, list(data.metrics), depth=data.source.depth,
+                           missing="drop")
+    Y = np.stack([np.asarray(sm.values)[:, :, [sm.topics.index(t) for t in sim.topics]]
+                  for sm in scored.values()])  # (trials, metrics, systems, topics)
+    X = sim.reference
+    T = len(sim.topics)
+    out = np.empty((m, len(data.metrics), len(sim.sizes), 1 + len(corrections) * len(_DEC)))
+    for k, n in enumerate(sim.sizes):
+        idx = _subsets(seed, n, T, start, stop)
+        for mi in range(len(data.metrics)):
+            xs = np.ascontiguousarray(X[mi][:, idx].transpose(1, 0, 2))
+            ys = np.ascontiguousarray(np.take_along_axis(Y[:, mi], idx[:, None, :], axis=2))
+            out[:, mi, k] = trial_stats(xs, ys, alpha=alpha, corrections=corrections)
+    return out, kappa
+
+
+def swap_counts(data: AssessorData, u0: int, u1: int, start: int, stop: int, *,
+                seed: int) -> np.ndarray:
+    """Comparisons and swaps per absolute-difference bin of the swap units ``u0:u1`` ((qrels,
+    metric): the reference first, then the others) over trials ``start:stop``, as
+    ``experiment=swap`` counts them (disjoint halves, exact set means, ties within the score
+    tolerance are 0, a single zero difference is a swap). Returns the whole
+    (units, bins, 2) counter with the units' rows filled (tested against a loop over
+    trials and pairs in ``tests/test_assessors.py``).
+    """
+    names = (data.reference, *data.others)
+    M = len(data.metrics)
+    out = np.zeros((len(names) * M, ABSOLUTE.count, 2), np.int64)
+    S = len(data.systems)
+    ia, ib = np.triu_indices(S, 1)
+    for u in range(u0, u1):
+        qi, mi = divmod(u, M)
+        x = np.asarray(data.scores[names[qi]].values[mi])
+        T = x.shape[1]
+        c = T // 2
+        if c < 1:
+            continue
+        tol = score_tolerance(x)
+        for t0, t1 in block_ranges_aligned(start, stop):
+            counts = subset_counts("disjoint", seed, SWAP_STREAM, T, c, t0, t1)
+            means = set_means(x, counts, c)  # (trials, 2, systems)
+            d = snap_zero(means[:, 0, ia] - means[:, 0, ib], tol)
+            d2 = snap_zero(means[:, 1, ia] - means[:, 1, ib], tol)
+            comps, hits = bin_counts(ABSOLUTE, np.abs(d), is_swap(d, d2, zero_swaps=True))
+            out[u, :, 0] += comps
+            out[u, :, 1] += hits
+    return out
+
+
+def block_ranges_aligned(start: int, stop: int) -> list[tuple[int, int]]:
+    """``[start, stop)`` cut at multiples of :data:`irsim.rng.REPLICATE_BLOCK`.
+
+    Examples
+    --------
+    >>> block_ranges_aligned(200, 600)
+    [(200, 250), (250, 500), (500, 600)]
+    """
+    edges = [start, *range((start // REPLICATE_BLOCK + 1) * REPLICATE_BLOCK, stop,
+                           REPLICATE_BLOCK), stop]
+    return [(a, b) for a, b in zip(edges[:-1], edges[1:], strict=True) if b > a]
+
+
+def _smallest(sizes: Sequence[int], ok: np.ndarray) -> int:
+    """The smallest size whose flag is set, -1 when none."""
+    hit = np.flatnonzero(ok)
+    return int(sizes[hit[0]]) if hit.size else -1
+
+
+def simulation_tables(sim: SimSetup, data: AssessorData, plan: np.ndarray, kappa: np.ndarray,
+                      *, alpha: float, corrections: Sequence[str], tau_target: float,
+                      agreement_target: float, probability: float) -> dict[str, pa.Table]:
+    """The tables of the simulation from the merged per-trial arrays."""
+    mod = sim.model
+    scale = mod.scale.tolist()
+    rows = [{"qrels": sim.name, "topic": "all", "grade_reference": a, "grade": b,
+             "count": int(mod.counts[i, k]), "probability": float(mod.probs[i, k])}
+            for i, a in enumerate(scale) for k, b in enumerate(scale)]
+    if mod.per_topic:
+        rows += [{"qrels": sim.name, "topic": t, "grade_reference": a, "grade": b,
+                  "count": int(mod.topic_counts[ti, i, k]),
+                  "probability": float(mod.topic_probs[ti, i, k])}
+                 for ti, t in enumerate(mod.topics) for i, a in enumerate(scale)
+                 for k, b in enumerate(scale)]
+    trials, M, K, _ = plan.shape
+    S = len(data.systems)
+    pairs = S * (S - 1) // 2
+    full = plan[:, :, K - 1]  # all topics
+    j = data.others.index(sim.name)
+    binary = mod.counts.reshape(len(scale), len(scale))
+    rel = (mod.scale >= data.rel).astype(np.int64)
+    conf_b = np.zeros((2, 2), np.int64)
+    np.add.at(conf_b, (rel[:, None], rel[None, :]), binary)
+    obs_kappa = (float(agr.kappa_from_confusion(mod.counts)),
+                 float(agr.kappa_from_confusion(conf_b)))
+    trial_rows, summary = [], []
+    plan_rows, answer = [], []
+    for mi, metric in enumerate(data.metrics):
+        x, y, _ = data.compared(j, mi)
+        obs = trial_stats(x[None], y[None], alpha=alpha, corrections=corrections)[0]
+        for ci, corr in enumerate(corrections):
+            c0 = 1 + ci * len(_DEC)
+            counts = full[:, mi, c0:c0 + len(_DEC)] / pairs
+
+            def cols(v: np.ndarray, tau: np.ndarray) -> dict[str, np.ndarray]:
+                d = dict(zip(_DEC, v.T, strict=True))
+                return {"tau_b": tau, "agreement": d["both"] + d["neither"],
+                        **{k: d[k] for k in CATEGORIES},
+                        "power_reference": d["sig_ref"], "power": d["sig"]}
+
+            per = {**cols(counts, full[:, mi, 0]), "kappa": kappa[:, 0],
+                   "kappa_binary": kappa[:, 1]}
+            observed = {**cols(obs[None, c0:c0 + len(_DEC)] / pairs, obs[None, 0]),
+                        "kappa": np.array([obs_kappa[0]]),
+                        "kappa_binary": np.array([obs_kappa[1]])}
+            trial_rows.extend(
+                {"qrels": sim.name, "metric": metric, "correction": corr, "trial": t,
+                 **{k: float(per[k][t]) for k in SIMULATED_TRIAL_STATS}}
+                for t in range(trials))
+            for stat in ("tau_b", "kappa", "kappa_binary", "agreement", "lost", "gained",
+                         "power_reference", "power"):
+                v = per[stat]
+                o = float(observed[stat][0])
+                sd = float(v.std(ddof=1)) if trials > 1 else float("nan")
+                q = np.quantile(v, [0.025, 0.5, 0.975])
+                summary.append({"qrels": sim.name, "metric": metric, "correction": corr,
+                                "statistic": stat, "trials": trials, "observed": o,
+                                "mean": float(v.mean()), "sd": sd,
+                                "mc_se": sd / np.sqrt(trials), "q025": float(q[0]),
+                                "q50": float(q[1]), "q975": float(q[2]),
+                                "observed_quantile": float(np.mean(v <= o))})
+            tau = plan[:, mi, :, 0]  # (trials, sizes)
+            dec = plan[:, mi, :, c0:c0 + len(_DEC)] / pairs
+            agree = dec[..., 0] + dec[..., 1]
+            p_tau = (tau >= tau_target).mean(axis=0)
+            p_agree = (agree >= agreement_target).mean(axis=0)
+            for k, n in enumerate(sim.sizes):
+                qt = np.quantile(tau[:, k], [0.05, 0.5, 0.95])
+                plan_rows.append({"qrels": sim.name, "metric": metric, "correction": corr,
+                                  "topics": n, "trials": trials,
+                                  "tau_mean": float(tau[:, k].mean()), "tau_q05": float(qt[0]),
+                                  "tau_q50": float(qt[1]), "tau_q95": float(qt[2]),
+                                  "p_tau": float(p_tau[k]),
+                                  "agreement_mean": float(agree[:, k].mean()),
+                                  "agreement_q05": float(np.quantile(agree[:, k], 0.05)),
+                                  "p_agreement": float(p_agree[k]),
+                                  "power_reference": float(dec[:, k, 5].mean()),
+                                  "power": float(dec[:, k, 6].mean())})
+            answer.append({"qrels": sim.name, "metric": metric, "correction": corr,
+                           "tau_target": tau_target,
+                           "topics_tau": _smallest(sim.sizes, p_tau >= probability),
+                           "agreement_target": agreement_target,
+                           "topics_agreement": _smallest(sim.sizes, p_agree >= probability),
+                           "probability": probability})
+    return {"assessor_model": table("assessor_model", rows),
+            "simulated_trials": table("simulated_trials", trial_rows),
+            "simulated_agreement": table("simulated_agreement", summary),
+            "assessor_planning": table("assessor_planning", plan_rows),
+            "assessor_planning_answer": table("assessor_planning_answer", answer)}
+
+
+#: The per-trial statistics of ``simulated_trials``.
+SIMULATED_TRIAL_STATS = ("tau_b", "kappa", "kappa_binary", "agreement", *CATEGORIES,
+                         "power_reference", "power")
+
+
 def system_means(x: np.ndarray) -> np.ndarray:
     """Mean per system (row) of `x` from its exact sum (as
     :func:`~irsim.stats.kendall.rank_agreement`), so tied systems tie on every CPU."""
@@ -924,32 +1494,69 @@ class Assessors:
     pvalue: str = "plus_one"
     max_topics: int = 200
     max_assessors: int = 5
+    trials: int = 0
+    per_rep: int = REPLICATE_BLOCK
+    simulation: tuple = ()
+    tau_target: float = 0.9
+    agreement_target: float = 0.9
+    probability: float = 0.95
+    swap_trials: int = 0
     name: str = "assessors"
 
     def fingerprint(self) -> dict:
         return {"B": self.B, "test_B": self.test_B, "alpha": self.alpha, "pvalue": self.pvalue,
                 "tests": list(self.tests), "corrections": list(self.corrections),
                 "top_k": self.top_k, "max_topics": self.max_topics,
-                "max_assessors": self.max_assessors}
+                "max_assessors": self.max_assessors, "simulate_trials": self.trials,
+                "simulation": list(self.simulation), "tau_target": self.tau_target,
+                "agreement_target": self.agreement_target,
+                "planning_probability": self.probability, "swap_trials": self.swap_trials}
 
     def _corrections(self, test: str) -> tuple[str, ...]:
         """The corrections of `test`: ``none`` only for the simultaneous (Tukey) tests."""
         return ("none",) if test in SIMULTANEOUS else self.corrections
 
     def plan(self, data: AssessorData) -> list[Shard]:
+        """Blocks of items (label pairs, then (qrels, metric)); then, with the simulation,
+        blocks of trials (one extra item)."""
         n = data.items
-        return [Shard(i, (lo, min(lo + self.per_shard, n)), (0, 1))
-                for i, lo in enumerate(range(0, n, self.per_shard))]
+        shards = [Shard(i, (lo, min(lo + self.per_shard, n)), (0, 1))
+                  for i, lo in enumerate(range(0, n, self.per_shard))]
+        if data.sim is not None:
+            shards += [Shard(len(shards) + k, (n, n + 1), reps)
+                       for k, reps in enumerate(block_ranges(self.trials, self.per_rep))]
+        if self.swap_trials:  # items n+1 ..: (qrels, metric) of the swap rates
+            units = (1 + len(data.others)) * len(data.metrics)
+            for a, b in block_ranges(units, self.per_shard):
+                for reps in block_ranges(self.swap_trials, self.per_rep):
+                    shards.append(Shard(len(shards), (n + 1 + a, n + 1 + b), reps))
+        return shards
 
     def fields(self, data: AssessorData) -> dict:
         n = data.items
-        return {"label": Slab((n, len(LABEL_STATS), len(_LABEL_COLS))),
-                "rank": Slab((n, len(_RANK_COLS))),
-                "decision": Count((n, len(self.tests), len(self.corrections), 7),
-                                  along="items")}
+        out = {"label": Slab((n, len(LABEL_STATS), len(_LABEL_COLS))),
+               "rank": Slab((n, len(_RANK_COLS))),
+               "decision": Count((n, len(self.tests), len(self.corrections), 7),
+                                 along="items")}
+        if data.sim is not None:
+            shape = (self.trials, len(data.metrics), len(data.sim.sizes),
+                     1 + len(self.corrections) * len(_DEC))
+            out["sim_plan"] = Slab(shape, along="reps")
+            out["sim_kappa"] = Slab((self.trials, 2), along="reps")
+        if self.swap_trials:
+            units = (1 + len(data.others)) * len(data.metrics)
+            out["swap"] = Count((units, ABSOLUTE.count, 2))
+        return out
 
     def kernel(self, shard: Shard, data: AssessorData) -> dict:
         lo, hi = shard.items
+        if lo > data.items:
+            return {"swap": swap_counts(data, lo - data.items - 1, hi - data.items - 1,
+                                        *shard.reps, seed=self.seed)}
+        if lo == data.items:
+            plan, kappa = simulate_trials(data, *shard.reps, seed=self.seed,
+                                          alpha=self.alpha, corrections=self.corrections)
+            return {"sim_plan": plan, "sim_kappa": kappa}
         label = np.full((hi - lo, len(LABEL_STATS), len(_LABEL_COLS)), np.nan)
         rank = np.full((hi - lo, len(_RANK_COLS)), np.nan)
         dec = np.zeros((hi - lo, len(self.tests), len(self.corrections), 7), np.int64)
@@ -984,7 +1591,42 @@ class Assessors:
                 "rank_agreement": self._ranks(merged["rank"], data),
                 "system_means": _means_table(data),
                 "decision_agreement": self._decisions(merged["decision"], data),
-                **self._gstudy(data)}
+                **self._gstudy(data), **self._simulated(merged, data),
+                "assessor_swap": self._swaps(merged.get("swap"), data)}
+
+    def _swaps(self, counts: np.ndarray | None, data: AssessorData) -> pa.Table:
+        """The ``assessor_swap`` table (empty without ``swap_trials``)."""
+        if counts is None:
+            return table("assessor_swap", [])
+        rows = []
+        names = (data.reference, *data.others)
+        for u in range(len(names) * len(data.metrics)):
+            qi, mi = divmod(u, len(data.metrics))
+            T = len(data.scores[names[qi]].topics)
+            comps, swaps = counts[u, :, 0], counts[u, :, 1]
+            req = required_difference(comps, swaps, ABSOLUTE.lo, 0.05)
+            total = int(comps.sum())
+            sens = float(comps[ABSOLUTE.lo >= req - 1e-12].sum() / total) \
+                if np.isfinite(req) and total else float("nan")
+            rows.append({"qrels": names[qi], "metric": data.metrics[mi], "topics": T,
+                         "subset_size": T // 2, "trials": self.swap_trials,
+                         "comparisons": total, "swaps": int(swaps.sum()),
+                         "swap_rate": float(swaps.sum() / total) if total else float("nan"),
+                         "required_diff": req, "sensitivity": sens})
+        return table("assessor_swap", rows)
+
+    def _simulated(self, merged: dict, data: AssessorData) -> dict[str, pa.Table]:
+        """The simulation's tables (empty without it)."""
+        names = ("assessor_model", "simulated_trials", "simulated_agreement",
+                 "assessor_planning", "assessor_planning_answer")
+        sim = data.sim
+        if sim is None:
+            return {n: table(n, []) for n in names}
+        return simulation_tables(sim, data, merged["sim_plan"], merged["sim_kappa"],
+                                 alpha=self.alpha, corrections=self.corrections,
+                                 tau_target=self.tau_target,
+                                 agreement_target=self.agreement_target,
+                                 probability=self.probability)
 
     def _gstudy(self, data: AssessorData) -> dict[str, pa.Table]:
         """The ``assessor_gstudy`` and ``assessor_dstudy`` tables: one vectorised G-study
@@ -999,6 +1641,11 @@ class Assessors:
         total = var.sum(axis=1, keepdims=True)
         with np.errstate(invalid="ignore", divide="ignore"):
             share = var / total
+        # bootstrap over topics: every component of every replicate, (B, metrics)
+        boot = g_study3_bootstrap(x, self.B, seed=self.seed, study=GSTUDY_STREAM)
+        bvar = {c: np.broadcast_to(boot.var[c], (self.B, M)) for c in COMPONENTS3}
+        q = (self.alpha / 2, 1 - self.alpha / 2)
+        vq = np.stack([np.quantile(bvar[c], q, axis=0) for c in COMPONENTS3], axis=-1)
         gs = {"metric": np.repeat(data.metrics, C).tolist(),
               "levels": [",".join(data.g_levels)] * (M * C),
               "systems": [g.systems] * (M * C), "topics": [g.topics] * (M * C),
@@ -1008,17 +1655,24 @@ class Assessors:
               "mean_square": np.stack([np.broadcast_to(g.ms[c], (M,)) for c in COMPONENTS3],
                                       axis=1).ravel(),
               "variance": var.ravel(), "share": share.ravel(),
+              "variance_low": vq[0].ravel(), "variance_high": vq[1].ravel(),
               "negative": np.stack([np.broadcast_to(g.negative[c], (M,))
                                     for c in COMPONENTS3], axis=1).ravel()}
         nt = np.arange(1, self.max_topics + 1, dtype=np.float64)
         na = np.arange(1, self.max_assessors + 1, dtype=np.float64)
         cols: dict[str, list] = {k: [] for k in ("metric", "design", "topics", "assessors",
-                                                 "e_rho2", "phi")}
+                                                 "e_rho2", "phi", "e_rho2_low",
+                                                 "e_rho2_high", "phi_low", "phi_high")}
         shape = (M, len(nt), len(na))
         g_grid = replace(g, var={c: np.reshape(v, (M, 1, 1)) for c, v in g.var.items()})
+        b_grid = replace(boot, var={c: np.reshape(v, (self.B, M, 1, 1))
+                                    for c, v in bvar.items()})
         for design in DESIGNS3:  # two designs, each one broadcast over metrics x grid
             r, p = d_study3(g_grid, nt[None, :, None], na[None, None, :], design=design)
             r, p = np.broadcast_to(r, shape), np.broadcast_to(p, shape)
+            br, bp = d_study3(b_grid, nt[None, None, :, None], na[None, None, None, :],
+                              design=design)
+            rq, pq_ = np.nanquantile(br, q, axis=0), np.nanquantile(bp, q, axis=0)
             cols["metric"] += np.repeat(data.metrics, len(nt) * len(na)).tolist()
             cols["design"] += [design] * r.size
             cols["topics"] += np.broadcast_to(nt[None, :, None], shape).ravel().astype(
@@ -1027,6 +1681,10 @@ class Assessors:
                 np.int64).tolist()
             cols["e_rho2"] += r.ravel().tolist()
             cols["phi"] += p.ravel().tolist()
+            cols["e_rho2_low"] += rq[0].ravel().tolist()
+            cols["e_rho2_high"] += rq[1].ravel().tolist()
+            cols["phi_low"] += pq_[0].ravel().tolist()
+            cols["phi_high"] += pq_[1].ravel().tolist()
         return {"assessor_gstudy": table("assessor_gstudy", gs),
                 "assessor_dstudy": table("assessor_dstudy", cols)}
 
@@ -1123,8 +1781,10 @@ def _means_table(data: AssessorData) -> pa.Table:
        question=("Whose judgments? Can another assessor's, a crowd's or an LLM's qrels replace "
                  "the official ones: agreement of labels (kappa, alpha), of system rankings "
                  "(tau-b, tau_AP) and of significance decisions (pairs lost, gained, flipped) "
-                 "with the reference (Voorhees 2000); and more topics or more assessors per "
-                 "topic: a G-study with an assessor facet"))
+                 "with the reference (Voorhees 2000); more topics or more assessors per "
+                 "topic: a G-study with an assessor facet; and, with known truth by "
+                 "simulation, how many topics keep a simulated assessor's ranking close to "
+                 "the reference's"))
 def make(config: Config, data: AssessorInput, *, seed: int, shards: Shards
          ) -> tuple[Assessors, AssessorData]:
     """Check the parameters against the data, build composites, evaluate every qrels once
@@ -1142,12 +1802,24 @@ def make(config: Config, data: AssessorInput, *, seed: int, shards: Shards
                                 "(the smallest p-value is 1/(test_B+1)); raise it above %d",
                                 test, corr, pairs, param("test_B"), config.test_B,
                                 int(pairs / float(config.alpha)))
-    per_shard, _ = shards.get(4, 1)
+    per_shard, per_rep = shards.get(4, REPLICATE_BLOCK)
     if per_shard < 1:
         raise ConfigError(f"{param('shard_items', 'engine')} must be >= 1, got {per_shard}")
+    if per_rep < 1:
+        raise ConfigError(f"{param('shard_replicates', 'engine')} must be >= 1, got "
+                          f"{per_rep}")
+    sim = prepared.sim
+    simulation = () if sim is None else (
+        sim.name, bool(config.simulate_per_topic), float(config.simulate_prior),
+        str(config.simulate_relabel), *sim.sizes)
     return Assessors(seed=int(seed), B=int(config.B), test_B=int(config.test_B),
                      alpha=float(config.alpha), tests=tuple(config.tests),
                      corrections=tuple(config.corrections), top_k=int(config.top_k),
                      per_shard=per_shard, pvalue=str(config.pvalue),
                      max_topics=int(config.max_topics),
-                     max_assessors=int(config.max_assessors)), prepared
+                     max_assessors=int(config.max_assessors),
+                     trials=int(config.simulate_trials), per_rep=per_rep,
+                     simulation=simulation, tau_target=float(config.tau_target),
+                     agreement_target=float(config.agreement_target),
+                     probability=float(config.planning_probability),
+                     swap_trials=int(config.swap_trials)), prepared

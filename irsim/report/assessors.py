@@ -18,11 +18,12 @@ from matplotlib.figure import Figure
 from irsim.report import markdown_table, safe_name, save_figure
 
 __all__ = ["sections", "kappa_heatmap", "means_panels", "decision_bars", "bump_chart",
-           "dstudy_curves", "FIGURES"]
+           "dstudy_curves", "simulated_tau", "FIGURES"]
 
 #: Figures of this report (the means and bump figures: one file per metric).
 FIGURES = ("assessors_kappa.png", "assessors_means_<metric>.png",
-           "assessors_bump_<metric>.png", "assessors_decisions.png", "assessors_dstudy.png")
+           "assessors_bump_<metric>.png", "assessors_decisions.png", "assessors_dstudy.png",
+           "assessors_simulated_tau.png")
 
 #: Systems labelled in the bump chart (the largest movers).
 BUMP_LABELS = 6
@@ -273,6 +274,40 @@ def dstudy_curves(dstudy: pa.Table, gstudy: pa.Table | None, out_dir: Path, *,
     return save_figure(fig, Path(out_dir) / "assessors_dstudy.png")
 
 
+def simulated_tau(planning: pa.Table, out_dir: Path, *, target: float | None = None
+                  ) -> Path:
+    """The simulated tau-b distribution against topics: median and 5-95% band per metric,
+    the target as a dotted line. Returns the PNG path.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> t = pa.table({"metric": ["AP"] * 2, "correction": ["none"] * 2, "topics": [5, 10],
+    ...               "tau_q05": [0.5, 0.7], "tau_q50": [0.7, 0.85], "tau_q95": [0.8, 0.9]})
+    >>> simulated_tau(t, Path(tempfile.mkdtemp()), target=0.9).name
+    'assessors_simulated_tau.png'
+    """
+    df = planning.to_pandas()
+    df = df[df["correction"] == df["correction"].iloc[0]]
+    fig = Figure(figsize=(5.2, 3.4), dpi=120, layout="constrained")
+    ax = fig.subplots()
+    for k, metric in enumerate(dict.fromkeys(df["metric"])):
+        part = df[df["metric"] == metric].sort_values("topics")
+        ax.fill_between(part["topics"], part["tau_q05"], part["tau_q95"], color=f"C{k}",
+                        alpha=0.2, linewidth=0)
+        ax.plot(part["topics"], part["tau_q50"], color=f"C{k}", marker="o", markersize=3,
+                linewidth=1.2, label=metric)
+    if target is not None:
+        ax.axhline(target, color="gray", linestyle=":", linewidth=0.9)
+    ax.set_xlabel("topics", fontsize=8)
+    ax.set_ylabel("tau-b, simulated assessor vs reference", fontsize=8)
+    ax.set_title("median and 5-95% of the simulated assessors", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    return save_figure(fig, Path(out_dir) / "assessors_simulated_tau.png")
+
+
 def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
     """Label agreement with the reference, rank agreement and decision agreement, with
     their figures.
@@ -384,4 +419,47 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
                                max_rows=60), ""]
         dstudy_curves(ds, gs, run_dir)
         out += ["![D-study](assessors_dstudy.png)", ""]
+    out += _simulation_sections(tables, run_dir)
+    sw = tables.get("assessor_swap")
+    if sw is not None and sw.num_rows:
+        cols = ["qrels", "metric", "topics", "subset_size", "swap_rate", "required_diff",
+                "sensitivity"]
+        out += ["### Swap rates per qrels", "",
+                "How often two disjoint halves of a qrels' own topics order a pair of systems "
+                "differently (Voorhees and Buckley 2002), and the absolute difference from "
+                "which every bin's swap rate is <= 5%.", "",
+                markdown_table(sw.select(cols), max_rows=120), ""]
+    return out
+
+
+def _simulation_sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
+    """Known truth by simulation: the validation summary, the planning answer and the tau
+    distribution against topics."""
+    plan = tables.get("assessor_planning")
+    if plan is None or not plan.num_rows:
+        return []
+    out = ["### Known truth by simulation", ""]
+    ans = tables.get("assessor_planning_answer")
+    target = None
+    if ans is not None and ans.num_rows:
+        df = ans.to_pandas()
+        target = float(df["tau_target"].iloc[0])
+        out += [f"Simulated assessors (P(grade | reference grade) fitted from "
+                f"{df['qrels'].iloc[0]}): the fewest topics with which tau-b >= "
+                f"{target:g} (decision agreement of the t test >= "
+                f"{df['agreement_target'].iloc[0]:g}) with probability "
+                f"{df['probability'].iloc[0]:g}; -1: more topics than the sizes tried.", "",
+                markdown_table(ans, max_rows=40), ""]
+    agr = tables.get("simulated_agreement")
+    if agr is not None and agr.num_rows:
+        df = agr.to_pandas()
+        df = df[df["statistic"].isin(["tau_b", "kappa", "kappa_binary", "agreement"])]
+        cols = ["metric", "correction", "statistic", "observed", "mean", "q025", "q975",
+                "observed_quantile"]
+        out += ["Observed (reference vs the fitted qrels) against the simulated "
+                "distribution on all topics: the model's validation.", "",
+                markdown_table(pa.Table.from_pandas(df[cols], preserve_index=False),
+                               max_rows=60), ""]
+    simulated_tau(plan, run_dir, target=target)
+    out += ["![simulated tau](assessors_simulated_tau.png)", ""]
     return out
