@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from irsim.data.types import Qrels, Runs, _prime_docno_codes, missing_file
+from irsim.data.types import Qrels, Runs, missing_file, sorted_codes
 from irsim.errors import ConfigError, InputError, unknown_name
 
 __all__ = ["read_qrels", "read_run", "read_runs", "trec_eval_scores", "SCORE_PRECISIONS"]
@@ -283,8 +283,10 @@ class _Codes:
         idx = [c.indices.to_numpy(zero_copy_only=False) for c in parts]
         return cls(np.concatenate(idx) if len(idx) > 1 else idx[0], parts[0].dictionary)
 
-    def arrow(self) -> pa.DictionaryArray:
-        return pa.DictionaryArray.from_arrays(pa.array(self.indices), self.dictionary)
+    def sorted(self) -> tuple[np.ndarray, np.ndarray]:
+        """(codes, vocabulary): int64 codes into the sorted unique strings (object array),
+        see :func:`irsim.data.types.sorted_codes`."""
+        return sorted_codes(self.indices, self.dictionary)
 
     def objects(self) -> np.ndarray:
         """The column as an object array of str (one Python string per distinct value)."""
@@ -495,17 +497,15 @@ def _assemble(parts: list[_RunFile], scores: str = "float32") -> Runs:
                 "unique)", file=part.path,
             )
         seen[part.name] = part.path
-    runs = Runs(
+    return Runs.from_codes(
         names=tuple(part.name for part in parts),
         run=np.repeat(np.arange(len(parts), dtype=np.int32), counts),
-        topic=topic.objects(),
-        docno=docno.objects(),
+        topic=topic.sorted(),
+        docno=docno.sorted(),
         score=np.concatenate([part.score for part in parts]),
         sources=tuple(str(part.path) for part in parts),
         precision=scores,
     )
-    _prime_docno_codes(runs, docno.arrow())  # sorts the dictionary only
-    return runs
 
 
 def _check_precision(scores: str) -> str:

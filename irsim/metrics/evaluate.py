@@ -2,9 +2,11 @@
 
 Pipeline (no Python loop over runs, topics or ranks):
 
-1. Factorise topics (run-length compressed, then ``pandas.factorize``) and docnos (a
-   pyarrow dictionary encoding, codes ordered as the strings, cached on the Runs by
-   :meth:`~irsim.data.types.Runs.docno_codes`; qrels docnos are looked up in it).
+1. Factorise topics (run-length compressed, then ``pandas.factorize``; runs read from
+   files come with topic codes, and only their vocabulary is factorised with the qrels')
+   and docnos (a pyarrow dictionary encoding, codes ordered as the strings, cached on the
+   Runs by :meth:`~irsim.data.types.Runs.docno_codes` or given by the reader; qrels docnos
+   are looked up in it). Runs read from files are never turned into Python strings.
 2. Choose the topics (``missing`` policy); check that no judgment is repeated.
 3. One ``argsort`` of a packed int64 key (run-topic list, docno descending) makes every
    list contiguous and puts a repeated docno next to itself (``np.lexsort`` when the key
@@ -104,12 +106,38 @@ def _factorize_strings(*arrays: np.ndarray) -> tuple[list[np.ndarray], np.ndarra
     return out, np.asarray(uniques, dtype=object)
 
 
+def _column_len(runs: Runs, name: str) -> int:
+    """Rows of the column `name` of `runs` (from its codes when it has not been built)."""
+    lazy = getattr(runs, "_lazy", None)
+    if lazy is not None and lazy(name):
+        return len(runs.__dict__[f"_{name}_codes"][0])
+    return len(getattr(runs, name))
+
+
+def topic_factors(runs: Runs, *qrels_topics: np.ndarray
+                  ) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
+    """Topic codes of the runs' rows and of each qrels' rows into the sorted union of their
+    topic ids (one place for :func:`evaluate` and
+    :func:`irsim.metrics.multi.evaluate_many`): ``(run codes, [qrels codes], topics)``.
+
+    Runs given as codes (:meth:`~irsim.data.types.Runs.from_codes`, what the readers
+    return) factorise their vocabulary only; other runs their topic column.
+    """
+    lazy = getattr(runs, "_lazy", None)
+    if lazy is not None and lazy("topic"):
+        rcode, rvocab = runs.topic_codes()
+        factor, topics = _factorize_strings(rvocab, *qrels_topics)
+        return factor[0][rcode], factor[1:], topics
+    factor, topics = _factorize_strings(np.asarray(runs.topic, dtype=object), *qrels_topics)
+    return factor[0], factor[1:], topics
+
+
 def _check_inputs(runs: Runs, qrels: Qrels) -> tuple[np.ndarray, np.ndarray]:
     S = len(runs.names)
     if S == 0:
         raise InputError("no runs to evaluate")
     n = len(runs.score)
-    if not (len(runs.run) == len(runs.topic) == len(runs.docno) == n):
+    if not (len(runs.run) == _column_len(runs, "topic") == _column_len(runs, "docno") == n):
         raise InputError("run columns have different lengths", file=_run_file(runs, 0))
     if not (len(qrels.topic) == len(qrels.docno) == len(qrels.grade)):
         raise InputError("qrels columns have different lengths", file=qrels.source)
@@ -363,8 +391,7 @@ def evaluate(
         raise InputError("relevance grades must be integers", file=qsrc)
     qgrade_all = qgrade_all.astype(np.int64)
 
-    (rt, qt), topics = _factorize_strings(
-        np.asarray(runs.topic, dtype=object), np.asarray(qrels.topic, dtype=object))
+    rt, (qt,), topics = topic_factors(runs, np.asarray(qrels.topic, dtype=object))
     if not all(isinstance(t, str) for t in topics.tolist()):
         raise InputError("topic ids must be strings", file=qsrc)
     try:

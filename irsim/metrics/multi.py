@@ -47,12 +47,12 @@ from irsim.metrics.evaluate import (
     _MISSING,
     _check_inputs,
     _chunks,
-    _factorize_strings,
     _measures,
     _run_file,
     _select_topics,
     ranked_rows,
     run_lists,
+    topic_factors,
 )
 from irsim.metrics.measures import Measure
 
@@ -258,9 +258,7 @@ def evaluate_many(
         grades_all.append(g.astype(np.int64))
 
     # topics of the runs and of every qrels, one factorisation
-    factor, topics = _factorize_strings(
-        np.asarray(runs.topic, dtype=object), *(np.asarray(q.topic, dtype=object) for q in qs))
-    rt, qts = factor[0], factor[1:]
+    rt, qts, topics = topic_factors(runs, *(np.asarray(q.topic, dtype=object) for q in qs))
     if not all(isinstance(t, str) for t in topics.tolist()):
         raise InputError("topic ids must be strings", file=srcs[0])
     try:
