@@ -199,8 +199,11 @@ def _lines(path: Path, data: bytes, line0: int = 0, offset0: int = 0) -> pa.Arra
 def _fast_table(p: Path, data: bytes, ncols: int) -> _Table | None:
     """The common layout read by Arrow's CSV parser: every line holds exactly `ncols`
     tokens separated by single spaces, no blank line, valid UTF-8. None for anything else
-    (tabs, repeated or trailing blanks, blank lines, a malformed line): the general reader
-    then reads the chunk and names the line of any problem. Line numbers from 1."""
+    (tabs or CRs anywhere, repeated, leading or trailing blanks, blank lines, a malformed
+    line): the general reader then reads the chunk and names the line of any problem.
+    Line numbers from 1."""
+    if _not_single_spaced(data):
+        return None
     names = [f"c{j}" for j in range(ncols)]
     try:
         t = pacsv.read_csv(
@@ -219,13 +222,31 @@ def _fast_table(p: Path, data: bytes, ncols: int) -> _Table | None:
     if rows == 0:
         return None
     columns = [t.column(j) for j in range(ncols)]  # chunked, as Arrow parsed them
-    # every token non-empty (an empty one: a doubled or trailing blank) and no CR left over
-    for col in columns:
-        if pc.any(pc.equal(pc.binary_length(col), 0)).as_py():
-            return None
-    if pc.any(pc.ends_with(columns[-1], "\r")).as_py():
+    # every token non-empty (an empty one: a doubled, leading or trailing blank)
+    if any(_has_empty(col) for col in columns):
         return None
     return _Table(p, columns, np.arange(1, rows + 1))
+
+
+def _not_single_spaced(data: bytes) -> bool:
+    """Whether the text holds whitespace other than spaces and line ends (tab, VT, FF, a CR
+    not followed by LF: the general reader splits on them, Arrow's CSV layout would keep
+    them in a token or end a line there)."""
+    if any(c in data for c in (b"\t", b"\v", b"\f")):
+        return True
+    cr = data.count(b"\r")
+    return cr > 0 and cr != data.count(b"\r\n")
+
+
+def _has_empty(col: pa.ChunkedArray) -> bool:
+    """Whether a string column holds an empty string (two equal neighbouring offsets)."""
+    for chunk in col.chunks:
+        width = 8 if pa.types.is_large_string(chunk.type) else 4
+        off = np.frombuffer(chunk.buffers()[1], dtype=f"<i{width}", count=len(chunk) + 1,
+                            offset=chunk.offset * width)
+        if (off[1:] == off[:-1]).any():
+            return True
+    return False
 
 
 def _chunk_table(p: Path, data: bytes, ncols: int, spec: str, line0: int,
@@ -505,6 +526,7 @@ def _assemble(parts: list[_RunFile], scores: str = "float32") -> Runs:
         score=np.concatenate([part.score for part in parts]),
         sources=tuple(str(part.path) for part in parts),
         precision=scores,
+        unique=True,  # checked above, file by file
     )
 
 

@@ -181,7 +181,7 @@ class Runs:
     def from_codes(cls, names: tuple[str, ...], run: np.ndarray,
                    topic: tuple[np.ndarray, np.ndarray], docno: tuple[np.ndarray, np.ndarray],
                    score: np.ndarray, sources: tuple[str, ...] = (),
-                   precision: str = "float64") -> Runs:
+                   precision: str = "float64", unique: bool = False) -> Runs:
         """Runs whose topics and docnos are given as codes into sorted vocabularies.
 
         ``Runs.topic`` and ``Runs.docno`` (object arrays) are built from the codes on first
@@ -194,6 +194,9 @@ class Runs:
         topic, docno : (codes, vocabulary)
             int64 codes per row and the vocabulary (object array of unique str, sorted as
             :func:`sorted_codes` sorts): ``vocabulary[codes]`` is the column.
+        unique : bool
+            True when no docno repeats within a (run, topic) list (the readers check
+            this): the evaluation then need not check it again.
 
         Examples
         --------
@@ -206,8 +209,15 @@ class Runs:
         """
         self = object.__new__(cls)
         self.__dict__.update(names=tuple(names), run=run, score=score, sources=tuple(sources),
-                             precision=precision, _topic_codes=topic, _docno_codes=docno)
+                             precision=precision, _topic_codes=topic, _docno_codes=docno,
+                             _unique=bool(unique))
         return self
+
+    @property
+    def unique_lists(self) -> bool:
+        """True when no docno is known to repeat within a (run, topic) list (checked by the
+        readers); False when it has not been checked."""
+        return bool(self.__dict__.get("_unique", False))
 
     def __getattr__(self, name: str) -> np.ndarray:
         # only reached when `name` is not in the instance: a column of Runs.from_codes,

@@ -316,8 +316,8 @@ def evaluate_many(
         run, score, rt, rd = run[rows], score[rows], rt[rows], rd[rows]
     values = np.zeros((Q, len(ms), S, T))
     if len(score):
-        starts, lens, group_id, score1, key1 = run_lists(runs, run, score, rt, rd, rows,
-                                                         tmap, n_doc, S, T)
+        starts, lens, group_id, score1, key1, rank1 = run_lists(runs, run, score, rt, rd,
+                                                                rows, tmap, n_doc, S, T)
 
         max_len = int(lens.max())
         list_depth = max_len if depth is None else min(max_len, int(depth))
@@ -344,7 +344,7 @@ def evaluate_many(
                   width, len(chunks))
         for done, (a, b) in enumerate(chunks, 1):
             idx = by_len[a:b]
-            pos, valid = ranked_rows(idx, lens, starts, score1, list_depth)
+            pos, valid = ranked_rows(idx, lens, starts, score1, list_depth, rank1)
             # grade rows of the run rows (padding: the row judged by none)
             ki = np.where(valid, row_key[pos], none)
             gid = group_id[idx]
