@@ -26,8 +26,10 @@ run : ``qid Q0 docno rank score tag``
 from __future__ import annotations
 
 import gzip
+import os
 import zlib
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from os import PathLike
 from pathlib import Path
 from typing import BinaryIO
@@ -37,7 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from irsim.data.types import Qrels, Runs, _prime_docno_codes, missing_file
+from irsim.data.types import Qrels, Runs, missing_file, sorted_codes
 from irsim.errors import ConfigError, InputError, unknown_name
 
 __all__ = ["read_qrels", "read_run", "read_runs", "trec_eval_scores", "SCORE_PRECISIONS"]
@@ -51,6 +53,10 @@ _NONFINITE_RE = r"^[+-]?(?i:nan|inf|infinity)$"
 _RUN_COLUMNS = "qid Q0 docno rank score tag"
 _QRELS_COLUMNS = "qid iter docno rel"
 
+
+#: Run files :func:`read_runs` reads at once (threads; None: one per CPU). Each holds one
+#: chunk of text at a time; the runs and the first error are those of the files' order.
+READ_THREADS: int | None = None
 
 #: Bytes of (decompressed) text read, checked and parsed at a time; a chunk is extended to
 #: its last line end (a line longer than this is read whole).
@@ -199,8 +205,11 @@ def _lines(path: Path, data: bytes, line0: int = 0, offset0: int = 0) -> pa.Arra
 def _fast_table(p: Path, data: bytes, ncols: int) -> _Table | None:
     """The common layout read by Arrow's CSV parser: every line holds exactly `ncols`
     tokens separated by single spaces, no blank line, valid UTF-8. None for anything else
-    (tabs, repeated or trailing blanks, blank lines, a malformed line): the general reader
-    then reads the chunk and names the line of any problem. Line numbers from 1."""
+    (tabs or CRs anywhere, repeated, leading or trailing blanks, blank lines, a malformed
+    line): the general reader then reads the chunk and names the line of any problem.
+    Line numbers from 1."""
+    if _not_single_spaced(data):
+        return None
     names = [f"c{j}" for j in range(ncols)]
     try:
         t = pacsv.read_csv(
@@ -219,13 +228,30 @@ def _fast_table(p: Path, data: bytes, ncols: int) -> _Table | None:
     if rows == 0:
         return None
     columns = [t.column(j) for j in range(ncols)]  # chunked, as Arrow parsed them
-    # every token non-empty (an empty one: a doubled or trailing blank) and no CR left over
-    for col in columns:
-        if pc.any(pc.equal(pc.binary_length(col), 0)).as_py():
-            return None
-    if pc.any(pc.ends_with(columns[-1], "\r")).as_py():
+    # every token non-empty (an empty one: a doubled, leading or trailing blank)
+    if any(_has_empty(col) for col in columns):
         return None
     return _Table(p, columns, np.arange(1, rows + 1))
+
+
+def _not_single_spaced(data: bytes) -> bool:
+    """Whether the text holds whitespace other than spaces and line ends (tab, VT, FF, a CR
+    not followed by LF: the general reader splits on them, Arrow's CSV layout would keep
+    them in a token or end a line there)."""
+    if any(c in data for c in (b"\t", b"\v", b"\f")):
+        return True
+    return b"\r" in data and data.count(b"\r") != data.count(b"\r\n")
+
+
+def _has_empty(col: pa.ChunkedArray) -> bool:
+    """Whether a string column holds an empty string (two equal neighbouring offsets)."""
+    for chunk in col.chunks:
+        width = 8 if pa.types.is_large_string(chunk.type) else 4
+        off = np.frombuffer(chunk.buffers()[1], dtype=f"<i{width}", count=len(chunk) + 1,
+                            offset=chunk.offset * width)
+        if (off[1:] == off[:-1]).any():
+            return True
+    return False
 
 
 def _chunk_table(p: Path, data: bytes, ncols: int, spec: str, line0: int,
@@ -283,8 +309,10 @@ class _Codes:
         idx = [c.indices.to_numpy(zero_copy_only=False) for c in parts]
         return cls(np.concatenate(idx) if len(idx) > 1 else idx[0], parts[0].dictionary)
 
-    def arrow(self) -> pa.DictionaryArray:
-        return pa.DictionaryArray.from_arrays(pa.array(self.indices), self.dictionary)
+    def sorted(self) -> tuple[np.ndarray, np.ndarray]:
+        """(codes, vocabulary): int64 codes into the sorted unique strings (object array),
+        see :func:`irsim.data.types.sorted_codes`."""
+        return sorted_codes(self.indices, self.dictionary)
 
     def objects(self) -> np.ndarray:
         """The column as an object array of str (one Python string per distinct value)."""
@@ -495,17 +523,16 @@ def _assemble(parts: list[_RunFile], scores: str = "float32") -> Runs:
                 "unique)", file=part.path,
             )
         seen[part.name] = part.path
-    runs = Runs(
+    return Runs.from_codes(
         names=tuple(part.name for part in parts),
         run=np.repeat(np.arange(len(parts), dtype=np.int32), counts),
-        topic=topic.objects(),
-        docno=docno.objects(),
+        topic=topic.sorted(),
+        docno=docno.sorted(),
         score=np.concatenate([part.score for part in parts]),
         sources=tuple(str(part.path) for part in parts),
         precision=scores,
+        unique=True,  # checked above, file by file
     )
-    _prime_docno_codes(runs, docno.arrow())  # sorts the dictionary only
-    return runs
 
 
 def _check_precision(scores: str) -> str:
@@ -593,7 +620,13 @@ def read_runs(paths: Iterable[PathT] | PathT, *, scores: str = "float32") -> Run
     if isinstance(paths, str | PathLike):
         paths = [paths]
     _check_precision(scores)
-    parts = [_read_one_run(p, None) for p in paths]
+    paths = list(paths)
+    threads = min(READ_THREADS or os.cpu_count() or 1, len(paths))
+    if threads > 1:  # Arrow parses without the GIL; results (and the first error) in order
+        with ThreadPoolExecutor(threads) as pool:
+            parts = list(pool.map(lambda p: _read_one_run(p, None), paths))
+    else:
+        parts = [_read_one_run(p, None) for p in paths]
     if not parts:
         raise ConfigError("no run files given")
     return _assemble(parts, scores)

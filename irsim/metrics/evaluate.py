@@ -2,9 +2,11 @@
 
 Pipeline (no Python loop over runs, topics or ranks):
 
-1. Factorise topics (run-length compressed, then ``pandas.factorize``) and docnos (a
-   pyarrow dictionary encoding, codes ordered as the strings, cached on the Runs by
-   :meth:`~irsim.data.types.Runs.docno_codes`; qrels docnos are looked up in it).
+1. Factorise topics (run-length compressed, then ``pandas.factorize``; runs read from
+   files come with topic codes, and only their vocabulary is factorised with the qrels')
+   and docnos (a pyarrow dictionary encoding, codes ordered as the strings, cached on the
+   Runs by :meth:`~irsim.data.types.Runs.docno_codes` or given by the reader; qrels docnos
+   are looked up in it). Runs read from files are never turned into Python strings.
 2. Choose the topics (``missing`` policy); check that no judgment is repeated.
 3. One ``argsort`` of a packed int64 key (run-topic list, docno descending) makes every
    list contiguous and puts a repeated docno next to itself (``np.lexsort`` when the key
@@ -104,12 +106,38 @@ def _factorize_strings(*arrays: np.ndarray) -> tuple[list[np.ndarray], np.ndarra
     return out, np.asarray(uniques, dtype=object)
 
 
+def _column_len(runs: Runs, name: str) -> int:
+    """Rows of the column `name` of `runs` (from its codes when it has not been built)."""
+    lazy = getattr(runs, "_lazy", None)
+    if lazy is not None and lazy(name):
+        return len(runs.__dict__[f"_{name}_codes"][0])
+    return len(getattr(runs, name))
+
+
+def topic_factors(runs: Runs, *qrels_topics: np.ndarray
+                  ) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
+    """Topic codes of the runs' rows and of each qrels' rows into the sorted union of their
+    topic ids (one place for :func:`evaluate` and
+    :func:`irsim.metrics.multi.evaluate_many`): ``(run codes, [qrels codes], topics)``.
+
+    Runs given as codes (:meth:`~irsim.data.types.Runs.from_codes`, what the readers
+    return) factorise their vocabulary only; other runs their topic column.
+    """
+    lazy = getattr(runs, "_lazy", None)
+    if lazy is not None and lazy("topic"):
+        rcode, rvocab = runs.topic_codes()
+        factor, topics = _factorize_strings(rvocab, *qrels_topics)
+        return factor[0][rcode], factor[1:], topics
+    factor, topics = _factorize_strings(np.asarray(runs.topic, dtype=object), *qrels_topics)
+    return factor[0], factor[1:], topics
+
+
 def _check_inputs(runs: Runs, qrels: Qrels) -> tuple[np.ndarray, np.ndarray]:
     S = len(runs.names)
     if S == 0:
         raise InputError("no runs to evaluate")
     n = len(runs.score)
-    if not (len(runs.run) == len(runs.topic) == len(runs.docno) == n):
+    if not (len(runs.run) == _column_len(runs, "topic") == _column_len(runs, "docno") == n):
         raise InputError("run columns have different lengths", file=_run_file(runs, 0))
     if not (len(qrels.topic) == len(qrels.docno) == len(qrels.grade)):
         raise InputError("qrels columns have different lengths", file=qrels.source)
@@ -187,7 +215,10 @@ def run_lists(runs: Runs, run: np.ndarray, score: np.ndarray, rt: np.ndarray,
     """The ranked lists of the run rows kept (one place for :func:`evaluate` and
     :func:`irsim.metrics.multi.evaluate_many`): rows ordered by (list, docno descending), so
     that lists are contiguous and a docno repeated within a list lands next to itself (an
-    :class:`~irsim.errors.InputError` naming the run file).
+    :class:`~irsim.errors.InputError` naming the run file). Runs whose lists are already
+    contiguous and known free of repeats (``Runs.unique_lists``, as the readers give them)
+    keep their row order when every score is a float32 value (the rank keys then carry the
+    docno tie-break).
 
     Parameters
     ----------
@@ -209,9 +240,19 @@ def run_lists(runs: Runs, run: np.ndarray, score: np.ndarray, rt: np.ndarray,
     starts, lens, group_id, score1, key1 : ndarray
         First row and length of each list, its id (``run * T + topic``), the rows' scores
         in list order and their join keys (``topic * n_doc + docno``).
+    rank1 : ndarray or None
+        The rows' rank keys in list order (:func:`rank_keys`), None when the scores need
+        float64 (then :func:`ranked_rows` sorts `score1` stably).
     """
     t_out = tmap[rt]
     g = run * T + t_out
+    rank = rank_keys(score, rd, n_doc)
+    if rank is not None and getattr(runs, "unique_lists", False):
+        head = np.concatenate([[True], g[1:] != g[:-1]])
+        starts = np.flatnonzero(head)
+        if len(starts) == np.count_nonzero(np.bincount(g, minlength=S * T)):  # contiguous
+            lens = np.diff(np.append(starts, len(g)))
+            return starts, lens, g[starts], score, t_out * n_doc + rd, rank
     doc_desc = (n_doc - 1) - rd
     o1 = _list_order(g, doc_desc, n_doc, packed=S * T * n_doc < 2**63)
     g1, d1 = g[o1], rd[o1]
@@ -224,22 +265,63 @@ def run_lists(runs: Runs, run: np.ndarray, score: np.ndarray, rt: np.ndarray,
                          f"in run {runs.names[s]!r}", file=_run_file(runs, s))
     starts = np.flatnonzero(np.concatenate([[True], g1[1:] != g1[:-1]]))
     lens = np.diff(np.append(starts, len(g1)))
-    return starts, lens, g1[starts], score[o1], t_out[o1] * n_doc + d1
+    return (starts, lens, g1[starts], score[o1], t_out[o1] * n_doc + d1,
+            None if rank is None else rank[o1])
+
+
+_RANK_PAD = np.iinfo(np.int64).max
+
+
+def rank_keys(score: np.ndarray, docno: np.ndarray, n_doc: int) -> np.ndarray | None:
+    """One int64 per row whose ascending order is trec_eval's rank order within a list:
+    score descending, ties by docno code descending. None unless every score is a float32
+    value (``Runs.precision == "float32"`` makes them so) and ``n_doc < 2**31``.
+
+    The float32 bits are mapped to an unsigned order (``-0.0`` counted as ``0.0``, the two
+    compare equal) and packed above the docno: ``(2**32 - 1 - order) * n_doc + (n_doc - 1 -
+    docno)``, below ``2**63 - 1`` (the padding of :func:`ranked_rows`).
+
+    Examples
+    --------
+    >>> k = rank_keys(np.array([1.0, 2.0, 1.0, -0.0, 0.0]), np.array([0, 1, 2, 3, 4]), 5)
+    >>> np.argsort(k).tolist()  # 2.0, then 1.0 (docno 2 before 0), then the zeros (4, 3)
+    [1, 2, 0, 4, 3]
+    """
+    if n_doc >= 2**31:
+        return None
+    s32 = score.astype(np.float32)
+    if not np.array_equal(s32, score):
+        return None
+    s32 += np.float32(0.0)  # -0.0 -> +0.0
+    u = s32.view(np.uint32)
+    # increasing with the score: negatives' bits all flipped, positives' sign bit set;
+    # then complemented (decreasing): negatives keep their bits, positives flip the others
+    flip = (u >> np.uint32(31)) - np.uint32(1)  # 0 for negatives, all ones for positives
+    flip >>= np.uint32(1)
+    u ^= flip
+    key = u.astype(np.int64)
+    key *= n_doc
+    key += (n_doc - 1) - docno
+    return key
 
 
 def ranked_rows(idx: np.ndarray, lens: np.ndarray, starts: np.ndarray, score1: np.ndarray,
-                depth: int) -> tuple[np.ndarray, np.ndarray]:
+                depth: int, rank1: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The rows of lists `idx` (of :func:`run_lists`) in rank order, cut at `depth`: each list
-    padded to the longest, sorted by score descending (stable, so ties keep the
-    docno-descending order of :func:`run_lists`, as trec_eval breaks them). Returns the row
-    positions and which of them are real (not padding), both (lists, min(longest, depth)).
-    One place for :func:`evaluate` and :func:`irsim.metrics.multi.evaluate_many`."""
+    padded to the longest, sorted by score descending, ties by docno descending, as
+    trec_eval breaks them (by the rank keys `rank1` when given, else by a stable sort of the
+    scores, the rows being in docno-descending order). Returns the row positions and which
+    of them are real (not padding), both (lists, min(longest, depth)). One place for
+    :func:`evaluate` and :func:`irsim.metrics.multi.evaluate_many`."""
     ln, L = lens[idx], int(lens[idx].max())
     cols = np.arange(L)
     valid = cols[None, :] < ln[:, None]
     pos = np.where(valid, starts[idx][:, None] + cols[None, :], 0)
-    neg_score = np.where(valid, -score1[pos], np.inf)
-    top = np.argsort(neg_score, axis=1, kind="stable")[:, :min(L, depth)]
+    if rank1 is not None:  # keys unique within a list: any sort gives the one order
+        top = np.argsort(np.where(valid, rank1[pos], _RANK_PAD), axis=1)[:, :min(L, depth)]
+    else:
+        neg_score = np.where(valid, -score1[pos], np.inf)
+        top = np.argsort(neg_score, axis=1, kind="stable")[:, :min(L, depth)]
     return np.take_along_axis(pos, top, axis=1), np.take_along_axis(valid, top, axis=1)
 
 
@@ -363,8 +445,7 @@ def evaluate(
         raise InputError("relevance grades must be integers", file=qsrc)
     qgrade_all = qgrade_all.astype(np.int64)
 
-    (rt, qt), topics = _factorize_strings(
-        np.asarray(runs.topic, dtype=object), np.asarray(qrels.topic, dtype=object))
+    rt, (qt,), topics = topic_factors(runs, np.asarray(qrels.topic, dtype=object))
     if not all(isinstance(t, str) for t in topics.tolist()):
         raise InputError("topic ids must be strings", file=qsrc)
     try:
@@ -407,8 +488,8 @@ def evaluate(
     if len(score) == 0:
         return ScoreMatrix(values, [str(m) for m in ms], runs.names, out_topics, source=qsrc)
     # 1. the ranked lists: contiguous, a docno repeated within a list refused
-    starts, lens, group_id, score1, key1 = run_lists(runs, run, score, rt, rd, rows, tmap,
-                                                     n_doc, S, T)
+    starts, lens, group_id, score1, key1, rank1 = run_lists(runs, run, score, rt, rd, rows,
+                                                            tmap, n_doc, S, T)
 
     max_len = int(lens.max())
     list_depth = max_len if depth is None else min(max_len, int(depth))
@@ -423,7 +504,7 @@ def evaluate(
     log.debug("evaluate: %d lists, width %d, %d chunk(s)", len(lens), width, len(chunks))
     for done, (a, b) in enumerate(chunks, 1):
         idx = by_len[a:b]
-        pos, valid = ranked_rows(idx, lens, starts, score1, list_depth)
+        pos, valid = ranked_rows(idx, lens, starts, score1, list_depth, rank1)
         block_grade = np.full((len(idx), width), UNJUDGED, dtype=np.int64)
         block_grade[:, :pos.shape[1]] = np.where(valid, lookup(key1[pos]), UNJUDGED)
         gid = group_id[idx]

@@ -47,12 +47,12 @@ from irsim.metrics.evaluate import (
     _MISSING,
     _check_inputs,
     _chunks,
-    _factorize_strings,
     _measures,
     _run_file,
     _select_topics,
     ranked_rows,
     run_lists,
+    topic_factors,
 )
 from irsim.metrics.measures import Measure
 
@@ -258,9 +258,7 @@ def evaluate_many(
         grades_all.append(g.astype(np.int64))
 
     # topics of the runs and of every qrels, one factorisation
-    factor, topics = _factorize_strings(
-        np.asarray(runs.topic, dtype=object), *(np.asarray(q.topic, dtype=object) for q in qs))
-    rt, qts = factor[0], factor[1:]
+    rt, qts, topics = topic_factors(runs, *(np.asarray(q.topic, dtype=object) for q in qs))
     if not all(isinstance(t, str) for t in topics.tolist()):
         raise InputError("topic ids must be strings", file=srcs[0])
     try:
@@ -318,8 +316,8 @@ def evaluate_many(
         run, score, rt, rd = run[rows], score[rows], rt[rows], rd[rows]
     values = np.zeros((Q, len(ms), S, T))
     if len(score):
-        starts, lens, group_id, score1, key1 = run_lists(runs, run, score, rt, rd, rows,
-                                                         tmap, n_doc, S, T)
+        starts, lens, group_id, score1, key1, rank1 = run_lists(runs, run, score, rt, rd,
+                                                                rows, tmap, n_doc, S, T)
 
         max_len = int(lens.max())
         list_depth = max_len if depth is None else min(max_len, int(depth))
@@ -346,7 +344,7 @@ def evaluate_many(
                   width, len(chunks))
         for done, (a, b) in enumerate(chunks, 1):
             idx = by_len[a:b]
-            pos, valid = ranked_rows(idx, lens, starts, score1, list_depth)
+            pos, valid = ranked_rows(idx, lens, starts, score1, list_depth, rank1)
             # grade rows of the run rows (padding: the row judged by none)
             ki = np.where(valid, row_key[pos], none)
             gid = group_id[idx]

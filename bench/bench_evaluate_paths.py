@@ -1,0 +1,138 @@
+"""Benchmark (issue 30): ``irsim.evaluate(paths)`` against pytrec_eval and a baseline irsim.
+
+The workload of ``bench_read.py`` (100 runs x 50 topics x 1000 documents, one TREC run file
+per run, a graded qrels file, 5 measures). Each contender runs in its own fresh process per
+round (imports and a warm-up on one run file outside the timing), rounds interleaved so
+every contender sees the same load; the best of ``--repeats`` is kept:
+
+1. ``irsim``: ``irsim.evaluate(run_paths, qrels_path, measures)`` of this checkout;
+2. ``pytrec_eval``: ``parse_qrel`` + ``RelevanceEvaluator`` + ``parse_run`` / ``evaluate``
+   per run file (parse + evaluate, its documented use);
+3. ``baseline`` (optional, ``--baseline-python``): ``irsim.evaluate(paths)`` as imported by
+   another interpreter, e.g. the virtualenv of the main branch, to measure a change.
+
+Before timing, the per-topic values of irsim and pytrec_eval are checked to agree (1e-12).
+Printed: the ratios pytrec_eval / irsim (issue 30's goal: >= 1.5x) and baseline / irsim.
+Usage::
+
+    python bench/bench_evaluate_paths.py [--runs 100] [--topics 50] [--docs 1000]
+        [--repeats 3] [--baseline-python /work/venv/bin/python]
+
+Ratios only; no absolute target is tested.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_read import IRSIM, TREC, run_irsim, run_pytrec, write_files  # noqa: E402
+
+#: one timed evaluation in a fresh process: argv = contender, qrels, run files...
+_CHILD = """
+import sys, time
+kind, qrels, paths = sys.argv[1], sys.argv[2], sys.argv[3:]
+IRSIM = {irsim!r}
+TREC = {trec!r}
+if kind == "pytrec":
+    import pytrec_eval
+    def go(ps):
+        with open(qrels) as f:
+            qrel = pytrec_eval.parse_qrel(f)
+        ev = pytrec_eval.RelevanceEvaluator(qrel, set(TREC))
+        out = {{}}
+        for p in ps:
+            with open(p) as f:
+                out[p] = ev.evaluate(pytrec_eval.parse_run(f))
+        return out
+else:
+    import irsim
+    def go(ps):
+        return irsim.evaluate(ps, qrels, IRSIM, missing="drop" if len(ps) == 1 else "error")
+go(paths[:1])
+t, c = time.perf_counter(), time.process_time()
+go(paths)
+print(time.perf_counter() - t, time.process_time() - c)
+"""
+
+
+def timed_child(python: str, kind: str, qpath: Path, paths: list[Path]) -> tuple[float, float]:
+    """(wall, CPU) seconds of one evaluation by `kind` in a fresh `python` process (run in
+    the files' directory, so that no checkout's irsim is found on the working directory)."""
+    code = _CHILD.format(irsim=IRSIM, trec=TREC)
+    out = subprocess.run([python, "-c", code, kind, str(qpath), *map(str, paths)],
+                         capture_output=True, text=True, check=True, cwd=qpath.parent)
+    wall, cpu = out.stdout.split()[-2:]
+    return float(wall), float(cpu)
+
+
+def check_agreement(paths: list[Path], qpath: Path) -> float:
+    """Largest |irsim - pytrec_eval| over every (run, topic, measure)."""
+    df, res = run_irsim(paths, qpath), run_pytrec(paths, qpath)
+    worst = 0.0
+    for name, trec in zip(IRSIM, TREC, strict=True):
+        sub = df[df.metric == name]
+        ref = np.array([res[s][t][trec] for s, t in zip(sub.system, sub.topic, strict=True)])
+        worst = max(worst, float(np.abs(ref - sub.value.to_numpy()).max()))
+    return worst
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--topics", type=int, default=50)
+    ap.add_argument("--docs", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--baseline-python", default=None,
+                    help="an interpreter whose irsim is the baseline (e.g. main's venv)")
+    args = ap.parse_args()
+
+    from bench_metrics import make_data
+
+    import irsim
+
+    runs, qrels = make_data(args.runs, args.topics, args.docs, args.seed)
+    print(f"{args.runs} runs x {args.topics} topics x {args.docs} docs = {len(runs):,} lines "
+          f"in {args.runs} files; {len(qrels):,} judgments; {len(IRSIM)} measures; irsim "
+          f"{irsim.__version__}, python {platform.python_version()}, {os.cpu_count()} cpus, "
+          f"load {os.getloadavg()[0]:.1f}")
+    contenders = [("irsim", sys.executable, "irsim"), ("pytrec_eval", sys.executable, "pytrec")]
+    if args.baseline_python:
+        contenders.append(("baseline", args.baseline_python, "irsim"))
+    times: dict[str, list[tuple[float, float]]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        paths, qpath = write_files(Path(tmp), runs, qrels, args.docs)
+        del runs
+        worst = check_agreement(paths, qpath)
+        assert worst <= 1e-12, worst
+        for r in range(args.repeats):
+            for label, python, kind in contenders:
+                times.setdefault(label, []).append(timed_child(python, kind, qpath, paths))
+            print(f"round {r + 1} (load {os.getloadavg()[0]:.1f}): "
+                  + ", ".join(f"{n} {v[-1][0]:.2f} s (CPU {v[-1][1]:.2f})"
+                              for n, v in times.items()), flush=True)
+    wall = {n: min(w for w, _ in v) for n, v in times.items()}
+    cpu = {n: min(c for _, c in v) for n, v in times.items()}
+    print(f"\nbest of {args.repeats}, wall (CPU seconds of the process: steadier under load):")
+    for name in times:
+        print(f"  {name:12s} {wall[name]:7.2f} s  (CPU {cpu[name]:.2f} s)")
+    print(f"\npytrec_eval / irsim: {wall['pytrec_eval'] / wall['irsim']:.2f}x wall, "
+          f"{cpu['pytrec_eval'] / cpu['irsim']:.2f}x CPU   (goal >= 1.5x)")
+    if "baseline" in times:
+        print(f"baseline / irsim:    {wall['baseline'] / wall['irsim']:.2f}x wall, "
+              f"{cpu['baseline'] / cpu['irsim']:.2f}x CPU   (pytrec_eval / baseline: "
+              f"{wall['pytrec_eval'] / wall['baseline']:.2f}x wall)")
+    print(f"(values agree with pytrec_eval: max |diff| {worst:.1e})")
+
+
+if __name__ == "__main__":
+    main()
