@@ -165,3 +165,14 @@ def test_python_door_equals_the_command_line():
                          "experiment.bayes_rope=0.02"])
     assert "bayes_pairs" in cli and cli["bayes_pairs"].num_rows == 3 * 300
     assert_same_tables(api.tables, cli)
+
+
+@pytest.mark.ray
+def test_ray_equals_local(ray_local, matrix, tables):
+    """Two Ray workers, pairs in two shards: the same bits as one local shard."""
+    study = DiscPower(**{**SMALL, "shard_items": 1})
+    out, info = run_study(study, matrix, engine="ray", engine_options={"workers": 2})
+    assert info["engine"] == "ray" and info["shards"] == 2
+    for name in ("bayes_pairs", "bayes_discpower"):
+        pd.testing.assert_frame_equal(out[name].to_pandas(), tables[name].to_pandas(),
+                                      check_exact=True)
