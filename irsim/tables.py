@@ -172,6 +172,10 @@ _MEASURE = _c("measure", _S, "`MAP` or `L-MAP` (mean logit AP)")
 _MAP_METHOD = _c("method", _S, "`bootstrap` (sd of MAP* / L-MAP* over the corpus resamples) or "
                  "`parametric` (delta method from the per-topic logit sds)")
 _DIRECTION = _c("direction", _S, "`A->B`: interval from half A, value of half B; or `B->A`")
+_BAYES_TEST = _c("test", _S, "`jzs_bf` (JZS Bayes factor), `t_posterior` (t posterior, "
+                 "HDI+ROPE) or `bayesian_bootstrap` (posterior probability)")
+_BAYES_RULE = _c("rule", _S, "the decision rule and its parameters, e.g. `BF10 >= 3 "
+                 "(r=0.7071)`, `95% HDI vs ROPE +-0.01`, `P >= 0.95 (ROPE +-0.01, B=1000)`")
 _CI_METHOD = _c("method", _S, "`normal`, `logit` or `bca`; `<method>_small_r` with the "
                 "small-R correction")
 
@@ -316,6 +320,51 @@ _SPECS = [
               _c("tau_boot_mean", _F, "mean of tau over those bootstrap samples"),
               _c("replicates", _I, "bootstrap samples with a defined tau"),
           ], when="only with `experiment.rankcorr=true`"),
+    _spec("bayes_pairs", _DP, "Decision of every Bayesian test of `experiment.bayes` "
+          "(irsim.stats.bayes) on every system pair, per metric (`<metric>` and `AG <metric>`; "
+          "issue 28).", [
+              _c("metric", _S, "metric; with `experiment.gmean`, also `AG <metric>` (the tests "
+                 "on log(x + 1e-5))"),
+              _BAYES_TEST,
+              _BAYES_RULE,
+              _c("system_a", _S, "first system of the pair (pairs a < b in collection order)"),
+              _c("system_b", _S, "second system of the pair"),
+              _c("diff", _F, "observed difference of the mean scores system_a - system_b "
+                 "(AG: mean difference of the logs)"),
+              _c("bf10", _F, "jzs_bf: the Bayes factor of a non-zero mean difference against "
+                 "none (+inf for constant non-zero differences); null for the other tests"),
+              _c("prob_positive", _F, "t_posterior, bayesian_bootstrap: posterior probability "
+                 "that system_a's true mean exceeds system_b's; null for jzs_bf"),
+              _c("prob_rope", _F, "t_posterior, bayesian_bootstrap: posterior probability that "
+                 "the true difference lies in [-rope, rope] (`experiment.bayes_rope`); null "
+                 "for jzs_bf"),
+              _c("decision", _S, "`better` (system_a credibly better), `worse`, `equivalent` "
+                 "or `undecided`"),
+          ], when="only with `experiment.bayes` set (not empty)"),
+    _spec("bayes_discpower", _DP, "Bayesian discriminative power (issue 28): per metric and "
+          "Bayesian test, how many system pairs its rule decides better, worse, equivalent or "
+          "undecided, beside the paired t test at `1 - experiment.bayes_prob`.", [
+              _c("metric", _S, "metric (`<metric>` or `AG <metric>`)"),
+              _BAYES_TEST,
+              _BAYES_RULE,
+              _c("pairs", _I, "system pairs decided"),
+              _c("better", _I, "pairs decided `better` (system_a credibly better)"),
+              _c("worse", _I, "pairs decided `worse`"),
+              _c("equivalent", _I, "pairs decided `equivalent` (jzs_bf: BF10 <= "
+                 "1/threshold; otherwise the posterior inside the ROPE)"),
+              _c("undecided", _I, "pairs with none of the three decisions"),
+              _c("different", _I, "better + worse: pairs decided different"),
+              _c("sensitivity", _F, "different / pairs: the Bayesian rule's discriminative "
+                 "power"),
+              _c("equivalent_share", _F, "equivalent / pairs"),
+              _c("t_alpha", _F, "level of the paired t test beside it: 1 - "
+                 "`experiment.bayes_prob`"),
+              _c("t_significant", _I, "pairs with the two-sided paired t test's p < t_alpha"),
+              _c("t_sensitivity", _F, "t_significant / pairs (the t test's discriminative "
+                 "power at t_alpha)"),
+              _c("both", _I, "pairs decided different by the rule and significant by the t "
+                 "test"),
+          ], when="only with `experiment.bayes` set (not empty)"),
     # -- error_rates ------------------------------------------------------------------------
     _spec("error_rates", ("error_rates",), "Error rates of run comparisons between two topic "
           "sets: per metric, sampling, size, difference bin and significance condition.", [
@@ -865,6 +914,61 @@ _SPECS = [
               _c("power_hi", _F, "Wilson upper limit of power"),
               _c("mean_rejections", _F, "mean number of pairs rejected per collection"),
           ]),
+    _spec("bayes_multiple_testing", ("multiple_testing",), "Bayesian decisions against the "
+          "known truth (issue 28): per metric, n, m, share_null and method, every Bayesian "
+          "test of `experiment.bayes` (uncorrected: a decision per pair) and, on the same "
+          "trials, every significance test with each correction and alpha; pooled over the "
+          "(trial, pair) comparisons. Bands are Wilson intervals with the per-trial shares "
+          "summed as the count over the trials (conservative, as table multiple_testing).", [
+              _c("metric", _S, "metric whose collection the generator was fit to"),
+              _c("n", _I, "topics per simulated collection"),
+              _c("m", _I, "systems per simulated collection"),
+              _c("share_null", _F, "share of the systems with the same true mean"),
+              _c("null_systems", _I, "systems with the null mean (true null pairs: the pairs "
+                 "among them)"),
+              _c("method", _S, "`bayes` (a Bayesian test's decision) or `test` (a "
+                 "significance test: different = rejected, direction = sign of the mean "
+                 "difference)"),
+              _c("test", _S, "the Bayesian test (`jzs_bf`, `t_posterior`, "
+                 "`bayesian_bootstrap`) or the significance test"),
+              _c("rule", _S, "Bayesian: the decision rule (as table bayes_decisions); test: "
+                 "`p <= alpha (correction)`"),
+              _c("correction", _S, "test: the correction of the family of all pairs; null for "
+                 "`bayes`"),
+              _c("alpha", _F, "test: its level; null for `bayes`"),
+              _c("trials", _I, "simulated collections"),
+              _c("null_comparisons", _I, "trial x pair comparisons with equal true means"),
+              _c("false_different", _I, "of them, decided better or worse (rejected)"),
+              _c("false_different_rate", _F, "false_different / null_comparisons: the "
+                 "per-comparison false \"different\" rate (NaN without true nulls)"),
+              _c("false_different_lo", _F, "Wilson lower limit of false_different_rate"),
+              _c("false_different_hi", _F, "Wilson upper limit of false_different_rate"),
+              _c("familywise", _I, "trials with at least one null pair decided different"),
+              _c("fwer", _F, "familywise / trials"),
+              _c("alt_comparisons", _I, "trial x pair comparisons with a true difference"),
+              _c("right", _I, "of them, decided different in the true direction"),
+              _c("power", _F, "right / alt_comparisons (NaN without true differences)"),
+              _c("power_lo", _F, "Wilson lower limit of power"),
+              _c("power_hi", _F, "Wilson upper limit of power"),
+              _c("wrong", _I, "comparisons with a true difference decided different in the "
+                 "wrong direction (Type S among all comparisons)"),
+              _c("wrong_sign_rate", _F, "wrong / alt_comparisons"),
+              _c("wrong_sign_lo", _F, "Wilson lower limit of wrong_sign_rate"),
+              _c("wrong_sign_hi", _F, "Wilson upper limit of wrong_sign_rate"),
+              _c("rope_comparisons", _I, "bayes: comparisons with |true difference| <= "
+                 "`experiment.bayes_rope` (the true nulls included); null for `test`"),
+              _c("equivalent_inside", _I, "bayes: of them, decided equivalent (correct); "
+                 "null for `test`"),
+              _c("equivalent_inside_rate", _F, "equivalent_inside / rope_comparisons"),
+              _c("equivalent_inside_lo", _F, "Wilson lower limit of equivalent_inside_rate"),
+              _c("equivalent_inside_hi", _F, "Wilson upper limit of equivalent_inside_rate"),
+              _c("equivalent_outside", _I, "bayes: comparisons with |true difference| > "
+                 "`experiment.bayes_rope` decided equivalent (an error); null for `test`"),
+              _c("equivalent_outside_rate", _F, "equivalent_outside / the comparisons with "
+                 "|true difference| > rope (NaN if none)"),
+              _c("undecided_rate", _F, "bayes: comparisons decided undecided / all "
+                 "comparisons; null for `test`"),
+          ], when="only with `experiment.bayes` set (not empty)"),
     _spec("multiple_testing_fit", ("multiple_testing",), "One row per metric: how the "
           "collection generator of `multiple_testing` was fit.", [
               _METRIC,

@@ -277,9 +277,10 @@ M_VALUES = [4, 6]
 FAST = {
     "discpower": (lambda s, d: irsim.discpower(
         s, B=100, tests=["paired_bootstrap", "t", "sign"], swap=True,
-        stability=True, fuzziness=[0.01, 0.05, 0.1], rankcorr=True, agreement=True, seed=1),
+        stability=True, fuzziness=[0.01, 0.05, 0.1], rankcorr=True, agreement=True, seed=1,
+        bayes=["jzs_bf", "t_posterior", "bayesian_bootstrap"]),
         Expect(), ("asl_curve_*", "pvalues_*", "mr_pt_curves.png", "swap_rates_*",
-                   "tau_matrix.png")),
+                   "tau_matrix.png", "bayes_discpower.png")),
     "swap": (lambda s, d: irsim.swap(s, subset_sizes=[5, 10], trials=40, seed=1),
              Expect(), ("swap_rates_*",)),
     "error_rates": (lambda s, d: irsim.error_rates(
@@ -333,9 +334,12 @@ def test_multiple_testing_figures_of_the_preset_layout(scores, tmp_path, sizes):
     sampled numbers of systems."""
     seen = render("multiple_testing", lambda: irsim.multiple_testing(
         scores, metric="AP", tests=["t", "randomisation"], systems=M_VALUES, sizes=sizes,
-        share_null=[1.0, 0.5, 0.2], trials=20, B=40, seed=1),
-        tmp_path, Expect(sizes={"multiple_testing_*": ("x", M_VALUES)}),
-        ("multiple_testing_AP_t.png", "multiple_testing_AP_randomisation.png"))
+        share_null=[1.0, 0.5, 0.2], trials=20, B=40, seed=1,
+        bayes=["jzs_bf", "t_posterior", "bayesian_bootstrap"]),
+        tmp_path, Expect(sizes={"multiple_testing_*": ("x", M_VALUES),
+                                "bayes_multiple_testing_*": ("x", M_VALUES)}),
+        ("multiple_testing_AP_t.png", "multiple_testing_AP_randomisation.png",
+         "bayes_multiple_testing_AP.png"))
     assert not seen.found, "\n".join(seen.found)
 
 

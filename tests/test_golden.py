@@ -56,7 +56,9 @@ ADDED_TABLES = {"corpus_validation_summary", "test_agreement",
                 # issue 28: Type M / Type S of test_errors and multiple_testing
                 "type_m_s",
                 # issue 28: Bayesian decisions of test_errors (only with experiment.bayes)
-                "bayes_decisions"}
+                "bayes_decisions",
+                # issue 28: Bayesian decisions of discpower (only with experiment.bayes)
+                "bayes_pairs", "bayes_discpower"}
 
 
 def _drop_logit_rows(t: pa.Table) -> pa.Table:

@@ -23,6 +23,17 @@ One run computes, for every metric and system pair, the method set of METHODS.md
   every metric pair with the Z0 test and the bootstrap SE (:mod:`~irsim.kit.rankcorr`),
   for ``<metric>`` and ``G <metric>`` (``AG`` ranks systems as ``G`` does).
 
+- Bayesian decisions (``bayes``, issue 28): every Bayesian test of
+  :data:`irsim.stats.registry.BAYES_TESTS` on every pair of the arithmetic-mean variants
+  (``<metric>``, ``AG <metric>``) decides better / worse / equivalent / undecided
+  (:class:`~irsim.kit.common.BayesRules`, the rules of experiment=test_errors) -> tables
+  ``bayes_pairs`` and ``bayes_discpower`` (Bayesian discriminative power: the share of pairs
+  decided different, beside the paired t test at ``1 - bayes_prob``). The Bayesian
+  bootstrap's Dirichlet weights come from the stream ``discpower/bayesian_bootstrap`` in
+  fixed blocks (one set of B draws shared by every pair and metric, as the paired bootstrap's
+  samples), and each pair is decided in its unit of 256 pairs by the shard that holds its
+  first replicate block, so its decision does not depend on sharding.
+
 Columns: :mod:`irsim.tables`; report: :mod:`irsim.report.discpower`. The bootstrap tests
 run (:mod:`~irsim.kit.discpower_kernel`) on the batched kernels of
 :mod:`irsim.stats.resample` (those of :func:`irsim.stats.paired_bootstrap` and
@@ -57,13 +68,16 @@ from irsim.experiments import Shards
 from irsim.kit.bins import ABSOLUTE
 from irsim.kit.bootswap import SWAP_STREAM, check_confidences, swap_tables
 from irsim.kit.common import (
+    BAYES_OPTIONS,
     PAIR_UNIT,
+    BayesRules,
     aligned_block,
     as_tuple,
     check_alphas,
     check_paired_bootstrap_topics,
     check_positive_int,
     check_resamples,
+    decision_codes,
     pair_index,
     round_sig,
     unit_ranges,
@@ -91,14 +105,18 @@ from irsim.kit.rankcorr import rankcorr_table, tau_matrices
 from irsim.kit.stability import DEFAULT_FUZZINESS, check_fuzziness, stability_table
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK
+from irsim.stats.bayes import DECISIONS
 from irsim.stats.multiple import CORRECTIONS, adjust
 from irsim.stats.resample import gmean_scores, log_scores
 from irsim.tables import schema, table
 
 __all__ = ["Config", "make", "DiscPower", "Variant", "TESTS",
-           "PAIRED_STREAM", "UNPAIRED_STREAM", "SWAP_STREAM", "TUKEY_STREAM", "TOPK_BUDGET"]
+           "PAIRED_STREAM", "UNPAIRED_STREAM", "SWAP_STREAM", "TUKEY_STREAM", "TOPK_BUDGET",
+           "BAYES_STREAM"]
 
 
+#: Random stream of the Bayesian bootstrap's Dirichlet weights (``discpower/<test>``).
+BAYES_STREAM = "discpower/bayesian_bootstrap"
 #: Bytes the top-k lists of the estimated difference may take.
 TOPK_BUDGET = 2 * 2**30
 _LOG = logging.getLogger(__name__)
@@ -165,6 +183,22 @@ class Config:
         Keep only the best systems by mean `top_by` (None: all; Sakai 2006 keeps 30).
     top_by : str, optional
         Metric that ranks the systems for `top_systems` (None: the first metric).
+    bayes : list of str
+        Bayesian tests of :data:`irsim.stats.registry.BAYES_TESTS` deciding every pair of
+        ``<metric>`` and ``AG <metric>`` (``jzs_bf``, ``t_posterior``,
+        ``bayesian_bootstrap``; tables ``bayes_pairs`` and ``bayes_discpower``); empty: none.
+    bayes_threshold : float
+        ``jzs_bf``: Bayes factor threshold (>= 1): better / worse when ``BF10 >=`` it,
+        equivalent when ``BF10 <= 1 /`` it.
+    bayes_r : float
+        ``jzs_bf``: scale of the Cauchy prior on the standardised effect (> 0).
+    bayes_prob : float
+        ``t_posterior``: mass of the HDI; ``bayesian_bootstrap``: posterior probability a
+        decision needs; in (0, 1). The paired t test beside them runs at ``1 - bayes_prob``.
+    bayes_rope : float
+        ``t_posterior``, ``bayesian_bootstrap``: half-width of the region of practical
+        equivalence ``[-rope, rope]`` in the metric's units (>= 0; ``AG``: log units). The
+        Bayesian bootstrap uses ``B`` posterior draws.
     """
 
     name: str = "discpower"
@@ -187,6 +221,11 @@ class Config:
     wilcoxon_correction: bool = False
     wilcoxon_zero_method: str = "wilcox"
     sign_threshold: float = 0.0
+    bayes: list[str] = field(default_factory=list)
+    bayes_threshold: float = BAYES_OPTIONS["bayes_threshold"]
+    bayes_r: float = BAYES_OPTIONS["bayes_r"]
+    bayes_prob: float = BAYES_OPTIONS["bayes_prob"]
+    bayes_rope: float = BAYES_OPTIONS["bayes_rope"]
 
 
 _DEFAULT = Config()
@@ -268,7 +307,33 @@ class DiscPower:
     options: TestOptions = TestOptions()
     shard_items: int = 4096
     shard_replicates: int = 1000
+    bayes: tuple[str, ...] = ()
+    bayes_threshold: float = _DEFAULT.bayes_threshold
+    bayes_r: float = _DEFAULT.bayes_r
+    bayes_prob: float = _DEFAULT.bayes_prob
+    bayes_rope: float = _DEFAULT.bayes_rope
     name: str = field(default="discpower", init=False)
+
+    def __post_init__(self) -> None:
+        for k, v in BayesRules.of(self).options().items():  # checked, normalised
+            object.__setattr__(self, k, v)
+
+    @property
+    def bayes_rules(self) -> BayesRules:
+        """The Bayesian tests and their rules (:class:`~irsim.kit.common.BayesRules`)."""
+        return BayesRules.of(self)
+
+    @property
+    def t_alpha(self) -> float:
+        """Level of the paired t test beside the Bayesian decisions: ``1 - bayes_prob``
+        (rounded to 12 decimals: 0.05 for 0.95)."""
+        return round(1.0 - self.bayes_prob, 12)
+
+    def bayes_variants(self, data: ScoreMatrix) -> list[int]:
+        """Indices of the variants the Bayesian tests decide (arithmetic means: ``<metric>``
+        and ``AG <metric>``); none without ``bayes``."""
+        return ([i for i, v in enumerate(self.variants(data)) if v.kind != "g"]
+                if self.bayes else [])
 
     @property
     def k(self) -> int:
@@ -311,7 +376,7 @@ class DiscPower:
         out = {k: getattr(self, k) for k in (
             "tests", "B", "alphas", "seed", "pvalue", "gmean", "stability", "fuzziness",
             "swap", "swap_confidence", "rankcorr", "estimated_diff", "correction", "agreement")}
-        return out | {"options": vars(self.options)}
+        return out | {"options": vars(self.options)} | self.bayes_rules.fingerprint()
 
     def fields(self, data: ScoreMatrix) -> dict[str, Kind]:
         """Per pair: test counters and top-k replicates, stability counters; per replicate:
@@ -344,20 +409,53 @@ class DiscPower:
         if self.swap:
             for name in ("unique", "overlap"):
                 out[name] = Slab((B,), along="reps", dtype="int64", fill=0)
+        for vi in self.bayes_variants(data):  # per pair: decision code, evidence (issue 28)
+            for test in self.bayes:
+                out[f"bayes_code_{vi}_{test}"] = Slab((P,), along="items", dtype="int64",
+                                                      fill=-1)
+                out[f"bayes_value_{vi}_{test}"] = Slab((P, 3), along="items")
         return out
 
     def kernel(self, shard: Shard, data: ScoreMatrix) -> dict[str, Any]:
         """The fields of one shard."""
         r0, r1 = shard.reps
-        if r1 <= r0:
-            return {}
-        out = ShardKernel(self, data, shard).run()
+        out = ShardKernel(self, data, shard).run() if r1 > r0 else {}
         if r0 == 0:  # the randomisation test draws its own B sign vectors
             ia, ib = (i[slice(*shard.items)] for i in pair_index(len(data.systems)))
             for vi, v in enumerate(self.variants(data)):
-                if "randomisation" in v.tests:
+                if "randomisation" in v.tests and r1 > r0:
                     out[f"randomisation_asl_{vi}"] = randomisation_asl(
                         _values(v, data), ia, ib, B=self.B, seed=self.seed, pvalue=self.pvalue)
+            out.update(self.bayes_kernel(shard, data))
+        return out
+
+    def bayes_kernel(self, shard: Shard, data: ScoreMatrix) -> dict[str, np.ndarray]:
+        """The Bayesian decisions of the shard's pairs (issue 28): per variant and Bayesian
+        test, the decision code (index of :data:`irsim.stats.bayes.DECISIONS`) and the
+        evidence ``(BF10, P(delta > 0), P(delta in ROPE))`` (NaN where the test has none),
+        one batched call per unit of 256 pairs (a unit's rows, hence every GEMM of the
+        Bayesian bootstrap, are the same for any sharding)."""
+        out: dict[str, np.ndarray] = {}
+        variants = self.variants(data)
+        ia, ib = pair_index(len(data.systems))
+        p0, p1 = shard.items
+        rules = self.bayes_rules
+        for vi in self.bayes_variants(data):
+            x = _values(variants[vi], data)
+            for test in self.bayes:
+                code = np.empty(p1 - p0, np.int64)
+                value = np.full((p1 - p0, 3), np.nan)
+                for a, b in unit_ranges(p0, p1, PAIR_UNIT):  # loop over 256-pair units
+                    res = rules.decide(test, x[ia[a:b]], x[ib[a:b]], B=self.B, seed=self.seed,
+                                       study=f"discpower/{test}")
+                    code[a - p0:b - p0] = decision_codes(np.atleast_1d(res.decision))
+                    if test == "jzs_bf":
+                        value[a - p0:b - p0, 0] = res.bf10
+                    else:
+                        value[a - p0:b - p0, 1] = res.prob_positive
+                        value[a - p0:b - p0, 2] = res.prob_rope
+                out[f"bayes_code_{vi}_{test}"] = code
+                out[f"bayes_value_{vi}_{test}"] = value
         return out
 
     # -- tables -------------------------------------------------------------------------
@@ -418,7 +516,57 @@ class DiscPower:
                 overlap_total=int(merged["overlap"].sum()), layout=ABSOLUTE)
         if self.rankcorr:
             out["rankcorr"] = self._rankcorr(merged, data, sampled)
+        if self.bayes:
+            out["bayes_pairs"], out["bayes_discpower"] = self._bayes_tables(merged, data)
         return out
+
+    def _bayes_tables(self, merged: dict[str, Any], data: ScoreMatrix
+                      ) -> tuple[pa.Table, pa.Table]:
+        """``bayes_pairs`` (a row per variant, Bayesian test and pair) and
+        ``bayes_discpower`` (a row per variant and Bayesian test: decision counts, the share
+        decided different, the paired t test at :attr:`t_alpha` beside it)."""
+        P = _pairs(data)
+        ia, ib = pair_index(len(data.systems))
+        systems = np.asarray(data.systems, dtype=object)
+        variants = self.variants(data)
+        labels = np.asarray(DECISIONS, dtype=object)
+        rules = self.bayes_rules
+        pair_cols: dict[str, list] = {c: [] for c in schema("bayes_pairs").names}
+        rows = []
+        for vi in self.bayes_variants(data):
+            v = variants[vi]
+            diff = _observed_diff(v, data)
+            t_asl, _ = closed_form_asl("t", _values(v, data), (self.t_alpha,), self.options)
+            t_sig = t_asl < self.t_alpha
+            for test in self.bayes:
+                code = merged[f"bayes_code_{vi}_{test}"]
+                value = merged[f"bayes_value_{vi}_{test}"]
+                rule = rules.rule(test, self.B)
+                for col, vals in (("metric", [v.name] * P), ("test", [test] * P),
+                                  ("rule", [rule] * P), ("system_a", systems[ia]),
+                                  ("system_b", systems[ib]), ("diff", diff),
+                                  ("bf10", value[:, 0]), ("prob_positive", value[:, 1]),
+                                  ("prob_rope", value[:, 2]), ("decision", labels[code])):
+                    pair_cols[col].append(vals)
+                counts = np.bincount(code, minlength=len(DECISIONS))
+                different = code <= 1  # better or worse
+                rows.append({
+                    "metric": v.name, "test": test, "rule": rule, "pairs": P,
+                    **{d: int(counts[i]) for i, d in enumerate(DECISIONS)},
+                    "different": int(different.sum()),
+                    "sensitivity": float(different.sum()) / P,
+                    "equivalent_share": float(counts[2]) / P,
+                    "t_alpha": self.t_alpha, "t_significant": int(t_sig.sum()),
+                    "t_sensitivity": float(t_sig.sum()) / P,
+                    "both": int((different & t_sig).sum()),
+                })
+        pairs = {}
+        for c, parts in pair_cols.items():
+            arr = np.concatenate(parts)
+            if c in ("bf10", "prob_positive", "prob_rope"):
+                arr = pa.array(arr, pa.float64(), mask=np.isnan(arr))
+            pairs[c] = arr
+        return table("bayes_pairs", pairs), table("bayes_discpower", rows)
 
     def asl_of(self, count: np.ndarray) -> np.ndarray:
         """Monte Carlo ASL of replicate counts: ``count/B`` or ``(count+1)/(B+1)``."""
@@ -535,6 +683,7 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
         shard_items=check_positive_int(shard_items, param("shard_items", "engine")),
         shard_replicates=check_positive_int(shard_replicates,
                                             param("shard_replicates", "engine")),
+        **BayesRules.of(c).options(),
         **flags,
     )
     if study.pvalue not in ("count", "plus_one"):

@@ -59,6 +59,19 @@ comparisons' ratios ``|d| / |delta|`` rounded to ``1 / RATIO_SCALE`` (``delta`` 
 systems' exact true means), the exact integer sums of those rounded ratios and of their
 squares, and the significant comparisons with the wrong sign.
 
+With ``bayes`` set (issue 28), the Bayesian tests of
+:data:`irsim.stats.registry.BAYES_TESTS` (the rules of :class:`~irsim.kit.common.BayesRules`,
+as in experiment=test_errors) decide every pair of every trial, uncorrected: better /
+worse / equivalent / undecided. Per (configuration, Bayesian test) integer counters hold, for
+the true null pairs, the pairs with ``0 < |delta| <= bayes_rope`` and those with ``|delta| >
+bayes_rope``, the comparisons decided in the true direction (for null pairs: better), in the
+other, equivalent and undecided, and the trials with a null pair decided different; table
+``bayes_multiple_testing`` sets them beside every significance test's rates on the same
+trials (per comparison: false "different" among true nulls, power and wrong direction among
+true differences). The Bayesian bootstrap draws its weights from the stream
+``multiple_testing/bayesian_bootstrap`` keyed by the batch of trials (as the Monte Carlo
+tests), so these counts do not depend on sharding either.
+
 The Tukey tests assume systems exchangeable within a topic (Tukey HSD: sphericity), more
 than equal means: with the fitted copula of TREC runs (unequal correlations) their FWER
 under a complete null exceeds alpha even with ``null_margins=shared``; with an
@@ -81,6 +94,8 @@ from irsim.engine.partials import Count
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
 from irsim.kit.common import (
+    BAYES_OPTIONS,
+    BayesRules,
     aligned_block,
     check_alphas,
     check_choices,
@@ -104,6 +119,7 @@ from irsim.simulate.collection import (
 )
 from irsim.stats import get_test
 from irsim.stats.anova import studentized_ranges
+from irsim.stats.bayes import DECISIONS
 from irsim.stats.binomial import wilson
 from irsim.stats.multiple import CORRECTIONS, reject
 from irsim.stats.registry import SIMULTANEOUS
@@ -220,6 +236,23 @@ class Config:
         Paired bootstrap statistic: studentised (Sakai) or shift (Urbano).
     ci_level : float
         Level of the Wilson bands.
+    bayes : list of str
+        Bayesian tests of :data:`irsim.stats.registry.BAYES_TESTS` deciding every pair of
+        every trial, uncorrected (``jzs_bf``, ``t_posterior``, ``bayesian_bootstrap``; table
+        ``bayes_multiple_testing``); empty: none.
+    bayes_threshold : float
+        ``jzs_bf``: Bayes factor threshold (>= 1): better / worse when ``BF10 >=`` it,
+        equivalent when ``BF10 <= 1 /`` it.
+    bayes_r : float
+        ``jzs_bf``: scale of the Cauchy prior on the standardised effect (> 0).
+    bayes_prob : float
+        ``t_posterior``: mass of the HDI; ``bayesian_bootstrap``: posterior probability a
+        decision needs; in (0, 1).
+    bayes_rope : float
+        ``t_posterior``, ``bayesian_bootstrap``: half-width of the region of practical
+        equivalence ``[-rope, rope]`` in the metric's units (>= 0); the pairs with a true
+        difference inside it are where "equivalent" is right. The Bayesian bootstrap uses
+        ``B`` posterior draws.
     """
 
     name: str = "multiple_testing"
@@ -246,6 +279,11 @@ class Config:
     sign_threshold: float = 0.0
     bootstrap_statistic: str = "t"
     ci_level: float = 0.95
+    bayes: list[str] = field(default_factory=list)
+    bayes_threshold: float = BAYES_OPTIONS["bayes_threshold"]
+    bayes_r: float = BAYES_OPTIONS["bayes_r"]
+    bayes_prob: float = BAYES_OPTIONS["bayes_prob"]
+    bayes_rope: float = BAYES_OPTIONS["bayes_rope"]
 
 
 @dataclass(frozen=True)
@@ -291,6 +329,8 @@ class MultipleTesting:
         (metric, n, m, share_null) configurations per shard.
     shard_replicates : int
         Trials per shard (rounded up to a multiple of 250). No shard size changes a result.
+    bayes, bayes_threshold, bayes_r, bayes_prob, bayes_rope
+        Bayesian tests and their decision rules (:class:`Config`).
 
     Examples
     --------
@@ -323,10 +363,17 @@ class MultipleTesting:
     null_margins: str = "own"
     shard_items: int = SHARD_ITEMS
     shard_replicates: int = SHARD_REPLICATES
+    bayes: tuple[str, ...] = ()
+    bayes_threshold: float = BAYES_OPTIONS["bayes_threshold"]
+    bayes_r: float = BAYES_OPTIONS["bayes_r"]
+    bayes_prob: float = BAYES_OPTIONS["bayes_prob"]
+    bayes_rope: float = BAYES_OPTIONS["bayes_rope"]
     name: str = field(default="multiple_testing", init=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
+        for k, v in BayesRules.of(self).options().items():  # checked, normalised
+            set_(self, k, v)
         set_(self, "tests", check_choices(self.tests, TESTS + SIMULTANEOUS,
                                           "test for experiment=multiple_testing",
                                           param("tests")))
@@ -369,7 +416,12 @@ class MultipleTesting:
         keys = ("sizes", "systems", "shares", "alphas", "tests", "corrections", "trials",
                 "B", "seed", "pvalue", "wilcoxon_method", "sign_threshold",
                 "bootstrap_statistic", "ci_level", "null_margins")
-        return {k: getattr(self, k) for k in keys}
+        return {k: getattr(self, k) for k in keys} | self.bayes_rules.fingerprint()
+
+    @property
+    def bayes_rules(self) -> BayesRules:
+        """The Bayesian tests and their rules (:class:`~irsim.kit.common.BayesRules`)."""
+        return BayesRules.of(self)
 
     def fields(self, data: CollectionData) -> dict[str, Count]:
         """Per configuration: trials; per (test, correction, alpha): trials with a false
@@ -385,7 +437,19 @@ class MultipleTesting:
                 "tm_hist": Count((*shape, RATIO_CAP + 1), along="items"),
                 "tm_wrong": Count(shape, along="items"),
                 "tm_sum": Count((*shape, 2), along="items"),
-                "tm_all": Count((n, 2), along="items")}
+                "tm_all": Count((n, 2), along="items"),
+                **self.bayes_fields(n)}
+
+    def bayes_fields(self, configs: int) -> dict[str, Count]:
+        """With ``bayes``: per (configuration, Bayesian test, truth, slot) the comparisons
+        decided, truth 0 = equal true means, 1 = ``0 < |delta| <= bayes_rope``, 2 = larger;
+        slot 0 = different in the true direction (for equal means: better), 1 = different
+        in the other, 2 = equivalent, 3 = undecided; per (configuration, Bayesian test) the
+        trials with a null pair decided different."""
+        if not self.bayes:
+            return {}
+        return {"bayes": Count((configs, len(self.bayes), 3, len(DECISIONS)), along="items"),
+                "bayes_familywise": Count((configs, len(self.bayes)), along="items")}
 
     # -- kernel -------------------------------------------------------------------------
     def kernel(self, shard: Shard, data: CollectionData) -> Partial:
@@ -399,6 +463,9 @@ class MultipleTesting:
                "tm_hist": np.zeros((*shape, RATIO_CAP + 1), np.int64),
                "tm_sum": np.zeros((*shape, 2), np.int64),
                "tm_all": np.zeros((i1 - i0, 2), np.int64)}
+        if self.bayes:
+            out["bayes"] = np.zeros((i1 - i0, len(self.bayes), 3, len(DECISIONS)), np.int64)
+            out["bayes_familywise"] = np.zeros((i1 - i0, len(self.bayes)), np.int64)
         groups: dict[tuple[int, int], list[int]] = {}
         for item in range(i0, i1):
             mi, ni, _, _ = self.config(item)
@@ -446,8 +513,14 @@ class MultipleTesting:
         # sharding), so memory stays bounded for large m
         step = max(1, min(t, BATCH_BYTES // (8 * len(pa_) * n)))
         alphas = np.asarray(self.alphas)
+        if self.bayes:
+            truth, toward = self._bayes_truth(true, null)
         for c0 in range(0, t, step):
             d = None
+            if self.bayes:
+                d = x[c0 : c0 + step, pa_] - x[c0 : c0 + step, pb_]
+                self._bayes_count(d, truth[c0 : c0 + step], toward[c0 : c0 + step], null,
+                                  (*key, c0), row, out)
             for ti, test in enumerate(self.tests):
                 if test in SIMULTANEOUS:  # decided over all pairs: no correction again
                     decided = self.simultaneous(test, x[c0 : c0 + step], (*key, c0))
@@ -475,6 +548,36 @@ class MultipleTesting:
                         out["tm_sum"][row, ti, ci, li, 1] += int((got * got).sum())
                         out["tm_wrong"][row, ti, ci, li] += int(np.count_nonzero(
                             sig & wrong_sign[c0 : c0 + step]))
+
+    def _bayes_truth(self, true: np.ndarray, null: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+        """Per (trial, pair): the truth class (0: equal true means, 1: ``0 < |delta| <=
+        bayes_rope``, 2: larger; the ROPE edge under the tie rule of
+        :mod:`irsim.stats.ties`) and the label code that is the true direction (better for
+        ``delta >= 0``, worse below)."""
+        size = np.abs(true) - tie_tolerance(true, 1.0)
+        truth = np.where(null[None, :], 0, np.where(size <= self.bayes_rope, 1, 2))
+        toward = np.where(null[None, :] | (true > 0), 0, 1)
+        return truth.astype(np.int64), toward.astype(np.int64)
+
+    def _bayes_count(self, d: np.ndarray, truth: np.ndarray, toward: np.ndarray,
+                     null: np.ndarray, key: tuple[int, ...], row: int,
+                     out: dict[str, np.ndarray]) -> None:
+        """Add the Bayesian decisions of the pair differences `d` (trials, pairs, n) to
+        `out` row `row`: one batched call per Bayesian test (the Bayesian bootstrap's
+        weights from the stream ``multiple_testing/bayesian_bootstrap`` keyed by `key`)."""
+        rules = self.bayes_rules
+        for bi, name in enumerate(self.bayes):  # loop over the Bayesian tests
+            code = rules.codes(name, d, B=self.B, seed=self.seed,
+                               study=f"multiple_testing/{name}", key=key)
+            code = code.reshape(truth.shape)
+            different = code <= 1
+            slot = np.where(different, np.where(code == toward, 0, 1), code)
+            out["bayes"][row, bi] += np.bincount(
+                (truth * len(DECISIONS) + slot).ravel(),
+                minlength=3 * len(DECISIONS)).reshape(3, len(DECISIONS))
+            out["bayes_familywise"][row, bi] += int(np.count_nonzero(
+                (different & null[None, :]).any(axis=1)))
 
     def pvalues(self, test: str, d: np.ndarray, key: tuple[int, ...]) -> np.ndarray:
         """Two-sided p-values of `test` for the pair differences `d` (..., n); Monte Carlo
@@ -598,8 +701,54 @@ class MultipleTesting:
             **{k: rates[k] for k in ("fwer", "fwer_lo", "fwer_hi", "fdr", "fdr_lo", "fdr_hi",
                                      "power", "power_lo", "power_hi")},
             "mean_rejections": mean_rej})
-        return {"multiple_testing": table, "multiple_testing_fit": fit_table(data),
-                "type_m_s": self._type_m_s(merged, data)}
+        out = {"multiple_testing": table, "multiple_testing_fit": fit_table(data),
+               "type_m_s": self._type_m_s(merged, data)}
+        if self.bayes:
+            out["bayes_multiple_testing"] = self._bayes_table(merged, data)
+        return out
+
+    def _bayes_table(self, merged: dict[str, np.ndarray], data: CollectionData) -> pa.Table:
+        """Table ``bayes_multiple_testing``: per configuration, a row per Bayesian test and a
+        row per (significance test, correction, alpha), from the integer counters."""
+        rules = self.bayes_rules
+        rows: list[dict] = []
+        for item in range(self._configs(data)):
+            mi, ni, si, hi = self.config(item)
+            m = self.systems[si]
+            m0 = true_null_count(m, self.shares[hi])
+            trials = int(merged["trials"][item])
+            null_pairs = m0 * (m0 - 1) // 2
+            alt_pairs = m * (m - 1) // 2 - null_pairs
+            base = {"metric": data.models[mi].metric, "n": self.sizes[ni], "m": m,
+                    "share_null": self.shares[hi], "null_systems": m0, "trials": trials,
+                    "null_comparisons": trials * null_pairs,
+                    "alt_comparisons": trials * alt_pairs}
+            for bi, name in enumerate(self.bayes):
+                c = merged["bayes"][item, bi]  # (truth, slot)
+                rows.append({**base, "method": "bayes", "test": name,
+                             "rule": rules.rule(name, self.B), "correction": None,
+                             "alpha": None,
+                             "false_different": int(c[0, 0] + c[0, 1]),
+                             "familywise": int(merged["bayes_familywise"][item, bi]),
+                             "right": int(c[1:, 0].sum()), "wrong": int(c[1:, 1].sum()),
+                             "rope_comparisons": int(c[:2].sum()),
+                             "equivalent_inside": int(c[:2, 2].sum()),
+                             "outside": int(c[2].sum()),
+                             "equivalent_outside": int(c[2, 2]),
+                             "undecided": int(c[:, 3].sum())})
+            for ti, test in enumerate(self.tests):
+                for ci, corr in enumerate(self.corrections):
+                    for li, alpha in enumerate(self.alphas):
+                        s = merged["true_rejections"][item, ti, ci, li]
+                        wrong = merged["tm_wrong"][item, ti, ci, li]
+                        rows.append({
+                            **base, "method": "test", "test": test,
+                            "rule": f"p <= {alpha:g} ({corr})", "correction": corr,
+                            "alpha": float(alpha),
+                            "false_different": int(merged["rejections"][item, ti, ci, li] - s),
+                            "familywise": int(merged["familywise"][item, ti, ci, li]),
+                            "right": int(s - wrong), "wrong": int(wrong)})
+        return bayes_rates_table(rows, self.ci_level)
 
     def _type_m_s(self, merged: dict[str, np.ndarray], data: CollectionData) -> pa.Table:
         """Table ``type_m_s``: per (configuration, test, correction, alpha), pooled over the
@@ -620,6 +769,72 @@ class MultipleTesting:
                                        merged["tm_sum"][item, ti, ci],
                                        merged["tm_wrong"][item, ti, ci], RATIO_SCALE)
         return rows.table()
+
+
+def bayes_rates_table(rows: list[dict], ci_level: float) -> pa.Table:
+    """Table ``bayes_multiple_testing`` from rows of counts: the rates and their Wilson
+    bands (the per-trial shares summed as the count over the trials, as table
+    ``multiple_testing``); a row without ``rope_comparisons`` (a significance test) has null
+    equivalence columns.
+
+    Examples
+    --------
+    >>> row = {"metric": "AP", "n": 25, "m": 4, "share_null": 0.5, "null_systems": 2,
+    ...        "trials": 10, "null_comparisons": 10, "alt_comparisons": 50,
+    ...        "method": "bayes", "test": "jzs_bf", "rule": "BF10 >= 3", "correction": None,
+    ...        "alpha": None, "false_different": 1, "familywise": 1, "right": 20,
+    ...        "wrong": 0, "rope_comparisons": 10, "equivalent_inside": 6, "outside": 50,
+    ...        "equivalent_outside": 5, "undecided": 28}
+    >>> t = bayes_rates_table([row], 0.95).to_pylist()[0]
+    >>> t["false_different_rate"], t["power"], t["equivalent_outside_rate"], t["undecided_rate"]
+    (0.1, 0.4, 0.1, 0.4666666666666667)
+    """
+    cols = ("metric", "n", "m", "share_null", "null_systems", "method", "test", "rule",
+            "correction", "alpha", "trials", "null_comparisons", "false_different",
+            "familywise", "alt_comparisons", "right", "wrong")
+    out: dict[str, object] = {c: [r[c] for r in rows] for c in cols}
+    trials = np.asarray(out["trials"], np.float64)
+
+    def rate(count_key: str, total: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        k = np.asarray([r.get(count_key, np.nan) for r in rows], np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share = k / total
+            lo, hi = wilson(share * trials, trials, ci_level)
+        return share, lo, hi
+
+    null = np.asarray(out["null_comparisons"], np.float64)
+    alt = np.asarray(out["alt_comparisons"], np.float64)
+    for name, key, total in (("false_different", "false_different", null),
+                             ("power", "right", alt), ("wrong_sign", "wrong", alt)):
+        share, lo, hi = rate(key, total)
+        stem = "power" if name == "power" else f"{name}_rate"
+        out[stem], out[f"{name}_lo"], out[f"{name}_hi"] = share, lo, hi
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["fwer"] = np.asarray(out["familywise"], np.float64) / trials
+    bayes = np.asarray([r["method"] == "bayes" for r in rows], bool)
+
+    def opt(values: list) -> pa.Array:  # integer counts of the Bayesian rows
+        arr = np.asarray(values, np.float64)
+        return pa.array(np.nan_to_num(arr).astype(np.int64), pa.int64(),
+                        mask=~bayes | np.isnan(arr))
+
+    get = {k: [r.get(k, np.nan) for r in rows] for k in (
+        "rope_comparisons", "equivalent_inside", "outside", "equivalent_outside", "undecided")}
+    inside = np.asarray(get["rope_comparisons"], np.float64)
+    share, lo, hi = rate("equivalent_inside", inside)
+    outside = np.asarray(get["outside"], np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        eq_out = np.asarray(get["equivalent_outside"], np.float64) / outside
+        undecided = np.asarray(get["undecided"], np.float64) / (null + alt)
+    out["rope_comparisons"] = opt(get["rope_comparisons"])
+    out["equivalent_inside"] = opt(get["equivalent_inside"])
+    for c, v in (("equivalent_inside_rate", share), ("equivalent_inside_lo", lo),
+                 ("equivalent_inside_hi", hi)):
+        out[c] = pa.array(v, pa.float64(), mask=~bayes)
+    out["equivalent_outside"] = opt(get["equivalent_outside"])
+    out["equivalent_outside_rate"] = pa.array(eq_out, pa.float64(), mask=~bayes)
+    out["undecided_rate"] = pa.array(undecided, pa.float64(), mask=~bayes)
+    return build_table("bayes_multiple_testing", out)
 
 
 @lru_cache(maxsize=256)
@@ -758,6 +973,7 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
         null_margins=str(config.null_margins),
         shard_items=items,
         shard_replicates=replicates,
+        **BayesRules.of(config).options(),
     )
     if config.dependence not in DEPENDENCE:
         raise unknown_name(param("dependence"), str(config.dependence), DEPENDENCE)

@@ -63,6 +63,8 @@ from irsim.engine.session import Engine
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
 from irsim.kit.common import (
+    BAYES_OPTIONS,
+    BayesRules,
     aligned_block,
     check_alphas,
     check_positive_int,
@@ -76,9 +78,8 @@ from irsim.simulate.fit_engine import fit_collections
 from irsim.simulate.topics import SimulationData, fit_simulator, prepare
 from irsim.stats import get_test
 from irsim.stats._validation import ALTERNATIVES
-from irsim.stats.bayes import DECISIONS, DEFAULT_R
+from irsim.stats.bayes import DECISIONS
 from irsim.stats.binomial import clopper_pearson
-from irsim.stats.registry import BAYES_TESTS, get_bayes_test
 from irsim.stats.typems import TypeMRecord, TypeMRows, merged_records, type_m_fields
 from irsim.tables import table as build_table
 
@@ -208,10 +209,10 @@ class Config:
     fit_cache: str | None = None
     fit_threads: int = 1
     bayes: list[str] = field(default_factory=list)
-    bayes_threshold: float = 3.0
-    bayes_r: float = DEFAULT_R
-    bayes_prob: float = 0.95
-    bayes_rope: float = 0.01
+    bayes_threshold: float = BAYES_OPTIONS["bayes_threshold"]
+    bayes_r: float = BAYES_OPTIONS["bayes_r"]
+    bayes_prob: float = BAYES_OPTIONS["bayes_prob"]
+    bayes_rope: float = BAYES_OPTIONS["bayes_rope"]
 
 
 @dataclass(frozen=True)
@@ -267,10 +268,10 @@ class TestErrors:
     shard_items: int = SHARD_ITEMS
     shard_replicates: int = SHARD_REPLICATES
     bayes: tuple[str, ...] = ()
-    bayes_threshold: float = 3.0
-    bayes_r: float = DEFAULT_R
-    bayes_prob: float = 0.95
-    bayes_rope: float = 0.01
+    bayes_threshold: float = BAYES_OPTIONS["bayes_threshold"]
+    bayes_r: float = BAYES_OPTIONS["bayes_r"]
+    bayes_prob: float = BAYES_OPTIONS["bayes_prob"]
+    bayes_rope: float = BAYES_OPTIONS["bayes_rope"]
     name: str = field(default="test_errors", init=False)
 
     def __post_init__(self) -> None:
@@ -304,28 +305,13 @@ class TestErrors:
         check_simulated_tests(self)
 
     def _check_bayes(self) -> None:
-        set_ = object.__setattr__
-        set_(self, "bayes", tuple(self.bayes))
-        for b in self.bayes:
-            if b not in BAYES_TESTS:
-                raise unknown_name(f"Bayesian test in {param('bayes')}", str(b), BAYES_TESTS)
-        if len(set(self.bayes)) != len(self.bayes):
-            raise ConfigError(f"{param('bayes')} lists a test twice: {list(self.bayes)}")
+        for k, v in BayesRules.of(self).options().items():  # checked, normalised
+            object.__setattr__(self, k, v)
 
-        def number(key: str, ok, want: str) -> float:
-            try:
-                v = float(getattr(self, key))
-            except (TypeError, ValueError):
-                v = math.nan
-            if not (math.isfinite(v) and ok(v)):
-                raise ConfigError(f"{param(key)} must be {want}, got {getattr(self, key)!r}")
-            set_(self, key, v)
-            return v
-
-        number("bayes_threshold", lambda v: v >= 1.0, ">= 1")
-        number("bayes_r", lambda v: v > 0.0, "> 0")
-        number("bayes_prob", lambda v: 0.0 < v < 1.0, "in (0, 1)")
-        number("bayes_rope", lambda v: v >= 0.0, ">= 0")
+    @property
+    def bayes_rules(self) -> BayesRules:
+        """The Bayesian tests and their rules (:class:`~irsim.kit.common.BayesRules`)."""
+        return BayesRules.of(self)
 
     def bayes_rule(self, name: str) -> str:
         """The decision rule of Bayesian test `name` as table ``bayes_decisions`` spells it.
@@ -336,11 +322,7 @@ class TestErrors:
         >>> s.bayes_rule("jzs_bf"), s.bayes_rule("t_posterior")
         ('BF10 >= 3 (r=0.7071)', '95% HDI vs ROPE +-0.01')
         """
-        if name == "jzs_bf":
-            return f"BF10 >= {self.bayes_threshold:g} (r={self.bayes_r:.4g})"
-        if name == "t_posterior":
-            return f"{100 * self.bayes_prob:g}% HDI vs ROPE +-{self.bayes_rope:g}"
-        return f"P >= {self.bayes_prob:g} (ROPE +-{self.bayes_rope:g}, B={self.B})"
+        return self.bayes_rules.rule(name, self.B)
 
     def bayes_codes(self, name: str, x: np.ndarray, y: np.ndarray,
                     key: tuple[int, ...]) -> np.ndarray:
@@ -348,24 +330,13 @@ class TestErrors:
         `name` for every trial (row) of ``x - y``, one batched call. The Bayesian bootstrap
         draws its weights from the stream ``test_errors/bayesian_bootstrap`` keyed by `key`
         (the trial block's coordinates, as the Monte Carlo tests)."""
-        spec = get_bayes_test(name)
-        options: dict = {}
-        if name == "jzs_bf":
-            options.update(r=self.bayes_r, threshold=self.bayes_threshold)
-        else:
-            options.update(rope=self.bayes_rope, prob=self.bayes_prob)
-        if spec.monte_carlo:
-            options.update(B=self.B, seed=self.seed, study=f"test_errors/{name}", key=key)
-        decision = np.atleast_1d(spec.function(x, y, **options).decision)
-        return decision_codes(decision)
+        return self.bayes_rules.codes(name, x, y, B=self.B, seed=self.seed,
+                                      study=f"test_errors/{name}", key=key)
 
     def bayes_fingerprint(self) -> dict:
         """The Bayesian parameters of the fingerprint (empty without ``bayes``, so that
         runs without Bayesian tests keep their fingerprints)."""
-        if not self.bayes:
-            return {}
-        return {k: getattr(self, k) for k in ("bayes", "bayes_threshold", "bayes_r",
-                                              "bayes_prob", "bayes_rope")}
+        return self.bayes_rules.fingerprint()
 
     def bayes_table(self, counts: np.ndarray, trials: np.ndarray, keys: list[dict]) -> pa.Table:
         """Table ``bayes_decisions`` from the decision counts (configurations, tests, 4)
@@ -564,21 +535,6 @@ class TestErrors:
                     else:
                         rows.add(keys, q[:k, item], code[:k, item, ti, ai], delta)
         return rows.table()
-
-
-def decision_codes(decision: np.ndarray) -> np.ndarray:
-    """Indices in :data:`irsim.stats.bayes.DECISIONS` of an array of decision labels.
-
-    Examples
-    --------
-    >>> decision_codes(np.array(["worse", "better", "undecided"])).tolist()
-    [1, 0, 3]
-    """
-    labels = np.asarray(DECISIONS)
-    hit = np.asarray(decision)[:, None] == labels[None, :]
-    if not hit.any(axis=1).all():
-        raise ValueError(f"unknown decision labels in {np.unique(decision)}")
-    return hit.argmax(axis=1)
 
 
 def bayes_decisions_table(counts: np.ndarray, trials: np.ndarray, keys: list[dict],

@@ -29,6 +29,9 @@ __all__ = [
     "auto_block",
     "check_systems_differ",
     "Shards",
+    "BAYES_OPTIONS",
+    "BayesRules",
+    "decision_codes",
 ]
 
 
@@ -369,3 +372,149 @@ class Shards:
         """``(items, replicates)`` with the study's defaults filled in."""
         return (items_default if self.items is None else int(self.items),
                 replicates_default if self.replicates is None else int(self.replicates))
+
+
+# ------------------------------------------------------------------ Bayesian decisions
+#: The parameters of a study's Bayesian tests (issue 28), as every study's ``Config`` spells
+#: them, with their defaults (``bayes``: none; :class:`BayesRules`).
+BAYES_OPTIONS: dict[str, Any] = {"bayes_threshold": 3.0, "bayes_r": math.sqrt(2.0) / 2.0,
+                                 "bayes_prob": 0.95, "bayes_rope": 0.01}
+
+
+def decision_codes(decision: np.ndarray) -> np.ndarray:
+    """Indices in :data:`irsim.stats.bayes.DECISIONS` of an array of decision labels.
+
+    Examples
+    --------
+    >>> decision_codes(np.array(["worse", "better", "undecided"])).tolist()
+    [1, 0, 3]
+    """
+    from irsim.stats.bayes import DECISIONS
+
+    labels = np.asarray(DECISIONS)
+    flat = np.asarray(decision).reshape(-1)
+    hit = flat[:, None] == labels[None, :]
+    if not hit.any(axis=1).all():
+        raise ValueError(f"unknown decision labels in {np.unique(flat)}")
+    return hit.argmax(axis=1).reshape(np.shape(decision))
+
+
+@dataclass(frozen=True)
+class BayesRules:
+    """The Bayesian tests a study runs (``experiment.bayes``) and their decision rules: the
+    one definition of the options ``bayes``, ``bayes_threshold``, ``bayes_r``,
+    ``bayes_prob`` and ``bayes_rope`` shared by test_errors, discpower and multiple_testing
+    (checks, rule labels, the batched calls, the fingerprint).
+
+    Parameters
+    ----------
+    tests : tuple of str
+        Names of :data:`irsim.stats.registry.BAYES_TESTS` (``jzs_bf``, ``t_posterior``,
+        ``bayesian_bootstrap``), each at most once; empty: none.
+    threshold : float
+        ``jzs_bf``: better / worse when ``BF10 >= threshold``, equivalent when ``BF10 <=
+        1 / threshold`` (>= 1).
+    r : float
+        ``jzs_bf``: scale of the Cauchy prior on the standardised effect (> 0).
+    prob : float
+        ``t_posterior``: mass of the HDI; ``bayesian_bootstrap``: the posterior probability
+        a decision needs; in (0, 1).
+    rope : float
+        ``t_posterior``, ``bayesian_bootstrap``: half-width of the region of practical
+        equivalence (>= 0), in the metric's units.
+
+    Examples
+    --------
+    >>> rules = BayesRules(("jzs_bf", "t_posterior"))
+    >>> rules.rule("jzs_bf", 1000), rules.rule("t_posterior", 1000)
+    ('BF10 >= 3 (r=0.7071)', '95% HDI vs ROPE +-0.01')
+    >>> z = np.array([[0.1, 0.3, 0.2, 0.4, 0.2], [0.1, -0.1, 0.05, -0.05, 0.0]])
+    >>> rules.codes("jzs_bf", z).tolist()      # better, undecided
+    [0, 3]
+    >>> BayesRules(("jzs",))
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: unknown Bayesian test in experiment.bayes 'jzs' (did you \
+mean 'jzs_bf'?); valid: bayesian_bootstrap, jzs_bf, t_posterior
+    """
+
+    tests: tuple[str, ...] = ()
+    threshold: float = BAYES_OPTIONS["bayes_threshold"]
+    r: float = BAYES_OPTIONS["bayes_r"]
+    prob: float = BAYES_OPTIONS["bayes_prob"]
+    rope: float = BAYES_OPTIONS["bayes_rope"]
+
+    def __post_init__(self) -> None:
+        from irsim.errors import unknown_name
+        from irsim.stats.registry import BAYES_TESTS
+
+        set_ = object.__setattr__
+        tests = (self.tests,) if isinstance(self.tests, str) else tuple(self.tests)
+        set_(self, "tests", tuple(str(t) for t in tests))
+        for b in self.tests:
+            if b not in BAYES_TESTS:
+                raise unknown_name(f"Bayesian test in {param('bayes')}", b, BAYES_TESTS)
+        if len(set(self.tests)) != len(self.tests):
+            raise ConfigError(f"{param('bayes')} lists a test twice: {list(self.tests)}")
+        for attr, ok, want in (("threshold", lambda v: v >= 1.0, ">= 1"),
+                               ("r", lambda v: v > 0.0, "> 0"),
+                               ("prob", lambda v: 0.0 < v < 1.0, "in (0, 1)"),
+                               ("rope", lambda v: v >= 0.0, ">= 0")):
+            raw = getattr(self, attr)
+            try:
+                v = math.nan if isinstance(raw, bool) else float(raw)
+            except (TypeError, ValueError):
+                v = math.nan
+            if not (math.isfinite(v) and ok(v)):
+                raise ConfigError(f"{param('bayes_' + attr)} must be {want}, got {raw!r}")
+            set_(self, attr, v)
+
+    @classmethod
+    def of(cls, obj: Any) -> BayesRules:
+        """The rules of an object with the attributes ``bayes``, ``bayes_threshold``,
+        ``bayes_r``, ``bayes_prob`` and ``bayes_rope`` (a study's ``Config`` or study),
+        checked."""
+        return cls(obj.bayes or (),
+                   *(getattr(obj, k) for k in BAYES_OPTIONS))
+
+    def options(self) -> dict[str, Any]:
+        """``{bayes: ..., bayes_threshold: ..., ...}``, normalised (as a study stores them).
+        """
+        return {"bayes": self.tests, "bayes_threshold": self.threshold, "bayes_r": self.r,
+                "bayes_prob": self.prob, "bayes_rope": self.rope}
+
+    def fingerprint(self) -> dict[str, Any]:
+        """The options that determine a study's tables; empty without Bayesian tests (so a
+        run without them keeps the fingerprint it had before they existed)."""
+        return self.options() if self.tests else {}
+
+    def rule(self, name: str, B: int) -> str:
+        """The decision rule of Bayesian test `name` as the tables spell it (`B`: the
+        Bayesian bootstrap's posterior draws)."""
+        if name == "jzs_bf":
+            return f"BF10 >= {self.threshold:g} (r={self.r:.4g})"
+        if name == "t_posterior":
+            return f"{100 * self.prob:g}% HDI vs ROPE +-{self.rope:g}"
+        return f"P >= {self.prob:g} (ROPE +-{self.rope:g}, B={B})"
+
+    def decide(self, name: str, x: np.ndarray, y: np.ndarray | None = None, *, B: int = 1000,
+               seed: int = 0, study: str = "stats/bayesian_bootstrap",
+               key: tuple[int, ...] = ()) -> Any:
+        """The result of Bayesian test `name` (:mod:`irsim.stats.bayes`) for every pair
+        (row) of ``x - y`` (or of the differences `x`), one batched call with this rule; a
+        Monte Carlo test draws `B` posterior draws from the stream `study` keyed by `key`
+        (and `seed`)."""
+        from irsim.stats.registry import get_bayes_test
+
+        spec = get_bayes_test(name)
+        opts: dict[str, Any] = ({"r": self.r, "threshold": self.threshold}
+                                if name == "jzs_bf" else {"rope": self.rope, "prob": self.prob})
+        if spec.monte_carlo:
+            opts.update(B=B, seed=seed, study=study, key=key)
+        return spec.function(x, y, **opts)
+
+    def codes(self, name: str, x: np.ndarray, y: np.ndarray | None = None, **mc: Any
+              ) -> np.ndarray:
+        """Decision codes (indices of :data:`irsim.stats.bayes.DECISIONS`) of
+        :meth:`decide`, the leading shape of `x` (at least 1-d)."""
+        return decision_codes(np.atleast_1d(self.decide(name, x, y, **mc).decision))

@@ -20,12 +20,14 @@ from irsim.report import markdown_table, safe_name, save_figure
 from irsim.report.plots import asl_curves
 
 __all__ = ["sections", "mr_pt_curves", "swap_rate_curves", "tau_matrix", "pvalue_matrices",
-           "FIGURES"]
+           "bayes_sections", "bayes_plot", "FIGURES"]
 
 #: Figures of this report (besides :data:`irsim.report.plots.FIGURES`; ``<metric>`` as
 #: :func:`irsim.report.safe_name` spells it).
 FIGURES = ("mr_pt_curves.png", "swap_rates_<kind>.png", "tau_matrix.png",
-           "pvalues_<metric>.png")
+           "pvalues_<metric>.png", "bayes_discpower.png")
+_BAYES_LABELS = {"jzs_bf": "JZS Bayes factor", "t_posterior": "t posterior (HDI+ROPE)",
+                 "bayesian_bootstrap": "Bayesian bootstrap"}
 
 
 def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
@@ -112,7 +114,82 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
                   markdown_table(tables["rankcorr"]), ""]
         for path in tau_matrix(tables["rankcorr"], run_dir):
             lines += [f"![{path.stem}]({path.name})", ""]
+    return lines + bayes_sections(tables, run_dir)
+
+
+def bayes_sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
+    """Markdown of table ``bayes_discpower`` (``experiment.bayes``): the Bayesian rules'
+    decisions over all pairs beside the t test, and the figure.
+
+    Examples
+    --------
+    >>> bayes_sections({}, Path("."))
+    []
+    """
+    bd = tables.get("bayes_discpower")
+    if bd is None or not bd.num_rows:
+        return []
+    df = bd.to_pandas()
+    rules = "; ".join(f"`{t}`: {r}" for t, r in dict(zip(df["test"], df["rule"],
+                                                        strict=True)).items())
+    t_alpha = float(df["t_alpha"].iloc[0])
+    lines = ["## Bayesian decisions", "",
+             "Every system pair decided by the Bayesian tests of `experiment.bayes` "
+             f"({rules}): `better` (the first system credibly better), `worse`, "
+             "`equivalent` or `undecided`. `sensitivity` is the share of pairs decided "
+             "different (better or worse), the Bayesian counterpart of discriminative power; "
+             f"`t_sensitivity` is the paired t test's at p < {t_alpha:g} (1 - "
+             "`experiment.bayes_prob`) and `both` counts the pairs both call different. A "
+             "Bayesian rule is not calibrated to a level: a higher sensitivity is not better "
+             "by itself (see the known-truth error rates of experiment=test_errors and "
+             "multiple_testing). `equivalent` is a positive finding the t test cannot make: "
+             "the pair's difference is credibly inside the ROPE (for the Bayes factor: the "
+             "evidence favours no difference). Every pair's decision and evidence: "
+             "`results/bayes_pairs.parquet`.", "",
+             markdown_table(bd.select(["metric", "test", "pairs", "better", "worse",
+                                       "equivalent", "undecided", "sensitivity",
+                                       "t_sensitivity", "both"]), max_rows=60), ""]
+    for path in bayes_plot(bd, run_dir):
+        lines += [f"![{path.stem}]({path.name})", ""]
     return lines
+
+
+def bayes_plot(bayes_discpower: pa.Table, out_dir: str | Path) -> list[Path]:
+    """``bayes_discpower.png``: one bar per (metric, Bayesian test) split into the shares
+    of pairs decided different, equivalent and undecided, with the t test's sensitivity
+    as a black diamond on the same row."""
+    df = bayes_discpower.to_pandas()
+    if df.empty:
+        return []
+    rows = len(df)
+    fig = Figure(figsize=(8.0, 1.9 + 0.34 * rows))
+    ax = fig.add_subplot()
+    y = np.arange(rows)[::-1].astype(float)
+    undecided = df["undecided"].to_numpy(np.float64) / df["pairs"].to_numpy(np.float64)
+    left = np.zeros(rows)
+    for values, colour, label in (
+            (df["sensitivity"].to_numpy(np.float64), "tab:blue",
+             "different (better or worse)"),
+            (df["equivalent_share"].to_numpy(np.float64), "tab:green", "equivalent"),
+            (undecided, "lightgrey", "undecided")):
+        ax.barh(y, values, left=left, height=0.7, color=colour, label=label)
+        left = left + values
+    t_alpha = float(df["t_alpha"].iloc[0])
+    ax.plot(df["t_sensitivity"].to_numpy(np.float64), y, linestyle="none", marker="D",
+            markersize=6, color="black", label=f"t test: share p < {t_alpha:g}")
+    ax.set_yticks(y)
+    ax.set_yticklabels([f"{m} | {_BAYES_LABELS.get(t, t)}"
+                        for m, t in zip(df["metric"], df["test"], strict=True)], fontsize=8)
+    ax.set_xlim(0.0, 1.0)
+    ax.set_ylim(-0.6, rows - 0.4)
+    ax.set_xlabel("share of system pairs")
+    height = fig.get_figheight()
+    fig.legend(loc="upper center", ncol=2, fontsize=8, frameon=False,
+               bbox_to_anchor=(0.5, 1 - 0.08 / height))
+    fig.subplots_adjust(top=1 - 0.75 / height, bottom=0.7 / height, left=0.36, right=0.97)
+    path = Path(out_dir) / "bayes_discpower.png"
+    save_figure(fig, path)
+    return [path]
 
 
 def _filled(table: pa.Table) -> pa.Table:

@@ -13,10 +13,13 @@ from matplotlib.figure import Figure
 from irsim.report import markdown_table, save_figure, type_m_s
 from irsim.stats.registry import SIMULTANEOUS
 
-__all__ = ["FIGURES", "sections", "rates_plot"]
+__all__ = ["FIGURES", "sections", "rates_plot", "bayes_sections", "bayes_plot"]
 
-#: The PNGs the report draws (one per metric and test; non-alphanumerics become ``_``).
-FIGURES = ("multiple_testing_<metric>_<test>.png",)
+#: The PNGs the report draws (one per metric and test, and with ``experiment.bayes`` one per
+#: metric; non-alphanumerics become ``_``).
+FIGURES = ("multiple_testing_<metric>_<test>.png", "bayes_multiple_testing_<metric>.png")
+_BAYES_LABELS = {"jzs_bf": "JZS Bayes factor", "t_posterior": "t posterior (HDI+ROPE)",
+                 "bayesian_bootstrap": "Bayesian bootstrap"}
 
 #: Panels of a figure: (column, y-axis label).
 _PANELS = (("fwer", "family-wise error rate"), ("fdr", "false discovery rate"),
@@ -200,4 +203,108 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
                   "`shrinkage`: weight of the equicorrelation target that makes the "
                   "normal-score correlation positive definite.", "",
                   markdown_table(tables["multiple_testing_fit"]), ""]
-    return lines + type_m_s.sections(tables, run_dir, figures=False)
+    return (lines + type_m_s.sections(tables, run_dir, figures=False)
+            + bayes_sections(tables, run_dir))
+
+
+def _bayes_view(table: pa.Table) -> tuple[pa.Table, float | None]:
+    """The Bayesian rows and the significance tests' uncorrected rows at the level nearest
+    0.05 (the per-comparison counterparts of a Bayesian decision)."""
+    import pandas as pd
+
+    df = table.to_pandas()
+    tests = df[(df["method"] == "test") & (df["correction"] == "none")]
+    alpha = None
+    if not tests.empty:
+        levels = sorted(tests["alpha"].unique())
+        alpha = float(min(levels, key=lambda a: abs(a - 0.05)))
+        tests = tests[tests["alpha"] == alpha]
+    view = pd.concat([df[df["method"] == "bayes"], tests])
+    return pa.Table.from_pandas(view, preserve_index=False), alpha
+
+
+def bayes_sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
+    """Markdown of table ``bayes_multiple_testing`` (``experiment.bayes``): the Bayesian
+    rules' per-comparison error rates beside the uncorrected significance tests, and one
+    figure per metric.
+
+    Examples
+    --------
+    >>> bayes_sections({}, Path("."))
+    []
+    """
+    bt = tables.get("bayes_multiple_testing")
+    if bt is None or not bt.num_rows:
+        return []
+    view, alpha = _bayes_view(bt)
+    beside = (f" Beside them, every significance test without a correction at alpha = "
+              f"{alpha:g} (all corrections and levels: the parquet file)." if alpha else "")
+    lines = ["## Bayesian decisions against known truth", "",
+             "The Bayesian tests of `experiment.bayes` decide every pair of every simulated "
+             "collection (no correction: one decision per pair)." + beside, "",
+             "How to read it:", "",
+             "- **false_different_rate**: share of the true-null comparisons (equal true "
+             "means) decided better or worse, the counterpart of a test's per-comparison Type "
+             "I error; **fwer**: share of collections with at least one.",
+             "- **power**: share of the comparisons with a true difference decided in the "
+             "true direction; **wrong_sign_rate**: decided in the wrong one.",
+             "- **equivalent_inside_rate** (Bayesian rows): share of the comparisons with "
+             "|true difference| <= `experiment.bayes_rope` (the true nulls included) decided "
+             "equivalent, a correct call; **equivalent_outside_rate** is the share of the "
+             "others decided equivalent, an error.", "",
+             markdown_table(view.select(
+                 ["metric", "n", "m", "share_null", "test", "rule", "false_different_rate",
+                  "fwer", "power", "wrong_sign_rate", "equivalent_inside_rate",
+                  "equivalent_outside_rate"]), max_rows=80), ""]
+    for path in bayes_plot(view, Path(run_dir)):
+        lines += [f"![{path.stem}]({path.name})", ""]
+    return lines
+
+
+def bayes_plot(view: pa.Table, out_dir: Path) -> list[Path]:
+    """``bayes_multiple_testing_<metric>.png``: against m, one row of panels per n: the
+    false "different" rate where every system ties (the largest share_null) and the power
+    where some differ (the smallest share_null below 1), one line per Bayesian test and
+    uncorrected significance test."""
+    df = view.to_pandas()
+    paths = []
+    for metric in dict.fromkeys(df["metric"]):
+        cell = df[df["metric"] == metric]
+        sizes = sorted(cell["n"].unique())
+        shares = sorted(cell["share_null"].unique())
+        live = [h for h in shares if h < 1.0]
+        panels = [("false_different_rate", max(shares), "false \"different\" rate")]
+        if live:
+            panels.append(("power", min(live), "power"))
+        fig = Figure(figsize=(4.2 * len(panels), 1.1 + 2.6 * len(sizes)))
+        axes = np.asarray(fig.subplots(len(sizes), len(panels), squeeze=False))
+        series = list(dict.fromkeys(zip(cell["method"], cell["test"], strict=True)))
+        for i, n in enumerate(sizes):
+            for j, (col, share, label) in enumerate(panels):
+                ax = axes[i, j]
+                for k, (method, test) in enumerate(series):
+                    r = cell[(cell["n"] == n) & (cell["share_null"] == share)
+                             & (cell["method"] == method) & (cell["test"] == test)]
+                    r = r.sort_values("m")
+                    name = _BAYES_LABELS.get(test, test) if method == "bayes" else (
+                        f"{test} (p <= {float(r['alpha'].iloc[0]):g})" if len(r) else test)
+                    ax.plot(r["m"], r[col], marker=_MARKERS[k % len(_MARKERS)],
+                            linestyle="--" if method == "test" else "-",
+                            color=f"C{k % 10}", label=name if i == j == 0 else None,
+                            markersize=5)
+                ax.set_title(f"n = {n}, share_null = {share:g}", fontsize=9)
+                ax.set_ylabel(label)
+                ms = sorted(cell["m"].unique())
+                ax.set_xticks(ms)
+                if i == len(sizes) - 1:
+                    ax.set_xlabel("systems per collection (m)")
+        height = fig.get_figheight()
+        fig.legend(loc="upper center", ncol=2, fontsize=8, frameon=False,
+                   bbox_to_anchor=(0.5, 1 - 0.05 / height))
+        rows = -(-len(series) // 2)
+        fig.subplots_adjust(top=1 - (0.3 + 0.2 * rows) / height, hspace=0.45, wspace=0.3)
+        safe = "".join(c if c.isalnum() else "_" for c in f"bayes_multiple_testing_{metric}")
+        path = out_dir / f"{safe}.png"
+        save_figure(fig, path)
+        paths.append(path)
+    return paths
