@@ -129,6 +129,10 @@ def test_issue_figures_on_the_47_run_collection():
     count_ref = g_reference(scores[sorted(order[11:])])
     for key in ("pct_system", "pct_topic", "pct_residual"):
         assert rows["count"][key] == pytest.approx(count_ref[key], rel=1e-10)
+    # the figures docs/studies/reliability.md and docs/guides/determinism.md quote
+    assert (rows["count"].systems, rows["quantile"].systems) == (36, 35)
+    assert (round(rows["count"].pct_system, 2), round(rows["quantile"].pct_system, 2)) == \
+        (6.24, 5.85)
     moved = max(abs(rows["quantile"][k] - rows["count"][k])
                 for k in ("pct_system", "pct_topic", "pct_residual"))
     assert 0.5 < moved < 1.0

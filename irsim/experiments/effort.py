@@ -38,6 +38,7 @@ from irsim.kit.topicsets import (
     check_drop_bottom,
     check_drop_rule,
     check_schemes,
+    check_set_memory,
     check_sizes,
     compared_systems,
     sampling_configs,
@@ -306,6 +307,7 @@ def make(config: Config, data: DocCollection, *, seed: int, shards: Shards
     n = len(derived.matrix.topics)
     if n < 2:
         raise ConfigError(f"error rates need >= 2 topics, got {n}")
+    check_set_memory(n, "effort's error rates")
     errors = PairErrors(configs=sampling_configs(schemes, sizes, n), trials=trials,
                         seed=int(seed), extras=False)
     systems = compared_systems(derived.matrix, drop_bottom, derived.matrix.metrics[0],

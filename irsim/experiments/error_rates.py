@@ -48,13 +48,20 @@ from irsim.engine.partials import Kind, Slab
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
 from irsim.kit.bins import LAYOUTS
-from irsim.kit.common import as_tuple, check_positive_int, check_unique, select_metrics
+from irsim.kit.common import (
+    as_tuple,
+    check_memory,
+    check_positive_int,
+    check_unique,
+    select_metrics,
+)
 from irsim.kit.topicsets import (
     ERROR_STREAM,
     PairErrors,
     check_drop_bottom,
     check_drop_rule,
     check_schemes,
+    check_set_memory,
     check_sizes,
     compared_systems,
     rates,
@@ -454,6 +461,11 @@ sampling of 2 sets from 50 topics
         raise ConfigError(f"error rates need >= 2 topics, got {n}")
     configs = sampling_configs(schemes, sizes, n)
     sd_sizes = _sd_sizes(sd_sizes, n)
+    check_set_memory(n, "error rates")
+    if sd_sizes:  # all samples of a size at once, one set each
+        check_memory(8 * 5 * int(config.sd_samples) * n,
+                     f"the sd table ({config.sd_samples} samples x {n} topics at once)",
+                     f"{param('sd_samples')} or the number of topics")
     drop_metric = config.drop_metric
     if drop_metric is not None and drop_metric not in matrix.metrics:
         raise unknown_name(param("drop_metric"), drop_metric, matrix.metrics)

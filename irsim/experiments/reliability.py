@@ -57,6 +57,7 @@ from irsim.experiments import Shards
 from irsim.kit.common import (
     aligned_block,
     as_tuple,
+    check_memory,
     check_positive_int,
     check_systems_differ,
     resolve_metrics,
@@ -88,6 +89,38 @@ _SUMS = ("e_rho2", "e_rho2_sq", "phi", "phi_sq", "corr2", "corr2_sq", "tau", "ta
 _SCALE = 2.0**40
 #: Reliability indicators (``indicator`` column).
 INDICATORS = ("e_rho2", "phi")
+#: Bytes a ``d_study`` row takes while the table is built (rows of Python values, then
+#: Arrow; measured peak about 450).
+_ROW_BYTES = 450
+#: Default bytes of the resampled matrices the bootstrap holds at once (``memory_budget``).
+_BOOT_BUDGET = 64 * 2**20
+
+
+def boot_block(B: int, cells: int, budget: int = _BOOT_BUDGET) -> int:
+    """Resamples the bootstrap computes at once on a matrix of `cells` scores: as many as
+    `budget` allows, in whole blocks of 250 (at least one), at most `B`.
+
+    Examples
+    --------
+    >>> boot_block(1000, 50 * 100), boot_block(1000, 3 * 400_000), boot_block(20, 10**6)
+    (1000, 250, 20)
+    """
+    step = max(REPLICATE_BLOCK, int(budget // (8 * cells * 2)))
+    return min(B, -(-step // REPLICATE_BLOCK) * REPLICATE_BLOCK)
+
+
+def block_bytes(reps: int, systems: int, topics: int) -> int:
+    """Working memory of a G-study on `reps` (systems, topics) matrices at once: the
+    resampled or simulated scores with the ANOVA's temporaries (about 5 float64 copies) and
+    the random draws, made in whole blocks of 250 (measured: 30 kB per topic for 250
+    resamples of 3 systems, against 32 kB here).
+
+    Examples
+    --------
+    >>> [round(block_bytes(reps, 3, 400_000) / 2**30, 2) for reps in (250, 20)]
+    [11.92, 1.64]
+    """
+    return 8 * int(topics) * (REPLICATE_BLOCK + 5 * int(systems) * int(reps))
 
 
 @dataclass
@@ -170,6 +203,7 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
         raise ConfigError(f"{param('ci_level')} must be inside (0, 1), got {config.ci_level}")
     if len(matrix.topics) < 2:
         raise ConfigError(f"reliability needs >= 2 topics, got {len(matrix.topics)}")
+    n_topics, widest = len(matrix.topics), 0
     for m in matrix.metrics:  # the G-study's components would be 0 / 0
         kept = kept_systems(matrix, drop, m, rule)
         if len(kept) < 2:
@@ -177,6 +211,14 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
                               f"{len(matrix.systems)} on {m} ({param('drop_rule')}={rule}): "
                               f"the G-study needs >= 2")
         check_systems_differ(matrix.metric(m)[kept], m, "the G-study (E(rho^2), Phi)")
+        widest = max(widest, len(kept))
+    reps = boot_block(B, widest * n_topics)
+    check_memory(block_bytes(reps, widest, n_topics),
+                 f"the bootstrap ({reps} resamples of {widest} systems x {n_topics} topics at "
+                 f"once)", f"{param('B')} or the number of topics")
+    check_memory(_ROW_BYTES * max_topics * len(matrix.metrics),
+                 f"the D-study table ({max_topics} sizes x {len(matrix.metrics)} metrics)",
+                 param("max_topics"))
     trials = int(config.check_trials)
     if trials != config.check_trials or trials < 0:
         raise ConfigError(f"{param('check_trials')} must be an integer >= 0, got "
@@ -186,6 +228,11 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     if trials and (not sizes or min(sizes) < 2):
         raise ConfigError(f"{param('check_topics')} must list sizes >= 2, got "
                           f"{config.check_topics!r}")
+    if trials:  # collections are drawn 250 at a time
+        check_memory(block_bytes(REPLICATE_BLOCK, widest + 1, max(sizes)),
+                     f"the simulation check ({REPLICATE_BLOCK} collections of {widest} systems x "
+                     f"{max(sizes)} topics at once)",
+                     f"{param('check_topics')} (collections are drawn 250 at a time)")
     items, reps = shards.get(1, CHECK_SHARD_TRIALS)
     items = check_positive_int(items, param("shard_items", "engine"))
     reps = check_positive_int(reps, param("shard_replicates", "engine"))
@@ -261,7 +308,7 @@ class Reliability:
     check_trials: int = 0
     check_topics: tuple[int, ...] = ()
     shard_replicates: int = CHECK_SHARD_TRIALS
-    memory_budget: int = 64 * 2**20
+    memory_budget: int = _BOOT_BUDGET
     drop_rule: str = DEFAULT_RULE
     name: str = field(default="reliability", init=False)
 
@@ -310,8 +357,7 @@ class Reliability:
         for k in range(*shard.items):
             x = self.scores(data, metrics[k])
             comps = np.empty((self.B, 3))
-            step = max(REPLICATE_BLOCK, int(self.memory_budget // (8 * x.size * 2)))
-            step = -(-step // REPLICATE_BLOCK) * REPLICATE_BLOCK
+            step = boot_block(self.B, x.size, self.memory_budget) or 1
             for a in range(0, self.B, step):
                 b = min(self.B, a + step)
                 idx = bootstrap_indices(self.seed, BOOT_STREAM, n, a, b)  # (reps, n)
