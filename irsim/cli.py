@@ -433,13 +433,16 @@ def _main(argv: list[str] | None) -> None:
                 _lock_sweep_dir(stack, sweep, argv)
             if explicit is not None:
                 from irsim.engine.checkpoint import run_dir_lock
-                from irsim.rundir import check_claimable
+                from irsim.rundir import check_claimable, check_writable
+                from irsim.runner import check_run_dir
 
                 # taken before Hydra writes .hydra/ into the directory, so that a second run
                 # into a busy directory (or a run into a foreign one) changes nothing there
                 try:
+                    check_run_dir(explicit)  # a file, a dangling symlink
                     stack.enter_context(run_dir_lock(explicit))
                     check_claimable(explicit)  # a foreign directory: refused, unchanged
+                    check_writable(explicit)  # before Hydra and before any computation
                 except IrsimError as err:
                     _fail(err)
             _hydra_entry()

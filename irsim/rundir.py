@@ -27,7 +27,8 @@ from pathlib import Path
 
 from irsim.errors import InputError
 
-__all__ = ["OWNED", "CHECKPOINTS_MARK", "check_links", "check_claimable", "claim", "owned",
+__all__ = ["OWNED", "CHECKPOINTS_MARK", "check_links", "check_claimable", "check_writable",
+           "claim", "owned",
            "record", "remove_owned", "is_irsim_dir", "make_checkpoints", "remove_checkpoints",
            "record_report"]
 
@@ -60,6 +61,37 @@ def check_links(run_dir: str | os.PathLike) -> None:
                              f"through a symlinked {name}/ nor removes files behind it; "
                              f"replace it with a directory or choose another run directory",
                              file=path)
+
+
+def check_writable(run_dir: str | os.PathLike) -> None:
+    """Refuse, before any computation, a run directory whose results could not be written:
+    in `run_dir` and in its ``results/`` and ``checkpoints/`` (when they exist) a probe file
+    is created and removed (a new, uniquely named file irsim made, so removing it touches
+    nothing of anyone else's). A read-only directory, one on a file system mounted read-only
+    or without permission, fails with one line.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> check_writable(d); sorted(p.name for p in d.iterdir())  # the probe is gone
+    []
+    """
+    import secrets
+
+    run_dir = Path(run_dir)
+    for path in (run_dir, run_dir / "results", run_dir / "checkpoints"):
+        if path is not run_dir and not path.is_dir():
+            continue  # created later inside run_dir, which is probed
+        probe = path / f".irsim-write-probe-{os.getpid()}-{secrets.token_hex(4)}"
+        try:
+            fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except OSError as err:
+            raise InputError(f"is not writable ({err.strerror}): irsim checks before computing"
+                             f" that it can write its results; fix the permissions or choose "
+                             f"another run directory (hydra.run.dir)", file=path) from None
+        os.close(fd)
+        probe.unlink()
 
 
 def _manifest(run_dir: Path) -> dict | None:

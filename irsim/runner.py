@@ -56,10 +56,16 @@ def compose_config(overrides: list[str] | None = None, *, hydra: bool = False) -
 
 
 def check_run_dir(run_dir: Path) -> None:
-    """Refuse a run directory (or its ``results``) that exists as a file, before any work."""
+    """Refuse a run directory (or its ``results``) that exists as a file or is a dangling
+    symlink, before any work (its writability is checked once it exists,
+    :func:`irsim.rundir.check_writable`)."""
     from irsim.errors import InputError
 
     for path in (run_dir, run_dir / "results", run_dir / "checkpoints"):
+        if path.is_symlink() and not path.exists():
+            raise InputError(f"is a dangling symlink (-> {os.readlink(path)}): irsim cannot "
+                             f"write its results there; fix the link or choose another run "
+                             f"directory (hydra.run.dir)", file=path)
         if path.exists() and not path.is_dir():
             raise InputError("is a file, not a directory", file=path)
 
@@ -252,6 +258,7 @@ def run(cfg: DictConfig, run_dir: str | os.PathLike, *, keep_ray: bool = False,
     check_run_dir(run_dir)
     with run_dir_lock(run_dir):
         rundir.claim(run_dir)
+        rundir.check_writable(run_dir)  # before any computation
         checkpoints = run_dir / "checkpoints"
         try:
             return _run_locked(cfg, run_dir, checkpoints, keep_ray=keep_ray, report=report,
@@ -341,6 +348,7 @@ def evaluate_command(cfg: DictConfig, run_dir: str | os.PathLike) -> pa.Table:
     check_run_dir(run_dir)
     with run_dir_lock(run_dir):
         rundir.claim(run_dir)
+        rundir.check_writable(run_dir)  # before any computation
         return _evaluate_locked(cfg, run_dir)
 
 

@@ -557,3 +557,116 @@ def test_identical_systems_are_refused_instead_of_nan_tables(study, what):
     first = out.tables[study].to_pandas()
     value = first["e_rho2"] if study == "reliability" else first["n"]
     assert value.notna().all() and (value > 0).all()
+
+
+# ------------------------------------------- issue 29: the memory budget on every path
+def _tall(topics: int = 400_000, systems: int = 3):
+    import pandas as pd
+
+    x = np.random.default_rng(29).random((topics, systems))
+    return pd.DataFrame(x, columns=[f"s{i}" for i in range(systems)])
+
+
+def _gib(nbytes: float) -> str:
+    return f"{nbytes / 2**30:.1f} GiB"
+
+
+# the estimates written out: 8-byte values; the G-study's bootstrap holds 5 copies of
+# 250 resampled (3, 400000) matrices and 250 rows of indices; a block of topic-set trials
+# 5 copies of the counts of 250 trials x 2 sets x 400000 topics; a D-study row ~450 bytes
+@pytest.mark.parametrize("study, kwargs, what, need, lower", [
+    ("reliability", {}, "the bootstrap (250 resamples of 3 systems x 400000 topics at once)",
+     8 * 400_000 * (250 + 5 * 3 * 250), "B or the number of topics"),
+    ("error_rates", dict(tests=[]),
+     "error rates (250 trials x 2 topic sets x 400000 topics at once)",
+     8 * 5 * 250 * 2 * 400_000, "the number of topics (trials are drawn 250 at a time)"),
+    ("swap", {}, "swap rates (250 trials x 2 topic sets x 400000 topics at once)",
+     8 * 5 * 250 * 2 * 400_000, "the number of topics (trials are drawn 250 at a time)"),
+])
+def test_three_systems_on_400000_topics_are_refused_before_allocating(study, kwargs, what,
+                                                                      need, lower):
+    """The issue's 3 x 400,000 topics: one clear error naming the step, the estimate, the
+    2 GiB budget and the parameter, and nothing of that size allocated first (the whole
+    call peaks far below one block of the kernel)."""
+    import tracemalloc
+
+    import irsim
+    from irsim.errors import ConfigError
+
+    x = _tall()
+    tracemalloc.start()
+    try:
+        with pytest.raises(ConfigError) as err:
+            getattr(irsim, study)(x, **kwargs)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert str(err.value) == (f"{what} would need about {_gib(need)} of memory, over the 2 GiB "
+                              f"budget: lower {lower}")
+    assert need > 2 * 2**30 and peak < 400 * 2**20, peak
+
+
+def test_max_topics_of_ten_million_is_refused_before_allocating(capsys, tmp_path):
+    """max_topics=1e7: the D-study table (a row per size and metric) is refused, from
+    Python and on the command line (one line, exit code 2, nothing written)."""
+    import pandas as pd
+
+    import irsim
+    from irsim.errors import ConfigError
+
+    x = pd.read_csv(SHARED_DATA / "urbano" / "web2012_ap.csv")
+    with pytest.raises(ConfigError, match=r"^the D-study table \(10000000 sizes x 1 metrics\) "
+                                          r"would need about 4\.2 GiB of memory, over the 2 "
+                                          r"GiB budget: lower max_topics$"):
+        irsim.reliability(x, max_topics=10_000_000, B=20)
+    assert 450 * 10_000_000 / 2**30 == pytest.approx(4.19, abs=0.01)
+    irsim.reliability(x, max_topics=4_000_000 // 1000, B=20)  # well inside: runs
+    run_dir = tmp_path / "run"
+    with pytest.raises(SystemExit) as exc:
+        main(["experiment=reliability", "quiet=true", "metrics=[AP]",
+              "experiment.max_topics=10000000", f"hydra.run.dir={run_dir}"])
+    assert exc.value.code == 2
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert lines == ["irsim: error: config: the D-study table (10000000 sizes x 1 metrics) "
+                     "would need about 4.2 GiB of memory, over the 2 GiB budget: lower "
+                     "experiment.max_topics"], lines
+    assert not (run_dir / "results").exists()
+
+
+def test_the_simulation_check_and_the_sd_table_are_budgeted():
+    """reliability's check draws 250 collections of (systems + 1) x topics normals at once;
+    error_rates' sd table holds all its samples of a size at once."""
+    import irsim
+    from irsim.errors import ConfigError
+
+    x = _tall(topics=2_000, systems=3)
+    with pytest.raises(ConfigError, match=r"^the simulation check \(250 collections of 3 "
+                                          r"systems x 200000 topics at once\) would need "
+                                          r"about 7\.8 GiB .* lower check_topics "
+                                          r"\(collections are drawn 250 at a time\)$"):
+        irsim.reliability(x, B=20, check_trials=10, check_topics=[200_000])
+    assert 8 * 200_000 * (250 + 5 * 4 * 250) / 2**30 == pytest.approx(7.82, abs=0.01)
+    with pytest.raises(ConfigError, match=r"^the sd table \(40000 samples x 2000 topics at "
+                                          r"once\) would need about 3\.0 GiB .* lower "
+                                          r"sd_samples or the number of topics$"):
+        irsim.error_rates(x, tests=[], sd_samples=40_000, sd_sizes=[5])
+    assert 8 * 5 * 40_000 * 2_000 / 2**30 == pytest.approx(2.98, abs=0.01)
+
+
+def test_effort_checks_the_budget_before_pooling_its_trials(monkeypatch):
+    """effort shares the topic-set trials' estimate: with the budget lowered below one block
+    of 16 topics (8 x 5 x 250 x 2 x 16 = 320,000 bytes) it is refused in make()."""
+    import irsim.kit.common
+    from irsim.data.collection import DocCollection
+    from irsim.data.synthetic import synthetic_trec
+    from irsim.errors import ConfigError
+    from irsim.experiments import Shards
+    from irsim.experiments.effort import Config, make
+
+    runs, qrels = synthetic_trec(runs=4, topics=16, docs_per_topic=60, depth=40, seed=1)
+    docs = DocCollection(runs, qrels, 40)
+    make(Config(subset_sizes=[4], trials=2), docs, seed=0, shards=Shards())  # fits
+    monkeypatch.setattr(irsim.kit.common, "MEMORY_BUDGET", 300_000)
+    with pytest.raises(ConfigError, match=r"^config: effort's error rates \(250 trials x 2 "
+                                          r"topic sets x 16 topics at once\) would need"):
+        make(Config(subset_sizes=[4], trials=2), docs, seed=0, shards=Shards())

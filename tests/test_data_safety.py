@@ -469,3 +469,115 @@ def test_a_collection_file_leaving_the_data_directory_is_refused(tmp_path, file)
     ok = {**spec, "file": "urbano/x_ap.csv"}
     m = load_score_matrix({**cfg, "paths": {"AP": ok}}, data_dir=str(data))
     assert m.shape == (1, 2, 2) and (data / "urbano" / "x_ap.csv").read_bytes() == text
+
+
+# ------------------------------------------- writability is checked before any computation
+def _never_computes(monkeypatch) -> list:
+    """The engine's entry to a study's kernels, replaced by one that records the call."""
+    import irsim.engine.session
+
+    calls: list = []
+
+    def record(*args, **kwargs):
+        calls.append(args)
+        raise AssertionError("the study was computed")
+
+    monkeypatch.setattr(irsim.engine.session, "run_study", record)
+    return calls
+
+
+def _cli_refuses(args: list[str], capsys) -> str:
+    from irsim.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    assert exc.value.code == 2
+    return one_line_error(capsys.readouterr().err)
+
+
+def _previous_run(run_dir: Path) -> None:
+    """An irsim run directory with results/ (the directory a rerun writes its tables into)."""
+    run_quietly(["experiment.B=100", *QUICK], run_dir)
+    assert (run_dir / "results").is_dir()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="root writes into a chmod 555 directory")
+@pytest.mark.parametrize("where", ["results", "run"])
+def test_a_read_only_results_directory_is_refused_before_computing(tmp_path, where, capsys,
+                                                                   monkeypatch):
+    run_dir = tmp_path / "run"
+    _previous_run(run_dir)
+    target = run_dir / "results" if where == "results" else run_dir
+    before = snapshot(run_dir)
+    calls = _never_computes(monkeypatch)
+    target.chmod(0o555)
+    try:
+        line = _cli_refuses(["experiment.B=100", *QUICK, f"hydra.run.dir={run_dir}"], capsys)
+        assert f"{target}: is not writable (Permission denied)" in line, line
+        with pytest.raises(InputError, match="is not writable"):  # and from Python
+            run_quietly(["experiment.B=100", *QUICK], run_dir)
+    finally:
+        target.chmod(0o755)
+    assert calls == [] and snapshot(run_dir) == before
+
+
+def test_a_results_directory_that_cannot_be_written_is_refused_before_computing(
+        tmp_path, capsys, monkeypatch):
+    """As root (chmod has no effect) too: the probe file fails as on a read-only mount
+    (EROFS), and the run stops with one line, exit code 2, no kernel called, nothing
+    changed."""
+    import errno
+
+    run_dir = tmp_path / "run"
+    _previous_run(run_dir)
+    before = snapshot(run_dir)
+    calls = _never_computes(monkeypatch)
+    real_open = os.open
+    probes: list[str] = []
+
+    def read_only(path, flags, *args, **kwargs):
+        if Path(path).name.startswith(".irsim-write-probe-") and \
+                Path(path).parent == run_dir / "results":
+            probes.append(str(path))
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", read_only)
+    line = _cli_refuses(["experiment.B=100", *QUICK, f"hydra.run.dir={run_dir}"], capsys)
+    assert line == (f"irsim: error: {run_dir / 'results'}: is not writable (Read-only file "
+                    f"system): irsim checks before computing that it can write its results; "
+                    f"fix the permissions or choose another run directory (hydra.run.dir)")
+    with pytest.raises(InputError, match=r"results: is not writable \(Read-only"):
+        run_quietly(["experiment.B=100", *QUICK], run_dir)
+    assert len(probes) == 2 and calls == [] and snapshot(run_dir) == before
+    monkeypatch.setattr(os, "open", real_open)
+    # a writable directory: the probe leaves nothing behind
+    from irsim.rundir import check_writable
+
+    check_writable(run_dir)
+    assert snapshot(run_dir) == before
+
+
+def test_a_dangling_symlink_run_directory_is_refused_before_computing(tmp_path, capsys,
+                                                                      monkeypatch):
+    calls = _never_computes(monkeypatch)
+    run_dir = tmp_path / "run"
+    run_dir.symlink_to(tmp_path / "gone", target_is_directory=True)
+    line = _cli_refuses(["experiment.B=100", *QUICK, f"hydra.run.dir={run_dir}"], capsys)
+    assert line.startswith(f"irsim: error: {run_dir}: is a dangling symlink (-> "
+                           f"{tmp_path / 'gone'}): irsim cannot write its results there"), line
+    with pytest.raises(InputError, match="is a dangling symlink"):
+        run_quietly(["experiment.B=100", *QUICK], run_dir)
+    assert calls == [] and not (tmp_path / "gone").exists() and run_dir.is_symlink()
+
+
+def test_a_dangling_symlink_results_is_refused_before_computing(tmp_path, capsys,
+                                                                monkeypatch):
+    calls = _never_computes(monkeypatch)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "results").symlink_to(tmp_path / "gone", target_is_directory=True)
+    line = _cli_refuses(["experiment.B=100", *QUICK, f"hydra.run.dir={run_dir}"], capsys)
+    assert f"{run_dir / 'results'}: is a dangling symlink" in line, line
+    assert calls == [] and not (tmp_path / "gone").exists()

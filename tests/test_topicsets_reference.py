@@ -118,8 +118,8 @@ def _matrix(x: np.ndarray) -> ScoreMatrix:
 
 
 def test_kept_systems_drops_the_lowest_means_from_the_definition():
-    """floor(share * systems) systems with the lowest mean go, the earlier one first among
-    equal means; shares that drop exactly one system and none."""
+    """Rule "count": floor(share * systems) systems with the lowest mean go, the earlier one
+    first among equal means; shares that drop exactly one system and none."""
     rng = np.random.default_rng(8)
     for s in (2, 3, 4, 5, 8, 10):
         for _ in range(20):
@@ -130,6 +130,31 @@ def test_kept_systems_drops_the_lowest_means_from_the_definition():
                 k = math.floor(share * s + 1e-9)
                 order = sorted(range(s), key=lambda i: (means[i], i))
                 want = sorted(order[k:])
+                assert kept_systems(m, share, "AP", "count").tolist() == want, (x, share)
+
+
+def _type7(values: list[Fraction], p: float) -> Fraction:
+    """R's default quantile (type 7), exact: h = (n - 1) p, x[floor h] + frac(h) (x[...+1]
+    - x[floor h]) on the sorted values."""
+    v = sorted(values)
+    h = (len(v) - 1) * Fraction(p)
+    lo = math.floor(h)
+    return v[lo] if lo + 1 >= len(v) else v[lo] + (h - lo) * (v[lo + 1] - v[lo])
+
+
+def test_kept_systems_default_is_the_papers_quantile_rule():
+    """The default rule (Urbano's code): a system goes when its mean is below R's type-7
+    quantile of the means, computed here exactly in fractions; equal means stay or go
+    together."""
+    rng = np.random.default_rng(9)
+    for s in (2, 3, 4, 5, 8, 10, 47):
+        for _ in range(20):
+            x = rng.integers(0, 3, (s, 4)) / 4
+            m = _matrix(x)
+            means = [Fraction(int(v), 4) for v in (x * 4).sum(axis=1)]
+            for share in (0.0, 1 / s, 0.25, 0.5, 0.7, 0.99):
+                q = _type7(means, share)
+                want = [i for i in range(s) if means[i] >= q]
                 assert kept_systems(m, share, "AP").tolist() == want, (x, share)
 
 
@@ -137,8 +162,11 @@ def test_compared_systems_accepts_two_and_refuses_one():
     m = _matrix(np.array([[0.5, 0.5], [0.25, 0.0], [1.0, 0.75], [0.0, 0.25]]))
     assert compared_systems(m, 0.5, "AP") == (0, 2)  # 4 systems, 2 left
     with pytest.raises(ConfigError, match=r"error rates need >= 2 systems, 1 left after "
-                                          r"drop_bottom=0\.75"):
+                                          r"experiment\.drop_bottom=0\.75 "
+                                          r"\(experiment\.drop_rule=quantile\)"):
         compared_systems(m, 0.75, "AP")
+    with pytest.raises(ConfigError, match=r"1 left after .*drop_rule=count\)"):
+        compared_systems(m, 0.75, "AP", "count")
 
 
 @pytest.mark.parametrize("systems", [2, 3, 5, 23, 24])

@@ -36,13 +36,16 @@ from irsim.kit.common import check_positive_int, check_unique
 from irsim.kit.topicsets import (
     PairErrors,
     check_drop_bottom,
+    check_drop_rule,
     check_schemes,
+    check_set_memory,
     check_sizes,
     compared_systems,
     sampling_configs,
 )
 from irsim.registry import study
 from irsim.sampling.pooling import pool_runs, pooled_qrels
+from irsim.sampling.systems import DEFAULT_RULE
 from irsim.tables import schema, table
 
 __all__ = ["Config", "Effort", "EffortData", "effort_data", "make", "DEFAULT_POOLS",
@@ -75,6 +78,10 @@ class Config:
         Repetitions per pair, each a new pair of topic sets.
     drop_bottom : float
         Share of systems with the lowest mean (of the first series) left out.
+    drop_rule : str
+        How ``drop_bottom`` leaves systems out: ``quantile`` (those whose mean is below the
+        ``drop_bottom`` quantile of the means, R's type 7, as Urbano's code) or ``count``
+        (the ``floor(drop_bottom * systems)`` lowest means; Sanderson & Zobel 2005).
     """
 
     name: str = "effort"
@@ -84,6 +91,7 @@ class Config:
     subset_sizes: Any = field(default_factory=lambda: [5, 10, 15, 20, 25])
     trials: int = 50
     drop_bottom: float = 0.0
+    drop_rule: str = DEFAULT_RULE
 
 
 def pool_label(metric: str, depth: int | None) -> str:
@@ -292,13 +300,16 @@ def make(config: Config, data: DocCollection, *, seed: int, shards: Shards
     sizes = check_sizes(config.subset_sizes, required=True)
     trials = check_positive_int(config.trials, param("trials"))
     drop_bottom = check_drop_bottom(config.drop_bottom)
+    drop_rule = check_drop_rule(config.drop_rule)
     items, _ = shards.get(SHARD_ITEMS, 1000)
     check_positive_int(items, param("shard_items", "engine"))
     derived = effort_data(data, pools)
     n = len(derived.matrix.topics)
     if n < 2:
         raise ConfigError(f"error rates need >= 2 topics, got {n}")
+    check_set_memory(n, "effort's error rates")
     errors = PairErrors(configs=sampling_configs(schemes, sizes, n), trials=trials,
                         seed=int(seed), extras=False)
-    systems = compared_systems(derived.matrix, drop_bottom, derived.matrix.metrics[0])
+    systems = compared_systems(derived.matrix, drop_bottom, derived.matrix.metrics[0],
+                               drop_rule)
     return Effort(pools=pools, systems=systems, errors=errors, shard_items=items), derived

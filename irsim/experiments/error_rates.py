@@ -22,7 +22,10 @@ relative to the smaller mean) and, optionally, kept only when a significance tes
 - ``error_dependency``: per pair, its trials sorted by ``|d|`` on ``Q_i``; error rate by
   that rank over all pairs (the dependency artefact, Fig. 8).
 
-The bottom share of systems by mean score (the paper drops 25% by MAP) can be left out.
+The bottom share of systems by mean score (the paper drops 25% by MAP) can be left out:
+by default the systems below that quantile of the means (``drop_rule=quantile``, Urbano's
+rule), or ``floor(share * systems)`` of them (``drop_rule=count``, as the paper counts; its
+preset sets it).
 The kernel (:class:`~irsim.kit.topicsets.PairErrors`, shared with the effort study)
 counts integer fields per block of pairs: shards split the pairs only, a pair's trials (50
 in the paper) stay in one shard because the dependency table ranks them. The standard
@@ -45,12 +48,20 @@ from irsim.engine.partials import Kind, Slab
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
 from irsim.kit.bins import LAYOUTS
-from irsim.kit.common import as_tuple, check_positive_int, check_unique, select_metrics
+from irsim.kit.common import (
+    as_tuple,
+    check_memory,
+    check_positive_int,
+    check_unique,
+    select_metrics,
+)
 from irsim.kit.topicsets import (
     ERROR_STREAM,
     PairErrors,
     check_drop_bottom,
+    check_drop_rule,
     check_schemes,
+    check_set_memory,
     check_sizes,
     compared_systems,
     rates,
@@ -58,6 +69,7 @@ from irsim.kit.topicsets import (
 )
 from irsim.registry import study
 from irsim.sampling.subsets import check_subset_size, set_means, subset_counts
+from irsim.sampling.systems import DEFAULT_RULE
 from irsim.stats import get_test
 from irsim.tables import table
 
@@ -98,6 +110,10 @@ class Config:
         p-value windows ``lo < p <= hi`` (``lo = 0`` includes p = 0).
     drop_bottom : float
         Share of systems with the lowest mean left out (the paper: 0.25 by MAP).
+    drop_rule : str
+        How ``drop_bottom`` leaves systems out: ``quantile`` (those whose mean is below the
+        ``drop_bottom`` quantile of the means, R's type 7, as Urbano's code) or ``count``
+        (the ``floor(drop_bottom * systems)`` lowest means; Sanderson & Zobel 2005).
     drop_metric : str, optional
         Metric ranking the systems for `drop_bottom` (default: the first metric).
     target_sizes : int or list of int, optional
@@ -123,6 +139,7 @@ class Config:
     tests: Any = field(default_factory=lambda: ["t", "sign", "wilcoxon"])
     windows: Any = field(default_factory=lambda: [list(w) for w in WINDOWS])
     drop_bottom: float = 0.0
+    drop_rule: str = DEFAULT_RULE
     drop_metric: str | None = None
     target_sizes: Any = field(default_factory=lambda: [50])
     min_comparisons: int = 10
@@ -426,6 +443,7 @@ sampling of 2 sets from 50 topics
     if tests and min(sizes) < 2:
         raise ConfigError(f"{param('subset_sizes')} must be >= 2 for significance tests")
     drop_bottom = check_drop_bottom(config.drop_bottom)
+    drop_rule = check_drop_rule(config.drop_rule)
     targets = check_sizes(config.target_sizes, "target_sizes") or ()
     min_comparisons = check_positive_int(config.min_comparisons, param("min_comparisons"))
     if not 0.0 < float(config.full_alpha) < 1.0:
@@ -443,10 +461,15 @@ sampling of 2 sets from 50 topics
         raise ConfigError(f"error rates need >= 2 topics, got {n}")
     configs = sampling_configs(schemes, sizes, n)
     sd_sizes = _sd_sizes(sd_sizes, n)
+    check_set_memory(n, "error rates")
+    if sd_sizes:  # all samples of a size at once, one set each
+        check_memory(8 * 5 * int(config.sd_samples) * n,
+                     f"the sd table ({config.sd_samples} samples x {n} topics at once)",
+                     f"{param('sd_samples')} or the number of topics")
     drop_metric = config.drop_metric
     if drop_metric is not None and drop_metric not in matrix.metrics:
         raise unknown_name(param("drop_metric"), drop_metric, matrix.metrics)
-    systems = compared_systems(matrix, drop_bottom, drop_metric or matrix.metrics[0])
+    systems = compared_systems(matrix, drop_bottom, drop_metric or matrix.metrics[0], drop_rule)
     errors = PairErrors(configs=configs, trials=trials, tests=tests, windows=windows,
                         full_alpha=float(config.full_alpha), test_B=test_B, seed=int(seed))
     study = ErrorRates(metrics=tuple(matrix.metrics), systems=systems, errors=errors,

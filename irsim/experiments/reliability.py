@@ -13,8 +13,11 @@ under the normal model. The D-study: both indicators for 1 .. ``max_topics`` top
 bootstrap quantiles of that number).
 
 ``drop_bottom`` leaves out the bottom share of runs by the metric's mean before the analysis
-(Urbano 2016 drops the bottom 25%; ``floor(drop_bottom * systems)`` runs go, ties: the
-earlier run first).
+(Urbano 2016 drops the bottom 25%). ``drop_rule`` says how (:mod:`irsim.sampling.systems`):
+``"quantile"`` (default, the rule of Urbano's code) drops the runs whose mean is below the
+``drop_bottom`` quantile of the means (R's type 7), ``"count"`` drops
+``floor(drop_bottom * systems)`` runs (ties: the earlier run first; irsim before issue 29).
+On 47 runs with ``drop_bottom=0.25`` the first keeps 35, the second 36.
 
 Bootstrap: resample ``b`` draws ``topics`` topics with replacement (stream
 :data:`BOOT_STREAM`, replicate ``b``, shared by all metrics, as Sakai shares bootstrap
@@ -54,16 +57,17 @@ from irsim.experiments import Shards
 from irsim.kit.common import (
     aligned_block,
     as_tuple,
+    check_memory,
     check_positive_int,
     check_systems_differ,
     resolve_metrics,
     select_metrics,
     unit_ranges,
 )
-from irsim.kit.topicsets import check_drop_bottom, kept_systems
+from irsim.kit.topicsets import check_drop_bottom, check_drop_rule, kept_systems
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
-from irsim.sampling.systems import bottom_count
+from irsim.sampling.systems import DEFAULT_RULE
 from irsim.sampling.topics import bootstrap_indices
 from irsim.stats.gtheory import GStudy, e_rho2, feldt_interval, g_study, phi, topics_for
 from irsim.stats.kendall import concordance, pair_signs, tau_b, ties
@@ -85,6 +89,38 @@ _SUMS = ("e_rho2", "e_rho2_sq", "phi", "phi_sq", "corr2", "corr2_sq", "tau", "ta
 _SCALE = 2.0**40
 #: Reliability indicators (``indicator`` column).
 INDICATORS = ("e_rho2", "phi")
+#: Bytes a ``d_study`` row takes while the table is built (rows of Python values, then
+#: Arrow; measured peak about 450).
+_ROW_BYTES = 450
+#: Default bytes of the resampled matrices the bootstrap holds at once (``memory_budget``).
+_BOOT_BUDGET = 64 * 2**20
+
+
+def boot_block(B: int, cells: int, budget: int = _BOOT_BUDGET) -> int:
+    """Resamples the bootstrap computes at once on a matrix of `cells` scores: as many as
+    `budget` allows, in whole blocks of 250 (at least one), at most `B`.
+
+    Examples
+    --------
+    >>> boot_block(1000, 50 * 100), boot_block(1000, 3 * 400_000), boot_block(20, 10**6)
+    (1000, 250, 20)
+    """
+    step = max(REPLICATE_BLOCK, int(budget // (8 * cells * 2)))
+    return min(B, -(-step // REPLICATE_BLOCK) * REPLICATE_BLOCK)
+
+
+def block_bytes(reps: int, systems: int, topics: int) -> int:
+    """Working memory of a G-study on `reps` (systems, topics) matrices at once: the
+    resampled or simulated scores with the ANOVA's temporaries (about 5 float64 copies) and
+    the random draws, made in whole blocks of 250 (measured: 30 kB per topic for 250
+    resamples of 3 systems, against 32 kB here).
+
+    Examples
+    --------
+    >>> [round(block_bytes(reps, 3, 400_000) / 2**30, 2) for reps in (250, 20)]
+    [11.92, 1.64]
+    """
+    return 8 * int(topics) * (REPLICATE_BLOCK + 5 * int(systems) * int(reps))
 
 
 @dataclass
@@ -97,6 +133,10 @@ class Config:
         Metrics of the collection (default: all; the top-level ``metrics`` wins).
     drop_bottom : float
         Share of runs left out, the worst by the metric's mean (0: none; Urbano 2016: 0.25).
+    drop_rule : str
+        How ``drop_bottom`` leaves runs out: ``quantile`` (the runs whose mean is below the
+        ``drop_bottom`` quantile of the means, R's type 7, as Urbano's code) or ``count``
+        (the ``floor(drop_bottom * runs)`` lowest means).
     targets : float or list of float
         Target values of E(rho^2) and Phi for the topics-needed table.
     max_topics : int
@@ -114,6 +154,7 @@ class Config:
     name: str = "reliability"
     metrics: Any = None
     drop_bottom: float = 0.0
+    drop_rule: str = DEFAULT_RULE
     targets: Any = field(default_factory=lambda: [0.8, 0.9, 0.95])
     max_topics: int = 200
     B: int = 1000
@@ -148,6 +189,7 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     """
     matrix = select_metrics(data, config.metrics)
     drop = check_drop_bottom(config.drop_bottom)
+    rule = check_drop_rule(config.drop_rule)
     targets = tuple(float(t) for t in as_tuple(config.targets) or ())
     if not targets or not all(0.0 < t < 1.0 for t in targets):
         raise ConfigError(f"{param('targets')} must list values inside (0, 1), got "
@@ -161,13 +203,22 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
         raise ConfigError(f"{param('ci_level')} must be inside (0, 1), got {config.ci_level}")
     if len(matrix.topics) < 2:
         raise ConfigError(f"reliability needs >= 2 topics, got {len(matrix.topics)}")
-    kept = len(matrix.systems) - bottom_count(len(matrix.systems), drop)
-    if kept < 2:
-        raise ConfigError(f"{param('drop_bottom')}={drop} leaves {kept} system of "
-                          f"{len(matrix.systems)}: the G-study needs >= 2")
+    n_topics, widest = len(matrix.topics), 0
     for m in matrix.metrics:  # the G-study's components would be 0 / 0
-        check_systems_differ(matrix.metric(m)[kept_systems(matrix, drop, m)], m,
-                             "the G-study (E(rho^2), Phi)")
+        kept = kept_systems(matrix, drop, m, rule)
+        if len(kept) < 2:
+            raise ConfigError(f"{param('drop_bottom')}={drop} leaves {len(kept)} system of "
+                              f"{len(matrix.systems)} on {m} ({param('drop_rule')}={rule}): "
+                              f"the G-study needs >= 2")
+        check_systems_differ(matrix.metric(m)[kept], m, "the G-study (E(rho^2), Phi)")
+        widest = max(widest, len(kept))
+    reps = boot_block(B, widest * n_topics)
+    check_memory(block_bytes(reps, widest, n_topics),
+                 f"the bootstrap ({reps} resamples of {widest} systems x {n_topics} topics at "
+                 f"once)", f"{param('B')} or the number of topics")
+    check_memory(_ROW_BYTES * max_topics * len(matrix.metrics),
+                 f"the D-study table ({max_topics} sizes x {len(matrix.metrics)} metrics)",
+                 param("max_topics"))
     trials = int(config.check_trials)
     if trials != config.check_trials or trials < 0:
         raise ConfigError(f"{param('check_trials')} must be an integer >= 0, got "
@@ -177,10 +228,16 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     if trials and (not sizes or min(sizes) < 2):
         raise ConfigError(f"{param('check_topics')} must list sizes >= 2, got "
                           f"{config.check_topics!r}")
+    if trials:  # collections are drawn 250 at a time
+        check_memory(block_bytes(REPLICATE_BLOCK, widest + 1, max(sizes)),
+                     f"the simulation check ({REPLICATE_BLOCK} collections of {widest} systems x "
+                     f"{max(sizes)} topics at once)",
+                     f"{param('check_topics')} (collections are drawn 250 at a time)")
     items, reps = shards.get(1, CHECK_SHARD_TRIALS)
     items = check_positive_int(items, param("shard_items", "engine"))
     reps = check_positive_int(reps, param("shard_replicates", "engine"))
-    study = Reliability(metrics=tuple(matrix.metrics), drop_bottom=drop, targets=targets,
+    study = Reliability(metrics=tuple(matrix.metrics), drop_bottom=drop, drop_rule=rule,
+                        targets=targets,
                         max_topics=max_topics, B=B, ci_level=level, seed=int(seed),
                         shard_items=items, check_trials=trials,
                         check_topics=sizes if trials else (),
@@ -217,7 +274,7 @@ class Reliability:
 
     Parameters
     ----------
-    metrics, drop_bottom, targets, max_topics, B, ci_level
+    metrics, drop_bottom, drop_rule, targets, max_topics, B, ci_level
         As :class:`Config`, checked (tuples).
     seed : int
     shard_items : int
@@ -251,15 +308,16 @@ class Reliability:
     check_trials: int = 0
     check_topics: tuple[int, ...] = ()
     shard_replicates: int = CHECK_SHARD_TRIALS
-    memory_budget: int = 64 * 2**20
+    memory_budget: int = _BOOT_BUDGET
+    drop_rule: str = DEFAULT_RULE
     name: str = field(default="reliability", init=False)
 
     def _metrics(self, data: ScoreMatrix) -> tuple[str, ...]:
         return resolve_metrics(self.metrics, data.metrics)
 
     def scores(self, data: ScoreMatrix, metric: str) -> np.ndarray:
-        """The (systems, topics) matrix of `metric` after ``drop_bottom``."""
-        return data.metric(metric)[kept_systems(data, self.drop_bottom, metric)]
+        """The (systems, topics) matrix of `metric` after ``drop_bottom`` (``drop_rule``)."""
+        return data.metric(metric)[kept_systems(data, self.drop_bottom, metric, self.drop_rule)]
 
     def plan(self, data: ScoreMatrix) -> list[Shard]:
         """Items: the metrics (each with all its resamples), then the check configurations
@@ -275,7 +333,7 @@ class Reliability:
 
     def fingerprint(self) -> dict:
         """Parameters that determine the tables."""
-        return {k: getattr(self, k) for k in ("metrics", "drop_bottom", "targets",
+        return {k: getattr(self, k) for k in ("metrics", "drop_bottom", "drop_rule", "targets",
                                              "max_topics", "B", "ci_level", "seed",
                                              "check_trials", "check_topics")}
 
@@ -299,8 +357,7 @@ class Reliability:
         for k in range(*shard.items):
             x = self.scores(data, metrics[k])
             comps = np.empty((self.B, 3))
-            step = max(REPLICATE_BLOCK, int(self.memory_budget // (8 * x.size * 2)))
-            step = -(-step // REPLICATE_BLOCK) * REPLICATE_BLOCK
+            step = boot_block(self.B, x.size, self.memory_budget) or 1
             for a in range(0, self.B, step):
                 b = min(self.B, a + step)
                 idx = bootstrap_indices(self.seed, BOOT_STREAM, n, a, b)  # (reps, n)

@@ -60,7 +60,13 @@ from irsim.kit.common import (
     select_metrics,
     unit_ranges,
 )
-from irsim.kit.topicsets import check_schemes, check_sizes, rates, sampling_configs
+from irsim.kit.topicsets import (
+    check_schemes,
+    check_set_memory,
+    check_sizes,
+    rates,
+    sampling_configs,
+)
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK
 from irsim.sampling.subsets import set_means, set_overlap, subset_counts, unique_topics
@@ -315,6 +321,7 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
         raise ConfigError(f"swap rates need >= 2 systems, got {len(matrix.systems)}")
     if len(matrix.topics) < 2:
         raise ConfigError(f"swap rates need >= 2 topics, got {len(matrix.topics)}")
+    check_set_memory(len(matrix.topics), "swap rates")
     study = Swap(metrics=tuple(matrix.metrics),
                  configs=sampling_configs(schemes, sizes, len(matrix.topics)), trials=trials,
                  confidences=confidences, seed=int(seed), shard_items=items,

@@ -27,6 +27,8 @@ __all__ = [
     "check_paired_bootstrap_topics",
     "check_positive_int",
     "auto_block",
+    "MEMORY_BUDGET",
+    "check_memory",
     "check_systems_differ",
     "Shards",
     "BAYES_OPTIONS",
@@ -318,6 +320,30 @@ def auto_block(budget_bytes: float, per_item_bytes: float, total: int) -> int:
     1
     """
     return int(max(1, min(total, budget_bytes // max(per_item_bytes, 1.0))))
+
+
+#: Working memory (bytes) one step of a study (a block of trials, of resamples, a table) may
+#: need; a larger estimate is refused before anything is allocated (:func:`check_memory`).
+MEMORY_BUDGET = 2 * 2**30
+
+
+def check_memory(nbytes: float, what: str, lower: str, budget: float | None = None) -> None:
+    """Refuse, with one :class:`~irsim.errors.ConfigError`, a step whose estimated working
+    memory `nbytes` exceeds `budget` (default :data:`MEMORY_BUDGET`, read at each call): the
+    message names `what` needs it, the estimate, the budget and the parameters to `lower`.
+
+    Examples
+    --------
+    >>> check_memory(2**20, "the D-study table", "experiment.max_topics")
+    >>> check_memory(3 * 2**30, "a table", "max_topics")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: a table would need about 3.0 GiB of memory, over the 2 ...
+    """
+    budget = MEMORY_BUDGET if budget is None else budget
+    if nbytes > budget:
+        raise ConfigError(f"{what} would need about {nbytes / 2**30:.1f} GiB of memory, over "
+                          f"the {budget / 2**30:g} GiB budget: lower {lower}")
 
 
 def check_simulated_tests(study: Any) -> None:

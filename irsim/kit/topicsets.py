@@ -36,6 +36,7 @@ from irsim.kit.common import (
     PAIR_UNIT,
     aligned_block,
     as_tuple,
+    check_memory,
     check_unique,
     pair_index,
     unit_ranges,
@@ -48,13 +49,14 @@ from irsim.sampling.subsets import (
     set_means,
     subset_indices,
 )
-from irsim.sampling.systems import bottom_count, bottom_mask, check_share
+from irsim.sampling.systems import DEFAULT_RULE, bottom_mask, check_rule, check_share
 from irsim.stats import get_test
 from irsim.stats.ties import score_tolerance, snap_zero, tied_order
 
 __all__ = ["ERROR_STREAM", "FULL_STREAM", "NO_TEST", "PairErrors", "check_schemes",
-           "check_sizes", "sampling_configs", "check_drop_bottom", "kept_systems",
-           "compared_systems", "in_window", "rates"]
+           "check_sizes", "sampling_configs", "check_drop_bottom", "check_drop_rule",
+           "kept_systems", "compared_systems", "in_window", "rates", "set_block_bytes",
+           "check_set_memory"]
 
 #: Random stream of the two topic sets of the error-rate trials.
 ERROR_STREAM = "error_rates/topics"
@@ -147,29 +149,76 @@ def check_drop_bottom(value: Any) -> float:
     return check_share(value)
 
 
-def kept_systems(data: ScoreMatrix, drop_bottom: float, metric: str) -> np.ndarray:
+def check_drop_rule(value: Any) -> str:
+    """The rule of ``drop_bottom``, ``drop_rule``: ``"quantile"`` (the paper's, default) or
+    ``"count"`` (:func:`irsim.sampling.systems.check_rule`).
+
+    Examples
+    --------
+    >>> check_drop_rule("count")
+    'count'
+    """
+    return check_rule(value)
+
+
+def kept_systems(data: ScoreMatrix, drop_bottom: float, metric: str,
+                 rule: str = DEFAULT_RULE) -> np.ndarray:
     """Indices (in order) of the systems left after dropping the bottom share by mean
-    `metric` score: ``floor(drop_bottom * systems)`` systems go (ties: the earlier one first;
-    :func:`irsim.sampling.systems.bottom_mask`, rule ``"count"``).
+    `metric` score (:func:`irsim.sampling.systems.bottom_mask`): with `rule` ``"quantile"``
+    (the default, Urbano's code) the systems whose mean is below the ``drop_bottom`` quantile
+    of the means (R's type 7) go; with ``"count"``, ``floor(drop_bottom * systems)`` systems
+    (ties: the earlier one first).
 
     Examples
     --------
     >>> m = ScoreMatrix(np.array([[[0.3], [0.1], [0.2], [0.4]]]), ["AP"], list("abcd"), ["1"])
     >>> kept_systems(m, 0.25, "AP").tolist(), kept_systems(m, 0.5, "AP").tolist()
     ([0, 2, 3], [0, 3])
+    >>> kept_systems(m, 0.2, "AP").tolist(), kept_systems(m, 0.2, "AP", "count").tolist()
+    ([0, 2, 3], [0, 1, 2, 3])
     """
-    if bottom_count(len(data.systems), drop_bottom) == 0:
-        return np.arange(len(data.systems))
-    return np.flatnonzero(bottom_mask(data.metric(metric).mean(axis=1), drop_bottom))
+    return np.flatnonzero(bottom_mask(data.metric(metric).mean(axis=1), drop_bottom, rule=rule))
 
 
-def compared_systems(data: ScoreMatrix, drop_bottom: float, metric: str) -> tuple[int, ...]:
+def compared_systems(data: ScoreMatrix, drop_bottom: float, metric: str,
+                     rule: str = DEFAULT_RULE) -> tuple[int, ...]:
     """:func:`kept_systems`, at least two of them, as a tuple of indices."""
-    keep = kept_systems(data, drop_bottom, metric)
+    keep = kept_systems(data, drop_bottom, metric, rule)
     if len(keep) < 2:
         raise ConfigError(f"error rates need >= 2 systems, {len(keep)} left after "
-                          f"drop_bottom={drop_bottom}")
+                          f"{param('drop_bottom')}={drop_bottom} ({param('drop_rule')}={rule})")
     return tuple(keep.tolist())
+
+
+def set_block_bytes(topics: int, sets: int = 2) -> int:
+    """Working memory of one block of topic-set trials (drawn 250 at a time, however few
+    the trials): the selection counts of every set over all `topics` (float64) and the
+    temporaries of their means, about 5 copies (measured: 18 kB per topic in swap, 12 kB in
+    error_rates, against 20 kB here).
+
+    Examples
+    --------
+    >>> set_block_bytes(50), round(set_block_bytes(400_000) / 2**30, 2)
+    (1000000, 7.45)
+    """
+    return 8 * 5 * REPLICATE_BLOCK * int(sets) * int(topics)
+
+
+def check_set_memory(topics: int, what: str, *, sets: int = 2) -> None:
+    """Refuse (:func:`irsim.kit.common.check_memory`) a study whose block of topic-set
+    trials would not fit the memory budget.
+
+    Examples
+    --------
+    >>> check_set_memory(50, "swap rates")
+    >>> check_set_memory(400_000, "swap rates")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: swap rates (250 trials x 2 topic sets x 400000 topics ...
+    """
+    check_memory(set_block_bytes(topics, sets),
+                 f"{what} ({REPLICATE_BLOCK} trials x {sets} topic sets x {topics} topics at "
+                 f"once)", "the number of topics (trials are drawn 250 at a time)")
 
 
 def in_window(p: np.ndarray, lo: float, hi: float) -> np.ndarray:

@@ -2,21 +2,33 @@
 
 The one home of the rule every study and generator applies before it compares or simulates
 systems (discpower's and error_rates' ``drop_bottom``, effort, reliability, the design=urbano2019
-fit, the pair and collection simulators). Two rules for the bottom share exist today and each
-keeps the numbers its studies have always produced:
+fit, the pair and collection simulators). Two rules for the bottom share (a study's
+``drop_rule``):
 
+- ``"quantile"`` (:data:`DEFAULT_RULE`, the paper's rule): a system goes when its mean is
+  below the ``share`` quantile of the means, ``mean < quantile(means, share)``, with R's
+  default type-7 quantile (numpy's default ``method="linear"``), as Urbano's code does
+  (julian-urbano/sigir2019-statistical and his reliability code); the default of every study
+  that drops a bottom share (reliability, error_rates, effort) and of the pair and collection
+  simulators (design=shift, multiple_testing);
 - ``"count"``: ``floor(share * k)`` systems with the lowest means go (ties: the earlier
-  system first), ``k`` the systems left after duplicates; used by the topic-set studies,
-  reliability and the design=urbano2019 fit;
-- ``"quantile"``: a system goes when its mean is below the ``share`` quantile of the means
-  (numpy's default linear interpolation, R's type 7); used by the pair and collection
-  simulators (design=shift, multiple_testing, topic_set_size), as Urbano's code does.
+  system first), ``k`` the systems left after duplicates; Sanderson & Zobel (2005), whose
+  preset sets it, and irsim's rule before issue 29. The design=urbano2019 fit
+  (:func:`irsim.simulate.fitting.prepare_runs`) still calls :func:`bottom_mask` with its
+  keyword default ``"count"`` (its cache key does not record a rule).
+
+On 47 systems with share 0.25 the quantile rule keeps 35 (the 12 below the first quartile
+go; ``0.25 * 46 = 11.5`` interpolates between the 12th and 13th lowest), the count rule 36
+(``floor(11.75) = 11`` go).
 
 Examples
 --------
 >>> means = np.array([0.3, 0.1, 0.2, 0.4])
 >>> bottom_mask(means, 0.25).tolist(), bottom_mask(means, 0.5, rule="quantile").tolist()
 ([True, False, True, True], [True, False, False, True])
+>>> k47 = np.arange(47.0)
+>>> int(bottom_mask(k47, 0.25, rule="quantile").sum()), int(bottom_mask(k47, 0.25).sum())
+(35, 36)
 """
 
 from __future__ import annotations
@@ -28,14 +40,16 @@ import numpy as np
 
 from irsim.errors import ConfigError, param
 
-__all__ = ["DUPLICATE_TOL", "RULES", "check_share", "bottom_count", "bottom_mask",
-           "duplicate_mask"]
+__all__ = ["DUPLICATE_TOL", "RULES", "DEFAULT_RULE", "check_share", "check_rule",
+           "bottom_count", "bottom_mask", "duplicate_mask"]
 
 #: Two systems are duplicates when their scores differ by at most this on every topic.
 DUPLICATE_TOL = 1e-5
 
 #: The bottom-share rules (see the module docstring).
-RULES = ("count", "quantile")
+RULES = ("quantile", "count")
+#: The studies' rule unless ``drop_rule`` says otherwise: the paper's (Urbano's code).
+DEFAULT_RULE = "quantile"
 
 
 def check_share(value: Any, key: str | None = None) -> float:
@@ -61,6 +75,25 @@ def check_share(value: Any, key: str | None = None) -> float:
     return share
 
 
+def check_rule(value: Any, key: str | None = None) -> str:
+    """A bottom-share rule, one of :data:`RULES`. `key` names the parameter in the message
+    (default: ``drop_rule`` as the caller wrote it, :func:`irsim.errors.param`).
+
+    Examples
+    --------
+    >>> check_rule("count")
+    'count'
+    >>> check_rule("floor", "drop_rule")
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: drop_rule must be one of quantile, count; got 'floor'
+    """
+    name = param("drop_rule") if key is None else key
+    if not isinstance(value, str) or value not in RULES:
+        raise ConfigError(f"{name} must be one of {', '.join(RULES)}; got {value!r}")
+    return value
+
+
 def bottom_count(systems: int, share: float) -> int:
     """Systems the ``"count"`` rule leaves out of `systems`: ``floor(share * systems)``
     (with a 1e-9 guard, so that 0.3 * 10 is 3).
@@ -84,7 +117,9 @@ def bottom_mask(means: np.ndarray, share: float, *, rule: str = "count",
     share : float
         In [0, 1) (:func:`check_share`).
     rule : {"count", "quantile"}
-        See the module docstring.
+        See the module docstring (studies pass their ``drop_rule``, default
+        :data:`DEFAULT_RULE`; the keyword default ``"count"`` serves the design=urbano2019
+        fit until its cache key records the rule).
     keep : ndarray of bool, optional
         Systems still in play (e.g. after :func:`duplicate_mask`); the others stay out and
         do not count.
