@@ -670,3 +670,47 @@ def test_effort_checks_the_budget_before_pooling_its_trials(monkeypatch):
     with pytest.raises(ConfigError, match=r"^config: effort's error rates \(250 trials x 2 "
                                           r"topic sets x 16 topics at once\) would need"):
         make(Config(subset_sizes=[4], trials=2), docs, seed=0, shards=Shards())
+
+
+def test_discpower_checks_the_budget_of_its_bootstrap_samples(capsys, tmp_path):
+    """discpower on 3 systems x 400,000 topics (a MemoryError after the data loaded): one
+    error before any sample is drawn, from Python and on the command line; the bound holds
+    the kernel's measured peak on a case that fits."""
+    import tracemalloc
+
+    import pandas as pd
+
+    import irsim
+    from irsim.errors import ConfigError
+    from irsim.kit.discpower_kernel import working_bytes
+
+    rng = np.random.default_rng(0)
+    tall = pd.DataFrame(rng.random((400_000, 3)), columns=["a", "b", "c"])
+    need = 400_000 * 100 * (24 + 32)
+    with pytest.raises(ConfigError, match=r"^discpower's bootstrap samples \(100 "
+                                          r"replicates of 400000 topics at once\) would need "
+                                          r"about 2\.1 GiB of memory, over the 2 GiB budget: "
+                                          r"lower B or the number of topics"):
+        irsim.discpower(tall, B=100, progress=False)
+    assert working_bytes(400_000, 100, paired=True, unpaired=True, swap=False) == need
+    assert need / 2**30 == pytest.approx(2.09, abs=0.01)
+    irsim.discpower(tall, B=100, tests=["t", "wilcoxon"], progress=False)  # nothing resampled
+    small = pd.DataFrame(rng.random((4_000, 3)), columns=["a", "b", "c"])
+    tracemalloc.start()
+    try:
+        irsim.discpower(small, B=500, swap=True, stability=True, progress=False)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= working_bytes(4_000, 500, paired=True, unpaired=True, swap=True), peak
+    path = tmp_path / "tall.csv"
+    tall.iloc[:, :2].assign(c=tall.c).to_csv(path, index=False)
+    run_dir = tmp_path / "run"
+    with pytest.raises(SystemExit) as exc:
+        main(["collection=matrix", f"collection.path={path}", "collection.metric=AP",
+              "experiment.B=100", "quiet=true", f"hydra.run.dir={run_dir}"])
+    assert exc.value.code == 2
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "discpower's bootstrap samples (100 replicates of 400000 " \
+        "topics at once)" in lines[0] and "lower experiment.B" in lines[0], lines
+    assert not (run_dir / "results").exists()

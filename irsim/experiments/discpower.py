@@ -74,6 +74,7 @@ from irsim.kit.common import (
     aligned_block,
     as_tuple,
     check_alphas,
+    check_memory,
     check_paired_bootstrap_topics,
     check_positive_int,
     check_resamples,
@@ -89,6 +90,7 @@ from irsim.kit.discpower_kernel import (
     UNPAIRED_STREAM,
     ShardKernel,
     resampled_asl,
+    working_bytes,
 )
 from irsim.kit.discpower_tests import (
     CLOSED_FORM,
@@ -727,6 +729,13 @@ def _check_data(study: DiscPower, data: ScoreMatrix) -> None:
     if len(data.topics) < 2:
         raise ConfigError(f"discriminative power needs >= 2 topics, got {len(data.topics)}")
     variants = study.variants(data)
+    tests = {t for v in variants for t in v.tests}
+    need = working_bytes(len(data.topics), study.B, paired="paired_bootstrap" in tests
+                         or study.sampled_methods, unpaired="unpaired_bootstrap" in tests,
+                         swap=study.swap)
+    check_memory(need, f"discpower's bootstrap samples ({min(study.B, 1000)} replicates of "
+                 f"{len(data.topics)} topics at once)", f"{param('B')} or the number of "
+                 f"topics (or leave out unpaired_bootstrap, swap)")
     if study.estimated_diff:
         lists = len(variants) * sum(t in ("paired_bootstrap", "unpaired_bootstrap")
                                     for t in study.tests)
