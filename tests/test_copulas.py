@@ -74,11 +74,13 @@ def test_pseudo_observations_break_ties_at_random():
                                                     sps.rankdata(untied[:, 1])]), abs=1e-9)
 
 
-@pytest.mark.parametrize("name, dups, bottom", [("adhoc5_ap", 0, 6), ("web2010_ndcg20", 10, 7)])
+@pytest.mark.parametrize("name, dups, bottom", [("adhoc5_ap", 0, 6), ("web2010_ndcg20", 10, 8),
+                                                ("adhoc7_ap", 0, 11)])
 def test_data_preparation_as_the_paper(name, dups, bottom):
     x = pd.read_csv(SHARED_DATA / "urbano" / f"{name}.csv")
     keep = prepare_runs(x.to_numpy().T, drop_duplicates=True, drop_bottom=0.1)
-    # pandas: duplicates within 1e-5 on every topic, then the lowest 10% of the rest by mean
+    # R/common.R with pandas: removeDuplicates (within 1e-5 on every topic, the later run
+    # goes), then removeBottom: keep mu >= quantile(mu, .1) (R's type 7 = numpy's linear)
     cols = list(x.columns)
     dup = set()
     for i, a in enumerate(cols):
@@ -88,10 +90,13 @@ def test_data_preparation_as_the_paper(name, dups, bottom):
             if (np.abs(x[a] - x[b]) <= 1e-5).all():
                 dup.add(b)
     rest = [c for c in cols if c not in dup]
-    means = x[rest].mean().sort_values(kind="stable")
-    low = set(means.index[: int(np.floor(0.1 * len(rest)))])
+    means = x[rest].mean()
+    low = set(means.index[means < np.quantile(means.to_numpy(), 0.1)])
     want = [c not in dup and c not in low for c in cols]
     assert keep.tolist() == want
+    # the count rule (irsim before issue 29): the floor(10%) lowest means
+    count = prepare_runs(x.to_numpy().T, drop_bottom=0.1, drop_rule="count")
+    assert int((~count).sum()) - len(dup) == int(np.floor(0.1 * len(rest)))
     assert (len(dup), len(low)) == (dups, bottom)
 
 
