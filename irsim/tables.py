@@ -595,8 +595,7 @@ _SPECS = [
          "trials with p <= alpha", "Type I error rate (should be alpha)"),
         (2, "Power (design=urbano2019): experimental margin moved to baseline mean + delta, per "
             "metric, n, delta, test, tail and alpha.",
-         "trials with p <= alpha (two-sided: either sign, as the paper counts power; the "
-         "wrong-sign ones are also in type_3)",
+         "trials significant with the true sign (p <= alpha, mean difference > 0)",
          "power = 1 - Type II error rate"),
         (3, "Type III error rates (design=urbano2019): two-sided tests significant with the "
             "wrong sign, per metric, n, delta, test and alpha.",

@@ -317,7 +317,8 @@ def test_counts_equal_scipy_trial_by_trial(small):
                             else:
                                 delta = DELTAS[kind - 1]
                                 tab = t2
-                                want = int(hit.sum())  # either sign: R's ecdf(p)(alpha)
+                                want = int((hit & (sign > 0)).sum() if alt == "two-sided"
+                                           else hit.sum())
                                 sel = (tab.metric == pool.metric) & (tab.delta == delta)
                             row = tab[sel & (tab.n == n) & (tab.test == test) &
                                       (tab["tail"] == tail) & (tab.alpha == alpha)]

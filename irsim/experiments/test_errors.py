@@ -881,10 +881,9 @@ class UrbanoStudy:
                         hit = pv[:, ai, None] <= alphas[None, :]
                         for row, kind, r0, k, _ in parts:
                             h, sg = hit[r0:r0 + k], sign[r0:r0 + k, None]
-                            # every rejection counts (R/12-type_2.R: ecdf(p)(alpha));
-                            # the wrong-sign ones are also the Type III errors
-                            rej[row, ti, ai] += np.count_nonzero(h, axis=0)
                             if alt == "two-sided":
+                                rej[row, ti, ai] += np.count_nonzero(
+                                    h & (sg > 0) if kind else h, axis=0)
                                 wrong[row, ti] += np.count_nonzero(h & (sg < 0), axis=0)
                             else:
                                 rej[row, ti, ai] += np.count_nonzero(h, axis=0)

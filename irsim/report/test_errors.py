@@ -392,10 +392,8 @@ def urbano_sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
         summary, alpha = summary_table(t2, delta=None)
         if summary is not None:
             lines += ["## Power (1 - Type II error)", "",
-                      f"Share of trials significant at alpha = {alpha} (two-sided: either "
-                      "sign, as the paper counts power; the wrong-sign share is the Type III "
-                      "error below) when the experimental run's true mean is the baseline's + "
-                      "delta.", "",
+                      f"Share of trials significant at alpha = {alpha} with the true sign "
+                      "when the experimental run's true mean is the baseline's + delta.", "",
                       markdown_table(summary, max_rows=80), ""]
             for path in power_plots(t2, run_dir):
                 lines += [f"![{path.stem}]({path.name})", ""]
