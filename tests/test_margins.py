@@ -15,7 +15,6 @@ from conftest import SHARED_DATA
 from scipy import stats as sps
 
 from irsim.errors import InputError
-from irsim.simulate.topics import Margins, empirical_margins
 from irsim.simulate.margins import (
     EPS,
     continuous_cdf,
@@ -30,6 +29,7 @@ from irsim.simulate.margins import (
     select_discrete,
     transform_to_mean,
 )
+from irsim.simulate.topics import Margins, empirical_margins
 
 
 def urbano(name: str, runs: int | None = None) -> np.ndarray:
