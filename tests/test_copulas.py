@@ -74,11 +74,13 @@ def test_pseudo_observations_break_ties_at_random():
                                                     sps.rankdata(untied[:, 1])]), abs=1e-9)
 
 
-@pytest.mark.parametrize("name, dups, bottom", [("adhoc5_ap", 0, 6), ("web2010_ndcg20", 10, 7)])
+@pytest.mark.parametrize("name, dups, bottom", [("adhoc5_ap", 0, 6), ("web2010_ndcg20", 10, 8),
+                                                ("adhoc7_ap", 0, 11)])
 def test_data_preparation_as_the_paper(name, dups, bottom):
     x = pd.read_csv(SHARED_DATA / "urbano" / f"{name}.csv")
     keep = prepare_runs(x.to_numpy().T, drop_duplicates=True, drop_bottom=0.1)
-    # pandas: duplicates within 1e-5 on every topic, then the lowest 10% of the rest by mean
+    # R/common.R with pandas: removeDuplicates (within 1e-5 on every topic, the later run
+    # goes), then removeBottom: keep mu >= quantile(mu, .1) (R's type 7 = numpy's linear)
     cols = list(x.columns)
     dup = set()
     for i, a in enumerate(cols):
@@ -88,10 +90,13 @@ def test_data_preparation_as_the_paper(name, dups, bottom):
             if (np.abs(x[a] - x[b]) <= 1e-5).all():
                 dup.add(b)
     rest = [c for c in cols if c not in dup]
-    means = x[rest].mean().sort_values(kind="stable")
-    low = set(means.index[: int(np.floor(0.1 * len(rest)))])
+    means = x[rest].mean()
+    low = set(means.index[means < np.quantile(means.to_numpy(), 0.1)])
     want = [c not in dup and c not in low for c in cols]
     assert keep.tolist() == want
+    # the count rule (irsim before issue 29): the floor(10%) lowest means
+    count = prepare_runs(x.to_numpy().T, drop_bottom=0.1, drop_rule="count")
+    assert int((~count).sum()) - len(dup) == int(np.floor(0.1 * len(rest)))
     assert (len(dup), len(low)) == (dups, bottom)
 
 
@@ -99,7 +104,7 @@ def test_data_preparation_as_the_paper(name, dups, bottom):
 def test_fitted_collection_and_its_cache(tmp_path):
     x = pd.read_csv(SHARED_DATA / "urbano" / "adhoc8_p10.csv").to_numpy().T[:8]
     m = fit_collection(x, metric="P@10", name="adhoc8", seed=3, cache_dir=tmp_path)
-    assert len(m.runs) == 8 - 0 and len(m.copulas) == 28 and not m.cached
+    assert len(m.runs) == 8 - 1 and len(m.copulas) == 21 and not m.cached  # R's removeBottom
     again = fit_collection(x, metric="P@10", name="adhoc8", seed=3, cache_dir=tmp_path)
     assert again.cached and again.fit_seconds == 0.0
     assert again.copulas == m.copulas and again.margin_families == m.margin_families
@@ -108,12 +113,14 @@ def test_fitted_collection_and_its_cache(tmp_path):
     other = fit_collection(x, metric="P@10", name="adhoc8", seed=4, cache_dir=tmp_path)
     assert not other.cached and len(list(tmp_path.glob("*.npz"))) == 2
     # the pair index is the triu order; a copula is the one fitted to that pair
-    a, b = np.triu_indices(8, 1)
+    assert m.dropped == ("r0",)
+    kept = x[1:]
+    a, b = np.triu_indices(7, 1)
     k = 11
     assert m.pair(a[k], b[k]) == k == m.pair(b[k], a[k])
     rng = np.random.default_rng([3, __import__("irsim.rng", fromlist=["x"])
                                  .study_key("adhoc8/P@10"), int(a[k]), int(b[k])])
-    u = cop.pseudo_obs(np.column_stack([x[a[k]], x[b[k]]]), rng)
+    u = cop.pseudo_obs(np.column_stack([kept[a[k]], kept[b[k]]]), rng)
     direct = pv.Bicop.from_data(u, controls=cop.controls())
     assert direct.to_json() == m.copulas[k]
     assert cache_key(x, m.runs, {"a": 1}) != cache_key(x + 0.1, m.runs, {"a": 1})

@@ -23,10 +23,13 @@ from irsim.simulate.margins import (
     fit_continuous,
     fit_discrete,
     fit_run_margins,
+    power_mean,
+    power_uniform,
     select_continuous,
     select_discrete,
     transform_to_mean,
 )
+from irsim.simulate.topics import Margins, empirical_margins
 
 
 def urbano(name: str, runs: int | None = None) -> np.ndarray:
@@ -147,24 +150,56 @@ def test_aic_recovers_the_generating_family():
 def test_eff_transform_gives_the_exact_mean(name):
     x = urbano(name, 12)
     margins, _ = fit_run_margins(x, detect_support(urbano(name)))
-    rows = np.repeat(np.arange(12), 3)
-    target = margins.mean()[rows] + np.tile([0.01, 0.05, 0.1], 12)
-    theta = transform_to_mean(margins, rows, target)
-    assert np.isfinite(theta).all()
-    # independent mean of the shifted tabulated cdf: integral of 1 - F_theta over [0, 1],
-    # F_theta = expit(logit F - theta), F linear between knots: Gauss-Legendre per segment
-    from scipy.special import expit, logit
-
+    mean = margins.mean()
+    rows = np.repeat(np.arange(12), 4)
+    step = np.tile([0.01, 0.05, 0.1, -0.01], 12)
+    keep = (step > 0) | (mean[rows] > 0.05)
+    rows, target = rows[keep], mean[rows[keep]] + step[keep]
+    gamma = transform_to_mean(margins, rows, target)
+    assert np.isfinite(gamma).all() and ((gamma > 0) == (target > mean[rows])).all()
+    # independent mean of the transformed tabulated cdf: integral of 1 - F_T over [0, 1],
+    # F_T = pbeta(F, a, b) (simIReff's effTransform; here a = e^gamma, b = 1 above the mean,
+    # a = 1, b = e^-gamma below it), F linear between knots: Gauss-Legendre per segment
     t, w = np.polynomial.legendre.leggauss(30)
     t, w = 0.5 * (t + 1), 0.5 * w
-    for r, th, tg in zip(rows, theta, target, strict=True):
+    for r, g, tg in zip(rows, gamma, target, strict=True):
         xs, Fs = margins.x[r], margins.F[r]
-        dx = np.diff(xs)
+        a, b = (np.exp(g), 1.0) if g > 0 else (1.0, np.exp(-g))
         F = Fs[:-1, None] + t[None, :] * np.diff(Fs)[:, None]
-        with np.errstate(divide="ignore"):
-            g = 1.0 - expit(logit(F) - th)
-        assert (dx * (g @ w)).sum() == pytest.approx(tg, abs=1e-9)
-    assert np.abs(margins.mean(theta, rows) - target).max() <= 1e-9
+        integrand = 1.0 - sps.beta.cdf(F, a, b)
+        # (F^a has an unbounded derivative at F = 0: the rule is good to ~1e-9 there)
+        assert (np.diff(xs) * (integrand @ w)).sum() == pytest.approx(tg, abs=1e-8)
+    assert np.abs(power_mean(margins, rows, gamma) - target).max() <= 1e-12
+
+
+def test_eff_transform_of_a_discrete_margin_is_pbeta_of_its_cdf():
+    # simIReff's discrete branch: the transformed cdf at the support is pbeta(F(support), a, b)
+    support = np.arange(11) / 10
+    p = sps.binom.pmf(np.arange(11), 10, 0.3)
+    F = np.cumsum(p)
+    F[-1] = 1.0
+    margins = empirical_margins(np.repeat(support, np.round(p * 1e4).astype(int))[None, :])
+    F = margins.cdf(0, support)
+    for target in (0.45, 0.2):
+        gamma = transform_to_mean(margins, [0], [target])[0]
+        a, b = (np.exp(gamma), 1.0) if gamma > 0 else (1.0, np.exp(-gamma))
+        want = sps.beta.cdf(F, a, b)
+        # the transformed margin's mean from its pmf, and its draws Q(qbeta(u, a, b))
+        assert float(np.diff(np.concatenate([[0.0], want])) @ support) == \
+            pytest.approx(target, abs=1e-12)
+        u = (np.arange(200000) + 0.5) / 200000
+        draws = margins.quantile(np.zeros(len(u), np.int64), power_uniform(u, gamma))
+        got = (draws[None, :] <= support[:, None] + 1e-12).mean(axis=1)
+        assert got == pytest.approx(want, abs=1e-5)
+        assert power_uniform(u[:5], gamma) == pytest.approx(sps.beta.ppf(u[:5], a, b))
+
+
+def test_eff_transform_fails_outside_the_support():
+    margins = Margins(np.array([[0.0, 0.4]]), np.array([[0.0, 1.0]]), kind="grid")
+    got = transform_to_mean(margins, [0, 0, 0, 0], [0.2, 0.39, 0.41, 0.0])
+    assert got[0] == 0.0 and np.isfinite(got[1]) and np.isnan(got[2:]).all()
+    # uniform on [0, .4] to mean .39: E = .4 a / (a + 1) = .39, a = 39
+    assert np.exp(got[1]) == pytest.approx(39.0, rel=1e-10)
 
 
 def test_bad_scores_are_an_input_error():

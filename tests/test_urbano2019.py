@@ -1,9 +1,11 @@
 """experiment=test_errors design=urbano2019: Urbano, Lima & Hanjalic (SIGIR 2019) trials.
 
 - Trials: a collection with probability proportional to its runs; Type I pairs through the
-  first run's margin (same true mean; the copula's Kendall tau); Type II/III baselines in the
-  bottom 75%, experimental runs among the 10 closest to baseline + delta and moved to exactly
-  that mean (checked against direct numpy / pandas computations and exact means).
+  first run's margin (same true mean; the copula's Kendall tau); Type II/III as the paper's R
+  code: baselines all but the round(k/4) best, experimental runs among the 10 closest to
+  baseline + delta that effTransform moves to exactly that mean (failures skipped, not
+  replaced), collections in proportion to their baselines (checked against R's rules written
+  out with pandas, and exact means).
 - Counters: every rejection count of type_1 / type_2 / type_3 equals the count computed trial
   by trial with scipy (``ttest_rel``; ``wilcoxon`` as R's ``wilcox.test``: exact for n < 50
   without ties or zeros, else the normal approximation with continuity correction;
@@ -37,8 +39,10 @@ from irsim.experiments.test_errors import (
 )
 from irsim.rng import blocked_draws, study_key
 from irsim.runner import compose_config, run
-from irsim.simulate.designs import PooledMetric
+from irsim.simulate.designs import PooledMetric, baseline_mask, candidate_order
 from irsim.simulate.fitting import fit_collection
+from irsim.simulate.margins import power_mean, transform_to_mean
+from irsim.simulate.topics import Margins
 
 AP = ("adhoc5_ap", "adhoc6_ap", "adhoc7_ap", "adhoc8_ap")
 DELTAS = (0.02, 0.05)
@@ -119,48 +123,120 @@ def test_type1_trials_go_through_the_first_runs_margin(ap_pool):
     assert sps.kendalltau(x2.ravel(), y2.ravel())[0] == pytest.approx(tau, abs=0.03)
 
 
-def test_type2_candidates_and_exact_means(ap_pool):
+def _r_baselines_and_candidates(mu: pd.Series, delta: float):
+    """R/02-margins_transform.R written out with pandas: baselines = the runs left after
+    dropping the round(k/4) highest means (R's round: half to even; order() is stable);
+    candidates = the 10 other runs closest to mu_b + delta, ties by position."""
+    drop = max(1, round(len(mu) / 4))  # Python's round is half to even, as R's
+    top = set(mu.index[np.argsort(-mu.to_numpy(), kind="stable")][:drop])
+    base = [b for b in mu.index if b not in top]
+    cands = {}
+    for b in base:
+        dist = (mu - mu[b] - delta).abs().drop(b)
+        cands[b] = list(dist.index[np.argsort(dist.to_numpy(), kind="stable")][:10])
+    return base, cands
+
+
+def _toy_model(margins):
+    """A CollectionModel of `margins` with independence copulas (the design's bookkeeping
+    needs only the margins and some copula per pair)."""
+    import pyvinecopulib as pv
+
+    from irsim.simulate.fitting import CollectionModel
+
+    k = margins.systems
+    pairs = k * (k - 1) // 2
+    return CollectionModel("toy", "AP", tuple(f"r{i}" for i in range(k)), (), margins,
+                           ("beta",) * k, "continuous", (pv.Bicop().to_json(),) * pairs,
+                           ("Independence",) * pairs)
+
+
+def _uniform_margins(tops) -> Margins:
+    """Uniform margins on [0, top] (mean top / 2; a target above the top is unreachable)."""
+    tops = np.asarray(tops, np.float64)
+    return Margins(np.stack([np.zeros_like(tops), tops], axis=1),
+                   np.tile([0.0, 1.0], (len(tops), 1)), kind="grid")
+
+
+def test_baselines_are_all_but_the_top_quarter():
+    # R: order(mu, decreasing = TRUE)[-1:-round(k * .25)] for k = 2 (-1:-0 drops the first),
+    # 6 (round(1.5) = 2), 10 (round(2.5) = 2), 37 (round(9.25) = 9), 47 (round(11.75) = 12)
+    for k, dropped in ((2, 1), (6, 2), (10, 2), (37, 9), (47, 12)):
+        mu = np.random.default_rng(k).permutation(k) / k
+        keep = baseline_mask(mu)
+        assert int((~keep).sum()) == dropped
+        assert mu[~keep].min() > mu[keep].max()
+    # ties at the cut: order() is stable, the earlier of two equal means is dropped first
+    assert baseline_mask([0.5, 0.9, 0.9, 0.1]).tolist() == [True, False, True, True]
+
+
+def test_candidate_order_against_the_r_rule():
+    mu = pd.Series(np.random.default_rng(3).random(23).round(2))  # many ties
+    base, cands = _r_baselines_and_candidates(mu, 0.04)
+    got = candidate_order(mu.to_numpy(), base, 0.04)
+    assert got.tolist() == [cands[b] for b in base]
+
+
+def test_type2_candidates_follow_the_r_rule_and_have_exact_means(ap_pool):
     pool, _ = ap_pool
     means = pool.margins.mean()
     for di, delta in enumerate(pool.deltas):
         for c in range(len(pool.models)):
             rows = np.arange(pool.offsets[c], pool.offsets[c + 1])
-            mu = pd.Series(means[rows], index=rows)
-            nb = int(0.75 * len(rows))
-            want_base = mu.sort_values(kind="stable").index[:nb].to_numpy()
-            assert pool.baselines[di][c].tolist() == want_base.tolist()
-            for k, b in enumerate(want_base):
-                target = means[b] + delta
-                dist = (mu.drop(b) - target).abs().sort_values(kind="stable")
-                # a margin reaches the target iff it lies below its largest score
-                top = {e: pool.margins.x[e][np.argmax(pool.margins.F[e] >= 1.0)]
-                       for e in dist.index}
-                want = [e for e in dist.index if target < top[e] - 1e-6][:10]
+            base, cands = _r_baselines_and_candidates(pd.Series(means[rows], index=rows),
+                                                      delta)
+            got_base = pool.baselines[di][c].tolist()
+            assert got_base == [b for b in base if b in set(got_base)]
+            for k, b in enumerate(got_base):
                 count = pool.counts[di][c][k]
-                cands = pool.candidates[di][c][k][:count]
-                assert sorted(cands) == sorted(want)
-                got = pool.margins.mean(pool.thetas[di][c][k][:count], cands)
-                assert np.abs(got - target).max() <= 1e-9
+                got = pool.candidates[di][c][k][:count].tolist()
+                # the successes among R's 10 closest, in R's order (failures not replaced)
+                assert got == [e for e in cands[b] if e in set(got)]
+                mean_t = power_mean(pool.margins, got, pool.exponents[di][c][k][:count])
+                assert np.abs(mean_t - (means[b] + delta)).max() <= 1e-12
+            # a baseline is left out only when none of its 10 transformations succeeds
+            for b in set(base) - set(got_base):
+                assert np.isnan(transform_to_mean(pool.margins, cands[b],
+                                                  means[b] + delta)).all()
+            assert pool.baseline_counts(di)[c] == len(got_base)
 
 
-@pytest.mark.slow
-def test_candidates_that_cannot_reach_the_target_are_skipped():
-    x, cols = read("adhoc8_ap", 10)  # run 1 has mean 0.004: its beta margin ends near 0.32
-    model = fit_collection(x, metric="AP", name="adhoc8_ap", runs=cols, drop_bottom=0.0)
-    pool = PooledMetric.build("AP", [model], (0.05,))
-    means = pool.margins.mean()
-    top = pool.margins.x[0][np.argmax(pool.margins.F[0] >= 1.0)]
-    assert means[0] < 0.01 and top < 0.4
-    base = pool.baselines[0][0]
-    for k, b in enumerate(base):
-        count = pool.counts[0][0][k]
-        cands = pool.candidates[0][0][k][:count]
-        reach = means[b] + 0.05 < top
-        assert (0 in cands) == (reach and b != 0)
-        assert count == 9 - (0 if reach or b == 0 else 1)
-    u = np.random.default_rng(0).random((3000, 3 + 2 * 20))
-    x2, y2 = pool.type2(u, 20, 0)
-    assert np.isfinite(y2).all()
+def test_failed_transformations_are_skipped_not_replaced():
+    pool = PooledMetric.build("AP", [_toy_model(_uniform_margins(
+        [0.20, 0.22, 0.24, 0.26, 0.60]))], (0.15,))
+    # k = 5: round(1.25) = 1 dropped (run 4, mean .30); baselines 0-3 (means .10-.13),
+    # targets .25-.28. R's candidates of baseline 0 (target .25): 4, 3, 2, 1 by distance;
+    # only margins whose top exceeds the target transform: 4 and 3 (.26 > .25), and no
+    # further run replaces the two failures
+    assert pool.baselines[0][0].tolist() == [0, 1, 2, 3]
+    assert pool.candidates[0][0][0][:2].tolist() == [4, 3]
+    assert pool.counts[0][0].tolist() == [2, 1, 1, 1]
+    assert pool.candidates[0][0][1:, 0].tolist() == [4, 4, 4]
+
+
+def test_type2_collection_probability_is_proportional_to_baselines():
+    tops = (np.linspace(0.3, 0.9, 4), np.linspace(0.2, 0.5, 8))
+    models = [_toy_model(_uniform_margins(t)) for t in tops]
+    pool = PooledMetric.build("AP", models, (0.01, 0.3))
+    # delta .01: every baseline keeps candidates; 3 of 4 and 6 of 8 runs are baselines
+    assert pool.baseline_counts(0).tolist() == [3, 6]
+    n = 90000
+    u = (np.arange(n) + 0.5) / n
+    share = np.bincount(pool._collection(u, pool.baseline_counts(0)), minlength=2) / n
+    assert share.tolist() == pytest.approx([3 / 9, 6 / 9], abs=1 / n)
+    # delta .3: a baseline counts when one of its 10 closest has its top above mean_b + .3
+    want = []
+    for t in tops:
+        mu = pd.Series(t / 2)
+        base, cands = _r_baselines_and_candidates(mu, 0.3)
+        want.append(sum(any(t[e] > mu[b] + 0.3 + 1e-9 for e in cands[b]) for b in base))
+    assert pool.baseline_counts(1).tolist() == want == [3, 5]
+    # R: sample(names(effs_e), 1, prob = effs_c / sum(effs_c)) at this delta
+    c = pool._collection(u, pool.baseline_counts(1))
+    assert np.bincount(c, minlength=2) / n == pytest.approx(np.array(want) / sum(want),
+                                                            abs=1 / n)
+    x, y = pool.type2(np.random.default_rng(1).random((4000, 3 + 2 * 10)), 10, 1)
+    assert np.isfinite(y).all() and (y - x).mean() == pytest.approx(0.3, abs=0.01)
 
 
 @pytest.mark.slow
@@ -346,7 +422,8 @@ def test_cli_pools_collections_per_metric(tmp_path):
     tables = run(cfg, tmp_path / "run")
     models = pq.read_table(tmp_path / "run" / "results" / "test_errors_models.parquet")
     assert models.column("collection").to_pylist() == ["adhoc5", "adhoc6"]  # one rule
-    assert models.column("runs").to_pylist() == [8 - 0, 9]  # floor(10%) of 8 = 0, of 10 = 1
+    # R's removeBottom: the runs below the 10% quantile of the means (1 of 8, 1 of 10)
+    assert models.column("runs").to_pylist() == [8 - 1, 9]
     assert set(tables) == {"type_1", "type_2", "type_3", "test_errors_families",
                            "test_errors_models", "type_m_s"}
     report = (tmp_path / "run" / "report.md").read_text()

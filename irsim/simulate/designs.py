@@ -12,15 +12,19 @@ Type I (:meth:`PooledMetric.type1`)
     experimental ``y = Q_i(u_j)`` have the same true mean (the copula need not be
     exchangeable, so ``y - x`` need not be symmetric).
 
-Type II / III (:meth:`PooledMetric.type2`)
-    A collection as above; a baseline uniformly among its bottom 75% of runs by mean
-    (``floor(0.75 runs)`` lowest means); the experimental run uniformly among the 10 runs
-    closest in mean to ``mean_b + delta`` (the baseline excluded; ties by index; runs whose
-    margin cannot reach the target - a margin cannot pass its largest score - are skipped
-    for the next closest), its margin
-    transformed (:func:`~irsim.simulate.margins.transform_to_mean`) to mean exactly
-    ``mean_b + delta``; the pair's copula.
-
+Type II / III (:meth:`PooledMetric.type2`), as the paper's code runs it (R/02-margins_transform.R,
+R/12-type_2.R)
+    Per delta and collection of ``k`` runs, the baselines are the runs left after dropping the
+    ``round(k / 4)`` highest fitted means (R's ``round``: half to even; at least one); the
+    candidates of a baseline are the 10 other runs whose fitted mean is closest to its mean +
+    delta (``order(abs(mu - mu_b - delta))``: ties by position), each transformed to mean
+    exactly ``mean_b + delta`` by simIReff's ``effTransform``
+    (:func:`~irsim.simulate.margins.transform_to_mean`); a candidate whose transformation
+    fails is left out (not replaced by the next closest), and a baseline left without any is
+    no baseline. A trial draws a collection with probability proportional to its number of
+    baselines (at this delta), a baseline uniformly, one of its candidates uniformly, and the
+    pair's copula (fitted to ``(u_min, u_max)`` by position: swapped when the experimental run
+    comes first) couples the baseline's margin and the transformed experimental margin.
 Examples
 --------
 >>> from irsim.simulate.fitting import fit_collection
@@ -41,19 +45,57 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from irsim.errors import ConfigError
 from irsim.simulate import copulas as cop
 from irsim.simulate.fitting import CollectionModel
-from irsim.simulate.margins import transform_to_mean
+from irsim.simulate.margins import power_uniform, transform_to_mean
 from irsim.simulate.topics import Margins
 
-__all__ = ["BASELINE_SHARE", "CANDIDATES", "PooledMetric", "pool_margins"]
+__all__ = ["CANDIDATES", "TOP_SHARE", "PooledMetric", "baseline_mask", "candidate_order",
+           "pool_margins"]
 
-#: Baselines are drawn among this share of the runs with the lowest means.
-BASELINE_SHARE = 0.75
-#: Experimental runs are drawn among this many runs closest to baseline + delta.
+#: Runs that are no baselines: the ``round(TOP_SHARE k)`` highest fitted means of ``k``.
+TOP_SHARE = 0.25
+#: Experimental runs are tried among this many runs closest to baseline + delta.
 CANDIDATES = 10
+
+
+def baseline_mask(means: ArrayLike) -> np.ndarray:
+    """The baselines of a collection with fitted run means `means`: every run but the
+    ``round(TOP_SHARE k)`` highest means (R's ``order(mu, decreasing = TRUE)[-1:-round(k / 4)]``:
+    ``round`` half to even, ties by position, at least one run dropped).
+
+    Examples
+    --------
+    >>> baseline_mask([0.3, 0.1, 0.5, 0.2, 0.4, 0.6]).tolist()   # round(1.5) = 2 dropped
+    [True, True, False, True, True, False]
+    >>> int(baseline_mask(np.linspace(0, 1, 37)).sum())          # round(9.25) = 9 of 37
+    28
+    """
+    mu = np.asarray(means, np.float64)
+    drop = max(1, int(np.round(TOP_SHARE * len(mu))))
+    out = np.ones(len(mu), bool)
+    out[np.argsort(-mu, kind="stable")[:drop]] = False
+    return out
+
+
+def candidate_order(means: ArrayLike, baselines: ArrayLike, delta: float) -> np.ndarray:
+    """The candidate experimental runs of each baseline (positions into `means`, shape
+    ``(baselines, min(CANDIDATES, k - 1))``): the other runs by ``|mu - mu_b - delta|``, ties
+    by position (R's ``order``), the closest first.
+
+    Examples
+    --------
+    >>> candidate_order([0.10, 0.20, 0.12, 0.30, 0.16], [0, 2], 0.05)[:, :3].tolist()
+    [[4, 2, 1], [4, 1, 0]]
+    """
+    mu = np.asarray(means, np.float64)
+    base = np.asarray(baselines, np.int64)
+    dist = np.abs(mu[None, :] - mu[base][:, None] - delta)
+    dist[np.arange(len(base)), base] = np.inf  # not the baseline itself
+    return np.argsort(dist, axis=1, kind="stable")[:, :min(CANDIDATES, len(mu) - 1)]
 
 
 def pool_margins(margins: Sequence[Margins]) -> Margins:
@@ -92,14 +134,14 @@ class PooledMetric:
         First row of each collection in `margins` (and a last entry: the total).
     deltas : tuple of float
     baselines : tuple (per delta) of tuple (per collection) of ndarray
-        Global margin rows of the eligible baselines.
-    candidates, thetas : like `baselines`, each (baselines, CANDIDATES)
-        The candidate experimental runs (global rows) and the shift of each candidate's
-        margin to the baseline's mean + delta.
+        Global margin rows of the baselines with at least one transformed candidate.
+    candidates, exponents : like `baselines`, each (baselines, CANDIDATES)
+        The candidate experimental runs (global rows) whose transformation succeeded, the
+        closest first, and the effTransform exponent of each
+        (:func:`~irsim.simulate.margins.transform_to_mean`).
     counts : like `baselines`
-        Candidates of each baseline: ``CANDIDATES`` (or all other runs of a small
-        collection) unless fewer margins can reach the target (a margin cannot pass its
-        largest score); the first ``counts`` entries of a row are valid.
+        Candidates of each baseline (1 to ``CANDIDATES``); the first ``counts`` entries of a
+        row are valid.
     """
 
     metric: str
@@ -109,7 +151,7 @@ class PooledMetric:
     deltas: tuple[float, ...]
     baselines: tuple[tuple[np.ndarray, ...], ...]
     candidates: tuple[tuple[np.ndarray, ...], ...]
-    thetas: tuple[tuple[np.ndarray, ...], ...]
+    exponents: tuple[tuple[np.ndarray, ...], ...]
     counts: tuple[tuple[np.ndarray, ...], ...] = ()
 
     @classmethod
@@ -121,43 +163,57 @@ class PooledMetric:
         sizes = np.array([len(m.runs) for m in models], np.int64)
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         means = margins.mean()
-        bases, cands, thetas, counts = [], [], [], []
+        bases, cands, exps, counts = [], [], [], []
         for d in deltas:
-            b_d, c_d, t_d, n_d = [], [], [], []
-            for c, m in enumerate(models):
+            b_d, c_d, e_d, n_d = [], [], [], []
+            for c in range(len(models)):
                 rows = np.arange(offsets[c], offsets[c + 1])
                 mu = means[rows]
-                nb = max(1, int(np.floor(BASELINE_SHARE * len(rows) + 1e-9)))
-                base = rows[np.argsort(mu, kind="stable")[:nb]]
-                k = min(CANDIDATES, len(rows) - 1)
-                target = means[base] + d
-                dist = np.abs(mu[None, :] - target[:, None])
-                dist[np.arange(nb), base - offsets[c]] = np.inf  # not the baseline itself
-                order = rows[np.argsort(dist, axis=1, kind="stable")[:, : len(rows) - 1]]
-                near, theta, count = _reachable(margins, order, target, k)
-                if (count == 0).any():
-                    raise ConfigError(f"metric {metric}, collection {m.name}: no margin can "
-                                      f"be moved to baseline mean + {d}; use smaller deltas")
-                b_d.append(base)
+                base = np.flatnonzero(baseline_mask(mu))
+                order = candidate_order(mu, base, d)
+                target = np.repeat((mu[base] + d)[:, None], order.shape[1], axis=1)
+                gamma = transform_to_mean(margins, rows[order], target).reshape(order.shape)
+                ok = np.isfinite(gamma)
+                first = np.argsort(~ok, axis=1, kind="stable")  # successes first, in order
+                count = ok.sum(axis=1)
+                has = count > 0
+                width = CANDIDATES
+                near = np.zeros((int(has.sum()), width), np.int64)
+                expo = np.full((int(has.sum()), width), np.nan)
+                w = order.shape[1]
+                near[:, :w] = np.where(np.take_along_axis(ok, first, 1),
+                                       rows[np.take_along_axis(order, first, 1)], 0)[has]
+                expo[:, :w] = np.take_along_axis(gamma, first, 1)[has]
+                b_d.append(rows[base[has]])
                 c_d.append(near)
-                t_d.append(theta)
-                n_d.append(count)
+                e_d.append(expo)
+                n_d.append(count[has].astype(np.int64))
+            if sum(len(b) for b in b_d) == 0:
+                raise ConfigError(f"metric {metric}: no margin of any collection can be moved "
+                                  f"to a baseline's mean + {d}; use smaller deltas")
             bases.append(tuple(b_d))
             cands.append(tuple(c_d))
-            thetas.append(tuple(t_d))
+            exps.append(tuple(e_d))
             counts.append(tuple(n_d))
         return cls(metric, models, margins, offsets, tuple(float(d) for d in deltas),
-                   tuple(bases), tuple(cands), tuple(thetas), tuple(counts))
+                   tuple(bases), tuple(cands), tuple(exps), tuple(counts))
 
     @property
     def runs(self) -> np.ndarray:
         """Kept runs per collection."""
         return np.diff(self.offsets)
 
-    def _collection(self, u: np.ndarray) -> np.ndarray:
-        """Collection of each trial, with probability proportional to its runs."""
-        w = np.cumsum(self.runs) / self.runs.sum()
+    def _collection(self, u: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        """Collection of each trial, with probability proportional to `weights` (default:
+        its runs)."""
+        wt = self.runs if weights is None else np.asarray(weights)
+        w = np.cumsum(wt) / wt.sum()
         return np.minimum(np.searchsorted(w, u, side="right"), len(self.models) - 1)
+
+    def baseline_counts(self, delta_index: int) -> np.ndarray:
+        """Baselines (with a transformed candidate) of each collection at delta
+        `delta_index`: the Type II collection weights (R: ``sapply(effs_e, length)``)."""
+        return np.array([len(b) for b in self.baselines[delta_index]], np.int64)
 
     def _uniforms(self, c: np.ndarray, i: np.ndarray, j: np.ndarray, u1: np.ndarray,
                   w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -194,67 +250,25 @@ class PooledMetric:
               ) -> tuple[np.ndarray, np.ndarray]:
         """Baseline and experimental scores ``(trials, n)`` of Type II/III trials of delta
         `delta_index` (experimental true mean = baseline's + delta, exactly)."""
-        c = self._collection(u[:, 0])
-        bases = self.baselines[delta_index]
-        nb = np.array([len(bases[k]) for k in range(len(self.models))])[c]
+        nbase = self.baseline_counts(delta_index)
+        c = self._collection(u[:, 0], nbase)
+        nb = nbase[c]
         kb = np.minimum((u[:, 1] * nb).astype(np.int64), nb - 1)
         ncand = np.empty(len(c), np.int64)
         gb = np.empty(len(c), np.int64)
         ge = np.empty(len(c), np.int64)
-        theta = np.empty(len(c))
+        gamma = np.empty(len(c))
         for k in range(len(self.models)):  # a handful of collections
             sel = c == k
             ncand[sel] = self.counts[delta_index][k][kb[sel]]
         ke = np.minimum((u[:, 2] * ncand).astype(np.int64), ncand - 1)
         for k in range(len(self.models)):
             sel = c == k
-            gb[sel] = bases[k][kb[sel]]
+            gb[sel] = self.baselines[delta_index][k][kb[sel]]
             ge[sel] = self.candidates[delta_index][k][kb[sel], ke[sel]]
-            theta[sel] = self.thetas[delta_index][k][kb[sel], ke[sel]]
+            gamma[sel] = self.exponents[delta_index][k][kb[sel], ke[sel]]
         off = self.offsets[c]
         ub, ue = self._uniforms(c, gb - off, ge - off, u[:, 3:3 + n], u[:, 3 + n:3 + 2 * n])
         x = self.margins.quantile(gb[:, None], ub)
-        y = self.margins.quantile(ge[:, None], _shifted(ue, theta[:, None]))
+        y = self.margins.quantile(ge[:, None], power_uniform(ue, gamma[:, None]))
         return x, y
-
-
-def _reachable(margins: Margins, order: np.ndarray, target: np.ndarray, k: int
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """Per row of `order` (runs by distance to the row's `target`), the first `k` runs whose
-    margin can be moved to the target (a margin cannot pass its largest score), their shifts
-    (NaN past the end of a short row) and how many there are."""
-    rows = len(order)
-    take = np.zeros((rows, order.shape[1]), bool)
-    theta_all = np.full(order.shape, np.nan)
-    done = np.zeros(rows, np.int64)
-    start = 0
-    while start < order.shape[1] and (done < k).any():  # rarely more than one round
-        need = np.maximum(k - done, 0)
-        width = int(need.max())
-        cols = np.arange(start, min(start + width, order.shape[1]))
-        sel = (cols[None, :] - start) < need[:, None]
-        r, c = np.nonzero(sel)
-        th = transform_to_mean(margins, order[r, cols[c]], target[r])
-        theta_all[r, cols[c]] = th
-        ok = np.isfinite(th)
-        take[r[ok], cols[c][ok]] = True
-        done += np.bincount(r[ok], minlength=rows)
-        start += width
-    near = np.zeros((rows, k), np.int64)
-    theta = np.full((rows, k), np.nan)
-    count = np.zeros(rows, np.int64)
-    for i in range(rows):  # baselines of one collection (fit time)
-        idx = np.flatnonzero(take[i])[:k]
-        near[i, : len(idx)] = order[i, idx]
-        theta[i, : len(idx)] = theta_all[i, idx]
-        count[i] = len(idx)
-    return near, theta, count
-
-
-def _shifted(u: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    """``expit(logit(u) + theta)``: a uniform through the proportional-odds shift (so that
-    ``Q(_shifted(U, theta))`` has the cdf ``expit(logit F - theta)``)."""
-    from scipy.special import expit, logit
-
-    with np.errstate(divide="ignore"):
-        return expit(logit(u) + theta)

@@ -51,7 +51,7 @@ from numpy.typing import ArrayLike
 
 from irsim.errors import InputError
 from irsim.rng import study_key
-from irsim.sampling.systems import bottom_mask, check_share, duplicate_mask
+from irsim.sampling.systems import RULES, bottom_mask, check_share, duplicate_mask
 from irsim.simulate import copulas as cop
 from irsim.simulate.margins import DISCRETE, Support, detect_support, fit_run_margins
 from irsim.simulate.topics import Margins
@@ -146,11 +146,13 @@ class CollectionModel:
         self.__dict__.update(state)
 
 
-def prepare_runs(scores: ArrayLike, drop_duplicates: bool = True, drop_bottom: float = 0.1
-                 ) -> np.ndarray:
+def prepare_runs(scores: ArrayLike, drop_duplicates: bool = True, drop_bottom: float = 0.1,
+                 drop_rule: str = "quantile") -> np.ndarray:
     """Mask of the runs kept: first duplicates are dropped (a run equal to an earlier one on
     every topic within 1e-5), then the bottom `drop_bottom` share of the rest by mean
-    (``floor(drop_bottom * runs)`` runs, the lowest means; ties by position).
+    (:func:`irsim.sampling.systems.bottom_mask`; ``drop_rule="quantile"``, the paper's
+    ``removeBottom``: a run goes when its mean is below the `drop_bottom` quantile (type 7) of
+    the remaining means; ``"count"``: the ``floor(drop_bottom * runs)`` lowest means).
 
     Examples
     --------
@@ -161,7 +163,7 @@ def prepare_runs(scores: ArrayLike, drop_duplicates: bool = True, drop_bottom: f
     x = np.asarray(scores, np.float64)
     keep = duplicate_mask(x) if drop_duplicates else np.ones(len(x), bool)
     share = check_share(drop_bottom, "drop_bottom")
-    return bottom_mask(x.mean(axis=1), share, keep=keep)
+    return bottom_mask(x.mean(axis=1), share, keep=keep, rule=drop_rule)
 
 
 def cache_key(scores: np.ndarray, runs: tuple[str, ...], options: dict) -> str:
@@ -333,6 +335,7 @@ class FitTask:
 def prepare_fit(scores: ArrayLike, *, metric: str, name: str,
                 runs: tuple[str, ...] | None = None, seed: int = 0,
                 drop_duplicates: bool = True, drop_bottom: float = 0.1,
+                drop_rule: str = "quantile",
                 families: tuple[str, ...] = cop.FAMILIES, support: Support | None = None,
                 cache_dir: str | os.PathLike | None = None) -> CollectionModel | FitTask:
     """The cached model of `scores`, or the :class:`FitTask` of its copula selections (data
@@ -359,7 +362,7 @@ def prepare_fit(scores: ArrayLike, *, metric: str, name: str,
     support = support if support is not None else detect_support(x)
     options = {"metric": metric, "name": name, "seed": int(seed),
                "drop_duplicates": bool(drop_duplicates), "drop_bottom": float(drop_bottom),
-               "families": list(families),
+               "drop_rule": str(drop_rule), "families": list(families),
                "support": None if support is None else support.name}
     if support is not None:  # the discrete families (issue 13: categorical added)
         options["discrete_families"] = list(DISCRETE)
@@ -376,7 +379,10 @@ def prepare_fit(scores: ArrayLike, *, metric: str, name: str,
                     f"unreadable ({type(err).__name__}{': ' + first if first else ''})"
                 log.warning("fit cache entry %s: %s; refitting it and overwriting the entry",
                             path, why)
-    keep = prepare_runs(x, drop_duplicates, drop_bottom)
+    if drop_rule not in RULES:
+        raise InputError(f"collection {name} {metric}: unknown drop_rule {drop_rule!r}; "
+                         f"valid: {', '.join(RULES)}")
+    keep = prepare_runs(x, drop_duplicates, drop_bottom, drop_rule)
     if np.count_nonzero(keep) < 2:
         raise InputError(f"collection {name} {metric}: fewer than 2 runs left to simulate")
     kept = x[keep]
@@ -392,6 +398,7 @@ def prepare_fit(scores: ArrayLike, *, metric: str, name: str,
 def fit_collection(scores: ArrayLike, *, metric: str, name: str,
                    runs: tuple[str, ...] | None = None, seed: int = 0,
                    drop_duplicates: bool = True, drop_bottom: float = 0.1,
+                   drop_rule: str = "quantile",
                    families: tuple[str, ...] = cop.FAMILIES, support: Support | None = None,
                    cache_dir: str | os.PathLike | None = None, threads: int = 1
                    ) -> CollectionModel:
@@ -408,7 +415,7 @@ def fit_collection(scores: ArrayLike, *, metric: str, name: str,
     seed : int
         Seeds the random tie breaking of the pseudo-observations (per pair:
         ``(seed, crc32(name/metric), a, b)``).
-    drop_duplicates, drop_bottom
+    drop_duplicates, drop_bottom, drop_rule
         See :func:`prepare_runs`.
     families : tuple of str
         Copula families (:data:`irsim.simulate.copulas.FAMILIES`).
@@ -422,7 +429,8 @@ def fit_collection(scores: ArrayLike, *, metric: str, name: str,
     """
     task = prepare_fit(scores, metric=metric, name=name, runs=runs, seed=seed,
                        drop_duplicates=drop_duplicates, drop_bottom=drop_bottom,
-                       families=families, support=support, cache_dir=cache_dir)
+                       drop_rule=drop_rule, families=families, support=support,
+                       cache_dir=cache_dir)
     if isinstance(task, CollectionModel):
         return task
     t0 = time.perf_counter()

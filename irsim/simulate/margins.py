@@ -28,9 +28,9 @@ The family with the smallest ``AIC = 2 df - 2 loglik`` is kept. Every selected m
 tabulated as a piecewise-linear cdf (:class:`irsim.simulate.topics.Margins`: continuous
 margins on :data:`GRID` knots denser at 0 and 1, discrete ones as step functions on the
 support), so sampling, exact means and the transformation to a target mean are one vectorised
-code path. :func:`transform_to_mean` is simIReff's ``effTransform``: a proportional-odds shift
-of the cdf, ``F_theta(x) = expit(logit F(x) - theta)``, solved so that the tabulated margin's
-mean equals the target exactly (to 1e-12).
+code path. :func:`transform_to_mean` is simIReff's ``effTransform``: the cdf composed with a
+beta cdf, ``F_T = pbeta(F, a, b)`` (here ``Beta(a, 1)`` or ``Beta(1, b)``), solved so that the
+tabulated margin's mean equals the target exactly (to 1e-12).
 
 Examples
 --------
@@ -60,6 +60,7 @@ __all__ = [
     "CONTINUOUS",
     "DISCRETE",
     "EPS",
+    "EXPONENT_MAX",
     "GRID",
     "MarginFit",
     "Support",
@@ -70,6 +71,8 @@ __all__ = [
     "fit_run_margins",
     "select_continuous",
     "select_discrete",
+    "power_mean",
+    "power_uniform",
     "tabulate",
     "transform_to_mean",
 ]
@@ -494,19 +497,126 @@ def fit_run_margins(scores: ArrayLike, support: Support | None = None
     return tabulate(fits, support), fits
 
 
+#: Largest exponent of the effTransform power: ``a`` (or ``b``) of ``Beta(a, 1)`` (``Beta(1, b)``);
+#: a target that needs more is unreachable (NaN).
+EXPONENT_MAX = 1e6
+
+
+def _segment_power_average(g0: np.ndarray, g1: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Average of ``g^c`` over a segment where ``g`` runs linearly from `g0` to `g1` (both in
+    [0, 1]): ``(g1^(c+1) - g0^(c+1)) / ((c + 1)(g1 - g0))``, or Simpson's rule on a segment
+    too short for that difference (relative length below 1e-4: error below 1e-16)."""
+    lo, hi = np.minimum(g0, g1), np.maximum(g0, g1)
+    span = hi - lo
+    short = span <= 1e-4 * hi
+    with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+        exact = (hi ** (c + 1.0) - lo ** (c + 1.0)) / ((c + 1.0) * span)
+        simpson = (lo ** c + 4.0 * (0.5 * (lo + hi)) ** c + hi ** c) / 6.0
+    return np.where(short, simpson, exact)
+
+
+def power_mean(margins: Margins, rows: ArrayLike, gamma: ArrayLike) -> np.ndarray:
+    """Exact mean of each margin of `rows` after simIReff's ``effTransform`` with exponent
+    `gamma` (see :func:`transform_to_mean`): the cdf becomes ``F^a``, ``a = e^gamma``, for
+    ``gamma >= 0`` and ``1 - (1 - F)^b``, ``b = e^-gamma``, below 0 (``pbeta(F, a, 1)`` and
+    ``pbeta(F, 1, b)``); the mean ``x_0 + integral (1 - F_T(x)) dx`` is closed-form, as ``F``
+    is linear between the knots.
+
+    Examples
+    --------
+    >>> from irsim.simulate.topics import grid_margins
+    >>> m = grid_margins([0.0, 1.0], [0.0, 1.0])          # uniform on [0, 1]
+    >>> power_mean(m, [0, 0, 0], [0.0, np.log(3.0), -np.log(3.0)]).round(12).tolist()
+    [0.5, 0.75, 0.25]
+    """
+    rows = np.asarray(rows, np.int64)
+    gamma = np.broadcast_to(np.asarray(gamma, np.float64), rows.shape)[..., None]
+    x, F = margins.x[rows], np.clip(margins.F[rows], 0.0, 1.0)
+    up = gamma >= 0
+    c = np.exp(np.abs(gamma))
+    # 1 - F_T = 1 - F^a (up) or (1 - F)^b (down), averaged over each segment
+    avg = _segment_power_average(np.where(up, F[..., :-1], 1.0 - F[..., :-1]),
+                                 np.where(up, F[..., 1:], 1.0 - F[..., 1:]), c)
+    tail = np.where(up, 1.0 - avg, avg)
+    dx = np.diff(x, axis=-1)
+    return x[..., 0] + np.where(dx > 0, dx * tail, 0.0).sum(axis=-1)
+
+
+def power_uniform(u: ArrayLike, gamma: ArrayLike) -> np.ndarray:
+    """``qbeta(u, a, b)`` of the effTransform with exponent `gamma` (broadcast): ``u^(1/a)``,
+    ``a = e^gamma``, for ``gamma >= 0``; ``1 - (1 - u)^(1/b)``, ``b = e^-gamma``, below 0.
+    ``Q(power_uniform(U, gamma))`` is a draw from the transformed margin.
+
+    Examples
+    --------
+    >>> power_uniform([0.25, 0.25, 0.25], [0.0, np.log(2.0), -np.log(2.0)]).tolist()
+    [0.25, 0.5, 0.1339745962155614]
+    """
+    u = np.asarray(u, np.float64)
+    gamma = np.asarray(gamma, np.float64)
+    with np.errstate(over="ignore", under="ignore"):
+        return np.where(gamma >= 0, u ** np.exp(-np.abs(gamma)),
+                        1.0 - (1.0 - u) ** np.exp(-np.abs(gamma)))
+
+
 def transform_to_mean(margins: Margins, rows: ArrayLike, target: ArrayLike) -> np.ndarray:
-    """simIReff's ``effTransform``: the proportional-odds shift ``theta`` of each margin in
-    `rows` whose mean is exactly `target` (``Margins.mean(theta, rows) == target`` to 1e-12;
-    NaN where the target lies outside the margin's support).
+    """simIReff's ``effTransform`` (Urbano & Nagler, SIGIR 2018): the exponent ``gamma`` of
+    each margin in `rows` whose mean is `target` (to 1e-12), NaN where no exponent up to
+    :data:`EXPONENT_MAX` reaches it (the target must lie strictly between the margin's
+    smallest and largest score).
+
+    effTransform composes the cdf with a beta cdf, ``F_T(x) = pbeta(F(x), a, b)``
+    (``Q_T(p) = Q(qbeta(p, a, b))``), and minimises ``(mean - target)^2`` over ``a, b >= 1``
+    from ``(1, 1)`` with L-BFGS-B. Its minimisers form a curve; from ``(1, 1)`` the optimiser
+    moves the one parameter whose bound is not active (``a`` to raise the mean, ``b`` to
+    lower it). irsim keeps the other at its bound 1 and solves the one-parameter equation
+    exactly (Illinois regula falsi on ``log a`` or ``log b``, the mean is monotone in it):
+    ``gamma = log a`` (``b = 1``) when the target is above the margin's mean,
+    ``gamma = -log b`` (``a = 1``) below it, 0 at it. Draw with
+    ``margins.quantile(rows, power_uniform(u, gamma))``; the mean is :func:`power_mean`.
 
     Examples
     --------
     >>> rng = np.random.default_rng(2)
     >>> m, _ = fit_run_margins(rng.beta(2, 5, (2, 50)))
-    >>> theta = transform_to_mean(m, [0, 1], [0.4, 0.1])
-    >>> bool(np.abs(m.mean(theta, [0, 1]) - [0.4, 0.1]).max() < 1e-12)
+    >>> gamma = transform_to_mean(m, [0, 1], [0.4, 0.1])
+    >>> bool(gamma[0] > 0 > gamma[1])
+    True
+    >>> bool(np.abs(power_mean(m, [0, 1], gamma) - [0.4, 0.1]).max() < 1e-12)
     True
     """
-    return margins.shift_for_mean(np.asarray(target, np.float64),
-                                  np.asarray(rows, np.int64), tol=1e-12)
-
+    rows, target = np.broadcast_arrays(np.asarray(rows, np.int64),
+                                       np.asarray(target, np.float64))
+    rows, target = rows.ravel(), target.ravel()
+    mean0 = power_mean(margins, rows, np.zeros(len(rows)))
+    sign = np.where(target > mean0, 1.0, -1.0)
+    top = math.log(EXPONENT_MAX)
+    lo, hi = np.zeros(len(rows)), np.full(len(rows), top)
+    f_lo = sign * (mean0 - target)                              # < 0 (or 0 at the mean)
+    f_hi = sign * (power_mean(margins, rows, sign * hi) - target)
+    gamma = np.full(len(rows), np.nan)
+    gamma[target == mean0] = 0.0
+    active = np.flatnonzero((f_lo < 0) & (f_hi > 0))
+    lo, hi, f_lo, f_hi = lo[active], hi[active], f_lo[active], f_hi[active]
+    side = np.zeros(len(active), np.int8)
+    for _ in range(200):
+        if len(active) == 0:
+            break
+        g = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
+        g = np.where((g > lo) & (g < hi), g, 0.5 * (lo + hi))
+        fg = sign[active] * (power_mean(margins, rows[active], sign[active] * g)
+                             - target[active])
+        below = fg < 0
+        f_hi = np.where(below & (side == -1), 0.5 * f_hi, f_hi)  # Illinois
+        f_lo = np.where(~below & (side == 1), 0.5 * f_lo, f_lo)
+        lo, f_lo = np.where(below, g, lo), np.where(below, fg, f_lo)
+        hi, f_hi = np.where(below, hi, g), np.where(below, f_hi, fg)
+        side = np.where(below, -1, 1).astype(np.int8)
+        done = (np.abs(fg) <= 1e-14) | (hi - lo <= 1e-14)
+        gamma[active[done]] = sign[active[done]] * g[done]
+        keep = ~done
+        active, lo, hi, f_lo, f_hi, side = (active[keep], lo[keep], hi[keep], f_lo[keep],
+                                            f_hi[keep], side[keep])
+    gamma[active] = sign[active] * 0.5 * (lo + hi)
+    ok = np.abs(power_mean(margins, rows, np.nan_to_num(gamma)) - target) <= 1e-12
+    return np.where(ok & np.isfinite(gamma), gamma, np.nan)
