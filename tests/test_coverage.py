@@ -121,6 +121,7 @@ def reference_counts(matrix: ScoreMatrix, study):
     return out
 
 
+@pytest.mark.slow  # over 4 s on a loaded 2-core machine
 def test_study_equals_a_slow_loop_reference():
     m = urbano_matrix("adhoc7_ap", "AP", systems=4)
     study = study_of(m, 5, sizes=[5, 8], samples=40, B=200, alpha=[0.05, 0.2])

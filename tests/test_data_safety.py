@@ -79,6 +79,7 @@ def sweep(built_sweep, tmp_path) -> Path:
     return Path(shutil.copytree(built_sweep, tmp_path / "sw", symlinks=True))
 
 
+@pytest.mark.slow  # over 4 s on a loaded 2-core machine
 def test_collect_never_deletes_a_directory_it_did_not_write(sweep, tmp_path, monkeypatch,
                                                             capsys):
     """`irsim collect SW OUT` into a non-empty foreign OUT (also `.`), into the sweep itself
@@ -148,6 +149,7 @@ def test_a_sweep_report_removes_only_its_own_plots(sweep):
 
 # --------------------------------------------------------------- 2. a run's own directory
 @pytest.mark.parametrize("link", ["results", "checkpoints"])
+@pytest.mark.slow  # over 4 s on a loaded 2-core machine
 def test_a_symlinked_results_or_checkpoints_is_refused(tmp_path, link):
     """results/ or checkpoints/ pointing elsewhere: refused before anything is written
     through it (a stale-table sweep of results/ or a checkpoint reset would delete the
@@ -171,6 +173,7 @@ def test_a_symlinked_results_or_checkpoints_is_refused(tmp_path, link):
     assert snapshot(thesis) == before
 
 
+@pytest.mark.slow  # over 4 s on a loaded 2-core machine
 def test_a_folder_holding_other_files_is_refused_and_left_as_it_was(tmp_path):
     import pandas as pd
 
@@ -205,6 +208,7 @@ def test_a_folder_holding_other_files_is_refused_and_left_as_it_was(tmp_path):
     assert res.report(tmp_path / "empty2").is_file()
 
 
+@pytest.mark.slow  # over 4 s on a loaded 2-core machine
 def test_a_rerun_removes_only_what_irsim_wrote(tmp_path):
     """A user's table, plot and notes added to a run directory survive a rerun with another
     configuration; the earlier run's own tables that the new one does not write are
@@ -241,6 +245,7 @@ def test_irsim_report_writes_only_into_an_irsim_run_directory(tmp_path, capsys):
 
 
 # ------------------------------------------------------------- 3. one sweep per sweep dir
+@pytest.mark.slow  # over 4 s on a loaded 2-core machine
 def test_a_second_sweep_into_a_sweep_directory_is_refused(tmp_path):
     from irsim.collect import collect, sweep_jobs
     from irsim.engine.checkpoint import run_dir_lock
@@ -295,6 +300,7 @@ else:
 """
 
 
+@pytest.mark.slow  # over 4 s on a loaded 2-core machine
 def test_resume_after_a_code_change_recomputes_every_shard(tmp_path):
     """A copy of the installed package is interrupted; a resume with the same code reuses
     its shards, a resume after a change of its source (same version string) none."""
@@ -341,6 +347,7 @@ def test_the_fingerprint_covers_the_source(tmp_path, monkeypatch):
     assert fingerprint_of({"B": 10}, "data") != before
 
 
+@pytest.mark.slow  # over 4 s on a loaded 2-core machine
 def test_a_swapped_table_or_a_copied_manifest_is_not_served_as_complete(tmp_path, capsys):
     from irsim.runner import COMPLETE
 
@@ -421,6 +428,7 @@ DAMAGE = {
 
 
 @pytest.mark.parametrize("damage", list(DAMAGE))
+@pytest.mark.slow  # over 4 s on a loaded 2-core machine
 def test_a_forged_or_damaged_fit_cache_entry_is_refitted(tmp_path, damage, caplog):
     from irsim.simulate.fitting import fit_collection
 

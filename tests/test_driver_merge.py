@@ -148,6 +148,7 @@ def test_needed_keeps_everything_with_nan():
     assert got[1].tolist() == [[0, 1, 2]]
 
 
+@pytest.mark.slow  # over 4 s on a loaded 2-core machine
 def test_real_study_checkpoints_hold_the_exact_set_and_stay_small():
     """discpower (paired with aux, unpaired), shards merged in a scrambled order: every
     checkpoint holds its shard's entries in the top k so far (what the np.isin derivation

@@ -320,6 +320,7 @@ FAST = {
 
 
 @pytest.mark.parametrize("study", list(FAST))
+@pytest.mark.slow  # over 4 s on a loaded 2-core machine
 def test_every_figure_of_a_study_passes_the_checks(study, scores, docs, tmp_path):
     run, expect, must = FAST[study]
     seen = render(study, lambda: run(scores, docs), tmp_path, expect, must)
@@ -384,6 +385,7 @@ def _sweep_figures(sweep: Path, expect: Expect) -> Collector:
     return seen
 
 
+@pytest.mark.slow  # over 4 s on a loaded 2-core machine
 def test_sweep_figure_of_a_numeric_parameter(scores, tmp_path):
     """One numeric parameter swept: a numeric axis whose ticks are the swept values; the
     legend (12 entries: metric x test x alpha) covers no point and stays inside."""

@@ -56,6 +56,7 @@ def test_beta_is_scipy_beta_fit(run):
     assert fit.loglik >= sps.beta.logpdf(x, a, b).sum() - 1e-9
 
 
+@pytest.mark.slow  # over 4 s on a loaded 2-core machine
 def test_truncnorm_mle_matches_the_first_two_moments():
     # the truncated normal is an exponential family in (x, x^2): at an interior MLE its mean
     # and second moment equal the sample's (runs whose likelihood keeps rising as mu -> -inf,

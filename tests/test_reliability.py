@@ -70,6 +70,7 @@ def drop_bottom_frame(df: pd.DataFrame, share: float, rule: str = "quantile") ->
                                                        "quantile"),
                                                       ("web2012_ndcg20", "nDCG@20", 0.1,
                                                        "count")])
+@pytest.mark.slow  # over 4 s on a loaded 2-core machine
 def test_g_and_d_study_equal_a_direct_two_way_anova(name, metric, drop, rule):
     df = frame(name)
     ref = anova_components(drop_bottom_frame(df, drop, rule))

@@ -133,6 +133,7 @@ def test_pair_variances_identity_and_direct():
 
 @pytest.mark.parametrize("name, metric", [("adhoc8_ap", "AP"), ("adhoc8_p10", "P@10"),
                                           ("web2012_ndcg20", "nDCG@20")])
+@pytest.mark.slow  # over 4 s on a loaded 2-core machine
 def test_table_on_real_collections(name, metric):
     df = frame(name)
     res = irsim.topic_set_size(df, metric=metric, alpha=[0.05], beta=[0.2],

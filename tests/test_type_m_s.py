@@ -165,6 +165,7 @@ def small_table(normal_data):
     return tables
 
 
+@pytest.mark.slow  # over 4 s on a loaded 2-core machine
 def test_loop_reference_equals_the_table(normal_data, small_table):
     study = TestErrors(**SMALL)
     sim = normal_data.simulators[0]
@@ -268,6 +269,7 @@ def _urbano(shard_items: int, shard_replicates: int):
     return run_study(study, UrbanoData((pool,), (0.02, 0.05)))
 
 
+@pytest.mark.slow  # over 4 s on a loaded 2-core machine
 def test_urbano_design_agrees_with_type_2_and_type_3_and_any_sharding():
     tables, _ = _urbano(11, 4000)
     tab = _frame(tables["type_m_s"])
@@ -315,6 +317,7 @@ def mt_tables(mt_data):
     return run_study(MultipleTesting(**MT), mt_data)[0]
 
 
+@pytest.mark.slow  # over 4 s on a loaded 2-core machine
 def test_multiple_testing_loop_reference(mt_data, mt_tables):
     """Collections regenerated as the study draws them; per trial and pair the public t and
     sign tests, Holm's step-down written out (checked once against statsmodels), and the
