@@ -46,7 +46,7 @@ class PresetTime:
     (Hydra and the experiment's key checks ignore comments)::
 
         # expected: about 12 min on 2 cores (measured 2026-11-26 ...)
-        # quick: about 1 min with experiment.trials=1000 experiment.B=200
+        # quick: about 1 min with experiment.trials=1000 experiment.B=200 (measured ...)
 
     Attributes
     ----------
@@ -59,12 +59,15 @@ class PresetTime:
         when the preset has none.
     quick_text : str
         The quick variant's ``about <N> <unit>`` ('' without one).
+    quick_note : str
+        What closes the ``quick:`` line in parentheses (how it was measured), or ''.
     """
 
     text: str
     seconds: float
     quick: tuple[str, ...] = ()
     quick_text: str = ""
+    quick_note: str = ""
 
     def quick_command(self, preset: str) -> str:
         """The quick variant as a command line ('' without one), quoted for a POSIX shell.
@@ -115,9 +118,10 @@ def parse_preset_time(text: str, name: str = "?") -> PresetTime | None:
     --------
     >>> t = parse_preset_time("# @package _global_\\n# About it\\n"
     ...                       "# expected: about 12 min on 2 cores (measured)\\n"
-    ...                       "# quick: about 1 min with experiment.B=200\\nexperiment: {}\\n")
-    >>> t.seconds, t.quick, t.quick_text
-    (720.0, ('experiment.B=200',), 'about 1 min')
+    ...                       "# quick: about 1 min with experiment.B=200 (measured)\\n"
+    ...                       "experiment: {}\\n")
+    >>> t.seconds, t.quick, t.quick_text, t.quick_note
+    (720.0, ('experiment.B=200',), 'about 1 min', 'measured')
     >>> parse_preset_time("# expected: 12 minutes\\n", "p")
     Traceback (most recent call last):
     ...
@@ -138,15 +142,18 @@ def parse_preset_time(text: str, name: str = "?") -> PresetTime | None:
         return None
     _, seconds = _about(fields["expected"], name)
     quick: tuple[str, ...] = ()
-    quick_text = ""
+    quick_text = note = ""
     if "quick" in fields:
         quick_text, _ = _about(fields["quick"], name)
         head, sep, rest = fields["quick"].partition(" with ")
+        m = re.fullmatch(r"(.*?)\s*\(([^()]*)\)", rest)
+        if m:
+            rest, note = m.groups()
         quick = tuple(shlex.split(rest))
         if not sep or head != quick_text or not quick or not all("=" in q for q in quick):
             raise ValueError(f"preset {name}: write '# quick: about <N> <unit> with "
-                             f"key=value ...', got {fields['quick']!r}")
-    return PresetTime(fields["expected"], seconds, quick, quick_text)
+                             f"key=value ... [(note)]', got {fields['quick']!r}")
+    return PresetTime(fields["expected"], seconds, quick, quick_text, note)
 
 
 def catalog() -> dict[str, dict[str, str]]:

@@ -159,7 +159,8 @@ def presets_markdown(experiment: str) -> str:
         if expected is not None:
             lines[-1] += f"  \n  expected time: {_md(expected.text)}"
             if expected.quick:
-                lines[-1] += (f"  \n  quick variant ({expected.quick_text}): "
+                note = f" ({_md(expected.quick_note)})" if expected.quick_note else ""
+                lines[-1] += (f"  \n  quick variant, {expected.quick_text}{note}: "
                               f"`{expected.quick_command(preset)}`")
     return "\n".join(lines or ["(no preset)"]) + "\n"
 

@@ -561,7 +561,8 @@ def _time_lines(preset: str) -> list[str]:
         return []
     lines = ["", f"Expected time: {expected.text}"]
     if expected.quick:
-        lines.append(f"Quick variant ({expected.quick_text}): "
+        note = f" ({expected.quick_note})" if expected.quick_note else ""
+        lines.append(f"Quick variant, {expected.quick_text}{note}: "
                      f"{expected.quick_command(preset)}")
     return lines
 
