@@ -16,7 +16,9 @@ stale. Kinds:
 - ``tables <experiment>``: the schemas of the tables it writes; ``tables``: every table
   (:func:`irsim.tables.markdown`);
 - ``api``: the mkdocstrings directives of every public name of :mod:`irsim`
-  (``irsim.__all__``).
+  (``irsim.__all__``);
+- ``notebook <name>``: the notebook ``<name>.ipynb`` beside the page as Markdown, its code
+  cells as code blocks (:func:`notebook_markdown`; the notebook is committed without outputs).
 
 Examples
 --------
@@ -39,7 +41,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["BLOCK", "render", "block", "parameters_markdown", "presets_markdown",
-           "api_markdown", "update", "main"]
+           "api_markdown", "notebook_markdown", "update", "main"]
 
 #: A generated block: its opening marker (kind, optional name), content, closing marker.
 BLOCK = re.compile(r"(<!-- gen:(?P<kind>[\w-]+)(?: (?P<name>[\w-]+))? -->\n)(?P<body>.*?)"
@@ -133,15 +135,17 @@ def engine_markdown(engine: str) -> str:
 
 
 def presets_markdown(experiment: str) -> str:
-    """The presets of `experiment`, each with its one-line description and the overrides it
-    applies (what ``irsim show <preset>`` lists first).
+    """The presets of `experiment`, each with its one-line description, the overrides it
+    applies (what ``irsim show <preset>`` lists first) and its expected time on 2 cores with,
+    for a long one, the quick variant's command (the header's ``# expected:`` and
+    ``# quick:`` lines, :func:`irsim.catalog.preset_time`).
 
     Examples
     --------
     >>> print(presets_markdown("coverage").splitlines()[0][:44])
     - `experiment=park2011`: Park (ASEARC 2011):
     """
-    from irsim.catalog import catalog
+    from irsim.catalog import catalog, preset_time
     from irsim.runner import preset_overrides, shell_arg
 
     lines = []
@@ -151,6 +155,13 @@ def presets_markdown(experiment: str) -> str:
             continue
         sets = " ".join(f"`{shell_arg(k, v)}`" for k, v in overrides)
         lines.append(f"- `experiment={preset}`: {_md(about)}  \n  sets {sets}")
+        expected = preset_time(preset)
+        if expected is not None:
+            lines[-1] += f"  \n  expected time: {_md(expected.text)}"
+            if expected.quick:
+                note = f" ({_md(expected.quick_note)})" if expected.quick_note else ""
+                lines[-1] += (f"  \n  quick variant, {expected.quick_text}{note}: "
+                              f"`{expected.quick_command(preset)}`")
     return "\n".join(lines or ["(no preset)"]) + "\n"
 
 
@@ -259,6 +270,47 @@ def studies_markdown(where: str | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def notebook_markdown(path: str | Path) -> str:
+    """A Jupyter notebook as a Markdown page: its Markdown cells as they are, its code cells as
+    Python code blocks, and under its first heading a line that links to the notebook (a file
+    beside the page). Outputs are left out: the notebook is committed without them and
+    ``tests/test_notebook.py`` runs it.
+
+    Examples
+    --------
+    >>> import json, pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "t.ipynb"
+    >>> _ = path.write_text(json.dumps({"cells": [
+    ...     {"cell_type": "markdown", "source": ["# Title\\n", "Intro."]},
+    ...     {"cell_type": "code", "source": "x = 1", "outputs": []}]}))
+    >>> lines = notebook_markdown(path).splitlines()
+    >>> lines[0], lines[2][:47]
+    ('# Title', '*This page is the notebook [`t.ipynb`](t.ipynb)')
+    >>> lines[4:]
+    ['Intro.', '', '```python', 'x = 1', '```']
+    """
+    import json
+
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"generated block 'notebook': no notebook {path}")
+    note = (f"*This page is the notebook [`{path.name}`]({path.name}) without its outputs: "
+            f"download it and run it in Jupyter.*")
+    parts = []
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        source = cell["source"]
+        text = ("".join(source) if isinstance(source, list) else source).strip("\n")
+        if cell["cell_type"] == "code":
+            parts.append(f"```python\n{text}\n```")
+        elif cell["cell_type"] == "markdown":
+            if not parts and text.startswith("# "):
+                title, _, rest = text.partition("\n")
+                parts += [title, note] + ([rest.strip("\n")] if rest.strip() else [])
+                continue
+            parts.append(text)
+    return "\n\n".join(parts) + "\n"
+
+
 _KINDS: dict[str, Callable[[str | None], str]] = {
     "studies": studies_markdown,
     "parameters": lambda n: parameters_markdown(_experiment(n)),
@@ -267,11 +319,14 @@ _KINDS: dict[str, Callable[[str | None], str]] = {
     "tables": _tables,
     "api": lambda n: api_markdown(),
     "engine": lambda n: engine_markdown(n or "local"),
+    "notebook": lambda n: notebook_markdown(Path(f"{n}.ipynb")),  # beside the page: render()
 }
 
 
-def block(kind: str, name: str | None = None) -> str:
-    """The content of the generated block ``<!-- gen:<kind> [<name>] -->``.
+def block(kind: str, name: str | None = None, where: str | Path | None = None) -> str:
+    """The content of the generated block ``<!-- gen:<kind> [<name>] -->`` (`where`: the
+    page's directory, where a ``notebook`` block finds its notebook; default: the working
+    directory).
 
     Examples
     --------
@@ -280,12 +335,16 @@ def block(kind: str, name: str | None = None) -> str:
     """
     if kind not in _KINDS:
         raise ValueError(f"unknown generated block kind {kind!r} (one of {', '.join(_KINDS)})")
+    if kind == "notebook":
+        return notebook_markdown(Path(where or ".") / f"{name}.ipynb")
     return _KINDS[kind](name)
 
 
-def render(text: str) -> str:
-    """`text` with every generated block filled anew (the rest unchanged)."""
-    return BLOCK.sub(lambda m: f"{m.group(1)}{block(m['kind'], m['name'])}{m.group(5)}", text)
+def render(text: str, where: str | Path | None = None) -> str:
+    """`text` with every generated block filled anew (the rest unchanged); `where` is the
+    page's directory (see :func:`block`)."""
+    return BLOCK.sub(lambda m: f"{m.group(1)}{block(m['kind'], m['name'], where)}{m.group(5)}",
+                     text)
 
 
 def update(root: str | Path, *, check: bool = False) -> list[Path]:
@@ -297,7 +356,7 @@ def update(root: str | Path, *, check: bool = False) -> list[Path]:
     pages = sorted(Path(root).rglob("*.md")) + ([readme] if readme.is_file() else [])
     for page in pages:
         text = page.read_text(encoding="utf-8")
-        new = render(text)
+        new = render(text, page.parent)
         if new != text:
             stale.append(page)
             if not check:

@@ -533,6 +533,7 @@ def show_text(name: str) -> str:
                  f"The preset sets ({len(overrides)}; any of them can be overridden on the "
                  f"command line):"]
         lines += [f"  {shell_arg(k, v)}" for k, v in overrides]
+        lines += _time_lines(name)
         composed = compose_config([f"experiment={name}"])
     else:
         raise unknown_name("experiment or preset", name,
@@ -549,6 +550,21 @@ def show_text(name: str) -> str:
                   f"      {_plain(p.meaning)}"]
     lines += ["", f"Python: help(irsim.{base}) documents the same parameters as keywords."]
     return "\n".join(lines)
+
+
+def _time_lines(preset: str) -> list[str]:
+    """The expected time of `preset` and its quick variant, for ``irsim show``."""
+    from irsim.catalog import preset_time
+
+    expected = preset_time(preset)
+    if expected is None:
+        return []
+    lines = ["", f"Expected time: {expected.text}"]
+    if expected.quick:
+        note = f" ({expected.quick_note})" if expected.quick_note else ""
+        lines.append(f"Quick variant, {expected.quick_text}{note}: "
+                     f"{expected.quick_command(preset)}")
+    return lines
 
 
 def _plain(text: str) -> str:

@@ -134,6 +134,94 @@ def test_the_api_page_covers_every_public_name():
             assert re.search(rf"(::: [\w.]+\.{name}$|### `{name}`)", text, flags=re.M), name
 
 
+# ------------------------------------------------------------ presets' expected times
+#: Over this (3 minutes), a preset's header must also give a quick variant (``# quick:``).
+QUICK_OVER = 180.0
+
+
+def _presets() -> list[str]:
+    from irsim.catalog import catalog
+
+    return list(catalog()["presets"])
+
+
+@pytest.mark.parametrize("preset", _presets())
+def test_every_preset_says_how_long_it_takes_and_how_to_run_it_quicker(preset):
+    """Each preset's header gives its measured time on 2 cores; one over 3 minutes also (any
+    may) a quick variant: the same command with smaller parameters, which composes, changes only
+    keys the preset sets (or names a few ``metrics``), and only makes them smaller. Both are
+    on its study's page and in ``irsim show``."""
+    from omegaconf import OmegaConf
+
+    from irsim.catalog import preset_time
+    from irsim.runner import compose_config, preset_overrides, show_text
+
+    expected = preset_time(preset)
+    assert expected is not None, f"{preset}: no '# expected: about <N> <unit> ...' line"
+    assert expected.seconds > 0 and "2 cores" in expected.text
+    assert re.search(r"\((measured|extrapolated) 20\d\d-\d\d-\d\d", expected.text), preset
+    assert expected.quick or expected.seconds <= QUICK_OVER, f"{preset}: no '# quick:' line"
+    assert (not expected.quick) or _seconds(expected.quick_text) < expected.seconds
+    base, _, overrides = preset_overrides(preset)
+    page = (DOCS / "studies" / f"{base}.md").read_text()
+    assert f"expected time: {docs._md(expected.text)}" in page
+    show = show_text(preset)
+    assert f"Expected time: {expected.text}" in show
+    if expected.quick:
+        assert f"`{expected.quick_command(preset)}`" in page
+        assert f"Quick variant, {expected.quick_text}" in show
+        assert show.count(expected.quick_command(preset)) == 1
+        full = OmegaConf.to_container(compose_config([f"experiment={preset}"]), resolve=True)
+        quick = OmegaConf.to_container(
+            compose_config([f"experiment={preset}", *expected.quick]), resolve=True)
+        sets = {k for k, _ in overrides}
+        for override in expected.quick:
+            key = override.split("=", 1)[0]
+            b = _get(quick, key)
+            if key == "metrics":  # fewer metrics than the collection's (null: all of them)
+                assert _get(full, key) is None and isinstance(b, list) and b, (preset, b)
+                continue
+            assert key in sets, f"{preset}: the quick variant changes {key}, not a preset key"
+            a = _get(full, key)
+            assert a != b and _size(b) < _size(a), (preset, key, a, b)
+
+
+def _seconds(about: str) -> float:
+    from irsim.catalog import parse_preset_time
+
+    return parse_preset_time(f"# expected: {about}\n").seconds
+
+
+def _get(config: dict, key: str):
+    for part in key.split("."):
+        config = config[part]
+    return config
+
+
+def _size(value) -> float:
+    """A parameter's size: a number itself, a list its length (fewer sizes or systems)."""
+    return len(value) if isinstance(value, list) else float(value)
+
+
+def test_a_malformed_time_line_is_refused():
+    from irsim.catalog import parse_preset_time
+
+    assert parse_preset_time("# @package _global_\n# about\nexperiment: {}\n") is None
+    for text, match in (("# expected: 3 min\n", "must start 'about <N>"),
+                        ("# expected: about 9 min\n# quick: about 1 min\n", "with key=value"),
+                        ("# expected: about 9 min\n# quick: about 1 min with B\n",
+                         "with key=value"),
+                        ("# quick: about 1 min with experiment.B=2\n", "without"),
+                        ("# expected: about 1 s\n# expected: about 2 s\n", "two")):
+        with pytest.raises(ValueError, match=match):
+            parse_preset_time(text, "p")
+    t = parse_preset_time("# expected: about 1.5 h on 2 cores\n"
+                          "# quick: about 2 min with 'experiment.sizes=[25, 50]' (on 2 cores)\n")
+    assert (t.seconds, t.quick, t.quick_text, t.quick_note) == (
+        5400.0, ("experiment.sizes=[25, 50]",), "about 2 min", "on 2 cores")
+    assert t.quick_command("x") == "irsim experiment=x 'experiment.sizes=[25, 50]'"
+
+
 # ---------------------------------------------------------------------------- README
 def test_the_readme_is_a_short_front_page():
     text = README.read_text()
