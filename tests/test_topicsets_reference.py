@@ -345,7 +345,7 @@ def test_one_bottom_share_rule_serves_every_study():
     x[5] = x[2] + 1e-6  # a duplicate of run 2
     means = x.mean(axis=1)
     # count rule: floor(0.25 * 46) = 11 of the 46 non-duplicates, the lowest means
-    keep = prepare_runs(x, drop_duplicates=True, drop_bottom=0.25)
+    keep = prepare_runs(x, drop_duplicates=True, drop_bottom=0.25, drop_rule="count")
     rest = [i for i in range(47) if i != 5]
     lowest = set(sorted(rest, key=lambda i: means[i])[:11])
     assert keep.tolist() == [i in rest and i not in lowest for i in range(47)]
@@ -353,6 +353,8 @@ def test_one_bottom_share_rule_serves_every_study():
     q = np.quantile(means[rest], 0.25)
     want = [i in rest and means[i] >= q for i in range(47)]
     assert bottom_mask(means, 0.25, rule="quantile", keep=duplicate_mask(x)).tolist() == want
+    # the urbano2019 fit's default is the paper's (quantile) rule
+    assert prepare_runs(x, drop_duplicates=True, drop_bottom=0.25).tolist() == want
     sim = fit_simulator(x, drop_duplicates=True, drop_bottom=0.25)
     # 46 runs: the count rule drops floor(11.5) = 11, the quantile rule the 12 below its
     # interpolated quantile (position 11.25)

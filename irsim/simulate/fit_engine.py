@@ -21,8 +21,8 @@ Examples
 ...             + 0.05 * rng.standard_normal((7, 30)), 0, 1)
 >>> a, b = fit_collections([{"scores": x, "metric": "AP", "name": "a"},
 ...                         {"scores": x[:5], "metric": "AP", "name": "b"}], shard_pairs=4)
->>> len(a.copulas), len(b.copulas)   # 7 runs - 0 (floor of 10%), 5 - 0: 21 and 10 pairs
-(21, 10)
+>>> len(a.copulas), len(b.copulas)   # 7 runs - 1 (below the 10% quantile), 5 - 1: 15, 6
+(15, 6)
 >>> from irsim.simulate.fitting import fit_collection
 >>> a.copulas == fit_collection(x, metric="AP", name="a").copulas
 True
