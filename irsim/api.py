@@ -725,7 +725,9 @@ def interactive() -> bool:
     """
     import sys
 
-    if "ipykernel" in sys.modules:
+    ipython = sys.modules.get("IPython")  # a running kernel, not a module merely imported
+    shell = ipython.get_ipython() if hasattr(ipython, "get_ipython") else None
+    if shell is not None and "IPKernelApp" in getattr(shell, "config", {}):
         return True
     try:
         return sys.stderr.isatty()

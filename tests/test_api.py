@@ -237,8 +237,15 @@ def test_progress_bar_defaults_to_on_when_someone_watches(monkeypatch):
     assert bar is not None and callable(update)
     bar.close()
     assert api._progress("swap", False) == (None, None)
-    monkeypatch.setitem(sys.modules, "ipykernel", object())
     monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
+    monkeypatch.setitem(sys.modules, "ipykernel", object())  # imported, no kernel running
+    assert api._progress("swap", None) == (None, None)
+
+    class Shell:  # IPython's shell inside a Jupyter kernel
+        config = {"IPKernelApp": {}}
+
+    monkeypatch.setitem(sys.modules, "IPython", type("IPython", (), {
+        "get_ipython": staticmethod(lambda: Shell())}))
     bar, _ = api._progress("swap", None)
     assert bar is not None
     bar.close()
