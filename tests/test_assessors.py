@@ -576,3 +576,51 @@ def _qrels_for_swap(name, qrels):
 
     nist = read_qrels(DL19 / "qrels" / "nist.txt")
     return nist if name == "nist" else _merged_qrels(nist, read_qrels(qrels[name]))
+
+
+def test_bayesian_decision_agreement_equals_a_per_pair_loop(data):
+    """experiment.bayes: every pair decided one at a time by the public functions of
+    irsim.stats.bayes (the same posterior draws under both qrels), then classified as the
+    frequentist decisions are; without bayes the table is empty."""
+    from irsim.experiments.assessors import BAYES_STREAM, Config, _prepare, load_from_python
+    from irsim.stats.bayes import bayes_t_posterior, bayesian_bootstrap, jzs_bayes_factor
+
+    runs, qrels = data
+    opts = {"B": 20, "test_B": 300, "metrics": ["P@10"], "tests": ["t"],
+            "corrections": ["none"], "seed": 5}
+    bayes = ["jzs_bf", "t_posterior", "bayesian_bootstrap"]
+    res = irsim.assessors(runs=runs, qrels=qrels, reference="nist", bayes=bayes,
+                          bayes_rope=0.02, **opts)
+    tab = res.to_pandas("bayes_decision_agreement")
+    assert len(tab) == 2 * 3 and set(tab.test) == set(bayes)
+    config = Config(metrics=["P@10"], tests=["t"], corrections=["none"])
+    prep = _prepare(config, load_from_python(None, {"runs": runs, "qrels": qrels}, config))
+    decide = {
+        "jzs_bf": lambda z: jzs_bayes_factor(z).decision,
+        "t_posterior": lambda z: bayes_t_posterior(z, rope=0.02).decision,
+        "bayesian_bootstrap": lambda z: bayesian_bootstrap(
+            z, rope=0.02, B=300, seed=5, study=BAYES_STREAM, key=key).decision}
+    for j, q in enumerate(prep.others):
+        key = (j, 0)
+        x, y, _ = prep.compared(j, 0)
+        for test in bayes:
+            counts = dict.fromkeys(("both", "neither", "lost", "gained", "opposite",
+                                    "equivalent_reference", "equivalent", "same_decision"),
+                                   0)
+            for a, b in itertools.combinations(range(len(RUNS)), 2):
+                d1, d2 = (str(decide[test](s[a] - s[b])) for s in (x, y))
+                diff1, diff2 = d1 in ("better", "worse"), d2 in ("better", "worse")
+                cls = ("neither" if not (diff1 or diff2) else "lost" if not diff2
+                       else "gained" if not diff1 else "both" if d1 == d2 else "opposite")
+                counts[cls] += 1
+                counts["equivalent_reference"] += d1 == "equivalent"
+                counts["equivalent"] += d2 == "equivalent"
+                counts["same_decision"] += d1 == d2
+            row = tab[(tab.qrels == q) & (tab.test == test)].iloc[0]
+            assert {k: int(row[k]) for k in counts} == counts, (q, test)
+            assert row.agreement == (counts["both"] + counts["neither"]) / row.pairs
+    assert irsim.assessors(runs=runs, qrels=qrels, reference="nist", **opts
+                           ).to_pandas("bayes_decision_agreement").empty
+    with pytest.raises(ConfigError, match="bayes_threshold must be >= 1"):
+        irsim.assessors(runs=runs, qrels=qrels, reference="nist", bayes=["jzs_bf"],
+                        bayes_threshold=0.5, **opts)

@@ -59,7 +59,7 @@ from irsim.engine.partials import Count, Slab
 from irsim.errors import ConfigError, InputError, param, unknown_name
 from irsim.exact import Exact, exact_mean
 from irsim.kit.bins import ABSOLUTE, bin_counts, is_swap, required_difference
-from irsim.kit.common import Shards
+from irsim.kit.common import BAYES_OPTIONS, BayesRules, Shards
 from irsim.metrics.multi import UNJUDGED_RULES, composite_qrels, evaluate_many
 from irsim.registry import data_kind, study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws
@@ -237,6 +237,29 @@ DECISION_AGREEMENT = TableSpec(
                                "pairs / pairs"),
      _c("power", _F, "discriminative power under `qrels`")))
 
+BAYES_DECISION_AGREEMENT = TableSpec(
+    "bayes_decision_agreement", ("assessors",),
+    "Agreement of the Bayesian decisions (`experiment.bayes`) on every pair of systems under "
+    "the reference and under another qrels (same topics, same rule): a pair is 'different' "
+    "when the rule decides better or worse; empty without `experiment.bayes`.",
+    (*_QM,
+     _c("test", _S, "Bayesian test (`experiment.bayes`)"),
+     _c("rule", _S, "its decision rule"),
+     _c("pairs", _I, "system pairs"),
+     _c("both", _I, "pairs decided different under both, in the same direction"),
+     _c("neither", _I, "pairs decided different under neither"),
+     _c("lost", _I, "pairs decided different only under the reference"),
+     _c("gained", _I, "pairs decided different only under `qrels`"),
+     _c("opposite", _I, "pairs decided different under both, in opposite directions"),
+     _c("equivalent_reference", _I, "pairs decided equivalent under the reference"),
+     _c("equivalent", _I, "pairs decided equivalent under `qrels`"),
+     _c("same_decision", _I, "pairs with the same decision (better, worse, equivalent or "
+                             "undecided) under both"),
+     _c("agreement", _F, "`(both + neither) / pairs`"),
+     _c("sensitivity_reference", _F, "share of pairs decided different under the "
+                                     "reference"),
+     _c("sensitivity", _F, "share of pairs decided different under `qrels`")))
+
 ASSESSOR_GSTUDY = TableSpec(
     "assessor_gstudy", ("assessors",),
     "G-study of systems x topics x assessors (fully crossed, all facets random): the "
@@ -408,7 +431,7 @@ ASSESSOR_SWAP = TableSpec(
 TABLE_SPECS = (LABEL_AGREEMENT, LABEL_AGREEMENT_TOPIC, CONFUSION, RANK_AGREEMENT,
                SYSTEM_MEANS, DECISION_AGREEMENT, ASSESSOR_GSTUDY, ASSESSOR_DSTUDY,
                ASSESSOR_MODEL, SIMULATED_TRIALS, SIMULATED_AGREEMENT, ASSESSOR_PLANNING,
-               ASSESSOR_PLANNING_ANSWER, ASSESSOR_SWAP)
+               ASSESSOR_PLANNING_ANSWER, ASSESSOR_SWAP, BAYES_DECISION_AGREEMENT)
 
 
 # ----------------------------------------------------------------------------- config
@@ -506,6 +529,21 @@ class Config:
     swap_trials : int
         Trials of the swap rates per qrels (two disjoint halves of the qrels' topics per
         trial; 0, the default, leaves ``assessor_swap`` empty).
+    bayes : list of str
+        Bayesian tests of :data:`irsim.stats.registry.BAYES_TESTS` (``jzs_bf``,
+        ``t_posterior``, ``bayesian_bootstrap``) whose decisions on every pair are compared
+        under the reference and each other qrels (table ``bayes_decision_agreement``);
+        empty, the default: none.
+    bayes_threshold : float
+        ``jzs_bf``: better / worse when BF10 >= it, equivalent when BF10 <= its inverse.
+    bayes_r : float
+        ``jzs_bf``: scale of the Cauchy prior on the standardised effect.
+    bayes_prob : float
+        ``t_posterior``: mass of the HDI; ``bayesian_bootstrap``: posterior probability a
+        decision needs (its posterior draws: ``test_B``).
+    bayes_rope : float
+        ``t_posterior``, ``bayesian_bootstrap``: half-width of the region of practical
+        equivalence, in the metric's units.
     """
 
     name: str = "assessors"
@@ -535,6 +573,11 @@ class Config:
     agreement_target: float = 0.9
     planning_probability: float = 0.95
     swap_trials: int = 0
+    bayes: list[str] = field(default_factory=list)
+    bayes_threshold: float = BAYES_OPTIONS["bayes_threshold"]
+    bayes_r: float = BAYES_OPTIONS["bayes_r"]
+    bayes_prob: float = BAYES_OPTIONS["bayes_prob"]
+    bayes_rope: float = BAYES_OPTIONS["bayes_rope"]
 
 
 # ----------------------------------------------------------------------------- loading
@@ -873,6 +916,7 @@ def _check_names(config: Config, qrels: Mapping[str, Qrels]) -> None:
 
 
 def _check_config(config: Config) -> None:
+    BayesRules.of(config)  # the Bayesian options, before anything is read
     if config.unjudged not in UNJUDGED_RULES:
         raise unknown_name(param("unjudged") + " rule", str(config.unjudged), UNJUDGED_RULES)
     for t in config.tests:
@@ -1195,6 +1239,45 @@ def decision_counts(p_ref: np.ndarray, p_oth: np.ndarray, d_ref: np.ndarray,
                      np.count_nonzero(r2)], dtype=np.int64)
 
 
+#: The counts of :func:`bayes_decision_counts`.
+_BAYES_COUNTS = (*CATEGORIES, "equivalent_reference", "equivalent", "same_decision",
+                 "different_reference", "different")
+#: The stream of the Bayesian bootstrap's posterior draws.
+BAYES_STREAM = "assessors/bayesian_bootstrap"
+
+
+def bayes_codes(rules: BayesRules, test: str, x: np.ndarray, *, B: int, seed: int,
+                key: tuple[int, ...]) -> np.ndarray:
+    """Decision codes (:data:`irsim.stats.bayes.DECISIONS`: better, worse, equivalent,
+    undecided) of Bayesian test `test` on every pair ``i < j`` of the systems of `x`
+    (systems x topics), in ``np.triu_indices`` order: one batched call."""
+    ia, ib = np.triu_indices(x.shape[0], 1)
+    return rules.codes(test, x[ia], x[ib], B=B, seed=seed, study=BAYES_STREAM, key=key)
+
+
+def bayes_decision_counts(c_ref: np.ndarray, c_oth: np.ndarray) -> np.ndarray:
+    """Counts of :data:`CATEGORIES` for the Bayesian decision codes of every pair under the
+    reference and the other qrels ("different": better or worse), then the pairs decided
+    equivalent under each, the pairs with the same decision, and the pairs decided different
+    under each.
+
+    Examples
+    --------
+    >>> c1 = np.array([0, 0, 1, 2, 3, 0])   # 0 better, 1 worse, 2 equivalent, 3 undecided
+    >>> c2 = np.array([0, 1, 3, 2, 0, 3])
+    >>> bayes_decision_counts(c1, c2).tolist()
+    [1, 1, 2, 1, 1, 1, 1, 2, 4, 3]
+    """
+    d1, d2 = c_ref <= 1, c_oth <= 1  # better (0) or worse (1)
+    both = d1 & d2
+    same = c_ref == c_oth
+    return np.array([np.count_nonzero(both & same), np.count_nonzero(~d1 & ~d2),
+                     np.count_nonzero(d1 & ~d2), np.count_nonzero(~d1 & d2),
+                     np.count_nonzero(both & ~same), np.count_nonzero(c_ref == 2),
+                     np.count_nonzero(c_oth == 2), np.count_nonzero(same),
+                     np.count_nonzero(d1), np.count_nonzero(d2)], dtype=np.int64)
+
+
 # ----------------------------------------------------------------------------- simulation
 
 #: Bytes of one block of pair differences in :func:`trial_stats`.
@@ -1501,6 +1584,7 @@ class Assessors:
     agreement_target: float = 0.9
     probability: float = 0.95
     swap_trials: int = 0
+    bayes: BayesRules = field(default_factory=BayesRules)
     name: str = "assessors"
 
     def fingerprint(self) -> dict:
@@ -1510,7 +1594,8 @@ class Assessors:
                 "max_assessors": self.max_assessors, "simulate_trials": self.trials,
                 "simulation": list(self.simulation), "tau_target": self.tau_target,
                 "agreement_target": self.agreement_target,
-                "planning_probability": self.probability, "swap_trials": self.swap_trials}
+                "planning_probability": self.probability, "swap_trials": self.swap_trials,
+                **self.bayes.fingerprint()}
 
     def _corrections(self, test: str) -> tuple[str, ...]:
         """The corrections of `test`: ``none`` only for the simultaneous (Tukey) tests."""
@@ -1538,6 +1623,9 @@ class Assessors:
                "rank": Slab((n, len(_RANK_COLS))),
                "decision": Count((n, len(self.tests), len(self.corrections), 7),
                                  along="items")}
+        if self.bayes.tests:
+            out["bayes"] = Count((n, len(self.bayes.tests), len(_BAYES_COUNTS)),
+                                 along="items")
         if data.sim is not None:
             shape = (self.trials, len(data.metrics), len(data.sim.sizes),
                      1 + len(self.corrections) * len(_DEC))
@@ -1560,6 +1648,7 @@ class Assessors:
         label = np.full((hi - lo, len(LABEL_STATS), len(_LABEL_COLS)), np.nan)
         rank = np.full((hi - lo, len(_RANK_COLS)), np.nan)
         dec = np.zeros((hi - lo, len(self.tests), len(self.corrections), 7), np.int64)
+        bay = np.zeros((hi - lo, len(self.bayes.tests), len(_BAYES_COUNTS)), np.int64)
         level = 1.0 - self.alpha
         P = len(data.pairs)
         for r, item in enumerate(range(lo, hi)):  # one item: a label pair or (qrels, metric)
@@ -1582,7 +1671,15 @@ class Assessors:
                                   pvalue=self.pvalue) for v in (x, y))
                 for ci, corr in enumerate(self._corrections(test)):
                     dec[r, ti, ci] = decision_counts(px, py, dx, dy, self.alpha, corr)
-        return {"label": label, "rank": rank, "decision": dec}
+            for bi, test in enumerate(self.bayes.tests):
+                # the same posterior draws under both qrels (one stream key per item)
+                cx, cy = (bayes_codes(self.bayes, test, v, B=self.test_B, seed=self.seed,
+                                      key=(j, m)) for v in (x, y))
+                bay[r, bi] = bayes_decision_counts(cx, cy)
+        out = {"label": label, "rank": rank, "decision": dec}
+        if self.bayes.tests:
+            out["bayes"] = bay
+        return out
 
     def finalize(self, merged: dict, data: AssessorData) -> dict:
         return {"label_agreement": self._labels(merged["label"], data),
@@ -1591,6 +1688,7 @@ class Assessors:
                 "rank_agreement": self._ranks(merged["rank"], data),
                 "system_means": _means_table(data),
                 "decision_agreement": self._decisions(merged["decision"], data),
+                "bayes_decision_agreement": self._bayes(merged.get("bayes"), data),
                 **self._gstudy(data), **self._simulated(merged, data),
                 "assessor_swap": self._swaps(merged.get("swap"), data)}
 
@@ -1735,6 +1833,28 @@ class Assessors:
         return table("decision_agreement", rows)
 
 
+    def _bayes(self, arr: np.ndarray | None, data: AssessorData) -> pa.Table:
+        """The ``bayes_decision_agreement`` table (empty without ``bayes``)."""
+        if arr is None:
+            return table("bayes_decision_agreement", [])
+        P, rows = len(data.pairs), []
+        S = len(data.systems)
+        pairs = S * (S - 1) // 2
+        for j, q in enumerate(data.others):
+            for m, metric in enumerate(data.metrics):
+                for bi, test in enumerate(self.bayes.tests):
+                    n = dict(zip(_BAYES_COUNTS, arr[P + j * len(data.metrics) + m, bi].tolist(),
+                                 strict=True))
+                    rows.append({"qrels": q, "metric": metric, "test": test,
+                                 "rule": self.bayes.rule(test, self.test_B), "pairs": pairs,
+                                 **{k: n[k] for k in (*CATEGORIES, "equivalent_reference",
+                                                      "equivalent", "same_decision")},
+                                 "agreement": (n["both"] + n["neither"]) / pairs,
+                                 "sensitivity_reference": n["different_reference"] / pairs,
+                                 "sensitivity": n["different"] / pairs})
+        return table("bayes_decision_agreement", rows)
+
+
 def _label_topics(data: AssessorData) -> pa.Table:
     rows = []
     for p in data.pairs:
@@ -1822,4 +1942,5 @@ def make(config: Config, data: AssessorInput, *, seed: int, shards: Shards
                      simulation=simulation, tau_target=float(config.tau_target),
                      agreement_target=float(config.agreement_target),
                      probability=float(config.planning_probability),
-                     swap_trials=int(config.swap_trials)), prepared
+                     swap_trials=int(config.swap_trials), bayes=BayesRules.of(config)
+                     ), prepared
