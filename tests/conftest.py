@@ -81,6 +81,16 @@ def small_p10_pool(tmp_path_factory) -> Path:
     return tmp
 
 
+def dl19_files(runs: tuple[str, ...], qrels: tuple[str, ...]) -> tuple[list[str], dict]:
+    """Paths of the named runs and qrels of the shared DL 2019 assessor data (the test is
+    skipped without it): ``(run files, {qrels name: file})``."""
+    dl19 = SHARED_DATA / "dl19-assessors"
+    if not (dl19 / "qrels" / "nist.txt").is_file():
+        pytest.skip(f"DL 2019 assessor data not found at {dl19} (set IRSIM_TEST_DATA)")
+    return ([str(dl19 / "runs" / f"{r}.gz") for r in runs],
+            {n: str(dl19 / "qrels" / f"{n}.txt") for n in qrels})
+
+
 def urbano_matrix(name: str, metric: str, systems: int | None = None) -> ScoreMatrix:
     """An Urbano CSV read with pandas (independent of irsim's readers)."""
     df = pd.read_csv(SHARED_DATA / "urbano" / f"{name}.csv")

@@ -15,7 +15,7 @@ from test_golden import assert_bit_identical
 
 import irsim
 from irsim.errors import ConfigError, InputError
-from tests.conftest import SHARED_DATA
+from tests.conftest import SHARED_DATA, dl19_files
 
 DL19 = SHARED_DATA / "dl19-assessors"
 RUNS = ("bm25base_p", "bm25tuned_rm3_p", "colbert_rankgpt4", "colbert_rankzephyr",
@@ -29,11 +29,7 @@ SMALL = {"B": 40, "test_B": 200, "metrics": ["AP", "P@10"], "tests": ["t", "rand
 
 @pytest.fixture(scope="module")
 def data():
-    if not (DL19 / "qrels" / "nist.txt").is_file():
-        pytest.skip(f"DL 2019 assessor data not found at {DL19} (set IRSIM_TEST_DATA)")
-    runs = [str(DL19 / "runs" / f"{r}.gz") for r in RUNS]
-    qrels = {n: str(DL19 / "qrels" / f"{n}.txt") for n in QRELS}
-    return runs, qrels
+    return dl19_files(RUNS, QRELS)
 
 
 @pytest.fixture(scope="module")

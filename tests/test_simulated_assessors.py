@@ -17,7 +17,7 @@ from test_golden import assert_bit_identical
 import irsim
 from irsim.errors import ConfigError
 from irsim.simulate.assessor import draw_grades, fit_assessor_model, simulate_grades
-from tests.conftest import SHARED_DATA
+from tests.conftest import SHARED_DATA, dl19_files
 
 DL19 = SHARED_DATA / "dl19-assessors"
 RUNS = ("bm25base_p", "bm25tuned_rm3_p", "colbert_rankgpt4", "colbert_rankzephyr",
@@ -32,11 +32,7 @@ SIM_TABLES = ("assessor_model", "simulated_trials", "simulated_agreement",
 
 @pytest.fixture(scope="module")
 def data():
-    if not (DL19 / "qrels" / "nist.txt").is_file():
-        pytest.skip(f"DL 2019 assessor data not found at {DL19} (set IRSIM_TEST_DATA)")
-    runs = [str(DL19 / "runs" / f"{r}.gz") for r in RUNS]
-    qrels = {n: str(DL19 / "qrels" / f"{n}.txt") for n in QRELS}
-    return runs, qrels
+    return dl19_files(RUNS, QRELS)
 
 
 @pytest.fixture(scope="module")
