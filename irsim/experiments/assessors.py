@@ -64,7 +64,12 @@ from irsim.metrics.multi import UNJUDGED_RULES, composite_qrels, evaluate_many
 from irsim.registry import data_kind, study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws
 from irsim.sampling.subsets import set_means, subset_counts
-from irsim.simulate.assessor import AssessorModel, fit_assessor_model, simulate_grades
+from irsim.simulate.assessor import (
+    AssessorModel,
+    depth_bins,
+    fit_assessor_model,
+    simulate_grades,
+)
 from irsim.stats import agreement as agr
 from irsim.stats.gtheory import COMPONENTS3, DESIGNS3, d_study3, g_study3, g_study3_bootstrap
 from irsim.stats.kendall import (
@@ -99,6 +104,8 @@ GSTUDY_STREAM = "assessors/gstudy"
 #: Topic sets of the swap rates per qrels.
 SWAP_STREAM = "assessors/swap"
 SUBSET_STREAM = "assessors/simulate/topics"
+#: Simulated assessors: the topic bootstraps of the planning sizes beyond the topics.
+BOOTSTRAP_STREAM = "assessors/simulate/bootstrap"
 #: How a simulated assessor relabels the reference (``experiment.simulate_relabel``).
 RELABEL_RULES = ("all", "judged")
 
@@ -325,12 +332,18 @@ ASSESSOR_MODEL = TableSpec(
     (_SIM_KEYS[0],
      _c("topic", _S, "`all`: the pooled model; a topic id: its row of the per-topic model "
                      "(`experiment.simulate_per_topic`)"),
+     _c("depth", _S, "`all`: every rank depth; else the depth bin of the passages' best "
+                     "rank (`1-10`, `11-100`, `>100`: `experiment.simulate_depth`)"),
      _c("grade_reference", _I, "the reference's grade (the row)"),
      _c("grade", _I, "the other assessor's grade"),
      _c("count", _I, "passages judged with these two grades"),
-     _c("probability", _F, "smoothed P(grade | grade_reference): (count + prior) / (row "
-                           "count + L prior) pooled; per topic the row is shrunk towards the "
-                           "pooled row with L prior pseudo-observations")))
+     _c("probability", _F, "P(grade | grade_reference): pooled (count + prior) / (row count "
+                           "+ L prior); a depth bin's row shrunk towards the pooled row with L "
+                           "prior pseudo-observations; a topic's row (count + concentration x "
+                           "pooled or bin row) / (row count + concentration)"),
+     _c("concentration", _F, "the per-topic model's concentration of this reference grade "
+                             "(`experiment.simulate_concentration` or its maximum-likelihood "
+                             "estimate); NaN for pooled and bin rows")))
 
 SIMULATED_TRIALS = TableSpec(
     "simulated_trials", ("assessors",),
@@ -371,7 +384,9 @@ SIMULATED_AGREEMENT = TableSpec(
      _c("sd", _F, "standard deviation over trials"),
      _c("mc_se", _F, "Monte Carlo standard error of `mean` (sd / sqrt(trials))"),
      _c("q025", _F, "2.5% quantile over trials"),
+     _c("q05", _F, "5% quantile over trials"),
      _c("q50", _F, "median"),
+     _c("q95", _F, "95% quantile"),
      _c("q975", _F, "97.5% quantile"),
      _c("observed_quantile", _F, "share of trials at or below `observed` (near 0 or 1: the "
                                  "observed value is unusual under the model)")))
@@ -507,8 +522,10 @@ class Config:
         (a given or composite name). Default: the first composite with ``groups``, else the
         first other qrels.
     simulate_per_topic : bool
-        Fit one confusion matrix per topic (shrunk towards the pooled one) instead of one
-        pooled matrix.
+        Fit one confusion matrix per topic (the default: a Dirichlet-multinomial per topic
+        centred on the pooled matrix, concentration ``simulate_concentration``) instead of
+        one pooled matrix (which ignores that disagreement is correlated within topics and
+        understates the observed rank agreement, docs/studies/assessors.md).
     simulate_prior : float
         Dirichlet pseudo-count per cell of the confusion matrix (1: add-one smoothing).
     simulate_relabel : str
@@ -518,8 +535,10 @@ class Config:
         keep the reference's grade: the process that produced the observed qrels with
         ``unjudged=reference``, to validate the model).
     planning_sizes : list of int, optional
-        Topic-set sizes of the planning table (each <= the topics of ``simulate_from``);
-        all topics are always added. Default: 5, 10, 15, ... below the topics.
+        Topic-set sizes of the planning table (>= 2); all topics are always added. A size
+        up to the topics of ``simulate_from`` is a random subset of them; a larger one
+        resamples them with replacement (topic bootstrap: every copy of a topic gets its
+        own simulated assessor). Default: 5, 10, 15, ... below the topics.
     tau_target : float
         Target tau-b of the planning answer.
     agreement_target : float
@@ -544,6 +563,15 @@ class Config:
     bayes_rope : float
         ``t_posterior``, ``bayesian_bootstrap``: half-width of the region of practical
         equivalence, in the metric's units.
+    simulate_concentration : float, optional
+        Concentration ``alpha`` of the per-topic assessor model (pseudo-observations of the
+        pooled row in every topic's row; large: topics alike, small: each topic its own).
+        Default (None): estimated per reference grade by maximum Dirichlet-multinomial
+        marginal likelihood over the topics.
+    simulate_depth : list of int, optional
+        Upper edges of rank-depth bins: the model's rows are conditioned as well on the bin
+        of the best rank any run gave the passage (``[10, 100]``: 1-10, 11-100, beyond 100
+        or retrieved by no run, the default). None or empty: no depth bins.
     """
 
     name: str = "assessors"
@@ -565,7 +593,7 @@ class Config:
     max_assessors: int = 5
     simulate_trials: int = 0
     simulate_from: str | None = None
-    simulate_per_topic: bool = False
+    simulate_per_topic: bool = True
     simulate_prior: float = 1.0
     simulate_relabel: str = "all"
     planning_sizes: list[int] | None = None
@@ -578,6 +606,8 @@ class Config:
     bayes_r: float = BAYES_OPTIONS["bayes_r"]
     bayes_prob: float = BAYES_OPTIONS["bayes_prob"]
     bayes_rope: float = BAYES_OPTIONS["bayes_rope"]
+    simulate_concentration: float | None = None
+    simulate_depth: list[int] | None = field(default_factory=lambda: [10, 100])
 
 
 # ----------------------------------------------------------------------------- loading
@@ -778,7 +808,10 @@ class SimSetup:
     reference : ndarray (metrics, systems, topics)
         The reference's scores on `topics`.
     sizes : tuple of int
-        Topic-set sizes of the planning table (ascending; the last is all topics).
+        Topic-set sizes of the planning table (ascending; all topics among them; larger
+        sizes are topic bootstraps).
+    bins : ndarray of int
+        Depth bin of every judgment of `base` (all 0 without depth bins).
     """
 
     name: str
@@ -789,6 +822,7 @@ class SimSetup:
     topics: tuple[str, ...]
     reference: np.ndarray
     sizes: tuple[int, ...]
+    bins: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -943,6 +977,17 @@ def _check_config(config: Config) -> None:
     if config.simulate_relabel not in RELABEL_RULES:
         raise unknown_name(param("simulate_relabel") + " rule", str(config.simulate_relabel),
                            RELABEL_RULES)
+    conc = config.simulate_concentration
+    if conc is not None and (isinstance(conc, bool) or not isinstance(conc, int | float)
+                             or not np.isfinite(conc) or conc <= 0):
+        raise ConfigError(f"{param('simulate_concentration')} must be a number > 0 (or null: "
+                          f"estimated), got {conc!r}")
+    if config.simulate_depth:
+        edges = list(config.simulate_depth)
+        if (any(isinstance(e, bool) or not isinstance(e, int) for e in edges)
+                or edges[0] < 1 or bool(np.any(np.diff(edges) <= 0))):
+            raise ConfigError(f"{param('simulate_depth')} must be increasing ranks >= 1 "
+                              f"(bin edges, e.g. [10, 100]), got {config.simulate_depth!r}")
     prior = config.simulate_prior
     if isinstance(prior, bool) or not float(prior) >= 0 or not np.isfinite(float(prior)):
         raise ConfigError(f"{param('simulate_prior')} must be a number >= 0, got {prior!r}")
@@ -1024,18 +1069,55 @@ def _prepare(config: Config, data: AssessorInput) -> AssessorData:
     except ConfigError as err:
         raise ConfigError(f"{param('metrics')}: {err.problem}") from None
     levels, common = _g_levels(config, qrels, others, scores)
-    sim = _sim_setup(config, ref, labelled, others, list(mixes), scores[ref_name], scale) \
-        if int(config.simulate_trials) > 0 else None
+    sim = _sim_setup(config, ref, labelled, others, list(mixes), scores[ref_name], scale,
+                     data) if int(config.simulate_trials) > 0 else None
     return AssessorData(ref_name, tuple(others), tuple(scores[ref_name].metrics),
                         tuple(data.runs.names), scores, tuple(pairs), scale, int(config.rel),
                         data, levels, common, sim)
 
 
+def best_ranks(runs: Runs, topic: np.ndarray, docno: np.ndarray, depth: int) -> np.ndarray:
+    """The best (smallest) rank any run gave each (topic, docno), ``inf`` when no run
+    retrieved it within `depth`. Ranks follow trec_eval: score descending (at the runs'
+    precision), ties by docno descending.
+
+    Examples
+    --------
+    >>> r = Runs(("a", "b"), np.array([0, 0, 1, 1], np.int32), np.array(["1"] * 4, object),
+    ...          np.array(["d1", "d2", "d1", "d2"], object), np.array([2.0, 1.0, 1.0, 1.0]))
+    >>> best_ranks(r, np.array(["1", "1", "1"], object), np.array(["d1", "d2", "d3"], object),
+    ...            100).tolist()  # run b ties d1, d2: d2 first (docno descending)
+    [1.0, 1.0, inf]
+    """
+    score = np.asarray(runs.score, np.float64)
+    if runs.precision == "float32":
+        score = score.astype(np.float32).astype(np.float64)
+    _, tcode = np.unique(np.asarray(runs.topic, dtype=object).astype(str), return_inverse=True)
+    _, dcode = np.unique(np.asarray(runs.docno, dtype=object).astype(str), return_inverse=True)
+    run = np.asarray(runs.run, np.int64)
+    order = np.lexsort((-dcode, -score, tcode, run))
+    grp = run[order] * (tcode.max() + 1) + tcode[order]
+    pos = np.arange(len(order))
+    first = np.maximum.accumulate(np.where(np.r_[True, grp[1:] != grp[:-1]], pos, 0))
+    rank = np.empty(len(order), np.float64)
+    rank[order] = pos - first + 1
+    keep = rank <= depth
+    key = _pd_index(np.asarray(runs.topic, dtype=object)[keep],
+                    np.asarray(runs.docno, dtype=object)[keep])
+    uniq = key.unique()
+    code = uniq.get_indexer(key)
+    mins = np.full(len(uniq), np.inf)
+    np.minimum.at(mins, code, rank[keep])
+    hit = uniq.get_indexer(_pd_index(np.asarray(topic, dtype=object),
+                                     np.asarray(docno, dtype=object)))
+    return np.where(hit >= 0, mins[np.maximum(hit, 0)], np.inf)
+
+
 def _sim_setup(config: Config, ref: Qrels, labelled: Mapping[str, Qrels],
                others: Sequence[str], mixes: Sequence[str], ref_scores: ScoreMatrix,
-               scale: np.ndarray) -> SimSetup:
+               scale: np.ndarray, data: AssessorInput) -> SimSetup:
     """Fit the assessor model from the reference and ``simulate_from``; the judgments a
-    trial relabels; the planning sizes."""
+    trial relabels (and their depth bins); the planning sizes."""
     name = config.simulate_from
     if name is None:
         name = mixes[0] if mixes else others[0]
@@ -1045,14 +1127,24 @@ def _sim_setup(config: Config, ref: Qrels, labelled: Mapping[str, Qrels],
                            name, list(others))
     other = labelled[name]
     t, d, g = agr.joint_labels(ref, other)
-    model = fit_assessor_model(g[:, 0], g[:, 1], scale, topics=t,
-                               per_topic=bool(config.simulate_per_topic),
-                               prior=float(config.simulate_prior))
+    edges = tuple(int(e) for e in config.simulate_depth or ())
     own = set(np.asarray(other.topic).tolist())
     topics = tuple(x for x in ref_scores.topics if x in own)
     base = _restrict(ref, set(topics))
     bt = np.asarray(base.topic, dtype=object)
     bd = np.asarray(base.docno, dtype=object)
+    if edges:
+        bins = depth_bins(best_ranks(data.runs, bt, bd, data.depth), edges)
+        jb = depth_bins(best_ranks(data.runs, np.asarray(t, dtype=object),
+                                   np.asarray(d, dtype=object), data.depth), edges)
+    else:
+        bins, jb = np.zeros(len(bt), np.int64), None
+    conc = config.simulate_concentration
+    model = fit_assessor_model(g[:, 0], g[:, 1], scale, topics=t,
+                               per_topic=bool(config.simulate_per_topic),
+                               prior=float(config.simulate_prior),
+                               concentration=None if conc is None else float(conc),
+                               bins=jb, depth_edges=edges)
     key = _pd_index(bt, bd)
     joint = key.get_indexer(_pd_index(np.asarray(t, dtype=object), np.asarray(d, dtype=object)))
     joint = joint[joint >= 0]
@@ -1068,13 +1160,14 @@ def _sim_setup(config: Config, ref: Qrels, labelled: Mapping[str, Qrels],
         sizes = list(range(5, T, 5))
     else:
         sizes = [int(n) for n in config.planning_sizes]
-        bad = [n for n in sizes if not 2 <= n <= T]
+        bad = [n for n in sizes if n < 2]
         if bad:
-            raise ConfigError(f"{param('planning_sizes')} must lie in 2 .. {T} (the topics "
-                              f"of {name!r}), got {bad[0]}")
+            raise ConfigError(f"{param('planning_sizes')} must be >= 2 (topics per "
+                              f"collection), got {bad[0]}")
     col = [ref_scores.topics.index(x) for x in topics]
     return SimSetup(name, model, base, relabel, np.sort(joint), topics,
-                    np.asarray(ref_scores.values)[:, :, col], tuple(sorted({*sizes, T})))
+                    np.asarray(ref_scores.values)[:, :, col], tuple(sorted({*sizes, T})),
+                    bins)
 
 
 def _pd_index(topic: np.ndarray, docno: np.ndarray) -> Any:
@@ -1342,17 +1435,77 @@ def _subsets(seed: int, n: int, T: int, start: int, stop: int) -> np.ndarray:
     return np.sort(idx, axis=1)
 
 
-def simulated_qrels(data: AssessorData, start: int, stop: int, seed: int) -> np.ndarray:
+def _bootstrap(seed: int, n: int, T: int, start: int, stop: int
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Each trial's topic bootstrap of `n` of `T` topics (with replacement, sorted
+    positions, keyed by the trial and the size only) and every slot's copy number (0 for a
+    topic's first draw, 1 for its second, ...).
+
+    Examples
+    --------
+    >>> idx, copy = _bootstrap(3, 6, 4, 0, 2)
+    >>> idx.shape, bool((np.diff(idx, axis=1) >= 0).all())
+    ((2, 6), True)
+    >>> all(copy[i, j] == np.sum(idx[i, :j] == idx[i, j]) for i in range(2) for j in range(6))
+    True
+    """
+    idx = blocked_draws(seed, BOOTSTRAP_STREAM, (n,), start, stop,
+                        lambda rng, m: rng.integers(0, T, size=(m, n)))
+    idx = np.sort(idx, axis=1)
+    pos = np.broadcast_to(np.arange(n), idx.shape)
+    new = np.ones(idx.shape, bool)
+    new[:, 1:] = idx[:, 1:] != idx[:, :-1]
+    first = np.maximum.accumulate(np.where(new, pos, 0), axis=1)
+    return idx, pos - first
+
+
+def simulated_qrels(data: AssessorData, start: int, stop: int, seed: int, copy: int = 0
+                    ) -> np.ndarray:
     """Grades of the simulated assessors ``start:stop``: the reference's judgments of
     ``simulate_from``'s topics with the relabelled ones drawn from the model, shape
-    (trials, judgments) in the order of ``data.sim.base``."""
+    (trials, judgments) in the order of ``data.sim.base``. ``copy > 0``: an independent
+    assessor of the same trial (the one judging the copy-th resampled copy of a topic in a
+    topic bootstrap)."""
     sim = data.sim
     grade = np.asarray(sim.base.grade, np.int64)
     G = np.repeat(grade[None, :], stop - start, axis=0)
     bt = np.asarray(sim.base.topic, dtype=object)
     G[:, sim.relabel] = simulate_grades(sim.model, grade[sim.relabel], seed, SIM_STREAM,
-                                        start, stop, topics=bt[sim.relabel])
+                                        start, stop, topics=bt[sim.relabel],
+                                        bins=sim.bins[sim.relabel],
+                                        key=(copy,) if copy else ())
     return G
+
+
+def _score_layer(data: AssessorData, G: np.ndarray, start: int, need: np.ndarray | None
+                 ) -> np.ndarray:
+    """Scores (trials, metrics, systems, topics) of the simulated grades `G` on
+    ``data.sim.topics`` in one :func:`~irsim.metrics.multi.evaluate_many` pass; with `need`
+    (trials, topics) of bool only those topics of each trial are scored (NaN elsewhere)."""
+    sim = data.sim
+    bt, bd = np.asarray(sim.base.topic, dtype=object), np.asarray(sim.base.docno, dtype=object)
+    tpos = {t: i for i, t in enumerate(sim.topics)}
+    code = np.array([tpos.get(t, -1) for t in bt.tolist()], np.int64)
+    m = len(G)
+    qs, rows = {}, []
+    for i in range(m):  # one qrels per trial (the metrics' own pass is vectorised)
+        keep = slice(None) if need is None else need[i, np.maximum(code, 0)] & (code >= 0)
+        if need is not None and not need[i].any():
+            continue
+        qs[f"trial{start + i}"] = Qrels(bt[keep], bd[keep], G[i][keep],
+                                        source=f"trial{start + i}")
+        rows.append(i)
+    M, S, T = len(data.metrics), len(data.systems), len(sim.topics)
+    Y = np.full((m, M, S, T), np.nan)
+    if not qs:
+        return Y
+    scored = evaluate_many(data.source.runs, qs, list(data.metrics), depth=data.source.depth,
+                           missing="drop")
+    for i, sm in zip(rows, scored.values(), strict=True):
+        cols = [tpos[t] for t in sm.topics if t in tpos]
+        src = [k for k, t in enumerate(sm.topics) if t in tpos]
+        Y[i][:, :, cols] = np.asarray(sm.values)[:, :, src]
+    return Y
 
 
 def simulate_trials(data: AssessorData, start: int, stop: int, *, seed: int, alpha: float,
@@ -1380,21 +1533,33 @@ def simulate_trials(data: AssessorData, start: int, stop: int, *, seed: int, alp
                          minlength=m * 4).reshape(m, 2, 2)
     kappa = np.stack([agr.kappa_from_confusion(conf), agr.kappa_from_confusion(conf_b)],
                      axis=-1)
-    bt, bd = np.asarray(sim.base.topic, dtype=object), np.asarray(sim.base.docno, dtype=object)
-    qs = {f"trial{start + i}": Qrels(bt, bd, G[i], source=f"trial{start + i}")
-          for i in range(m)}
-    scored = evaluate_many(data.source.runs, qs, list(data.metrics), depth=data.source.depth,
-                           missing="drop")
-    Y = np.stack([np.asarray(sm.values)[:, :, [sm.topics.index(t) for t in sim.topics]]
-                  for sm in scored.values()])  # (trials, metrics, systems, topics)
     X = sim.reference
     T = len(sim.topics)
+    # topic bootstraps of the sizes beyond T: copy c of a topic is scored under the trial's
+    # c-th independent assessor, which is drawn and scored only on the topics needing it
+    boot = {n: _bootstrap(seed, n, T, start, stop) for n in sim.sizes if n > T}
+    copies = np.ones((m, T), np.int64)
+    trial = np.arange(m)[:, None]
+    for idx, _ in boot.values():
+        per = np.bincount((trial * T + idx).ravel(), minlength=m * T).reshape(m, T)
+        copies = np.maximum(copies, per)
+    layers = [_score_layer(data, G, start, None)]
+    for c in range(1, int(copies.max())):
+        layers.append(_score_layer(data, simulated_qrels(data, start, stop, seed, copy=c),
+                                   start, copies > c))
+    Y = np.stack(layers)  # (copies, trials, metrics, systems, topics)
+    S = len(data.systems)
     out = np.empty((m, len(data.metrics), len(sim.sizes), 1 + len(corrections) * len(_DEC)))
     for k, n in enumerate(sim.sizes):
-        idx = _subsets(seed, n, T, start, stop)
+        if n > T:
+            idx, copy = boot[n]
+        else:
+            idx = _subsets(seed, n, T, start, stop)
+            copy = np.zeros_like(idx)
         for mi in range(len(data.metrics)):
             xs = np.ascontiguousarray(X[mi][:, idx].transpose(1, 0, 2))
-            ys = np.ascontiguousarray(np.take_along_axis(Y[:, mi], idx[:, None, :], axis=2))
+            ys = np.ascontiguousarray(Y[copy[:, None, :], trial[:, :, None], mi,
+                                        np.arange(S)[None, :, None], idx[:, None, :]])
             out[:, mi, k] = trial_stats(xs, ys, alpha=alpha, corrections=corrections)
     return out, kappa
 
@@ -1445,6 +1610,23 @@ def block_ranges_aligned(start: int, stop: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in zip(edges[:-1], edges[1:], strict=True) if b > a]
 
 
+def depth_labels(edges: Sequence[int]) -> list[str]:
+    """Names of the depth bins of `edges` (a single ``all`` without edges).
+
+    Examples
+    --------
+    >>> depth_labels([10, 100])
+    ['1-10', '11-100', '>100']
+    >>> depth_labels([])
+    ['all']
+    """
+    if not edges:
+        return ["all"]
+    lo = [1, *[e + 1 for e in edges[:-1]]]
+    return [f"{a}-{b}" if a < b else f"{a}" for a, b in zip(lo, edges, strict=True)] + \
+        [f">{edges[-1]}"]
+
+
 def _smallest(sizes: Sequence[int], ok: np.ndarray) -> int:
     """The smallest size whose flag is set, -1 when none."""
     hit = np.flatnonzero(ok)
@@ -1457,19 +1639,29 @@ def simulation_tables(sim: SimSetup, data: AssessorData, plan: np.ndarray, kappa
     """The tables of the simulation from the merged per-trial arrays."""
     mod = sim.model
     scale = mod.scale.tolist()
-    rows = [{"qrels": sim.name, "topic": "all", "grade_reference": a, "grade": b,
-             "count": int(mod.counts[i, k]), "probability": float(mod.probs[i, k])}
+    nan = float("nan")
+    rows = [{"qrels": sim.name, "topic": "all", "depth": "all", "grade_reference": a,
+             "grade": b, "count": int(mod.counts[i, k]), "probability": float(mod.probs[i, k]),
+             "concentration": nan}
             for i, a in enumerate(scale) for k, b in enumerate(scale)]
-    if mod.per_topic:
-        rows += [{"qrels": sim.name, "topic": t, "grade_reference": a, "grade": b,
-                  "count": int(mod.topic_counts[ti, i, k]),
-                  "probability": float(mod.topic_probs[ti, i, k])}
-                 for ti, t in enumerate(mod.topics) for i, a in enumerate(scale)
+    labels = depth_labels(mod.depth_edges)
+    if mod.bins > 1:
+        rows += [{"qrels": sim.name, "topic": "all", "depth": lab, "grade_reference": a,
+                  "grade": b, "count": int(mod.bin_counts[s, i, k]),
+                  "probability": float(mod.bin_probs[s, i, k]), "concentration": nan}
+                 for s, lab in enumerate(labels) for i, a in enumerate(scale)
                  for k, b in enumerate(scale)]
-    trials, M, K, _ = plan.shape
+    if mod.per_topic:
+        rows += [{"qrels": sim.name, "topic": t, "depth": lab, "grade_reference": a,
+                  "grade": b, "count": int(mod.topic_counts[ti, s, i, k]),
+                  "probability": float(mod.topic_probs[ti, s, i, k]),
+                  "concentration": float(mod.concentration[i])}
+                 for ti, t in enumerate(mod.topics) for s, lab in enumerate(labels)
+                 for i, a in enumerate(scale) for k, b in enumerate(scale)]
+    trials = plan.shape[0]
     S = len(data.systems)
     pairs = S * (S - 1) // 2
-    full = plan[:, :, K - 1]  # all topics
+    full = plan[:, :, sim.sizes.index(len(sim.topics))]  # all topics
     j = data.others.index(sim.name)
     binary = mod.counts.reshape(len(scale), len(scale))
     rel = (mod.scale >= data.rel).astype(np.int64)
@@ -1506,12 +1698,13 @@ def simulation_tables(sim: SimSetup, data: AssessorData, plan: np.ndarray, kappa
                 v = per[stat]
                 o = float(observed[stat][0])
                 sd = float(v.std(ddof=1)) if trials > 1 else float("nan")
-                q = np.quantile(v, [0.025, 0.5, 0.975])
+                q = np.quantile(v, [0.025, 0.05, 0.5, 0.95, 0.975])
                 summary.append({"qrels": sim.name, "metric": metric, "correction": corr,
                                 "statistic": stat, "trials": trials, "observed": o,
                                 "mean": float(v.mean()), "sd": sd,
                                 "mc_se": sd / np.sqrt(trials), "q025": float(q[0]),
-                                "q50": float(q[1]), "q975": float(q[2]),
+                                "q05": float(q[1]), "q50": float(q[2]), "q95": float(q[3]),
+                                "q975": float(q[4]),
                                 "observed_quantile": float(np.mean(v <= o))})
             tau = plan[:, mi, :, 0]  # (trials, sizes)
             dec = plan[:, mi, :, c0:c0 + len(_DEC)] / pairs

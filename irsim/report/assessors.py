@@ -448,16 +448,21 @@ def _simulation_sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str
                 f"{df['qrels'].iloc[0]}): the fewest topics with which tau-b >= "
                 f"{target:g} (decision agreement of the t test >= "
                 f"{df['agreement_target'].iloc[0]:g}) with probability "
-                f"{df['probability'].iloc[0]:g}; -1: more topics than the sizes tried.", "",
+                f"{df['probability'].iloc[0]:g}; sizes beyond the collection's topics "
+                f"resample them with replacement (topic bootstrap); -1: more topics than the "
+                f"largest size tried.", "",
                 markdown_table(ans, max_rows=40), ""]
     agr = tables.get("simulated_agreement")
     if agr is not None and agr.num_rows:
         df = agr.to_pandas()
         df = df[df["statistic"].isin(["tau_b", "kappa", "kappa_binary", "agreement"])]
-        cols = ["metric", "correction", "statistic", "observed", "mean", "q025", "q975",
+        cols = ["metric", "correction", "statistic", "observed", "mean", "q05", "q95",
                 "observed_quantile"]
         out += ["Observed (reference vs the fitted qrels) against the simulated "
-                "distribution on all topics: the model's validation.", "",
+                "distribution on all topics (mean, 5% and 95% quantiles, the share of "
+                "trials at or below the observed value): the model's validation (with "
+                "`simulate_relabel=judged` the observed value should lie inside q05-q95).",
+                "",
                 markdown_table(pa.Table.from_pandas(df[cols], preserve_index=False),
                                max_rows=60), ""]
     simulated_tau(plan, run_dir, target=target)
