@@ -393,12 +393,14 @@ SIMULATED_AGREEMENT = TableSpec(
 
 ASSESSOR_PLANNING = TableSpec(
     "assessor_planning", ("assessors",),
-    "Known truth by simulation: for a collection of `topics` topics (a random subset of "
-    "`simulate_from`'s topics per trial), how a simulated assessor's system ranking and t-test "
-    "decisions agree with the reference's on the same topics.",
+    "Known truth by simulation: for a collection of `topics` topics (per trial a random subset "
+    "of `simulate_from`'s topics or, beyond their number, a topic bootstrap: topics drawn with "
+    "replacement, each copy judged by its own simulated assessor), how a simulated assessor's "
+    "system ranking and t-test decisions agree with the reference's on the same topics.",
     (*_SIM_KEYS,
-     _c("topics", _I, "topics of the subset (`experiment.planning_sizes`, and all topics)"),
-     _c("trials", _I, "simulated assessors (each with its own random subset)"),
+     _c("topics", _I, "topics of the collection (`experiment.planning_sizes`, and all "
+                      "topics)"),
+     _c("trials", _I, "simulated assessors (each with its own random topic set)"),
      _c("tau_mean", _F, "mean tau-b over trials"),
      _c("tau_q05", _F, "5% quantile of tau-b"),
      _c("tau_q50", _F, "median tau-b"),
@@ -418,7 +420,8 @@ ASSESSOR_PLANNING_ANSWER = TableSpec(
     (*_SIM_KEYS,
      _c("tau_target", _F, "`experiment.tau_target`"),
      _c("topics_tau", _I, "smallest size with P(tau-b >= tau_target) >= probability (-1: "
-                          "none of the sizes; more topics are needed)"),
+                          "none of the sizes; more topics than the largest size are "
+                          "needed)"),
      _c("agreement_target", _F, "`experiment.agreement_target`"),
      _c("topics_agreement", _I, "smallest size with P(agreement >= agreement_target) >= "
                                 "probability (-1: none)"),
