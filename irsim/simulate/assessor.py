@@ -124,10 +124,10 @@ class AssessorModel:
         out = table[b, idx]
         if not self.per_topic or topics is None:
             return out
-        pos = {t: i for i, t in enumerate(self.topics)}
-        tc = np.array([pos.get(t, -1) for t in np.asarray(topics, dtype=object).tolist()],
-                      dtype=np.int64)
-        known = tc >= 0
+        names = np.asarray(self.topics, dtype=str)  # sorted (np.unique in the fit)
+        want = np.asarray(topics, dtype=object).astype(str)
+        tc = np.minimum(np.searchsorted(names, want), len(names) - 1)
+        known = names[tc] == want
         out[known] = self.topic_probs[tc[known], b[known], idx[known]]
         return out
 
