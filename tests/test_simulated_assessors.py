@@ -480,6 +480,10 @@ def test_command_line_equals_python_with_simulation(data, sim, tmp_path):
         got = pq.read_table(tmp_path / "run" / "results" / f"{name}.parquet")
         assert_bit_identical(got, sim.tables[name], name)
     assert (tmp_path / "run" / "assessors_simulated_tau.png").is_file()
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert "topic bootstrap" in report
+    assert "| metric | correction | statistic | observed | mean | q05 | q95 | observed_quantile |" \
+        in report  # the validation table
 
 
 @pytest.mark.ray

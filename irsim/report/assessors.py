@@ -444,8 +444,9 @@ def _simulation_sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str
     if ans is not None and ans.num_rows:
         df = ans.to_pandas()
         target = float(df["tau_target"].iloc[0])
-        out += [f"Simulated assessors (P(grade | reference grade) fitted from "
-                f"{df['qrels'].iloc[0]}): the fewest topics with which tau-b >= "
+        out += [f"Simulated assessors (P(grade | reference grade), per topic and rank-depth "
+                f"bin as configured, fitted from {df['qrels'].iloc[0]}: `assessor_model`): "
+                f"the fewest topics with which tau-b >= "
                 f"{target:g} (decision agreement of the t test >= "
                 f"{df['agreement_target'].iloc[0]:g}) with probability "
                 f"{df['probability'].iloc[0]:g}; sizes beyond the collection's topics "
