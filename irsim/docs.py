@@ -247,7 +247,6 @@ def studies_markdown(where: str | None = None) -> str:
     from irsim.catalog import catalog
     from irsim.registry import studies
     from irsim.runner import compose_config, preset_overrides
-    from irsim.tables import TABLES
 
     base = "docs/studies/" if where == "readme" else ""
     default_study = compose_config([]).experiment.name
@@ -258,8 +257,8 @@ def studies_markdown(where: str | None = None) -> str:
     for s in studies():
         if not s.module.startswith("irsim."):
             continue  # a study of another package documents itself
-        always = [t for t, spec in TABLES.items() if s.name in spec.studies and not spec.when]
-        optional = [t for t, spec in TABLES.items() if s.name in spec.studies and spec.when]
+        always = [t.name for t in s.tables if not t.when]
+        optional = [t.name for t in s.tables if t.when]
         tables = ", ".join(f"`{t}`" for t in always)
         if optional:
             tables += " (+ " + ", ".join(f"`{t}`" for t in optional) + ")"

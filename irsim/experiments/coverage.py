@@ -61,7 +61,12 @@ from irsim.sampling.subsets import subset_indices
 from irsim.sampling.topics import bootstrap_counts
 from irsim.stats.ci import LOGIT_METHODS, mean_interval_grid, outside_unit_interval
 from irsim.stats.ties import score_tolerance
-from irsim.tables import table
+from irsim.tables import FLOAT as _F
+from irsim.tables import INT as _I
+from irsim.tables import METRIC, table
+from irsim.tables import STR as _S
+from irsim.tables import column as _c
+from irsim.tables import table_spec as _spec
 
 __all__ = ["Config", "make", "Coverage", "METHODS", "PARK_ALPHAS",
            "TOPIC_STREAM", "BOOT_STREAM", "RELABEL_STREAM", "relabelling"]
@@ -111,7 +116,32 @@ class Config:
     alpha: Any = field(default_factory=lambda: list(PARK_ALPHAS))
 
 
+
+# ------------------------------------------------------------------- output tables
+
+#: The tables this study writes (schemas: :mod:`irsim.tables`).
+TABLE_SPECS = (
+    _spec("coverage", ("coverage",), "Type I error of confidence intervals for a system's mean "
+          "on topic samples: per method, sample size, alpha and metric.", [
+              _c("method", _S, "`normal`, `t`, `percentile`, `basic`, `bca` or "
+                 "`studentised_logit`"),
+              _c("n", _I, "topics per sample (drawn without replacement)"),
+              _c("alpha", _F, "intervals at level 1 - alpha"),
+              _c("samples", _I, "samples of size n"),
+              _c("type1_error", _F, "share of intervals missing the population mean (the mean "
+                 "over all topics): (misses_above + misses_below) / intervals"),
+              _c("above", _F, "misses_above / intervals"),
+              _c("below", _F, "misses_below / intervals"),
+              METRIC,
+              _c("intervals", _I, "samples x systems"),
+              _c("misses_above", _I, "intervals lying above the population mean"),
+              _c("misses_below", _I, "intervals lying below the population mean"),
+          ]),
+)
+
+
 @study("coverage", config=Config, data="matrix", order=50,
+       tables=TABLE_SPECS,
        description=("coverage of confidence intervals for MAP: Type I error of normal, t, "
                     "percentile, basic, BCa and studentised logit intervals on topic samples "
                     "(Park 2011)"),

@@ -46,7 +46,13 @@ from irsim.kit.topicsets import (
 from irsim.registry import study
 from irsim.sampling.pooling import pool_runs, pooled_qrels
 from irsim.sampling.systems import DEFAULT_RULE
-from irsim.tables import schema, table
+from irsim.tables import ERRORS, SAMPLING, SUBSET, schema, table
+from irsim.tables import FLOAT as _F
+from irsim.tables import INT as _I
+from irsim.tables import STR as _S
+from irsim.tables import bin_columns as _bins
+from irsim.tables import column as _c
+from irsim.tables import table_spec as _spec
 
 __all__ = ["Config", "Effort", "EffortData", "effort_data", "make", "DEFAULT_POOLS",
            "pool_label"]
@@ -284,7 +290,46 @@ class Effort:
                 "pools": table("pools", pool_rows)}
 
 
+
+# ------------------------------------------------------------------- output tables
+
+#: The tables this study writes (schemas: :mod:`irsim.tables`).
+TABLE_SPECS = (
+    _spec("effort", ("effort",), "Unconditioned error rates of metrics recomputed on depth-k "
+          "pools, per difference bin, with the judging effort.", [
+              _c("metric", _S, "metric recomputed on the pooled qrels"),
+              _c("pool_depth", _I, "pool depth k (null: the full qrels)"),
+              SAMPLING, SUBSET,
+              _c("judged_per_topic", _F, "mean judged documents per topic (pool size)"),
+              _c("effort", _F, "subset_size x judged_per_topic"),
+              *_bins(), *ERRORS[:2],
+              _c("error_rate", _F, "errors / comparisons (null for an empty bin)"),
+          ]),
+    _spec("effort_summary", ("effort",), "Error rate over all difference bins against effort, "
+          "per metric, pool depth, sampling and size.", [
+              _c("metric", _S, "metric recomputed on the pooled qrels"),
+              _c("pool_depth", _I, "pool depth k (null: the full qrels)"),
+              SAMPLING, SUBSET,
+              _c("judged_per_topic", _F, "mean judged documents per topic (pool size)"),
+              _c("effort", _F, "subset_size x judged_per_topic"),
+              _c("comparisons", _I, "pair x trial comparisons"),
+              _c("errors", _I, "comparisons whose order differs on the second set"),
+              _c("error_rate", _F, "errors / comparisons (null without comparisons)"),
+          ]),
+    _spec("pools", ("effort",), "Judged and relevant documents per metric, pool depth and "
+          "topic.", [
+              _c("pool_depth", _I, "pool depth k (null: the full qrels)"),
+              _c("metric", _S, "metric evaluated on these pools"),
+              _c("topic", _S, "topic"),
+              _c("judged", _I, "judged documents of the topic (pool size; all judgments when "
+                 "pool_depth is null)"),
+              _c("relevant", _I, "judged documents with grade >= 1"),
+          ]),
+)
+
+
 @study("effort", config=Config, data="docs", order=40,
+       tables=TABLE_SPECS,
        description=("assessor effort: error rates of metrics recomputed on depth-k pools (MAP at "
                     "depth 100 vs P@10 at depth 10) against judged documents (Sanderson-Zobel)"),
        headlines={"effort_summary": (

@@ -71,7 +71,13 @@ from irsim.registry import study
 from irsim.sampling.subsets import check_subset_size, set_means, subset_counts
 from irsim.sampling.systems import DEFAULT_RULE
 from irsim.stats import get_test
-from irsim.tables import table
+from irsim.tables import ERRORS, METRIC, SAMPLING, SUBSET, table
+from irsim.tables import FLOAT as _F
+from irsim.tables import INT as _I
+from irsim.tables import STR as _S
+from irsim.tables import bin_columns as _bins
+from irsim.tables import column as _c
+from irsim.tables import table_spec as _spec
 
 __all__ = ["Config", "ErrorRates", "GrowthFit", "fit_growth", "make", "STREAM", "SD_STREAM",
            "WINDOWS"]
@@ -406,7 +412,70 @@ def _sd_sizes(sd_sizes: tuple[int, ...] | None, n: int) -> tuple[int, ...]:
                  for s in sd_sizes)
 
 
+
+# ------------------------------------------------------------------- output tables
+_P_WINDOW = (
+    _c("p_lo", _F, "p-value window `p_lo < p <= p_hi` of the test on the first set "
+       "(`p_lo` = 0 includes p = 0); 0 for `none`"),
+    _c("p_hi", _F, "upper end of the p-value window; 1 for `none`"),
+)
+_COND_TEST = _c("test", _S, "test on the first set the comparison is conditioned on (`t`, "
+                "`sign`, `wilcoxon`, `paired_bootstrap`, `randomisation`), or `none`: every "
+                "comparison")
+
+#: The tables this study writes (schemas: :mod:`irsim.tables`).
+TABLE_SPECS = (
+    _spec("error_rates", ("error_rates",), "Error rates of run comparisons between two topic "
+          "sets: per metric, sampling, size, difference bin and significance condition.", [
+              METRIC, SAMPLING, SUBSET, *_bins(), _COND_TEST, *_P_WINDOW, *ERRORS,
+          ]),
+    _spec("error_extrapolation", ("error_rates",), "Per bin and condition, the least-squares "
+          "fit log(rate) = a + b size over the sizes (Excel GROWTH) and the rate it predicts at "
+          "each target size; no row where fewer than two sizes are usable.", [
+              METRIC, SAMPLING, *_bins(), _COND_TEST, *_P_WINDOW,
+              _c("a", _F, "intercept of the fit of log(error rate)"),
+              _c("b", _F, "slope of log(error rate) per topic"),
+              _c("target_size", _I, "topic set size extrapolated to (`experiment.target_sizes`)"),
+              _c("predicted_rate", _F, "exp(a + b target_size)"),
+              _c("points", _I, "sizes in the fit: rate > 0 and at least "
+                 "`experiment.min_comparisons` comparisons"),
+              _c("r2", _F, "coefficient of determination on the log scale (1 for two points)"),
+          ]),
+    _spec("full_significance", ("error_rates",), "On the full topic set, the share of pairs a "
+          "test finds significant, per bin of the full-set difference.", [
+              METRIC,
+              _c("test", _S, "`t`, `sign`, `wilcoxon`, `paired_bootstrap` or `randomisation`"),
+              _c("alpha", _F, "significance level: p <= alpha (`experiment.full_alpha`)"),
+              *_bins("the full-set difference"),
+              _c("pairs", _I, "pairs whose full-set difference falls in the bin"),
+              _c("significant", _I, "of those, pairs with p <= alpha"),
+              _c("share", _F, "significant / pairs (NaN for an empty bin)"),
+          ]),
+    _spec("sd_by_size", ("error_rates",), "Standard deviation of a system's mean score over "
+          "random topic samples, by sample size, summarised over systems.", [
+              METRIC,
+              _c("sample_size", _I, "topics per sample (drawn without replacement)"),
+              _c("samples", _I, "samples per size"),
+              _c("systems", _I, "systems summarised (after `experiment.drop_bottom`)"),
+              _c("mean_sd", _F, "mean over systems of the sd (ddof=1) of the system's mean "
+                 "score across samples"),
+              _c("min_sd", _F, "smallest such sd"),
+              _c("max_sd", _F, "largest such sd"),
+          ]),
+    _spec("error_dependency", ("error_rates",), "Each pair's trials ranked by |d| on the first "
+          "set; the error rate by rank over all pairs (the dependency artefact).", [
+              METRIC, SAMPLING, SUBSET,
+              _c("rank", _I, "rank of the trial among its pair's trials by |d| on the first set "
+                 "(1: smallest)"),
+              _c("pairs", _I, "pairs (one trial of each rank)"),
+              _c("errors", _I, "pairs whose trial of this rank is an error"),
+              _c("error_rate", _F, "errors / pairs"),
+          ]),
+)
+
+
 @study("error_rates", config=Config, data="matrix", order=30,
+       tables=TABLE_SPECS,
        description=("Sanderson-Zobel error rates: order flips between topic sets by difference bin "
                     "and set size, conditioned on significance tests, exponential extrapolation"),
        headlines={"error_extrapolation": (

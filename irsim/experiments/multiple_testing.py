@@ -103,6 +103,7 @@ from irsim.kit.common import (
     check_simulated_tests,
     unit_ranges,
 )
+from irsim.kit.tables import TYPE_M_S
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.sampling.permutations import topic_permutations
@@ -126,7 +127,13 @@ from irsim.stats.registry import SIMULTANEOUS
 from irsim.stats.resample import TUKEY_GEMM_MAX_SYSTEMS, tukey_ranges_batched
 from irsim.stats.ties import tie_tolerance
 from irsim.stats.typems import TypeMRows
+from irsim.tables import FLOAT as _F
+from irsim.tables import INT as _I
+from irsim.tables import METRIC
+from irsim.tables import STR as _S
+from irsim.tables import column as _c
 from irsim.tables import table as build_table
+from irsim.tables import table_spec as _spec
 
 __all__ = [
     "FDP_SCALE",
@@ -930,7 +937,126 @@ def prepare(models: list[CollectionModel] | tuple[CollectionModel, ...], *,
     return CollectionData(tuple(models), tuple(shifts))
 
 
+
+# ------------------------------------------------------------------- output tables
+
+#: The tables this study writes (schemas: :mod:`irsim.tables`).
+TABLE_SPECS = (
+    TYPE_M_S,
+    _spec("multiple_testing", ("multiple_testing",), "Known-truth family-wise error rate, false "
+          "discovery rate and per-pair power of multiple-comparison corrections over all "
+          "system pairs of simulated collections: per metric, correction, test, m, n, "
+          "share_null and alpha.", [
+              _c("metric", _S, "metric whose collection the generator was fit to"),
+              _c("correction", _S, "`none`, `bonferroni`, `holm`, `bh` (Benjamini-Hochberg) or "
+                 "`by` (Benjamini-Yekutieli), over the m(m-1)/2 pairs of a collection"),
+              _c("test", _S, "`t`, `wilcoxon`, `sign`, `randomisation` or `paired_bootstrap` "
+                 "(two-sided)"),
+              _c("m", _I, "systems per simulated collection"),
+              _c("n", _I, "topics per simulated collection"),
+              _c("share_null", _F, "share of the systems with the same true mean (1: no true "
+                 "difference)"),
+              _c("null_systems", _I, "systems with the null mean: floor(share_null m + 1/2); "
+                 "the true null pairs are the pairs among them"),
+              _c("alpha", _F, "level of the procedure (FWER level for Bonferroni and Holm, FDR "
+                 "level for BH and BY; per comparison for `none`)"),
+              _c("trials", _I, "simulated collections"),
+              _c("familywise_errors", _I, "collections with at least one true null rejected"),
+              _c("fwer", _F, "familywise_errors / trials: family-wise error rate"),
+              _c("fwer_lo", _F, "Wilson lower limit of fwer (`experiment.ci_level`)"),
+              _c("fwer_hi", _F, "Wilson upper limit of fwer"),
+              _c("fdr", _F, "false discovery rate: mean over collections of V / R (rejected "
+                 "true nulls / rejections; 0 when nothing is rejected)"),
+              _c("fdr_lo", _F, "Wilson lower limit of fdr (summed V / R as the count: "
+                 "conservative)"),
+              _c("fdr_hi", _F, "Wilson upper limit of fdr"),
+              _c("power", _F, "per-pair power: mean over collections of the share of truly "
+                 "different pairs rejected (NaN when there are none)"),
+              _c("power_lo", _F, "Wilson lower limit of power (summed shares as the count: "
+                 "conservative)"),
+              _c("power_hi", _F, "Wilson upper limit of power"),
+              _c("mean_rejections", _F, "mean number of pairs rejected per collection"),
+          ]),
+    _spec("bayes_multiple_testing", ("multiple_testing",), "Bayesian decisions against the "
+          "known truth (issue 28): per metric, n, m, share_null and method, every Bayesian "
+          "test of `experiment.bayes` (uncorrected: a decision per pair) and, on the same "
+          "trials, every significance test with each correction and alpha; pooled over the "
+          "(trial, pair) comparisons. Bands are Wilson intervals with the per-trial shares "
+          "summed as the count over the trials (conservative, as table multiple_testing).", [
+              _c("metric", _S, "metric whose collection the generator was fit to"),
+              _c("n", _I, "topics per simulated collection"),
+              _c("m", _I, "systems per simulated collection"),
+              _c("share_null", _F, "share of the systems with the same true mean"),
+              _c("null_systems", _I, "systems with the null mean (true null pairs: the pairs "
+                 "among them)"),
+              _c("method", _S, "`bayes` (a Bayesian test's decision) or `test` (a "
+                 "significance test: different = rejected, direction = sign of the mean "
+                 "difference)"),
+              _c("test", _S, "the Bayesian test (`jzs_bf`, `t_posterior`, "
+                 "`bayesian_bootstrap`) or the significance test"),
+              _c("rule", _S, "Bayesian: the decision rule (as table bayes_decisions); test: "
+                 "`p <= alpha (correction)`"),
+              _c("correction", _S, "test: the correction of the family of all pairs; null for "
+                 "`bayes`"),
+              _c("alpha", _F, "test: its level; null for `bayes`"),
+              _c("trials", _I, "simulated collections"),
+              _c("null_comparisons", _I, "trial x pair comparisons with equal true means"),
+              _c("false_different", _I, "of them, decided better or worse (rejected)"),
+              _c("false_different_rate", _F, "false_different / null_comparisons: the "
+                 "per-comparison false \"different\" rate (NaN without true nulls)"),
+              _c("false_different_lo", _F, "Wilson lower limit of false_different_rate"),
+              _c("false_different_hi", _F, "Wilson upper limit of false_different_rate"),
+              _c("familywise", _I, "trials with at least one null pair decided different"),
+              _c("fwer", _F, "familywise / trials"),
+              _c("alt_comparisons", _I, "trial x pair comparisons with a true difference"),
+              _c("right", _I, "of them, decided different in the true direction"),
+              _c("power", _F, "right / alt_comparisons (NaN without true differences)"),
+              _c("power_lo", _F, "Wilson lower limit of power"),
+              _c("power_hi", _F, "Wilson upper limit of power"),
+              _c("wrong", _I, "comparisons with a true difference decided different in the "
+                 "wrong direction (Type S among all comparisons)"),
+              _c("wrong_sign_rate", _F, "wrong / alt_comparisons"),
+              _c("wrong_sign_lo", _F, "Wilson lower limit of wrong_sign_rate"),
+              _c("wrong_sign_hi", _F, "Wilson upper limit of wrong_sign_rate"),
+              _c("rope_comparisons", _I, "bayes: comparisons with |true difference| <= "
+                 "`experiment.bayes_rope` (the true nulls included); null for `test`"),
+              _c("equivalent_inside", _I, "bayes: of them, decided equivalent (correct); "
+                 "null for `test`"),
+              _c("equivalent_inside_rate", _F, "equivalent_inside / rope_comparisons"),
+              _c("equivalent_inside_lo", _F, "Wilson lower limit of equivalent_inside_rate"),
+              _c("equivalent_inside_hi", _F, "Wilson upper limit of equivalent_inside_rate"),
+              _c("equivalent_outside", _I, "bayes: comparisons with |true difference| > "
+                 "`experiment.bayes_rope` decided equivalent (an error); null for `test`"),
+              _c("equivalent_outside_rate", _F, "equivalent_outside / the comparisons with "
+                 "|true difference| > rope (NaN if none)"),
+              _c("undecided_rate", _F, "bayes: comparisons decided undecided / all "
+                 "comparisons; null for `test`"),
+          ], when="only with `experiment.bayes` set (not empty)"),
+    _spec("multiple_testing_fit", ("multiple_testing",), "One row per metric: how the "
+          "collection generator of `multiple_testing` was fit.", [
+              METRIC,
+              _c("margin", _S, "margin kind: `kernel` or `empirical`"),
+              _c("support", _S, "discrete support detected (e.g. `grid 1/10`); empty if none"),
+              _c("dependence", _S, "copula across all systems: `gaussian` or `vine`"),
+              _c("systems", _I, "systems a collection draws from (the pool)"),
+              _c("dropped", _I, "systems left out (duplicates, `experiment.drop_bottom`, or "
+                 "a margin that cannot reach the true means)"),
+              _c("null_mean", _F, "common true mean of the null systems"),
+              _c("spread", _F, "the other systems' true means are null_mean + spread k / m1, "
+                 "k = 1..m1"),
+              _c("shrinkage", _F, "gaussian: weight lambda of the equicorrelation target in the "
+                 "shrunk normal-score correlation (0: none needed; 0 for the vine)"),
+              _c("corr_mean", _F, "mean normal-score correlation of the pool's system pairs"),
+              _c("min_eigenvalue", _F, "smallest eigenvalue of the copula correlation (vine: of "
+                 "the unshrunk normal-score correlation)"),
+              _c("vine_truncation", _I, "vine: trees fitted (-1 for gaussian)"),
+              _c("vine_loglik", _F, "vine: log-likelihood of the fit (NaN for gaussian)"),
+          ]),
+)
+
+
 @study("multiple_testing", config=Config, data="matrix", order=100,
+       tables=TABLE_SPECS,
        description=("known-truth simulation: family-wise error rate, false discovery rate and "
                     "power of multiple-comparison corrections (Bonferroni, Holm, BH, BY) over all "
                     "system pairs of collections simulated from a real one"),

@@ -60,6 +60,7 @@ from irsim.kit.common import (
     select_metrics,
     unit_ranges,
 )
+from irsim.kit.tables import SWAP_TABLES
 from irsim.kit.topicsets import (
     check_schemes,
     check_set_memory,
@@ -290,6 +291,7 @@ def _required(comps: np.ndarray, swaps: np.ndarray, lay: BinLayout,
 
 
 @study("swap", config=Config, data="matrix", order=20,
+       tables=SWAP_TABLES,
        description=("swap rates under topic sampling (disjoint / independent / replacement / "
                     "bootstrap): swap-rate curves, difference required, sensitivity (Voorhees-"
                     "Buckley, Sakai)"),
