@@ -87,7 +87,8 @@ def _experiment(name: str | None) -> str:
 
 def parameters_markdown(experiment: str) -> str:
     """The parameters of `experiment` as a table: the key as it is typed on the command line
-    with its default, the type, and the description from the ``Config`` docstring.
+    with its default, the type, and the description from the ``Config`` fields' help
+    (:func:`irsim.params.option`).
 
     Examples
     --------

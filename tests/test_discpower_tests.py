@@ -328,7 +328,7 @@ def test_options_reach_the_study():
                     shards=Shards())
     assert study.correction == "by" and study.agreement
     assert study.options == TestOptions(wilcoxon_method="r", sign_threshold=0.01)
-    assert study.fingerprint()["options"]["sign_threshold"] == 0.01
+    assert study.fingerprint()["sign_threshold"] == 0.01
 
 
 # ------------------------------------------------------------------- CLI and the preset

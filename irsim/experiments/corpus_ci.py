@@ -71,6 +71,7 @@ from irsim.kit.common import (
     check_positive_int,
     unit_ranges,
 )
+from irsim.params import fingerprint, option
 from irsim.registry import study
 from irsim.sampling.corpus import CorpusSampler
 from irsim.stats.ci import LOGIT_EPS, bootstrap_ci
@@ -117,46 +118,33 @@ _RUN_KEYS = ("map", "map_se_boot", "map_se_par", "lmap", "lmap_se_boot", "lmap_s
 
 @dataclass
 class Config:
-    """Parameters of ``experiment=corpus_ci`` (Cormack & Lynam 2006).
+    """Parameters of ``experiment=corpus_ci`` (Cormack & Lynam 2006)."""
 
-    Parameters
-    ----------
-    B : int
-        Corpus bootstrap replicates per run x topic (the paper: 2000; >= 2).
-    alpha : float
-        Intervals at level ``1 - alpha`` (0.05: z = 1.96, predicted within share 0.834).
-    methods : str or list of str
-        Any of ``normal`` (AP +- z sd), ``logit``, ``bca``.
-    small_r : bool
-        Also report every method with the small-R correction (``<method>_small_r``: silver
-        bullets / lead balloons).
-    validate : bool
-        Split the corpus into halves A and B and count AP of one half in intervals from the
-        other.
-    splits : int
-        MD5 splits validated (>= 1): split 0 is the paper's unsalted rule, splits 1..K-1
-        hash a salted docno. One split is one draw; the summary gives the mean over
-        splits with its spread and a t interval.
-    r_threshold : int
-        The "large R" validation subset is ``R > r_threshold`` (the paper: 5).
-    rel : int
-        Relevance threshold: grade >= `rel` is relevant (AP of graded collections such as
-        TREC DL is customarily computed with ``rel = 2``).
-    pairs : list of [str, str], optional
-        System pairs for the meta-analysis, e.g. ``[[runA, runB], [runA, runC]]``; None:
-        every pair.
-    """
-
-    name: str = "corpus_ci"
-    B: int = 2000
-    alpha: float = 0.05
-    methods: Any = field(default_factory=lambda: list(METHODS))
-    small_r: bool = True
-    validate: bool = True
-    splits: int = 10
-    r_threshold: int = 5
-    rel: int = 1
-    pairs: list[Any] | None = None
+    name: str = option("corpus_ci", "``corpus_ci``.")
+    B: int = option(2000, "Corpus bootstrap replicates per run x topic (the paper: 2000; >= 2).")
+    alpha: float = option(
+        0.05, "Intervals at level ``1 - alpha`` (0.05: z = 1.96, predicted within share 0.834).")
+    methods: Any = option(
+        list(METHODS), "Any of ``normal`` (AP +- z sd), ``logit``, ``bca``.",
+        kind="str or list of str")
+    small_r: bool = option(
+        True, "Also report every method with the small-R correction (``<method>_small_r``: silver "
+        "bullets / lead balloons).")
+    validate: bool = option(
+        True, "Split the corpus into halves A and B and count AP of one half in intervals from "
+        "the other.")
+    splits: int = option(
+        10, "MD5 splits validated (>= 1): split 0 is the paper's unsalted rule, splits 1..K-1 "
+        "hash a salted docno. One split is one draw; the summary gives the mean over splits with "
+        "its spread and a t interval.")
+    r_threshold: int = option(
+        5, 'The "large R" validation subset is ``R > r_threshold`` (the paper: 5).')
+    rel: int = option(
+        1, "Relevance threshold: grade >= `rel` is relevant (AP of graded collections such as "
+        "TREC DL is customarily computed with ``rel = 2``).", tables="data")
+    pairs: list[Any] | None = option(
+        None, "System pairs for the meta-analysis, e.g. ``[[runA, runB], [runA, runC]]``; None: "
+        "every pair.", kind="list of [str, str], optional")
 
 
 
@@ -508,9 +496,9 @@ class CorpusCI:
         return [Shard(i, it, (0, 0)) for i, it in enumerate(ranges)]
 
     def fingerprint(self) -> dict:
-        """Parameters that determine the tables."""
-        return {k: getattr(self, k) for k in ("B", "alpha", "methods", "small_r", "validate",
-                                             "splits", "r_threshold", "pairs", "seed")}
+        """Parameters that determine the tables (from :class:`Config`,
+        :func:`irsim.params.fingerprint`)."""
+        return fingerprint(self, Config)
 
     def _subsets(self, split: int = 0) -> tuple[str, ...]:
         if not self.validate:

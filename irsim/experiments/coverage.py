@@ -55,6 +55,7 @@ from irsim.kit.common import (
     resolve_metrics,
     select_metrics,
 )
+from irsim.params import fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, rng_for
 from irsim.sampling.subsets import subset_indices
@@ -85,35 +86,25 @@ _BOOTSTRAPPED = ("percentile", "basic", "bca", "studentised_logit")
 
 @dataclass
 class Config:
-    """Parameters of ``experiment=coverage`` (Park 2011).
+    """Parameters of ``experiment=coverage`` (Park 2011)."""
 
-    Parameters
-    ----------
-    metrics : str or list of str, optional
-        Metrics of the collection to study (default: all of them; the top-level
-        ``metrics`` wins when both are set).
-    methods : str or list of str
-        Interval methods: ``normal``, ``t``, ``percentile``, ``basic``, ``bca``,
-        ``studentised_logit`` (distinct; ``studentised_logit`` needs scores in [0, 1]: a
-        collection with any other score is refused, naming metric, system and topic).
-    sizes : int or list of int
-        Topics per sample ``n`` (distinct; drawn without replacement; 2 <= n <= the
-        collection's topics).
-    samples : int
-        Topic samples per size.
-    B : int
-        Bootstrap resamples per interval (>= 2 for the bootstrap methods).
-    alpha : float or list of float
-        Intervals at level ``1 - alpha`` (default: Park's 0.05, 0.10, ..., 0.50).
-    """
-
-    name: str = "coverage"
-    metrics: Any = None
-    methods: Any = field(default_factory=lambda: list(METHODS))
-    sizes: Any = field(default_factory=lambda: [5, 10, 20])
-    samples: int = 1000
-    B: int = 1000
-    alpha: Any = field(default_factory=lambda: list(PARK_ALPHAS))
+    name: str = option("coverage", "``coverage``.")
+    metrics: Any = option(
+        None, "Metrics of the collection to study (default: all of them; the top-level "
+        "``metrics`` wins when both are set).", kind="str or list of str, optional")
+    methods: Any = option(
+        list(METHODS), "Interval methods: ``normal``, ``t``, ``percentile``, ``basic``, ``bca``, "
+        "``studentised_logit`` (distinct; ``studentised_logit`` needs scores in [0, 1]: a "
+        "collection with any other score is refused, naming metric, system and topic).",
+        kind="str or list of str")
+    sizes: Any = option(
+        [5, 10, 20], "Topics per sample ``n`` (distinct; drawn without replacement; 2 <= n <= the "
+        "collection's topics).", kind="int or list of int")
+    samples: int = option(1000, "Topic samples per size.")
+    B: int = option(1000, "Bootstrap resamples per interval (>= 2 for the bootstrap methods).")
+    alpha: Any = option(
+        list(PARK_ALPHAS), "Intervals at level ``1 - alpha`` (default: Park's 0.05, 0.10, ..., "
+        "0.50).", kind="float or list of float")
 
 
 
@@ -272,9 +263,9 @@ class Coverage:
                           aligned_block(self.shard_replicates, REPLICATE_BLOCK))
 
     def fingerprint(self) -> dict:
-        """Parameters that determine the tables."""
-        return {k: getattr(self, k) for k in ("metrics", "methods", "sizes", "samples", "B",
-                                             "alphas", "seed")}
+        """Parameters that determine the tables (from :class:`Config`,
+        :func:`irsim.params.fingerprint`)."""
+        return fingerprint(self, Config, renamed={"alpha": "alphas"})
 
     def fields(self, data: ScoreMatrix) -> dict[str, Count]:
         """Per size: miss counters (metrics x methods x alphas x {above, below}) and the

@@ -68,8 +68,8 @@ from irsim.experiments import Shards
 from irsim.kit.bins import ABSOLUTE
 from irsim.kit.bootswap import SWAP_STREAM, check_confidences, swap_tables
 from irsim.kit.common import (
-    BAYES_OPTIONS,
     PAIR_UNIT,
+    BayesOptions,
     BayesRules,
     aligned_block,
     as_tuple,
@@ -106,6 +106,7 @@ from irsim.kit.discpower_tests import (
 from irsim.kit.rankcorr import rankcorr_table, tau_matrices
 from irsim.kit.stability import DEFAULT_FUZZINESS, check_fuzziness, stability_table
 from irsim.kit.tables import SWAP_TABLES
+from irsim.params import fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK
 from irsim.stats.bayes import DECISIONS
@@ -131,109 +132,80 @@ _LOG = logging.getLogger(__name__)
 
 
 @dataclass
-class Config:
-    """Parameters of ``experiment=discpower``.
+class Config(BayesOptions):
+    """Parameters of ``experiment=discpower``."""
 
-    Parameters
-    ----------
-    name : str
-        ``discpower``.
-    tests : list of str
-        Any of ``paired_bootstrap``, ``unpaired_bootstrap``, ``t``, ``randomised_tukey_hsd``,
-        ``wilcoxon``, ``sign``, ``randomisation``, ``tukey_hsd`` (:data:`irsim.stats.TESTS`).
-    B : int
-        Bootstrap samples (and randomised Tukey HSD trials, randomisation-test sign vectors,
-        and swap-method samples per set).
-    correction : {"none", "bonferroni", "holm", "bh", "by"}
-        Multiple-comparison correction of each family of all system pairs of a metric and
-        test (:func:`irsim.stats.adjust`): column ``asl_adjusted`` and the adjusted
-        sensitivity. Tukey HSD and randomised Tukey HSD are simultaneous tests already: their
-        ``asl_adjusted`` is their ASL.
-    agreement : bool
-        Test agreement (Smucker et al. 2007) of every pair of tests: table
-        ``test_agreement`` and a scatter-plot matrix of p-values in the report.
-    wilcoxon_method : {"auto", "exact", "approx", "r"}
-        Mode of the Wilcoxon signed-rank test (:func:`irsim.stats.wilcoxon`).
-    wilcoxon_correction : bool
-        Continuity correction of its normal approximation.
-    wilcoxon_zero_method : {"wilcox", "pratt"}
-        Zero differences: dropped (``wilcox``) or ranked (``pratt``).
-    sign_threshold : float
-        Tie threshold of the sign test: topics with ``|x - y| <= threshold`` are dropped
-        (Urbano et al. use 0.01).
-    alpha : float or list of float
-        Significance levels of discriminative power and the estimated difference.
-    estimated_diff : bool
-        Compute the estimated difference required for ASL < alpha. It keeps the
-        ``ceil(max(alpha) B)`` largest replicates of every pair, 24 bytes each per test and
-        metric; a study whose lists would exceed 2 GiB is refused (turn this off for very
-        large B: ASLs and the other tables stay exact).
-    pvalue : {"count", "plus_one"}
-        ASL as ``count/B`` (Sakai) or ``(count+1)/(B+1)``.
-    gmean : bool
-        Add ``AG <metric>`` (paired bootstrap, t and Tukey on ``log(x + 1e-5)``) and
-        ``G <metric>`` (unpaired bootstrap test of the geometric mean) for every metric.
-    stability : bool
-        The stability method (minority rate, proportion of ties) on the paired test's
-        samples ``Q*b``: table ``stability``.
-    fuzziness : float or list of float
-        Fuzziness values of the stability method (Sakai: 0.01, 0.02, ..., 0.20).
-    swap : bool
-        The bootstrap swap method on ``Q*b`` and a second set ``Q'*b`` (21 absolute bins of
-        0.01): tables ``swap_rates`` and ``swap_summary``.
-    swap_confidence : float or list of float
-        Confidence levels of the swap method's required difference (swap rate <= 1 -
-        confidence; Sakai: 0.95).
-    rankcorr : bool
-        Kendall's tau between the system rankings of every metric pair, with the Z0 test
-        and the bootstrap standard error: table ``rankcorr``.
-    top_systems : int, optional
-        Keep only the best systems by mean `top_by` (None: all; Sakai 2006 keeps 30).
-    top_by : str, optional
-        Metric that ranks the systems for `top_systems` (None: the first metric).
-    bayes : list of str
-        Bayesian tests of :data:`irsim.stats.registry.BAYES_TESTS` deciding every pair of
-        ``<metric>`` and ``AG <metric>`` (``jzs_bf``, ``t_posterior``,
-        ``bayesian_bootstrap``; tables ``bayes_pairs`` and ``bayes_discpower``); empty: none.
-    bayes_threshold : float
-        ``jzs_bf``: Bayes factor threshold (>= 1): better / worse when ``BF10 >=`` it,
-        equivalent when ``BF10 <= 1 /`` it.
-    bayes_r : float
-        ``jzs_bf``: scale of the Cauchy prior on the standardised effect (> 0).
-    bayes_prob : float
-        ``t_posterior``: mass of the HDI; ``bayesian_bootstrap``: posterior probability a
-        decision needs; in (0, 1). The paired t test beside them runs at ``1 - bayes_prob``.
-    bayes_rope : float
-        ``t_posterior``, ``bayesian_bootstrap``: half-width of the region of practical
-        equivalence ``[-rope, rope]`` in the metric's units (>= 0; ``AG``: log units). The
-        Bayesian bootstrap uses ``B`` posterior draws.
-    """
+    NOTES = {  # on the Bayesian options it inherits (irsim.params.parameters)
+        "bayes": (
+            "They decide every pair of ``<metric>`` and ``AG <metric>`` (tables "
+            "``bayes_pairs`` and ``bayes_discpower``); the Bayesian bootstrap uses ``B`` "
+            "posterior draws."),
+        "bayes_prob": "The paired t test beside them runs at ``1 - bayes_prob``.",
+        "bayes_rope": "``AG``: log units.",
+    }
 
-    name: str = "discpower"
-    tests: list[str] = field(default_factory=lambda: ["paired_bootstrap", "unpaired_bootstrap"])
-    B: int = 1000
-    alpha: Any = field(default_factory=lambda: [0.01, 0.05])
-    estimated_diff: bool = True
-    pvalue: str = "count"
-    gmean: bool = False
-    stability: bool = False
-    fuzziness: Any = field(default_factory=lambda: list(DEFAULT_FUZZINESS))
-    swap: bool = False
-    swap_confidence: Any = field(default_factory=lambda: [0.95])
-    rankcorr: bool = False
-    top_systems: int | None = None
-    top_by: str | None = None
-    correction: str = "none"
-    agreement: bool = False
-    wilcoxon_method: str = "auto"
-    wilcoxon_correction: bool = False
-    wilcoxon_zero_method: str = "wilcox"
-    sign_threshold: float = 0.0
-    bayes: list[str] = field(default_factory=list)
-    bayes_threshold: float = BAYES_OPTIONS["bayes_threshold"]
-    bayes_r: float = BAYES_OPTIONS["bayes_r"]
-    bayes_prob: float = BAYES_OPTIONS["bayes_prob"]
-    bayes_rope: float = BAYES_OPTIONS["bayes_rope"]
+    name: str = option("discpower", "``discpower``.")
+    tests: list[str] = option(
+        ["paired_bootstrap", "unpaired_bootstrap"], "Any of ``paired_bootstrap``, "
+        "``unpaired_bootstrap``, ``t``, ``randomised_tukey_hsd``, ``wilcoxon``, ``sign``, "
+        "``randomisation``, ``tukey_hsd`` (:data:`irsim.stats.TESTS`).")
+    B: int = option(
+        1000, "Bootstrap samples (and randomised Tukey HSD trials, randomisation-test sign "
+        "vectors, and swap-method samples per set).")
+    alpha: Any = option(
+        [0.01, 0.05], "Significance levels of discriminative power and the estimated difference.",
+        kind="float or list of float")
+    estimated_diff: bool = option(
+        True, "Compute the estimated difference required for ASL < alpha. It keeps the "
+        "``ceil(max(alpha) B)`` largest replicates of every pair, 24 bytes each per test and "
+        "metric; a study whose lists would exceed 2 GiB is refused (turn this off for very large "
+        "B: ASLs and the other tables stay exact).")
+    pvalue: str = option(
+        "count", "ASL as ``count/B`` (Sakai) or ``(count+1)/(B+1)``.",
+        kind='{"count", "plus_one"}')
+    gmean: bool = option(
+        False, "Add ``AG <metric>`` (paired bootstrap, t and Tukey on ``log(x + 1e-5)``) and ``G "
+        "<metric>`` (unpaired bootstrap test of the geometric mean) for every metric.")
+    stability: bool = option(
+        False, "The stability method (minority rate, proportion of ties) on the paired test's "
+        "samples ``Q*b``: table ``stability``.")
+    fuzziness: Any = option(
+        list(DEFAULT_FUZZINESS), "Fuzziness values of the stability method (Sakai: 0.01, 0.02, "
+        "..., 0.20).", kind="float or list of float")
+    swap: bool = option(
+        False, "The bootstrap swap method on ``Q*b`` and a second set ``Q'*b`` (21 absolute bins "
+        "of 0.01): tables ``swap_rates`` and ``swap_summary``.")
+    swap_confidence: Any = option(
+        [0.95], "Confidence levels of the swap method's required difference (swap rate <= 1 - "
+        "confidence; Sakai: 0.95).", kind="float or list of float")
+    rankcorr: bool = option(
+        False, "Kendall's tau between the system rankings of every metric pair, with the Z0 test "
+        "and the bootstrap standard error: table ``rankcorr``.")
+    top_systems: int | None = option(
+        None, "Keep only the best systems by mean `top_by` (None: all; Sakai 2006 keeps 30).",
+        tables="data")
+    top_by: str | None = option(
+        None, "Metric that ranks the systems for `top_systems` (None: the first metric).",
+        tables="data")
+    correction: str = option(
+        "none", "Multiple-comparison correction of each family of all system pairs of a metric "
+        "and test (:func:`irsim.stats.adjust`): column ``asl_adjusted`` and the adjusted "
+        "sensitivity. Tukey HSD and randomised Tukey HSD are simultaneous tests already: their "
+        "``asl_adjusted`` is their ASL.", kind='{"none", "bonferroni", "holm", "bh", "by"}')
+    agreement: bool = option(
+        False, "Test agreement (Smucker et al. 2007) of every pair of tests: table "
+        "``test_agreement`` and a scatter-plot matrix of p-values in the report.")
+    wilcoxon_method: str = option(
+        "auto", "Mode of the Wilcoxon signed-rank test (:func:`irsim.stats.wilcoxon`).",
+        kind='{"auto", "exact", "approx", "r"}')
+    wilcoxon_correction: bool = option(False, "Continuity correction of its normal approximation.")
+    wilcoxon_zero_method: str = option(
+        "wilcox", "Zero differences: dropped (``wilcox``) or ranked (``pratt``).",
+        kind='{"wilcox", "pratt"}')
+    sign_threshold: float = option(
+        0.0, "Tie threshold of the sign test: topics with ``|x - y| <= threshold`` are dropped "
+        "(Urbano et al. use 0.01).")
+
 
 
 _DEFAULT = Config()
@@ -380,11 +352,11 @@ class DiscPower:
                           aligned_block(self.shard_replicates, REPLICATE_BLOCK))
 
     def fingerprint(self) -> dict:
-        """Parameters that determine the tables."""
-        out = {k: getattr(self, k) for k in (
-            "tests", "B", "alphas", "seed", "pvalue", "gmean", "stability", "fuzziness",
-            "swap", "swap_confidence", "rankcorr", "estimated_diff", "correction", "agreement")}
-        return out | {"options": vars(self.options)} | self.bayes_rules.fingerprint()
+        """Parameters that determine the tables (from :class:`Config`,
+        :func:`irsim.params.fingerprint`; `top_systems` and `top_by` through the data)."""
+        return fingerprint(self, Config, renamed={"alpha": "alphas", **{
+            k: f"options.{k}" for k in ("wilcoxon_method", "wilcoxon_correction",
+                                        "wilcoxon_zero_method", "sign_threshold")}})
 
     def fields(self, data: ScoreMatrix) -> dict[str, Kind]:
         """Per pair: test counters and top-k replicates, stability counters; per replicate:

@@ -67,6 +67,7 @@ from irsim.kit.topicsets import (
     rates,
     sampling_configs,
 )
+from irsim.params import fingerprint, option
 from irsim.registry import study
 from irsim.sampling.subsets import check_subset_size, set_means, subset_counts
 from irsim.sampling.systems import DEFAULT_RULE
@@ -94,65 +95,55 @@ SHARD_ITEMS = 4096
 
 @dataclass
 class Config:
-    """Parameters of ``experiment=error_rates``.
+    """Parameters of ``experiment=error_rates``."""
 
-    Parameters
-    ----------
-    name : str
-        ``error_rates``.
-    metrics : str or list of str, optional
-        Metrics of the collection to study (default: all; the top-level ``metrics`` wins).
-    sampling : str or list of str
-        Topic-set schemes: ``disjoint``, ``replacement``, ``independent``.
-    subset_sizes : int or list of int
-        Topic-set sizes (the paper: 5, 10, 15, 20, 25); ``disjoint`` needs ``c <= n/2``.
-    trials : int
-        Repetitions per pair, each a new pair of topic sets (the paper: 50).
-    tests : str or list of str, optional
-        Significance tests on the first set to condition on: ``t``, ``sign``, ``wilcoxon``,
-        ``paired_bootstrap``, ``randomisation``; the unconditioned rates are always reported
-        (``test="none"``).
-    windows : list of [lo, hi], optional
-        p-value windows ``lo < p <= hi`` (``lo = 0`` includes p = 0).
-    drop_bottom : float
-        Share of systems with the lowest mean left out (the paper: 0.25 by MAP).
-    drop_rule : str
-        How ``drop_bottom`` leaves systems out: ``quantile`` (those whose mean is below the
-        ``drop_bottom`` quantile of the means, R's type 7, as Urbano's code) or ``count``
-        (the ``floor(drop_bottom * systems)`` lowest means; Sanderson & Zobel 2005).
-    drop_metric : str, optional
-        Metric ranking the systems for `drop_bottom` (default: the first metric).
-    target_sizes : int or list of int, optional
-        Sizes the fitted exponential error rates are extrapolated to.
-    min_comparisons : int
-        A size enters a bin's fit only with at least this many comparisons.
-    full_alpha : float
-        Level of the full-topic-set significance table (``p <= full_alpha``).
-    sd_sizes : int or list of int, optional
-        Sample sizes of the standard-deviation table (default 5, 10, ... up to n/2: samples
-        are drawn without replacement, so the sd shrinks to 0 as the size nears n).
-    sd_samples : int
-        Samples per size of the standard-deviation table (>= 2).
-    test_B : int
-        Resamples of the Monte Carlo tests (``paired_bootstrap``, ``randomisation``).
-    """
-
-    name: str = "error_rates"
-    metrics: Any = None
-    sampling: Any = field(default_factory=lambda: ["disjoint"])
-    subset_sizes: Any = field(default_factory=lambda: [5, 10, 15, 20, 25])
-    trials: int = 50
-    tests: Any = field(default_factory=lambda: ["t", "sign", "wilcoxon"])
-    windows: Any = field(default_factory=lambda: [list(w) for w in WINDOWS])
-    drop_bottom: float = 0.0
-    drop_rule: str = DEFAULT_RULE
-    drop_metric: str | None = None
-    target_sizes: Any = field(default_factory=lambda: [50])
-    min_comparisons: int = 10
-    full_alpha: float = 0.05
-    sd_sizes: Any = None
-    sd_samples: int = 100
-    test_B: int = 1000
+    name: str = option("error_rates", "``error_rates``.")
+    metrics: Any = option(
+        None, "Metrics of the collection to study (default: all; the top-level ``metrics`` wins).",
+        kind="str or list of str, optional")
+    sampling: Any = option(
+        ["disjoint"], "Topic-set schemes: ``disjoint``, ``replacement``, ``independent``.",
+        kind="str or list of str", tables="data")
+    subset_sizes: Any = option(
+        [5, 10, 15, 20, 25], "Topic-set sizes (the paper: 5, 10, 15, 20, 25); ``disjoint`` needs "
+        "``c <= n/2``.", kind="int or list of int", tables="data")
+    trials: int = option(
+        50, "Repetitions per pair, each a new pair of topic sets (the paper: 50).", tables="data")
+    tests: Any = option(
+        ["t", "sign", "wilcoxon"], "Significance tests on the first set to condition on: ``t``, "
+        "``sign``, ``wilcoxon``, ``paired_bootstrap``, ``randomisation``; the unconditioned rates "
+        'are always reported (``test="none"``).', kind="str or list of str, optional",
+        tables="data")
+    windows: Any = option(
+        [list(w) for w in WINDOWS], "p-value windows ``lo < p <= hi`` (``lo = 0`` includes p = "
+        "0).", kind="list of [lo, hi], optional", tables="data")
+    drop_bottom: float = option(
+        0.0, "Share of systems with the lowest mean left out (the paper: 0.25 by MAP).",
+        tables="data")
+    drop_rule: str = option(
+        DEFAULT_RULE, "How ``drop_bottom`` leaves systems out: ``quantile`` (those whose mean is "
+        "below the ``drop_bottom`` quantile of the means, R's type 7, as Urbano's code) or "
+        "``count`` (the ``floor(drop_bottom * systems)`` lowest means; Sanderson & Zobel 2005).",
+        tables="data")
+    drop_metric: str | None = option(
+        None, "Metric ranking the systems for `drop_bottom` (default: the first metric).",
+        tables="data")
+    target_sizes: Any = option(
+        [50], "Sizes the fitted exponential error rates are extrapolated to.",
+        kind="int or list of int, optional")
+    min_comparisons: int = option(
+        10, "A size enters a bin's fit only with at least this many comparisons.")
+    full_alpha: float = option(
+        0.05, "Level of the full-topic-set significance table (``p <= full_alpha``).",
+        tables="data")
+    sd_sizes: Any = option(
+        None, "Sample sizes of the standard-deviation table (default 5, 10, ... up to n/2: "
+        "samples are drawn without replacement, so the sd shrinks to 0 as the size nears n).",
+        kind="int or list of int, optional")
+    sd_samples: int = option(100, "Samples per size of the standard-deviation table (>= 2).")
+    test_B: int = option(
+        1000, "Resamples of the Monte Carlo tests (``paired_bootstrap``, ``randomisation``).",
+        tables="data")
 
 
 @dataclass(frozen=True)
@@ -292,10 +283,11 @@ class ErrorRates:
         return self.errors.plan(len(self.systems), self.shard_items)
 
     def fingerprint(self) -> dict:
-        """Parameters that determine the tables."""
-        return {k: getattr(self, k) for k in ("metrics", "systems", "errors", "target_sizes",
-                                             "min_comparisons", "sd_sizes", "sd_samples",
-                                             "seed")}
+        """Parameters that determine the tables (from :class:`Config`,
+        :func:`irsim.params.fingerprint`; the options that build the error tables through
+        them)."""
+        return fingerprint(self, Config, derived={"systems": self.systems,
+                                                  "errors": self.errors})
 
     def fields(self, data: ScoreMatrix) -> dict[str, Kind]:
         """Integer counters of the kernel; the sd table (one shard provides it)."""

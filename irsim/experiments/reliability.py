@@ -65,6 +65,7 @@ from irsim.kit.common import (
     unit_ranges,
 )
 from irsim.kit.topicsets import check_drop_bottom, check_drop_rule, kept_systems
+from irsim.params import fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.sampling.systems import DEFAULT_RULE
@@ -130,42 +131,30 @@ def block_bytes(reps: int, systems: int, topics: int) -> int:
 
 @dataclass
 class Config:
-    """Parameters of ``experiment=reliability`` (generalizability theory).
+    """Parameters of ``experiment=reliability`` (generalizability theory)."""
 
-    Parameters
-    ----------
-    metrics : str or list of str, optional
-        Metrics of the collection (default: all; the top-level ``metrics`` wins).
-    drop_bottom : float
-        Share of runs left out, the worst by the metric's mean (0: none; Urbano 2016: 0.25).
-    drop_rule : str
-        How ``drop_bottom`` leaves runs out: ``quantile`` (the runs whose mean is below the
-        ``drop_bottom`` quantile of the means, R's type 7, as Urbano's code) or ``count``
-        (the ``floor(drop_bottom * runs)`` lowest means).
-    targets : float or list of float
-        Target values of E(rho^2) and Phi for the topics-needed table.
-    max_topics : int
-        The D-study curve covers 1 .. max_topics topics.
-    B : int
-        Bootstrap resamples of the topics (>= 2).
-    ci_level : float
-        Level of the intervals.
-    check_trials : int
-        Simulated collections per size for the simulation check (0: no check).
-    check_topics : int or list of int
-        Topic set sizes of the simulation check (>= 2).
-    """
-
-    name: str = "reliability"
-    metrics: Any = None
-    drop_bottom: float = 0.0
-    drop_rule: str = DEFAULT_RULE
-    targets: Any = field(default_factory=lambda: [0.8, 0.9, 0.95])
-    max_topics: int = 200
-    B: int = 1000
-    ci_level: float = 0.95
-    check_trials: int = 0
-    check_topics: Any = field(default_factory=lambda: [25, 50, 100])
+    name: str = option("reliability", "``reliability``.")
+    metrics: Any = option(
+        None, "Metrics of the collection (default: all; the top-level ``metrics`` wins).",
+        kind="str or list of str, optional")
+    drop_bottom: float = option(
+        0.0, "Share of runs left out, the worst by the metric's mean (0: none; Urbano 2016: "
+        "0.25).")
+    drop_rule: str = option(
+        DEFAULT_RULE, "How ``drop_bottom`` leaves runs out: ``quantile`` (the runs whose mean is "
+        "below the ``drop_bottom`` quantile of the means, R's type 7, as Urbano's code) or "
+        "``count`` (the ``floor(drop_bottom * runs)`` lowest means).")
+    targets: Any = option(
+        [0.8, 0.9, 0.95], "Target values of E(rho^2) and Phi for the topics-needed table.",
+        kind="float or list of float")
+    max_topics: int = option(200, "The D-study curve covers 1 .. max_topics topics.")
+    B: int = option(1000, "Bootstrap resamples of the topics (>= 2).")
+    ci_level: float = option(0.95, "Level of the intervals.")
+    check_trials: int = option(
+        0, "Simulated collections per size for the simulation check (0: no check).")
+    check_topics: Any = option(
+        [25, 50, 100], "Topic set sizes of the simulation check (>= 2).",
+        kind="int or list of int")
 
 
 
@@ -414,10 +403,9 @@ class Reliability:
         return shards
 
     def fingerprint(self) -> dict:
-        """Parameters that determine the tables."""
-        return {k: getattr(self, k) for k in ("metrics", "drop_bottom", "drop_rule", "targets",
-                                             "max_topics", "B", "ci_level", "seed",
-                                             "check_trials", "check_topics")}
+        """Parameters that determine the tables (from :class:`Config`,
+        :func:`irsim.params.fingerprint`)."""
+        return fingerprint(self, Config)
 
     def fields(self, data: ScoreMatrix) -> dict[str, Slab | Count]:
         """Per metric and resample: the bootstrap variance components (system, topic,

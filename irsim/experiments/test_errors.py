@@ -64,6 +64,7 @@ from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
 from irsim.kit.common import (
     BAYES_OPTIONS,
+    BayesOptions,
     BayesRules,
     aligned_block,
     check_alphas,
@@ -72,6 +73,7 @@ from irsim.kit.common import (
     unit_ranges,
 )
 from irsim.kit.tables import TYPE_M_S
+from irsim.params import fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.simulate.designs import PooledMetric
@@ -117,109 +119,71 @@ SHARD_ITEMS, SHARD_REPLICATES = 4096, 1000
 
 
 @dataclass
-class Config:
-    """Parameters of ``experiment=test_errors`` (``name`` names the experiment).
+class Config(BayesOptions):
+    """Parameters of ``experiment=test_errors`` (``name`` names the experiment)."""
 
-    Parameters
-    ----------
-    tests : list of str
-        Paired tests of :mod:`irsim.stats` to evaluate: any of ``t``, ``wilcoxon``,
-        ``sign``, ``randomisation``, ``paired_bootstrap``.
-    sizes : list of int
-        Topic set sizes n of the simulated pairs (each >= 2).
-    deltas : list of float
-        True differences in mean between the experimental and the baseline system
-        (0: Type I error).
-    alpha : list of float
-        Significance levels; a test rejects when ``p <= alpha``.
-    alternatives : list of str
-        ``two-sided``, ``greater`` (the experimental system is better) and/or ``less``.
-    trials : int
-        Simulated system pairs per (metric, topic set size, delta).
-    B : int
-        Resamples of the Monte Carlo tests (randomisation, paired bootstrap).
-    pvalue : {"count", "plus_one"}
-        Monte Carlo p-value ``count/B`` (as in the papers) or ``(count+1)/(B+1)``.
-    margin : {"auto", "kernel", "empirical"}
-        Margins of the generator: ``auto`` is empirical for discrete metrics such as P@10
-        and RR, else kernel.
-    dependence : {"pearson", "kendall"}
-        What each pair's Gaussian copula reproduces: the Pearson correlation (NORTA) or
-        Kendall's tau.
-    drop_duplicates : bool
-        Leave out runs identical to another run.
-    drop_bottom : float
-        Leave out this share of the worst runs (Urbano et al.: 0.1).
-    wilcoxon_method : str
-        :func:`irsim.stats.wilcoxon` ``method``: ``auto``, ``exact``, ``approx`` or ``r``
-        (R's defaults).
-    sign_threshold : float
-        Tie threshold of the sign test: differences with ``|d| <=`` it are ties
-        (Urbano et al.: 0.01).
-    bootstrap_statistic : {"t", "mean"}
-        Paired bootstrap statistic: studentised (``t``, Sakai) or shift (``mean``, Urbano).
-    ci_level : float
-        Level of the binomial (Clopper-Pearson) bands of the rates.
-    design : {"shift", "urbano2019"}
-        ``shift``: the pair's Gaussian copula and a shifted copy of the baseline's margin
-        (tables ``test_errors``, ``test_errors_fit``). ``urbano2019``: Urbano, Lima &
-        Hanjalic's design (:mod:`irsim.simulate`: margins and copulas selected by AIC; tables
-        ``type_1``, ``type_2``, ``type_3``, ``test_errors_families``,
-        ``test_errors_models``); ``deltas`` > 0 are the Type II/III differences, Type I is
-        always run; ``alternatives`` ``two-sided`` and ``greater`` (one-sided); ``margin``
-        and ``dependence`` do not apply.
-    power_trials : int
-        ``urbano2019``: trials per (metric, n, delta) of Type II/III (0: ``trials``; the
-        paper ran a tenth of the Type I trials).
-    fit_cache : str, optional
-        ``urbano2019``: directory of fitted generators, keyed by the data and the fitting
-        options (a rerun or a sweep skips fitting); None: fit every time.
-    fit_threads : int
-        ``urbano2019``: threads of each copula selection (results do not depend on it).
-    bayes : list of str
-        Bayesian tests of :data:`irsim.stats.registry.BAYES_TESTS` to run on the same
-        trials (``jzs_bf``, ``t_posterior``, ``bayesian_bootstrap``; table
-        ``bayes_decisions``); empty: none.
-    bayes_threshold : float
-        ``jzs_bf``: Bayes factor threshold (>= 1): better / worse when ``BF10 >=`` it,
-        equivalent when ``BF10 <= 1 /`` it.
-    bayes_r : float
-        ``jzs_bf``: scale of the Cauchy prior on the standardised effect (> 0).
-    bayes_prob : float
-        ``t_posterior``: mass of the HDI; ``bayesian_bootstrap``: posterior probability a
-        decision needs; in (0, 1).
-    bayes_rope : float
-        ``t_posterior``, ``bayesian_bootstrap``: half-width of the region of practical
-        equivalence ``[-rope, rope]`` in the metric's units (>= 0). The Bayesian bootstrap
-        uses ``B`` posterior draws.
-    """
+    NOTES = {  # on the Bayesian options it inherits (irsim.params.parameters)
+        "bayes": (
+            "They run on the same trials (table ``bayes_decisions``); the Bayesian bootstrap "
+            "uses ``B`` posterior draws."),
+    }
 
-    name: str = "test_errors"
-    tests: list[str] = field(default_factory=lambda: list(TESTS))
-    sizes: list[int] = field(default_factory=lambda: [25, 50, 100])
-    deltas: list[float] = field(default_factory=lambda: list(DELTAS))
-    alpha: list[float] = field(default_factory=lambda: list(ALPHAS))
-    alternatives: list[str] = field(default_factory=lambda: ["two-sided"])
-    trials: int = 10000
-    B: int = 1000
-    pvalue: str = "count"
-    margin: str = "auto"
-    dependence: str = "pearson"
-    drop_duplicates: bool = True
-    drop_bottom: float = 0.0
-    wilcoxon_method: str = "auto"
-    sign_threshold: float = 0.0
-    bootstrap_statistic: str = "t"
-    ci_level: float = 0.95
-    design: str = "shift"
-    power_trials: int = 0
-    fit_cache: str | None = None
-    fit_threads: int = 1
-    bayes: list[str] = field(default_factory=list)
-    bayes_threshold: float = BAYES_OPTIONS["bayes_threshold"]
-    bayes_r: float = BAYES_OPTIONS["bayes_r"]
-    bayes_prob: float = BAYES_OPTIONS["bayes_prob"]
-    bayes_rope: float = BAYES_OPTIONS["bayes_rope"]
+    name: str = option("test_errors", "``test_errors``.")
+    tests: list[str] = option(
+        list(TESTS), "Paired tests of :mod:`irsim.stats` to evaluate: any of ``t``, ``wilcoxon``, "
+        "``sign``, ``randomisation``, ``paired_bootstrap``.")
+    sizes: list[int] = option(
+        [25, 50, 100], "Topic set sizes n of the simulated pairs (each >= 2).")
+    deltas: list[float] = option(
+        list(DELTAS), "True differences in mean between the experimental and the baseline system "
+        "(0: Type I error).")
+    alpha: list[float] = option(
+        list(ALPHAS), "Significance levels; a test rejects when ``p <= alpha``.")
+    alternatives: list[str] = option(
+        ["two-sided"], "``two-sided``, ``greater`` (the experimental system is better) and/or "
+        "``less``.")
+    trials: int = option(10000, "Simulated system pairs per (metric, topic set size, delta).")
+    B: int = option(1000, "Resamples of the Monte Carlo tests (randomisation, paired bootstrap).")
+    pvalue: str = option(
+        "count", "Monte Carlo p-value ``count/B`` (as in the papers) or ``(count+1)/(B+1)``.",
+        kind='{"count", "plus_one"}')
+    margin: str = option(
+        "auto", "Margins of the generator: ``auto`` is empirical for discrete metrics such as "
+        "P@10 and RR, else kernel.", kind='{"auto", "kernel", "empirical"}', tables="data")
+    dependence: str = option(
+        "pearson", "What each pair's Gaussian copula reproduces: the Pearson correlation (NORTA) "
+        "or Kendall's tau.", kind='{"pearson", "kendall"}', tables="data")
+    drop_duplicates: bool = option(True, "Leave out runs identical to another run.", tables="data")
+    drop_bottom: float = option(
+        0.0, "Leave out this share of the worst runs (Urbano et al.: 0.1).", tables="data")
+    wilcoxon_method: str = option(
+        "auto", ":func:`irsim.stats.wilcoxon` ``method``: ``auto``, ``exact``, ``approx`` or "
+        "``r`` (R's defaults).")
+    sign_threshold: float = option(
+        0.0, "Tie threshold of the sign test: differences with ``|d| <=`` it are ties (Urbano et "
+        "al.: 0.01).")
+    bootstrap_statistic: str = option(
+        "t", "Paired bootstrap statistic: studentised (``t``, Sakai) or shift (``mean``, Urbano).",
+        kind='{"t", "mean"}')
+    ci_level: float = option(0.95, "Level of the binomial (Clopper-Pearson) bands of the rates.")
+    design: str = option(
+        "shift", "``shift``: the pair's Gaussian copula and a shifted copy of the baseline's "
+        "margin (tables ``test_errors``, ``test_errors_fit``). ``urbano2019``: Urbano, Lima & "
+        "Hanjalic's design (:mod:`irsim.simulate`: margins and copulas selected by AIC; tables "
+        "``type_1``, ``type_2``, ``type_3``, ``test_errors_families``, ``test_errors_models``); "
+        "``deltas`` > 0 are the Type II/III differences, Type I is always run; ``alternatives`` "
+        "``two-sided`` and ``greater`` (one-sided); ``margin`` and ``dependence`` do not apply.",
+        kind='{"shift", "urbano2019"}')
+    power_trials: int = option(
+        0, "``urbano2019``: trials per (metric, n, delta) of Type II/III (0: ``trials``; the "
+        "paper ran a tenth of the Type I trials).")
+    fit_cache: str | None = option(
+        None, "``urbano2019``: directory of fitted generators, keyed by the data and the fitting "
+        "options (a rerun or a sweep skips fitting); None: fit every time.", tables=False)
+    fit_threads: int = option(
+        1, "``urbano2019``: threads of each copula selection (results do not depend on it).",
+        tables=False)
+
 
 
 @dataclass(frozen=True)
@@ -340,11 +304,6 @@ class TestErrors:
         return self.bayes_rules.codes(name, x, y, B=self.B, seed=self.seed,
                                       study=f"test_errors/{name}", key=key)
 
-    def bayes_fingerprint(self) -> dict:
-        """The Bayesian parameters of the fingerprint (empty without ``bayes``, so that
-        runs without Bayesian tests keep their fingerprints)."""
-        return self.bayes_rules.fingerprint()
-
     def bayes_table(self, counts: np.ndarray, trials: np.ndarray, keys: list[dict]) -> pa.Table:
         """Table ``bayes_decisions`` from the decision counts (configurations, tests, 4)
         and the trials per configuration; `keys` gives each configuration's metric, n and
@@ -370,11 +329,11 @@ class TestErrors:
                           aligned_block(self.shard_replicates, REPLICATE_BLOCK))
 
     def fingerprint(self) -> dict:
-        """Parameters that determine the tables."""
-        keys = ("sizes", "deltas", "alphas", "tests", "alternatives", "trials", "B", "seed",
-                "pvalue", "wilcoxon_method", "sign_threshold", "bootstrap_statistic",
-                "ci_level")
-        return {**{k: getattr(self, k) for k in keys}, **self.bayes_fingerprint()}
+        """Parameters that determine the tables (from :class:`Config`,
+        :func:`irsim.params.fingerprint`; the urbano2019 design's generators through the
+        data; `design` and `power_trials` apply to :class:`UrbanoStudy`, which adds them)."""
+        return fingerprint(self, Config, renamed={"alpha": "alphas", "design": None,
+                                                  "power_trials": None})
 
     def fields(self, data: SimulationData) -> dict[str, Count]:
         """Per configuration: rejections per (test, alternative, alpha), trials, and the
@@ -769,7 +728,8 @@ class UrbanoStudy:
                           aligned_block(self.tests.shard_replicates, REPLICATE_BLOCK))
 
     def fingerprint(self) -> dict:
-        """Parameters that determine the tables."""
+        """Parameters that determine the tables: those of its :class:`TestErrors` with the
+        design's own (`design`, `power_trials`, its `deltas`)."""
         return {**self.tests.fingerprint(), "design": "urbano2019",
                 "power_trials": self.power_trials, "deltas": self.deltas}
 

@@ -67,6 +67,7 @@ from irsim.kit.common import (
     select_metrics,
     unit_ranges,
 )
+from irsim.params import fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.simulate.topics import SimulationData, fit_simulator, prepare
@@ -107,39 +108,31 @@ CHECK_MAX_N = 10_000
 
 @dataclass
 class Config:
-    """Parameters of ``experiment=topic_set_size`` (Sakai 2016).
+    """Parameters of ``experiment=topic_set_size`` (Sakai 2016)."""
 
-    Parameters
-    ----------
-    metrics : str or list of str, optional
-        Metrics of the collection (default: all; the top-level ``metrics`` wins).
-    designs : str or list of str
-        ``paired_t``, ``anova`` and/or ``ci``.
-    alpha : float or list of float
-        Significance levels (``ci``: intervals at ``1 - alpha``).
-    beta : float or list of float
-        Type II error rates: power ``1 - beta`` (not used by ``ci``).
-    min_diff : float or list of float
-        Minimum detectable differences (``ci``: the largest acceptable half-width).
-    m : int or list of int
-        Systems compared by the one-way ANOVA (>= 2).
-    diff_variance : str
-        Variance of a per-topic difference for ``paired_t`` and ``ci``: ``residual``
-        (``2 V_E``), ``pairs_median`` or ``pairs_max`` (over the system pairs).
-    check_trials : int
-        Simulated trials per paired t configuration for the planned-vs-realised power check
-        (0: no check).
-    """
-
-    name: str = "topic_set_size"
-    metrics: Any = None
-    designs: Any = field(default_factory=lambda: list(DESIGNS))
-    alpha: Any = field(default_factory=lambda: [0.01, 0.05])
-    beta: Any = field(default_factory=lambda: [0.1, 0.2])
-    min_diff: Any = field(default_factory=lambda: [0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2])
-    m: Any = field(default_factory=lambda: [2, 10, 50])
-    diff_variance: str = "residual"
-    check_trials: int = 0
+    name: str = option("topic_set_size", "``topic_set_size``.")
+    metrics: Any = option(
+        None, "Metrics of the collection (default: all; the top-level ``metrics`` wins).",
+        kind="str or list of str, optional")
+    designs: Any = option(
+        list(DESIGNS), "``paired_t``, ``anova`` and/or ``ci``.", kind="str or list of str")
+    alpha: Any = option(
+        [0.01, 0.05], "Significance levels (``ci``: intervals at ``1 - alpha``).",
+        kind="float or list of float")
+    beta: Any = option(
+        [0.1, 0.2], "Type II error rates: power ``1 - beta`` (not used by ``ci``).",
+        kind="float or list of float")
+    min_diff: Any = option(
+        [0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2], "Minimum detectable differences (``ci``: the "
+        "largest acceptable half-width).", kind="float or list of float")
+    m: Any = option(
+        [2, 10, 50], "Systems compared by the one-way ANOVA (>= 2).", kind="int or list of int")
+    diff_variance: str = option(
+        "residual", "Variance of a per-topic difference for ``paired_t`` and ``ci``: ``residual`` "
+        "(``2 V_E``), ``pairs_median`` or ``pairs_max`` (over the system pairs).")
+    check_trials: int = option(
+        0, "Simulated trials per paired t configuration for the planned-vs-realised power check "
+        "(0: no check).")
 
 
 @dataclass(frozen=True)
@@ -402,10 +395,11 @@ class TopicSetSize:
         return shards
 
     def fingerprint(self) -> dict:
-        """Parameters that determine the tables."""
-        return {k: getattr(self, k) for k in ("metrics", "designs", "alphas", "betas",
-                                             "min_diffs", "ms", "diff_variance",
-                                             "check_trials", "check_n", "seed")}
+        """Parameters that determine the tables (from :class:`Config`,
+        :func:`irsim.params.fingerprint`)."""
+        return fingerprint(self, Config, renamed={"alpha": "alphas", "beta": "betas",
+                                                  "min_diff": "min_diffs", "m": "ms"},
+                           derived={"check_n": self.check_n})
 
     def fields(self, data: ScoreMatrix | CheckData) -> dict[str, Slab | Count]:
         """Per metric: ``V_E``, the median and the largest pair variance of differences;
