@@ -196,14 +196,14 @@ def parameters(config: type) -> list[Parameter]:
     return out
 
 
-def ordered_fields(config: type) -> list[dataclasses.Field]:
-    """The fields of `config` as users read them: its own first (in declaration order), then
-    those of shared option groups it inherits (a base class such as
-    :class:`irsim.kit.common.BayesOptions`), base by base. (Dataclass order puts inherited
+def ordered_fields(config: Any) -> list[dataclasses.Field]:
+    """The fields of `config` (a dataclass or an instance) as users read them: its own first
+    (in declaration order), then those of shared option groups it inherits (a base class
+    such as :class:`irsim.kit.common.BayesOptions`), base by base. (Dataclass order puts inherited
     fields first; Hydra and the keyword-only parameters do not depend on the order.)"""
     by_name = {f.name: f for f in dataclasses.fields(config)}
     out: dict[str, dataclasses.Field] = {}
-    for cls in config.__mro__:
+    for cls in (config if isinstance(config, type) else type(config)).__mro__:
         for name in cls.__dict__.get("__annotations__", {}):
             if name in by_name and name not in out:
                 out[name] = by_name[name]
