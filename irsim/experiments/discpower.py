@@ -126,6 +126,13 @@ __all__ = ["Config", "make", "DiscPower", "Variant", "TESTS",
 
 #: Random stream of the Bayesian bootstrap's Dirichlet weights (``discpower/<test>``).
 BAYES_STREAM = "discpower/bayesian_bootstrap"
+#: Tests whose top-k replicates give the estimated difference (merged across shards).
+TOPK_TESTS = ("paired_bootstrap", "unpaired_bootstrap")
+#: Pair-replicates per shard by default (4,096 pairs x 1,000 replicates).
+SHARD_WORK = 4096 * 1000
+#: Fewest shards the default shape aims at when it splits replicates (:meth:`DiscPower
+#: .shard_shape`).
+MIN_SHARDS = 16
 #: Bytes the top-k lists of the estimated difference may take.
 TOPK_BUDGET = 2 * 2**30
 _LOG = logging.getLogger(__name__)
@@ -246,8 +253,9 @@ class DiscPower:
     ``alpha`` as a tuple, ``options`` the Wilcoxon and sign-test options as a
     :class:`~irsim.kit.discpower_tests.TestOptions`), plus the global ``seed`` and the
     shard sizes ``shard_items`` (pairs, rounded up to a multiple of 256) and
-    ``shard_replicates`` (rounded up to a multiple of 250): neither changes any result,
-    memory per kernel step is bounded by the fixed 256 x 250 units.
+    ``shard_replicates`` (rounded up to a multiple of 250); None: :meth:`shard_shape`
+    chooses. Neither changes any result; memory per kernel step is bounded by the fixed
+    256 x 250 units.
 
     Examples
     --------
@@ -285,8 +293,8 @@ class DiscPower:
     correction: str = _DEFAULT.correction
     agreement: bool = _DEFAULT.agreement
     options: TestOptions = TestOptions()
-    shard_items: int = 4096
-    shard_replicates: int = 1000
+    shard_items: int | None = None
+    shard_replicates: int | None = None
     bayes: tuple[str, ...] = ()
     bayes_threshold: float = _DEFAULT.bayes_threshold
     bayes_r: float = _DEFAULT.bayes_r
@@ -347,9 +355,44 @@ class DiscPower:
         """Pair blocks x replicate blocks (no replicates when no test resamples)."""
         tests = {t for v in self.variants(data) for t in v.tests}
         resampled = bool(tests & set(RESAMPLED)) or self.sampled_methods
-        return shard_grid(_pairs(data), aligned_block(self.shard_items, PAIR_UNIT),
-                          self.B if resampled else 0,
-                          aligned_block(self.shard_replicates, REPLICATE_BLOCK))
+        items, reps = self.shard_shape(_pairs(data), topk=resampled and self.estimated_diff
+                                       and bool(tests & set(TOPK_TESTS)))
+        return shard_grid(_pairs(data), aligned_block(items, PAIR_UNIT),
+                          self.B if resampled else 0, aligned_block(reps, REPLICATE_BLOCK))
+
+    def shard_shape(self, pairs: int, *, topk: bool) -> tuple[int, int]:
+        """Pairs x replicates per shard: the requested sizes, or else about
+        :data:`SHARD_WORK` pair-replicates per shard, shaped by what the driver merges.
+
+        Counters merge for free, so without top-k lists shards are 4,096 pairs x 1,000
+        replicates. The top-k replicates of the estimated difference are merged on the
+        driver across the replicate blocks of a pair, at a cost like the kernel's own
+        (half of each block's replicates travel at B = 10,000): a shard then spans a
+        pair's whole replicate range (up to 16,000; fewer pairs instead, at most 4,096), so
+        each pair's list is selected by one worker and the driver only stores it;
+        replicates are split again
+        only where the grid would otherwise have fewer than :data:`MIN_SHARDS` shards (a few
+        pairs: work for every worker). Results never depend on the shape.
+
+        Examples
+        --------
+        >>> DiscPower(B=10_000).shard_shape(8256, topk=True)     # TREC-8: 17 shards
+        (512, 10000)
+        >>> DiscPower(B=10_000).shard_shape(190, topk=True)      # 20 systems: 10 shards
+        (512, 1000)
+        >>> DiscPower(B=10_000).shard_shape(8256, topk=False)
+        (4096, 1000)
+        """
+        if not topk:
+            items, reps = 4096, 1000
+        else:
+            reps = min(self.B, 16_000)
+            items = min(4096, aligned_block(-(-SHARD_WORK // reps), PAIR_UNIT))
+            blocks = -(-pairs // items)
+            while blocks * -(-self.B // reps) < MIN_SHARDS and reps > 1000:
+                reps = max(1000, aligned_block(reps // 2, REPLICATE_BLOCK))
+        return (items if self.shard_items is None else self.shard_items,
+                reps if self.shard_replicates is None else self.shard_replicates)
 
     def fingerprint(self) -> dict:
         """Parameters that determine the tables (from :class:`Config`,
@@ -755,8 +798,8 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     >>> from irsim.data.synthetic import synthetic_scores
     >>> m = synthetic_scores(systems=6, topics=20, seed=1).matrix
     >>> study, data = make(Config(B=200, alpha=0.05), m, seed=3, shards=Shards())
-    >>> study.alphas, study.shard_items
-    ((0.05,), 4096)
+    >>> study.alphas, study.shard_shape(15, topk=True)
+    ((0.05,), (4096, 200))
     >>> from irsim.errors import python_parameters
     >>> with python_parameters():  # messages name keywords (the CLI: experiment.B)
     ...     make(Config(B=0), m, seed=3, shards=Shards())
@@ -793,7 +836,7 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
                           wilcoxon_correction=flags.pop("wilcoxon_correction"),
                           wilcoxon_zero_method=c.wilcoxon_zero_method,
                           sign_threshold=float(threshold))
-    shard_items, shard_replicates = shards.get(4096, 1000)
+    shard_items, shard_replicates = shards.items, shards.replicates  # None: shard_shape
     study = DiscPower(
         tests=tests,
         B=check_positive_int(c.B, param("B")),
@@ -805,9 +848,10 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
         fuzziness=check_fuzziness(as_tuple(c.fuzziness) or (), param("fuzziness")),
         swap_confidence=check_confidences(as_tuple(c.swap_confidence) or (),
                                           param("swap_confidence")),
-        shard_items=check_positive_int(shard_items, param("shard_items", "engine")),
-        shard_replicates=check_positive_int(shard_replicates,
-                                            param("shard_replicates", "engine")),
+        shard_items=None if shard_items is None else check_positive_int(
+            shard_items, param("shard_items", "engine")),
+        shard_replicates=None if shard_replicates is None else check_positive_int(
+            shard_replicates, param("shard_replicates", "engine")),
         **BayesRules.of(c).options(),
         **flags,
     )
