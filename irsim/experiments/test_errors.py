@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
@@ -76,8 +76,6 @@ from irsim.kit.tables import TYPE_M_S
 from irsim.params import fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
-from irsim.simulate.designs import PooledMetric
-from irsim.simulate.fit_engine import fit_collections
 from irsim.simulate.topics import SimulationData, fit_simulator, prepare
 from irsim.stats import get_test
 from irsim.stats._validation import ALTERNATIVES
@@ -91,6 +89,9 @@ from irsim.tables import STR as _S
 from irsim.tables import column as _c
 from irsim.tables import table as build_table
 from irsim.tables import table_spec as _spec
+
+if TYPE_CHECKING:  # the urbano2019 design's modules load pyvinecopulib: imported when used
+    from irsim.simulate.designs import PooledMetric
 
 __all__ = [
     "ALPHAS",
@@ -671,6 +672,7 @@ class UrbanoStudy:
 
     Examples
     --------
+    >>> from irsim.simulate.designs import PooledMetric
     >>> from irsim.simulate.fitting import fit_collection
     >>> from irsim.engine import run_study
     >>> rng = np.random.default_rng(0)
@@ -942,6 +944,9 @@ def _urbano_data(config: Config, data: Any, seed: int, deltas: tuple[float, ...]
                       "drop_duplicates": bool(config.drop_duplicates),
                       "drop_bottom": float(config.drop_bottom), "cache_dir": config.fit_cache})
             for metric, cols in parts.items() for cname, matrix in cols]
+    from irsim.simulate.designs import PooledMetric
+    from irsim.simulate.fit_engine import fit_collections
+
     fit: dict[str, Any] = {}
     models = fit_collections([f for _, f in fits], engine=engine, threads=threads, info=fit)
     pools = [PooledMetric.build(metric, [m for (mt, _), m in zip(fits, models, strict=True)
