@@ -96,8 +96,8 @@ def parameters_markdown(experiment: str) -> str:
     | `experiment.samples=1000` | int | Topic samples per size. |
     """
     from irsim.api import config_parameters
+    from irsim.catalog import override_value
     from irsim.experiments import get
-    from irsim.runner import override_value
 
     params = config_parameters(get(experiment).config)
     lines = [f"`irsim show {experiment}` prints the same list; from Python each key is a "
@@ -122,8 +122,8 @@ def engine_markdown(engine: str) -> str:
     """
     import dataclasses
 
+    from irsim.catalog import override_value
     from irsim.engine.config import ENGINES
-    from irsim.runner import override_value
 
     lines = ["| key and default | type | meaning |", "|---|---|---|"]
     for f in dataclasses.fields(ENGINES[engine]):
@@ -146,8 +146,7 @@ def presets_markdown(experiment: str) -> str:
     >>> print(presets_markdown("coverage").splitlines()[0][:44])
     - `experiment=park2011`: Park (ASEARC 2011):
     """
-    from irsim.catalog import catalog, preset_time
-    from irsim.runner import preset_overrides, shell_arg
+    from irsim.catalog import catalog, preset_overrides, preset_time, shell_arg
 
     lines = []
     for preset in catalog()["presets"]:
@@ -245,9 +244,9 @@ def studies_markdown(where: str | None = None) -> str:
     >>> studies_markdown().splitlines()[2].startswith("| [`discpower`](discpower.md) (default)")
     True
     """
-    from irsim.catalog import catalog
+    from irsim.catalog import catalog, preset_overrides
     from irsim.registry import studies
-    from irsim.runner import compose_config, preset_overrides
+    from irsim.runner import compose_config
 
     base = "docs/studies/" if where == "readme" else ""
     default_study = compose_config([]).experiment.name

@@ -38,7 +38,7 @@ PYTHON_DOOR = textwrap.dedent('''
     from irsim.catalog import catalog
     from irsim.experiments import names
     from irsim.report import figures
-    from irsim.runner import show_text
+    from irsim.catalog import show_text
     from irsim.sampling.topics import bootstrap_counts
 
     out = Path(sys.argv[1])

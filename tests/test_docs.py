@@ -153,8 +153,8 @@ def test_every_preset_says_how_long_it_takes_and_how_to_run_it_quicker(preset):
     on its study's page and in ``irsim show``."""
     from omegaconf import OmegaConf
 
-    from irsim.catalog import preset_time
-    from irsim.runner import compose_config, preset_overrides, show_text
+    from irsim.catalog import preset_overrides, preset_time, show_text
+    from irsim.runner import compose_config
 
     expected = preset_time(preset)
     assert expected is not None, f"{preset}: no '# expected: about <N> <unit> ...' line"

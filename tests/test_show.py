@@ -10,10 +10,10 @@ import sys
 import pytest
 
 from irsim.api import config_parameters
-from irsim.catalog import catalog
+from irsim.catalog import catalog, preset_overrides, shell_arg, show_text
 from irsim.experiments import get, names
 from irsim.params import ordered_fields
-from irsim.runner import compose_config, preset_overrides, shell_arg, show_text
+from irsim.runner import compose_config
 
 KNOWN = names()
 
