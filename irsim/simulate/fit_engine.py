@@ -216,7 +216,10 @@ class CopulaFits:
             if pool is None:
                 parts.append(fit_pairs(*args, lo, hi, self.families, self.threads))
                 continue
-            cuts = np.linspace(lo, hi, min(workers, hi - lo) + 1).round().astype(int).tolist()
+            # 4 blocks a worker: whoever is done first takes the next (the families' costs
+            # vary from pair to pair)
+            cuts = np.linspace(lo, hi, min(4 * workers, hi - lo) + 1).round().astype(int)
+            cuts = cuts.tolist()
             parts.extend(pool.submit(_select, *args, a, b, self.families)
                          for a, b in zip(cuts[:-1], cuts[1:], strict=True))
         parts = [p if isinstance(p, np.ndarray) else p.result() for p in parts]
