@@ -126,6 +126,7 @@ def test_fitted_collection_and_its_cache(tmp_path):
     assert cache_key(x, m.runs, {"a": 1}) != cache_key(x + 0.1, m.runs, {"a": 1})
 
 
+@pytest.mark.slow
 def test_controls_are_the_reference_selection_on_any_threads():
     """Oracle: pyvinecopulib's selection with its controls spelled out (MLE, AIC, the 11
     parametric families with rotations, the library's family preselection, one thread): the

@@ -130,6 +130,7 @@ def workers(monkeypatch):
     monkeypatch.setattr(fit_engine, "POOL_MIN_PAIRS", 0)
 
 
+@pytest.mark.slow
 def test_worker_processes_select_pyvinecopulibs_models_pair_by_pair(workers):
     """Oracle: the serial path's selection, pair by pair - pyvinecopulib's Bicop.from_data
     with the controls of one thread on the pseudo-observations of kept runs (i, j), ties
@@ -168,6 +169,7 @@ def test_worker_processes_equal_the_serial_fit(serial, workers, threads, shard_p
         assert not got.cached and got.fit_seconds > 0
 
 
+@pytest.mark.slow
 def test_worker_processes_report_here(tmp_path, workers, caplog):
     """A worker's cache warning is logged in this process (once, as without workers), its
     error raised here; small fits and Ray start no worker process."""
