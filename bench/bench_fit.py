@@ -13,17 +13,16 @@ bottom 10% of runs dropped; ``--metrics AP`` gives the quick variant's four coll
    collection after the other, one thread - for identical models (every copula's JSON,
    family labels, runs, margins bit for bit):
 
-   - ``threads=2, family threads``: the preset's path before worker processes
-     (:func:`~irsim.simulate.fit_engine.fit_collections` on engine=local, each selection's
-     families on 2 pyvinecopulib threads);
-   - ``threads=2, worker processes``: the preset's path now (2 forked workers share the
-     preparations and every shard's selections);
+   - ``engine=local, threads=2``: the preset's path
+     (:func:`~irsim.simulate.fit_engine.fit_collections`, each selection's families on 2
+     pyvinecopulib threads), writing the cache;
    - ``--ray``: engine=ray with 2 workers (Ray started by the row, listening on 127.0.0.1,
      shut down by handle);
-   - a cache hit.
+   - a cache hit (the models the preset's row wrote, read back).
 
 On a machine other jobs share, the wall times depend on them (the load averages are printed
-before and after); the CPU seconds do not.
+before and after; with Linux's autogroup scheduling each login session gets an equal share of
+the cores, whatever its number of threads or processes); the CPU seconds do not.
 
 Usage::
 
@@ -48,7 +47,6 @@ from omegaconf import OmegaConf
 from irsim.data.matrix_io import read_urbano_csv
 from irsim.engine.session import Engine
 from irsim.simulate import copulas as cop
-from irsim.simulate import fit_engine
 from irsim.simulate.fit_engine import fit_collections
 from irsim.simulate.fitting import CollectionModel, fit_collection, prepare_fit
 
@@ -177,22 +175,14 @@ def main() -> None:
         return models
 
     n = args.threads
-    keep = fit_engine.POOL_MIN_PAIRS
-    fit_engine.POOL_MIN_PAIRS = 2**62  # the path before worker processes
-    try:
-        row(f"threads={n}, family threads (old preset)", lambda: fit_collections(reqs,
-                                                                                   threads=n))
-    finally:
-        fit_engine.POOL_MIN_PAIRS = keep
-    row(f"threads={n}, worker processes (new preset)",
-        lambda: fit_collections(reqs, threads=n))
-    if args.ray:
-        with Engine("ray", {"workers": n, "num_cpus": n}) as eng:
-            row(f"engine=ray, {n} workers (Ray start)",
-                lambda: fit_collections(reqs, engine=eng))
     with tempfile.TemporaryDirectory() as d:
         cached = [dict(r, cache_dir=d) for r in reqs]
-        fit_collections(cached, threads=n)
+        row(f"engine=local, threads={n} (the preset)", lambda: fit_collections(cached,
+                                                                                threads=n))
+        if args.ray:
+            with Engine("ray", {"workers": n, "num_cpus": n}) as eng:
+                row(f"engine=ray, {n} workers (Ray start)",
+                    lambda: fit_collections(reqs, engine=eng))
         row(f"cache hit ({len(reqs)} models read back)", lambda: fit_collections(cached))
     print(f"load after: {os.getloadavg()[0]:.1f}")
 

@@ -7,10 +7,9 @@ the Python door.
   serially) bit for bit, at every shard size, and on engine=ray with 2 workers; a Ray instance
   the fit starts is the one the study then runs on, and is shut down with the session.
 - Cache: a second fit reads every model back and runs nothing on the engine.
-- Worker processes (engine=local, threads > 1): every pair's model is pyvinecopulib's own
-  selection with the controls of the serial path, pair by pair; the models equal the serial
-  ones bit for bit at every shard size and number of processes; a worker's warning is logged
-  here and its error raised here.
+- Threads (the preset's ``fit_threads: 2``): every pair's model is pyvinecopulib's own
+  selection with the one-thread controls of the serial path, pair by pair; the models equal
+  the serial ones bit for bit at every shard size and number of threads.
 - ``make_study`` hands the engine to test_errors, whose copulas are then selected there.
 - ``irsim.test_errors({"AP": [...], ...}, design="urbano2019")`` gives the command line's
   ``collection.paths={AP: [a.csv, b.csv], ...}`` tables bit for bit; bad input is one
@@ -31,9 +30,8 @@ from conftest import SHARED_DATA
 import irsim
 from irsim.data.matrix_io import read_urbano_csv
 from irsim.engine.session import Engine
-from irsim.errors import ConfigError, InputError
+from irsim.errors import ConfigError
 from irsim.simulate import copulas as cop
-from irsim.simulate import fit_engine
 from irsim.simulate.fit_engine import CopulaFits, PairData, fit_collections
 from irsim.simulate.fitting import fit_collection, prepare_fit
 
@@ -124,22 +122,17 @@ def test_engine_fit_equals_the_serial_fit_at_any_shard_size(serial, shard_pairs)
         assert not got.cached and got.fit_seconds > 0
 
 
-@pytest.fixture
-def workers(monkeypatch):
-    """Worker processes for any fit with threads > 1, however small."""
-    monkeypatch.setattr(fit_engine, "POOL_MIN_PAIRS", 0)
-
-
 @pytest.mark.slow
-def test_worker_processes_select_pyvinecopulibs_models_pair_by_pair(workers):
+def test_two_threads_select_pyvinecopulibs_models_pair_by_pair():
     """Oracle: the serial path's selection, pair by pair - pyvinecopulib's Bicop.from_data
     with the controls of one thread on the pseudo-observations of kept runs (i, j), ties
     broken by the generator seeded (seed, key, i, j) - for every pair of three real
-    collections (two AP, one P@10: 85 pairs) selected on 2 worker processes: family, rotation,
-    parameters, log-likelihood and observations identical; margins as prepared in process."""
+    collections (two AP, one P@10: 85 pairs) fitted as the preset does (engine=local,
+    fit_threads=2): family, rotation, parameters, log-likelihood and observations identical;
+    margins as prepared alone."""
     info: dict = {}
     models = fit_collections(_requests(), threads=2, shard_pairs=7, info=info)
-    assert info["processes"] == 2 and info["copulas"] == 85 and info["shards"] == 13
+    assert info["copulas"] == 85 and info["shards"] == 13
     ctl = cop.controls(cop.FAMILIES, 1)
     for model, request in zip(models, _requests(), strict=True):
         task = prepare_fit(**request)
@@ -158,43 +151,12 @@ def test_worker_processes_select_pyvinecopulibs_models_pair_by_pair(workers):
             assert json.loads(model.copulas[k])["ll"] == json.loads(want.to_json())["ll"]
 
 
-@pytest.mark.parametrize("threads, shard_pairs", [(2, 1), (2, 64), (3, 13), (2, 10_000)])
+@pytest.mark.parametrize("threads, shard_pairs", [(2, 1), (3, 13), (2, 10_000)])
 @pytest.mark.slow
-def test_worker_processes_equal_the_serial_fit(serial, workers, threads, shard_pairs):
-    info: dict = {}
-    models = fit_collections(_requests(), threads=threads, shard_pairs=shard_pairs, info=info)
-    assert info["processes"] == threads
+def test_threads_equal_the_serial_fit(serial, threads, shard_pairs):
+    models = fit_collections(_requests(), threads=threads, shard_pairs=shard_pairs)
     for got, want in zip(models, serial, strict=True):
         _same(got, want)
-        assert not got.cached and got.fit_seconds > 0
-
-
-@pytest.mark.slow
-def test_worker_processes_report_here(tmp_path, workers, caplog):
-    """A worker's cache warning is logged in this process (once, as without workers), its
-    error raised here; small fits and Ray start no worker process."""
-    requests = _requests(tmp_path)[:2]
-    for r in requests:
-        r["scores"] = r["scores"][:6]
-        r["runs"] = r["runs"][:6]
-    info: dict = {}
-    first = fit_collections(requests, threads=2, info=info)
-    assert info["processes"] == 2
-    entry = sorted(tmp_path.glob("*.npz"))[0]
-    entry.write_bytes(b"not a cache entry")
-    with caplog.at_level("WARNING", logger="irsim"):
-        again = fit_collections(requests, threads=2)
-    warned = [r for r in caplog.records if "fit cache entry" in r.getMessage()]
-    assert len(warned) == 1 and str(entry) in warned[0].getMessage()
-    assert warned[0].name == "irsim.simulate.fitting"
-    for got, want in zip(again, first, strict=True):
-        _same(got, want)
-    with pytest.raises(InputError, match="unknown drop_rule 'median'"):
-        fit_collections([dict(requests[0], drop_rule="median", cache_dir=None)], threads=2)
-    fit_engine.POOL_MIN_PAIRS = 10**6  # restored by the fixture
-    info = {}
-    fit_collections([dict(requests[0], cache_dir=None)], threads=2, info=info)
-    assert "processes" not in info
 
 
 @pytest.mark.slow

@@ -14,15 +14,6 @@ pure function of the kept scores, the seed and the pair (:func:`~irsim.simulate.
 workers or the shard size, and equal to :func:`~irsim.simulate.fitting.fit_collection`'s.
 The finished models are written to the cache.
 
-On ``engine=local`` with ``threads > 1`` (the preset ``urbano2019``'s ``fit_threads: 2``) and
-at least :data:`POOL_MIN_PAIRS` pairs, the fit forks `threads` worker processes for its
-duration: they prepare the collections (margins: ~10% of the work) and split every shard's
-pairs between them, each selection on one thread. pyvinecopulib holds the GIL during a
-selection, so Python threads cannot share the pairs, and its own threads share the families
-of one selection, which differ much in cost (Student and the BB families: ~80% of a ~9 ms
-selection); whole selections on separate processes keep both cores busy. The codes do not
-change: each is the same library call on the same pseudo-observations.
-
 Examples
 --------
 >>> rng = np.random.default_rng(0)
@@ -39,13 +30,8 @@ True
 
 from __future__ import annotations
 
-import logging
-import multiprocessing
-import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,73 +51,10 @@ from irsim.simulate.fitting import (
     prepare_fit,
 )
 
-__all__ = ["POOL_MIN_PAIRS", "SHARD_PAIRS", "CopulaFits", "PairData", "fit_collections"]
+__all__ = ["SHARD_PAIRS", "CopulaFits", "PairData", "fit_collections"]
 
 #: Pairs per shard by default (~1 s of selections; 15,000 pairs: ~230 shards).
 SHARD_PAIRS = 64
-#: Fewest pairs (before the drops) for which ``engine=local`` with ``threads > 1`` starts
-#: worker processes (a few seconds of selections; below it each selection fits its families
-#: on `threads` threads in this process instead).
-POOL_MIN_PAIRS = 1000
-
-#: Worker processes are forked (Linux); elsewhere the families of a selection share threads.
-_FORK = sys.platform.startswith("linux")
-#: The worker processes of the running :func:`fit_collections` (engine=local, threads > 1):
-#: ``[executor, workers]``, or ``[None, 1]`` outside it.
-_POOL: list[Any] = [None, 1]
-
-
-def _select(kept: np.ndarray, seed: int, key: int, lo: int, hi: int,
-            families: tuple[str, ...]) -> np.ndarray:
-    """A worker's part of a shard: :func:`fit_pairs` on one thread."""
-    return fit_pairs(kept, seed, key, lo, hi, families, 1)
-
-
-class _Records(logging.Handler):
-    """Keeps a worker's log records to hand back to the parent (which emits them)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-
-def _prepare(request: Mapping[str, Any]) -> tuple[Any, list[logging.LogRecord]]:
-    """A worker's :func:`prepare_fit` of one collection, with the log records it wrote."""
-    logger = logging.getLogger("irsim")
-    handler = _Records()
-    logger.addHandler(handler)
-    old, logger.propagate = logger.propagate, False
-    try:
-        return prepare_fit(**dict(request)), handler.records
-    finally:
-        logger.removeHandler(handler)
-        logger.propagate = old
-
-
-def _runs(request: Mapping[str, Any]) -> int:
-    """Rows of a request's scores (0 when they are not a matrix: prepare_fit says why)."""
-    try:
-        return int(np.shape(request["scores"])[0])
-    except (KeyError, IndexError, TypeError, ValueError):
-        return 0
-
-
-@contextmanager
-def _workers(n: int) -> Iterator[Executor]:
-    """`n` worker processes forked from this one (they inherit the loaded modules: no
-    import, and no ``if __name__ == "__main__"`` needed in the caller's script) for the
-    duration; :class:`CopulaFits` shards run on them while it lasts. A worker only runs
-    numpy and pyvinecopulib on its arguments."""
-    ex = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork"))
-    _POOL[:] = [ex, n]
-    try:
-        yield ex
-    finally:
-        _POOL[:] = [None, 1]
-        ex.shutdown(wait=True, cancel_futures=True)
 
 
 @dataclass(frozen=True)
@@ -177,9 +100,7 @@ class CopulaFits:
     shard_pairs : int
         Pairs per shard (changes no code).
     threads : int
-        Threads of each selection (changes no code); on ``engine=local`` inside
-        :func:`fit_collections`' worker processes, the processes a shard is split over (each
-        selection then runs on one thread).
+        Threads of each selection (changes no code).
     """
 
     families: tuple[str, ...] = cop.FAMILIES
@@ -205,24 +126,13 @@ class CopulaFits:
         part of each collection the block covers)."""
         i0, i1 = shard.items
         off = data.offsets
-        pool, workers = _POOL if self.threads > 1 else (None, 1)
         parts = []
         for t in range(len(data.kept)):  # the collections the block covers (usually one)
             lo, hi = max(i0, int(off[t])), min(i1, int(off[t + 1]))
-            if lo >= hi:
-                continue
-            lo, hi = lo - int(off[t]), hi - int(off[t])
-            args = (data.kept[t], data.seeds[t], data.keys[t])
-            if pool is None:
-                parts.append(fit_pairs(*args, lo, hi, self.families, self.threads))
-                continue
-            # 4 blocks a worker: whoever is done first takes the next (the families' costs
-            # vary from pair to pair)
-            cuts = np.linspace(lo, hi, min(4 * workers, hi - lo) + 1).round().astype(int)
-            cuts = cuts.tolist()
-            parts.extend(pool.submit(_select, *args, a, b, self.families)
-                         for a, b in zip(cuts[:-1], cuts[1:], strict=True))
-        parts = [p if isinstance(p, np.ndarray) else p.result() for p in parts]
+            if lo < hi:
+                parts.append(fit_pairs(data.kept[t], data.seeds[t], data.keys[t],
+                                       lo - int(off[t]), hi - int(off[t]), self.families,
+                                       self.threads))
         return {"codes": np.concatenate(parts) if parts else np.empty((0, cop.WIDTH))}
 
     def finalize(self, merged: Mapping[str, np.ndarray], data: PairData
@@ -258,18 +168,12 @@ def fit_collections(collections: Sequence[Mapping[str, Any]], *, engine: Engine 
     engine : Engine, optional
         Where the selections run; None: in this process (:class:`Engine` ``local``).
     shard_pairs, threads
-        See :class:`CopulaFits` (neither changes a model). On ``engine=local`` (Linux) with
-        ``threads > 1`` and at least :data:`POOL_MIN_PAIRS` pairs, `threads` worker processes
-        prepare the collections (data preparation and margins) and share each shard's
-        selections, one thread each (pyvinecopulib holds the GIL, and a pair's families
-        differ much in cost: whole selections on separate cores use both better than one
-        selection's families on two threads); on ``engine=ray`` each selection runs on one
-        thread (every actor holds one CPU: parallelism comes from the actors).
+        See :class:`CopulaFits` (neither changes a model); on ``engine=ray`` each selection
+        runs on one thread (every actor holds one CPU: parallelism comes from the actors).
     info : dict, optional
         Filled with what the fit did, for the manifest: ``collections`` (fitted, from the
-        cache), ``copulas`` selected, ``processes`` (the worker processes, when there were
-        some), and for the selections ``engine``, ``shard_pairs``, ``seconds`` and the
-        engine's run info (``shards``, ``workers`` on Ray...).
+        cache), ``copulas`` selected, and for the selections ``engine``, ``shard_pairs``,
+        ``seconds`` and the engine's run info (``shards``, ``workers`` on Ray...).
 
     Returns
     -------
@@ -278,43 +182,18 @@ def fit_collections(collections: Sequence[Mapping[str, Any]], *, engine: Engine 
         time plus its share (by pairs) of the selections' wall time; 0 for a cached one.
     """
     checked = CopulaFits(shard_pairs=shard_pairs, threads=threads)  # before any work
-    on_ray = engine is not None and engine.name == "ray"
-    rows = [_runs(c) for c in collections]
-    if (on_ray or checked.threads < 2 or not _FORK
-            or sum(r * (r - 1) // 2 for r in rows) < POOL_MIN_PAIRS):
-        return _fit(collections, rows, engine, checked, on_ray, info)
-    with _workers(checked.threads) as pool:
-        return _fit(collections, rows, engine, checked, on_ray, info, pool)
-
-
-def _fit(collections: Sequence[Mapping[str, Any]], rows: list[int], engine: Engine | None,
-         checked: CopulaFits, on_ray: bool, info: dict[str, Any] | None,
-         pool: Executor | None = None) -> list[CollectionModel]:
-    """:func:`fit_collections`, the preparations on `pool` when there is one (the collection
-    of most `rows` first; the log records of each are emitted here, in order)."""
-    if pool is None:
-        prepared = [prepare_fit(**dict(c)) for c in collections]
-    else:
-        order = sorted(range(len(collections)), key=lambda k: -rows[k])
-        futures = {k: pool.submit(_prepare, dict(collections[k])) for k in order}
-        prepared = []
-        for k in range(len(collections)):
-            done, records = futures[k].result()
-            for record in records:
-                logging.getLogger(record.name).handle(record)
-            prepared.append(done)
+    prepared = [prepare_fit(**dict(c)) for c in collections]
     tasks = [t for t in prepared if isinstance(t, FitTask)]
     if info is not None:
         info.update(collections_fitted=len(tasks), collections_cached=len(prepared) - len(tasks),
                     copulas=0)
-        if pool is not None:
-            info["processes"] = int(_POOL[1])
     if not tasks:
         return [m for m in prepared if isinstance(m, CollectionModel)]
     families = {t.families for t in tasks}
     if len(families) > 1:
         raise ConfigError(f"families: one set of copula families per fit, got "
                           f"{sorted(families)}")
+    on_ray = engine is not None and engine.name == "ray"
     study = CopulaFits(families=tasks[0].families, shard_pairs=checked.shard_pairs,
                        threads=1 if on_ray else checked.threads)
     data = PairData.of(tasks)
