@@ -2,7 +2,7 @@
 
 - ``swap_rates`` and ``swap_summary``: the swap method's rates per difference bin and the
   difference a swap rate needs, written by ``discpower`` (the bootstrap swap method,
-  :mod:`irsim.kit.bootswap`) and ``swap`` (topic sampling);
+  :mod:`irsim.experiments.discpower.bootswap`) and ``swap`` (topic sampling);
 - ``type_m_s``: Type S and Type M errors of significant results under a known difference
   (:class:`irsim.stats.typems.TypeMRows`), written by ``test_errors`` and
   ``multiple_testing``.

@@ -4,7 +4,7 @@ One run computes, for every metric and system pair, the method set of METHODS.md
 
 - the achieved significance level (ASL) of any test of :mod:`irsim.stats` (paired and
   unpaired bootstrap, t, Wilcoxon, sign, randomisation, Tukey HSD, randomised Tukey HSD;
-  :mod:`~irsim.kit.discpower_tests`), the ASL adjusted for all pairs by a
+  :mod:`~irsim.experiments.discpower.pairtests`), the ASL adjusted for all pairs by a
   multiple-comparison correction (``correction``: none, Bonferroni, Holm, BH, BY over the
   family of all pairs of a metric and test, :func:`irsim.stats.adjust`; Tukey HSD and
   randomised Tukey HSD are simultaneous already and keep their ASL), discriminative power
@@ -12,16 +12,17 @@ One run computes, for every metric and system pair, the method set of METHODS.md
   for ASL < alpha -> tables ``asl`` and ``discpower``;
 - test agreement (``agreement``; Smucker, Allan & Carterette, CIKM 2007): for every pair of
   tests, the correlation and RMSE of their p-values over all system pairs and the share of
-  pairs significant by one only (:mod:`~irsim.kit.discpower_agreement`) -> table
+  pairs significant by one only (:mod:`~irsim.experiments.discpower.agreement`) -> table
   ``test_agreement``;
 - G-metrics (``gmean``): ``AG <metric>`` is the per-topic ``log(x + 1e-5)`` with the tests of
   arithmetic means, ``G <metric>`` the geometric mean ``exp(mean(log(x + 1e-5)))`` with the
   unpaired bootstrap test (Sakai 2006, Sections 3.1-3.2);
 - on the paired test's bootstrap samples ``Q*b``: stability (minority rate, proportion of
-  ties; :mod:`~irsim.kit.stability`), the bootstrap swap method with a second set
-  ``Q'*b`` (:mod:`~irsim.kit.bootswap`) and Kendall's tau between the rankings of
-  every metric pair with the Z0 test and the bootstrap SE (:mod:`~irsim.kit.rankcorr`),
-  for ``<metric>`` and ``G <metric>`` (``AG`` ranks systems as ``G`` does).
+  ties; :mod:`~irsim.experiments.discpower.stability`), the bootstrap swap method with a
+  second set ``Q'*b`` (:mod:`~irsim.experiments.discpower.bootswap`) and Kendall's tau
+  between the rankings of every metric pair with the Z0 test and the bootstrap SE
+  (:mod:`~irsim.experiments.discpower.rankcorr`), for ``<metric>`` and ``G <metric>``
+  (``AG`` ranks systems as ``G`` does).
 
 - Bayesian decisions (``bayes``, issue 28): every Bayesian test of
   :data:`irsim.stats.registry.BAYES_TESTS` on every pair of the arithmetic-mean variants
@@ -34,8 +35,11 @@ One run computes, for every metric and system pair, the method set of METHODS.md
   samples), and each pair is decided in its unit of 256 pairs by the shard that holds its
   first replicate block, so its decision does not depend on sharding.
 
+The study is this package: the study itself here (its ``Config``, :class:`DiscPower`,
+:func:`make`, its table specs), its resampling kernel and the modules above beside it.
+
 Columns: :mod:`irsim.tables`; report: :mod:`irsim.report.discpower`. The bootstrap tests
-run (:mod:`~irsim.kit.discpower_kernel`) on the batched kernels of
+run (:mod:`~irsim.experiments.discpower.kernel`) on the batched kernels of
 :mod:`irsim.stats.resample` (those of :func:`irsim.stats.paired_bootstrap` and
 :func:`irsim.stats.unpaired_bootstrap`): the paired test's sums of differences and the
 unpaired replicates come from per-system GEMMs; only ``w^2 @ counts`` is per pair.
@@ -65,8 +69,34 @@ from irsim.engine.base import Shard, shard_grid
 from irsim.engine.partials import Count, Kind, Slab, TopK
 from irsim.errors import ConfigError, InputError, param, unknown_name
 from irsim.experiments import Shards
+from irsim.experiments.discpower.agreement import agreement_table
+from irsim.experiments.discpower.bootswap import SWAP_STREAM, check_confidences, swap_tables
+from irsim.experiments.discpower.kernel import (
+    PAIRED_STREAM,
+    TUKEY_STREAM,
+    UNPAIRED_STREAM,
+    ShardKernel,
+    resampled_asl,
+    working_bytes,
+)
+from irsim.experiments.discpower.pairtests import (
+    CLOSED_FORM,
+    RESAMPLED,
+    SIMULTANEOUS,
+    TESTS,
+    WILCOXON_METHODS,
+    ZERO_METHODS,
+    TestOptions,
+    closed_form_asl,
+    randomisation_asl,
+)
+from irsim.experiments.discpower.rankcorr import rankcorr_table, tau_matrices
+from irsim.experiments.discpower.stability import (
+    DEFAULT_FUZZINESS,
+    check_fuzziness,
+    stability_table,
+)
 from irsim.kit.bins import ABSOLUTE
-from irsim.kit.bootswap import SWAP_STREAM, check_confidences, swap_tables
 from irsim.kit.common import (
     PAIR_UNIT,
     BayesOptions,
@@ -83,28 +113,6 @@ from irsim.kit.common import (
     round_sig,
     unit_ranges,
 )
-from irsim.kit.discpower_agreement import agreement_table
-from irsim.kit.discpower_kernel import (
-    PAIRED_STREAM,
-    TUKEY_STREAM,
-    UNPAIRED_STREAM,
-    ShardKernel,
-    resampled_asl,
-    working_bytes,
-)
-from irsim.kit.discpower_tests import (
-    CLOSED_FORM,
-    RESAMPLED,
-    SIMULTANEOUS,
-    TESTS,
-    WILCOXON_METHODS,
-    ZERO_METHODS,
-    TestOptions,
-    closed_form_asl,
-    randomisation_asl,
-)
-from irsim.kit.rankcorr import rankcorr_table, tau_matrices
-from irsim.kit.stability import DEFAULT_FUZZINESS, check_fuzziness, stability_table
 from irsim.kit.tables import SWAP_TABLES
 from irsim.params import fingerprint, option
 from irsim.registry import study
@@ -251,7 +259,7 @@ class DiscPower:
 
     Parameters as :class:`Config` (checked and normalised by :func:`make`; ``alphas`` is
     ``alpha`` as a tuple, ``options`` the Wilcoxon and sign-test options as a
-    :class:`~irsim.kit.discpower_tests.TestOptions`), plus the global ``seed`` and the
+    :class:`~.pairtests.TestOptions`), plus the global ``seed`` and the
     shard sizes ``shard_items`` (pairs, rounded up to a multiple of 256) and
     ``shard_replicates`` (rounded up to a multiple of 250); None: :meth:`shard_shape`
     chooses. Neither changes any result; memory per kernel step is bounded by the fixed
