@@ -526,11 +526,16 @@ def resampled_counts(lhs: np.ndarray, draws: np.ndarray, observed: np.ndarray,
                     keys.update(("ge", "le_a") if pos else ("ge_a", "le"))
             if len(idx) and keys:
                 keys_ = sorted(keys)
-                ops = [(rules[k][0], rules[k][1][idx][:, None]) for k in keys_]
-                groups.append((idx, np.ascontiguousarray(lhs[idx]), keys_, ops,
-                               np.zeros((len(keys_), len(idx)), np.int64)))
+                sub = np.ascontiguousarray(lhs[idx])
+                thr = [rules[k][1][idx][:, None] for k in keys_]
+                ufuncs = [np.greater_equal if rules[k][0] else np.less_equal for k in keys_]
+                blocks = [(r0, sub[r0:r0 + BLOCK_ROWS],
+                           [(u, t[r0:r0 + BLOCK_ROWS]) for u, t in zip(ufuncs, thr, strict=True)])
+                          for r0 in range(0, len(idx), BLOCK_ROWS)]
+                groups.append((idx, keys_, blocks, np.zeros((len(keys_), len(idx)), np.int64)))
     size = min(BLOCK_ROWS, rows) * min(BLOCK_COLS, total)
     prod_buf, mask_buf = np.empty(size), np.empty(3 * size, np.bool_)
+    views: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray]] = {}
     for c0 in range(0, total, BLOCK_COLS):
         block = np.asarray(draws[c0:c0 + BLOCK_COLS], np.float64)
         if center is not None:
@@ -538,14 +543,13 @@ def resampled_counts(lhs: np.ndarray, draws: np.ndarray, observed: np.ndarray,
         if divisor is not None:
             block = block / divisor
         block_t = np.ascontiguousarray(block.T)
-        width = block_t.shape[1]
         with np.errstate():  # restores the ufunc buffer size on exit
             # a row of the product is compared with its threshold (a broadcast column) in
             # place only if the ufunc buffer is at most a row long; else numpy copies
             # both through its buffer, 3-4x slower
-            np.setbufsize(max(16, min(np.getbufsize(), width // 16 * 16)))
-            _count_block(groups, block_t, prod_buf, mask_buf)
-    for idx, _, keys_, _, acc in groups:
+            np.setbufsize(max(16, min(np.getbufsize(), block_t.shape[1] // 16 * 16)))
+            _count_block(groups, block_t, prod_buf, mask_buf, views)
+    for idx, keys_, _, acc in groups:
         for key, c in zip(keys_, acc, strict=True):
             counts[key][idx] = c
     out = np.empty((rows, len(alternatives)), np.int64)
@@ -560,18 +564,20 @@ def resampled_counts(lhs: np.ndarray, draws: np.ndarray, observed: np.ndarray,
 
 
 def _count_block(groups: list, block_t: np.ndarray, prod_buf: np.ndarray,
-                 mask_buf: np.ndarray) -> None:
+                 mask_buf: np.ndarray, views: dict) -> None:
     """The comparisons of :func:`resampled_counts` on one block of draws (``block_t``,
-    shape (n, width)), added to each group's counts."""
+    shape (n, width)), added to each group's counts; `views` caches the buffers' views by
+    (rows, comparisons, width)."""
     width = block_t.shape[1]
-    for idx, sub, _, ops, acc in groups:
-        k = len(ops)
-        for r0 in range(0, len(idx), BLOCK_ROWS):
-            h = min(len(idx) - r0, BLOCK_ROWS)
-            prod = np.matmul(sub[r0:r0 + h], block_t,
-                             out=prod_buf[:h * width].reshape(h, width))
-            mask = mask_buf[:k * h * width].reshape(k, h, width)
-            for j, (ge, thr) in enumerate(ops):  # every comparison while in cache
-                compare = np.greater_equal if ge else np.less_equal
-                compare(prod, thr[r0:r0 + h], out=mask[j])
+    for _, _, blocks, acc in groups:
+        k = len(acc)
+        for r0, sub, ops in blocks:
+            h = len(sub)
+            if (h, k, width) not in views:
+                views[h, k, width] = (prod_buf[:h * width].reshape(h, width),
+                                      mask_buf[:k * h * width].reshape(k, h, width))
+            prod, mask = views[h, k, width]
+            np.matmul(sub, block_t, out=prod)
+            for j, (compare, thr) in enumerate(ops):  # every comparison while in cache
+                compare(prod, thr, out=mask[j])
             acc[:, r0:r0 + h] += row_counts(mask.reshape(k * h, width)).reshape(k, h)
