@@ -225,9 +225,12 @@ def main() -> None:
 
         return cpu(run, 3) / (gemm_rows * block.shape[1])
 
-    per_product = min(cpu(lambda: lhs @ whole, 3) / (gemm_rows * whole.shape[1]),
-                      blocked(BLOCK_ROWS, BLOCK_COLS),
-                      blocked(PREVIOUS_BLOCK_ROWS, PREVIOUS_BLOCK_COLS))
+    shapes = {f"whole {gemm_rows} x {whole.shape[1]}":
+              cpu(lambda: lhs @ whole, 3) / (gemm_rows * whole.shape[1]),
+              f"blocks {BLOCK_ROWS} x {BLOCK_COLS}": blocked(BLOCK_ROWS, BLOCK_COLS),
+              f"previous blocks {PREVIOUS_BLOCK_ROWS} x {PREVIOUS_BLOCK_COLS}":
+              blocked(PREVIOUS_BLOCK_ROWS, PREVIOUS_BLOCK_COLS)}
+    per_product = min(shapes.values())
     gemm_per_trial = per_product * B
     gflops = 2 * n / per_product / 1e9
 
@@ -267,7 +270,9 @@ def main() -> None:
         print(f"{test:<18}{k:>8}{rate:>15,.2f}{roof:>18}{loop_ratio:>19}{prev:>17}"
               f"{speedup:>10}")
     print(f"\nGEMM roofline: {gflops:.1f} GFLOP/s per core "
-          f"({gemm_per_trial * 1e3:.2f} ms per trial for both tails, one product)")
+          f"({gemm_per_trial * 1e3:.2f} ms per trial for both tails, one product); "
+          "by shape (GFLOP/s): "
+          + ", ".join(f"{k} {2 * n / v / 1e9:.1f}" for k, v in shapes.items()))
 
     # projection: trials of the full design, cost per trial by size
     scale = {s: s / n for s in SIZES}
