@@ -15,7 +15,9 @@ best of `--repeats`:
    as the CLI writes them: wall time, throughput (shards/s) and the ratio 2 workers : 1
    (goal >= 1.8x on a job of >= 30 s, which needs two cores free for the workers beyond
    what the driver uses);
-3. **the driver's busy share** of each Ray run: the CPU time of this process (every thread:
+3. **the driver's busy share** of each Ray run (and the workers' CPU time over the driver's:
+   how many workers one driver could feed at this shard size, a ratio that does not depend
+   on how many cores this machine has): the CPU time of this process (every thread:
    merging, the checkpoint writer, Ray's own client threads) over the wall time, and the
    main thread's merge time (``seconds_merge``) over the wall time. The driver keeps up
    with W workers while its time per shard is below 1/W of a worker's; on a machine with
@@ -157,7 +159,8 @@ def main() -> None:
                     extra.setdefault(f"ray{w}", []).append(
                         (cpu / wall, info.get("seconds_merge", np.nan) / wall,
                          info.get("seconds_checkpoints", np.nan) / wall,
-                         busy / (w * wall), ray_info.get("worker_cpu_seconds", np.nan) / busy))
+                         busy / (w * wall), ray_info.get("worker_cpu_seconds", np.nan) / busy,
+                         ray_info.get("worker_cpu_seconds", np.nan) / cpu))
                 print(f"round {r + 1}: " + ", ".join(f"{n} {v[-1]:.2f} s"
                                                      for n, v in times.items()), flush=True)
     finally:
@@ -181,11 +184,12 @@ def main() -> None:
               f"1.8x on a >= 30 s job)")
         for w in (1, 2):
             best_run = min(range(len(times[f"ray{w}"])), key=times[f"ray{w}"].__getitem__)
-            cpu, merge, write, busy, eff = extra[f"ray{w}"][best_run]
+            cpu, merge, write, busy, eff, feed = extra[f"ray{w}"][best_run]
             print(f"driver busy share, {w} worker{'s' if w > 1 else ' '}: CPU {100 * cpu:5.1f}% "
                   f"of a core (merging {100 * merge:4.1f}% on the main thread, checkpoint "
                   f"writer {100 * write:4.1f}%); workers in shards {100 * busy:5.1f}% of the "
-                  f"time, running on a CPU {100 * eff:5.1f}% of it")
+                  f"time, running on a CPU {100 * eff:5.1f}% of it; workers' CPU / driver's "
+                  f"CPU {feed:5.1f}: the driver could feed about that many workers")
         print("(workers in shards ~100% of the time: the driver keeps up; running on a CPU "
               "well below 100%: they wait for a core, the machine is the limit)")
     print("(tables identical: door, CLI and Ray)")

@@ -7,10 +7,16 @@ prints (one core: BLAS and OpenMP pinned to 1 thread; CPU time of this process):
 - trials per second per core (both tails, as the study runs them: two-sided and one-sided);
 - for the Monte Carlo tests, the ratio of that time to the **GEMM roofline** of the same
   resampling: one (trials x n) @ (n x B) float64 matrix product for both tails (the study
-  counts both tails on one product), timed alone at the faster of the whole shape and the
-  kernel's cache-resident blocks (the arithmetic the test cannot avoid; goal: within 3x).
-  The Monte Carlo tests run on one unit of trials sharing their resamples, as the study does
-  (``MC_UNIT`` = 4,000 trials: drawing the resamples is amortised over them);
+  counts both tails on one product), timed alone at the fastest of the whole shape, the
+  kernel's cache-resident blocks and the previous kernel's blocks (the arithmetic the test
+  cannot avoid; goal: within 1.5x). The Monte Carlo tests run on one unit of trials sharing
+  their resamples, as the study does (``MC_UNIT`` = 4,000 trials: drawing the resamples is
+  amortised over them);
+- the same ratio, in the same run, of the **previous kernel** (kept here only:
+  :func:`previous_counts`, the counting path before issue 30: one GEMM per 64 x 8192 block,
+  every alternative compared on the whole block, and the shift bootstrap drawing its count
+  matrix twice in 256 MiB chunks), and the speed-up; its counts are checked equal to the
+  current ones;
 - the ratio to a **per-trial** implementation that resamples like the paper's C++ loop: one
   trial at a time, one random number per topic per resample (B x n uniforms), the resampled
   means summed topic by topic (goal: >= 50x);
@@ -50,9 +56,13 @@ from irsim.experiments.test_errors import (  # noqa: E402
     TestErrors,
 )
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key  # noqa: E402
+from irsim.sampling.signs import sign_flips  # noqa: E402
+from irsim.sampling.topics import bootstrap_counts  # noqa: E402
 from irsim.simulate.designs import PooledMetric  # noqa: E402
 from irsim.simulate.fitting import fit_collection  # noqa: E402
+from irsim.stats._validation import DEFAULT_MEMORY_BUDGET, monte_carlo_iv  # noqa: E402
 from irsim.stats.resample import BLOCK_COLS, BLOCK_ROWS  # noqa: E402
+from irsim.stats.ties import count_extremes  # noqa: E402
 
 DEFAULT_DATA = Path(os.environ.get("IRSIM_TEST_DATA",
                                    Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -71,6 +81,59 @@ def cpu(f, repeats: int = 1) -> float:
         f()
         best = min(best, time.process_time() - c0)
     return best
+
+
+#: Blocks of the previous kernel (rows x draws).
+PREVIOUS_BLOCK_ROWS, PREVIOUS_BLOCK_COLS = 64, 8192
+
+
+def previous_kernel(lhs: np.ndarray, draws: np.ndarray, observed: np.ndarray,
+                    alternatives: tuple[str, ...], scale: np.ndarray) -> np.ndarray:
+    """``irsim.stats.resample.resampled_counts`` before issue 30: per 64 x 8192 block one
+    GEMM (a new array, on a transposed view of the draws) and every alternative counted on
+    the whole block by :func:`irsim.stats.ties.count_extremes` (two-sided: two comparisons
+    of its own)."""
+    rows = len(lhs)
+    out = np.zeros((rows, len(alternatives)), np.int64)
+    for c0 in range(0, len(draws), PREVIOUS_BLOCK_COLS):
+        block_t = draws[c0:c0 + PREVIOUS_BLOCK_COLS].T
+        for r0 in range(0, rows, PREVIOUS_BLOCK_ROWS):
+            r1 = min(rows, r0 + PREVIOUS_BLOCK_ROWS)
+            out[r0:r1] += count_extremes(lhs[r0:r1] @ block_t, observed[r0:r1],
+                                         alternatives, scale[r0:r1])
+    return out
+
+
+def previous_counts(test: str, x: np.ndarray, y: np.ndarray, B: int, seed: int,
+                    key: tuple[int, ...]) -> np.ndarray:
+    """Counts of the Monte Carlo `test` (both tails) as computed before issue 30: the
+    same resamples (stream ``test_errors/<test>``, `key`) in the 256 MiB chunks of the
+    memory budget; the shift bootstrap draws its count matrices twice (for their mean,
+    then for the counts) unless B fits one chunk."""
+    z = x - y
+    n = z.shape[1]
+    mc = monte_carlo_iv(B=B, seed=seed, study=f"test_errors/{test}", pvalue_mode="count",
+                        memory_budget=DEFAULT_MEMORY_BUDGET, key=key)
+    count = np.zeros((len(z), len(TAILS)), np.int64)
+    chunks = list(mc.replicate_chunks(8 * n))
+    if test == "randomisation":
+        obs, scale = z.sum(axis=1), np.abs(z).sum(axis=1)
+        for start, stop in chunks:
+            signs = sign_flips(mc.seed, mc.study, n, start, stop, key=mc.key)
+            count += previous_kernel(z, signs, obs, TAILS, scale)
+        return count
+    obs, scale = z.mean(axis=1), np.abs(z).mean(axis=1)
+    kept, cbar = None, np.zeros(n)
+    for start, stop in chunks:
+        counts = bootstrap_counts(mc.seed, mc.study, n, start, stop, key=mc.key)
+        cbar += counts.sum(axis=0)
+        kept = counts if len(chunks) == 1 else None
+    cbar /= mc.B
+    for start, stop in chunks:
+        counts = kept if kept is not None else bootstrap_counts(mc.seed, mc.study, n, start,
+                                                                 stop, key=mc.key)
+        count += previous_kernel(z, (counts - cbar) / n, obs, TAILS, scale)
+    return count
 
 
 def per_trial_loop(d: np.ndarray, B: int, test: str, rng: np.random.Generator) -> float:
@@ -130,26 +193,44 @@ def main() -> None:
 
     gen_cpu = cpu(lambda: pool.type1(uniforms(0, trials), n))
     base, exp = pool.type1(uniforms(0, trials), n)
-    rows = {}
+    rows, previous = {}, {}
     for test in TESTS:
         k = mc_trials if test in MC else trials
         x, y = exp[:k], base[:k]
-        sec = cpu(lambda test=test, x=x, y=y: study.pvalues(test, TAILS, x, y, (0, 0)))
+        p = {}
+        sec = cpu(lambda test=test, x=x, y=y, p=p: p.update(
+            new=study.pvalues(test, TAILS, x, y, (0, 0))))
         rows[test] = (k, sec)
+        if test in MC:
+            sec_prev = cpu(lambda test=test, x=x, y=y, p=p: p.update(
+                old=previous_counts(test, x, y, B, study.seed, (0, 0))))
+            same = np.array_equal(np.rint(p["new"] * B).astype(np.int64), p["old"])
+            previous[test] = (sec_prev, same)
 
     # GEMM roofline: one (trials x n) @ (n x B) product for both tails, operands ready; the
-    # faster of a whole (rows x 65536) product and the kernel's (64 x 8192) blocks
+    # fastest of a whole (rows x 65536) product, the kernel's blocks and the previous
+    # kernel's blocks (each into one reused output)
     gemm_rows = min(mc_trials, 512)
     lhs = np.random.default_rng(0).standard_normal((gemm_rows, n))
     whole = np.random.default_rng(1).standard_normal((n, min(B, 1 << 16)))
-    block = np.ascontiguousarray(whole[:, :BLOCK_COLS])
 
-    def blocked() -> None:
-        for r0 in range(0, gemm_rows, BLOCK_ROWS):
-            lhs[r0:r0 + BLOCK_ROWS] @ block
+    def blocked(rows_: int, cols: int) -> float:
+        block = np.ascontiguousarray(whole[:, :cols])
+        out = np.empty((rows_, block.shape[1]))
 
-    per_product = min(cpu(lambda: lhs @ whole, 3) / (gemm_rows * whole.shape[1]),
-                      cpu(blocked, 3) / (gemm_rows * block.shape[1]))
+        def run() -> None:
+            for r0 in range(0, gemm_rows, rows_):
+                h = min(rows_, gemm_rows - r0)
+                np.matmul(lhs[r0:r0 + h], block, out=out[:h])
+
+        return cpu(run, 3) / (gemm_rows * block.shape[1])
+
+    shapes = {f"whole {gemm_rows} x {whole.shape[1]}":
+              cpu(lambda: lhs @ whole, 3) / (gemm_rows * whole.shape[1]),
+              f"blocks {BLOCK_ROWS} x {BLOCK_COLS}": blocked(BLOCK_ROWS, BLOCK_COLS),
+              f"previous blocks {PREVIOUS_BLOCK_ROWS} x {PREVIOUS_BLOCK_COLS}":
+              blocked(PREVIOUS_BLOCK_ROWS, PREVIOUS_BLOCK_COLS)}
+    per_product = min(shapes.values())
     gemm_per_trial = per_product * B
     gflops = 2 * n / per_product / 1e9
 
@@ -170,7 +251,7 @@ def main() -> None:
     print(f"Type I trials of n = {n} topics; B = {B:,}; both tails (two-sided + "
           f"one-sided)\n")
     head = (f"{'test':<18}{'trials':>8}{'trials/s/core':>15}{'vs GEMM roofline':>18}"
-            f"{'vs per-trial loop':>19}")
+            f"{'vs per-trial loop':>19}{'previous kernel':>17}{'speed-up':>10}")
     print(head)
     print("-" * len(head))
     gen_rate = trials / gen_cpu
@@ -179,13 +260,19 @@ def main() -> None:
     for test, (k, sec) in rows.items():
         rate = k / sec
         per_trial_sec[test] = sec / k
-        roof = loop_ratio = ""
+        roof = loop_ratio = prev = speedup = ""
         if test in MC:
             roof = f"{(sec / k) / gemm_per_trial:.2f}x slower"
             loop_ratio = f"{loop[test] / (sec / k):.0f}x faster"
-        print(f"{test:<18}{k:>8}{rate:>15,.2f}{roof:>18}{loop_ratio:>19}")
+            sec_prev, same = previous[test]
+            prev = f"{(sec_prev / k) / gemm_per_trial:.2f}x slower"
+            speedup = f"{sec_prev / sec:.2f}x" + ("" if same else " (COUNTS DIFFER)")
+        print(f"{test:<18}{k:>8}{rate:>15,.2f}{roof:>18}{loop_ratio:>19}{prev:>17}"
+              f"{speedup:>10}")
     print(f"\nGEMM roofline: {gflops:.1f} GFLOP/s per core "
-          f"({gemm_per_trial * 1e3:.2f} ms per trial for both tails, one product)")
+          f"({gemm_per_trial * 1e3:.2f} ms per trial for both tails, one product); "
+          "by shape (GFLOP/s): "
+          + ", ".join(f"{k} {2 * n / v / 1e9:.1f}" for k, v in shapes.items()))
 
     # projection: trials of the full design, cost per trial by size
     scale = {s: s / n for s in SIZES}

@@ -575,9 +575,10 @@ class Result:
 # ------------------------------------------------------------------------ study functions
 def _config_fields(name: str) -> list[dataclasses.Field]:
     from irsim.experiments import get
+    from irsim.params import ordered_fields
 
     config = get(name).config
-    return [f for f in dataclasses.fields(config) if f.name != "name"]
+    return [f for f in ordered_fields(config) if f.name != "name"]
 
 
 def _default(f: dataclasses.Field) -> Any:
@@ -798,20 +799,11 @@ def study_function(name: str) -> Callable[..., Result]:
 
 
 def _config_doc(config: type) -> str:
-    """The 'Parameters' section of a Config docstring (already numpy style)."""
-    doc = inspect.cleandoc(config.__doc__ or "")
-    if "Parameters\n----------\n" not in doc:
-        return ""
-    body = doc.split("Parameters\n----------\n", 1)[1]
-    for stop in ("\nExamples\n", "\nNotes\n", "\nReferences\n", "\nSee Also\n"):
-        body = body.split(stop, 1)[0]
-    lines, skip = [], False
-    for line in body.rstrip().splitlines():
-        if not line.startswith(" "):
-            skip = line.split(":")[0].strip() == "name"  # the experiment's own name
-        if not skip:
-            lines.append(line)
-    return "\n".join(lines) + "\n"
+    """The 'Parameters' entries of a Config, from its fields' help
+    (:func:`irsim.params.parameters`), the experiment's own ``name`` left out."""
+    from irsim.params import section
+
+    return section(config, skip=("name",))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -825,11 +817,12 @@ class ConfigParameter:
     default : object
         Default of the dataclass field.
     type : str
-        Type as the Config docstring states it (``int``, ``float or list of float``, ...).
+        Type as users read it (``int``, ``float or list of float``, ...): the field's
+        ``kind`` metadata, else from its annotation.
     meaning : str
-        First sentence of the field's description in the Config docstring.
+        First sentence of the field's help text.
     description : str
-        The whole description (what the documentation site's parameter lists show).
+        The whole help text (what the documentation site's parameter lists show).
     """
 
     name: str
@@ -860,7 +853,7 @@ def _first_sentence(text: str) -> str:
 
 def config_parameters(config: type) -> list[ConfigParameter]:
     """Every parameter of a ``Config`` dataclass (``name`` excluded) with its default, and
-    its type and one-line meaning from the docstring's ``Parameters`` section.
+    its type and one-line meaning from its field's metadata (:func:`irsim.params.option`).
 
     Examples
     --------
@@ -871,30 +864,7 @@ def config_parameters(config: type) -> list[ConfigParameter]:
     >>> p[3]
     ConfigParameter(name='samples', default=1000, type='int', meaning='Topic samples per size.')
     """
-    doc = inspect.cleandoc(config.__doc__ or "")
-    described: dict[str, tuple[str, str]] = {}
-    if "Parameters\n----------\n" in doc:
-        body = doc.split("Parameters\n----------\n", 1)[1]
-        for stop in ("\nExamples\n", "\nNotes\n", "\nReferences\n", "\nSee Also\n"):
-            body = body.split(stop, 1)[0]
-        names: list[str] = []
-        for line in body.splitlines():
-            if line.strip() and not line.startswith(" "):
-                head, _, kind = line.partition(" : ")
-                names = [n.strip() for n in head.split(",")]
-                for n in names:
-                    described[n] = (kind.strip(), "")
-            elif line.strip() and names:
-                for n in names:
-                    kind, text = described[n]
-                    described[n] = (kind, f"{text} {line.strip()}".strip())
-    out = []
-    for f in dataclasses.fields(config):
-        if f.name == "name":
-            continue
-        kind, text = described.get(f.name, ("", ""))
-        default = _default(f)
-        out.append(ConfigParameter(
-            f.name, None if default is inspect.Parameter.empty else default,
-            kind or getattr(f.type, "__name__", str(f.type)), _first_sentence(text), text))
-    return out
+    from irsim.params import parameters
+
+    return [ConfigParameter(p.name, p.default, p.kind, _first_sentence(p.help), p.help)
+            for p in parameters(config) if p.name != "name"]

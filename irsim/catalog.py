@@ -8,13 +8,15 @@ import re
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import yaml
 
 from irsim.errors import unknown_name
 
 __all__ = ["catalog", "print_catalog", "SECTIONS", "PresetTime", "preset_time",
-           "parse_preset_time"]
+           "parse_preset_time", "override_value", "shell_arg", "preset_overrides", "show_text",
+           "show_command"]
 
 SECTIONS = ("experiments", "presets", "collections", "metrics", "tests", "ci_methods",
             "engines")
@@ -78,8 +80,6 @@ class PresetTime:
         ...            ).quick_command("p")
         "irsim experiment=p 'experiment.alpha=[0.05]'"
         """
-        from irsim.runner import shell_arg
-
         if not self.quick:
             return ""
         return " ".join(["irsim", f"experiment={preset}",
@@ -223,3 +223,167 @@ def print_catalog(args: Iterable[str] = ()) -> None:
         print("Per-topic:      irsim evaluate collection=trec collection.runs=... "
               "collection.qrels=...")
         print("Hydra help:     irsim --help   (config groups and keys)")
+
+
+# ---------------------------------------------------------------------------- irsim show
+def override_value(value: Any) -> str:
+    """A value as a command-line override writes it (``null``, ``true``, ``[a,b]``).
+
+    Examples
+    --------
+    >>> override_value([0.05, 0.1]), override_value(None), override_value(True)
+    ('[0.05,0.1]', 'null', 'true')
+    >>> override_value(["AP(rel=2)", "P@10"])
+    '["AP(rel=2)",P@10]'
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(override_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{override_value(v)}" for k, v in value.items()) + "}"
+    text = str(value)
+    if isinstance(value, str) and any(ch in text for ch in "()[]{},=:'\" "):
+        return '"' + text.replace('"', '\\"') + '"'
+    return text
+
+
+def shell_arg(key: str, value: str) -> str:
+    """``key=value`` as it can be pasted into a POSIX shell: in single quotes when the value
+    holds characters the shell would expand (lists, braces, quotes, spaces).
+
+    Examples
+    --------
+    >>> shell_arg("experiment.B", "1000"), shell_arg("experiment.alpha", "[0.01,0.05]")
+    ('experiment.B=1000', "'experiment.alpha=[0.01,0.05]'")
+    """
+    arg = f"{key}={value}"
+    if not any(ch in value for ch in "[]{}()*?$'\" <>|&;~!`\\"):
+        return arg
+    return "'" + arg.replace("'", "'\\''") + "'"
+
+
+def _flatten(prefix: str, node: Any) -> list[tuple[str, Any]]:
+    if isinstance(node, dict) and node:
+        out = []
+        for key, value in node.items():
+            out += _flatten(f"{prefix}.{key}" if prefix else str(key), value)
+        return out
+    return [(prefix, node)]
+
+
+def preset_overrides(name: str) -> tuple[str, str, list[tuple[str, str]]]:
+    """``(base experiment, one-line description, [(key, value)])`` of preset `name`: what
+    ``experiment=<name>`` sets beyond its experiment's defaults, as command-line overrides.
+
+    Examples
+    --------
+    >>> base, about, keys = preset_overrides("park2011")
+    >>> base, keys[0], ("experiment.B", "1000") in keys
+    ('coverage', ('collection', 'synthetic_scores'), True)
+    """
+    text = (resources.files("irsim.conf") / "experiment" / f"{name}.yaml").read_text(
+        encoding="utf-8")
+    about = next((ln.lstrip("# ").strip() for ln in text.splitlines()
+                  if ln.startswith("#") and "@package" not in ln), "")
+    data = yaml.safe_load(text) or {}
+    base, keys = "", []
+    for entry in data.pop("defaults", []) or []:
+        if isinstance(entry, str) and entry.endswith("@experiment"):
+            base = entry.partition("@")[0]
+        elif isinstance(entry, dict):
+            for key, value in entry.items():
+                if str(key).startswith("override /"):
+                    keys.append((str(key).removeprefix("override /"), str(value)))
+    keys += [(k, override_value(v)) for k, v in _flatten("", data)]
+    return base, about, keys
+
+
+def show_text(name: str) -> str:
+    """What ``irsim show <name>`` prints: every parameter of an experiment (or of a preset's
+    experiment, with the preset's values) with its default, type and meaning, from the
+    experiment's ``Config``; for a preset also the overrides it applies.
+
+    Examples
+    --------
+    >>> text = show_text("coverage")
+    >>> print(text.splitlines()[0][:45])
+    experiment=coverage: coverage of confidence i
+    >>> text.splitlines()[9:11]
+    ['  experiment.samples=1000  (int)', '      Topic samples per size.']
+    >>> show_text("covrage")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: unknown experiment or preset 'covrage' (did you ...
+    """
+    from omegaconf import OmegaConf
+
+    from irsim.api import config_parameters
+    from irsim.experiments import get
+    from irsim.runner import compose_config
+
+    cat = catalog()
+    if name in cat["experiments"]:
+        base, lines, overrides = name, [f"experiment={name}: {cat['experiments'][name]}"], []
+        composed = None
+    elif name in cat["presets"]:
+        base, about, overrides = preset_overrides(name)
+        lines = [f"experiment={name}: preset of experiment={base}: {about}", "",
+                 f"The preset sets ({len(overrides)}; any of them can be overridden on the "
+                 f"command line):"]
+        lines += [f"  {shell_arg(k, v)}" for k, v in overrides]
+        lines += _time_lines(name)
+        composed = compose_config([f"experiment={name}"])
+    else:
+        raise unknown_name("experiment or preset", name,
+                           [*cat["experiments"], *cat["presets"]])
+    params = config_parameters(get(base).config)
+    values = {} if composed is None else OmegaConf.to_container(composed.experiment,
+                                                                 resolve=True)
+    what = "default" if composed is None else f"value in {name}"
+    lines += ["", f"Parameters ({len(params)}): experiment.<key>=<value> ({what}, type), "
+                  f"meaning; an unknown key is an error"]
+    for p in params:
+        value = p.default if composed is None else values.get(p.name)
+        lines += [f"  {shell_arg(f'experiment.{p.name}', override_value(value))}  ({p.type})",
+                  f"      {_plain(p.meaning)}"]
+    lines += ["", f"Python: help(irsim.{base}) documents the same parameters as keywords."]
+    return "\n".join(lines)
+
+
+def _time_lines(preset: str) -> list[str]:
+    """The expected time of `preset` and its quick variant, for ``irsim show``."""
+    expected = preset_time(preset)
+    if expected is None:
+        return []
+    lines = ["", f"Expected time: {expected.text}"]
+    if expected.quick:
+        note = f" ({expected.quick_note})" if expected.quick_note else ""
+        lines.append(f"Quick variant, {expected.quick_text}{note}: "
+                     f"{expected.quick_command(preset)}")
+    return lines
+
+
+def _plain(text: str) -> str:
+    """Docstring markup as console text: ``:role:`~x.y``` -> ``x.y``, no backquotes.
+
+    Examples
+    --------
+    >>> _plain("Any of ``t`` (:data:`irsim.stats.TESTS`, :func:`~irsim.stats.t`).")
+    'Any of t (irsim.stats.TESTS, irsim.stats.t).'
+    """
+    import re
+
+    return re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", text).replace("`", "")
+
+
+def show_command(args: list[str]) -> None:
+    """``irsim show <experiment|preset>``."""
+    from irsim.errors import InputError
+
+    if len(args) != 1 or args[0].startswith("-"):
+        raise InputError("usage: irsim show <experiment|preset> (`irsim list experiments "
+                         "presets` names them)")
+    print(show_text(args[0]))

@@ -385,7 +385,7 @@ def _main(argv: list[str] | None) -> None:
                 print_catalog(rest)
                 return
             if cmd == "show":
-                from irsim.runner import show_command
+                from irsim.catalog import show_command
 
                 show_command(rest)
                 return

@@ -87,7 +87,8 @@ def _experiment(name: str | None) -> str:
 
 def parameters_markdown(experiment: str) -> str:
     """The parameters of `experiment` as a table: the key as it is typed on the command line
-    with its default, the type, and the description from the ``Config`` docstring.
+    with its default, the type, and the description from the ``Config`` fields' help
+    (:func:`irsim.params.option`).
 
     Examples
     --------
@@ -95,8 +96,8 @@ def parameters_markdown(experiment: str) -> str:
     | `experiment.samples=1000` | int | Topic samples per size. |
     """
     from irsim.api import config_parameters
+    from irsim.catalog import override_value
     from irsim.experiments import get
-    from irsim.runner import override_value
 
     params = config_parameters(get(experiment).config)
     lines = [f"`irsim show {experiment}` prints the same list; from Python each key is a "
@@ -121,8 +122,8 @@ def engine_markdown(engine: str) -> str:
     """
     import dataclasses
 
+    from irsim.catalog import override_value
     from irsim.engine.config import ENGINES
-    from irsim.runner import override_value
 
     lines = ["| key and default | type | meaning |", "|---|---|---|"]
     for f in dataclasses.fields(ENGINES[engine]):
@@ -145,8 +146,7 @@ def presets_markdown(experiment: str) -> str:
     >>> print(presets_markdown("coverage").splitlines()[0][:44])
     - `experiment=park2011`: Park (ASEARC 2011):
     """
-    from irsim.catalog import catalog, preset_time
-    from irsim.runner import preset_overrides, shell_arg
+    from irsim.catalog import catalog, preset_overrides, preset_time, shell_arg
 
     lines = []
     for preset in catalog()["presets"]:
@@ -244,10 +244,9 @@ def studies_markdown(where: str | None = None) -> str:
     >>> studies_markdown().splitlines()[2].startswith("| [`discpower`](discpower.md) (default)")
     True
     """
-    from irsim.catalog import catalog
+    from irsim.catalog import catalog, preset_overrides
     from irsim.registry import studies
-    from irsim.runner import compose_config, preset_overrides
-    from irsim.tables import TABLES
+    from irsim.runner import compose_config
 
     base = "docs/studies/" if where == "readme" else ""
     default_study = compose_config([]).experiment.name
@@ -258,8 +257,8 @@ def studies_markdown(where: str | None = None) -> str:
     for s in studies():
         if not s.module.startswith("irsim."):
             continue  # a study of another package documents itself
-        always = [t for t, spec in TABLES.items() if s.name in spec.studies and not spec.when]
-        optional = [t for t, spec in TABLES.items() if s.name in spec.studies and spec.when]
+        always = [t.name for t in s.tables if not t.when]
+        optional = [t.name for t in s.tables if t.when]
         tables = ", ".join(f"`{t}`" for t in always)
         if optional:
             tables += " (+ " + ", ".join(f"`{t}`" for t in optional) + ")"

@@ -40,6 +40,7 @@ from types import ModuleType
 from typing import Any
 
 from irsim.errors import unknown_name
+from irsim.params import document
 
 __all__ = ["Study", "DataKind", "DATA_KINDS", "ENTRY_POINTS", "study", "data_kind", "get",
            "names", "studies", "headlines", "kinds", "on_register"]
@@ -217,7 +218,9 @@ def study(name: str, *, config: type, data: str | DataKind, description: str,
     name : str
         The experiment's name: a Python identifier, not the name of another study.
     config : type
-        Its ``Config`` dataclass: every field has a default; a field ``name`` (if present)
+        Its ``Config`` dataclass: every field declared with :func:`irsim.params.option`
+        (default and help text; the registration writes the docstring's ``Parameters``
+        section from them, :func:`irsim.params.document`); a field ``name`` (if present)
         defaults to `name`.
     data : str or DataKind
         What it reads: ``"matrix"``, ``"docs"`` or a kind from :func:`data_kind`.
@@ -258,6 +261,7 @@ def study(name: str, *, config: type, data: str | DataKind, description: str,
         raise ValueError(f"study {name!r}: data={data!r} is not one of {tuple(_KINDS)}")
     if not dataclasses.is_dataclass(config):
         raise ValueError(f"study {name!r}: config must be a dataclass")
+    document(config)  # its docstring's Parameters section, from the fields' help
 
     def register(make: Callable[..., Any]) -> Callable[..., Any]:
         entry = Study(name=name, description=" ".join(description.split()), config=config,

@@ -38,7 +38,7 @@ PYTHON_DOOR = textwrap.dedent('''
     from irsim.catalog import catalog
     from irsim.experiments import names
     from irsim.report import figures
-    from irsim.runner import show_text
+    from irsim.catalog import show_text
     from irsim.sampling.topics import bootstrap_counts
 
     out = Path(sys.argv[1])
@@ -182,9 +182,14 @@ def test_registration_refuses_programming_errors():
     from dataclasses import dataclass
 
     from irsim.errors import ConfigError
+    from irsim.params import option
 
     @dataclass
     class Cfg:
+        B: int = option(1, "Samples.")
+
+    @dataclass
+    class Undocumented:
         B: int = 1
 
     with pytest.raises(ValueError, match="not a Python identifier"):
@@ -193,6 +198,9 @@ def test_registration_refuses_programming_errors():
         registry.study("bw", config=Cfg, data="scores", description="x")
     with pytest.raises(ValueError, match="config must be a dataclass"):
         registry.study("bw", config=dict, data="matrix", description="x")
+    with pytest.raises(ValueError, match=r"Undocumented.B has no help text: declare it with "
+                                         r"irsim.params.option"):
+        registry.study("bw", config=Undocumented, data="matrix", description="x")
     with pytest.raises(ValueError, match="registered by irsim.experiments.swap already"):
         registry.study("swap", config=Cfg, data="matrix", description="x")(lambda: None)
     with pytest.raises(ConfigError, match=r"unknown experiment 'swp' \(did you mean 'swap'"):

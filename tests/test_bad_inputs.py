@@ -682,7 +682,7 @@ def test_discpower_checks_the_budget_of_its_bootstrap_samples(capsys, tmp_path):
 
     import irsim
     from irsim.errors import ConfigError
-    from irsim.kit.discpower_kernel import working_bytes
+    from irsim.experiments.discpower.kernel import working_bytes
 
     rng = np.random.default_rng(0)
     tall = pd.DataFrame(rng.random((400_000, 3)), columns=["a", "b", "c"])

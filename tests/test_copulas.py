@@ -124,3 +124,24 @@ def test_fitted_collection_and_its_cache(tmp_path):
     direct = pv.Bicop.from_data(u, controls=cop.controls())
     assert direct.to_json() == m.copulas[k]
     assert cache_key(x, m.runs, {"a": 1}) != cache_key(x + 0.1, m.runs, {"a": 1})
+
+
+@pytest.mark.slow
+def test_controls_are_the_reference_selection_on_any_threads():
+    """Oracle: pyvinecopulib's selection with its controls spelled out (MLE, AIC, the 11
+    parametric families with rotations, the library's family preselection, one thread): the
+    controls of a fit on 1 or 2 threads select the same model (family, rotation, parameters,
+    log-likelihood: the JSON) on real pairs, tied (P@10) and untied (AP)."""
+    ref = pv.FitControlsBicop(
+        family_set=[getattr(pv.BicopFamily, f) for f in cop.FAMILIES],
+        parametric_method="mle", selection_criterion="aic", allow_rotations=True,
+        preselect_families=True, num_threads=1)
+    for name in ("adhoc5_ap", "adhoc7_p10"):
+        x = pd.read_csv(SHARED_DATA / "urbano" / f"{name}.csv").to_numpy(np.float64).T[:6]
+        a, b = np.triu_indices(len(x), 1)
+        for i, j in zip(a.tolist(), b.tolist(), strict=True):
+            u = cop.pseudo_obs(np.column_stack([x[i], x[j]]), np.random.default_rng([i, j]))
+            want = pv.Bicop.from_data(u, controls=ref).to_json()
+            for threads in (1, 2):
+                got = pv.Bicop.from_data(u, controls=cop.controls(threads=threads))
+                assert got.to_json() == want, (name, i, j, threads)

@@ -206,7 +206,8 @@ def test_make_normalises_and_selects_top_systems():
     study, data = make(Config(alpha=0.05, fuzziness=0.1, swap_confidence=0.9, top_systems=5),
                        m, seed=3, shards=Shards(replicates=500))
     assert (study.alphas, study.fuzziness, study.swap_confidence) == ((0.05,), (0.1,), (0.9,))
-    assert (study.seed, study.shard_items, study.shard_replicates) == (3, 4096, 500)
+    assert (study.seed, study.shard_items, study.shard_replicates) == (3, None, 500)
+    assert study.shard_shape(10, topk=True) == (4096, 500)  # requested replicates kept
     means = m.metric("AP").mean(axis=1)
     best = sorted(np.argsort(-means)[:5])
     assert list(data.systems) == [m.systems[i] for i in best]

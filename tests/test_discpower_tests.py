@@ -18,7 +18,7 @@ from irsim.engine import run_study
 from irsim.errors import ConfigError
 from irsim.experiments import Shards
 from irsim.experiments.discpower import Config, DiscPower, make
-from irsim.kit.discpower_tests import RANDOMISATION_STREAM, TestOptions
+from irsim.experiments.discpower.pairtests import RANDOMISATION_STREAM, TestOptions
 from irsim.stats import randomisation_test
 
 SM = {"bonferroni": "bonferroni", "holm": "holm", "bh": "fdr_bh", "by": "fdr_by"}
@@ -328,7 +328,7 @@ def test_options_reach_the_study():
                     shards=Shards())
     assert study.correction == "by" and study.agreement
     assert study.options == TestOptions(wilcoxon_method="r", sign_threshold=0.01)
-    assert study.fingerprint()["options"]["sign_threshold"] == 0.01
+    assert study.fingerprint()["sign_threshold"] == 0.01
 
 
 # ------------------------------------------------------------------- CLI and the preset

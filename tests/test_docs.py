@@ -88,7 +88,7 @@ def test_every_figure_and_table_is_on_the_site():
     for study, names in figures().items():
         for name in names:
             assert f"`{name}`" in studies_page, (study, name)
-    for spec in tables.TABLES.values():
+    for spec in tables.registered().values():
         for study in spec.studies:
             if study != "evaluate":
                 page = (DOCS / "studies" / f"{study}.md").read_text()
@@ -153,8 +153,8 @@ def test_every_preset_says_how_long_it_takes_and_how_to_run_it_quicker(preset):
     on its study's page and in ``irsim show``."""
     from omegaconf import OmegaConf
 
-    from irsim.catalog import preset_time
-    from irsim.runner import compose_config, preset_overrides, show_text
+    from irsim.catalog import preset_overrides, preset_time, show_text
+    from irsim.runner import compose_config
 
     expected = preset_time(preset)
     assert expected is not None, f"{preset}: no '# expected: about <N> <unit> ...' line"

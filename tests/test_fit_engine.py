@@ -7,6 +7,9 @@ the Python door.
   serially) bit for bit, at every shard size, and on engine=ray with 2 workers; a Ray instance
   the fit starts is the one the study then runs on, and is shut down with the session.
 - Cache: a second fit reads every model back and runs nothing on the engine.
+- Threads (the preset's ``fit_threads: 2``): every pair's model is pyvinecopulib's own
+  selection with the one-thread controls of the serial path, pair by pair; the models equal
+  the serial ones bit for bit at every shard size and number of threads.
 - ``make_study`` hands the engine to test_errors, whose copulas are then selected there.
 - ``irsim.test_errors({"AP": [...], ...}, design="urbano2019")`` gives the command line's
   ``collection.paths={AP: [a.csv, b.csv], ...}`` tables bit for bit; bad input is one
@@ -117,6 +120,43 @@ def test_engine_fit_equals_the_serial_fit_at_any_shard_size(serial, shard_pairs)
     for got, want in zip(models, serial, strict=True):
         _same(got, want)
         assert not got.cached and got.fit_seconds > 0
+
+
+@pytest.mark.slow
+def test_two_threads_select_pyvinecopulibs_models_pair_by_pair():
+    """Oracle: the serial path's selection, pair by pair - pyvinecopulib's Bicop.from_data
+    with the controls of one thread on the pseudo-observations of kept runs (i, j), ties
+    broken by the generator seeded (seed, key, i, j) - for every pair of three real
+    collections (two AP, one P@10: 85 pairs) fitted as the preset does (engine=local,
+    fit_threads=2): family, rotation, parameters, log-likelihood and observations identical;
+    margins as prepared alone."""
+    info: dict = {}
+    models = fit_collections(_requests(), threads=2, shard_pairs=7, info=info)
+    assert info["copulas"] == 85 and info["shards"] == 13
+    ctl = cop.controls(cop.FAMILIES, 1)
+    for model, request in zip(models, _requests(), strict=True):
+        task = prepare_fit(**request)
+        assert model.runs == tuple(n for n, k in zip(task.names, task.keep, strict=True) if k)
+        assert np.array_equal(model.margins.F, task.margins.F)
+        assert np.array_equal(model.margins.x, task.margins.x)
+        a, b = np.triu_indices(len(task.kept), 1)
+        assert len(model.copulas) == len(a) > 20
+        for k, (i, j) in enumerate(zip(a.tolist(), b.tolist(), strict=True)):
+            rng = np.random.default_rng([task.seed, task.key, i, j])
+            u = cop.pseudo_obs(np.column_stack([task.kept[i], task.kept[j]]), rng)
+            want = pv.Bicop.from_data(u, controls=ctl)
+            got = model.copula(k)
+            assert (got.family, got.rotation, got.nobs) == (want.family, want.rotation, 50)
+            assert np.array_equal(got.parameters, want.parameters)
+            assert json.loads(model.copulas[k])["ll"] == json.loads(want.to_json())["ll"]
+
+
+@pytest.mark.parametrize("threads, shard_pairs", [(2, 1), (3, 13), (2, 10_000)])
+@pytest.mark.slow
+def test_threads_equal_the_serial_fit(serial, threads, shard_pairs):
+    models = fit_collections(_requests(), threads=threads, shard_pairs=shard_pairs)
+    for got, want in zip(models, serial, strict=True):
+        _same(got, want)
 
 
 @pytest.mark.slow

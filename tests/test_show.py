@@ -10,9 +10,10 @@ import sys
 import pytest
 
 from irsim.api import config_parameters
-from irsim.catalog import catalog
+from irsim.catalog import catalog, preset_overrides, shell_arg, show_text
 from irsim.experiments import get, names
-from irsim.runner import compose_config, preset_overrides, shell_arg, show_text
+from irsim.params import ordered_fields
+from irsim.runner import compose_config
 
 KNOWN = names()
 
@@ -24,14 +25,38 @@ def irsim(*args, cwd=None):
 
 @pytest.mark.parametrize("name", KNOWN)
 def test_every_config_field_is_documented(name):
-    """The Config docstring documents every field (type and meaning): what show prints."""
+    """Every Config field carries its help in its metadata (type and meaning): what show
+    prints."""
     config = get(name).config
-    fields = [f.name for f in dataclasses.fields(config) if f.name != "name"]
+    fields = [f.name for f in ordered_fields(config) if f.name != "name"]
     params = config_parameters(config)
     assert [p.name for p in params] == fields
     for p in params:
         assert p.type and p.meaning, f"{name}.{p.name} is not documented"
         assert "\n" not in p.meaning and p.meaning.endswith((".", ")"))
+        f = next(f for f in dataclasses.fields(config) if f.name == p.name)
+        note = getattr(config, "NOTES", {}).get(p.name)  # a study's remark on a shared field
+        assert p.description == (f"{f.metadata['help']} {note}" if note else f.metadata["help"])
+
+
+@pytest.mark.parametrize("name", KNOWN)
+def test_config_docstring_is_generated_from_the_metadata(name):
+    """help(Config) and mkdocstrings read the generated numpy docstring: griffe's numpy
+    parser (mkdocstrings' own) finds every field with the metadata's type and text."""
+    griffe = pytest.importorskip("griffe")
+    config = get(name).config
+    sections = griffe.Docstring(config.__doc__, parser="numpy").parse()
+    assert [s.kind.value for s in sections] == ["text", "parameters"]
+    assert "Parameters\n---" not in sections[0].value  # the head is the study's own text
+    parsed = {p.name: (p.annotation, " ".join(p.description.split()))
+              for p in sections[1].value}
+    # griffe reads "{a, b}" as "a, b" and ", optional" as a flag, not part of the type
+    def kind(text):
+        text = text.removesuffix(", optional")
+        return text[1:-1] if text.startswith("{") and text.endswith("}") else text
+
+    expected = {p.name: (kind(p.type), p.description) for p in config_parameters(config)}
+    assert {k: v for k, v in parsed.items() if k != "name"} == expected
 
 
 @pytest.mark.parametrize("name", KNOWN)
@@ -45,7 +70,8 @@ def test_show_experiment_lists_every_key_with_default(name):
     text = show_text(name)
     config = get(name).config()
     params = [ln for ln in text.splitlines() if ln.startswith("  ") and "  (" in ln]
-    keys = [f.name for f in dataclasses.fields(config) if f.name != "name"]
+    keys = [f.name for f in ordered_fields(config) if f.name != "name"]
+    assert sorted(keys) == sorted(f.name for f in dataclasses.fields(config) if f.name != "name")
     assert len(params) == len(keys)
     for line, key in zip(params, keys, strict=True):
         arg = shlex.split(line.split("  (")[0])

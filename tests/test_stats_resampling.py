@@ -495,6 +495,109 @@ def test_several_alternatives_in_one_pass_equal_the_definition(discrete):
         assert (np.abs(perm) == np.abs(z.sum(axis=1))[:, None]).sum() > 0
 
 
+def _loop_counts(lhs, draws, obs, alternatives, scale):
+    """The definition, one row and one replicate at a time: ``r = sum_i lhs[i] d[i]``,
+    counted against ``obs`` with the tie tolerance ``1e-9 max(|obs|, scale)``."""
+    out = np.zeros((len(lhs), len(alternatives)), np.int64)
+    for r in range(len(lhs)):
+        tol = 1e-9 * max(abs(obs[r]), scale[r])
+        for d in draws:
+            rep = float(np.dot(lhs[r], d))
+            for j, alt in enumerate(alternatives):
+                if alt == "greater":
+                    out[r, j] += rep >= obs[r] - tol
+                elif alt == "less":
+                    out[r, j] += rep <= obs[r] + tol
+                else:
+                    out[r, j] += abs(rep) >= abs(obs[r]) - tol
+    return out
+
+
+ALTERNATIVE_SETS = (("two-sided", "greater"), ("greater", "two-sided"), ("two-sided",),
+                    ("less",), ("less", "two-sided", "greater"), ("greater", "less"))
+
+
+@pytest.mark.parametrize("alternatives", ALTERNATIVE_SETS)
+def test_resampled_counts_equal_a_direct_loop(alternatives):
+    """The kernel (rows grouped by the sign of obs, shared comparisons, blocks of 128 x 1024
+    compared in cache) against the definition, replicate by replicate: sign flips of
+    dyadic differences (every sum exact: replicates tie the observed sum exactly, on both
+    sides of 0), observed 0 (two-sided: every replicate), observed within the tolerance of 0
+    and observed exactly at a replicate; rows and draws that are not multiples of the
+    blocks."""
+    from irsim.stats.resample import resampled_counts
+
+    rng = np.random.default_rng(30)
+    rows, n, B = 150, 12, 1500
+    z = rng.integers(-4, 5, (rows, n)) / 8.0
+    z[0] = 0.0  # obs 0 and scale 0: every replicate ties
+    z[1] = np.r_[0.25, -0.25, np.zeros(n - 2)]  # obs 0, a <= 0
+    z[2, :] = 0.125  # constant: obs = 12 x 0.125
+    signs = sign_flips(4, "test", n, 0, B)
+    obs = z.sum(axis=1)
+    obs[3] += 1e-12  # inside the tolerance of the observed sum: still ties
+    obs[4] = -obs[4] - 1e-12
+    scale = np.abs(z).sum(axis=1)
+    got = resampled_counts(z, signs, obs, alternatives, scale)
+    want = _loop_counts(z, signs, obs, alternatives, scale)
+    np.testing.assert_array_equal(got, want)
+    # exact ties at the observed value occur on both signs of obs, in both tails
+    perm = z @ signs.T
+    tie = perm == obs[:, None]
+    assert tie[obs > 0].any() and tie[obs < 0].any()
+    assert (-perm == obs[:, None])[obs < 0].any()
+    if "two-sided" in alternatives:
+        assert (got[:2, alternatives.index("two-sided")] == B).all()
+    assert np.getbufsize() == 8192  # the ufunc buffer size is restored
+
+
+def test_resampled_counts_shift_draws_equal_the_caller_centred_draws_and_a_loop():
+    """center / divisor (the shift bootstrap: counts kept as uint8, centred and divided block
+    by block) count exactly as the float64 draws ``(counts - cbar) / n`` built by the caller,
+    and as the replicate-by-replicate definition; the counts of the whole product counted at
+    once (:func:`irsim.stats.ties.count_extremes`) agree too (blocking does not matter)."""
+    from irsim.stats.resample import BLOCK_COLS, BLOCK_ROWS, resampled_counts
+    from irsim.stats.ties import count_extremes
+
+    rng = np.random.default_rng(31)
+    n, B = 20, 2 * BLOCK_COLS + 77
+    rows = BLOCK_ROWS + 9
+    z = (rng.integers(0, 11, (rows, n)) - rng.integers(0, 11, (rows, n))) / 10
+    counts = bootstrap_counts(8, "test", n, 0, B)
+    cbar = counts.mean(axis=0)
+    draws = (counts - cbar) / n
+    obs, scale = z.mean(axis=1), np.abs(z).mean(axis=1)
+    alts = ("two-sided", "greater", "less")
+    got = resampled_counts(z, counts.astype(np.uint8), obs, alts, scale, center=cbar,
+                           divisor=n)
+    np.testing.assert_array_equal(got, resampled_counts(z, draws, obs, alts, scale))
+    np.testing.assert_array_equal(got, count_extremes(z @ draws.T, obs, alts, scale))
+    np.testing.assert_array_equal(got[:20], _loop_counts(z[:20], draws, obs[:20], alts,
+                                                         scale[:20]))
+    assert (got > 0).all() and (got < B).any()
+
+
+def test_paired_bootstrap_shift_keeps_counts_or_draws_them_twice():
+    """The shift bootstrap keeps the count matrix (uint8 for n < 256, uint16 above) when n B
+    fits the memory budget, else draws it again for the second pass: the same counts,
+    equal to the definition (bootstrap means centred by their mean, counted directly)."""
+    rng = np.random.default_rng(32)
+    alts = ("two-sided", "greater")
+    for n, B in ((300, 700), (7, 3000)):
+        z = (rng.integers(0, 5, (9, n)) - 2) / 4.0 + rng.normal(0, 0.01, (9, 1))
+        kept = paired_bootstrap(z, B=B, seed=2, statistic="mean", alternative=alts)
+        again = paired_bootstrap(z, B=B, seed=2, statistic="mean", alternative=alts,
+                                 memory_budget=n * B - 1)
+        np.testing.assert_array_equal(kept.count, again.count)
+        means = z @ bootstrap_counts(2, "stats/paired_bootstrap", n, 0, B).T / n
+        shift = means - means.mean(axis=1, keepdims=True)
+        obs = z.mean(axis=1)[:, None]
+        tol = 1e-9 * np.maximum(np.abs(obs), np.abs(z).mean(axis=1)[:, None])
+        want = np.stack([(np.abs(shift) >= np.abs(obs) - tol).sum(axis=1),
+                         (shift >= obs - tol).sum(axis=1)], axis=1)
+        np.testing.assert_array_equal(kept.count, want)
+
+
 def test_row_counts_equal_count_nonzero():
     from irsim.stats.ties import row_counts
 

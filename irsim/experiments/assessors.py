@@ -59,8 +59,9 @@ from irsim.engine.partials import Count, Slab
 from irsim.errors import ConfigError, InputError, param, unknown_name
 from irsim.exact import Exact, exact_mean
 from irsim.kit.bins import ABSOLUTE, bin_counts, is_swap, required_difference
-from irsim.kit.common import BAYES_OPTIONS, BayesRules, Shards
+from irsim.kit.common import BayesOptions, BayesRules, Shards
 from irsim.metrics.multi import UNJUDGED_RULES, composite_qrels, evaluate_many
+from irsim.params import fingerprint, option
 from irsim.registry import data_kind, study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws
 from irsim.sampling.subsets import set_means, subset_counts
@@ -455,162 +456,114 @@ TABLE_SPECS = (LABEL_AGREEMENT, LABEL_AGREEMENT_TOPIC, CONFUSION, RANK_AGREEMENT
 # ----------------------------------------------------------------------------- config
 
 @dataclass
-class Config:
-    """Parameters of ``experiment=assessors``.
+class Config(BayesOptions):
+    """Parameters of ``experiment=assessors``."""
 
-    Parameters
-    ----------
-    name : str
-        ``assessors``.
-    reference : str
-        Name of the reference qrels (a key of ``collection.qrels``; the official
-        judgments).
-    metrics : list of str
-        Metrics of the rankings and decisions (trec_eval-exact names of
-        :func:`irsim.evaluate`).
-    rel : int
-        Binarisation threshold: a grade ``>= rel`` is relevant (DL19's 0-3 scale: 2, as
-        the SIGIR 2025 paper and the track's binary metrics).
-    scale : list of int, optional
-        The grade scale (categories of the kappas, in order). Default: the integers from the
-        reference's lowest to its highest grade. A grade of another qrels outside it is an
-        error.
-    unjudged : str
-        What a passage judged by the reference but not by the other assessor counts as
-        when evaluating under the other qrels: ``reference`` (the reference's grade: the
-        qrels differ only where the assessors disagree), ``nonrelevant`` (grade 0) or
-        ``condensed`` (unjudged; the other qrels' runs are evaluated on condensed lists,
-        Sakai 2007).
-    groups : list of list of str, optional
-        Topic groups of assessors (each a list of qrels names whose members judged the same
-        topics): adds every composite qrels made of one member per group, over the union of
-        the groups' topics, named ``mix`` followed by the 1-based position of the member
-        chosen in each group (``mix1211``; with a group of more than 9 members,
-        ``mix1-2-11-1``). A topic judged by several groups is taken from the first group
-        (in this order) that judged it.
-    tests : list of str
-        Significance tests (:data:`irsim.stats.TESTS`: t, wilcoxon, sign, randomisation,
-        paired_bootstrap, unpaired_bootstrap, tukey_hsd, randomised_tukey_hsd).
-    corrections : list of str
-        Multiple-comparison corrections over all system pairs (:data:`irsim.stats.CORRECTIONS`:
-        none, bonferroni, holm, bh, by); Tukey HSD tests get ``none`` only.
-    alpha : float
-        Significance level of the tests; the intervals' level is ``1 - alpha``.
-    B : int
-        Bootstrap resamples of topics for every interval (label and rank agreement).
-    test_B : int
-        Replicates of the Monte Carlo tests (randomisation, bootstrap, randomised Tukey HSD;
-        the randomisation test is exact when ``2**topics <= test_B``).
-    pvalue : str
-        P-value of the Monte Carlo tests: ``plus_one`` (``(count + 1) / (B + 1)``, never 0,
-        so corrections over many pairs stay valid) or ``count`` (``count / B``).
-    top_k : int
-        k of the top-k agreement (capped at the number of systems).
-    g_assessors : list of str, optional
-        The levels of the G-study's assessor facet (qrels names, given or composite; the
-        reference may be one), over the topics all of them judged. Default: the reference
-        and, with ``groups``, the parallel composites (member j of every group, j = 1 ..
-        the smallest group's size: ``mix11..1``, ``mix22..2``, ...), which use each topic's
-        judgments once each; without ``groups``, the reference and every other qrels.
-        Fewer than 2 common topics: the G-study tables are left empty (a warning).
-    max_topics : int
-        The D-study covers 1 .. max_topics topics.
-    max_assessors : int
-        The D-study covers 1 .. max_assessors assessors per topic.
-    simulate_trials : int
-        Simulated assessors (known truth by simulation, :mod:`irsim.simulate.assessor`);
-        0 (the default) turns the simulation off.
-    simulate_from : str, optional
-        The qrels whose disagreement with the reference the assessor model is fitted from
-        (a given or composite name). Default: the first composite with ``groups``, else the
-        first other qrels.
-    simulate_per_topic : bool
-        Fit one confusion matrix per topic (the default: a Dirichlet-multinomial per topic
-        centred on the pooled matrix, concentration ``simulate_concentration``) instead of
-        one pooled matrix (which ignores that disagreement is correlated within topics and
-        understates the observed rank agreement, docs/studies/assessors.md).
-    simulate_prior : float
-        Dirichlet pseudo-count per cell of the confusion matrix (1: add-one smoothing).
-    simulate_relabel : str
-        Which reference judgments a simulated assessor relabels: ``all`` (every judgment of
-        ``simulate_from``'s topics: a new assessor judging the whole pool, the planning
-        question) or ``judged`` (only the passages ``simulate_from`` re-judged, the others
-        keep the reference's grade: the process that produced the observed qrels with
-        ``unjudged=reference``, to validate the model).
-    planning_sizes : list of int, optional
-        Topic-set sizes of the planning table (>= 2); all topics are always added. A size
-        up to the topics of ``simulate_from`` is a random subset of them; a larger one
-        resamples them with replacement (topic bootstrap: every copy of a topic gets its
-        own simulated assessor). Default: 5, 10, 15, ... below the topics.
-    tau_target : float
-        Target tau-b of the planning answer.
-    agreement_target : float
-        Target decision agreement (t test) of the planning answer.
-    planning_probability : float
-        Probability with which the planning answer must reach the target.
-    swap_trials : int
-        Trials of the swap rates per qrels (two disjoint halves of the qrels' topics per
-        trial; 0, the default, leaves ``assessor_swap`` empty).
-    bayes : list of str
-        Bayesian tests of :data:`irsim.stats.registry.BAYES_TESTS` (``jzs_bf``,
-        ``t_posterior``, ``bayesian_bootstrap``) whose decisions on every pair are compared
-        under the reference and each other qrels (table ``bayes_decision_agreement``);
-        empty, the default: none.
-    bayes_threshold : float
-        ``jzs_bf``: better / worse when BF10 >= it, equivalent when BF10 <= its inverse.
-    bayes_r : float
-        ``jzs_bf``: scale of the Cauchy prior on the standardised effect.
-    bayes_prob : float
-        ``t_posterior``: mass of the HDI; ``bayesian_bootstrap``: posterior probability a
-        decision needs (its posterior draws: ``test_B``).
-    bayes_rope : float
-        ``t_posterior``, ``bayesian_bootstrap``: half-width of the region of practical
-        equivalence, in the metric's units.
-    simulate_concentration : float, optional
-        Concentration ``alpha`` of the per-topic assessor model (pseudo-observations of the
-        pooled row in every topic's row; large: topics alike, small: each topic its own).
-        Default (None): estimated per reference grade by maximum Dirichlet-multinomial
-        marginal likelihood over the topics.
-    simulate_depth : list of int, optional
-        Upper edges of rank-depth bins: the model's rows are conditioned as well on the bin
-        of the best rank any run gave the passage (``[10, 100]``: 1-10, 11-100, beyond 100
-        or retrieved by no run, the default). None or empty: no depth bins.
-    """
+    NOTES = {  # on the Bayesian options it inherits (irsim.params.parameters)
+        "bayes": (
+            "Their decisions on every pair are compared under the reference and each other "
+            "qrels (table ``bayes_decision_agreement``); the Bayesian bootstrap's posterior "
+            "draws: ``test_B``."),
+    }
 
-    name: str = "assessors"
-    reference: str = "nist"
-    metrics: list[str] = field(default_factory=lambda: ["AP", "nDCG@10", "P@10", "RR"])
-    rel: int = 2
-    scale: list[int] | None = None
-    unjudged: str = "reference"
-    groups: list[list[str]] | None = None
-    tests: list[str] = field(default_factory=lambda: ["t", "randomisation"])
-    corrections: list[str] = field(default_factory=lambda: ["none", "holm"])
-    alpha: float = 0.05
-    B: int = 1000
-    test_B: int = 10000
-    pvalue: str = "plus_one"
-    top_k: int = 10
-    g_assessors: list[str] | None = None
-    max_topics: int = 200
-    max_assessors: int = 5
-    simulate_trials: int = 0
-    simulate_from: str | None = None
-    simulate_per_topic: bool = True
-    simulate_prior: float = 1.0
-    simulate_relabel: str = "all"
-    planning_sizes: list[int] | None = None
-    tau_target: float = 0.9
-    agreement_target: float = 0.9
-    planning_probability: float = 0.95
-    swap_trials: int = 0
-    bayes: list[str] = field(default_factory=list)
-    bayes_threshold: float = BAYES_OPTIONS["bayes_threshold"]
-    bayes_r: float = BAYES_OPTIONS["bayes_r"]
-    bayes_prob: float = BAYES_OPTIONS["bayes_prob"]
-    bayes_rope: float = BAYES_OPTIONS["bayes_rope"]
-    simulate_concentration: float | None = None
-    simulate_depth: list[int] | None = field(default_factory=lambda: [10, 100])
+    name: str = option("assessors", "``assessors``.")
+    reference: str = option(
+        "nist", "Name of the reference qrels (a key of ``collection.qrels``; the official "
+        "judgments).", tables="data")
+    metrics: list[str] = option(
+        ["AP", "nDCG@10", "P@10", "RR"], "Metrics of the rankings and decisions (trec_eval-exact "
+        "names of :func:`irsim.evaluate`).", tables="data")
+    rel: int = option(
+        2, "Binarisation threshold: a grade ``>= rel`` is relevant (DL19's 0-3 scale: 2, as the "
+        "SIGIR 2025 paper and the track's binary metrics).", tables="data")
+    scale: list[int] | None = option(
+        None, "The grade scale (categories of the kappas, in order). Default: the integers from "
+        "the reference's lowest to its highest grade. A grade of another qrels outside it is an "
+        "error.", tables="data")
+    unjudged: str = option(
+        "reference", "What a passage judged by the reference but not by the other assessor counts "
+        "as when evaluating under the other qrels: ``reference`` (the reference's grade: the "
+        "qrels differ only where the assessors disagree), ``nonrelevant`` (grade 0) or "
+        "``condensed`` (unjudged; the other qrels' runs are evaluated on condensed lists, Sakai "
+        "2007).", tables="data")
+    groups: list[list[str]] | None = option(
+        None, "Topic groups of assessors (each a list of qrels names whose members judged the "
+        "same topics): adds every composite qrels made of one member per group, over the union of "
+        "the groups' topics, named ``mix`` followed by the 1-based position of the member chosen "
+        "in each group (``mix1211``; with a group of more than 9 members, ``mix1-2-11-1``). A "
+        "topic judged by several groups is taken from the first group (in this order) that judged "
+        "it.", tables="data")
+    tests: list[str] = option(
+        ["t", "randomisation"], "Significance tests (:data:`irsim.stats.TESTS`: t, wilcoxon, "
+        "sign, randomisation, paired_bootstrap, unpaired_bootstrap, tukey_hsd, "
+        "randomised_tukey_hsd).")
+    corrections: list[str] = option(
+        ["none", "holm"], "Multiple-comparison corrections over all system pairs "
+        "(:data:`irsim.stats.CORRECTIONS`: none, bonferroni, holm, bh, by); Tukey HSD tests get "
+        "``none`` only.")
+    alpha: float = option(
+        0.05, "Significance level of the tests; the intervals' level is ``1 - alpha``.")
+    B: int = option(
+        1000, "Bootstrap resamples of topics for every interval (label and rank agreement).")
+    test_B: int = option(
+        10000, "Replicates of the Monte Carlo tests (randomisation, bootstrap, randomised Tukey "
+        "HSD; the randomisation test is exact when ``2**topics <= test_B``).")
+    pvalue: str = option(
+        "plus_one", "P-value of the Monte Carlo tests: ``plus_one`` (``(count + 1) / (B + 1)``, "
+        "never 0, so corrections over many pairs stay valid) or ``count`` (``count / B``).")
+    top_k: int = option(10, "k of the top-k agreement (capped at the number of systems).")
+    g_assessors: list[str] | None = option(
+        None, "The levels of the G-study's assessor facet (qrels names, given or composite; the "
+        "reference may be one), over the topics all of them judged. Default: the reference and, "
+        "with ``groups``, the parallel composites (member j of every group, j = 1 .. the smallest "
+        "group's size: ``mix11..1``, ``mix22..2``, ...), which use each topic's judgments once "
+        "each; without ``groups``, the reference and every other qrels. Fewer than 2 common "
+        "topics: the G-study tables are left empty (a warning).", tables="data")
+    max_topics: int = option(200, "The D-study covers 1 .. max_topics topics.")
+    max_assessors: int = option(5, "The D-study covers 1 .. max_assessors assessors per topic.")
+    simulate_trials: int = option(
+        0, "Simulated assessors (known truth by simulation, :mod:`irsim.simulate.assessor`); 0 "
+        "(the default) turns the simulation off.")
+    simulate_from: str | None = option(
+        None, "The qrels whose disagreement with the reference the assessor model is fitted from "
+        "(a given or composite name). Default: the first composite with ``groups``, else the "
+        "first other qrels.", tables="data")
+    simulate_per_topic: bool = option(
+        True, "Fit one confusion matrix per topic (the default: a Dirichlet-multinomial per topic "
+        "centred on the pooled matrix, concentration ``simulate_concentration``) instead of one "
+        "pooled matrix (which ignores that disagreement is correlated within topics and "
+        "understates the observed rank agreement, docs/studies/assessors.md).", tables="data")
+    simulate_prior: float = option(
+        1.0, "Dirichlet pseudo-count per cell of the confusion matrix (1: add-one smoothing).",
+        tables="data")
+    simulate_relabel: str = option(
+        "all", "Which reference judgments a simulated assessor relabels: ``all`` (every judgment "
+        "of ``simulate_from``'s topics: a new assessor judging the whole pool, the planning "
+        "question) or ``judged`` (only the passages ``simulate_from`` re-judged, the others keep "
+        "the reference's grade: the process that produced the observed qrels with "
+        "``unjudged=reference``, to validate the model).", tables="data")
+    planning_sizes: list[int] | None = option(
+        None, "Topic-set sizes of the planning table (>= 2); all topics are always added. A size "
+        "up to the topics of ``simulate_from`` is a random subset of them; a larger one resamples "
+        "them with replacement (topic bootstrap: every copy of a topic gets its own simulated "
+        "assessor). Default: 5, 10, 15, ... below the topics.", tables="data")
+    tau_target: float = option(0.9, "Target tau-b of the planning answer.")
+    agreement_target: float = option(
+        0.9, "Target decision agreement (t test) of the planning answer.")
+    planning_probability: float = option(
+        0.95, "Probability with which the planning answer must reach the target.")
+    swap_trials: int = option(
+        0, "Trials of the swap rates per qrels (two disjoint halves of the qrels' topics per "
+        "trial; 0, the default, leaves ``assessor_swap`` empty).")
+    simulate_concentration: float | None = option(
+        None, "Concentration ``alpha`` of the per-topic assessor model (pseudo-observations of "
+        "the pooled row in every topic's row; large: topics alike, small: each topic its own). "
+        "Default (None): estimated per reference grade by maximum Dirichlet-multinomial marginal "
+        "likelihood over the topics.", tables="data")
+    simulate_depth: list[int] | None = option(
+        [10, 100], "Upper edges of rank-depth bins: the model's rows are conditioned as well on "
+        "the bin of the best rank any run gave the passage (``[10, 100]``: 1-10, 11-100, beyond "
+        "100 or retrieved by no run, the default). None or empty: no depth bins.", tables="data")
 
 
 # ----------------------------------------------------------------------------- loading
@@ -1784,14 +1737,14 @@ class Assessors:
     name: str = "assessors"
 
     def fingerprint(self) -> dict:
-        return {"B": self.B, "test_B": self.test_B, "alpha": self.alpha, "pvalue": self.pvalue,
-                "tests": list(self.tests), "corrections": list(self.corrections),
-                "top_k": self.top_k, "max_topics": self.max_topics,
-                "max_assessors": self.max_assessors, "simulate_trials": self.trials,
-                "simulation": list(self.simulation), "tau_target": self.tau_target,
-                "agreement_target": self.agreement_target,
-                "planning_probability": self.probability, "swap_trials": self.swap_trials,
-                **self.bayes.fingerprint()}
+        """Parameters that determine the tables (from :class:`Config`,
+        :func:`irsim.params.fingerprint`; the qrels, composites and simulation options
+        through the prepared data and `simulation`)."""
+        return fingerprint(self, Config, renamed={
+            "simulate_trials": "trials", "planning_probability": "probability",
+            "bayes": "bayes.tests", "bayes_threshold": "bayes.threshold", "bayes_r": "bayes.r",
+            "bayes_prob": "bayes.prob", "bayes_rope": "bayes.rope"},
+            derived={"simulation": list(self.simulation)})
 
     def _corrections(self, test: str) -> tuple[str, ...]:
         """The corrections of `test`: ``none`` only for the simultaneous (Tukey) tests."""

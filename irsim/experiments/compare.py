@@ -28,7 +28,7 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
@@ -46,6 +46,7 @@ from irsim.kit.common import (
     check_positive_int,
     select_metrics,
 )
+from irsim.params import fingerprint, option
 from irsim.registry import study
 from irsim.stats.multiple import CORRECTIONS, adjust
 from irsim.stats.registry import TESTS
@@ -86,42 +87,28 @@ COMPARISON = TableSpec(
 
 @dataclass
 class Config:
-    """Parameters of ``experiment=compare``.
+    """Parameters of ``experiment=compare``."""
 
-    Parameters
-    ----------
-    name : str
-        ``compare``.
-    systems : list of str, optional
-        The systems to compare (names as in the data); all pairs of them, or each against
-        `baseline`. None: every system of the data.
-    baseline : str, optional
-        Compare every other system of `systems` with this one (it need not be listed in
-        `systems`). None: all pairs.
-    tests : list of str
-        Any of ``t``, ``wilcoxon``, ``sign``, ``randomisation``, ``paired_bootstrap``,
-        ``unpaired_bootstrap`` (:data:`irsim.stats.TESTS`).
-    B : int
-        Monte Carlo samples of the randomisation and bootstrap tests.
-    alpha : float
-        Significance level of column ``significant``.
-    correction : {"none", "bonferroni", "holm", "bh", "by"}
-        Multiple-comparison correction over the chosen pairs, per metric and test.
-    ci_level : float
-        Confidence level of the interval of the difference.
-    metrics : list of str, optional
-        The metrics to compare on (default: every metric of the data).
-    """
-
-    name: str = "compare"
-    systems: Any = None
-    baseline: Any = None
-    tests: Any = field(default_factory=lambda: ["t", "wilcoxon", "randomisation"])
-    B: int = 10000
-    alpha: float = 0.05
-    correction: str = "holm"
-    ci_level: float = 0.95
-    metrics: Any = None
+    name: str = option("compare", "``compare``.")
+    systems: Any = option(
+        None, "The systems to compare (names as in the data); all pairs of them, or each against "
+        "`baseline`. None: every system of the data.", kind="list of str, optional", tables="data")
+    baseline: Any = option(
+        None, "Compare every other system of `systems` with this one (it need not be listed in "
+        "`systems`). None: all pairs.", kind="str, optional", tables="data")
+    tests: Any = option(
+        ["t", "wilcoxon", "randomisation"], "Any of ``t``, ``wilcoxon``, ``sign``, "
+        "``randomisation``, ``paired_bootstrap``, ``unpaired_bootstrap`` "
+        "(:data:`irsim.stats.TESTS`).", kind="list of str")
+    B: int = option(10000, "Monte Carlo samples of the randomisation and bootstrap tests.")
+    alpha: float = option(0.05, "Significance level of column ``significant``.")
+    correction: str = option(
+        "holm", "Multiple-comparison correction over the chosen pairs, per metric and test.",
+        kind='{"none", "bonferroni", "holm", "bh", "by"}')
+    ci_level: float = option(0.95, "Confidence level of the interval of the difference.")
+    metrics: Any = option(
+        None, "The metrics to compare on (default: every metric of the data).",
+        kind="list of str, optional", tables="data")
 
 
 @dataclass(frozen=True)
@@ -138,9 +125,9 @@ class Compare:
     name: str = "compare"
 
     def fingerprint(self) -> dict[str, Any]:
-        return {"pairs": [list(p) for p in self.pairs], "tests": list(self.tests),
-                "B": self.B, "alpha": self.alpha, "correction": self.correction,
-                "ci_level": self.ci_level, "seed": self.seed}
+        """Parameters that determine the tables (from :class:`Config`,
+        :func:`irsim.params.fingerprint`; `systems` and `baseline` through the pairs)."""
+        return fingerprint(self, Config, derived={"pairs": [list(p) for p in self.pairs]})
 
     def _mc(self) -> tuple[str, ...]:
         return tuple(t for t in self.tests if t in MONTE_CARLO)

@@ -55,13 +55,19 @@ from irsim.kit.common import (
     resolve_metrics,
     select_metrics,
 )
+from irsim.params import fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, rng_for
 from irsim.sampling.subsets import subset_indices
 from irsim.sampling.topics import bootstrap_counts
 from irsim.stats.ci import LOGIT_METHODS, mean_interval_grid, outside_unit_interval
 from irsim.stats.ties import score_tolerance
-from irsim.tables import table
+from irsim.tables import FLOAT as _F
+from irsim.tables import INT as _I
+from irsim.tables import METRIC, table
+from irsim.tables import STR as _S
+from irsim.tables import column as _c
+from irsim.tables import table_spec as _spec
 
 __all__ = ["Config", "make", "Coverage", "METHODS", "PARK_ALPHAS",
            "TOPIC_STREAM", "BOOT_STREAM", "RELABEL_STREAM", "relabelling"]
@@ -80,38 +86,53 @@ _BOOTSTRAPPED = ("percentile", "basic", "bca", "studentised_logit")
 
 @dataclass
 class Config:
-    """Parameters of ``experiment=coverage`` (Park 2011).
+    """Parameters of ``experiment=coverage`` (Park 2011)."""
 
-    Parameters
-    ----------
-    metrics : str or list of str, optional
-        Metrics of the collection to study (default: all of them; the top-level
-        ``metrics`` wins when both are set).
-    methods : str or list of str
-        Interval methods: ``normal``, ``t``, ``percentile``, ``basic``, ``bca``,
-        ``studentised_logit`` (distinct; ``studentised_logit`` needs scores in [0, 1]: a
-        collection with any other score is refused, naming metric, system and topic).
-    sizes : int or list of int
-        Topics per sample ``n`` (distinct; drawn without replacement; 2 <= n <= the
-        collection's topics).
-    samples : int
-        Topic samples per size.
-    B : int
-        Bootstrap resamples per interval (>= 2 for the bootstrap methods).
-    alpha : float or list of float
-        Intervals at level ``1 - alpha`` (default: Park's 0.05, 0.10, ..., 0.50).
-    """
+    name: str = option("coverage", "``coverage``.")
+    metrics: Any = option(
+        None, "Metrics of the collection to study (default: all of them; the top-level "
+        "``metrics`` wins when both are set).", kind="str or list of str, optional")
+    methods: Any = option(
+        list(METHODS), "Interval methods: ``normal``, ``t``, ``percentile``, ``basic``, ``bca``, "
+        "``studentised_logit`` (distinct; ``studentised_logit`` needs scores in [0, 1]: a "
+        "collection with any other score is refused, naming metric, system and topic).",
+        kind="str or list of str")
+    sizes: Any = option(
+        [5, 10, 20], "Topics per sample ``n`` (distinct; drawn without replacement; 2 <= n <= the "
+        "collection's topics).", kind="int or list of int")
+    samples: int = option(1000, "Topic samples per size.")
+    B: int = option(1000, "Bootstrap resamples per interval (>= 2 for the bootstrap methods).")
+    alpha: Any = option(
+        list(PARK_ALPHAS), "Intervals at level ``1 - alpha`` (default: Park's 0.05, 0.10, ..., "
+        "0.50).", kind="float or list of float")
 
-    name: str = "coverage"
-    metrics: Any = None
-    methods: Any = field(default_factory=lambda: list(METHODS))
-    sizes: Any = field(default_factory=lambda: [5, 10, 20])
-    samples: int = 1000
-    B: int = 1000
-    alpha: Any = field(default_factory=lambda: list(PARK_ALPHAS))
+
+
+# ------------------------------------------------------------------- output tables
+
+#: The tables this study writes (schemas: :mod:`irsim.tables`).
+TABLE_SPECS = (
+    _spec("coverage", ("coverage",), "Type I error of confidence intervals for a system's mean "
+          "on topic samples: per method, sample size, alpha and metric.", [
+              _c("method", _S, "`normal`, `t`, `percentile`, `basic`, `bca` or "
+                 "`studentised_logit`"),
+              _c("n", _I, "topics per sample (drawn without replacement)"),
+              _c("alpha", _F, "intervals at level 1 - alpha"),
+              _c("samples", _I, "samples of size n"),
+              _c("type1_error", _F, "share of intervals missing the population mean (the mean "
+                 "over all topics): (misses_above + misses_below) / intervals"),
+              _c("above", _F, "misses_above / intervals"),
+              _c("below", _F, "misses_below / intervals"),
+              METRIC,
+              _c("intervals", _I, "samples x systems"),
+              _c("misses_above", _I, "intervals lying above the population mean"),
+              _c("misses_below", _I, "intervals lying below the population mean"),
+          ]),
+)
 
 
 @study("coverage", config=Config, data="matrix", order=50,
+       tables=TABLE_SPECS,
        description=("coverage of confidence intervals for MAP: Type I error of normal, t, "
                     "percentile, basic, BCa and studentised logit intervals on topic samples "
                     "(Park 2011)"),
@@ -242,9 +263,9 @@ class Coverage:
                           aligned_block(self.shard_replicates, REPLICATE_BLOCK))
 
     def fingerprint(self) -> dict:
-        """Parameters that determine the tables."""
-        return {k: getattr(self, k) for k in ("metrics", "methods", "sizes", "samples", "B",
-                                             "alphas", "seed")}
+        """Parameters that determine the tables (from :class:`Config`,
+        :func:`irsim.params.fingerprint`)."""
+        return fingerprint(self, Config, renamed={"alpha": "alphas"})
 
     def fields(self, data: ScoreMatrix) -> dict[str, Count]:
         """Per size: miss counters (metrics x methods x alphas x {above, below}) and the

@@ -43,10 +43,17 @@ from irsim.kit.topicsets import (
     compared_systems,
     sampling_configs,
 )
+from irsim.params import fingerprint, option
 from irsim.registry import study
 from irsim.sampling.pooling import pool_runs, pooled_qrels
 from irsim.sampling.systems import DEFAULT_RULE
-from irsim.tables import schema, table
+from irsim.tables import ERRORS, SAMPLING, SUBSET, schema, table
+from irsim.tables import FLOAT as _F
+from irsim.tables import INT as _I
+from irsim.tables import STR as _S
+from irsim.tables import bin_columns as _bins
+from irsim.tables import column as _c
+from irsim.tables import table_spec as _spec
 
 __all__ = ["Config", "Effort", "EffortData", "effort_data", "make", "DEFAULT_POOLS",
            "pool_label"]
@@ -61,37 +68,27 @@ SHARD_ITEMS = 4096
 class Config:
     """Parameters of ``experiment=effort`` (needs a document-level collection: synthetic or
     trec).
-
-    Parameters
-    ----------
-    name : str
-        ``effort``.
-    pools : list of {metric, depth}, optional
-        The (metric, pool depth) series compared, e.g. ``[{metric: AP, depth: 100},
-        {metric: P@10, depth: 10}]`` (the default; null also means it); depth null keeps the
-        full qrels. From Python, ``(metric, depth)`` pairs work too.
-    sampling : str or list of str
-        Topic-set schemes: ``disjoint``, ``replacement``, ``independent``.
-    subset_sizes : int or list of int
-        Topic-set sizes.
-    trials : int
-        Repetitions per pair, each a new pair of topic sets.
-    drop_bottom : float
-        Share of systems with the lowest mean (of the first series) left out.
-    drop_rule : str
-        How ``drop_bottom`` leaves systems out: ``quantile`` (those whose mean is below the
-        ``drop_bottom`` quantile of the means, R's type 7, as Urbano's code) or ``count``
-        (the ``floor(drop_bottom * systems)`` lowest means; Sanderson & Zobel 2005).
     """
 
-    name: str = "effort"
-    pools: list[Any] | None = field(
-        default_factory=lambda: [{"metric": m, "depth": d} for m, d in DEFAULT_POOLS])
-    sampling: Any = field(default_factory=lambda: ["disjoint"])
-    subset_sizes: Any = field(default_factory=lambda: [5, 10, 15, 20, 25])
-    trials: int = 50
-    drop_bottom: float = 0.0
-    drop_rule: str = DEFAULT_RULE
+    name: str = option("effort", "``effort``.")
+    pools: list[Any] | None = option(
+        [{"metric": m, "depth": d} for m, d in DEFAULT_POOLS], "The (metric, pool depth) series "
+        "compared, e.g. ``[{metric: AP, depth: 100}, {metric: P@10, depth: 10}]`` (the default; "
+        "null also means it); depth null keeps the full qrels. From Python, ``(metric, depth)`` "
+        "pairs work too.", kind="list of {metric, depth}, optional")
+    sampling: Any = option(
+        ["disjoint"], "Topic-set schemes: ``disjoint``, ``replacement``, ``independent``.",
+        kind="str or list of str", tables="data")
+    subset_sizes: Any = option([5, 10, 15, 20, 25], "Topic-set sizes.", kind="int or list of int",
+        tables="data")
+    trials: int = option(50, "Repetitions per pair, each a new pair of topic sets.", tables="data")
+    drop_bottom: float = option(
+        0.0, "Share of systems with the lowest mean (of the first series) left out.", tables="data")
+    drop_rule: str = option(
+        DEFAULT_RULE, "How ``drop_bottom`` leaves systems out: ``quantile`` (those whose mean is "
+        "below the ``drop_bottom`` quantile of the means, R's type 7, as Urbano's code) or "
+        "``count`` (the ``floor(drop_bottom * systems)`` lowest means; Sanderson & Zobel 2005).",
+        tables="data")
 
 
 def pool_label(metric: str, depth: int | None) -> str:
@@ -240,8 +237,11 @@ class Effort:
         return self.errors.plan(len(self.systems), self.shard_items)
 
     def fingerprint(self) -> dict:
-        """Parameters that determine the tables."""
-        return {"pools": self.pools, "systems": self.systems, "errors": self.errors}
+        """Parameters that determine the tables (from :class:`Config`,
+        :func:`irsim.params.fingerprint`; the options that build the error tables through
+        them)."""
+        return fingerprint(self, Config, derived={"systems": self.systems,
+                                                  "errors": self.errors})
 
     def fields(self, data: EffortData) -> dict[str, Kind]:
         """The error-rate counters (integers)."""
@@ -284,7 +284,46 @@ class Effort:
                 "pools": table("pools", pool_rows)}
 
 
+
+# ------------------------------------------------------------------- output tables
+
+#: The tables this study writes (schemas: :mod:`irsim.tables`).
+TABLE_SPECS = (
+    _spec("effort", ("effort",), "Unconditioned error rates of metrics recomputed on depth-k "
+          "pools, per difference bin, with the judging effort.", [
+              _c("metric", _S, "metric recomputed on the pooled qrels"),
+              _c("pool_depth", _I, "pool depth k (null: the full qrels)"),
+              SAMPLING, SUBSET,
+              _c("judged_per_topic", _F, "mean judged documents per topic (pool size)"),
+              _c("effort", _F, "subset_size x judged_per_topic"),
+              *_bins(), *ERRORS[:2],
+              _c("error_rate", _F, "errors / comparisons (null for an empty bin)"),
+          ]),
+    _spec("effort_summary", ("effort",), "Error rate over all difference bins against effort, "
+          "per metric, pool depth, sampling and size.", [
+              _c("metric", _S, "metric recomputed on the pooled qrels"),
+              _c("pool_depth", _I, "pool depth k (null: the full qrels)"),
+              SAMPLING, SUBSET,
+              _c("judged_per_topic", _F, "mean judged documents per topic (pool size)"),
+              _c("effort", _F, "subset_size x judged_per_topic"),
+              _c("comparisons", _I, "pair x trial comparisons"),
+              _c("errors", _I, "comparisons whose order differs on the second set"),
+              _c("error_rate", _F, "errors / comparisons (null without comparisons)"),
+          ]),
+    _spec("pools", ("effort",), "Judged and relevant documents per metric, pool depth and "
+          "topic.", [
+              _c("pool_depth", _I, "pool depth k (null: the full qrels)"),
+              _c("metric", _S, "metric evaluated on these pools"),
+              _c("topic", _S, "topic"),
+              _c("judged", _I, "judged documents of the topic (pool size; all judgments when "
+                 "pool_depth is null)"),
+              _c("relevant", _I, "judged documents with grade >= 1"),
+          ]),
+)
+
+
 @study("effort", config=Config, data="docs", order=40,
+       tables=TABLE_SPECS,
        description=("assessor effort: error rates of metrics recomputed on depth-k pools (MAP at "
                     "depth 100 vs P@10 at depth 10) against judged documents (Sanderson-Zobel)"),
        headlines={"effort_summary": (

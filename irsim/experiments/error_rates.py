@@ -67,11 +67,18 @@ from irsim.kit.topicsets import (
     rates,
     sampling_configs,
 )
+from irsim.params import fingerprint, option
 from irsim.registry import study
 from irsim.sampling.subsets import check_subset_size, set_means, subset_counts
 from irsim.sampling.systems import DEFAULT_RULE
 from irsim.stats import get_test
-from irsim.tables import table
+from irsim.tables import ERRORS, METRIC, SAMPLING, SUBSET, table
+from irsim.tables import FLOAT as _F
+from irsim.tables import INT as _I
+from irsim.tables import STR as _S
+from irsim.tables import bin_columns as _bins
+from irsim.tables import column as _c
+from irsim.tables import table_spec as _spec
 
 __all__ = ["Config", "ErrorRates", "GrowthFit", "fit_growth", "make", "STREAM", "SD_STREAM",
            "WINDOWS"]
@@ -88,65 +95,55 @@ SHARD_ITEMS = 4096
 
 @dataclass
 class Config:
-    """Parameters of ``experiment=error_rates``.
+    """Parameters of ``experiment=error_rates``."""
 
-    Parameters
-    ----------
-    name : str
-        ``error_rates``.
-    metrics : str or list of str, optional
-        Metrics of the collection to study (default: all; the top-level ``metrics`` wins).
-    sampling : str or list of str
-        Topic-set schemes: ``disjoint``, ``replacement``, ``independent``.
-    subset_sizes : int or list of int
-        Topic-set sizes (the paper: 5, 10, 15, 20, 25); ``disjoint`` needs ``c <= n/2``.
-    trials : int
-        Repetitions per pair, each a new pair of topic sets (the paper: 50).
-    tests : str or list of str, optional
-        Significance tests on the first set to condition on: ``t``, ``sign``, ``wilcoxon``,
-        ``paired_bootstrap``, ``randomisation``; the unconditioned rates are always reported
-        (``test="none"``).
-    windows : list of [lo, hi], optional
-        p-value windows ``lo < p <= hi`` (``lo = 0`` includes p = 0).
-    drop_bottom : float
-        Share of systems with the lowest mean left out (the paper: 0.25 by MAP).
-    drop_rule : str
-        How ``drop_bottom`` leaves systems out: ``quantile`` (those whose mean is below the
-        ``drop_bottom`` quantile of the means, R's type 7, as Urbano's code) or ``count``
-        (the ``floor(drop_bottom * systems)`` lowest means; Sanderson & Zobel 2005).
-    drop_metric : str, optional
-        Metric ranking the systems for `drop_bottom` (default: the first metric).
-    target_sizes : int or list of int, optional
-        Sizes the fitted exponential error rates are extrapolated to.
-    min_comparisons : int
-        A size enters a bin's fit only with at least this many comparisons.
-    full_alpha : float
-        Level of the full-topic-set significance table (``p <= full_alpha``).
-    sd_sizes : int or list of int, optional
-        Sample sizes of the standard-deviation table (default 5, 10, ... up to n/2: samples
-        are drawn without replacement, so the sd shrinks to 0 as the size nears n).
-    sd_samples : int
-        Samples per size of the standard-deviation table (>= 2).
-    test_B : int
-        Resamples of the Monte Carlo tests (``paired_bootstrap``, ``randomisation``).
-    """
-
-    name: str = "error_rates"
-    metrics: Any = None
-    sampling: Any = field(default_factory=lambda: ["disjoint"])
-    subset_sizes: Any = field(default_factory=lambda: [5, 10, 15, 20, 25])
-    trials: int = 50
-    tests: Any = field(default_factory=lambda: ["t", "sign", "wilcoxon"])
-    windows: Any = field(default_factory=lambda: [list(w) for w in WINDOWS])
-    drop_bottom: float = 0.0
-    drop_rule: str = DEFAULT_RULE
-    drop_metric: str | None = None
-    target_sizes: Any = field(default_factory=lambda: [50])
-    min_comparisons: int = 10
-    full_alpha: float = 0.05
-    sd_sizes: Any = None
-    sd_samples: int = 100
-    test_B: int = 1000
+    name: str = option("error_rates", "``error_rates``.")
+    metrics: Any = option(
+        None, "Metrics of the collection to study (default: all; the top-level ``metrics`` wins).",
+        kind="str or list of str, optional")
+    sampling: Any = option(
+        ["disjoint"], "Topic-set schemes: ``disjoint``, ``replacement``, ``independent``.",
+        kind="str or list of str", tables="data")
+    subset_sizes: Any = option(
+        [5, 10, 15, 20, 25], "Topic-set sizes (the paper: 5, 10, 15, 20, 25); ``disjoint`` needs "
+        "``c <= n/2``.", kind="int or list of int", tables="data")
+    trials: int = option(
+        50, "Repetitions per pair, each a new pair of topic sets (the paper: 50).", tables="data")
+    tests: Any = option(
+        ["t", "sign", "wilcoxon"], "Significance tests on the first set to condition on: ``t``, "
+        "``sign``, ``wilcoxon``, ``paired_bootstrap``, ``randomisation``; the unconditioned rates "
+        'are always reported (``test="none"``).', kind="str or list of str, optional",
+        tables="data")
+    windows: Any = option(
+        [list(w) for w in WINDOWS], "p-value windows ``lo < p <= hi`` (``lo = 0`` includes p = "
+        "0).", kind="list of [lo, hi], optional", tables="data")
+    drop_bottom: float = option(
+        0.0, "Share of systems with the lowest mean left out (the paper: 0.25 by MAP).",
+        tables="data")
+    drop_rule: str = option(
+        DEFAULT_RULE, "How ``drop_bottom`` leaves systems out: ``quantile`` (those whose mean is "
+        "below the ``drop_bottom`` quantile of the means, R's type 7, as Urbano's code) or "
+        "``count`` (the ``floor(drop_bottom * systems)`` lowest means; Sanderson & Zobel 2005).",
+        tables="data")
+    drop_metric: str | None = option(
+        None, "Metric ranking the systems for `drop_bottom` (default: the first metric).",
+        tables="data")
+    target_sizes: Any = option(
+        [50], "Sizes the fitted exponential error rates are extrapolated to.",
+        kind="int or list of int, optional")
+    min_comparisons: int = option(
+        10, "A size enters a bin's fit only with at least this many comparisons.")
+    full_alpha: float = option(
+        0.05, "Level of the full-topic-set significance table (``p <= full_alpha``).",
+        tables="data")
+    sd_sizes: Any = option(
+        None, "Sample sizes of the standard-deviation table (default 5, 10, ... up to n/2: "
+        "samples are drawn without replacement, so the sd shrinks to 0 as the size nears n).",
+        kind="int or list of int, optional")
+    sd_samples: int = option(100, "Samples per size of the standard-deviation table (>= 2).")
+    test_B: int = option(
+        1000, "Resamples of the Monte Carlo tests (``paired_bootstrap``, ``randomisation``).",
+        tables="data")
 
 
 @dataclass(frozen=True)
@@ -286,10 +283,11 @@ class ErrorRates:
         return self.errors.plan(len(self.systems), self.shard_items)
 
     def fingerprint(self) -> dict:
-        """Parameters that determine the tables."""
-        return {k: getattr(self, k) for k in ("metrics", "systems", "errors", "target_sizes",
-                                             "min_comparisons", "sd_sizes", "sd_samples",
-                                             "seed")}
+        """Parameters that determine the tables (from :class:`Config`,
+        :func:`irsim.params.fingerprint`; the options that build the error tables through
+        them)."""
+        return fingerprint(self, Config, derived={"systems": self.systems,
+                                                  "errors": self.errors})
 
     def fields(self, data: ScoreMatrix) -> dict[str, Kind]:
         """Integer counters of the kernel; the sd table (one shard provides it)."""
@@ -406,7 +404,70 @@ def _sd_sizes(sd_sizes: tuple[int, ...] | None, n: int) -> tuple[int, ...]:
                  for s in sd_sizes)
 
 
+
+# ------------------------------------------------------------------- output tables
+_P_WINDOW = (
+    _c("p_lo", _F, "p-value window `p_lo < p <= p_hi` of the test on the first set "
+       "(`p_lo` = 0 includes p = 0); 0 for `none`"),
+    _c("p_hi", _F, "upper end of the p-value window; 1 for `none`"),
+)
+_COND_TEST = _c("test", _S, "test on the first set the comparison is conditioned on (`t`, "
+                "`sign`, `wilcoxon`, `paired_bootstrap`, `randomisation`), or `none`: every "
+                "comparison")
+
+#: The tables this study writes (schemas: :mod:`irsim.tables`).
+TABLE_SPECS = (
+    _spec("error_rates", ("error_rates",), "Error rates of run comparisons between two topic "
+          "sets: per metric, sampling, size, difference bin and significance condition.", [
+              METRIC, SAMPLING, SUBSET, *_bins(), _COND_TEST, *_P_WINDOW, *ERRORS,
+          ]),
+    _spec("error_extrapolation", ("error_rates",), "Per bin and condition, the least-squares "
+          "fit log(rate) = a + b size over the sizes (Excel GROWTH) and the rate it predicts at "
+          "each target size; no row where fewer than two sizes are usable.", [
+              METRIC, SAMPLING, *_bins(), _COND_TEST, *_P_WINDOW,
+              _c("a", _F, "intercept of the fit of log(error rate)"),
+              _c("b", _F, "slope of log(error rate) per topic"),
+              _c("target_size", _I, "topic set size extrapolated to (`experiment.target_sizes`)"),
+              _c("predicted_rate", _F, "exp(a + b target_size)"),
+              _c("points", _I, "sizes in the fit: rate > 0 and at least "
+                 "`experiment.min_comparisons` comparisons"),
+              _c("r2", _F, "coefficient of determination on the log scale (1 for two points)"),
+          ]),
+    _spec("full_significance", ("error_rates",), "On the full topic set, the share of pairs a "
+          "test finds significant, per bin of the full-set difference.", [
+              METRIC,
+              _c("test", _S, "`t`, `sign`, `wilcoxon`, `paired_bootstrap` or `randomisation`"),
+              _c("alpha", _F, "significance level: p <= alpha (`experiment.full_alpha`)"),
+              *_bins("the full-set difference"),
+              _c("pairs", _I, "pairs whose full-set difference falls in the bin"),
+              _c("significant", _I, "of those, pairs with p <= alpha"),
+              _c("share", _F, "significant / pairs (NaN for an empty bin)"),
+          ]),
+    _spec("sd_by_size", ("error_rates",), "Standard deviation of a system's mean score over "
+          "random topic samples, by sample size, summarised over systems.", [
+              METRIC,
+              _c("sample_size", _I, "topics per sample (drawn without replacement)"),
+              _c("samples", _I, "samples per size"),
+              _c("systems", _I, "systems summarised (after `experiment.drop_bottom`)"),
+              _c("mean_sd", _F, "mean over systems of the sd (ddof=1) of the system's mean "
+                 "score across samples"),
+              _c("min_sd", _F, "smallest such sd"),
+              _c("max_sd", _F, "largest such sd"),
+          ]),
+    _spec("error_dependency", ("error_rates",), "Each pair's trials ranked by |d| on the first "
+          "set; the error rate by rank over all pairs (the dependency artefact).", [
+              METRIC, SAMPLING, SUBSET,
+              _c("rank", _I, "rank of the trial among its pair's trials by |d| on the first set "
+                 "(1: smallest)"),
+              _c("pairs", _I, "pairs (one trial of each rank)"),
+              _c("errors", _I, "pairs whose trial of this rank is an error"),
+              _c("error_rate", _F, "errors / pairs"),
+          ]),
+)
+
+
 @study("error_rates", config=Config, data="matrix", order=30,
+       tables=TABLE_SPECS,
        description=("Sanderson-Zobel error rates: order flips between topic sets by difference bin "
                     "and set size, conditioned on significance tests, exponential extrapolation"),
        headlines={"error_extrapolation": (

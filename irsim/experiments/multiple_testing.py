@@ -95,6 +95,7 @@ from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
 from irsim.kit.common import (
     BAYES_OPTIONS,
+    BayesOptions,
     BayesRules,
     aligned_block,
     check_alphas,
@@ -103,6 +104,8 @@ from irsim.kit.common import (
     check_simulated_tests,
     unit_ranges,
 )
+from irsim.kit.tables import TYPE_M_S
+from irsim.params import fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.sampling.permutations import topic_permutations
@@ -126,7 +129,13 @@ from irsim.stats.registry import SIMULTANEOUS
 from irsim.stats.resample import TUKEY_GEMM_MAX_SYSTEMS, tukey_ranges_batched
 from irsim.stats.ties import tie_tolerance
 from irsim.stats.typems import TypeMRows
+from irsim.tables import FLOAT as _F
+from irsim.tables import INT as _I
+from irsim.tables import METRIC
+from irsim.tables import STR as _S
+from irsim.tables import column as _c
 from irsim.tables import table as build_table
+from irsim.tables import table_spec as _spec
 
 __all__ = [
     "FDP_SCALE",
@@ -168,122 +177,86 @@ GATHER_BYTES = 32 * 2**20
 
 
 @dataclass
-class Config:
-    """Parameters of ``experiment=multiple_testing`` (``name`` names the experiment).
+class Config(BayesOptions):
+    """Parameters of ``experiment=multiple_testing`` (``name`` names the experiment)."""
 
-    Parameters
-    ----------
-    tests : list of str
-        Paired tests of :mod:`irsim.stats` run on every pair: any of ``t``, ``wilcoxon``,
-        ``sign``, ``randomisation``, ``paired_bootstrap`` (the default list); and the
-        simultaneous tests of all pairs ``tukey_hsd`` (Tukey HSD with topics as blocks:
-        studentized range, two-way ANOVA residual mean square) and ``randomised_tukey_hsd``
-        (B permutations of the scores across systems within each topic; ``B`` and
-        ``pvalue`` as for the other Monte Carlo tests).
-    corrections : list of str
-        Corrections over the family of all pairs of a collection: ``none``, ``bonferroni``,
-        ``holm``, ``bh`` (Benjamini-Hochberg), ``by`` (Benjamini-Yekutieli). The Tukey
-        tests control the family-wise error themselves: for them every correction's
-        decision is the unadjusted simultaneous decision (the rows of all corrections are
-        equal), as ``significant_adjusted`` in ``experiment=discpower``.
-    systems : list of int
-        Systems m per simulated collection (each >= 2, at most the systems modelled).
-    sizes : list of int
-        Topics n per simulated collection (each >= 2).
-    share_null : list of float
-        Share of the m systems with the same true mean (true nulls), in [0, 1];
-        1.0: no true difference at all.
-    spread : float
-        The other systems' true means are ``null_mean + spread k / m1``, k = 1 .. m1.
-    null_margins : {"own", "shared"}
-        ``own``: each null system keeps its own margin, shifted to the null mean (equal
-        means: the null of the t, randomisation and bootstrap tests; the sign and Wilcoxon
-        nulls need not hold). ``shared``: all null systems of a collection take the margin
-        of the first one (exchangeable null pairs: every test's null holds exactly).
-    null_mean : float, optional
-        Common true mean of the null systems (default: the median of the systems' means
-        minus spread / 2).
-    alpha : list of float
-        Levels: FWER level for Bonferroni and Holm, FDR level for BH and BY; a pair is
-        significant when the procedure rejects it.
-    trials : int
-        Simulated collections per (metric, n, m, share_null).
-    B : int
-        Resamples of the Monte Carlo tests (randomisation, paired bootstrap, randomised
-        Tukey HSD).
-    pvalue : {"count", "plus_one"}
-        Monte Carlo p-value ``count/B`` or ``(count+1)/(B+1)``.
-    dependence : {"gaussian", "vine"}
-        Copula across all systems: Gaussian (normal-score correlation, shrunk to positive
-        definite) or a vine fitted with pyvinecopulib.
-    min_eigenvalue : float
-        Gaussian: floor of the smallest eigenvalue of the shrunk correlation matrix.
-    vine_truncation : int
-        Vine: trees fitted (the rest independence); small for many systems and few topics.
-    vine_families : list of str
-        Vine: pair-copula families (pyvinecopulib names; independence is always allowed).
-    margin : {"auto", "kernel", "empirical"}
-        Margins of the generator: ``auto`` is empirical for discrete metrics, else kernel.
-    drop_duplicates : bool
-        Leave out runs identical to another run.
-    drop_bottom : float
-        Leave out this share of the worst runs.
-    wilcoxon_method : str
-        :func:`irsim.stats.wilcoxon` ``method``: ``auto``, ``exact``, ``approx`` or ``r``.
-    sign_threshold : float
-        Tie threshold of the sign test (``|d| <=`` it is a tie).
-    bootstrap_statistic : {"t", "mean"}
-        Paired bootstrap statistic: studentised (Sakai) or shift (Urbano).
-    ci_level : float
-        Level of the Wilson bands.
-    bayes : list of str
-        Bayesian tests of :data:`irsim.stats.registry.BAYES_TESTS` deciding every pair of
-        every trial, uncorrected (``jzs_bf``, ``t_posterior``, ``bayesian_bootstrap``; table
-        ``bayes_multiple_testing``); empty: none.
-    bayes_threshold : float
-        ``jzs_bf``: Bayes factor threshold (>= 1): better / worse when ``BF10 >=`` it,
-        equivalent when ``BF10 <= 1 /`` it.
-    bayes_r : float
-        ``jzs_bf``: scale of the Cauchy prior on the standardised effect (> 0).
-    bayes_prob : float
-        ``t_posterior``: mass of the HDI; ``bayesian_bootstrap``: posterior probability a
-        decision needs; in (0, 1).
-    bayes_rope : float
-        ``t_posterior``, ``bayesian_bootstrap``: half-width of the region of practical
-        equivalence ``[-rope, rope]`` in the metric's units (>= 0); the pairs with a true
-        difference inside it are where "equivalent" is right. The Bayesian bootstrap uses
-        ``B`` posterior draws.
-    """
+    NOTES = {  # on the Bayesian options it inherits (irsim.params.parameters)
+        "bayes": (
+            "They decide every pair of every trial, uncorrected (table "
+            "``bayes_multiple_testing``); the Bayesian bootstrap uses ``B`` posterior draws."),
+        "bayes_rope": 'The pairs with a true difference inside it are where "equivalent" is right.',
+    }
 
-    name: str = "multiple_testing"
-    tests: list[str] = field(default_factory=lambda: list(TESTS))
-    corrections: list[str] = field(default_factory=lambda: list(CORRECTIONS))
-    systems: list[int] = field(default_factory=lambda: [5, 10, 20])
-    sizes: list[int] = field(default_factory=lambda: [25, 50])
-    share_null: list[float] = field(default_factory=lambda: [1.0, 0.5])
-    spread: float = 0.1
-    null_margins: str = "own"
-    null_mean: float | None = None
-    alpha: list[float] = field(default_factory=lambda: [0.05])
-    trials: int = 1000
-    B: int = 1000
-    pvalue: str = "count"
-    dependence: str = "gaussian"
-    min_eigenvalue: float = MIN_EIGENVALUE
-    vine_truncation: int = 2
-    vine_families: list[str] = field(default_factory=lambda: list(VINE_FAMILIES))
-    margin: str = "auto"
-    drop_duplicates: bool = True
-    drop_bottom: float = 0.0
-    wilcoxon_method: str = "auto"
-    sign_threshold: float = 0.0
-    bootstrap_statistic: str = "t"
-    ci_level: float = 0.95
-    bayes: list[str] = field(default_factory=list)
-    bayes_threshold: float = BAYES_OPTIONS["bayes_threshold"]
-    bayes_r: float = BAYES_OPTIONS["bayes_r"]
-    bayes_prob: float = BAYES_OPTIONS["bayes_prob"]
-    bayes_rope: float = BAYES_OPTIONS["bayes_rope"]
+    name: str = option("multiple_testing", "``multiple_testing``.")
+    tests: list[str] = option(
+        list(TESTS), "Paired tests of :mod:`irsim.stats` run on every pair: any of ``t``, "
+        "``wilcoxon``, ``sign``, ``randomisation``, ``paired_bootstrap`` (the default list); and "
+        "the simultaneous tests of all pairs ``tukey_hsd`` (Tukey HSD with topics as blocks: "
+        "studentized range, two-way ANOVA residual mean square) and ``randomised_tukey_hsd`` (B "
+        "permutations of the scores across systems within each topic; ``B`` and ``pvalue`` as for "
+        "the other Monte Carlo tests).")
+    corrections: list[str] = option(
+        list(CORRECTIONS), "Corrections over the family of all pairs of a collection: ``none``, "
+        "``bonferroni``, ``holm``, ``bh`` (Benjamini-Hochberg), ``by`` (Benjamini-Yekutieli). The "
+        "Tukey tests control the family-wise error themselves: for them every correction's "
+        "decision is the unadjusted simultaneous decision (the rows of all corrections are "
+        "equal), as ``significant_adjusted`` in ``experiment=discpower``.")
+    systems: list[int] = option(
+        [5, 10, 20], "Systems m per simulated collection (each >= 2, at most the systems "
+        "modelled).")
+    sizes: list[int] = option([25, 50], "Topics n per simulated collection (each >= 2).")
+    share_null: list[float] = option(
+        [1.0, 0.5], "Share of the m systems with the same true mean (true nulls), in [0, 1]; 1.0: "
+        "no true difference at all.")
+    spread: float = option(
+        0.1, "The other systems' true means are ``null_mean + spread k / m1``, k = 1 .. m1.",
+        tables="data")
+    null_margins: str = option(
+        "own", "``own``: each null system keeps its own margin, shifted to the null mean (equal "
+        "means: the null of the t, randomisation and bootstrap tests; the sign and Wilcoxon nulls "
+        "need not hold). ``shared``: all null systems of a collection take the margin of the "
+        "first one (exchangeable null pairs: every test's null holds exactly).",
+        kind='{"own", "shared"}')
+    null_mean: float | None = option(
+        None, "Common true mean of the null systems (default: the median of the systems' means "
+        "minus spread / 2).", tables="data")
+    alpha: list[float] = option(
+        [0.05], "Levels: FWER level for Bonferroni and Holm, FDR level for BH and BY; a pair is "
+        "significant when the procedure rejects it.")
+    trials: int = option(1000, "Simulated collections per (metric, n, m, share_null).")
+    B: int = option(
+        1000, "Resamples of the Monte Carlo tests (randomisation, paired bootstrap, randomised "
+        "Tukey HSD).")
+    pvalue: str = option(
+        "count", "Monte Carlo p-value ``count/B`` or ``(count+1)/(B+1)``.",
+        kind='{"count", "plus_one"}')
+    dependence: str = option(
+        "gaussian", "Copula across all systems: Gaussian (normal-score correlation, shrunk to "
+        "positive definite) or a vine fitted with pyvinecopulib.", kind='{"gaussian", "vine"}',
+        tables="data")
+    min_eigenvalue: float = option(
+        MIN_EIGENVALUE, "Gaussian: floor of the smallest eigenvalue of the shrunk correlation "
+        "matrix.", tables="data")
+    vine_truncation: int = option(
+        2, "Vine: trees fitted (the rest independence); small for many systems and few topics.",
+        tables="data")
+    vine_families: list[str] = option(
+        list(VINE_FAMILIES), "Vine: pair-copula families (pyvinecopulib names; independence is "
+        "always allowed).", tables="data")
+    margin: str = option(
+        "auto", "Margins of the generator: ``auto`` is empirical for discrete metrics, else "
+        "kernel.", kind='{"auto", "kernel", "empirical"}', tables="data")
+    drop_duplicates: bool = option(True, "Leave out runs identical to another run.", tables="data")
+    drop_bottom: float = option(0.0, "Leave out this share of the worst runs.", tables="data")
+    wilcoxon_method: str = option(
+        "auto", ":func:`irsim.stats.wilcoxon` ``method``: ``auto``, ``exact``, ``approx`` or "
+        "``r``.")
+    sign_threshold: float = option(0.0, "Tie threshold of the sign test (``|d| <=`` it is a tie).")
+    bootstrap_statistic: str = option(
+        "t", "Paired bootstrap statistic: studentised (Sakai) or shift (Urbano).",
+        kind='{"t", "mean"}')
+    ci_level: float = option(0.95, "Level of the Wilson bands.")
+
 
 
 @dataclass(frozen=True)
@@ -412,11 +385,10 @@ class MultipleTesting:
                           aligned_block(self.shard_replicates, REPLICATE_BLOCK))
 
     def fingerprint(self) -> dict:
-        """Parameters that determine the tables."""
-        keys = ("sizes", "systems", "shares", "alphas", "tests", "corrections", "trials",
-                "B", "seed", "pvalue", "wilcoxon_method", "sign_threshold",
-                "bootstrap_statistic", "ci_level", "null_margins")
-        return {k: getattr(self, k) for k in keys} | self.bayes_rules.fingerprint()
+        """Parameters that determine the tables (from :class:`Config`,
+        :func:`irsim.params.fingerprint`; the simulation's options through the fitted
+        models of the data)."""
+        return fingerprint(self, Config, renamed={"share_null": "shares", "alpha": "alphas"})
 
     @property
     def bayes_rules(self) -> BayesRules:
@@ -930,7 +902,126 @@ def prepare(models: list[CollectionModel] | tuple[CollectionModel, ...], *,
     return CollectionData(tuple(models), tuple(shifts))
 
 
+
+# ------------------------------------------------------------------- output tables
+
+#: The tables this study writes (schemas: :mod:`irsim.tables`).
+TABLE_SPECS = (
+    TYPE_M_S,
+    _spec("multiple_testing", ("multiple_testing",), "Known-truth family-wise error rate, false "
+          "discovery rate and per-pair power of multiple-comparison corrections over all "
+          "system pairs of simulated collections: per metric, correction, test, m, n, "
+          "share_null and alpha.", [
+              _c("metric", _S, "metric whose collection the generator was fit to"),
+              _c("correction", _S, "`none`, `bonferroni`, `holm`, `bh` (Benjamini-Hochberg) or "
+                 "`by` (Benjamini-Yekutieli), over the m(m-1)/2 pairs of a collection"),
+              _c("test", _S, "`t`, `wilcoxon`, `sign`, `randomisation` or `paired_bootstrap` "
+                 "(two-sided)"),
+              _c("m", _I, "systems per simulated collection"),
+              _c("n", _I, "topics per simulated collection"),
+              _c("share_null", _F, "share of the systems with the same true mean (1: no true "
+                 "difference)"),
+              _c("null_systems", _I, "systems with the null mean: floor(share_null m + 1/2); "
+                 "the true null pairs are the pairs among them"),
+              _c("alpha", _F, "level of the procedure (FWER level for Bonferroni and Holm, FDR "
+                 "level for BH and BY; per comparison for `none`)"),
+              _c("trials", _I, "simulated collections"),
+              _c("familywise_errors", _I, "collections with at least one true null rejected"),
+              _c("fwer", _F, "familywise_errors / trials: family-wise error rate"),
+              _c("fwer_lo", _F, "Wilson lower limit of fwer (`experiment.ci_level`)"),
+              _c("fwer_hi", _F, "Wilson upper limit of fwer"),
+              _c("fdr", _F, "false discovery rate: mean over collections of V / R (rejected "
+                 "true nulls / rejections; 0 when nothing is rejected)"),
+              _c("fdr_lo", _F, "Wilson lower limit of fdr (summed V / R as the count: "
+                 "conservative)"),
+              _c("fdr_hi", _F, "Wilson upper limit of fdr"),
+              _c("power", _F, "per-pair power: mean over collections of the share of truly "
+                 "different pairs rejected (NaN when there are none)"),
+              _c("power_lo", _F, "Wilson lower limit of power (summed shares as the count: "
+                 "conservative)"),
+              _c("power_hi", _F, "Wilson upper limit of power"),
+              _c("mean_rejections", _F, "mean number of pairs rejected per collection"),
+          ]),
+    _spec("bayes_multiple_testing", ("multiple_testing",), "Bayesian decisions against the "
+          "known truth (issue 28): per metric, n, m, share_null and method, every Bayesian "
+          "test of `experiment.bayes` (uncorrected: a decision per pair) and, on the same "
+          "trials, every significance test with each correction and alpha; pooled over the "
+          "(trial, pair) comparisons. Bands are Wilson intervals with the per-trial shares "
+          "summed as the count over the trials (conservative, as table multiple_testing).", [
+              _c("metric", _S, "metric whose collection the generator was fit to"),
+              _c("n", _I, "topics per simulated collection"),
+              _c("m", _I, "systems per simulated collection"),
+              _c("share_null", _F, "share of the systems with the same true mean"),
+              _c("null_systems", _I, "systems with the null mean (true null pairs: the pairs "
+                 "among them)"),
+              _c("method", _S, "`bayes` (a Bayesian test's decision) or `test` (a "
+                 "significance test: different = rejected, direction = sign of the mean "
+                 "difference)"),
+              _c("test", _S, "the Bayesian test (`jzs_bf`, `t_posterior`, "
+                 "`bayesian_bootstrap`) or the significance test"),
+              _c("rule", _S, "Bayesian: the decision rule (as table bayes_decisions); test: "
+                 "`p <= alpha (correction)`"),
+              _c("correction", _S, "test: the correction of the family of all pairs; null for "
+                 "`bayes`"),
+              _c("alpha", _F, "test: its level; null for `bayes`"),
+              _c("trials", _I, "simulated collections"),
+              _c("null_comparisons", _I, "trial x pair comparisons with equal true means"),
+              _c("false_different", _I, "of them, decided better or worse (rejected)"),
+              _c("false_different_rate", _F, "false_different / null_comparisons: the "
+                 "per-comparison false \"different\" rate (NaN without true nulls)"),
+              _c("false_different_lo", _F, "Wilson lower limit of false_different_rate"),
+              _c("false_different_hi", _F, "Wilson upper limit of false_different_rate"),
+              _c("familywise", _I, "trials with at least one null pair decided different"),
+              _c("fwer", _F, "familywise / trials"),
+              _c("alt_comparisons", _I, "trial x pair comparisons with a true difference"),
+              _c("right", _I, "of them, decided different in the true direction"),
+              _c("power", _F, "right / alt_comparisons (NaN without true differences)"),
+              _c("power_lo", _F, "Wilson lower limit of power"),
+              _c("power_hi", _F, "Wilson upper limit of power"),
+              _c("wrong", _I, "comparisons with a true difference decided different in the "
+                 "wrong direction (Type S among all comparisons)"),
+              _c("wrong_sign_rate", _F, "wrong / alt_comparisons"),
+              _c("wrong_sign_lo", _F, "Wilson lower limit of wrong_sign_rate"),
+              _c("wrong_sign_hi", _F, "Wilson upper limit of wrong_sign_rate"),
+              _c("rope_comparisons", _I, "bayes: comparisons with |true difference| <= "
+                 "`experiment.bayes_rope` (the true nulls included); null for `test`"),
+              _c("equivalent_inside", _I, "bayes: of them, decided equivalent (correct); "
+                 "null for `test`"),
+              _c("equivalent_inside_rate", _F, "equivalent_inside / rope_comparisons"),
+              _c("equivalent_inside_lo", _F, "Wilson lower limit of equivalent_inside_rate"),
+              _c("equivalent_inside_hi", _F, "Wilson upper limit of equivalent_inside_rate"),
+              _c("equivalent_outside", _I, "bayes: comparisons with |true difference| > "
+                 "`experiment.bayes_rope` decided equivalent (an error); null for `test`"),
+              _c("equivalent_outside_rate", _F, "equivalent_outside / the comparisons with "
+                 "|true difference| > rope (NaN if none)"),
+              _c("undecided_rate", _F, "bayes: comparisons decided undecided / all "
+                 "comparisons; null for `test`"),
+          ], when="only with `experiment.bayes` set (not empty)"),
+    _spec("multiple_testing_fit", ("multiple_testing",), "One row per metric: how the "
+          "collection generator of `multiple_testing` was fit.", [
+              METRIC,
+              _c("margin", _S, "margin kind: `kernel` or `empirical`"),
+              _c("support", _S, "discrete support detected (e.g. `grid 1/10`); empty if none"),
+              _c("dependence", _S, "copula across all systems: `gaussian` or `vine`"),
+              _c("systems", _I, "systems a collection draws from (the pool)"),
+              _c("dropped", _I, "systems left out (duplicates, `experiment.drop_bottom`, or "
+                 "a margin that cannot reach the true means)"),
+              _c("null_mean", _F, "common true mean of the null systems"),
+              _c("spread", _F, "the other systems' true means are null_mean + spread k / m1, "
+                 "k = 1..m1"),
+              _c("shrinkage", _F, "gaussian: weight lambda of the equicorrelation target in the "
+                 "shrunk normal-score correlation (0: none needed; 0 for the vine)"),
+              _c("corr_mean", _F, "mean normal-score correlation of the pool's system pairs"),
+              _c("min_eigenvalue", _F, "smallest eigenvalue of the copula correlation (vine: of "
+                 "the unshrunk normal-score correlation)"),
+              _c("vine_truncation", _I, "vine: trees fitted (-1 for gaussian)"),
+              _c("vine_loglik", _F, "vine: log-likelihood of the fit (NaN for gaussian)"),
+          ]),
+)
+
+
 @study("multiple_testing", config=Config, data="matrix", order=100,
+       tables=TABLE_SPECS,
        description=("known-truth simulation: family-wise error rate, false discovery rate and "
                     "power of multiple-comparison corrections (Bonferroni, Holm, BH, BY) over all "
                     "system pairs of collections simulated from a real one"),

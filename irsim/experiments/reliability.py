@@ -65,13 +65,19 @@ from irsim.kit.common import (
     unit_ranges,
 )
 from irsim.kit.topicsets import check_drop_bottom, check_drop_rule, kept_systems
+from irsim.params import fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.sampling.systems import DEFAULT_RULE
 from irsim.sampling.topics import bootstrap_indices
 from irsim.stats.gtheory import GStudy, e_rho2, feldt_interval, g_study, phi, topics_for
 from irsim.stats.kendall import concordance, pair_signs, tau_b, ties
-from irsim.tables import table
+from irsim.tables import FLOAT as _F
+from irsim.tables import INT as _I
+from irsim.tables import METRIC, table
+from irsim.tables import STR as _S
+from irsim.tables import column as _c
+from irsim.tables import table_spec as _spec
 
 __all__ = ["Config", "make", "Reliability", "BOOT_STREAM", "CHECK_STREAM",
            "INDICATORS", "true_means"]
@@ -125,45 +131,110 @@ def block_bytes(reps: int, systems: int, topics: int) -> int:
 
 @dataclass
 class Config:
-    """Parameters of ``experiment=reliability`` (generalizability theory).
+    """Parameters of ``experiment=reliability`` (generalizability theory)."""
 
-    Parameters
-    ----------
-    metrics : str or list of str, optional
-        Metrics of the collection (default: all; the top-level ``metrics`` wins).
-    drop_bottom : float
-        Share of runs left out, the worst by the metric's mean (0: none; Urbano 2016: 0.25).
-    drop_rule : str
-        How ``drop_bottom`` leaves runs out: ``quantile`` (the runs whose mean is below the
-        ``drop_bottom`` quantile of the means, R's type 7, as Urbano's code) or ``count``
-        (the ``floor(drop_bottom * runs)`` lowest means).
-    targets : float or list of float
-        Target values of E(rho^2) and Phi for the topics-needed table.
-    max_topics : int
-        The D-study curve covers 1 .. max_topics topics.
-    B : int
-        Bootstrap resamples of the topics (>= 2).
-    ci_level : float
-        Level of the intervals.
-    check_trials : int
-        Simulated collections per size for the simulation check (0: no check).
-    check_topics : int or list of int
-        Topic set sizes of the simulation check (>= 2).
-    """
+    name: str = option("reliability", "``reliability``.")
+    metrics: Any = option(
+        None, "Metrics of the collection (default: all; the top-level ``metrics`` wins).",
+        kind="str or list of str, optional")
+    drop_bottom: float = option(
+        0.0, "Share of runs left out, the worst by the metric's mean (0: none; Urbano 2016: "
+        "0.25).")
+    drop_rule: str = option(
+        DEFAULT_RULE, "How ``drop_bottom`` leaves runs out: ``quantile`` (the runs whose mean is "
+        "below the ``drop_bottom`` quantile of the means, R's type 7, as Urbano's code) or "
+        "``count`` (the ``floor(drop_bottom * runs)`` lowest means).")
+    targets: Any = option(
+        [0.8, 0.9, 0.95], "Target values of E(rho^2) and Phi for the topics-needed table.",
+        kind="float or list of float")
+    max_topics: int = option(200, "The D-study curve covers 1 .. max_topics topics.")
+    B: int = option(1000, "Bootstrap resamples of the topics (>= 2).")
+    ci_level: float = option(0.95, "Level of the intervals.")
+    check_trials: int = option(
+        0, "Simulated collections per size for the simulation check (0: no check).")
+    check_topics: Any = option(
+        [25, 50, 100], "Topic set sizes of the simulation check (>= 2).",
+        kind="int or list of int")
 
-    name: str = "reliability"
-    metrics: Any = None
-    drop_bottom: float = 0.0
-    drop_rule: str = DEFAULT_RULE
-    targets: Any = field(default_factory=lambda: [0.8, 0.9, 0.95])
-    max_topics: int = 200
-    B: int = 1000
-    ci_level: float = 0.95
-    check_trials: int = 0
-    check_topics: Any = field(default_factory=lambda: [25, 50, 100])
+
+
+# ------------------------------------------------------------------- output tables
+
+#: The tables this study writes (schemas: :mod:`irsim.tables`).
+TABLE_SPECS = (
+    _spec("reliability", ("reliability",), "G-study of a collection (generalizability theory): "
+          "variance components and reliability per metric.", [
+              METRIC,
+              _c("systems", _I, "systems in the G-study (after `experiment.drop_bottom`)"),
+              _c("dropped", _I, "systems left out by `experiment.drop_bottom`"),
+              _c("topics", _I, "topics in the G-study"),
+              _c("var_system", _F, "system variance component (MS_s - MS_e) / topics (negative "
+                 "estimates set to 0)"),
+              _c("var_topic", _F, "topic variance component (MS_t - MS_e) / systems (negative "
+                 "estimates set to 0)"),
+              _c("var_residual", _F, "system x topic (residual) variance component MS_e"),
+              _c("pct_system", _F, "var_system as a percentage of the total variance"),
+              _c("pct_topic", _F, "var_topic as a percentage of the total variance"),
+              _c("pct_residual", _F, "var_residual as a percentage of the total variance"),
+              _c("negative", _S, "components whose raw estimate was negative (`system`, "
+                 "`topic`, both comma-separated, or empty)"),
+              _c("e_rho2", _F, "generalizability coefficient E(rho^2) with the G-study's "
+                 "topics"),
+              _c("e_rho2_lo", _F, "percentile bootstrap (over topics) lower limit of e_rho2 "
+                 "(`experiment.ci_level`)"),
+              _c("e_rho2_hi", _F, "percentile bootstrap upper limit of e_rho2"),
+              _c("e_rho2_feldt_lo", _F, "Feldt (exact F, normal model) lower limit of e_rho2"),
+              _c("e_rho2_feldt_hi", _F, "Feldt upper limit of e_rho2"),
+              _c("phi", _F, "dependability index Phi with the G-study's topics"),
+              _c("phi_lo", _F, "percentile bootstrap lower limit of phi"),
+              _c("phi_hi", _F, "percentile bootstrap upper limit of phi"),
+              _c("B", _I, "bootstrap resamples of the topics"),
+          ]),
+    _spec("d_study", ("reliability",), "D-study curve: E(rho^2) and Phi per metric against the "
+          "number of topics.", [
+              METRIC,
+              _c("topics", _I, "topics of the hypothetical collection"),
+              _c("e_rho2", _F, "E(rho^2) with that many topics"),
+              _c("phi", _F, "Phi with that many topics"),
+          ]),
+    _spec("reliability_topics", ("reliability",), "Topics needed for a target reliability: "
+          "per metric, indicator and target.", [
+              METRIC,
+              _c("indicator", _S, "`e_rho2` or `phi`"),
+              _c("target", _F, "target value of the indicator (`experiment.targets`)"),
+              _c("topics", _I, "smallest number of topics reaching it (null: var_system = 0)"),
+              _c("topics_lo", _I, "lower `experiment.ci_level` bootstrap quantile of the "
+                 "topics needed (resamples over topics; null: not reachable)"),
+              _c("topics_hi", _I, "the same, upper quantile"),
+          ]),
+    _spec("reliability_check", ("reliability",), "Simulation check of the reliability "
+          "indicators: per metric and topic set size, the true E(rho^2) and Phi of a normal "
+          "random-effects model fitted to the G-study against their estimates and the realised "
+          "agreement of simulated and true system orderings.", [
+              METRIC,
+              _c("topics", _I, "topics of each simulated collection (`experiment.check_topics`)"),
+              _c("trials", _I, "simulated collections"),
+              _c("true_e_rho2", _F, "E(rho^2) of the model with that many topics"),
+              _c("e_rho2_mean", _F, "mean over trials of the estimated E(rho^2)"),
+              _c("e_rho2_bias", _F, "e_rho2_mean - true_e_rho2"),
+              _c("e_rho2_sd", _F, "standard deviation over trials of the estimate (its Monte "
+                 "Carlo standard error is e_rho2_sd / sqrt(trials))"),
+              _c("true_phi", _F, "Phi of the model with that many topics"),
+              _c("phi_mean", _F, "mean over trials of the estimated Phi"),
+              _c("phi_bias", _F, "phi_mean - true_phi"),
+              _c("phi_sd", _F, "standard deviation over trials of the estimate"),
+              _c("corr2_mean", _F, "mean squared Pearson correlation between simulated and "
+                 "true system means (the realised counterpart of E(rho^2))"),
+              _c("corr2_se", _F, "Monte Carlo standard error of corr2_mean"),
+              _c("tau_mean", _F, "mean Kendall tau-b between the simulated and the true "
+                 "system ordering"),
+              _c("tau_se", _F, "Monte Carlo standard error of tau_mean"),
+          ], "only with `experiment.check_trials` > 0"),
+)
 
 
 @study("reliability", config=Config, data="matrix", order=90,
+       tables=TABLE_SPECS,
        description=("test collection reliability (generalizability theory): variance components, "
                     "E(rho^2) and Phi with CIs, D-study and topics for a target (Urbano 2013)"),
        headlines={"reliability": (("metric",), "e_rho2"),
@@ -332,10 +403,9 @@ class Reliability:
         return shards
 
     def fingerprint(self) -> dict:
-        """Parameters that determine the tables."""
-        return {k: getattr(self, k) for k in ("metrics", "drop_bottom", "drop_rule", "targets",
-                                             "max_topics", "B", "ci_level", "seed",
-                                             "check_trials", "check_topics")}
+        """Parameters that determine the tables (from :class:`Config`,
+        :func:`irsim.params.fingerprint`)."""
+        return fingerprint(self, Config)
 
     def fields(self, data: ScoreMatrix) -> dict[str, Slab | Count]:
         """Per metric and resample: the bootstrap variance components (system, topic,

@@ -60,6 +60,7 @@ from irsim.kit.common import (
     select_metrics,
     unit_ranges,
 )
+from irsim.kit.tables import SWAP_TABLES
 from irsim.kit.topicsets import (
     check_schemes,
     check_set_memory,
@@ -67,6 +68,7 @@ from irsim.kit.topicsets import (
     rates,
     sampling_configs,
 )
+from irsim.params import fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK
 from irsim.sampling.subsets import set_means, set_overlap, subset_counts, unique_topics
@@ -88,32 +90,25 @@ SHARD_ITEMS, SHARD_REPLICATES = 4096, 1000
 
 @dataclass
 class Config:
-    """Parameters of ``experiment=swap``.
+    """Parameters of ``experiment=swap``."""
 
-    Parameters
-    ----------
-    name : str
-        ``swap``.
-    metrics : str or list of str, optional
-        Metrics of the collection to study (default: all; the top-level ``metrics`` wins).
-    sampling : str or list of str
-        Schemes: ``disjoint``, ``independent``, ``replacement``, ``bootstrap`` (a name or a
-        list; sweep with ``-m``).
-    subset_sizes : int or list of int, optional
-        Topic-set sizes ``c`` (default ``n // 2``); ``c <= n/2`` for ``disjoint``, ``c <= n``
-        for ``independent`` and ``replacement``; ``bootstrap`` always uses ``c = n``.
-    trials : int
-        Trials (pairs of topic sets) per scheme and size; Sakai used 1000.
-    confidence : float or list of float
-        Confidence levels of the required difference (swap rate <= 1 - level).
-    """
-
-    name: str = "swap"
-    metrics: Any = None
-    sampling: Any = field(default_factory=lambda: ["disjoint", "replacement", "independent"])
-    subset_sizes: Any = None
-    trials: int = 1000
-    confidence: Any = field(default_factory=lambda: list(CONFIDENCES))
+    name: str = option("swap", "``swap``.")
+    metrics: Any = option(
+        None, "Metrics of the collection to study (default: all; the top-level ``metrics`` wins).",
+        kind="str or list of str, optional")
+    sampling: Any = option(
+        ["disjoint", "replacement", "independent"], "Schemes: ``disjoint``, ``independent``, "
+        "``replacement``, ``bootstrap`` (a name or a list; sweep with ``-m``).",
+        kind="str or list of str", tables="data")
+    subset_sizes: Any = option(
+        None, "Topic-set sizes ``c`` (default ``n // 2``); ``c <= n/2`` for ``disjoint``, ``c <= "
+        "n`` for ``independent`` and ``replacement``; ``bootstrap`` always uses ``c = n``.",
+        kind="int or list of int, optional", tables="data")
+    trials: int = option(
+        1000, "Trials (pairs of topic sets) per scheme and size; Sakai used 1000.")
+    confidence: Any = option(
+        list(CONFIDENCES), "Confidence levels of the required difference (swap rate <= 1 - "
+        "level).", kind="float or list of float")
 
 
 @dataclass(frozen=True)
@@ -168,9 +163,11 @@ class Swap:
                           self.trials, aligned_block(self.shard_replicates, REPLICATE_BLOCK))
 
     def fingerprint(self) -> dict:
-        """Parameters that determine the tables."""
-        return {k: getattr(self, k) for k in ("metrics", "configs", "trials", "confidences",
-                                             "seed")}
+        """Parameters that determine the tables (from :class:`Config`,
+        :func:`irsim.params.fingerprint`; `sampling` and `subset_sizes` through the
+        configurations they make)."""
+        return fingerprint(self, Config, renamed={"confidence": "confidences"},
+                           derived={"configs": self.configs})
 
     def fields(self, data: ScoreMatrix) -> dict[str, Kind]:
         """Counters per metric, configuration and bin; the largest set mean; topic counts."""
@@ -290,6 +287,7 @@ def _required(comps: np.ndarray, swaps: np.ndarray, lay: BinLayout,
 
 
 @study("swap", config=Config, data="matrix", order=20,
+       tables=SWAP_TABLES,
        description=("swap rates under topic sampling (disjoint / independent / replacement / "
                     "bootstrap): swap-rate curves, difference required, sensitivity (Voorhees-"
                     "Buckley, Sakai)"),

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
@@ -64,6 +64,7 @@ from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
 from irsim.kit.common import (
     BAYES_OPTIONS,
+    BayesOptions,
     BayesRules,
     aligned_block,
     check_alphas,
@@ -71,17 +72,26 @@ from irsim.kit.common import (
     check_simulated_tests,
     unit_ranges,
 )
+from irsim.kit.tables import TYPE_M_S
+from irsim.params import fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
-from irsim.simulate.designs import PooledMetric
-from irsim.simulate.fit_engine import fit_collections
 from irsim.simulate.topics import SimulationData, fit_simulator, prepare
 from irsim.stats import get_test
 from irsim.stats._validation import ALTERNATIVES
 from irsim.stats.bayes import DECISIONS
 from irsim.stats.binomial import clopper_pearson
 from irsim.stats.typems import TypeMRecord, TypeMRows, merged_records, type_m_fields
+from irsim.tables import FLOAT as _F
+from irsim.tables import INT as _I
+from irsim.tables import METRIC
+from irsim.tables import STR as _S
+from irsim.tables import column as _c
 from irsim.tables import table as build_table
+from irsim.tables import table_spec as _spec
+
+if TYPE_CHECKING:  # the urbano2019 design's modules load pyvinecopulib: imported when used
+    from irsim.simulate.designs import PooledMetric
 
 __all__ = [
     "ALPHAS",
@@ -110,109 +120,71 @@ SHARD_ITEMS, SHARD_REPLICATES = 4096, 1000
 
 
 @dataclass
-class Config:
-    """Parameters of ``experiment=test_errors`` (``name`` names the experiment).
+class Config(BayesOptions):
+    """Parameters of ``experiment=test_errors`` (``name`` names the experiment)."""
 
-    Parameters
-    ----------
-    tests : list of str
-        Paired tests of :mod:`irsim.stats` to evaluate: any of ``t``, ``wilcoxon``,
-        ``sign``, ``randomisation``, ``paired_bootstrap``.
-    sizes : list of int
-        Topic set sizes n of the simulated pairs (each >= 2).
-    deltas : list of float
-        True differences in mean between the experimental and the baseline system
-        (0: Type I error).
-    alpha : list of float
-        Significance levels; a test rejects when ``p <= alpha``.
-    alternatives : list of str
-        ``two-sided``, ``greater`` (the experimental system is better) and/or ``less``.
-    trials : int
-        Simulated system pairs per (metric, topic set size, delta).
-    B : int
-        Resamples of the Monte Carlo tests (randomisation, paired bootstrap).
-    pvalue : {"count", "plus_one"}
-        Monte Carlo p-value ``count/B`` (as in the papers) or ``(count+1)/(B+1)``.
-    margin : {"auto", "kernel", "empirical"}
-        Margins of the generator: ``auto`` is empirical for discrete metrics such as P@10
-        and RR, else kernel.
-    dependence : {"pearson", "kendall"}
-        What each pair's Gaussian copula reproduces: the Pearson correlation (NORTA) or
-        Kendall's tau.
-    drop_duplicates : bool
-        Leave out runs identical to another run.
-    drop_bottom : float
-        Leave out this share of the worst runs (Urbano et al.: 0.1).
-    wilcoxon_method : str
-        :func:`irsim.stats.wilcoxon` ``method``: ``auto``, ``exact``, ``approx`` or ``r``
-        (R's defaults).
-    sign_threshold : float
-        Tie threshold of the sign test: differences with ``|d| <=`` it are ties
-        (Urbano et al.: 0.01).
-    bootstrap_statistic : {"t", "mean"}
-        Paired bootstrap statistic: studentised (``t``, Sakai) or shift (``mean``, Urbano).
-    ci_level : float
-        Level of the binomial (Clopper-Pearson) bands of the rates.
-    design : {"shift", "urbano2019"}
-        ``shift``: the pair's Gaussian copula and a shifted copy of the baseline's margin
-        (tables ``test_errors``, ``test_errors_fit``). ``urbano2019``: Urbano, Lima &
-        Hanjalic's design (:mod:`irsim.simulate`: margins and copulas selected by AIC; tables
-        ``type_1``, ``type_2``, ``type_3``, ``test_errors_families``,
-        ``test_errors_models``); ``deltas`` > 0 are the Type II/III differences, Type I is
-        always run; ``alternatives`` ``two-sided`` and ``greater`` (one-sided); ``margin``
-        and ``dependence`` do not apply.
-    power_trials : int
-        ``urbano2019``: trials per (metric, n, delta) of Type II/III (0: ``trials``; the
-        paper ran a tenth of the Type I trials).
-    fit_cache : str, optional
-        ``urbano2019``: directory of fitted generators, keyed by the data and the fitting
-        options (a rerun or a sweep skips fitting); None: fit every time.
-    fit_threads : int
-        ``urbano2019``: threads of each copula selection (results do not depend on it).
-    bayes : list of str
-        Bayesian tests of :data:`irsim.stats.registry.BAYES_TESTS` to run on the same
-        trials (``jzs_bf``, ``t_posterior``, ``bayesian_bootstrap``; table
-        ``bayes_decisions``); empty: none.
-    bayes_threshold : float
-        ``jzs_bf``: Bayes factor threshold (>= 1): better / worse when ``BF10 >=`` it,
-        equivalent when ``BF10 <= 1 /`` it.
-    bayes_r : float
-        ``jzs_bf``: scale of the Cauchy prior on the standardised effect (> 0).
-    bayes_prob : float
-        ``t_posterior``: mass of the HDI; ``bayesian_bootstrap``: posterior probability a
-        decision needs; in (0, 1).
-    bayes_rope : float
-        ``t_posterior``, ``bayesian_bootstrap``: half-width of the region of practical
-        equivalence ``[-rope, rope]`` in the metric's units (>= 0). The Bayesian bootstrap
-        uses ``B`` posterior draws.
-    """
+    NOTES = {  # on the Bayesian options it inherits (irsim.params.parameters)
+        "bayes": (
+            "They run on the same trials (table ``bayes_decisions``); the Bayesian bootstrap "
+            "uses ``B`` posterior draws."),
+    }
 
-    name: str = "test_errors"
-    tests: list[str] = field(default_factory=lambda: list(TESTS))
-    sizes: list[int] = field(default_factory=lambda: [25, 50, 100])
-    deltas: list[float] = field(default_factory=lambda: list(DELTAS))
-    alpha: list[float] = field(default_factory=lambda: list(ALPHAS))
-    alternatives: list[str] = field(default_factory=lambda: ["two-sided"])
-    trials: int = 10000
-    B: int = 1000
-    pvalue: str = "count"
-    margin: str = "auto"
-    dependence: str = "pearson"
-    drop_duplicates: bool = True
-    drop_bottom: float = 0.0
-    wilcoxon_method: str = "auto"
-    sign_threshold: float = 0.0
-    bootstrap_statistic: str = "t"
-    ci_level: float = 0.95
-    design: str = "shift"
-    power_trials: int = 0
-    fit_cache: str | None = None
-    fit_threads: int = 1
-    bayes: list[str] = field(default_factory=list)
-    bayes_threshold: float = BAYES_OPTIONS["bayes_threshold"]
-    bayes_r: float = BAYES_OPTIONS["bayes_r"]
-    bayes_prob: float = BAYES_OPTIONS["bayes_prob"]
-    bayes_rope: float = BAYES_OPTIONS["bayes_rope"]
+    name: str = option("test_errors", "``test_errors``.")
+    tests: list[str] = option(
+        list(TESTS), "Paired tests of :mod:`irsim.stats` to evaluate: any of ``t``, ``wilcoxon``, "
+        "``sign``, ``randomisation``, ``paired_bootstrap``.")
+    sizes: list[int] = option(
+        [25, 50, 100], "Topic set sizes n of the simulated pairs (each >= 2).")
+    deltas: list[float] = option(
+        list(DELTAS), "True differences in mean between the experimental and the baseline system "
+        "(0: Type I error).")
+    alpha: list[float] = option(
+        list(ALPHAS), "Significance levels; a test rejects when ``p <= alpha``.")
+    alternatives: list[str] = option(
+        ["two-sided"], "``two-sided``, ``greater`` (the experimental system is better) and/or "
+        "``less``.")
+    trials: int = option(10000, "Simulated system pairs per (metric, topic set size, delta).")
+    B: int = option(1000, "Resamples of the Monte Carlo tests (randomisation, paired bootstrap).")
+    pvalue: str = option(
+        "count", "Monte Carlo p-value ``count/B`` (as in the papers) or ``(count+1)/(B+1)``.",
+        kind='{"count", "plus_one"}')
+    margin: str = option(
+        "auto", "Margins of the generator: ``auto`` is empirical for discrete metrics such as "
+        "P@10 and RR, else kernel.", kind='{"auto", "kernel", "empirical"}', tables="data")
+    dependence: str = option(
+        "pearson", "What each pair's Gaussian copula reproduces: the Pearson correlation (NORTA) "
+        "or Kendall's tau.", kind='{"pearson", "kendall"}', tables="data")
+    drop_duplicates: bool = option(True, "Leave out runs identical to another run.", tables="data")
+    drop_bottom: float = option(
+        0.0, "Leave out this share of the worst runs (Urbano et al.: 0.1).", tables="data")
+    wilcoxon_method: str = option(
+        "auto", ":func:`irsim.stats.wilcoxon` ``method``: ``auto``, ``exact``, ``approx`` or "
+        "``r`` (R's defaults).")
+    sign_threshold: float = option(
+        0.0, "Tie threshold of the sign test: differences with ``|d| <=`` it are ties (Urbano et "
+        "al.: 0.01).")
+    bootstrap_statistic: str = option(
+        "t", "Paired bootstrap statistic: studentised (``t``, Sakai) or shift (``mean``, Urbano).",
+        kind='{"t", "mean"}')
+    ci_level: float = option(0.95, "Level of the binomial (Clopper-Pearson) bands of the rates.")
+    design: str = option(
+        "shift", "``shift``: the pair's Gaussian copula and a shifted copy of the baseline's "
+        "margin (tables ``test_errors``, ``test_errors_fit``). ``urbano2019``: Urbano, Lima & "
+        "Hanjalic's design (:mod:`irsim.simulate`: margins and copulas selected by AIC; tables "
+        "``type_1``, ``type_2``, ``type_3``, ``test_errors_families``, ``test_errors_models``); "
+        "``deltas`` > 0 are the Type II/III differences, Type I is always run; ``alternatives`` "
+        "``two-sided`` and ``greater`` (one-sided); ``margin`` and ``dependence`` do not apply.",
+        kind='{"shift", "urbano2019"}')
+    power_trials: int = option(
+        0, "``urbano2019``: trials per (metric, n, delta) of Type II/III (0: ``trials``; the "
+        "paper ran a tenth of the Type I trials).")
+    fit_cache: str | None = option(
+        None, "``urbano2019``: directory of fitted generators, keyed by the data and the fitting "
+        "options (a rerun or a sweep skips fitting); None: fit every time.", tables=False)
+    fit_threads: int = option(
+        1, "``urbano2019``: threads of each copula selection (results do not depend on it).",
+        tables=False)
+
 
 
 @dataclass(frozen=True)
@@ -333,11 +305,6 @@ class TestErrors:
         return self.bayes_rules.codes(name, x, y, B=self.B, seed=self.seed,
                                       study=f"test_errors/{name}", key=key)
 
-    def bayes_fingerprint(self) -> dict:
-        """The Bayesian parameters of the fingerprint (empty without ``bayes``, so that
-        runs without Bayesian tests keep their fingerprints)."""
-        return self.bayes_rules.fingerprint()
-
     def bayes_table(self, counts: np.ndarray, trials: np.ndarray, keys: list[dict]) -> pa.Table:
         """Table ``bayes_decisions`` from the decision counts (configurations, tests, 4)
         and the trials per configuration; `keys` gives each configuration's metric, n and
@@ -363,11 +330,11 @@ class TestErrors:
                           aligned_block(self.shard_replicates, REPLICATE_BLOCK))
 
     def fingerprint(self) -> dict:
-        """Parameters that determine the tables."""
-        keys = ("sizes", "deltas", "alphas", "tests", "alternatives", "trials", "B", "seed",
-                "pvalue", "wilcoxon_method", "sign_threshold", "bootstrap_statistic",
-                "ci_level")
-        return {**{k: getattr(self, k) for k in keys}, **self.bayes_fingerprint()}
+        """Parameters that determine the tables (from :class:`Config`,
+        :func:`irsim.params.fingerprint`; the urbano2019 design's generators through the
+        data; `design` and `power_trials` apply to :class:`UrbanoStudy`, which adds them)."""
+        return fingerprint(self, Config, renamed={"alpha": "alphas", "design": None,
+                                                  "power_trials": None})
 
     def fields(self, data: SimulationData) -> dict[str, Count]:
         """Per configuration: rejections per (test, alternative, alpha), trials, and the
@@ -705,6 +672,7 @@ class UrbanoStudy:
 
     Examples
     --------
+    >>> from irsim.simulate.designs import PooledMetric
     >>> from irsim.simulate.fitting import fit_collection
     >>> from irsim.engine import run_study
     >>> rng = np.random.default_rng(0)
@@ -762,7 +730,8 @@ class UrbanoStudy:
                           aligned_block(self.tests.shard_replicates, REPLICATE_BLOCK))
 
     def fingerprint(self) -> dict:
-        """Parameters that determine the tables."""
+        """Parameters that determine the tables: those of its :class:`TestErrors` with the
+        design's own (`design`, `power_trials`, its `deltas`)."""
         return {**self.tests.fingerprint(), "design": "urbano2019",
                 "power_trials": self.power_trials, "deltas": self.deltas}
 
@@ -975,6 +944,9 @@ def _urbano_data(config: Config, data: Any, seed: int, deltas: tuple[float, ...]
                       "drop_duplicates": bool(config.drop_duplicates),
                       "drop_bottom": float(config.drop_bottom), "cache_dir": config.fit_cache})
             for metric, cols in parts.items() for cname, matrix in cols]
+    from irsim.simulate.designs import PooledMetric
+    from irsim.simulate.fit_engine import fit_collections
+
     fit: dict[str, Any] = {}
     models = fit_collections([f for _, f in fits], engine=engine, threads=threads, info=fit)
     pools = [PooledMetric.build(metric, [m for (mt, _), m in zip(fits, models, strict=True)
@@ -991,7 +963,140 @@ def _pools_collections(config: Config) -> bool:
     return str(config.design) == "urbano2019"
 
 
+
+# ------------------------------------------------------------------- output tables
+_URBANO = "only with `experiment.design=urbano2019`"  # issue 13
+
+#: The tables this study writes (schemas: :mod:`irsim.tables`).
+TABLE_SPECS = (
+    _spec("test_errors", ("test_errors",), "Type I error and power of paired tests on "
+          "simulated topics: per metric, test, alternative, n, delta and alpha.", [
+              _c("metric", _S, "metric whose collection the generator was fit to"),
+              _c("test", _S, "`t`, `wilcoxon`, `sign`, `randomisation` or `paired_bootstrap`"),
+              _c("alternative", _S, "`two-sided`, `greater` (experimental system better) or "
+                 "`less`"),
+              _c("n", _I, "topics per trial"),
+              _c("delta", _F, "true difference experimental - baseline mean (0: Type I error)"),
+              _c("alpha", _F, "significance level: the test rejects when p <= alpha"),
+              _c("trials", _I, "simulated pairs"),
+              _c("rejections", _I, "trials with p <= alpha"),
+              _c("rate", _F, "rejections / trials: Type I error (delta = 0) or power"),
+              _c("ci_lo", _F, "Clopper-Pearson lower limit of rate (`experiment.ci_level`)"),
+              _c("ci_hi", _F, "Clopper-Pearson upper limit of rate"),
+              _c("mean_diff", _F, "mean over trials of the simulated mean difference "
+                 "(should be delta)"),
+              _c("mean_diff_se", _F, "standard error of mean_diff"),
+          ]),
+    _spec("test_errors_fit", ("test_errors",), "One row per metric: how the generator was fit "
+          "and how closely it reproduces the collection.", [
+              METRIC,
+              _c("margin", _S, "margin kind: `kernel` or `empirical`"),
+              _c("support", _S, "discrete support detected (e.g. `grid 1/10`); empty if none"),
+              _c("systems", _I, "systems modelled"),
+              _c("dropped", _I, "systems left out (duplicates, `experiment.drop_bottom`)"),
+              _c("baselines", _I, "systems whose margin can be shifted to every delta"),
+              _c("pairs", _I, "system pairs, one Gaussian copula each"),
+              _c("dependence", _S, "dependence the copulas reproduce: `pearson` or `kendall`"),
+              _c("rho_min", _F, "smallest latent copula correlation"),
+              _c("rho_median", _F, "median latent copula correlation"),
+              _c("rho_max", _F, "largest latent copula correlation"),
+              _c("ks_mean", _F, "mean over systems of the KS distance between fitted and "
+                 "observed margin"),
+              _c("ks_max", _F, "largest such KS distance"),
+              _c("mean_error_max", _F, "largest |fitted - observed| mean score of a system"),
+          ]),
+    *[_spec(f"type_{k}", ("test_errors",), title, [
+        METRIC,
+        _c("n", _I, "topics per trial"),
+        *([] if k == 1 else [_c("delta", _F, "true difference: experimental - baseline "
+                                            "mean")]),
+        _c("test", _S, "`t`, `wilcoxon`, `sign`, `randomisation` or `paired_bootstrap`"),
+        _c("tail", _S, "`two-sided` or `one-sided` (H1: experimental better)"),
+        _c("alpha", _F, "significance level: the test rejects when p <= alpha"),
+        _c("trials", _I, "simulated pairs"),
+        _c("rejections", _I, what),
+        _c("rate", _F, "rejections / trials: " + rate),
+        _c("ci_lo", _F, "Clopper-Pearson lower limit of rate (`experiment.ci_level`)"),
+        _c("ci_hi", _F, "Clopper-Pearson upper limit of rate"),
+    ], when=_URBANO) for k, title, what, rate in (
+        (1, "Type I error rates (design=urbano2019): both runs of a trial through the first "
+            "run's margin, per metric, n, test, tail and alpha.",
+         "trials with p <= alpha", "Type I error rate (should be alpha)"),
+        (2, "Power (design=urbano2019): experimental margin moved to baseline mean + delta, per "
+            "metric, n, delta, test, tail and alpha.",
+         "trials significant with the true sign (p <= alpha, mean difference > 0)",
+         "power = 1 - Type II error rate"),
+        (3, "Type III error rates (design=urbano2019): two-sided tests significant with the "
+            "wrong sign, per metric, n, delta, test and alpha.",
+         "trials with p <= alpha and mean difference < 0", "Type III error rate"))],
+    _spec("test_errors_families", ("test_errors",), "Families selected by AIC "
+          "(design=urbano2019): counts per metric of the margins (one per run) and copulas "
+          "(one per pair of runs) over its pooled collections.", [
+              METRIC,
+              _c("kind", _S, "`margin` or `copula`"),
+              _c("family", _S, "margin: `normal`, `truncnorm`, `beta`, `kernel`, `bbinom`, "
+                 "`dks`, `categorical`; copula: pyvinecopulib family and rotation "
+                 "(`Clayton 90`)"),
+              _c("count", _I, "runs (margin) or pairs (copula) with this family"),
+              _c("share", _F, "count / runs or pairs of the metric"),
+          ], when=_URBANO),
+    _spec("test_errors_models", ("test_errors",), "One row per (metric, collection) of "
+          "design=urbano2019: the data the generator was fitted to.", [
+              METRIC,
+              _c("collection", _S, "collection (file stem in `collection.paths`, or the name given "
+                 "it there)"),
+              _c("runs", _I, "runs kept (after duplicates and `experiment.drop_bottom`)"),
+              _c("dropped", _I, "runs left out"),
+              _c("pairs", _I, "pairs of runs, one copula each"),
+              _c("support", _S, "`continuous` or the discrete support (`grid 1/10`, "
+                 "`reciprocal 1/1000`)"),
+              _c("mean_error_max", _F, "largest |fitted margin mean - observed mean| of a run"),
+          ], when=_URBANO),
+    TYPE_M_S,
+    _spec("bayes_decisions", ("test_errors",), "Decisions of the Bayesian tests of "
+          "`experiment.bayes` (irsim.stats.bayes) on the same simulated trials as the "
+          "significance tests, one row per metric, n, delta and Bayesian test: how many trials "
+          "each rule called better, worse, equivalent or undecided, and the error rates these "
+          "counts give under the known truth, with Clopper-Pearson intervals "
+          "(`experiment.ci_level`). `better` means the experimental system's mean is credibly "
+          "higher than the baseline's.", [
+              METRIC,
+              _c("n", _I, "topics per trial"),
+              _c("delta", _F, "true difference experimental - baseline mean (0: both systems "
+                 "have the same true mean; design=urbano2019: its Type I trials)"),
+              _c("test", _S, "`jzs_bf` (JZS Bayes factor), `t_posterior` (t posterior, "
+                 "HDI+ROPE) or `bayesian_bootstrap` (posterior probability)"),
+              _c("rule", _S, "the decision rule and its parameters, e.g. `BF10 >= 3 "
+                 "(r=0.707)`, `95% HDI vs ROPE +-0.01`, `P >= 0.95 (ROPE +-0.01, B=1000)`"),
+              _c("trials", _I, "simulated trials of the configuration"),
+              _c("better", _I, "trials decided `better` (experimental credibly higher)"),
+              _c("worse", _I, "trials decided `worse` (experimental credibly lower)"),
+              _c("equivalent", _I, "trials decided `equivalent` (jzs_bf: BF10 <= "
+                 "1/threshold; otherwise the posterior inside the ROPE)"),
+              _c("undecided", _I, "trials with none of the three decisions"),
+              _c("different_rate", _F, "(better + worse) / trials: with delta = 0 the false "
+                 "\"different\" rate, the counterpart of a test's Type I error rate"),
+              _c("different_lo", _F, "Clopper-Pearson lower limit of different_rate"),
+              _c("different_hi", _F, "Clopper-Pearson upper limit of different_rate"),
+              _c("power", _F, "trials decided in the true direction (better if delta > 0, "
+                 "worse if delta < 0) / trials; null when delta = 0"),
+              _c("power_lo", _F, "Clopper-Pearson lower limit of power"),
+              _c("power_hi", _F, "Clopper-Pearson upper limit of power"),
+              _c("wrong_sign_rate", _F, "trials decided in the wrong direction (worse if "
+                 "delta > 0, better if delta < 0) / trials; null when delta = 0"),
+              _c("wrong_sign_lo", _F, "Clopper-Pearson lower limit of wrong_sign_rate"),
+              _c("wrong_sign_hi", _F, "Clopper-Pearson upper limit of wrong_sign_rate"),
+              _c("equivalent_rate", _F, "equivalent / trials: a correct decision when |delta| "
+                 "is inside the ROPE (`experiment.bayes_rope`; for jzs_bf when delta = 0), an "
+                 "error when it is outside"),
+              _c("equivalent_lo", _F, "Clopper-Pearson lower limit of equivalent_rate"),
+              _c("equivalent_hi", _F, "Clopper-Pearson upper limit of equivalent_rate"),
+          ], when="only with `experiment.bayes` set (not empty)"),
+)
+
+
 @study("test_errors", config=Config, data="matrix", order=70,
+       tables=TABLE_SPECS,
        pools=_pools_collections,
        description=("known-truth simulation: Type I error and power of the t, Wilcoxon, sign, "
                     "randomisation and bootstrap tests on topics simulated from a real collection "

@@ -67,6 +67,7 @@ from irsim.kit.common import (
     select_metrics,
     unit_ranges,
 )
+from irsim.params import fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.simulate.topics import SimulationData, fit_simulator, prepare
@@ -80,7 +81,12 @@ from irsim.stats.power import (
     paired_t_power,
 )
 from irsim.stats.ttest import paired_t
-from irsim.tables import table
+from irsim.tables import FLOAT as _F
+from irsim.tables import INT as _I
+from irsim.tables import METRIC, table
+from irsim.tables import STR as _S
+from irsim.tables import column as _c
+from irsim.tables import table_spec as _spec
 
 __all__ = ["Config", "make", "TopicSetSize", "DESIGNS",
            "DIFF_VARIANCES", "CHECK_STREAM", "CheckData", "pair_variances"]
@@ -102,39 +108,31 @@ CHECK_MAX_N = 10_000
 
 @dataclass
 class Config:
-    """Parameters of ``experiment=topic_set_size`` (Sakai 2016).
+    """Parameters of ``experiment=topic_set_size`` (Sakai 2016)."""
 
-    Parameters
-    ----------
-    metrics : str or list of str, optional
-        Metrics of the collection (default: all; the top-level ``metrics`` wins).
-    designs : str or list of str
-        ``paired_t``, ``anova`` and/or ``ci``.
-    alpha : float or list of float
-        Significance levels (``ci``: intervals at ``1 - alpha``).
-    beta : float or list of float
-        Type II error rates: power ``1 - beta`` (not used by ``ci``).
-    min_diff : float or list of float
-        Minimum detectable differences (``ci``: the largest acceptable half-width).
-    m : int or list of int
-        Systems compared by the one-way ANOVA (>= 2).
-    diff_variance : str
-        Variance of a per-topic difference for ``paired_t`` and ``ci``: ``residual``
-        (``2 V_E``), ``pairs_median`` or ``pairs_max`` (over the system pairs).
-    check_trials : int
-        Simulated trials per paired t configuration for the planned-vs-realised power check
-        (0: no check).
-    """
-
-    name: str = "topic_set_size"
-    metrics: Any = None
-    designs: Any = field(default_factory=lambda: list(DESIGNS))
-    alpha: Any = field(default_factory=lambda: [0.01, 0.05])
-    beta: Any = field(default_factory=lambda: [0.1, 0.2])
-    min_diff: Any = field(default_factory=lambda: [0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2])
-    m: Any = field(default_factory=lambda: [2, 10, 50])
-    diff_variance: str = "residual"
-    check_trials: int = 0
+    name: str = option("topic_set_size", "``topic_set_size``.")
+    metrics: Any = option(
+        None, "Metrics of the collection (default: all; the top-level ``metrics`` wins).",
+        kind="str or list of str, optional")
+    designs: Any = option(
+        list(DESIGNS), "``paired_t``, ``anova`` and/or ``ci``.", kind="str or list of str")
+    alpha: Any = option(
+        [0.01, 0.05], "Significance levels (``ci``: intervals at ``1 - alpha``).",
+        kind="float or list of float")
+    beta: Any = option(
+        [0.1, 0.2], "Type II error rates: power ``1 - beta`` (not used by ``ci``).",
+        kind="float or list of float")
+    min_diff: Any = option(
+        [0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2], "Minimum detectable differences (``ci``: the "
+        "largest acceptable half-width).", kind="float or list of float")
+    m: Any = option(
+        [2, 10, 50], "Systems compared by the one-way ANOVA (>= 2).", kind="int or list of int")
+    diff_variance: str = option(
+        "residual", "Variance of a per-topic difference for ``paired_t`` and ``ci``: ``residual`` "
+        "(``2 V_E``), ``pairs_median`` or ``pairs_max`` (over the system pairs).")
+    check_trials: int = option(
+        0, "Simulated trials per paired t configuration for the planned-vs-realised power check "
+        "(0: no check).")
 
 
 @dataclass(frozen=True)
@@ -164,7 +162,59 @@ def _floats(values: Any, key: str) -> tuple[float, ...]:
     return out
 
 
+
+# ------------------------------------------------------------------- output tables
+
+#: The tables this study writes (schemas: :mod:`irsim.tables`).
+TABLE_SPECS = (
+    _spec("topic_set_size", ("topic_set_size",), "Topics a collection needs (Sakai 2016): per "
+          "metric, design, alpha, beta, m and minimum difference.", [
+              METRIC,
+              _c("design", _S, "`paired_t` (power of the paired t test), `anova` (power of a "
+                 "one-way ANOVA over m systems) or `ci` (expected half-width of the CI of a "
+                 "difference)"),
+              _c("alpha", _F, "significance level (`ci`: the interval's level is 1 - alpha)"),
+              _c("beta", _F, "Type II error rate, power 1 - beta (null for `ci`)"),
+              _c("min_diff", _F, "minimum difference to detect (`ci`: largest acceptable "
+                 "expected half-width)"),
+              _c("m", _I, "systems compared (2 for `paired_t` and `ci`)"),
+              _c("n", _I, "topics needed: the smallest n reaching the target (null: the "
+                 "variance is 0, or more than 10^8 topics)"),
+              _c("power", _F, "power at n (null for `ci`)"),
+              _c("half_width", _F, "expected CI half-width at n (`ci` only)"),
+              _c("variance", _F, "variance the design uses: of a per-topic difference "
+                 "(`paired_t`, `ci`: `experiment.diff_variance`) or V_E (`anova`)"),
+              _c("v_e", _F, "residual variance V_E (MS_error of the two-way ANOVA, systems x "
+                 "topics)"),
+              _c("systems", _I, "systems of the collection"),
+              _c("topics", _I, "topics of the collection"),
+          ]),
+    _spec("topic_set_size_check", ("topic_set_size",), "Planned against realised power of the "
+          "paired t test at the planned n, on collections simulated from a generator fitted "
+          "to the collection: per metric, alpha, beta and minimum difference.", [
+              METRIC,
+              _c("alpha", _F, "significance level"),
+              _c("beta", _F, "planned Type II error rate"),
+              _c("min_diff", _F, "true difference of the simulated pairs"),
+              _c("n", _I, "planned topics (the `paired_t` row of `topic_set_size`)"),
+              _c("planned_power", _F, "power at n by the noncentral t with the planned "
+                 "variance"),
+              _c("planned_var_diff", _F, "variance of a per-topic difference the plan used"),
+              _c("trials", _I, "simulated system pairs (0: n above 10,000, not simulated)"),
+              _c("rejections", _I, "trials whose two-sided paired t test has p <= alpha"),
+              _c("realised_power", _F, "rejections / trials"),
+              _c("ci_lo", _F, "Clopper-Pearson 95% lower limit of realised_power"),
+              _c("ci_hi", _F, "Clopper-Pearson 95% upper limit of realised_power"),
+              _c("realised_var_diff", _F, "mean over trials of the sample variance of the "
+                 "simulated per-topic differences"),
+              _c("systems", _I, "systems the generator models (duplicates dropped)"),
+              _c("pairs", _I, "ordered (baseline, pair) combinations a trial draws from"),
+          ], "only with `experiment.check_trials` > 0"),
+)
+
+
 @study("topic_set_size", config=Config, data="matrix", order=80,
+       tables=TABLE_SPECS,
        description=("topic set size design: topics needed for a paired t test, a one-way "
                     "ANOVA over m systems or a CI half-width, from the collection's variance "
                     "(Sakai 2016)"),
@@ -345,10 +395,11 @@ class TopicSetSize:
         return shards
 
     def fingerprint(self) -> dict:
-        """Parameters that determine the tables."""
-        return {k: getattr(self, k) for k in ("metrics", "designs", "alphas", "betas",
-                                             "min_diffs", "ms", "diff_variance",
-                                             "check_trials", "check_n", "seed")}
+        """Parameters that determine the tables (from :class:`Config`,
+        :func:`irsim.params.fingerprint`)."""
+        return fingerprint(self, Config, renamed={"alpha": "alphas", "beta": "betas",
+                                                  "min_diff": "min_diffs", "m": "ms"},
+                           derived={"check_n": self.check_n})
 
     def fields(self, data: ScoreMatrix | CheckData) -> dict[str, Slab | Count]:
         """Per metric: ``V_E``, the median and the largest pair variance of differences;

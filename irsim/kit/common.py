@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from irsim.errors import ConfigError, param
+from irsim.params import document, option
 
 __all__ = [
     "as_tuple",
@@ -32,6 +33,7 @@ __all__ = [
     "check_systems_differ",
     "Shards",
     "BAYES_OPTIONS",
+    "BayesOptions",
     "BayesRules",
     "decision_codes",
 ]
@@ -407,6 +409,43 @@ BAYES_OPTIONS: dict[str, Any] = {"bayes_threshold": 3.0, "bayes_r": math.sqrt(2.
                                  "bayes_prob": 0.95, "bayes_rope": 0.01}
 
 
+@dataclass
+class BayesOptions:
+    """The options of the Bayesian tests, declared once: a study that decides pairs with
+    them inherits these fields in its ``Config`` (``class Config(BayesOptions)``;
+    :class:`BayesRules` checks them and holds the rules). Without a Bayesian test none of
+    them enters a study's fingerprint (``only_with="bayes"``): such a run keeps the
+    fingerprint it had before the options existed. The study's own remarks on a field
+    (its tables, its posterior draws) go in its ``NOTES`` (:func:`irsim.params.parameters`).
+
+    Examples
+    --------
+    >>> BayesOptions().bayes, BayesRules.of(BayesOptions(bayes=["jzs_bf"])).tests
+    ([], ('jzs_bf',))
+    """
+
+    bayes: list[str] = option(
+        [], "Bayesian tests of :data:`irsim.stats.registry.BAYES_TESTS` (``jzs_bf``, "
+        "``t_posterior``, ``bayesian_bootstrap``) deciding the pairs the study tests; empty: "
+        "none.", only_with="bayes")
+    bayes_threshold: float = option(
+        BAYES_OPTIONS["bayes_threshold"], "``jzs_bf``: Bayes factor threshold (>= 1): better / "
+        "worse when ``BF10 >=`` it, equivalent when ``BF10 <= 1 /`` it.", only_with="bayes")
+    bayes_r: float = option(
+        BAYES_OPTIONS["bayes_r"], "``jzs_bf``: scale of the Cauchy prior on the standardised "
+        "effect (> 0).", only_with="bayes")
+    bayes_prob: float = option(
+        BAYES_OPTIONS["bayes_prob"], "``t_posterior``: mass of the HDI; ``bayesian_bootstrap``: "
+        "posterior probability a decision needs; in (0, 1).", only_with="bayes")
+    bayes_rope: float = option(
+        BAYES_OPTIONS["bayes_rope"], "``t_posterior``, ``bayesian_bootstrap``: half-width of the "
+        "region of practical equivalence ``[-rope, rope]`` in the metric's units (>= 0).",
+        only_with="bayes")
+
+
+document(BayesOptions)
+
+
 def decision_codes(decision: np.ndarray) -> np.ndarray:
     """Indices in :data:`irsim.stats.bayes.DECISIONS` of an array of decision labels.
 
@@ -430,7 +469,8 @@ class BayesRules:
     """The Bayesian tests a study runs (``experiment.bayes``) and their decision rules: the
     one definition of the options ``bayes``, ``bayes_threshold``, ``bayes_r``,
     ``bayes_prob`` and ``bayes_rope`` shared by test_errors, discpower and multiple_testing
-    (checks, rule labels, the batched calls, the fingerprint).
+    (checks, rule labels, the batched calls; the fields and their help are
+    :class:`BayesOptions`).
 
     Parameters
     ----------
@@ -508,11 +548,6 @@ mean 'jzs_bf'?); valid: bayesian_bootstrap, jzs_bf, t_posterior
         """
         return {"bayes": self.tests, "bayes_threshold": self.threshold, "bayes_r": self.r,
                 "bayes_prob": self.prob, "bayes_rope": self.rope}
-
-    def fingerprint(self) -> dict[str, Any]:
-        """The options that determine a study's tables; empty without Bayesian tests (so a
-        run without them keeps the fingerprint it had before they existed)."""
-        return self.options() if self.tests else {}
 
     def rule(self, name: str, B: int) -> str:
         """The decision rule of Bayesian test `name` as the tables spell it (`B`: the

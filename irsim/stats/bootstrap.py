@@ -222,18 +222,24 @@ def paired_bootstrap(
     kept, cbar = None, np.zeros(n)
     if statistic == "mean":
         # m*b - mean(m*) = (c_b - cbar) . z / n, where cbar is the mean count of each topic
-        # over the B samples: a property of the samples alone, summed in a first pass (the
-        # one chunk of a small B is kept for the second)
-        for start, stop in chunks:
+        # over the B samples: a property of the samples alone, summed in a first pass that
+        # keeps the counts as small integers (n B bytes) if they fit the memory budget (else
+        # the second pass draws them again); drawn in small chunks (no large temporaries)
+        small = np.uint8 if n < 2**8 else np.uint16
+        if n < 2**16 and n * mc.B * np.dtype(small).itemsize <= mc.memory_budget:
+            kept = np.empty((mc.B, n), small)
+        for start, stop in mc.replicate_chunks(max(8 * n, mc.memory_budget >> 13)):
             counts = bootstrap_counts(mc.seed, mc.study, n, start, stop, key=mc.key)
             cbar += counts.sum(axis=0)
-            kept = counts if len(chunks) == 1 else None
+            if kept is not None:
+                kept[start:stop] = counts
         cbar /= mc.B
-    for start, stop in chunks:
         if kept is not None:
-            counts = kept
-        else:
-            counts = bootstrap_counts(mc.seed, mc.study, n, start, stop, key=mc.key)
+            count += resampled_counts(z, kept, obs, alternatives, scale, center=cbar,
+                                      divisor=n)
+            chunks = []
+    for start, stop in chunks:
+        counts = bootstrap_counts(mc.seed, mc.study, n, start, stop, key=mc.key)
         if statistic == "t":  # p = s2 / s1^2 orders |t*| (resample.paired_ratio)
             ct = np.ascontiguousarray(counts.T, dtype=np.float64)
             for rows in row_chunks(len(z), 16 * (stop - start), _CACHE_BYTES):
@@ -243,7 +249,8 @@ def paired_bootstrap(
                 for j, alt in enumerate(alternatives):
                     count[rows, j] += count_t(p, obs[rows], n, alt, s1)
             continue
-        count += resampled_counts(z, (counts - cbar) / n, obs, alternatives, scale)
+        count += resampled_counts(z, counts, obs, alternatives, scale, center=cbar,
+                                  divisor=n)
     if not several:
         count = count[:, 0]
     return BootstrapTestResult(d.out(obs), d.out(mc.pvalue(count)), d.out(count), mc.B)

@@ -184,7 +184,10 @@ def randomisation_test(
                                        2**n)
         return result(count, count / 2**n, 2**n)
     count = np.zeros((len(z), len(alternatives)), np.int64)
-    for start, stop in mc.replicate_chunks(8 * n):
+    # small chunks of signs (8,000 resamples at the default budget): no temporaries of the
+    # budget's size (each a fresh allocation, its pages faulted in); the counts do not
+    # depend on the chunking
+    for start, stop in mc.replicate_chunks(max(8 * n, mc.memory_budget >> 13)):
         signs = sign_flips(mc.seed, mc.study, n, start, stop, key=mc.key)
         count += resampled_counts(z, signs, s_obs, alternatives, scale)
     return result(count, mc.pvalue(count), mc.B)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from irsim.exact import Exact
-from irsim.stats.ties import TIE_RTOL, count_extremes, snap_zero
+from irsim.stats.ties import TIE_RTOL, row_counts, snap_zero, tie_tolerance
 
 __all__ = [
     "ZERO_VAR_RTOL",
@@ -60,10 +60,11 @@ GMEAN_EPS = 1e-5
 #: differences recomputed directly before the constant-resample rule (see paired_ratio).
 _NEAR_CONSTANT = 1e-4
 
-#: Rows x replicates of one block of :func:`resampled_counts`: the GEMM's output (4 MiB)
-#: stays in cache while it is counted, and a block of draws (8192 x n) is read once per
-#: 64 rows instead of once per row.
-BLOCK_ROWS, BLOCK_COLS = 64, 8192
+#: Rows x replicates of one GEMM of :func:`resampled_counts`, chosen by measurement (one
+#: core, n = 50): its product (1 MiB) and its packed draws (n x 1024) stay in a core's L2
+#: cache while every comparison reads the product; wider blocks of draws (64 x 8192, 4 MiB,
+#: before issue 30) are compared from L3, at about 3x the cost per comparison.
+BLOCK_ROWS, BLOCK_COLS = 128, 1024
 
 #: Bytes of one gather of randomised Tukey HSD trials (trials x topics x systems).
 _TUKEY_BYTES = 32 * 2**20
@@ -447,7 +448,8 @@ def tukey_ranges_batched(x: np.ndarray, perm: np.ndarray) -> np.ndarray:
 
 
 def resampled_counts(lhs: np.ndarray, draws: np.ndarray, observed: np.ndarray,
-                     alternatives: tuple[str, ...], scale: np.ndarray | float = 0.0
+                     alternatives: tuple[str, ...], scale: np.ndarray | float = 0.0, *,
+                     center: np.ndarray | None = None, divisor: float | None = None
                      ) -> np.ndarray:
     """Per row of `lhs`, the replicates ``lhs[r] @ draws[b]`` at least as extreme as
     ``observed[r]``, for every alternative, over all draws ``b``.
@@ -455,13 +457,21 @@ def resampled_counts(lhs: np.ndarray, draws: np.ndarray, observed: np.ndarray,
     Parameters
     ----------
     lhs : ndarray, shape (rows, n)
-        E.g. the differences (randomisation: ``draws`` are sign vectors) or the centred
-        differences (shift bootstrap: ``draws`` are counts / n).
+        E.g. the differences (randomisation: ``draws`` are sign vectors, or the counts of
+        bootstrap samples with `center` and `divisor`: the shift bootstrap).
     draws : ndarray, shape (B, n)
+        Any real dtype (e.g. small integers: counts kept as ``uint8``).
     observed : ndarray, shape (rows,)
     alternatives : tuple of str
         Counted as :func:`irsim.stats.ties.count_extremes` (ties within the tie tolerance,
         with `scale` as its floor).
+    scale : ndarray of shape (rows,) or float
+    center : ndarray, shape (n,), optional
+        Subtracted from every draw (in float64, block by block) before the product.
+    divisor : float, optional
+        Every (centred) draw is divided by it: the draws used are exactly
+        ``(draws - center) / divisor`` computed elementwise in float64, without materialising
+        them for all B.
 
     Returns
     -------
@@ -469,10 +479,21 @@ def resampled_counts(lhs: np.ndarray, draws: np.ndarray, observed: np.ndarray,
 
     Notes
     -----
-    One GEMM per block of :data:`BLOCK_ROWS` rows x :data:`BLOCK_COLS` draws, counted
-    while in cache; the counts do not depend on the blocking (an entry of the product is
-    the same dot product in any block, and a rounding difference is inside the tie
-    tolerance).
+    With ``tol`` the tie tolerance, every count is one of four threshold counts of the
+    replicates ``r``: ``r >= obs - tol`` (greater), ``r <= obs + tol`` (less) and, for
+    ``a = |obs| - tol > 0``, ``r >= a`` plus ``r <= -a`` (two-sided; every replicate when
+    ``a <= 0``). Where ``obs >= 0``, ``a`` *is* ``obs - tol`` (the same float), and where
+    ``obs < 0``, ``-a`` is ``obs + tol`` (negation is exact in floating point), so the
+    two-sided count shares a comparison with the one-sided ones: rows are grouped by the sign
+    of ``obs`` and each group makes only the comparisons it needs (two instead of three per
+    replicate for two-sided plus one one-sided alternative and ``obs >= 0``).
+
+    One GEMM per block of :data:`BLOCK_ROWS` rows x :data:`BLOCK_COLS` draws into a
+    reused buffer (the draws transposed to contiguous once per column block), compared
+    while it is in cache into a reused boolean buffer and counted eight entries per word
+    (:func:`irsim.stats.ties.row_counts`). The counts do not depend on the blocking or on
+    the grouping of rows (an entry of the product is the same dot product in any block, and
+    a rounding difference is inside the tie tolerance).
 
     Examples
     --------
@@ -482,14 +503,81 @@ def resampled_counts(lhs: np.ndarray, draws: np.ndarray, observed: np.ndarray,
     ...                  np.abs(z).sum(axis=1)).tolist()    # sums 0.4, -0.2, 0.2, -0.4
     [[2, 1]]
     """
-    rows = len(lhs)
+    lhs = np.asarray(lhs, np.float64)
+    rows, total = len(lhs), len(draws)
     obs = np.asarray(observed, np.float64).reshape(rows)
-    scale = np.broadcast_to(np.asarray(scale, np.float64), (rows,))
-    out = np.zeros((rows, len(alternatives)), np.int64)
-    for c0 in range(0, len(draws), BLOCK_COLS):
-        block_t = draws[c0:c0 + BLOCK_COLS].T
-        for r0 in range(0, rows, BLOCK_ROWS):
-            r1 = min(rows, r0 + BLOCK_ROWS)
-            out[r0:r1] += count_extremes(lhs[r0:r1] @ block_t, obs[r0:r1], alternatives,
-                                         scale[r0:r1])
+    tol = np.broadcast_to(tie_tolerance(obs, np.asarray(scale, np.float64)), (rows,))
+    a = np.abs(obs) - tol
+    positive, spread = obs >= 0, a > 0
+    # the four threshold counts (greater, less, and the two halves of two-sided), by key:
+    # (comparison is ">=", threshold)
+    rules = {"ge": (True, obs - tol), "le": (False, obs + tol), "ge_a": (True, a),
+             "le_a": (False, -a)}
+    counts: dict[str, np.ndarray] = {k: np.zeros(rows, np.int64) for k in rules}
+    groups = []  # rows of one sign of obs and one case of a > 0, and their comparisons
+    for pos in (True, False):
+        for wide in (True, False):
+            idx = np.flatnonzero((positive == pos) & (spread == wide))
+            keys = set()
+            for alt in alternatives:
+                if alt in ("greater", "less"):
+                    keys.add("ge" if alt == "greater" else "le")
+                elif wide:  # two-sided: where obs >= 0, a = obs - tol; else -a = obs + tol
+                    keys.update(("ge", "le_a") if pos else ("ge_a", "le"))
+            if len(idx) and keys:
+                keys_ = sorted(keys)
+                sub = np.ascontiguousarray(lhs[idx])
+                thr = [rules[k][1][idx][:, None] for k in keys_]
+                ufuncs = [np.greater_equal if rules[k][0] else np.less_equal for k in keys_]
+                blocks = [(r0, sub[r0:r0 + BLOCK_ROWS],
+                           [(u, t[r0:r0 + BLOCK_ROWS]) for u, t in zip(ufuncs, thr, strict=True)])
+                          for r0 in range(0, len(idx), BLOCK_ROWS)]
+                groups.append((idx, keys_, blocks, np.zeros((len(keys_), len(idx)), np.int64)))
+    size = min(BLOCK_ROWS, rows) * min(BLOCK_COLS, total)
+    prod_buf, mask_buf = np.empty(size), np.empty(3 * size, np.bool_)
+    views: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray]] = {}
+    for c0 in range(0, total, BLOCK_COLS):
+        block = np.asarray(draws[c0:c0 + BLOCK_COLS], np.float64)
+        if center is not None:
+            block = block - center
+        if divisor is not None:
+            block = block / divisor
+        block_t = np.ascontiguousarray(block.T)
+        with np.errstate():  # restores the ufunc buffer size on exit
+            # a row of the product is compared with its threshold (a broadcast column) in
+            # place only if the ufunc buffer is at most a row long; else numpy copies
+            # both through its buffer, 3-4x slower
+            np.setbufsize(max(16, min(np.getbufsize(), block_t.shape[1] // 16 * 16)))
+            _count_block(groups, block_t, prod_buf, mask_buf, views)
+    for idx, keys_, _, acc in groups:
+        for key, c in zip(keys_, acc, strict=True):
+            counts[key][idx] = c
+    out = np.empty((rows, len(alternatives)), np.int64)
+    for j, alt in enumerate(alternatives):
+        if alt in ("greater", "less"):
+            out[:, j] = counts["ge" if alt == "greater" else "le"]
+        else:
+            both = np.where(positive, counts["ge"] + counts["le_a"],
+                            counts["ge_a"] + counts["le"])
+            out[:, j] = np.where(spread, both, total)
     return out
+
+
+def _count_block(groups: list, block_t: np.ndarray, prod_buf: np.ndarray,
+                 mask_buf: np.ndarray, views: dict) -> None:
+    """The comparisons of :func:`resampled_counts` on one block of draws (``block_t``,
+    shape (n, width)), added to each group's counts; `views` caches the buffers' views by
+    (rows, comparisons, width)."""
+    width = block_t.shape[1]
+    for _, _, blocks, acc in groups:
+        k = len(acc)
+        for r0, sub, ops in blocks:
+            h = len(sub)
+            if (h, k, width) not in views:
+                views[h, k, width] = (prod_buf[:h * width].reshape(h, width),
+                                      mask_buf[:k * h * width].reshape(k, h, width))
+            prod, mask = views[h, k, width]
+            np.matmul(sub, block_t, out=prod)
+            for j, (compare, thr) in enumerate(ops):  # every comparison while in cache
+                compare(prod, thr, out=mask[j])
+            acc[:, r0:r0 + h] += row_counts(mask.reshape(k * h, width)).reshape(k, h)

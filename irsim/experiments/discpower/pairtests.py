@@ -1,10 +1,10 @@
 """The significance tests of the discpower study: names, options and the tests computed once
-from the whole score matrix (not a study).
+from the whole score matrix.
 
 Every test of :mod:`irsim.stats` runs in discpower. The Monte Carlo ones run in the study's
 kernel, sharded over pairs x replicates: the paired and unpaired bootstrap and randomised
 Tukey HSD on the batched kernels of :mod:`irsim.stats.resample`
-(:mod:`~irsim.kit.discpower_kernel`), the randomisation test by
+(:mod:`~irsim.experiments.discpower.kernel`), the randomisation test by
 :func:`irsim.stats.randomisation_test` on each shard's pairs (:func:`randomisation_asl`).
 The others are computed here at the end, in fixed blocks of pairs, by the functions of
 :mod:`irsim.stats` (:func:`closed_form_asl`): Wilcoxon (:func:`irsim.stats.wilcoxon`), sign

@@ -1,4 +1,4 @@
-"""Agreement between significance tests over all system pairs (not a study).
+"""Agreement between significance tests over all system pairs (discpower).
 
 Smucker, Allan & Carterette (CIKM 2007) compare tests by their p-values on the same pairs:
 how strongly they correlate, their root-mean-square difference, and how often one test finds

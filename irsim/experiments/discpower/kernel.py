@@ -1,4 +1,4 @@
-"""The resampling kernel of the discpower study: one shard of pairs x replicates (not a study).
+"""The resampling kernel of the discpower study: one shard of pairs x replicates.
 
 Replicate units outer (draws and per-system GEMMs made once per unit), pair units inner: the
 paired studentised bootstrap (counts of ``|t*| >= |t(z)|`` and the top-k ``|t*|`` with their
@@ -18,11 +18,11 @@ import numpy as np
 from irsim.engine.base import Shard
 from irsim.engine.partials import topk_rows
 from irsim.exact import Exact
+from irsim.experiments.discpower.bootswap import SWAP_STREAM, swap_counts, topic_overlap
+from irsim.experiments.discpower.pairtests import RESAMPLED
+from irsim.experiments.discpower.stability import stability_counts
 from irsim.kit.bins import ABSOLUTE
-from irsim.kit.bootswap import SWAP_STREAM, swap_counts, topic_overlap
 from irsim.kit.common import PAIR_UNIT, pair_index, unit_ranges
-from irsim.kit.discpower_tests import RESAMPLED
-from irsim.kit.stability import stability_counts
 from irsim.rng import REPLICATE_BLOCK
 from irsim.sampling.permutations import topic_permutations
 from irsim.sampling.topics import bootstrap_counts, bootstrap_indices, indices_to_counts
@@ -43,6 +43,7 @@ from irsim.stats.ties import count_extreme, tie_tolerance
 
 if TYPE_CHECKING:
     from irsim.data.matrix import ScoreMatrix
+    from irsim.experiments.discpower import DiscPower
 
 __all__ = ["PAIRED_STREAM", "UNPAIRED_STREAM", "TUKEY_STREAM", "ShardKernel", "resampled_asl",
            "working_bytes"]
@@ -79,9 +80,7 @@ class ShardKernel:
     inner; top-k candidates are selected once per pair unit over :data:`_CHUNK_UNITS`
     replicate units."""
 
-    def __init__(self, study: Any, data: ScoreMatrix, shard: Shard):
-        # ``study``: the discpower study object (its parameters and variants); typed Any so
-        # that the kit never imports a study.
+    def __init__(self, study: DiscPower, data: ScoreMatrix, shard: Shard):
         self.study, self.shard, self.n = study, shard, len(data.topics)
         self.systems = len(data.systems)
         self.variants = study.variants(data)

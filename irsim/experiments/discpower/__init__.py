@@ -4,7 +4,7 @@ One run computes, for every metric and system pair, the method set of METHODS.md
 
 - the achieved significance level (ASL) of any test of :mod:`irsim.stats` (paired and
   unpaired bootstrap, t, Wilcoxon, sign, randomisation, Tukey HSD, randomised Tukey HSD;
-  :mod:`~irsim.kit.discpower_tests`), the ASL adjusted for all pairs by a
+  :mod:`~irsim.experiments.discpower.pairtests`), the ASL adjusted for all pairs by a
   multiple-comparison correction (``correction``: none, Bonferroni, Holm, BH, BY over the
   family of all pairs of a metric and test, :func:`irsim.stats.adjust`; Tukey HSD and
   randomised Tukey HSD are simultaneous already and keep their ASL), discriminative power
@@ -12,16 +12,17 @@ One run computes, for every metric and system pair, the method set of METHODS.md
   for ASL < alpha -> tables ``asl`` and ``discpower``;
 - test agreement (``agreement``; Smucker, Allan & Carterette, CIKM 2007): for every pair of
   tests, the correlation and RMSE of their p-values over all system pairs and the share of
-  pairs significant by one only (:mod:`~irsim.kit.discpower_agreement`) -> table
+  pairs significant by one only (:mod:`~irsim.experiments.discpower.agreement`) -> table
   ``test_agreement``;
 - G-metrics (``gmean``): ``AG <metric>`` is the per-topic ``log(x + 1e-5)`` with the tests of
   arithmetic means, ``G <metric>`` the geometric mean ``exp(mean(log(x + 1e-5)))`` with the
   unpaired bootstrap test (Sakai 2006, Sections 3.1-3.2);
 - on the paired test's bootstrap samples ``Q*b``: stability (minority rate, proportion of
-  ties; :mod:`~irsim.kit.stability`), the bootstrap swap method with a second set
-  ``Q'*b`` (:mod:`~irsim.kit.bootswap`) and Kendall's tau between the rankings of
-  every metric pair with the Z0 test and the bootstrap SE (:mod:`~irsim.kit.rankcorr`),
-  for ``<metric>`` and ``G <metric>`` (``AG`` ranks systems as ``G`` does).
+  ties; :mod:`~irsim.experiments.discpower.stability`), the bootstrap swap method with a
+  second set ``Q'*b`` (:mod:`~irsim.experiments.discpower.bootswap`) and Kendall's tau
+  between the rankings of every metric pair with the Z0 test and the bootstrap SE
+  (:mod:`~irsim.experiments.discpower.rankcorr`), for ``<metric>`` and ``G <metric>``
+  (``AG`` ranks systems as ``G`` does).
 
 - Bayesian decisions (``bayes``, issue 28): every Bayesian test of
   :data:`irsim.stats.registry.BAYES_TESTS` on every pair of the arithmetic-mean variants
@@ -34,8 +35,11 @@ One run computes, for every metric and system pair, the method set of METHODS.md
   samples), and each pair is decided in its unit of 256 pairs by the shard that holds its
   first replicate block, so its decision does not depend on sharding.
 
+The study is this package: the study itself here (its ``Config``, :class:`DiscPower`,
+:func:`make`, its table specs), its resampling kernel and the modules above beside it.
+
 Columns: :mod:`irsim.tables`; report: :mod:`irsim.report.discpower`. The bootstrap tests
-run (:mod:`~irsim.kit.discpower_kernel`) on the batched kernels of
+run (:mod:`~irsim.experiments.discpower.kernel`) on the batched kernels of
 :mod:`irsim.stats.resample` (those of :func:`irsim.stats.paired_bootstrap` and
 :func:`irsim.stats.unpaired_bootstrap`): the paired test's sums of differences and the
 unpaired replicates come from per-system GEMMs; only ``w^2 @ counts`` is per pair.
@@ -65,11 +69,37 @@ from irsim.engine.base import Shard, shard_grid
 from irsim.engine.partials import Count, Kind, Slab, TopK
 from irsim.errors import ConfigError, InputError, param, unknown_name
 from irsim.experiments import Shards
+from irsim.experiments.discpower.agreement import agreement_table
+from irsim.experiments.discpower.bootswap import SWAP_STREAM, check_confidences, swap_tables
+from irsim.experiments.discpower.kernel import (
+    PAIRED_STREAM,
+    TUKEY_STREAM,
+    UNPAIRED_STREAM,
+    ShardKernel,
+    resampled_asl,
+    working_bytes,
+)
+from irsim.experiments.discpower.pairtests import (
+    CLOSED_FORM,
+    RESAMPLED,
+    SIMULTANEOUS,
+    TESTS,
+    WILCOXON_METHODS,
+    ZERO_METHODS,
+    TestOptions,
+    closed_form_asl,
+    randomisation_asl,
+)
+from irsim.experiments.discpower.rankcorr import rankcorr_table, tau_matrices
+from irsim.experiments.discpower.stability import (
+    DEFAULT_FUZZINESS,
+    check_fuzziness,
+    stability_table,
+)
 from irsim.kit.bins import ABSOLUTE
-from irsim.kit.bootswap import SWAP_STREAM, check_confidences, swap_tables
 from irsim.kit.common import (
-    BAYES_OPTIONS,
     PAIR_UNIT,
+    BayesOptions,
     BayesRules,
     aligned_block,
     as_tuple,
@@ -83,34 +113,19 @@ from irsim.kit.common import (
     round_sig,
     unit_ranges,
 )
-from irsim.kit.discpower_agreement import agreement_table
-from irsim.kit.discpower_kernel import (
-    PAIRED_STREAM,
-    TUKEY_STREAM,
-    UNPAIRED_STREAM,
-    ShardKernel,
-    resampled_asl,
-    working_bytes,
-)
-from irsim.kit.discpower_tests import (
-    CLOSED_FORM,
-    RESAMPLED,
-    SIMULTANEOUS,
-    TESTS,
-    WILCOXON_METHODS,
-    ZERO_METHODS,
-    TestOptions,
-    closed_form_asl,
-    randomisation_asl,
-)
-from irsim.kit.rankcorr import rankcorr_table, tau_matrices
-from irsim.kit.stability import DEFAULT_FUZZINESS, check_fuzziness, stability_table
+from irsim.kit.tables import SWAP_TABLES
+from irsim.params import fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK
 from irsim.stats.bayes import DECISIONS
 from irsim.stats.multiple import CORRECTIONS, adjust
 from irsim.stats.resample import gmean_scores, log_scores
-from irsim.tables import schema, table
+from irsim.tables import BAYES_RULE, BAYES_TEST, schema, table
+from irsim.tables import FLOAT as _F
+from irsim.tables import INT as _I
+from irsim.tables import STR as _S
+from irsim.tables import column as _c
+from irsim.tables import table_spec as _spec
 
 __all__ = ["Config", "make", "DiscPower", "Variant", "TESTS",
            "PAIRED_STREAM", "UNPAIRED_STREAM", "SWAP_STREAM", "TUKEY_STREAM", "TOPK_BUDGET",
@@ -119,115 +134,93 @@ __all__ = ["Config", "make", "DiscPower", "Variant", "TESTS",
 
 #: Random stream of the Bayesian bootstrap's Dirichlet weights (``discpower/<test>``).
 BAYES_STREAM = "discpower/bayesian_bootstrap"
+#: Tests whose top-k replicates give the estimated difference (merged across shards).
+TOPK_TESTS = ("paired_bootstrap", "unpaired_bootstrap")
+#: Pair-replicates per shard by default (4,096 pairs x 1,000 replicates).
+SHARD_WORK = 4096 * 1000
+#: Fewest shards the default shape aims at when it splits replicates (:meth:`DiscPower
+#: .shard_shape`).
+MIN_SHARDS = 16
 #: Bytes the top-k lists of the estimated difference may take.
 TOPK_BUDGET = 2 * 2**30
 _LOG = logging.getLogger(__name__)
 
 
 @dataclass
-class Config:
-    """Parameters of ``experiment=discpower``.
+class Config(BayesOptions):
+    """Parameters of ``experiment=discpower``."""
 
-    Parameters
-    ----------
-    name : str
-        ``discpower``.
-    tests : list of str
-        Any of ``paired_bootstrap``, ``unpaired_bootstrap``, ``t``, ``randomised_tukey_hsd``,
-        ``wilcoxon``, ``sign``, ``randomisation``, ``tukey_hsd`` (:data:`irsim.stats.TESTS`).
-    B : int
-        Bootstrap samples (and randomised Tukey HSD trials, randomisation-test sign vectors,
-        and swap-method samples per set).
-    correction : {"none", "bonferroni", "holm", "bh", "by"}
-        Multiple-comparison correction of each family of all system pairs of a metric and
-        test (:func:`irsim.stats.adjust`): column ``asl_adjusted`` and the adjusted
-        sensitivity. Tukey HSD and randomised Tukey HSD are simultaneous tests already: their
-        ``asl_adjusted`` is their ASL.
-    agreement : bool
-        Test agreement (Smucker et al. 2007) of every pair of tests: table
-        ``test_agreement`` and a scatter-plot matrix of p-values in the report.
-    wilcoxon_method : {"auto", "exact", "approx", "r"}
-        Mode of the Wilcoxon signed-rank test (:func:`irsim.stats.wilcoxon`).
-    wilcoxon_correction : bool
-        Continuity correction of its normal approximation.
-    wilcoxon_zero_method : {"wilcox", "pratt"}
-        Zero differences: dropped (``wilcox``) or ranked (``pratt``).
-    sign_threshold : float
-        Tie threshold of the sign test: topics with ``|x - y| <= threshold`` are dropped
-        (Urbano et al. use 0.01).
-    alpha : float or list of float
-        Significance levels of discriminative power and the estimated difference.
-    estimated_diff : bool
-        Compute the estimated difference required for ASL < alpha. It keeps the
-        ``ceil(max(alpha) B)`` largest replicates of every pair, 24 bytes each per test and
-        metric; a study whose lists would exceed 2 GiB is refused (turn this off for very
-        large B: ASLs and the other tables stay exact).
-    pvalue : {"count", "plus_one"}
-        ASL as ``count/B`` (Sakai) or ``(count+1)/(B+1)``.
-    gmean : bool
-        Add ``AG <metric>`` (paired bootstrap, t and Tukey on ``log(x + 1e-5)``) and
-        ``G <metric>`` (unpaired bootstrap test of the geometric mean) for every metric.
-    stability : bool
-        The stability method (minority rate, proportion of ties) on the paired test's
-        samples ``Q*b``: table ``stability``.
-    fuzziness : float or list of float
-        Fuzziness values of the stability method (Sakai: 0.01, 0.02, ..., 0.20).
-    swap : bool
-        The bootstrap swap method on ``Q*b`` and a second set ``Q'*b`` (21 absolute bins of
-        0.01): tables ``swap_rates`` and ``swap_summary``.
-    swap_confidence : float or list of float
-        Confidence levels of the swap method's required difference (swap rate <= 1 -
-        confidence; Sakai: 0.95).
-    rankcorr : bool
-        Kendall's tau between the system rankings of every metric pair, with the Z0 test
-        and the bootstrap standard error: table ``rankcorr``.
-    top_systems : int, optional
-        Keep only the best systems by mean `top_by` (None: all; Sakai 2006 keeps 30).
-    top_by : str, optional
-        Metric that ranks the systems for `top_systems` (None: the first metric).
-    bayes : list of str
-        Bayesian tests of :data:`irsim.stats.registry.BAYES_TESTS` deciding every pair of
-        ``<metric>`` and ``AG <metric>`` (``jzs_bf``, ``t_posterior``,
-        ``bayesian_bootstrap``; tables ``bayes_pairs`` and ``bayes_discpower``); empty: none.
-    bayes_threshold : float
-        ``jzs_bf``: Bayes factor threshold (>= 1): better / worse when ``BF10 >=`` it,
-        equivalent when ``BF10 <= 1 /`` it.
-    bayes_r : float
-        ``jzs_bf``: scale of the Cauchy prior on the standardised effect (> 0).
-    bayes_prob : float
-        ``t_posterior``: mass of the HDI; ``bayesian_bootstrap``: posterior probability a
-        decision needs; in (0, 1). The paired t test beside them runs at ``1 - bayes_prob``.
-    bayes_rope : float
-        ``t_posterior``, ``bayesian_bootstrap``: half-width of the region of practical
-        equivalence ``[-rope, rope]`` in the metric's units (>= 0; ``AG``: log units). The
-        Bayesian bootstrap uses ``B`` posterior draws.
-    """
+    NOTES = {  # on the Bayesian options it inherits (irsim.params.parameters)
+        "bayes": (
+            "They decide every pair of ``<metric>`` and ``AG <metric>`` (tables "
+            "``bayes_pairs`` and ``bayes_discpower``); the Bayesian bootstrap uses ``B`` "
+            "posterior draws."),
+        "bayes_prob": "The paired t test beside them runs at ``1 - bayes_prob``.",
+        "bayes_rope": "``AG``: log units.",
+    }
 
-    name: str = "discpower"
-    tests: list[str] = field(default_factory=lambda: ["paired_bootstrap", "unpaired_bootstrap"])
-    B: int = 1000
-    alpha: Any = field(default_factory=lambda: [0.01, 0.05])
-    estimated_diff: bool = True
-    pvalue: str = "count"
-    gmean: bool = False
-    stability: bool = False
-    fuzziness: Any = field(default_factory=lambda: list(DEFAULT_FUZZINESS))
-    swap: bool = False
-    swap_confidence: Any = field(default_factory=lambda: [0.95])
-    rankcorr: bool = False
-    top_systems: int | None = None
-    top_by: str | None = None
-    correction: str = "none"
-    agreement: bool = False
-    wilcoxon_method: str = "auto"
-    wilcoxon_correction: bool = False
-    wilcoxon_zero_method: str = "wilcox"
-    sign_threshold: float = 0.0
-    bayes: list[str] = field(default_factory=list)
-    bayes_threshold: float = BAYES_OPTIONS["bayes_threshold"]
-    bayes_r: float = BAYES_OPTIONS["bayes_r"]
-    bayes_prob: float = BAYES_OPTIONS["bayes_prob"]
-    bayes_rope: float = BAYES_OPTIONS["bayes_rope"]
+    name: str = option("discpower", "``discpower``.")
+    tests: list[str] = option(
+        ["paired_bootstrap", "unpaired_bootstrap"], "Any of ``paired_bootstrap``, "
+        "``unpaired_bootstrap``, ``t``, ``randomised_tukey_hsd``, ``wilcoxon``, ``sign``, "
+        "``randomisation``, ``tukey_hsd`` (:data:`irsim.stats.TESTS`).")
+    B: int = option(
+        1000, "Bootstrap samples (and randomised Tukey HSD trials, randomisation-test sign "
+        "vectors, and swap-method samples per set).")
+    alpha: Any = option(
+        [0.01, 0.05], "Significance levels of discriminative power and the estimated difference.",
+        kind="float or list of float")
+    estimated_diff: bool = option(
+        True, "Compute the estimated difference required for ASL < alpha. It keeps the "
+        "``ceil(max(alpha) B)`` largest replicates of every pair, 24 bytes each per test and "
+        "metric; a study whose lists would exceed 2 GiB is refused (turn this off for very large "
+        "B: ASLs and the other tables stay exact).")
+    pvalue: str = option(
+        "count", "ASL as ``count/B`` (Sakai) or ``(count+1)/(B+1)``.",
+        kind='{"count", "plus_one"}')
+    gmean: bool = option(
+        False, "Add ``AG <metric>`` (paired bootstrap, t and Tukey on ``log(x + 1e-5)``) and ``G "
+        "<metric>`` (unpaired bootstrap test of the geometric mean) for every metric.")
+    stability: bool = option(
+        False, "The stability method (minority rate, proportion of ties) on the paired test's "
+        "samples ``Q*b``: table ``stability``.")
+    fuzziness: Any = option(
+        list(DEFAULT_FUZZINESS), "Fuzziness values of the stability method (Sakai: 0.01, 0.02, "
+        "..., 0.20).", kind="float or list of float")
+    swap: bool = option(
+        False, "The bootstrap swap method on ``Q*b`` and a second set ``Q'*b`` (21 absolute bins "
+        "of 0.01): tables ``swap_rates`` and ``swap_summary``.")
+    swap_confidence: Any = option(
+        [0.95], "Confidence levels of the swap method's required difference (swap rate <= 1 - "
+        "confidence; Sakai: 0.95).", kind="float or list of float")
+    rankcorr: bool = option(
+        False, "Kendall's tau between the system rankings of every metric pair, with the Z0 test "
+        "and the bootstrap standard error: table ``rankcorr``.")
+    top_systems: int | None = option(
+        None, "Keep only the best systems by mean `top_by` (None: all; Sakai 2006 keeps 30).",
+        tables="data")
+    top_by: str | None = option(
+        None, "Metric that ranks the systems for `top_systems` (None: the first metric).",
+        tables="data")
+    correction: str = option(
+        "none", "Multiple-comparison correction of each family of all system pairs of a metric "
+        "and test (:func:`irsim.stats.adjust`): column ``asl_adjusted`` and the adjusted "
+        "sensitivity. Tukey HSD and randomised Tukey HSD are simultaneous tests already: their "
+        "``asl_adjusted`` is their ASL.", kind='{"none", "bonferroni", "holm", "bh", "by"}')
+    agreement: bool = option(
+        False, "Test agreement (Smucker et al. 2007) of every pair of tests: table "
+        "``test_agreement`` and a scatter-plot matrix of p-values in the report.")
+    wilcoxon_method: str = option(
+        "auto", "Mode of the Wilcoxon signed-rank test (:func:`irsim.stats.wilcoxon`).",
+        kind='{"auto", "exact", "approx", "r"}')
+    wilcoxon_correction: bool = option(False, "Continuity correction of its normal approximation.")
+    wilcoxon_zero_method: str = option(
+        "wilcox", "Zero differences: dropped (``wilcox``) or ranked (``pratt``).",
+        kind='{"wilcox", "pratt"}')
+    sign_threshold: float = option(
+        0.0, "Tie threshold of the sign test: topics with ``|x - y| <= threshold`` are dropped "
+        "(Urbano et al. use 0.01).")
+
 
 
 _DEFAULT = Config()
@@ -266,10 +259,11 @@ class DiscPower:
 
     Parameters as :class:`Config` (checked and normalised by :func:`make`; ``alphas`` is
     ``alpha`` as a tuple, ``options`` the Wilcoxon and sign-test options as a
-    :class:`~irsim.kit.discpower_tests.TestOptions`), plus the global ``seed`` and the
+    :class:`~.pairtests.TestOptions`), plus the global ``seed`` and the
     shard sizes ``shard_items`` (pairs, rounded up to a multiple of 256) and
-    ``shard_replicates`` (rounded up to a multiple of 250): neither changes any result,
-    memory per kernel step is bounded by the fixed 256 x 250 units.
+    ``shard_replicates`` (rounded up to a multiple of 250); None: :meth:`shard_shape`
+    chooses. Neither changes any result; memory per kernel step is bounded by the fixed
+    256 x 250 units.
 
     Examples
     --------
@@ -307,8 +301,8 @@ class DiscPower:
     correction: str = _DEFAULT.correction
     agreement: bool = _DEFAULT.agreement
     options: TestOptions = TestOptions()
-    shard_items: int = 4096
-    shard_replicates: int = 1000
+    shard_items: int | None = None
+    shard_replicates: int | None = None
     bayes: tuple[str, ...] = ()
     bayes_threshold: float = _DEFAULT.bayes_threshold
     bayes_r: float = _DEFAULT.bayes_r
@@ -369,16 +363,51 @@ class DiscPower:
         """Pair blocks x replicate blocks (no replicates when no test resamples)."""
         tests = {t for v in self.variants(data) for t in v.tests}
         resampled = bool(tests & set(RESAMPLED)) or self.sampled_methods
-        return shard_grid(_pairs(data), aligned_block(self.shard_items, PAIR_UNIT),
-                          self.B if resampled else 0,
-                          aligned_block(self.shard_replicates, REPLICATE_BLOCK))
+        items, reps = self.shard_shape(_pairs(data), topk=resampled and self.estimated_diff
+                                       and bool(tests & set(TOPK_TESTS)))
+        return shard_grid(_pairs(data), aligned_block(items, PAIR_UNIT),
+                          self.B if resampled else 0, aligned_block(reps, REPLICATE_BLOCK))
+
+    def shard_shape(self, pairs: int, *, topk: bool) -> tuple[int, int]:
+        """Pairs x replicates per shard: the requested sizes, or else about
+        :data:`SHARD_WORK` pair-replicates per shard, shaped by what the driver merges.
+
+        Counters merge for free, so without top-k lists shards are 4,096 pairs x 1,000
+        replicates. The top-k replicates of the estimated difference are merged on the
+        driver across the replicate blocks of a pair, at a cost like the kernel's own
+        (half of each block's replicates travel at B = 10,000): a shard then spans a
+        pair's whole replicate range (up to 16,000; fewer pairs instead, at most 4,096), so
+        each pair's list is selected by one worker and the driver only stores it;
+        replicates are split again
+        only where the grid would otherwise have fewer than :data:`MIN_SHARDS` shards (a few
+        pairs: work for every worker). Results never depend on the shape.
+
+        Examples
+        --------
+        >>> DiscPower(B=10_000).shard_shape(8256, topk=True)     # TREC-8: 17 shards
+        (512, 10000)
+        >>> DiscPower(B=10_000).shard_shape(190, topk=True)      # 20 systems: 10 shards
+        (512, 1000)
+        >>> DiscPower(B=10_000).shard_shape(8256, topk=False)
+        (4096, 1000)
+        """
+        if not topk:
+            items, reps = 4096, 1000
+        else:
+            reps = min(self.B, 16_000)
+            items = min(4096, aligned_block(-(-SHARD_WORK // reps), PAIR_UNIT))
+            blocks = -(-pairs // items)
+            while blocks * -(-self.B // reps) < MIN_SHARDS and reps > 1000:
+                reps = max(1000, aligned_block(reps // 2, REPLICATE_BLOCK))
+        return (items if self.shard_items is None else self.shard_items,
+                reps if self.shard_replicates is None else self.shard_replicates)
 
     def fingerprint(self) -> dict:
-        """Parameters that determine the tables."""
-        out = {k: getattr(self, k) for k in (
-            "tests", "B", "alphas", "seed", "pvalue", "gmean", "stability", "fuzziness",
-            "swap", "swap_confidence", "rankcorr", "estimated_diff", "correction", "agreement")}
-        return out | {"options": vars(self.options)} | self.bayes_rules.fingerprint()
+        """Parameters that determine the tables (from :class:`Config`,
+        :func:`irsim.params.fingerprint`; `top_systems` and `top_by` through the data)."""
+        return fingerprint(self, Config, renamed={"alpha": "alphas", **{
+            k: f"options.{k}" for k in ("wilcoxon_method", "wilcoxon_correction",
+                                        "wilcoxon_zero_method", "sign_threshold")}})
 
     def fields(self, data: ScoreMatrix) -> dict[str, Kind]:
         """Per pair: test counters and top-k replicates, stability counters; per replicate:
@@ -612,7 +641,152 @@ def _observed_diff(v: Variant, data: ScoreMatrix) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------- make
+
+# ------------------------------------------------------------------- output tables
+_DP = ("discpower",)
+_DP_METRIC = _c("metric", _S, "metric; with `experiment.gmean`, also `AG <metric>` (per-topic "
+                "log(x + 1e-5), tests of means) and `G <metric>` (geometric mean, unpaired "
+                "bootstrap)")
+_DP_TEST = _c("test", _S, "`paired_bootstrap`, `unpaired_bootstrap`, `t`, "
+              "`randomised_tukey_hsd`, `wilcoxon`, `sign`, `randomisation` or `tukey_hsd`")
+_SAMPLED_METRIC = _c("metric", _S, "metric (`<metric>` or `G <metric>`)")
+
+#: The tables this study writes (schemas: :mod:`irsim.tables`).
+TABLE_SPECS = (
+    _spec("asl", _DP, "Achieved significance level of every system pair, per metric and test.", [
+        _DP_METRIC,
+        _DP_TEST,
+        _c("system_a", _S, "first system of the pair (pairs a < b in collection order)"),
+        _c("system_b", _S, "second system of the pair"),
+        _c("diff", _F, "observed difference system_a - system_b: of mean scores; of geometric "
+           "means for `G`; mean difference of the logs for `AG`"),
+        _c("asl", _F, "achieved significance level of the test for this pair (Monte Carlo "
+           "count/B, or (count+1)/(B+1) with `experiment.pvalue=plus_one`; t, Wilcoxon, sign, "
+           "Tukey HSD: two-sided p; randomisation: exact count/2^n when 2^n <= B)"),
+        _c("asl_adjusted", _F, "asl adjusted by `experiment.correction` over the family of all "
+           "pairs of this metric and test (Bonferroni, Holm, Benjamini-Hochberg or "
+           "-Yekutieli adjusted p-value, as statsmodels' multipletests; `none`: asl); Tukey HSD "
+           "and randomised Tukey HSD are simultaneous tests already: their asl"),
+    ]),
+    _spec("discpower", _DP, "Discriminative power: per metric, test and alpha, the share of "
+          "pairs significant and the difference significance needs.", [
+              _DP_METRIC,
+              _DP_TEST,
+              _c("alpha", _F, "significance level: a pair is significant when asl < alpha"),
+              _c("pairs", _I, "system pairs tested"),
+              _c("significant", _I, "pairs with asl < alpha"),
+              _c("sensitivity", _F, "significant / pairs (discriminative power)"),
+              _c("estimated_diff", _F, "estimated difference required for asl < alpha, two "
+                 "significant figures (NaN for the bootstrap tests with "
+                 "`experiment.estimated_diff=false`; null for Wilcoxon, sign and "
+                 "randomisation)"),
+              _c("estimated_diff_raw", _F, "estimated_diff unrounded. Paired bootstrap: "
+                 "|mean| of the resample with the ceil(alpha B)-th largest |t*|, max over "
+                 "pairs; unpaired: the ceil(alpha B)-th largest |d*|, max over pairs; t: "
+                 "t(1 - alpha/2, n-1) sd / sqrt(n), max over pairs; randomised Tukey HSD: the "
+                 "ceil(alpha B)-th largest null range; Tukey HSD: the honestly significant "
+                 "difference q(1 - alpha; systems, (systems-1)(topics-1)) sqrt(MS_error / "
+                 "topics); null for Wilcoxon and sign (none defined) and randomisation "
+                 "(not computed)"),
+              _c("correction", _S, "`experiment.correction`: `none`, `bonferroni`, `holm`, "
+                 "`bh` or `by`"),
+              _c("significant_adjusted", _I, "pairs with asl_adjusted < alpha"),
+              _c("sensitivity_adjusted", _F, "significant_adjusted / pairs (discriminative "
+                 "power after the correction)"),
+          ]),
+    _spec("test_agreement", _DP, "Agreement of two tests over all system pairs (Smucker, Allan "
+          "& Carterette 2007): per metric, pair of tests and alpha.", [
+              _DP_METRIC,
+              _c("test_a", _S, "first test (in `experiment.tests` order)"),
+              _c("test_b", _S, "second test"),
+              _c("alpha", _F, "significance level: a pair is significant when asl < alpha "
+                 "(uncorrected)"),
+              _c("pairs", _I, "system pairs with a p-value from both tests"),
+              _c("pearson_r", _F, "Pearson correlation of the two tests' p-values over the "
+                 "pairs (NaN if either is constant)"),
+              _c("rmse", _F, "root mean square of the differences of the p-values"),
+              _c("both", _F, "share of pairs significant by both tests"),
+              _c("only_a", _F, "share of pairs significant by test_a only"),
+              _c("only_b", _F, "share of pairs significant by test_b only"),
+              _c("neither", _F, "share of pairs significant by neither test"),
+          ], when="only with `experiment.agreement=true`"),
+    _spec("stability", _DP, "Stability (Buckley-Voorhees; Sakai's MR-PT curves): per metric and "
+          "fuzziness, minority rate and proportion of ties over the paired test's bootstrap "
+          "samples.", [
+              _SAMPLED_METRIC,
+              _c("fuzziness", _F, "f: a pair is tied on a sample when |D| < f x the larger of "
+                 "the two scores"),
+              _c("minority_rate", _F, "minority / comparisons (MR)"),
+              _c("prop_ties", _F, "ties / comparisons (PT)"),
+              _c("minority", _I, "sum over pairs of min(GT(X,Y), GT(Y,X))"),
+              _c("ties", _I, "sum over pairs of the samples on which the pair is tied"),
+              _c("comparisons", _I, "pairs x B"),
+          ], when="only with `experiment.stability=true`"),
+    *SWAP_TABLES,
+    _spec("rankcorr", _DP, "Kendall's tau between the system rankings of every pair of metrics, "
+          "with the Z0 test and the bootstrap standard error.", [
+              _c("metric_a", _S, "first metric (`<metric>` or `G <metric>`, in metric order)"),
+              _c("metric_b", _S, "second metric"),
+              _c("tau", _F, "Kendall's tau-b between the rankings by mean score (tau-a when "
+                 "there are no ties)"),
+              _c("se_boot", _F, "sd (ddof=1) of tau over the paired test's bootstrap samples "
+                 "where it is defined"),
+              _c("z0", _F, "|tau| / sqrt(2(2k+5) / (9k(k-1))) for k systems"),
+              _c("p_value", _F, "two-sided p-value of z0: 2 (1 - Phi(z0))"),
+              _c("systems", _I, "k: systems ranked"),
+              _c("tau_boot_mean", _F, "mean of tau over those bootstrap samples"),
+              _c("replicates", _I, "bootstrap samples with a defined tau"),
+          ], when="only with `experiment.rankcorr=true`"),
+    _spec("bayes_pairs", _DP, "Decision of every Bayesian test of `experiment.bayes` "
+          "(irsim.stats.bayes) on every system pair, per metric (`<metric>` and `AG <metric>`; "
+          "issue 28).", [
+              _c("metric", _S, "metric; with `experiment.gmean`, also `AG <metric>` (the tests "
+                 "on log(x + 1e-5))"),
+              BAYES_TEST,
+              BAYES_RULE,
+              _c("system_a", _S, "first system of the pair (pairs a < b in collection order)"),
+              _c("system_b", _S, "second system of the pair"),
+              _c("diff", _F, "observed difference of the mean scores system_a - system_b "
+                 "(AG: mean difference of the logs)"),
+              _c("bf10", _F, "jzs_bf: the Bayes factor of a non-zero mean difference against "
+                 "none (+inf for constant non-zero differences); null for the other tests"),
+              _c("prob_positive", _F, "t_posterior, bayesian_bootstrap: posterior probability "
+                 "that system_a's true mean exceeds system_b's; null for jzs_bf"),
+              _c("prob_rope", _F, "t_posterior, bayesian_bootstrap: posterior probability that "
+                 "the true difference lies in [-rope, rope] (`experiment.bayes_rope`); null "
+                 "for jzs_bf"),
+              _c("decision", _S, "`better` (system_a credibly better), `worse`, `equivalent` "
+                 "or `undecided`"),
+          ], when="only with `experiment.bayes` set (not empty)"),
+    _spec("bayes_discpower", _DP, "Bayesian discriminative power (issue 28): per metric and "
+          "Bayesian test, how many system pairs its rule decides better, worse, equivalent or "
+          "undecided, beside the paired t test at `1 - experiment.bayes_prob`.", [
+              _c("metric", _S, "metric (`<metric>` or `AG <metric>`)"),
+              BAYES_TEST,
+              BAYES_RULE,
+              _c("pairs", _I, "system pairs decided"),
+              _c("better", _I, "pairs decided `better` (system_a credibly better)"),
+              _c("worse", _I, "pairs decided `worse`"),
+              _c("equivalent", _I, "pairs decided `equivalent` (jzs_bf: BF10 <= "
+                 "1/threshold; otherwise the posterior inside the ROPE)"),
+              _c("undecided", _I, "pairs with none of the three decisions"),
+              _c("different", _I, "better + worse: pairs decided different"),
+              _c("sensitivity", _F, "different / pairs: the Bayesian rule's discriminative "
+                 "power"),
+              _c("equivalent_share", _F, "equivalent / pairs"),
+              _c("t_alpha", _F, "level of the paired t test beside it: 1 - "
+                 "`experiment.bayes_prob`"),
+              _c("t_significant", _I, "pairs with the two-sided paired t test's p < t_alpha"),
+              _c("t_sensitivity", _F, "t_significant / pairs (the t test's discriminative "
+                 "power at t_alpha)"),
+              _c("both", _I, "pairs decided different by the rule and significant by the t "
+                 "test"),
+          ], when="only with `experiment.bayes` set (not empty)"),
+)
+
+
 @study("discpower", config=Config, data="matrix", order=10,
+       tables=TABLE_SPECS,
        description=("discriminative power and Sakai's (2006) bootstrap methods: ASL per pair "
                     "(every test of irsim.stats), multiple-comparison corrections, sensitivity, "
                     "estimated difference, test agreement, G-metrics, stability, bootstrap swap "
@@ -632,8 +806,8 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     >>> from irsim.data.synthetic import synthetic_scores
     >>> m = synthetic_scores(systems=6, topics=20, seed=1).matrix
     >>> study, data = make(Config(B=200, alpha=0.05), m, seed=3, shards=Shards())
-    >>> study.alphas, study.shard_items
-    ((0.05,), 4096)
+    >>> study.alphas, study.shard_shape(15, topk=True)
+    ((0.05,), (4096, 200))
     >>> from irsim.errors import python_parameters
     >>> with python_parameters():  # messages name keywords (the CLI: experiment.B)
     ...     make(Config(B=0), m, seed=3, shards=Shards())
@@ -670,7 +844,7 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
                           wilcoxon_correction=flags.pop("wilcoxon_correction"),
                           wilcoxon_zero_method=c.wilcoxon_zero_method,
                           sign_threshold=float(threshold))
-    shard_items, shard_replicates = shards.get(4096, 1000)
+    shard_items, shard_replicates = shards.items, shards.replicates  # None: shard_shape
     study = DiscPower(
         tests=tests,
         B=check_positive_int(c.B, param("B")),
@@ -682,9 +856,10 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
         fuzziness=check_fuzziness(as_tuple(c.fuzziness) or (), param("fuzziness")),
         swap_confidence=check_confidences(as_tuple(c.swap_confidence) or (),
                                           param("swap_confidence")),
-        shard_items=check_positive_int(shard_items, param("shard_items", "engine")),
-        shard_replicates=check_positive_int(shard_replicates,
-                                            param("shard_replicates", "engine")),
+        shard_items=None if shard_items is None else check_positive_int(
+            shard_items, param("shard_items", "engine")),
+        shard_replicates=None if shard_replicates is None else check_positive_int(
+            shard_replicates, param("shard_replicates", "engine")),
         **BayesRules.of(c).options(),
         **flags,
     )
