@@ -33,6 +33,7 @@ from irsim.simulate.margins import (
     select_continuous,
     select_discrete,
     transform_to_mean,
+    truncexp_var,
 )
 from irsim.simulate.topics import Margins, empirical_margins
 
@@ -131,6 +132,15 @@ def test_truncnorm_without_a_finite_mle_is_not_a_candidate():
     assert np.isfinite(fit_continuous(urbano("adhoc8_ap")[100], "truncnorm").loglik)
 
 
+@pytest.mark.parametrize("lam", [0.3, 2.0, 8.0, 40.0])
+def test_truncexp_var_is_scipys_truncated_exponential(lam):
+    # the boundary of the truncated normal's moment space: scipy's truncexpon on [0, 1]
+    d = sps.truncexpon(b=lam, scale=1 / lam)
+    assert truncexp_var(d.mean()) == pytest.approx(d.var(), rel=1e-9)
+    assert truncexp_var(1 - d.mean()) == pytest.approx(d.var(), rel=1e-9)   # mirrored
+    assert truncexp_var(0.5) == pytest.approx(1 / 12, rel=1e-12)
+
+
 def _dpik_loop(x: list[float]) -> float:
     """Wand & Jones' two-stage direct plug-in (KernSmooth's dpik, level 2), with a plain loop
     over the pairs and the Hermite forms of the normal density's derivatives."""
@@ -161,6 +171,16 @@ def test_dpik_bandwidth_against_a_loop_reference(name, run):
     assert bw_dpik(x) == pytest.approx(_dpik_loop(x.tolist()), rel=1e-10)
 
 
+def test_kernel_without_a_dpik_scale_is_not_a_candidate():
+    # 80% zeros: IQR 0, so dpik's scale min(sd, IQR / 1.349) is 0 and ks::kde cannot be fitted
+    x = np.concatenate([np.zeros(40), [0.1, 0.2, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]])
+    assert sps.iqr(x) == 0
+    assert fit_continuous(x, "kernel").loglik == -np.inf
+    with pytest.raises(InputError):
+        bw_dpik(x)
+    assert select_continuous(x).family in ("truncnorm", "beta")
+
+
 @pytest.mark.parametrize("name,run", [("adhoc8_ap", 60), ("web2010_ndcg20", 3)])
 def test_nks_kernel_is_a_truncated_gaussian_kde(name, run):
     # simIReff's effCont_nks: ks::kde (bandwidth hpi), truncated to [0, 1] as a whole;
@@ -179,12 +199,15 @@ def test_nks_kernel_is_a_truncated_gaussian_kde(name, run):
     assert continuous_cdf(fit, grid) == pytest.approx(want, abs=1e-9)
 
 
-@pytest.mark.parametrize("run", [5, 50])
-def test_betabinom_is_at_least_as_good_as_scipy_fit(run):
-    s = detect_support(urbano("adhoc8_p10"))
-    j = s.index(urbano("adhoc8_p10")[run])
+@pytest.mark.parametrize("name,run", [("adhoc8_p10", 5), ("adhoc8_p10", 50),
+                                      ("adhoc5_p10", 5)])
+def test_betabinom_is_at_least_as_good_as_scipy_fit(name, run):
+    s = detect_support(urbano(name))
+    j = s.index(urbano(name)[run])
     fit = fit_discrete(j, s.K, "bbinom")
-    ref = sps.fit(sps.betabinom, j, bounds={"n": (10, 10), "a": (1e-3, 1e3), "b": (1e-3, 1e3)},
+    assert min(fit.params) >= 1.0
+    # simIReff's effDisc_bbinom: lower = c(1, 1)
+    ref = sps.fit(sps.betabinom, j, bounds={"n": (10, 10), "a": (1.0, 1e3), "b": (1.0, 1e3)},
                   guess={"n": 10, "a": fit.params[0], "b": fit.params[1]})
     ll_ref = sps.betabinom.logpmf(j, 10, ref.params.a, ref.params.b).sum()
     assert fit.loglik == pytest.approx(sps.betabinom.logpmf(j, 10, *fit.params).sum(),

@@ -373,9 +373,9 @@ def prepare_fit(scores: ArrayLike, *, metric: str, name: str,
                "support": None if support is None else support.name}
     if support is not None:  # the discrete families (issue 13: categorical added)
         options["discrete_families"] = list(DISCRETE)
-    else:  # issue 29: simIReff's continuous families and fitting rules
+    else:  # issue 29: simIReff's continuous families
         options["continuous_families"] = list(CONTINUOUS)
-        options["margins"] = MARGINS_VERSION
+    options["margins"] = MARGINS_VERSION  # issue 29: simIReff's fitting rules
     path = key = None
     if cache_dir is not None:
         key = cache_key(x, names, options)

@@ -24,7 +24,8 @@ family: :func:`fit_continuous` fits it on request, the default selection leaves 
 Discrete metrics live on their own support ``v_0 < v_1 < ... < v_K`` (P@k: ``j / k``; RR:
 ``0`` and ``1 / r`` for ``r = R, ..., 1``); the families model the index ``j``:
 
-- ``bbinom``: beta-binomial(K, a, b) by maximum likelihood;
+- ``bbinom``: beta-binomial(K, a, b) by maximum likelihood with ``a, b >= 1`` (simIReff's
+  ``effDisc_bbinom``: ``lower = 1``);
 - ``dks``: a discrete Gaussian kernel on the index (bandwidth ``bw.nrd0`` of the indices),
   normalised over the support; degrees of freedom the trace of the smoother as above;
 - ``categorical``: the observed frequencies of the support's values (degrees of freedom: the
@@ -381,7 +382,10 @@ def fit_continuous(scores: ArrayLike, family: str) -> MarginFit:
         return MarginFit(family, (a, b), ll, 2.0, x)
     if family == "kernel":
         x = raw
-        if flat:
+        q75, q25 = np.quantile(x, [0.75, 0.25])
+        if flat or q75 == q25:
+            # dpik's scale min(sd, IQR / 1.349) is 0: no bandwidth (R: ks::kde fails and
+            # simIReff's try drops the family)
             return MarginFit(family, (0.0,), -math.inf, 1.0, x)
         h = bw_dpik(x)
         f = sps.norm.pdf((x[:, None] - x[None, :]) / h).mean(axis=1) / h
@@ -394,9 +398,20 @@ def fit_continuous(scores: ArrayLike, family: str) -> MarginFit:
 
 def select_continuous(scores: ArrayLike, families: tuple[str, ...] = CONTINUOUS
                       ) -> MarginFit:
-    """The family of `families` with the smallest AIC for a run's scores."""
+    """The family of `families` with the smallest AIC for a run's scores (a run whose scores
+    are all equal, where no family applies, gets the point mass: ``normal`` with sd 0).
+
+    Examples
+    --------
+    >>> f = select_continuous(np.full(10, 0.25))
+    >>> f.family, f.params
+    ('normal', (0.25, 0.0))
+    """
     fits = [fit_continuous(scores, f) for f in families]
-    return min(fits, key=lambda f: (f.aic, families.index(f.family)))
+    best = min(fits, key=lambda f: (f.aic, families.index(f.family)))
+    if not math.isfinite(best.aic) and np.ptp(np.asarray(scores, np.float64)) == 0:
+        return fit_continuous(scores, "normal")
+    return best
 
 
 def continuous_cdf(fit: MarginFit, x: ArrayLike) -> np.ndarray:
@@ -527,9 +542,9 @@ def fit_discrete(index: ArrayLike, K: int, family: str) -> MarginFit:
         m = j.mean() / K
         v = j.var() / K**2
         common0 = max(m * (1 - m) / max(v, 1e-9) - 1, 0.1)
-        start = np.log(np.clip([m * common0, (1 - m) * common0], 1e-3, None))
+        start = np.log(np.clip([m * common0, (1 - m) * common0], 1.0, None))
         best = optimize.minimize(nll, start, jac=True, method="L-BFGS-B",
-                                 bounds=[(-12.0, 12.0)] * 2,
+                                 bounds=[(0.0, 12.0)] * 2,  # simIReff: lower = c(1, 1)
                                  options={"ftol": 1e-14, "gtol": 1e-9, "maxiter": 2000})
         a, b = (float(v) for v in np.exp(best.x))
         return MarginFit(family, (a, b), -float(best.fun), 2.0, j, K)
