@@ -13,6 +13,10 @@ Usage::
 
     python bench/bench_urbano_power.py --data ../shared/data --metrics AP nDCG@20 \\
         --sizes 25 50 100 --trials 3000 --fit-cache ~/.cache/irsim/fits
+
+Measured (issue 29, simIReff's continuous families; 3,000 trials per cell, seed 0, two
+cores, other jobs beside; fit included): nDCG@20 and ERR@20 at 25, 50 and 100 topics in 8 min,
+AP and P@10 in 11 min, P@10 and RR in 13 min; docs/studies/test_errors.md has the table.
 """
 
 from __future__ import annotations
@@ -32,7 +36,11 @@ PAPER = {
     ("nDCG@20", 50): (0.105, 0.295, 0.556, 0.771, 0.901),
     ("nDCG@20", 100): (0.148, 0.491, 0.813, 0.947, 0.989),
     ("ERR@20", 25): (0.086, 0.254, 0.488, 0.693, 0.822),
+    ("ERR@20", 50): (0.121, 0.435, 0.729, 0.873, 0.931),
+    ("ERR@20", 100): (0.178, 0.669, 0.888, 0.956, 0.985),
     ("P@10", 25): (0.056, 0.091, 0.164, 0.270, 0.394),
+    ("P@10", 50): (0.059, 0.138, 0.286, 0.481, 0.667),
+    ("P@10", 100): (0.069, 0.229, 0.502, 0.757, 0.908),
     ("RR", 25): (0.051, 0.063, 0.088, 0.125, 0.171),
 }
 #: The deltas of :data:`PAPER`'s columns.

@@ -53,7 +53,14 @@ from irsim.errors import InputError
 from irsim.rng import study_key
 from irsim.sampling.systems import RULES, bottom_mask, check_share, duplicate_mask
 from irsim.simulate import copulas as cop
-from irsim.simulate.margins import DISCRETE, Support, detect_support, fit_run_margins
+from irsim.simulate.margins import (
+    CONTINUOUS,
+    DISCRETE,
+    MARGINS_VERSION,
+    Support,
+    detect_support,
+    fit_run_margins,
+)
 from irsim.simulate.topics import Margins
 
 __all__ = ["FORMAT", "CollectionModel", "FitTask", "cache_key", "fit_collection", "fit_pairs",
@@ -366,6 +373,9 @@ def prepare_fit(scores: ArrayLike, *, metric: str, name: str,
                "support": None if support is None else support.name}
     if support is not None:  # the discrete families (issue 13: categorical added)
         options["discrete_families"] = list(DISCRETE)
+    else:  # issue 29: simIReff's continuous families
+        options["continuous_families"] = list(CONTINUOUS)
+    options["margins"] = MARGINS_VERSION  # issue 29: simIReff's fitting rules
     path = key = None
     if cache_dir is not None:
         key = cache_key(x, names, options)

@@ -1,22 +1,31 @@
 """Margins of simulated runs, selected by AIC as simIReff does (Urbano & Nagler, SIGIR 2018).
 
-Continuous metrics (AP, nDCG@k, ERR@k) choose per run among
+Continuous metrics (AP, nDCG@k, ERR@k) choose per run among simIReff's ``effContFit``
+families (the CRAN release used by Urbano, Lima & Hanjalic, SIGIR 2019):
 
-- ``normal``: N(mu, sigma) by maximum likelihood (``mu`` the mean, ``sigma`` the standard
-  deviation with ddof 0); scores outside [0, 1] are censored to 0 and 1 (atoms there);
-- ``truncnorm``: the normal truncated to [0, 1] (likelihood maximised numerically);
-- ``beta``: Beta(a, b) by maximum likelihood;
-- ``kernel``: a Gaussian kernel density with R's ``bw.nrd0`` bandwidth, each kernel
-  truncated to [0, 1] and renormalised; its degrees of freedom are the trace of the smoother,
-  ``sum_i K_h(0) / (n f(x_i))``.
+- ``truncnorm`` (simIReff's ``norm``): N(mu, sigma) truncated to [0, 1], maximum likelihood
+  with ``sigma >= 0.05`` (:data:`TRUNCNORM_MIN_SD`), fitted to the scores as they are. When
+  the likelihood has no finite maximum (it keeps rising as ``mu -> -inf`` or ``+inf``: an
+  exponential-like run, common on the Web metrics with their many zeros) the family is not a
+  candidate, as in simIReff, whose fit fails there (R's truncated-normal mass ``pnorm(b) -
+  pnorm(a)`` rounds to 0 on the optimiser's way out and ``optim`` stops on the non-finite
+  likelihood);
+- ``beta``: Beta(a, b) by maximum likelihood with ``a, b >= 1`` (:func:`beta_mle`), fitted to
+  the scores moved into ``[BETA_CAP, 1 - BETA_CAP]`` (simIReff's ``cap``, 1e-6);
+- ``kernel`` (simIReff's ``nks``): a Gaussian kernel density (``ks::kde``) with bandwidth
+  :func:`bw_dpik` (``ks::hpi``, i.e. KernSmooth's ``dpik``), truncated to [0, 1] as a whole
+  (divided by its mass there); its degrees of freedom ``mean(K_h(0) / f(x_i))`` with the
+  untruncated density ``f``.
 
-Continuous families are fit to the scores moved into ``[EPS, 1 - EPS]`` (a score of exactly 0
-or 1 has density 0 or infinity under a beta).
+simIReff's fourth family, ``bks`` (Chen's beta kernel from the R package bde), is not
+implemented. ``normal`` (censored at 0 and 1, fitted to ``[EPS, 1 - EPS]``) is not a simIReff
+family: :func:`fit_continuous` fits it on request, the default selection leaves it out.
 
 Discrete metrics live on their own support ``v_0 < v_1 < ... < v_K`` (P@k: ``j / k``; RR:
 ``0`` and ``1 / r`` for ``r = R, ..., 1``); the families model the index ``j``:
 
-- ``bbinom``: beta-binomial(K, a, b) by maximum likelihood;
+- ``bbinom``: beta-binomial(K, a, b) by maximum likelihood with ``a, b >= 1`` (simIReff's
+  ``effDisc_bbinom``: ``lower = 1``);
 - ``dks``: a discrete Gaussian kernel on the index (bandwidth ``bw.nrd0`` of the indices),
   normalised over the support; degrees of freedom the trace of the smoother as above;
 - ``categorical``: the observed frequencies of the support's values (degrees of freedom: the
@@ -57,13 +66,19 @@ from irsim.errors import InputError
 from irsim.simulate.topics import Margins
 
 __all__ = [
+    "BETA_CAP",
     "CONTINUOUS",
+    "CONTINUOUS_ALL",
     "DISCRETE",
     "EPS",
     "EXPONENT_MAX",
     "GRID",
     "MarginFit",
+    "MARGINS_VERSION",
     "Support",
+    "TRUNCNORM_MIN_SD",
+    "beta_mle",
+    "bw_dpik",
     "bw_nrd0",
     "detect_support",
     "fit_continuous",
@@ -75,14 +90,29 @@ __all__ = [
     "power_uniform",
     "tabulate",
     "transform_to_mean",
+    "truncexp_var",
 ]
 
-#: Continuous families (simIReff: norm, truncated norm, beta, kernel smoothing).
-CONTINUOUS = ("normal", "truncnorm", "beta", "kernel")
+#: Continuous families selected by default: simIReff's ``norm`` (the normal truncated to
+#: [0, 1], sd >= :data:`TRUNCNORM_MIN_SD`), ``beta`` (shapes >= 1, scores capped to
+#: [:data:`BETA_CAP`, 1 - :data:`BETA_CAP`]) and ``nks`` (``kernel``: a Gaussian kernel density
+#: with KernSmooth's ``dpik`` bandwidth, truncated to [0, 1] as a whole). simIReff's fourth
+#: family, ``bks`` (Chen's beta kernel, R package bde), is not implemented.
+CONTINUOUS = ("truncnorm", "beta", "kernel")
+#: Every continuous family :func:`fit_continuous` knows (``normal``: censored at 0 and 1, not in
+#: simIReff, fitted only on request).
+CONTINUOUS_ALL = ("normal", *CONTINUOUS)
 #: Discrete families on a metric's own support.
 DISCRETE = ("bbinom", "dks", "categorical")
-#: Continuous scores are fit on ``[EPS, 1 - EPS]``.
+#: The censored ``normal`` family is fit on ``[EPS, 1 - EPS]``.
 EPS = 1e-4
+#: simIReff's ``cap``: the beta family is fit to (and its likelihood taken at) scores moved
+#: into ``[BETA_CAP, 1 - BETA_CAP]``.
+BETA_CAP = 1e-6
+#: Smallest sd of the truncated normal (simIReff's ``effCont_norm``: ``lower = .05``).
+TRUNCNORM_MIN_SD = 0.05
+#: Version of the margin families and their fitting rules (part of the fit cache key).
+MARGINS_VERSION = "simireff-1"
 #: Knots of a tabulated continuous margin on [0, 1] (cosine-spaced: denser at 0 and 1).
 GRID = np.concatenate([[0.0], 0.5 - 0.5 * np.cos(np.pi * np.arange(1, 2048) / 2048), [1.0]])
 
@@ -140,6 +170,46 @@ def bw_nrd0(x: ArrayLike) -> float:
     return 0.9 * lo * len(x) ** -0.2
 
 
+def bw_dpik(x: ArrayLike) -> float:
+    """KernSmooth's ``dpik`` (level 2, ``scalest = "minim"``, normal kernel), the bandwidth
+    ``ks::kde`` uses by default in one dimension (``ks::hpi``): Wand & Jones' two-stage direct
+    plug-in. On the data standardised by ``s = min(sd, IQR / 1.349)``,
+
+    - ``g1 = (2 sqrt(2)^9 / (7 n))^(1/9)`` (normal-scale ``psi8``),
+      ``psi6 = n^-2 sum_ij phi_g1^(6)(x_i - x_j)``;
+    - ``g2 = (-3 sqrt(2 / pi) / (psi6 n))^(1/7)``, ``psi4 = n^-2 sum_ij phi_g2^(4)(x_i - x_j)``;
+    - ``h = s (4 pi)^(-1/10) (psi4 n)^(-1/5)``.
+
+    The double sums are exact (``dpik`` bins the data on 401 points first: a relative
+    difference below 1e-3 on IR scores).
+
+    Examples
+    --------
+    >>> round(bw_dpik([0.1, 0.2, 0.25, 0.4, 0.45, 0.6, 0.8]), 6)
+    0.196116
+    """
+    x = np.asarray(x, np.float64)
+    n = len(x)
+    q75, q25 = np.quantile(x, [0.75, 0.25])
+    scale = min(float(x.std(ddof=1)), float(q75 - q25) / 1.349) if n > 1 else 0.0
+    if not scale > 0:
+        raise InputError("the dpik bandwidth needs scores with a positive spread")
+    z = (x - x.mean()) / scale
+    d = (z[:, None] - z[None, :]).ravel()
+
+    def psi(r: int, g: float) -> float:
+        u = d / g
+        poly = (u**4 - 6 * u**2 + 3) if r == 4 else (u**6 - 15 * u**4 + 45 * u**2 - 15)
+        return float((poly * np.exp(-0.5 * u * u)).sum()) / (math.sqrt(2 * math.pi)
+                                                             * g ** (r + 1) * n * n)
+
+    g1 = (2.0 * math.sqrt(2.0) ** 9 / (7.0 * n)) ** (1 / 9)
+    psi6 = psi(6, g1)
+    g2 = (-3.0 * math.sqrt(2.0 / math.pi) / (psi6 * n)) ** (1 / 7)
+    psi4 = psi(4, g2)
+    return scale * (4.0 * math.pi) ** -0.1 * (psi4 * n) ** -0.2
+
+
 # ----------------------------------------------------------------------------- continuous
 
 
@@ -164,13 +234,6 @@ def _truncnorm_nll(p: np.ndarray, x: np.ndarray) -> tuple[float, np.ndarray]:
     g_mu = -float(z.sum()) / sigma + n * (pa - pb) / (sigma * mass)
     g_ls = -float((z * z).sum()) + n + n * (a * pa - b * pb) / mass
     return f, np.array([g_mu, g_ls])
-
-
-def _kernel_parts(x: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per kernel centre: mass inside [0, 1]; and the density matrix (points x centres)."""
-    mass = ndtr((1.0 - x) / h) - ndtr(-x / h)
-    dens = sps.norm.pdf((x[:, None] - x[None, :]) / h) / h / mass[None, :]
-    return mass, dens
 
 
 def _beta_mle(s1: float, s2: float, m: float, v: float) -> tuple[float, float]:
@@ -206,6 +269,60 @@ def _beta_mle(s1: float, s2: float, m: float, v: float) -> tuple[float, float]:
     return float(a), float(b)
 
 
+def beta_mle(x: ArrayLike, bounded: bool = True) -> tuple[float, float]:
+    """Beta MLE of scores in (0, 1) with both shapes at least 1 (simIReff's ``effCont_beta``:
+    ``lower = 1``: a unimodal or monotone density, finite at 0 and 1); ``bounded=False``: the
+    unconstrained MLE.
+
+    The beta log-likelihood is concave in ``(a, b)`` (an exponential family in ``log x``,
+    ``log(1 - x)``), so when the unconstrained MLE breaks a bound the constrained one lies on
+    a face: ``a = 1`` gives ``b = -1 / mean(log(1 - x))`` in closed form (the score equation
+    ``psi(1 + b) - psi(b) = 1 / b``), ``b = 1`` gives ``a = -1 / mean(log x)``; the better
+    of the two faces (each clamped to the bound) is kept.
+
+    Examples
+    --------
+    >>> x = np.array([0.01, 0.02, 0.05, 0.1, 0.3])     # unconstrained: a < 1
+    >>> [round(v, 4) for v in beta_mle(x, False)], [round(v, 4) for v in beta_mle(x)]
+    ([0.8098, 7.5396], [1.0, 9.1982])
+    """
+    x = np.asarray(x, np.float64)
+    s1, s2 = float(np.log(x).mean()), float(np.log1p(-x).mean())
+    a, b = _beta_mle(s1, s2, float(x.mean()), float(x.var()))
+    if not bounded or (a >= 1.0 and b >= 1.0):
+        return a, b
+    faces = [(1.0, max(1.0, -1.0 / s2)), (max(1.0, -1.0 / s1), 1.0)]
+    ll = [float(sps.beta.logpdf(x, fa, fb).sum()) for fa, fb in faces]
+    return faces[int(np.argmax(ll))]
+
+
+def truncexp_var(mean: float) -> float:
+    """Variance of the exponential distribution truncated to [0, 1] with the given mean (the
+    density ``prop. to exp(-lam x)``, ``lam > 0`` below a mean of 1/2, ``< 0`` above; the
+    uniform at 1/2). The truncated normal is an exponential family in ``(x, x^2)`` whose
+    ``mu -> -inf`` (``+inf``) limit is this distribution: a sample whose variance reaches it
+    at its mean has no finite truncated-normal MLE.
+
+    Examples
+    --------
+    >>> round(truncexp_var(0.5), 12) == round(1 / 12, 12)
+    True
+    >>> round(truncexp_var(0.1), 6), round(truncexp_var(0.9), 6)
+    (0.009964, 0.009964)
+    """
+    m = min(float(mean), 1.0 - float(mean))
+    if not 0.0 < m < 0.5:
+        return 0.0 if m <= 0.0 else 1.0 / 12.0
+
+    def mean_of(lam: float) -> float:  # 1/lam - 1/(e^lam - 1), decreasing in lam > 0
+        return 1.0 / lam - 1.0 / math.expm1(lam)
+
+    lam = optimize.brentq(lambda v: mean_of(v) - m, 1e-9, 1.0 / m + 50.0, xtol=1e-14,
+                          rtol=1e-15)
+    e = math.exp(-lam)  # variance 1/lam^2 - e^lam / (e^lam - 1)^2, in the stable form
+    return 1.0 / (lam * lam) - e / (1.0 - e) ** 2
+
+
 def fit_continuous(scores: ArrayLike, family: str) -> MarginFit:
     """Fit one continuous `family` to a run's scores (see the module docstring).
 
@@ -216,19 +333,29 @@ def fit_continuous(scores: ArrayLike, family: str) -> MarginFit:
     >>> [round(p, 6) for p in f.params], f.df
     ([0.4, 0.163299], 2.0)
     """
-    x = _clip(scores)
-    n = len(x)
-    flat = bool(np.ptp(x) == 0)
+    raw = np.asarray(scores, np.float64)
+    n = len(raw)
+    flat = bool(np.ptp(raw) == 0)
     if family == "normal":
+        x = _clip(raw)
         mu, sigma = float(x.mean()), float(x.std())
         if flat:
             return MarginFit(family, (mu, 0.0), -math.inf, 2.0, x)
         ll = float(sps.norm.logpdf(x, mu, sigma).sum())
         return MarginFit(family, (mu, sigma), ll, 2.0, x)
     if family == "truncnorm":
+        x = raw
         if flat:
-            return MarginFit(family, (float(x[0]), 0.0), -math.inf, 2.0, x)
-        m0, s0 = float(x.mean()), float(x.std())
+            return MarginFit(family, (float(x[0]), TRUNCNORM_MIN_SD), -math.inf, 2.0, x)
+        m0, s0 = float(x.mean()), max(float(x.std()), TRUNCNORM_MIN_SD)
+        if float(x.var()) >= truncexp_var(m0):
+            # no finite MLE: the likelihood rises towards mu -> -inf (or +inf), a truncated
+            # exponential in the limit; simIReff's fit fails there (truncnorm's mass
+            # pnorm(b) - pnorm(a) rounds to 0 on the optimiser's way out and optim stops on
+            # the non-finite likelihood), so the family is not a candidate
+            return MarginFit(family, (-math.inf if m0 < 0.5 else math.inf, math.inf),
+                             -math.inf, 2.0, x)
+        low = math.log(TRUNCNORM_MIN_SD)
 
         def scaled(q: np.ndarray) -> tuple[float, np.ndarray]:  # mu = m0 + s0 q0
             f, g = _truncnorm_nll(np.array([m0 + s0 * q[0], q[1]]), x)
@@ -236,38 +363,55 @@ def fit_continuous(scores: ArrayLike, family: str) -> MarginFit:
 
         r = optimize.minimize(scaled, np.array([0.0, math.log(s0)]), jac=True,
                               method="L-BFGS-B",
-                              bounds=[(-20.0 / s0, 20.0 / s0), (math.log(s0) - 12, 6.0)],
+                              bounds=[(-20.0 / s0, 20.0 / s0), (low, 6.0)],
                               options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 2000})
         q, f = r.x, float(r.fun)
         # polish: the score equations (mean and second moment matched) solved from there
         polish = optimize.root(lambda v: scaled(v)[1], q, method="hybr",
                                options={"xtol": 1e-14, "maxfev": 60})
-        if polish.success and scaled(polish.x)[0] <= f:
+        if polish.success and polish.x[1] >= low and scaled(polish.x)[0] <= f:
             q, f = polish.x, scaled(polish.x)[0]
-        mu, sigma = m0 + s0 * float(q[0]), math.exp(float(q[1]))
+        mu, sigma = m0 + s0 * float(q[0]), max(math.exp(float(q[1])), TRUNCNORM_MIN_SD)
         return MarginFit(family, (mu, sigma), -f, 2.0, x)
     if family == "beta":
+        x = np.clip(raw, BETA_CAP, 1.0 - BETA_CAP)
         if flat:
             return MarginFit(family, (1.0, 1.0), -math.inf, 2.0, x)
-        a, b = _beta_mle(float(np.log(x).mean()), float(np.log1p(-x).mean()),
-                         float(x.mean()), float(x.var()))
+        a, b = beta_mle(x)
         ll = float(sps.beta.logpdf(x, a, b).sum())
         return MarginFit(family, (a, b), ll, 2.0, x)
     if family == "kernel":
-        h = bw_nrd0(x)
-        _, dens = _kernel_parts(x, h)
-        f = dens.mean(axis=1)
-        ll = float(np.log(f).sum())
-        df = float((np.diag(dens) / (n * f)).sum())
+        x = raw
+        q75, q25 = np.quantile(x, [0.75, 0.25])
+        if flat or q75 == q25:
+            # dpik's scale min(sd, IQR / 1.349) is 0: no bandwidth (R: ks::kde fails and
+            # simIReff's try drops the family)
+            return MarginFit(family, (0.0,), -math.inf, 1.0, x)
+        h = bw_dpik(x)
+        f = sps.norm.pdf((x[:, None] - x[None, :]) / h).mean(axis=1) / h
+        mass = float((ndtr((1.0 - x) / h) - ndtr(-x / h)).mean())
+        ll = float(np.log(f).sum()) - n * math.log(mass)
+        df = float((1.0 / (h * math.sqrt(2 * math.pi)) / f).mean())
         return MarginFit(family, (h,), ll, df, x)
-    raise InputError(f"unknown continuous margin family {family!r}; known: {CONTINUOUS}")
+    raise InputError(f"unknown continuous margin family {family!r}; known: {CONTINUOUS_ALL}")
 
 
 def select_continuous(scores: ArrayLike, families: tuple[str, ...] = CONTINUOUS
                       ) -> MarginFit:
-    """The family of `families` with the smallest AIC for a run's scores."""
+    """The family of `families` with the smallest AIC for a run's scores (a run whose scores
+    are all equal, where no family applies, gets the point mass: ``normal`` with sd 0).
+
+    Examples
+    --------
+    >>> f = select_continuous(np.full(10, 0.25))
+    >>> f.family, f.params
+    ('normal', (0.25, 0.0))
+    """
     fits = [fit_continuous(scores, f) for f in families]
-    return min(fits, key=lambda f: (f.aic, families.index(f.family)))
+    best = min(fits, key=lambda f: (f.aic, families.index(f.family)))
+    if not math.isfinite(best.aic) and np.ptp(np.asarray(scores, np.float64)) == 0:
+        return fit_continuous(scores, "normal")
+    return best
 
 
 def continuous_cdf(fit: MarginFit, x: ArrayLike) -> np.ndarray:
@@ -292,9 +436,9 @@ def continuous_cdf(fit: MarginFit, x: ArrayLike) -> np.ndarray:
     if fit.family == "kernel":
         (h,) = fit.params
         c = fit.data
-        mass = ndtr((1.0 - c) / h) - ndtr(-c / h)
-        part = (ndtr((x[..., None] - c) / h) - ndtr(-c / h)) / mass
-        return np.clip(part.mean(axis=-1), 0.0, 1.0)
+        lo = ndtr(-c / h).mean()
+        mass = ndtr((1.0 - c) / h).mean() - lo
+        return np.clip((ndtr((x[..., None] - c) / h).mean(axis=-1) - lo) / mass, 0.0, 1.0)
     raise InputError(f"unknown continuous margin family {fit.family!r}")
 
 
@@ -398,9 +542,9 @@ def fit_discrete(index: ArrayLike, K: int, family: str) -> MarginFit:
         m = j.mean() / K
         v = j.var() / K**2
         common0 = max(m * (1 - m) / max(v, 1e-9) - 1, 0.1)
-        start = np.log(np.clip([m * common0, (1 - m) * common0], 1e-3, None))
+        start = np.log(np.clip([m * common0, (1 - m) * common0], 1.0, None))
         best = optimize.minimize(nll, start, jac=True, method="L-BFGS-B",
-                                 bounds=[(-12.0, 12.0)] * 2,
+                                 bounds=[(0.0, 12.0)] * 2,  # simIReff: lower = c(1, 1)
                                  options={"ftol": 1e-14, "gtol": 1e-9, "maxiter": 2000})
         a, b = (float(v) for v in np.exp(best.x))
         return MarginFit(family, (a, b), -float(best.fun), 2.0, j, K)
