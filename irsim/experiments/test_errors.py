@@ -1034,9 +1034,9 @@ TABLE_SPECS = (
           "(one per pair of runs) over its pooled collections.", [
               METRIC,
               _c("kind", _S, "`margin` or `copula`"),
-              _c("family", _S, "margin: `normal`, `truncnorm`, `beta`, `kernel`, `bbinom`, "
-                 "`dks`, `categorical`; copula: pyvinecopulib family and rotation "
-                 "(`Clayton 90`)"),
+              _c("family", _S, "margin: `truncnorm`, `beta`, `kernel`, `bbinom`, `dks`, "
+                 "`categorical` (`normal`, censored, only when asked for); copula: "
+                 "pyvinecopulib family and rotation (`Clayton 90`)"),
               _c("count", _I, "runs (margin) or pairs (copula) with this family"),
               _c("share", _F, "count / runs or pairs of the metric"),
           ], when=_URBANO),
