@@ -10,6 +10,7 @@ from conftest import urbano_matrix
 
 from irsim.data.matrix import ScoreMatrix
 from irsim.engine import run_study
+from irsim.engine.partials import Slab
 from irsim.errors import ConfigError
 from irsim.experiments import Shards
 from irsim.experiments.discpower import PAIRED_STREAM, UNPAIRED_STREAM, Config, DiscPower, make
@@ -245,3 +246,25 @@ def test_estimated_diff_off_keeps_asl_and_bounds_memory():
         make(Config(B=1_000_000), big, seed=0, shards=Shards())
     study, _ = make(Config(B=1_000_000, estimated_diff=False), big, seed=0, shards=Shards())
     assert study.plan(big)
+
+
+def test_whole_replicate_shards_ship_only_the_ranks_and_equal_merged_lists():
+    """Default shape at B = 700 (a shard spans all replicates): each pair's top-k list is
+    selected on its worker, which ships one value per alpha (field ``*_kth_*``, a Slab);
+    split replicates merge the lists on the driver (``*_top_*``, TopK). Same tables."""
+    m = urbano_matrix("adhoc7_ap", "AP", systems=40)  # 780 pairs
+    whole = DiscPower(B=700, seed=1, alphas=(0.01, 0.05))
+    split = DiscPower(B=700, seed=1, alphas=(0.01, 0.05), shard_replicates=250)
+    assert whole.whole_replicates(780) and not split.whole_replicates(780)
+    fields = whole.fields(m)
+    assert isinstance(fields["paired_kth_0"], Slab) and fields["paired_kth_0"].shape == (780, 2)
+    assert "paired_top_0" not in fields and "paired_top_0" in split.fields(m)
+    assert whole.ranks == (6, 34)  # ceil(alpha B) - 1
+    a, _ = run_study(whole, m)
+    b, info = run_study(split, m)
+    assert info["shards"] >= 3
+    for name in a:
+        assert a[name].equals(b[name]), name
+    raw = a["discpower"].to_pandas().query("test in ['paired_bootstrap', "
+                                           "'unpaired_bootstrap']")["estimated_diff_raw"]
+    assert len(raw) == 4 and (raw > 0).all()  # compared, not NaN on both sides

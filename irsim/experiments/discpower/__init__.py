@@ -138,6 +138,9 @@ BAYES_STREAM = "discpower/bayesian_bootstrap"
 TOPK_TESTS = ("paired_bootstrap", "unpaired_bootstrap")
 #: Pair-replicates per shard by default (4,096 pairs x 1,000 replicates).
 SHARD_WORK = 4096 * 1000
+#: Largest top-k buffer of a pair unit for which a shard takes a pair's whole replicate
+#: range by default (256 MiB: k up to 5,461, B up to about 10^5 at alpha = 0.05).
+TOPK_UNIT_BYTES = 256 * 2**20
 #: Fewest shards the default shape aims at when it splits replicates (:meth:`DiscPower
 #: .shard_shape`).
 MIN_SHARDS = 16
@@ -337,6 +340,21 @@ class DiscPower:
         return max(1, math.ceil(max(self.alphas) * self.B - 1e-9))
 
     @property
+    def ranks(self) -> tuple[int, ...]:
+        """Per alpha, the position (0-based, best first) of the replicate whose value is the
+        estimated difference: ``ceil(alpha B) - 1``."""
+        return tuple(max(1, math.ceil(a * self.B - 1e-9)) - 1 for a in self.alphas)
+
+    def whole_replicates(self, pairs: int) -> bool:
+        """Whether every shard spans all B replicates of its pairs (:meth:`shard_shape`):
+        then each pair's top-k list is complete on one worker, which ships only the values
+        at :attr:`ranks` (field ``<test>_kth_<variant>``) instead of the list (field
+        ``<test>_top_<variant>``, merged on the driver). Either way the same values."""
+        tests = {t for t in self.tests}
+        _, reps = self.shard_shape(pairs, topk=bool(tests & set(TOPK_TESTS)))
+        return aligned_block(reps, REPLICATE_BLOCK) >= self.B
+
+    @property
     def sampled_methods(self) -> bool:
         """Whether any of stability, swap, rankcorr is on."""
         return self.stability or self.swap or self.rankcorr
@@ -376,9 +394,10 @@ class DiscPower:
         replicates. The top-k replicates of the estimated difference are merged on the
         driver across the replicate blocks of a pair, at a cost like the kernel's own
         (half of each block's replicates travel at B = 10,000): a shard then spans a
-        pair's whole replicate range (up to 16,000; fewer pairs instead, at most 4,096), so
-        each pair's list is selected by one worker and the driver only stores it;
-        replicates are split again
+        pair's whole replicate range (fewer pairs instead, at most 4,096; while a pair
+        unit's top-k buffer fits :data:`TOPK_UNIT_BYTES`, else 16,000 replicates), so each
+        pair's list is complete on one worker, which ships only the values the estimated
+        difference needs (:meth:`whole_replicates`); replicates are split again
         only where the grid would otherwise have fewer than :data:`MIN_SHARDS` shards (a few
         pairs: work for every worker). Results never depend on the shape.
 
@@ -394,7 +413,9 @@ class DiscPower:
         if not topk:
             items, reps = 4096, 1000
         else:
-            reps = min(self.B, 16_000)
+            # a pair unit's top-k buffer (up to 8 k entries of 24 bytes) bounds the range
+            whole = PAIR_UNIT * 8 * self.k * 24 <= TOPK_UNIT_BYTES
+            reps = self.B if whole else min(self.B, 16_000)
             items = min(4096, aligned_block(-(-SHARD_WORK // reps), PAIR_UNIT))
             blocks = -(-pairs // items)
             while blocks * -(-self.B // reps) < MIN_SHARDS and reps > 1000:
@@ -413,12 +434,15 @@ class DiscPower:
         """Per pair: test counters and top-k replicates, stability counters; per replicate:
         Tukey null ranges, swap-set statistics, rank-correlation sums; swap bin counters."""
         P, B, out = _pairs(data), self.B, {}
+        whole = self.estimated_diff and self.whole_replicates(P)
         for vi, v in enumerate(self.variants(data)):
             for test, short in (("paired_bootstrap", "paired"), ("unpaired_bootstrap",
                                                                   "unpaired")):
                 if test in v.tests:
                     out[f"{short}_count_{vi}"] = Count((P,), along="items")
-                    if self.estimated_diff:  # paired: |mean| of the sample beside |t*|
+                    if whole:  # the estimated difference's values at self.ranks
+                        out[f"{short}_kth_{vi}"] = Slab((P, len(self.alphas)), along="items")
+                    elif self.estimated_diff:  # paired: |mean| of the sample beside |t*|
                         out[f"{short}_top_{vi}"] = TopK(P, self.k, aux=int(short == "paired"))
             if "randomised_tukey_hsd" in v.tests:
                 out[f"tukey_ranges_{vi}"] = Slab((B,), along="reps")

@@ -205,9 +205,20 @@ class ShardKernel:
 
     def result(self) -> dict[str, Any]:
         out = dict(self.out)
+        whole = (tuple(self.shard.reps) == (0, self.study.B)
+                 and self.study.whole_replicates(self.systems * (self.systems - 1) // 2))
         for name in self.per_unit[0] if self.per_unit else ():
             parts = [po[name] for po in self.per_unit]
-            if isinstance(parts[0], tuple):  # top-k: select, TopK sorts once at the end
+            if isinstance(parts[0], tuple) and whole:
+                # the pair's whole list is here: select and sort it as TopK.final would
+                # (best first, ties by the smaller replicate) and keep the values at the
+                # estimated difference's ranks (paired: the |mean| beside the t value)
+                ranks = list(self.study.ranks)
+                sel = [topk_rows(p[0], p[1], self.study.k, *p[2:], idx_sorted=True)
+                       for p in parts]
+                out[name.replace("_top_", "_kth_")] = np.concatenate(
+                    [(q[2] if len(q) > 2 else q[0])[:, ranks] for q in sel])
+            elif isinstance(parts[0], tuple):  # top-k: select, TopK sorts once at the end
                 parts = [topk_rows(p[0], p[1], self.study.k, *p[2:], idx_sorted=True,
                                    sort=False) for p in parts]
                 out[name] = tuple(np.concatenate(a) for a in zip(*parts, strict=True))
@@ -351,9 +362,11 @@ def resampled_asl(study: Any, test: str, vi: int, values: np.ndarray,
         return study.asl_of(count), raw_by_alpha
     short = "paired" if test == "paired_bootstrap" else "unpaired"
     # per pair, best first: (-p, replicate, |mean|) paired, (|d*|, replicate)
-    top = merged.get(f"{short}_top_{vi}")
+    top, kth = merged.get(f"{short}_top_{vi}"), merged.get(f"{short}_kth_{vi}")
     est = None if top is None else top[2] if short == "paired" else top[0]
-    for alpha in study.alphas:
-        pos = max(1, math.ceil(alpha * B - 1e-9)) - 1
-        raw_by_alpha[alpha] = float(est[:, pos].max()) if est is not None else float("nan")
+    for j, (alpha, pos) in enumerate(zip(study.alphas, study.ranks, strict=True)):
+        if kth is not None:  # the values at the ranks, selected on the workers
+            raw_by_alpha[alpha] = float(kth[:, j].max())
+        else:
+            raw_by_alpha[alpha] = float(est[:, pos].max()) if est is not None else float("nan")
     return study.asl_of(merged[f"{short}_count_{vi}"]), raw_by_alpha
