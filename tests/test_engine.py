@@ -413,7 +413,7 @@ def test_k_above_a_shards_replicates_resumes_equal_to_an_unsharded_run(tmp_path)
     assert_same(tables, whole)
 
 
-@pytest.mark.parametrize("shard_replicates", [2000, 250])
+@pytest.mark.parametrize("shard_replicates", [1000, 250])  # split: the lists merge
 def test_unpaired_top_k_holds_the_replicates_of_a_direct_computation(shard_replicates):
     """alpha=0.9999: k = B, so the unpaired top-k list holds every replicate |d*|. Each must
     equal a direct computation (pooled scores resampled by the study's draws). When k
