@@ -324,7 +324,7 @@ def test_resume_after_a_code_change_recomputes_every_shard(tmp_path):
     same = study("resume", str(tmp_path / "ck-same"))
     assert same["file"].startswith(str(pkg)) and same["shards"] == 4
     assert same["resumed"] == 2
-    source = pkg / "irsim" / "experiments" / "discpower.py"
+    source = pkg / "irsim" / "experiments" / "discpower" / "__init__.py"
     source.write_text(source.read_text() + "\n# a change that keeps the version string\n")
     changed = study("resume", str(tmp_path / "ck"))
     assert changed["resumed"] == 0
