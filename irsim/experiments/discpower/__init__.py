@@ -345,14 +345,20 @@ class DiscPower:
         estimated difference: ``ceil(alpha B) - 1``."""
         return tuple(max(1, math.ceil(a * self.B - 1e-9)) - 1 for a in self.alphas)
 
+    @property
+    def keeps_topk(self) -> bool:
+        """Whether shards keep top-k replicate lists (the estimated difference of a
+        bootstrap test)."""
+        return self.estimated_diff and bool(set(self.tests) & set(TOPK_TESTS))
+
     def whole_replicates(self, pairs: int) -> bool:
-        """Whether every shard spans all B replicates of its pairs (:meth:`shard_shape`):
-        then each pair's top-k list is complete on one worker, which ships only the values
-        at :attr:`ranks` (field ``<test>_kth_<variant>``) instead of the list (field
-        ``<test>_top_<variant>``, merged on the driver). Either way the same values."""
-        tests = {t for t in self.tests}
-        _, reps = self.shard_shape(pairs, topk=bool(tests & set(TOPK_TESTS)))
-        return aligned_block(reps, REPLICATE_BLOCK) >= self.B
+        """Whether shards keep top-k lists and each spans all B replicates of its pairs
+        (:meth:`shard_shape`): then each pair's list is complete on one worker, which ships
+        only the values at :attr:`ranks` (field ``<test>_kth_<variant>``) instead of the
+        list (field ``<test>_top_<variant>``, merged on the driver). Either way the same
+        values."""
+        _, reps = self.shard_shape(pairs, topk=True)
+        return self.keeps_topk and aligned_block(reps, REPLICATE_BLOCK) >= self.B
 
     @property
     def sampled_methods(self) -> bool:
@@ -381,8 +387,7 @@ class DiscPower:
         """Pair blocks x replicate blocks (no replicates when no test resamples)."""
         tests = {t for v in self.variants(data) for t in v.tests}
         resampled = bool(tests & set(RESAMPLED)) or self.sampled_methods
-        items, reps = self.shard_shape(_pairs(data), topk=resampled and self.estimated_diff
-                                       and bool(tests & set(TOPK_TESTS)))
+        items, reps = self.shard_shape(_pairs(data), topk=self.keeps_topk)
         return shard_grid(_pairs(data), aligned_block(items, PAIR_UNIT),
                           self.B if resampled else 0, aligned_block(reps, REPLICATE_BLOCK))
 
@@ -434,7 +439,7 @@ class DiscPower:
         """Per pair: test counters and top-k replicates, stability counters; per replicate:
         Tukey null ranges, swap-set statistics, rank-correlation sums; swap bin counters."""
         P, B, out = _pairs(data), self.B, {}
-        whole = self.estimated_diff and self.whole_replicates(P)
+        whole = self.whole_replicates(P)
         for vi, v in enumerate(self.variants(data)):
             for test, short in (("paired_bootstrap", "paired"), ("unpaired_bootstrap",
                                                                   "unpaired")):
