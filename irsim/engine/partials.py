@@ -7,13 +7,18 @@ kind           value a shard returns                   merge
 =============  ======================================  ===================================
 :class:`Count` integer array (whole, or the shard's     integer sum (placed along items or
                slice along items / replicates)          replicates)
-:class:`Sum`   float array                             exact fixed-point sum (2**-bits)
+:class:`Sum`   exact sums of addends (:class:`Fixed`,   exact fixed-point sum (2**-bits)
+               :meth:`Sum.addends`) or float array
 :class:`Extreme` array                                 elementwise max or min
 :class:`TopK`  ``(values, index, *aux)`` per row of    the k largest (smallest) per row,
                the shard's items                        ties by the smaller index
 :class:`Slab`  the shard's slice of a per-item or      placed once (a second write to a
                per-replicate array                      filled position is an error)
 =============  ======================================  ===================================
+
+Floats in fixed point (integer units of ``2**-bits``, each addend rounded half to even,
+sums exact, the correctly rounded float at the end) have one definition,
+:class:`FixedPoint`: :class:`Sum` fields and any study that quantises values use it.
 
 Every merge is exact and independent of the order shards arrive in, so tables do not depend
 on the executor, the number of workers, shard sizes, retries or resume. Each kind also
@@ -42,9 +47,8 @@ import numpy as np
 
 from irsim.engine.base import Shard
 
-__all__ = ["Kind", "Count", "Sum", "Extreme", "TopK", "Slab", "Accumulator", "encode",
-           "prefilter",
-           "decode", "NO_INDEX", "topk_rows"]
+__all__ = ["Kind", "Count", "Sum", "FixedPoint", "Fixed", "MAX_BITS", "Extreme", "TopK", "Slab",
+           "Accumulator", "encode", "prefilter", "decode", "NO_INDEX", "topk_rows"]
 
 #: Index of an empty top-k slot (loses every tie).
 NO_INDEX = np.iinfo(np.int64).max
@@ -244,12 +248,261 @@ class Count(Kind):
         return state
 
 
+#: Largest ``bits`` of a fixed point: every nonzero multiple of ``2**-bits`` is then a
+#: normal float, so scaling a float by a power of two never rounds.
+MAX_BITS = 960
+_INT64 = 1 << 63
+
+
+@dataclass(frozen=True)
+class FixedPoint:
+    """Floats in binary fixed point: integer *units* of ``2**-bits``.
+
+    The one definition of "a float in fixed point" in irsim: a value is quantised to the
+    nearest unit, ties to even (:meth:`units`, as ``np.round(v * 2**bits)``); addends are
+    quantised each and summed exactly (:meth:`sum`), so a sum does not depend on the order
+    of its addends or on how they are split into shards; units give back the correctly
+    rounded float (:meth:`value`, as ``int(units) / 2**bits``).
+
+    Units are int64 arrays while they fit (vectorised), else object arrays of Python
+    integers (exact, slower): a result never wraps around silently.
+
+    Parameters
+    ----------
+    bits : int
+        Units of ``2**-bits`` (0 to :data:`MAX_BITS`).
+
+    Examples
+    --------
+    >>> p = FixedPoint(2)                              # quarters
+    >>> p.units([0.125, 0.375, -0.3, 1.0]).tolist()    # ties to even: 0.5 -> 0, 1.5 -> 2
+    [0, 2, -1, 4]
+    >>> total = p.sum([[0.125, 0.375, 1.0], [1e300, 0.5, -1e300]], axis=1)
+    >>> total.value().tolist()                         # 0 + 0.5 + 1; exact past 2**63 units
+    [1.5, 0.5]
+    """
+
+    bits: int
+
+    def __post_init__(self) -> None:
+        if (not isinstance(self.bits, (int, np.integer)) or isinstance(self.bits, bool)
+                or not 0 <= self.bits <= MAX_BITS):
+            raise ValueError(f"fixed point needs an integer bits in [0, {MAX_BITS}], "
+                             f"got {self.bits!r}")
+
+    @property
+    def scale(self) -> float:
+        """``2.0**bits``: units per 1.0."""
+        return 2.0**self.bits
+
+    def units(self, values: Any) -> np.ndarray:
+        """`values` rounded to the nearest multiple of ``2**-bits`` (ties to even), in units.
+
+        Parameters
+        ----------
+        values : array_like of float
+            Finite values (NaN or infinity is a ValueError).
+
+        Returns
+        -------
+        ndarray of int64, or of object (Python integers) if some unit does not fit int64
+
+        Examples
+        --------
+        >>> FixedPoint(40).units([1.0, 2.0**-41, 3 * 2.0**-41]).tolist()
+        [1099511627776, 0, 2]
+        >>> FixedPoint(40).units([2.0**30]).dtype   # 2**70 units: exact Python integers
+        dtype('O')
+        """
+        v = np.asarray(values, np.float64)
+        if not np.isfinite(v).all():
+            raise ValueError("fixed point takes finite values (got NaN or infinity)")
+        with np.errstate(over="ignore"):
+            r = np.round(v * self.scale)  # exact scaling (normal results), then ties to even
+        big = ~(np.abs(r) < 2.0**63)  # also infinity when v * 2**bits overflows
+        if not big.any():
+            return r.astype(np.int64)
+        out = np.where(big, 0.0, r).astype(np.int64).astype(object)
+        flat = out.reshape(-1)
+        for j in np.flatnonzero(big.ravel()).tolist():
+            # |v| * 2**bits >= 2**63 > 2**53 is an integer: no rounding
+            num, den = float(v.flat[j]).as_integer_ratio()
+            flat[j] = (num << self.bits) // den
+        return out
+
+    def sum(self, values: Any, axis: int | None = -1) -> Fixed:
+        """Exact sum of the addends `values` along `axis`, each rounded to a unit first.
+
+        Parameters
+        ----------
+        values : array_like of float
+            Finite addends.
+        axis : int or None
+            Axis to sum over (None: all).
+
+        Returns
+        -------
+        Fixed
+            The sums (in units; int64 while they fit).
+
+        Examples
+        --------
+        >>> total = FixedPoint(2).sum([[0.25, 0.375, 1.0], [0.125, 0.125, 0.125]])
+        >>> total.units.tolist(), total.value().tolist()  # each 0.125 rounds to 0 (even)
+        ([7, 0], [1.75, 0.0])
+        """
+        return Fixed(_exact_sum(self.units(values), axis), self.bits)
+
+    def zeros(self, shape: int | tuple[int, ...]) -> Fixed:
+        """A fixed-point array of zeros, e.g. a kernel's accumulator of :meth:`sum` results.
+
+        Examples
+        --------
+        >>> acc = FixedPoint(8).zeros(2)
+        >>> acc[1] += FixedPoint(8).sum([0.5, 0.25])
+        >>> acc.value().tolist()
+        [0.0, 0.75]
+        """
+        return Fixed(np.zeros(shape, np.int64), self.bits)
+
+    def value(self, units: Any) -> np.ndarray:
+        """The float nearest each of `units` times ``2**-bits`` (ties to even): equal to
+        ``int(u) / 2**bits`` in Python.
+
+        Examples
+        --------
+        >>> FixedPoint(1).value([3, 2**54 + 1, -(2**200)]).tolist() == [1.5, 2.0**53, -2.0**199]
+        True
+        """
+        u = np.asarray(units)
+        if u.dtype.kind in "iu":  # int64 -> float64 rounds once; the power of two is exact
+            return np.asarray(u.astype(np.float64) * 2.0**-self.bits)
+        scale = 1 << self.bits
+        return np.array([int(x) / scale for x in u.ravel().tolist()],
+                        np.float64).reshape(u.shape)
+
+
+def _exact_sum(u: np.ndarray, axis: int | None) -> np.ndarray:
+    """Sum of integer units along `axis`: int64 when no partial sum can overflow, else
+    exact (two 32-bit halves summed in int64, or Python integers)."""
+    if u.dtype == object:
+        return _narrowed(np.asarray(u.sum(axis=axis), dtype=object))
+    n = u.size if axis is None else u.shape[axis]
+    if u.size == 0 or max(int(u.max()), -int(u.min())) * n < _INT64:
+        return np.asarray(u.sum(axis=axis))
+    if n < 1 << 31:  # u = hi * 2**32 + lo with 0 <= lo < 2**32: neither half-sum overflows
+        hi = np.asarray((u >> 32).sum(axis=axis)).astype(object)
+        lo = np.asarray((u & 0xFFFFFFFF).sum(axis=axis)).astype(object)
+        return _narrowed(np.asarray(hi * (1 << 32) + lo, dtype=object))
+    return _narrowed(np.asarray(u.astype(object).sum(axis=axis), dtype=object))
+
+
+def _narrowed(u: np.ndarray) -> np.ndarray:
+    """Object units as int64 when every one fits, else unchanged."""
+    if u.size and all(-_INT64 <= x < _INT64 for x in u.ravel().tolist()):
+        return u.astype(np.int64)
+    return u if u.size else u.astype(np.int64)
+
+
+def _exact_add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a + b`` of integer units as Python integers (narrowed to int64 if they fit)."""
+    return _narrowed(np.asarray(a.astype(object) + b.astype(object), dtype=object))
+
+
+class Fixed:
+    """A fixed-point array: `units` (integers) of ``2**-bits`` (see :class:`FixedPoint`).
+
+    What a kernel returns for a :class:`Sum` field to add exact sums of addends; also a
+    kernel's accumulator. ``a + b`` and ``a[i] += b`` add exactly (int64 while the units
+    fit, Python integers beyond: an overflow is never silent); both need the same `bits`.
+
+    Examples
+    --------
+    >>> p = FixedPoint(4)
+    >>> acc = p.zeros((2, 2))
+    >>> acc[0] += p.sum(np.array([[0.5, 0.25], [0.0625, 1.0]]), axis=0)
+    >>> (acc + acc).value().tolist()
+    [[1.125, 2.5], [0.0, 0.0]]
+    """
+
+    __slots__ = ("units", "bits")
+
+    def __init__(self, units: Any, bits: int) -> None:
+        u = np.asarray(units)
+        if u.dtype.kind not in "iuO":
+            raise TypeError(f"fixed-point units are integers, got {u.dtype}")
+        if u.dtype.kind == "u" and u.size and int(u.max()) >= _INT64:
+            u = u.astype(object)  # unsigned beyond int64: exact, never wrapped
+        self.units = u if u.dtype == object else u.astype(np.int64, copy=False)
+        self.bits = int(FixedPoint(bits).bits)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.units.shape
+
+    def value(self) -> np.ndarray:
+        """The correctly rounded floats (:meth:`FixedPoint.value`)."""
+        return FixedPoint(self.bits).value(self.units)
+
+    def _check(self, other: Any) -> Fixed:
+        if not isinstance(other, Fixed):
+            raise TypeError(f"a fixed-point array adds only another (got {type(other)}); "
+                            "quantise floats with FixedPoint.units or .sum")
+        if other.bits != self.bits:
+            raise ValueError(f"fixed point of 2**-{other.bits} added to 2**-{self.bits}")
+        return other
+
+    def __add__(self, other: Any) -> Fixed:
+        b = self._check(other).units
+        a = self.units
+        if a.dtype == object or b.dtype == object:
+            return Fixed(_exact_add(a, b), self.bits)
+        s = a + b  # wraps on overflow: detected by the sign rule, then redone exactly
+        if np.any(((a ^ s) & (b ^ s)) < 0):
+            return Fixed(_exact_add(a, b), self.bits)
+        return Fixed(s, self.bits)
+
+    def __getitem__(self, key: Any) -> Fixed:
+        return Fixed(self.units[key], self.bits)
+
+    def __setitem__(self, key: Any, value: Fixed) -> None:
+        u = self._check(value).units
+        if u.dtype == object and self.units.dtype != object:
+            self.units = self.units.astype(object)
+        self.units[key] = u
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Fixed) and other.bits == self.bits
+                and self.units.shape == other.units.shape
+                and self.units.tolist() == other.units.tolist())
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Fixed({self.units!r}, bits={self.bits})"
+
+
 @dataclass(frozen=True)
 class Sum(Kind):
-    """Exact sum of floats in fixed point: each shard's value is rounded to a multiple of
-    ``2**-bits`` (a Python integer) and the integers add exactly, so the total does not
-    depend on the order of shards. The result is the correctly rounded float of the exact
-    fixed-point total.
+    """Exact sum in fixed point (:class:`FixedPoint` of ``2**-bits``): integers add
+    exactly, so the total does not depend on the order of shards or of addends; the
+    result is the correctly rounded float of the exact fixed-point total.
+
+    A shard returns either
+
+    - a :class:`Fixed` of the field's `bits` (:meth:`addends`: per-addend quantised sums,
+      e.g. over a shard's trials), or
+    - a float array: each element is one addend (rounded to ``2**-bits`` as a whole).
+
+    Parameters
+    ----------
+    shape : tuple of int
+    along : {None, "items", "reps"}
+        As for :class:`Count`.
+    per : int
+        Rows per item / replicate.
+    bits : int
+        Units of ``2**-bits``.
 
     Examples
     --------
@@ -260,6 +513,15 @@ class Sum(Kind):
     ...     st = s.combine(st, np.array([v]), Shard(0, (0, 1), (0, 1)))
     >>> s.final(st).tolist()
     [1.0]
+
+    A kernel hands over addends (each rounded to 2**-bits, then summed exactly), here of
+    three trials per item for the shard's two items, in quarters: each 0.125 rounds to 0
+    (a tie, to even) where their sum 0.375 would round to 0.5:
+
+    >>> s = Sum((4,), along="items", bits=2)
+    >>> part = s.addends([[0.125, 0.125, 0.125], [1.0, 2.0, 0.25]], axis=1)
+    >>> s.final(s.combine(s.zero(), part, Shard(0, (2, 4), (0, 3)))).tolist()
+    [0.0, 0.0, 0.0, 3.25]
     """
 
     shape: tuple[int, ...]
@@ -267,43 +529,65 @@ class Sum(Kind):
     per: int = 1
     bits: int = 128
 
-    def zero(self) -> np.ndarray:
-        out = np.empty(self.shape, object)
-        out.fill(0)
-        return out
+    @property
+    def point(self) -> FixedPoint:
+        """The field's fixed point."""
+        return FixedPoint(self.bits)
 
-    def _fixed(self, value: np.ndarray) -> np.ndarray:
-        v = np.asarray(value, np.float64)
-        if not np.isfinite(v).all():
-            raise ValueError("Sum takes finite values")
-        mant, exp = np.frexp(v)
-        m = (mant * 2.0**53).astype(np.int64)  # exact: |mant| < 1
-        shift = exp.astype(np.int64) - 53 + self.bits
-        out = np.empty(v.shape, object)
-        flat = out.reshape(-1)
-        for j, (mj, sj) in enumerate(zip(m.ravel().tolist(), shift.ravel().tolist(),
-                                         strict=True)):
-            # round half to even below 2**-bits (exact above it)
-            flat[j] = mj << sj if sj >= 0 else _round_shift(mj, -sj)
-        return out
+    def addends(self, values: Any, axis: int | None = -1) -> Fixed:
+        """The exact sum of `values` along `axis`, each rounded to ``2**-bits`` first (ties
+        to even): a shard's value for this field (:meth:`FixedPoint.sum`)."""
+        return self.point.sum(values, axis)
 
-    def combine(self, state: np.ndarray, value: Any, shard: Shard) -> np.ndarray:
-        state[_span(shard, self.along, self.per)] += self._fixed(value)
+    def zero(self) -> Fixed:
+        return self.point.zeros(self.shape)
+
+    def _fixed(self, value: Any) -> Fixed:
+        if isinstance(value, Fixed):
+            if value.bits != self.bits:
+                raise ValueError(f"Sum of 2**-{self.bits} got a fixed point of "
+                                 f"2**-{value.bits}")
+            return value
+        try:
+            return Fixed(self.point.units(value), self.bits)
+        except ValueError:
+            raise ValueError("Sum takes finite values") from None
+
+    def combine(self, state: Fixed, value: Any, shard: Shard) -> Fixed:
+        span = _span(shard, self.along, self.per)
+        state[span] = state[span] + self._fixed(value)
         return state
 
-    def final(self, state: np.ndarray) -> np.ndarray:
-        scale = 1 << self.bits
-        return np.array([x / scale for x in state.ravel().tolist()],
-                        np.float64).reshape(state.shape)
+    def final(self, state: Fixed) -> np.ndarray:
+        return state.value()
 
+    def encode(self, value: Any) -> dict[str, np.ndarray]:
+        """Floats as they are; a :class:`Fixed` as int64 units, or (units beyond int64)
+        as signs and little-endian 32-bit limbs of the magnitudes."""
+        if not isinstance(value, Fixed):
+            return {"": np.asarray(value)}
+        u = value.units
+        if u.dtype != object:
+            return {"units": u}
+        mags = [abs(int(x)) for x in u.ravel().tolist()]
+        width = max(1, max((m.bit_length() + 31) // 32 for m in mags))
+        limbs = np.array([[(m >> (32 * j)) & 0xFFFFFFFF for j in range(width)]
+                          for m in mags], np.uint32).reshape(*u.shape, width)
+        return {"negative": u < 0, "limbs": limbs}
 
-def _round_shift(m: int, s: int) -> int:
-    """``m / 2**s`` rounded half to even (Python integers)."""
-    q, r = divmod(m, 1 << s)
-    half = 1 << (s - 1)
-    if r > half or (r == half and q & 1):
-        q += 1
-    return q
+    def decode(self, arrays: Mapping[str, np.ndarray]) -> Any:
+        """Inverse of :meth:`encode`."""
+        if "units" in arrays:
+            return Fixed(np.asarray(arrays["units"], np.int64), self.bits)
+        if "limbs" in arrays:
+            limbs = np.asarray(arrays["limbs"])
+            neg = np.asarray(arrays["negative"], bool).ravel().tolist()
+            rows = limbs.reshape(-1, limbs.shape[-1]).tolist()
+            units = [sum(int(x) << (32 * j) for j, x in enumerate(r)) for r in rows]
+            out = np.empty(len(units), object)
+            out[:] = [-m if n else m for m, n in zip(units, neg, strict=True)]
+            return Fixed(out.reshape(limbs.shape[:-1]), self.bits)
+        return arrays[""]
 
 
 @dataclass(frozen=True)
