@@ -28,8 +28,10 @@ from irsim.experiments.test_errors import TestErrors, UrbanoData, UrbanoStudy
 from irsim.rng import REPLICATE_BLOCK
 from irsim.simulate.topics import TopicSimulator, prepare
 from irsim.stats import paired_t, retrodesign, sign_test, wilcoxon
-from irsim.stats.typems import DIFF_SCALE, median_bootstrap_interval, summarise
+from irsim.stats.typems import TYPE_M_POINT, median_bootstrap_interval, summarise
 
+#: Units per 1.0 of the recorded estimates (the oracle rounds ``d * DIFF_SCALE`` itself).
+DIFF_SCALE = TYPE_M_POINT.scale
 
 # ------------------------------------------------------------------------- closed form
 @pytest.mark.parametrize(("delta", "se", "power", "type_s"), [

@@ -51,8 +51,9 @@ Tukey HSD's B permutations are shared by the trials of a batch, so each trial's 
 those of :func:`irsim.stats.randomised_tukey_hsd` with the key ``(metric, n, block, batch)``).
 Items are the (metric, n, m, share_null) configurations, replicates the trials; a kernel
 returns integer counters (:class:`~irsim.engine.partials.Count`): trials, and per (test,
-correction, alpha) the trials with a false rejection, the fixed-point sum (2^-32) of
-``V / R``, the sum of ``S`` and the sum of ``R``; no number depends on shard sizes, workers
+correction, alpha) the trials with a false rejection, the exact fixed-point sum
+(:class:`~irsim.engine.partials.Sum`, each ``V / R`` rounded to 2^-32) of ``V / R``, the sum
+of ``S`` and the sum of ``R``; no number depends on shard sizes, workers
 or the engine. For table ``type_m_s`` (issue 28: Type S and Type M errors of the pairs with a
 true difference, pooled) it adds, per (test, correction, alpha), a histogram of the significant
 comparisons' ratios ``|d| / |delta|`` rounded to ``1 / RATIO_SCALE`` (``delta`` from the
@@ -90,7 +91,7 @@ from scipy import stats as sps
 
 from irsim.data.matrix import ScoreMatrix
 from irsim.engine.base import Partial, Shard, shard_grid
-from irsim.engine.partials import Count
+from irsim.engine.partials import Count, FixedPoint, Sum
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
 from irsim.kit.common import (
@@ -138,7 +139,7 @@ from irsim.tables import table as build_table
 from irsim.tables import table_spec as _spec
 
 __all__ = [
-    "FDP_SCALE",
+    "FDP_POINT",
     "NULL_MARGINS",
     "SIMULTANEOUS",
     "TESTS",
@@ -155,8 +156,9 @@ __all__ = [
 TESTS = ("t", "wilcoxon", "sign", "randomisation", "paired_bootstrap")
 #: Random stream of the simulated collections.
 TOPIC_STREAM = "multiple_testing/collections"
-#: Fixed-point scale of the summed false discovery proportions (integer, order-free sums).
-FDP_SCALE = 2.0**32
+#: The false discovery proportions are summed in fixed point (each rounded to 2^-32): exact,
+#: order-free sums.
+FDP_POINT = FixedPoint(32)
 #: Type S / M (table ``type_m_s``): each comparison's ratio |d| / |delta| is rounded to the
 #: grid 1 / RATIO_SCALE; its histogram (last bin: ratios >= RATIO_CAP / RATIO_SCALE = 40)
 #: gives the median, the exact integer sums of the grid values the mean and its interval.
@@ -395,14 +397,14 @@ class MultipleTesting:
         """The Bayesian tests and their rules (:class:`~irsim.kit.common.BayesRules`)."""
         return BayesRules.of(self)
 
-    def fields(self, data: CollectionData) -> dict[str, Count]:
+    def fields(self, data: CollectionData) -> dict[str, Count | Sum]:
         """Per configuration: trials; per (test, correction, alpha): trials with a false
         rejection, the fixed-point sum of V / R, and the sums of S and R."""
         n = self._configs(data)
         shape = (n, len(self.tests), len(self.corrections), len(self.alphas))
         return {"trials": Count((n,), along="items"),
                 "familywise": Count(shape, along="items"),
-                "fdp": Count(shape, along="items"),
+                "fdp": Sum(shape, along="items", bits=FDP_POINT.bits),
                 "true_rejections": Count(shape, along="items"),
                 "rejections": Count(shape, along="items"),
                 # Type S / M over the pairs with a true difference (issue 28)
@@ -430,8 +432,8 @@ class MultipleTesting:
         shape = (i1 - i0, len(self.tests), len(self.corrections), len(self.alphas))
         out = {"trials": np.zeros(i1 - i0, np.int64),
                **{k: np.zeros(shape, np.int64)
-                  for k in ("familywise", "fdp", "true_rejections", "rejections",
-                            "tm_wrong")},
+                  for k in ("familywise", "true_rejections", "rejections", "tm_wrong")},
+               "fdp": FDP_POINT.zeros(shape),
                "tm_hist": np.zeros((*shape, RATIO_CAP + 1), np.int64),
                "tm_sum": np.zeros((*shape, 2), np.int64),
                "tm_all": np.zeros((i1 - i0, 2), np.int64)}
@@ -463,7 +465,7 @@ class MultipleTesting:
         return out
 
     def _count(self, x: np.ndarray, m0: int, key: tuple[int, ...], row: int,
-               out: dict[str, np.ndarray], means: np.ndarray) -> None:
+               out: Partial, means: np.ndarray) -> None:
         """Add the counters of the collections `x` (trials, m, n), whose systems have the
         true means `means` (trials, m), to `out` row `row`."""
         t, m, n = x.shape
@@ -508,8 +510,7 @@ class MultipleTesting:
                         r = np.count_nonzero(rej, axis=-1)
                         fdp = np.divide(v, r, out=np.zeros(len(r)), where=r > 0)
                         out["familywise"][row, ti, ci, li] += np.count_nonzero(v)
-                        out["fdp"][row, ti, ci, li] += int(
-                            np.round(fdp * FDP_SCALE).astype(np.int64).sum())
+                        out["fdp"][row, ti, ci, li] += FDP_POINT.sum(fdp)
                         out["true_rejections"][row, ti, ci, li] += int((r - v).sum())
                         out["rejections"][row, ti, ci, li] += int(r.sum())
                         sig = rej & live[c0 : c0 + step]
@@ -651,14 +652,14 @@ class MultipleTesting:
                         cols["alpha"].append(alpha)
                         cols["trials"].append(int(merged["trials"][item]))
                         fw.append(int(merged["familywise"][item, ti, ci, li]))
-                        fdp.append(int(merged["fdp"][item, ti, ci, li]))
+                        fdp.append(float(merged["fdp"][item, ti, ci, li]))
                         tp.append(int(merged["true_rejections"][item, ti, ci, li]))
                         rj.append(int(merged["rejections"][item, ti, ci, li]))
                         alt.append(alt_pairs)
         trials = np.asarray(cols["trials"], np.float64)
         alt_pairs = np.asarray(alt, np.float64)
         k_fw = np.asarray(fw, np.float64)
-        k_fdr = np.asarray(fdp, np.float64) / FDP_SCALE
+        k_fdr = np.asarray(fdp, np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
             k_pw = np.where(alt_pairs > 0, np.asarray(tp, np.float64) / alt_pairs, np.nan)
             rates = {"fwer": k_fw / trials, "fdr": k_fdr / trials, "power": k_pw / trials}

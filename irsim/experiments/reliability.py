@@ -51,7 +51,7 @@ import pyarrow as pa
 
 from irsim.data.matrix import ScoreMatrix
 from irsim.engine.base import Shard, block_ranges
-from irsim.engine.partials import Count, Slab
+from irsim.engine.partials import Count, FixedPoint, Slab, Sum
 from irsim.errors import ConfigError, param
 from irsim.experiments import Shards
 from irsim.kit.common import (
@@ -89,10 +89,11 @@ BOOT_STREAM = "reliability/topics"
 CHECK_STREAM = "reliability/check"
 #: Default trials per shard of the simulation check.
 CHECK_SHARD_TRIALS = 1000
-#: The check's sums per configuration (``reliability_check`` is built from them).
-_SUMS = ("e_rho2", "e_rho2_sq", "phi", "phi_sq", "corr2", "corr2_sq", "tau", "tau_sq")
-#: Per-trial values are summed in fixed point (integers of 2^-40): exact for any sharding.
-_SCALE = 2.0**40
+#: The check's quantities per configuration: their sums and sums of squares over the trials
+#: (axis 1 of field ``check_sums``: 0 the value, 1 its square) give ``reliability_check``.
+_CHECKED = ("e_rho2", "phi", "corr2", "tau")
+#: Per-trial values are summed in fixed point (each rounded to 2^-40): exact for any sharding.
+CHECK_POINT = FixedPoint(40)
 #: Reliability indicators (``indicator`` column).
 INDICATORS = ("e_rho2", "phi")
 #: Bytes a ``d_study`` row takes while the table is built (rows of Python values, then
@@ -407,16 +408,17 @@ class Reliability:
         :func:`irsim.params.fingerprint`)."""
         return fingerprint(self, Config)
 
-    def fields(self, data: ScoreMatrix) -> dict[str, Slab | Count]:
+    def fields(self, data: ScoreMatrix) -> dict[str, Slab | Count | Sum]:
         """Per metric and resample: the bootstrap variance components (system, topic,
         residual); per check configuration (rows after the metrics): trials and sums."""
         n_met = len(self._metrics(data))
         rows = n_met + n_met * len(self.check_topics)
         return {"boot": Slab((rows, self.B, 3)),
                 "check_trials": Count((rows,), along="items"),
-                "check_sums": Count((rows, len(_SUMS)), along="items")}
+                "check_sums": Sum((rows, len(_CHECKED), 2), along="items",
+                                  bits=CHECK_POINT.bits)}
 
-    def kernel(self, shard: Shard, data: ScoreMatrix) -> dict[str, np.ndarray]:
+    def kernel(self, shard: Shard, data: ScoreMatrix) -> dict[str, Any]:
         """Variance components of every topic resample of the shard's metrics, or the
         check's counters."""
         metrics = self._metrics(data)
@@ -436,12 +438,12 @@ class Reliability:
             out.append(comps)
         return {"boot": np.stack(out)}
 
-    def _check_kernel(self, shard: Shard, data: ScoreMatrix) -> dict[str, np.ndarray]:
+    def _check_kernel(self, shard: Shard, data: ScoreMatrix) -> dict[str, Any]:
         """Sums of the estimates and of the realised agreement over the shard's trials."""
         metrics = self._metrics(data)
         k0, k1 = shard.items
         trials = np.zeros(k1 - k0, np.int64)
-        sums = np.zeros((k1 - k0, len(_SUMS)), np.int64)
+        sums = CHECK_POINT.zeros((k1 - k0, len(_CHECKED), 2))
         for row, c in enumerate(range(k0 - len(metrics), k1 - len(metrics))):
             mi, si = divmod(c, len(self.check_topics))
             x = self.scores(data, metrics[mi])
@@ -475,8 +477,7 @@ class Reliability:
                 c2 = corr * corr
                 values = np.stack([r2, r2 * r2, ph, ph * ph, c2, c2 * c2, tau, tau * tau])
                 trials[row] += m
-                sums[row] += np.round(np.nan_to_num(values) * _SCALE).astype(np.int64).sum(
-                    axis=1)
+                sums[row] += CHECK_POINT.sum(np.nan_to_num(values).reshape(len(_CHECKED), 2, m))
         return {"check_trials": trials, "check_sums": sums}
 
     def _check_table(self, merged: dict[str, np.ndarray], data: ScoreMatrix) -> pa.Table:
@@ -489,12 +490,13 @@ class Reliability:
             n = self.check_topics[si]
             r = len(metrics) + c
             done = int(merged["check_trials"][r])
-            mean = dict(zip(_SUMS, (int(v) / _SCALE / done for v in merged["check_sums"][r]),
-                            strict=True))
+            mean, mean_sq = (dict(zip(_CHECKED, (float(v) / done for v in moment), strict=True))
+                             for moment in merged["check_sums"][r].T)
             true_r, true_p = float(e_rho2(g, n)), float(phi(g, n))
 
-            def sd(name: str, mean: dict = mean, done: int = done) -> float:
-                var = max(mean[f"{name}_sq"] - mean[name] ** 2, 0.0) * done / max(done - 1, 1)
+            def sd(name: str, mean: dict = mean, mean_sq: dict = mean_sq, done: int = done
+                   ) -> float:
+                var = max(mean_sq[name] - mean[name] ** 2, 0.0) * done / max(done - 1, 1)
                 return float(np.sqrt(var))
 
             rows.append({

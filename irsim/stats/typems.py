@@ -48,12 +48,15 @@ from numpy.typing import ArrayLike
 from scipy import special
 from scipy import stats as sps
 
-__all__ = ["Retrodesign", "retrodesign", "TypeMS", "summarise", "median_bootstrap_interval",
-           "DIFF_SCALE", "median_bootstrap_ranks", "type_m_fields", "merged_records",
-           "TypeMRecord", "TypeMRows"]
+from irsim.engine.partials import Count, FixedPoint
 
-#: Fixed-point scale of the recorded estimates: ``round(d * 2**32)`` (an integer per trial).
-DIFF_SCALE = 2.0**32
+__all__ = ["Retrodesign", "retrodesign", "TypeMS", "summarise", "median_bootstrap_interval",
+           "TYPE_M_POINT", "median_bootstrap_ranks", "TypeMFields", "type_m_fields",
+           "merged_records", "TypeMRecord", "TypeMRows"]
+
+#: The recorded estimates in fixed point: each rounded to 2^-32 (half to even), an integer
+#: per trial; the Type M ratios are of these quantised estimates.
+TYPE_M_POINT = FixedPoint(32)
 #: Nodes of the Gauss-Legendre rule over the chi-square's log scale (finite df).
 NODES = 200
 
@@ -235,7 +238,7 @@ def summarise(q: np.ndarray, level: np.ndarray, alphas: int, delta: float,
     ----------
     q : ndarray of int64, shape (trials,)
         The trials' estimates (mean differences) in fixed point, ``round(d * 2**32)``
-        (:data:`DIFF_SCALE`).
+        (:data:`TYPE_M_POINT`).
     level : ndarray of int, shape (trials,)
         Per trial, the index of the smallest alpha (in increasing order) at which the trial
         is significant (``p <= alpha``); ``alphas`` when it is significant at none.
@@ -270,7 +273,7 @@ def summarise(q: np.ndarray, level: np.ndarray, alphas: int, delta: float,
     """
     q = np.asarray(q, np.int64)
     level = np.asarray(level)
-    scale = DIFF_SCALE * abs(delta)
+    scale = TYPE_M_POINT.scale * abs(delta)
     a = np.abs(q)
     wrong = (q * int(np.sign(delta))) < 0
     order = np.argsort(a, kind="stable")
@@ -303,43 +306,98 @@ def summarise(q: np.ndarray, level: np.ndarray, alphas: int, delta: float,
 
 
 # ------------------------------------------------------------------ studies' records and rows
-def _blocks(items: int, block: int) -> list[tuple[int, int]]:
-    return [(i, min(i + block, items)) for i in range(0, items, max(int(block), 1))]
+def _names(i0: int) -> tuple[str, str]:
+    """The two fields of the item block starting at configuration `i0` (estimates, codes):
+    the only place their names are spelt."""
+    return f"tm_diff_{i0}", f"tm_level_{i0}"
+
+
+@dataclass(frozen=True)
+class TypeMFields:
+    """The typed partials of the per-trial records (:class:`TypeMRecord`): per (trial,
+    configuration) the fixed-point estimate (:data:`TYPE_M_POINT`), and per (trial,
+    configuration, test, alternative) the number of alphas at which the trial is
+    significant.
+
+    Integer counters along the trials, one pair of fields per block of `block`
+    configurations (the study's item blocks), so that a shard ships only its own
+    configurations' records; each cell is written by the one shard that owns its (trial,
+    configuration), so the merge is exact in any order. A study declares :meth:`fields`,
+    records with :meth:`record` and reads :meth:`merged`: no field name is spelt outside.
+
+    Parameters
+    ----------
+    trials, items, tests, alternatives : int
+        Trials (replicates), configurations (items), tests and alternatives recorded.
+    block : int
+        Configurations per item block (the study's ``shard_items``).
+
+    Examples
+    --------
+    >>> from irsim.engine.base import Shard
+    >>> from irsim.engine.partials import Accumulator
+    >>> layout = TypeMFields(trials=2, items=3, tests=1, alternatives=1, block=2)
+    >>> acc = Accumulator(layout.fields())
+    >>> for shard in (Shard(0, (0, 2), (0, 2)), Shard(1, (2, 3), (0, 2))):
+    ...     rec = layout.record(shard, alphas=(0.05,))
+    ...     for item in range(*shard.items):
+    ...         rec.diff(item, 0, np.array([0.25, -0.5]) * (item + 1))
+    ...         rec.levels(item, 0, 0, np.array([[0.01], [0.2]]))
+    ...     acc.combine(shard, rec.partial())
+    >>> q, code = layout.merged(acc.result())
+    >>> (q / TYPE_M_POINT.scale).tolist(), code[:, :, 0, 0].tolist()
+    ([[0.25, 0.5, 0.75], [-0.5, -1.0, -1.5]], [[1, 1, 1], [0, 0, 0]])
+    """
+
+    trials: int
+    items: int
+    tests: int
+    alternatives: int
+    block: int
+
+    def blocks(self) -> list[tuple[int, int]]:
+        """The item blocks ``(first, end)``."""
+        return [(i, min(i + self.block, self.items))
+                for i in range(0, self.items, max(int(self.block), 1))]
+
+    def fields(self) -> dict[str, Count]:
+        """The study's fields of the records."""
+        out: dict[str, Count] = {}
+        for i0, i1 in self.blocks():
+            diff, level = _names(i0)
+            out[diff] = Count((self.trials, i1 - i0), along="reps")
+            out[level] = Count((self.trials, i1 - i0, self.tests, self.alternatives),
+                               along="reps", dtype="int16")
+        return out
+
+    def record(self, shard: Any, alphas: tuple[float, ...]) -> TypeMRecord:
+        """A shard's records (its trials and configurations, which form one item block)."""
+        return TypeMRecord(shard, self.tests, self.alternatives, alphas)
+
+    def merged(self, merged: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        """The merged records: estimates (trials, items), fixed point, and codes (trials,
+        items, tests, alternatives)."""
+        names = [_names(i0) for i0, _ in self.blocks()]
+        return (np.concatenate([merged[d] for d, _ in names], axis=1),
+                np.concatenate([merged[c] for _, c in names], axis=1))
 
 
 def type_m_fields(trials: int, items: int, tests: int, alternatives: int, block: int
-                  ) -> dict[str, Any]:
-    """The typed partials of the per-trial records (:class:`TypeMRecord`): per (trial,
-    configuration) the fixed-point estimate, and per (trial, configuration, test,
-    alternative) the number of alphas at which the trial is significant.
-
-    Integer counters along the trials, one pair of fields per block of `block`
-    configurations (the study's item blocks: ``tm_diff_<first item>``,
-    ``tm_level_<first item>``), so that a shard ships only its own configurations' records;
-    each cell is written by the one shard that owns its (trial, configuration), so the merge
-    is exact in any order. :func:`merged_records` puts the blocks back together.
-    """
-    from irsim.engine.partials import Count
-
-    out: dict[str, Any] = {}
-    for i0, i1 in _blocks(items, block):
-        out[f"tm_diff_{i0}"] = Count((trials, i1 - i0), along="reps")
-        out[f"tm_level_{i0}"] = Count((trials, i1 - i0, tests, alternatives), along="reps",
-                                      dtype="int16")
-    return out
+                  ) -> dict[str, Count]:
+    """``TypeMFields(trials, items, tests, alternatives, block).fields()``
+    (:meth:`TypeMFields.fields`)."""
+    return TypeMFields(trials, items, tests, alternatives, block).fields()
 
 
 def merged_records(merged: dict[str, Any], items: int, block: int
                    ) -> tuple[np.ndarray, np.ndarray]:
-    """The merged records of :func:`type_m_fields`: estimates (trials, items) and codes
-    (trials, items, tests, alternatives)."""
-    blocks = _blocks(items, block)
-    return (np.concatenate([merged[f"tm_diff_{i0}"] for i0, _ in blocks], axis=1),
-            np.concatenate([merged[f"tm_level_{i0}"] for i0, _ in blocks], axis=1))
+    """:meth:`TypeMFields.merged` of the records of `items` configurations in blocks of
+    `block` (the merge does not depend on the other sizes)."""
+    return TypeMFields(0, items, 0, 0, block).merged(merged)
 
 
 class TypeMRecord:
-    """A shard's per-trial records for :func:`type_m_fields` (rows: the shard's trials;
+    """A shard's per-trial records for :class:`TypeMFields` (rows: the shard's trials;
     columns: the shard's configurations, which form one item block)."""
 
     def __init__(self, shard: Any, tests: int, alternatives: int,
@@ -354,9 +412,10 @@ class TypeMRecord:
         self.code = np.zeros((r1 - r0, i1 - i0, tests, alternatives), np.int16)
 
     def diff(self, item: int, first: int, d: np.ndarray) -> None:
-        """Record the estimates `d` of trials ``first, first + 1, ...`` of `item`."""
+        """Record the estimates `d` of trials ``first, first + 1, ...`` of `item` (in fixed
+        point, :data:`TYPE_M_POINT`)."""
         rows = slice(first - self.r0, first - self.r0 + len(d))
-        self.q[rows, item - self.i0] = np.round(np.asarray(d) * DIFF_SCALE).astype(np.int64)
+        self.q[rows, item - self.i0] = TYPE_M_POINT.units(d)
 
     def levels(self, item: int, first: int, test: int, p: np.ndarray) -> None:
         """Record the p-values `p` (trials, alternatives) of `test` as the number of alphas
@@ -368,7 +427,8 @@ class TypeMRecord:
 
     def partial(self) -> dict[str, np.ndarray]:
         """The kernel's fields (those of its item block)."""
-        return {f"tm_diff_{self.i0}": self.q, f"tm_level_{self.i0}": self.code}
+        diff, level = _names(self.i0)
+        return {diff: self.q, level: self.code}
 
 
 #: Columns of table ``type_m_s`` that identify a row, in order (irsim/tables.py).
