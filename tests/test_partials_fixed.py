@@ -76,7 +76,12 @@ def test_sums_past_int64_are_exact_on_every_path():
     acc = p.zeros(2)
     acc[0] += Fixed(np.array(2**63 - 1), 40)
     acc[0] += Fixed(np.array(2**63 - 1), 40)
-    assert [int(v) for v in acc.units.tolist()] == [2**64 - 2, 0]
+    acc[1] += Fixed(np.array([2**63], dtype=object), 40)[0]
+    assert [type(v) for v in acc.units.tolist()] == [int, int]  # no 0-d arrays inside
+    assert acc.units.tolist() == [2**64 - 2, 2**63]
+    assert acc.value().tolist() == [2.0**24, 2.0**23]
+    assert decode({"s": Sum((2,), bits=40)}, encode({"s": Sum((2,), bits=40)}, {"s": acc})
+                  )["s"] == acc
 
 
 def test_bit_for_bit_the_hand_formula_it_replaces():

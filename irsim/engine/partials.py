@@ -314,21 +314,27 @@ class FixedPoint:
         >>> FixedPoint(40).units([2.0**30]).dtype   # 2**70 units: exact Python integers
         dtype('O')
         """
+        return self._units(values)[0]
+
+    def _units(self, values: Any) -> tuple[np.ndarray, int | None]:
+        """:meth:`units` and, when they are int64, the largest magnitude (else None)."""
         v = np.asarray(values, np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            r = np.round(v * self.scale)  # exact scaling (normal results), then ties to even
+            a = np.abs(r)
+            top = a.max(initial=0.0)
+        if top < 2.0**63:  # (False for NaN and infinity) every unit fits int64
+            return r.astype(np.int64), int(top)
         if not np.isfinite(v).all():
             raise ValueError("fixed point takes finite values (got NaN or infinity)")
-        with np.errstate(over="ignore"):
-            r = np.round(v * self.scale)  # exact scaling (normal results), then ties to even
-        big = ~(np.abs(r) < 2.0**63)  # also infinity when v * 2**bits overflows
-        if not big.any():
-            return r.astype(np.int64)
+        big = ~(a < 2.0**63)  # also infinity when v * 2**bits overflows
         out = np.where(big, 0.0, r).astype(np.int64).astype(object)
         flat = out.reshape(-1)
         for j in np.flatnonzero(big.ravel()).tolist():
             # |v| * 2**bits >= 2**63 > 2**53 is an integer: no rounding
             num, den = float(v.flat[j]).as_integer_ratio()
             flat[j] = (num << self.bits) // den
-        return out
+        return out, None
 
     def sum(self, values: Any, axis: int | None = -1) -> Fixed:
         """Exact sum of the addends `values` along `axis`, each rounded to a unit first.
@@ -351,7 +357,7 @@ class FixedPoint:
         >>> total.units.tolist(), total.value().tolist()  # each 0.125 rounds to 0 (even)
         ([7, 0], [1.75, 0.0])
         """
-        return Fixed(_exact_sum(self.units(values), axis), self.bits)
+        return Fixed._of(_exact_sum(*self._units(values), axis), self.bits)
 
     def zeros(self, shape: int | tuple[int, ...]) -> Fixed:
         """A fixed-point array of zeros, e.g. a kernel's accumulator of :meth:`sum` results.
@@ -363,7 +369,7 @@ class FixedPoint:
         >>> acc.value().tolist()
         [0.0, 0.75]
         """
-        return Fixed(np.zeros(shape, np.int64), self.bits)
+        return Fixed._of(np.zeros(shape, np.int64), self.bits)
 
     def value(self, units: Any) -> np.ndarray:
         """The float nearest each of `units` times ``2**-bits`` (ties to even): equal to
@@ -382,13 +388,14 @@ class FixedPoint:
                         np.float64).reshape(u.shape)
 
 
-def _exact_sum(u: np.ndarray, axis: int | None) -> np.ndarray:
-    """Sum of integer units along `axis`: int64 when no partial sum can overflow, else
-    exact (two 32-bit halves summed in int64, or Python integers)."""
+def _exact_sum(u: np.ndarray, top: int | None, axis: int | None) -> np.ndarray:
+    """Sum of integer units along `axis` (`top`: their largest magnitude, None for object
+    units): int64 when no partial sum can overflow, else exact (two 32-bit halves summed in
+    int64, or Python integers)."""
     if u.dtype == object:
         return _narrowed(np.asarray(u.sum(axis=axis), dtype=object))
     n = u.size if axis is None else u.shape[axis]
-    if u.size == 0 or max(int(u.max()), -int(u.min())) * n < _INT64:
+    if u.size == 0 or (top if top is not None else int(np.abs(u).max())) * n < _INT64:
         return np.asarray(u.sum(axis=axis))
     if n < 1 << 31:  # u = hi * 2**32 + lo with 0 <= lo < 2**32: neither half-sum overflows
         hi = np.asarray((u >> 32).sum(axis=axis)).astype(object)
@@ -427,6 +434,13 @@ class Fixed:
 
     __slots__ = ("units", "bits")
 
+    @classmethod
+    def _of(cls, units: np.ndarray, bits: int) -> Fixed:
+        """A Fixed of int64 or object `units` and a valid `bits`, unchecked (internal)."""
+        out = cls.__new__(cls)
+        out.units, out.bits = units, bits
+        return out
+
     def __init__(self, units: Any, bits: int) -> None:
         u = np.asarray(units)
         if u.dtype.kind not in "iuO":
@@ -456,20 +470,20 @@ class Fixed:
         b = self._check(other).units
         a = self.units
         if a.dtype == object or b.dtype == object:
-            return Fixed(_exact_add(a, b), self.bits)
+            return Fixed._of(_exact_add(a, b), self.bits)
         s = a + b  # wraps on overflow: detected by the sign rule, then redone exactly
         if np.any(((a ^ s) & (b ^ s)) < 0):
-            return Fixed(_exact_add(a, b), self.bits)
-        return Fixed(s, self.bits)
+            return Fixed._of(_exact_add(a, b), self.bits)
+        return Fixed._of(s, self.bits)
 
     def __getitem__(self, key: Any) -> Fixed:
-        return Fixed(self.units[key], self.bits)
+        return Fixed._of(np.asarray(self.units[key], self.units.dtype), self.bits)
 
     def __setitem__(self, key: Any, value: Fixed) -> None:
         u = self._check(value).units
         if u.dtype == object and self.units.dtype != object:
             self.units = self.units.astype(object)
-        self.units[key] = u
+        self.units[key] = u[()] if u.ndim == 0 else u  # a Python integer, not a 0-d array
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Fixed) and other.bits == self.bits
@@ -549,7 +563,7 @@ class Sum(Kind):
                                  f"2**-{value.bits}")
             return value
         try:
-            return Fixed(self.point.units(value), self.bits)
+            return Fixed._of(self.point.units(value), self.bits)
         except ValueError:
             raise ValueError("Sum takes finite values") from None
 
