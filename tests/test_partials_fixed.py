@@ -180,3 +180,38 @@ def test_bad_values_and_mixed_points_are_refused():
     for bits in (-1, 961, 2.5, True):
         with pytest.raises(ValueError, match="bits"):
             FixedPoint(bits)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_type_m_records_merge_from_any_shards_into_their_layout(seed):
+    """:class:`irsim.stats.typems.TypeMFields`: shards record per-trial estimates and
+    significance codes of their own configurations; merged in any order, :meth:`merged`
+    gives the whole arrays: the estimates rounded to 2**-32 half to even (Fraction oracle),
+    the codes the number of alphas with p <= alpha."""
+    from irsim.stats.typems import TYPE_M_POINT, TypeMFields
+
+    rng = np.random.default_rng(seed)
+    trials, items, tests, alts, block = 37, 7, 2, 2, 3
+    alphas = (0.05, 0.01, 0.1)
+    d = rng.normal(0, 0.05, (trials, items))
+    d[rng.random(d.shape) < 0.1] = 2.5 * 2.0**-32  # ties: 2.5 units round to 2
+    p = rng.random((trials, items, tests, alts))
+    layout = TypeMFields(trials, items, tests, alts, block)
+    spans = [((i0, i1), (r, min(r + 10, trials))) for i0, i1 in layout.blocks()
+             for r in range(0, trials, 10)]
+    acc = Accumulator(layout.fields())
+    for j in rng.permutation(len(spans)):
+        (i0, i1), (r0, r1) = spans[j]
+        shard = Shard(int(j), (i0, i1), (r0, r1))
+        rec = layout.record(shard, alphas)
+        for item in range(i0, i1):
+            rec.diff(item, r0, d[r0:r1, item])
+            for t in range(tests):
+                rec.levels(item, r0, t, p[r0:r1, item, t])
+        acc.combine(shard, rec.partial())
+    q, code = layout.merged(acc.result())
+    assert q.tolist() == [[round(Fraction(v) * 2**32) for v in row] for row in d.tolist()]
+    assert TYPE_M_POINT.bits == 32
+    want = sum((p <= a).astype(int) for a in alphas)
+    assert code.tolist() == want.tolist()
+    assert len(layout.fields()) == 2 * len(layout.blocks()) == 6
