@@ -395,7 +395,9 @@ def _exact_sum(u: np.ndarray, top: int | None, axis: int | None) -> np.ndarray:
     if u.dtype == object:
         return _narrowed(np.asarray(u.sum(axis=axis), dtype=object))
     n = u.size if axis is None else u.shape[axis]
-    if u.size == 0 or (top if top is not None else int(np.abs(u).max())) * n < _INT64:
+    if top is None:
+        top = max(int(u.max()), -int(u.min())) if u.size else 0
+    if top * n < _INT64:
         return np.asarray(u.sum(axis=axis))
     if n < 1 << 31:  # u = hi * 2**32 + lo with 0 <= lo < 2**32: neither half-sum overflows
         hi = np.asarray((u >> 32).sum(axis=axis)).astype(object)
