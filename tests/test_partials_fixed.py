@@ -215,3 +215,17 @@ def test_type_m_records_merge_from_any_shards_into_their_layout(seed):
     want = sum((p <= a).astype(int) for a in alphas)
     assert code.tolist() == want.tolist()
     assert len(layout.fields()) == 2 * len(layout.blocks()) == 6
+
+
+def test_int64_units_give_the_correctly_rounded_float():
+    """The vectorised int64 -> float path rounds as Python's exact ``int / 2**bits`` does,
+    past 2**53 (ties at half an ulp to even) and at the ends of int64."""
+    rng = np.random.default_rng(4)
+    u = np.concatenate([rng.integers(2**53, 2**63 - 1, 500, dtype=np.int64),
+                        -rng.integers(2**53, 2**63 - 1, 500, dtype=np.int64),
+                        np.array([2**53 + 1, 2**53 + 3, 2**54 + 2, -(2**53) - 1,
+                                  2**63 - 1, -(2**63)], np.int64)])
+    for bits in (0, 32, 128, 960):
+        got = FixedPoint(bits).value(u)
+        assert got.tolist() == [int(x) / 2**bits for x in u.tolist()]
+        assert got.tolist() == [float(Fraction(int(x), 2**bits)) for x in u.tolist()]
