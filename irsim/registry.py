@@ -197,9 +197,10 @@ class Study:
 
     def report_name(self) -> str:
         """The name of the study's report module: ``report=`` of the registration, else the
-        ``report`` submodule of the package that registered the study (a study package:
-        ``irsim.experiments.swap`` -> ``irsim.experiments.swap.report``), else, for a study
-        that is a single module, that module itself (its ``sections`` beside ``make``).
+        ``report`` submodule of the study's package: the package that registered it
+        (``irsim.experiments.swap`` -> ``irsim.experiments.swap.report``) or, registered by
+        a module of a package, that package's; a study that is a single module holding
+        ``sections`` beside ``make`` is its own report.
 
         Examples
         --------
@@ -209,7 +210,12 @@ class Study:
         if self.report:
             return self.report
         module = importlib.import_module(self.module)
-        return f"{self.module}.report" if hasattr(module, "__path__") else self.module
+        if hasattr(module, "__path__"):  # a package's __init__
+            return f"{self.module}.report"
+        package = self.module.rpartition(".")[0]
+        if hasattr(module, "sections") or not package:
+            return self.module
+        return f"{package}.report"
 
     def report_module(self) -> ModuleType | None:
         """The report module (``sections``, ``FIGURES``; :meth:`report_name`), or None when

@@ -224,9 +224,10 @@ def test_a_data_kind_is_declared_by_its_study():
 
 
 def test_the_report_of_a_study_is_found_in_its_own_package(tmp_path, monkeypatch):
-    """Without ``report=``, a study package's report is its ``report`` submodule and a
-    one-module study's is the module itself; a study without one has none (the report then
-    lists the tables only); ``report=`` names any other module."""
+    """Without ``report=``, a study package's report is its ``report`` submodule (registered
+    by the package or by one of its modules) and a one-module study's is the module itself; a
+    study without one has none (the report then lists the tables only); ``report=`` names any
+    other module."""
     from dataclasses import dataclass
 
     from irsim.params import option
@@ -244,6 +245,11 @@ def test_the_report_of_a_study_is_found_in_its_own_package(tmp_path, monkeypatch
     bare.mkdir()
     (bare / "__init__.py").write_text("")
     (tmp_path / "toy_one_study.py").write_text(section)
+    split = tmp_path / "toy_split_study"
+    split.mkdir()
+    (split / "__init__.py").write_text("")
+    (split / "registration.py").write_text("def make(config, data, *, seed, shards): ...\n")
+    (split / "report.py").write_text(section + "FIGURES = ()\n")
     monkeypatch.syspath_prepend(str(tmp_path))
 
     def entry(module: str, report: str | None = None) -> registry.Study:
@@ -254,6 +260,8 @@ def test_the_report_of_a_study_is_found_in_its_own_package(tmp_path, monkeypatch
     assert found.__name__ == "toy_pkg_study.report" and found.FIGURES == ("toy.png",)
     assert found.sections({}, tmp_path) == ["## toy"]
     assert entry("toy_one_study").report_module().__name__ == "toy_one_study"
+    assert entry("toy_split_study.registration").report_module().__name__ == \
+        "toy_split_study.report"
     assert entry("toy_bare_study").report_name() == "toy_bare_study.report"
     assert entry("toy_bare_study").report_module() is None
     assert entry("toy_bare_study", report="toy_one_study").report_module().__name__ == \
