@@ -5,22 +5,22 @@ The study reads runs and several qrels of the same topics, one of them the ``ref
 (the official judgments). Every other qrels (and every composite built from topic
 ``groups``, one assessor per group) is compared with the reference three ways:
 
-- **labels** (:data:`LABEL_AGREEMENT`): Cohen's kappa (unweighted, linear and quadratic
+- **labels** (``label_agreement``): Cohen's kappa (unweighted, linear and quadratic
   weights) of the grades and of the grades binarised at ``rel``, and Krippendorff's alpha
   (ordinal), on the (topic, passage) pairs both judged; per topic
-  (:data:`LABEL_AGREEMENT_TOPIC`), the mean over topics with a bootstrap-over-topics
+  (``label_agreement_topic``), the mean over topics with a bootstrap-over-topics
   interval, and pooled over topics with its own interval; the grade confusion matrices
-  (:data:`CONFUSION`). Every pair of the given qrels that shares a judged pair is compared,
+  (``confusion``). Every pair of the given qrels that shares a judged pair is compared,
   and every composite with the reference.
-- **rankings** (:data:`RANK_AGREEMENT`, :data:`SYSTEM_MEANS`): per qrels and metric, the
+- **rankings** (``rank_agreement``, ``system_means``): per qrels and metric, the
   system means under the reference and under the other qrels on the other's topics;
   Kendall's tau-b, tau_AP and Spearman's rho with bootstrap-over-topics intervals
   (:func:`irsim.stats.kendall.rank_agreement`), top-1 and top-k agreement, rank moves.
-- **conclusions** (:data:`DECISION_AGREEMENT`): per qrels, metric, test and correction, how
+- **conclusions** (``decision_agreement``): per qrels, metric, test and correction, how
   the significance decisions on every pair of systems agree (significant under both with
   the same sign, under neither, lost, gained, opposite signs) and each qrels' discriminative
   power.
-- **reliability** (:data:`ASSESSOR_GSTUDY`, :data:`ASSESSOR_DSTUDY`): a G-study of systems x
+- **reliability** (``assessor_gstudy``, ``assessor_dstudy``): a G-study of systems x
   topics x assessors (:func:`irsim.stats.gtheory.g_study3`) on the reference and the
   parallel composites (member j of every group; or ``g_assessors``) over the topics all of
   them judged, and its D-study (:func:`irsim.stats.gtheory.d_study3`): E(rho^2) and Phi for
@@ -119,8 +119,6 @@ __all__ = ["Config", "AssessorInput", "AssessorData", "Assessors", "load_from_co
            "load_from_python", "read_assessor_runs", "composites", "parallel_composites",
            "KIND", "LABEL_STATS", "CATEGORIES", "make"]
 
-
-# ----------------------------------------------------------------------------- config
 
 # ----------------------------------------------------------------------------- config
 
