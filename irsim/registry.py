@@ -9,12 +9,14 @@ A study module declares itself once, with the :func:`study` decorator on its ``m
 That registration feeds every place that needs the list of studies: Hydra's ConfigStore
 (``experiment=<name>``, :func:`irsim.conf.register`), the Python door (``irsim.<name>``),
 ``irsim list`` / ``irsim show``, the table registry (tables a study declares with
-``tables=``), the report dispatcher (``report=``, default ``irsim.report.<name>``) and the
-documentation site's generated blocks. No other list of studies exists.
+``tables=``), the report dispatcher (``report=``, default: the study package's ``report``
+submodule, or a one-file study's own module) and the documentation site's generated blocks.
+No other list of studies exists.
 
 Where studies come from (:func:`studies`):
 
-- every module of the package :mod:`irsim.experiments` (found with :mod:`pkgutil`, imported on
+- every package (or module) of the package :mod:`irsim.experiments`: one per study, holding its
+  ``Config``, registration, kernel, tables and report (found with :mod:`pkgutil`, imported on
   first use, so ``import irsim`` stays quick);
 - every module named by an entry point of the group ``irsim.studies`` of an installed
   distribution (a study shipped in its own package: ``[project.entry-points."irsim.studies"]
@@ -162,7 +164,8 @@ class Study:
         collection (False, the default).
     report : str or None
         The module whose ``sections(tables, run_dir)`` writes the study's report section and
-        whose ``FIGURES`` names its figures (default ``irsim.report.<name>`` when it exists).
+        whose ``FIGURES`` names its figures, as the registration named it; None for the
+        default (:meth:`report_name`).
     tables : tuple of irsim.tables.TableSpec
         Tables the study declares beside those of :mod:`irsim.tables` (registered there).
     headlines : dict of str to (tuple of str, str)
@@ -192,9 +195,32 @@ class Study:
         """Whether this study with `config` reads several collections pooled."""
         return bool(self.pools(config)) if self.pools is not None else False
 
+    def report_name(self) -> str:
+        """The name of the study's report module: ``report=`` of the registration, else the
+        ``report`` submodule of the study's package: the package that registered it
+        (``irsim.experiments.swap`` -> ``irsim.experiments.swap.report``) or, registered by
+        a module of a package, that package's; a study that is a single module holding
+        ``sections`` beside ``make`` is its own report.
+
+        Examples
+        --------
+        >>> get("swap").report_name()
+        'irsim.experiments.swap.report'
+        """
+        if self.report:
+            return self.report
+        module = importlib.import_module(self.module)
+        if hasattr(module, "__path__"):  # a package's __init__
+            return f"{self.module}.report"
+        package = self.module.rpartition(".")[0]
+        if hasattr(module, "sections") or not package:
+            return self.module
+        return f"{package}.report"
+
     def report_module(self) -> ModuleType | None:
-        """The report module (``sections``, ``FIGURES``), or None when there is none."""
-        name = self.report or f"irsim.report.{self.name}"
+        """The report module (``sections``, ``FIGURES``; :meth:`report_name`), or None when
+        there is none."""
+        name = self.report_name()
         try:
             if importlib.util.find_spec(name) is None:
                 return None
@@ -231,7 +257,8 @@ def study(name: str, *, config: type, data: str | DataKind, description: str,
     pools : callable, optional
         ``pools(config) -> bool`` (see :class:`Study`).
     report : str, optional
-        Its report module (default ``irsim.report.<name>``).
+        Its report module (default: the ``report`` submodule of the study's package, or the
+        study's own module when it is a single file; :meth:`Study.report_name`).
     tables : sequence of irsim.tables.TableSpec
         Tables it writes that :mod:`irsim.tables` does not declare yet.
     headlines : dict, optional

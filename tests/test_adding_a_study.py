@@ -221,3 +221,70 @@ def test_a_data_kind_is_declared_by_its_study():
         registry.data_kind("docs", description="x", from_config=print, from_python=print)
     assert registry.get("effort").kind.name == "docs"
     assert registry.get("swap").kind.from_config is None  # read by irsim.kit.loading
+
+
+def test_the_report_of_a_study_is_found_in_its_own_package(tmp_path, monkeypatch):
+    """Without ``report=``, a study package's report is its ``report`` submodule (registered
+    by the package or by one of its modules) and a one-module study's is the module itself; a
+    study without one has none (the report then lists the tables only); ``report=`` names any
+    other module."""
+    from dataclasses import dataclass
+
+    from irsim.params import option
+
+    @dataclass
+    class Cfg:
+        B: int = option(1, "Samples.")
+
+    section = "def sections(tables, run_dir):\n    return ['## toy']\n"
+    pkg = tmp_path / "toy_pkg_study"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("def make(config, data, *, seed, shards): ...\n")
+    (pkg / "report.py").write_text(section + "FIGURES = ('toy.png',)\n")
+    bare = tmp_path / "toy_bare_study"
+    bare.mkdir()
+    (bare / "__init__.py").write_text("")
+    (tmp_path / "toy_one_study.py").write_text(section)
+    split = tmp_path / "toy_split_study"
+    split.mkdir()
+    (split / "__init__.py").write_text("")
+    (split / "registration.py").write_text("def make(config, data, *, seed, shards): ...\n")
+    (split / "report.py").write_text(section + "FIGURES = ()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def entry(module: str, report: str | None = None) -> registry.Study:
+        return registry.Study(name="toy", description="x", config=Cfg, make=print,
+                              data="matrix", module=module, report=report)
+
+    found = entry("toy_pkg_study").report_module()
+    assert found.__name__ == "toy_pkg_study.report" and found.FIGURES == ("toy.png",)
+    assert found.sections({}, tmp_path) == ["## toy"]
+    assert entry("toy_one_study").report_module().__name__ == "toy_one_study"
+    assert entry("toy_split_study.registration").report_module().__name__ == \
+        "toy_split_study.report"
+    assert entry("toy_bare_study").report_name() == "toy_bare_study.report"
+    assert entry("toy_bare_study").report_module() is None
+    assert entry("toy_bare_study", report="toy_one_study").report_module().__name__ == \
+        "toy_one_study"
+    # the built-in studies: each has a report; by default its package's report submodule
+    for name in registry.names():
+        module = registry.get(name).report_module()
+        assert module is not None and hasattr(module, "FIGURES")
+        if registry.get(name).report is None:
+            assert module.__name__ == f"irsim.experiments.{name}.report"
+
+
+def test_the_shared_report_code_imports_no_study():
+    """irsim.report holds what every report shares; a study's report lives in its package, so
+    no module of irsim/report imports a study (the import graph points one way)."""
+    import ast
+
+    import irsim.report
+
+    for path in sorted(Path(irsim.report.__file__).parent.glob("*.py")):
+        tree = ast.parse(path.read_text())
+        imported = [node.module or "" for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom)]
+        imported += [a.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                     for a in node.names]
+        assert not [m for m in imported if m.startswith("irsim.experiments")], path.name

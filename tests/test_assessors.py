@@ -52,7 +52,7 @@ def test_label_agreement_equals_agreement_functions_and_sklearn(small):
     from sklearn.metrics import cohen_kappa_score
 
     from irsim.data.trec import read_qrels
-    from irsim.experiments.assessors import LABEL_STATS, LABEL_STREAM
+    from irsim.experiments.assessors.agreement import LABEL_STATS, LABEL_STREAM
     from irsim.stats import agreement as agr
 
     nist, ap = (read_qrels(DL19 / "qrels" / f"{n}.txt") for n in ("nist", "andrew-parry"))
@@ -125,13 +125,14 @@ def test_decision_agreement_equals_a_per_pair_loop(data):
     """t test with Holm: scipy's ttest_rel pair by pair and statsmodels' multipletests."""
     from statsmodels.stats.multitest import multipletests
 
-    from irsim.experiments.assessors import Config, _prepare, load_from_python
+    from irsim.experiments.assessors import Config, load_from_python
+    from irsim.experiments.assessors.prepare import prepare
 
     runs, qrels = data
     config = Config(metrics=["P@10"], tests=["t"], corrections=["none", "holm"])
     res = irsim.assessors(runs=runs, qrels=qrels, reference="nist", B=20, metrics=["P@10"],
                           tests=["t"], corrections=["none", "holm"])
-    prep = _prepare(config, load_from_python(None, {"runs": runs, "qrels": qrels}, config))
+    prep = prepare(config, load_from_python(None, {"runs": runs, "qrels": qrels}, config))
     dec = res.to_pandas("decision_agreement")
     for j, q in enumerate(prep.others):
         x, y, _ = prep.compared(j, 0)
@@ -489,7 +490,7 @@ def test_g_study3_bootstrap_equals_a_loop_over_replicates():
 
 
 def test_assessor_gstudy_intervals_equal_quantiles_of_a_loop(small):
-    from irsim.experiments.assessors import GSTUDY_STREAM
+    from irsim.experiments.assessors.gstudy import GSTUDY_STREAM
     from irsim.rng import blocked_draws
     from irsim.stats.gtheory import COMPONENTS3, d_study3, g_study3
 
@@ -499,12 +500,13 @@ def test_assessor_gstudy_intervals_equal_quantiles_of_a_loop(small):
                         lambda r, m: r.integers(0, T, size=(m, T)))
     # the G-study's scores, rebuilt from the tables the study already checks
     from irsim.data.trec import read_qrels
-    from irsim.experiments.assessors import AssessorInput, Config, _prepare, read_assessor_runs
+    from irsim.experiments.assessors import AssessorInput, Config, read_assessor_runs
+    from irsim.experiments.assessors.prepare import prepare
 
     runs = [str(DL19 / "runs" / f"{r}.gz") for r in RUNS]
     inp = AssessorInput(read_assessor_runs(runs),
                         {n: read_qrels(DL19 / "qrels" / f"{n}.txt") for n in QRELS})
-    x = _prepare(Config(reference="nist", metrics=SMALL["metrics"]), inp).g_scores()
+    x = prepare(Config(reference="nist", metrics=SMALL["metrics"]), inp).g_scores()
     reps = [g_study3(x[:, :, idx[b], :]) for b in range(B)]  # one replicate at a time
     for mi, metric in enumerate(SMALL["metrics"]):
         rows = gs[gs.metric == metric].set_index("component")
@@ -525,7 +527,7 @@ def test_assessor_gstudy_intervals_equal_quantiles_of_a_loop(small):
 
 @pytest.mark.slow
 def test_swap_rates_per_qrels_equal_a_loop_over_trials_and_pairs(data):
-    from irsim.experiments.assessors import SWAP_STREAM
+    from irsim.experiments.assessors.swaps import SWAP_STREAM
     from irsim.sampling.subsets import subset_indices
 
     runs, qrels = data
@@ -578,7 +580,9 @@ def test_bayesian_decision_agreement_equals_a_per_pair_loop(data):
     """experiment.bayes: every pair decided one at a time by the public functions of
     irsim.stats.bayes (the same posterior draws under both qrels), then classified as the
     frequentist decisions are; without bayes the table is empty."""
-    from irsim.experiments.assessors import BAYES_STREAM, Config, _prepare, load_from_python
+    from irsim.experiments.assessors import Config, load_from_python
+    from irsim.experiments.assessors.bayes import BAYES_STREAM
+    from irsim.experiments.assessors.prepare import prepare
     from irsim.stats.bayes import bayes_t_posterior, bayesian_bootstrap, jzs_bayes_factor
 
     runs, qrels = data
@@ -590,7 +594,7 @@ def test_bayesian_decision_agreement_equals_a_per_pair_loop(data):
     tab = res.to_pandas("bayes_decision_agreement")
     assert len(tab) == 2 * 3 and set(tab.test) == set(bayes)
     config = Config(metrics=["P@10"], tests=["t"], corrections=["none"])
-    prep = _prepare(config, load_from_python(None, {"runs": runs, "qrels": qrels}, config))
+    prep = prepare(config, load_from_python(None, {"runs": runs, "qrels": qrels}, config))
     decide = {
         "jzs_bf": lambda z: jzs_bayes_factor(z).decision,
         "t_posterior": lambda z: bayes_t_posterior(z, rope=0.02).decision,

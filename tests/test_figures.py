@@ -247,7 +247,7 @@ def render(study: str, run: Callable[[], Any], out: Path, expect: Expect | None 
     pngs = sorted(p.name for p in out.glob("*.png"))
     assert sorted(seen.names) == pngs, "a figure was saved outside irsim.report.save_figure"
     for png in pngs:
-        assert _declared(study, png), f"{png} is not declared by irsim.report.{study}"
+        assert _declared(study, png), f"{png} is not declared by the report module of {study}"
     for pattern in must_draw:
         assert any(fnmatch.fnmatch(p, pattern) for p in pngs), f"no {pattern} among {pngs}"
     return seen

@@ -682,7 +682,7 @@ def test_report_draws_one_line_for_the_simultaneous_tests(tmp_path, monkeypatch)
         "multiple_testing_AP_tukey_hsd.png"]
     one = ["simultaneous"]  # one legend per figure: a column per share_null
     assert drawn == [["none", "holm"], one, one]  # t, tukey_hsd, randomised
-    from irsim.report.multiple_testing import SIMULTANEOUS
+    from irsim.experiments.multiple_testing.report import SIMULTANEOUS
 
     assert SIMULTANEOUS == mt.SIMULTANEOUS  # the report reads tables only: its own copy
 

@@ -147,7 +147,7 @@ def test_estimated_concentration_matches_scipy_maximum_likelihood():
 
 def test_depth_bins_and_best_ranks_equal_a_loop_over_runs():
     from irsim.data.types import Runs
-    from irsim.experiments.assessors import best_ranks
+    from irsim.experiments.assessors.prepare import best_ranks
 
     assert depth_bins(np.array([1, 10, 11, 100, 101, np.inf]), [10, 100]).tolist() == \
         [0, 0, 1, 1, 2, 2]
@@ -206,7 +206,7 @@ def test_draws_do_not_depend_on_the_split():
 
 
 def test_trial_stats_equal_scipy_and_a_per_pair_loop():
-    from irsim.experiments.assessors import trial_stats
+    from irsim.experiments.assessors.simulation import trial_stats
     from irsim.stats.multiple import reject
 
     rng = np.random.default_rng(4)
@@ -239,13 +239,9 @@ def test_simulated_tables_equal_a_per_trial_reference(data, sim):
     """Each trial re-done alone: its grades, evaluate() under them, scipy's tau."""
     from irsim.data.trec import read_qrels
     from irsim.data.types import Qrels
-    from irsim.experiments.assessors import (
-        AssessorInput,
-        Config,
-        _prepare,
-        read_assessor_runs,
-        simulated_qrels,
-    )
+    from irsim.experiments.assessors import AssessorInput, Config, read_assessor_runs
+    from irsim.experiments.assessors.prepare import prepare
+    from irsim.experiments.assessors.simulation import simulated_qrels
     from irsim.metrics import evaluate
 
     runs, qrels = data
@@ -253,7 +249,7 @@ def test_simulated_tables_equal_a_per_trial_reference(data, sim):
                  simulate_from="andrew-parry", planning_sizes=[4, 8, 20], tests=["t"],
                  corrections=["none", "holm"])
     inp = AssessorInput(read_assessor_runs(runs), {n: read_qrels(p) for n, p in qrels.items()})
-    prep = _prepare(cfg, inp)
+    prep = prepare(cfg, inp)
     trials = sim.to_pandas("simulated_trials")
     for t in (0, 17, 29):
         g = simulated_qrels(prep, t, t + 1, SIM["seed"])[0]
@@ -307,14 +303,9 @@ def test_topic_bootstrap_beyond_the_topics_equals_a_loop_reference(data):
     its slots (its own draws, irsim.evaluate per copy, scipy's tau)."""
     from irsim.data.trec import read_qrels
     from irsim.data.types import Qrels
-    from irsim.experiments.assessors import (
-        BOOTSTRAP_STREAM,
-        SIM_STREAM,
-        AssessorInput,
-        Config,
-        _prepare,
-        read_assessor_runs,
-    )
+    from irsim.experiments.assessors import AssessorInput, Config, read_assessor_runs
+    from irsim.experiments.assessors.prepare import prepare
+    from irsim.experiments.assessors.simulation import BOOTSTRAP_STREAM, SIM_STREAM
     from irsim.metrics import evaluate
     from irsim.rng import blocked_draws
 
@@ -325,7 +316,7 @@ def test_topic_bootstrap_beyond_the_topics_equals_a_loop_reference(data):
     r = irsim.assessors(runs=runs, qrels=qrels, reference="nist", B=20, test_B=100, seed=7,
                         **kw)
     inp = AssessorInput(read_assessor_runs(runs), {n: read_qrels(p) for n, p in qrels.items()})
-    sim = _prepare(Config(reference="nist", **kw), inp).sim
+    sim = prepare(Config(reference="nist", **kw), inp).sim
     T, n = len(sim.topics), 30
     assert T == 13
     bt = np.asarray(sim.base.topic, dtype=object)

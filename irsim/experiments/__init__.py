@@ -1,10 +1,11 @@
-"""Studies: one module per experiment, each a plan, a kernel and a reduction over the kit.
+"""Studies: one package per experiment, each a plan, a kernel and a reduction over the kit.
 
-A study module declares itself once, with :func:`irsim.registry.study` on its
-``make`` (name, ``Config``, data kind, one-line description, listing order, and optionally
-whether it pools several collections, its report module and tables it declares itself). That
-registration is the only list of studies: Hydra's ConfigStore, ``irsim.<name>``, ``irsim
-list`` / ``show``, the report dispatcher and the docs all read it.
+A study package (``irsim/experiments/<name>/``) declares itself once, with
+:func:`irsim.registry.study` on its ``make`` (name, ``Config``, data kind, one-line
+description, listing order, and optionally whether it pools several collections, its report
+module and tables it declares itself). That registration is the only list of studies:
+Hydra's ConfigStore, ``irsim.<name>``, ``irsim list`` / ``show``, the report dispatcher and
+the docs all read it.
 
 - ``Config``: a dataclass of the experiment's parameters, the single source of their
   defaults and types. It is the ``experiment`` node of the Hydra config (registered by
@@ -20,9 +21,11 @@ list`` / ``show``, the report dispatcher and the docs all read it.
   :mod:`irsim.engine.partials`), ``finalize(merged, data) -> {table: pyarrow.Table}``
   (tables declared in :mod:`irsim.tables`) and ``fingerprint()``.
 
-The report of a study lives in ``irsim.report.<name>`` (``sections(tables, run_dir)``);
-no study imports another study: shared pieces live in the kit (:mod:`irsim.kit`),
-:mod:`irsim.sampling`, :mod:`irsim.stats` and :mod:`irsim.metrics`.
+The report of a study lives in its package, ``irsim.experiments.<name>.report``
+(``sections(tables, run_dir)`` and ``FIGURES``; it may use the helpers of
+:mod:`irsim.report`, which imports no study); no study imports another study: shared pieces
+live in the kit (:mod:`irsim.kit`), :mod:`irsim.sampling`, :mod:`irsim.stats` and
+:mod:`irsim.metrics`.
 """
 
 from __future__ import annotations

@@ -1095,7 +1095,7 @@ TABLE_SPECS = (
 )
 
 
-@study("test_errors", config=Config, data="matrix", order=70,
+@study("test_errors", config=Config, data="matrix", order=70, report="irsim.report.test_errors",
        tables=TABLE_SPECS,
        pools=_pools_collections,
        description=("known-truth simulation: Type I error and power of the t, Wilcoxon, sign, "

@@ -266,8 +266,8 @@ def write_report(run_dir: str | os.PathLike, tables: dict[str, pa.Table],
     """Write ``report.md`` and its PNG plots into `run_dir` (recorded as irsim's files:
     :mod:`irsim.rundir`).
 
-    The sections come from the study's report module ``irsim.report.<experiment>``
-    (``sections(tables, run_dir)``).
+    The sections come from the study's report module (``sections(tables, run_dir)``; its
+    registration names it, :meth:`irsim.registry.Study.report_name`).
     """
     from irsim import rundir
 
@@ -300,7 +300,8 @@ def write_report(run_dir: str | os.PathLike, tables: dict[str, pa.Table],
 
 def report_module(name: str) -> Any:
     """The report module of study `name` (its ``sections`` and ``FIGURES``), as its
-    registration names it (default ``irsim.report.<name>``); None for a study without one or
+    registration names it (default: the study package's ``report`` submodule,
+    :meth:`irsim.registry.Study.report_name`); None for a study without one or
     a name no study registers (the report then lists the tables only)."""
     from irsim.errors import ConfigError
     from irsim.registry import get
@@ -356,8 +357,7 @@ def report_command(args: list[str]) -> None:
 
 def figures() -> dict[str, tuple[str, ...]]:
     """The figures each study's report draws, as its report module declares them
-    (``FIGURES``; discpower's ASL curves are drawn by :mod:`irsim.report.plots`), plus the
-    sweep report's; a study whose module declares none maps to ``()``.
+    (``FIGURES``), plus the sweep report's; a study whose module declares none maps to ``()``.
 
     Examples
     --------
@@ -374,12 +374,7 @@ def figures() -> dict[str, tuple[str, ...]]:
         module = report_module(name) if name != "sweep" else None
         if name == "sweep":
             module = importlib.import_module(f"{__name__}.sweep")
-        names = tuple(getattr(module, "FIGURES", ()) if module is not None else ())
-        if name == "discpower":
-            from irsim.report.plots import FIGURES as ASL
-
-            names = (*ASL, *names)
-        out[name] = names
+        out[name] = tuple(getattr(module, "FIGURES", ()) if module is not None else ())
     return out
 
 
@@ -395,14 +390,9 @@ def figures_markdown() -> str:
     lines = ["| study | figures in the run directory (`<metric>`: `P@10` is written `P_10`) |",
              "|---|---|"]
     for name, names in figures().items():
-        if name == "discpower":
-            continue
         cells = ", ".join(f"`{n}`" for n in names) or "(none declared)"
         study = "`irsim report <sweep dir>`" if name == "sweep" else f"`{name}`"
         lines.append(f"| {study} | {cells} |")
-    disc = figures().get("discpower", ())
-    lines.insert(2, f"| `discpower` | {', '.join(f'`{n}`' for n in disc) or '(none declared)'}"
-                    f" |")
     return "\n".join(lines) + "\n"
 
 

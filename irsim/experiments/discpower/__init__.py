@@ -38,7 +38,7 @@ One run computes, for every metric and system pair, the method set of METHODS.md
 The study is this package: the study itself here (its ``Config``, :class:`DiscPower`,
 :func:`make`, its table specs), its resampling kernel and the modules above beside it.
 
-Columns: :mod:`irsim.tables`; report: :mod:`irsim.report.discpower`. The bootstrap tests
+Columns: :mod:`irsim.tables`; report: :mod:`irsim.experiments.discpower.report`. The bootstrap tests
 run (:mod:`~irsim.experiments.discpower.kernel`) on the batched kernels of
 :mod:`irsim.stats.resample` (those of :func:`irsim.stats.paired_bootstrap` and
 :func:`irsim.stats.unpaired_bootstrap`): the paired test's sums of differences and the

@@ -17,14 +17,15 @@ import pyarrow as pa
 from matplotlib.figure import Figure
 
 from irsim.report import markdown_table, safe_name, save_figure
+from irsim.report.plots import FIGURES as ASL_FIGURES
 from irsim.report.plots import asl_curves
 
 __all__ = ["sections", "mr_pt_curves", "swap_rate_curves", "tau_matrix", "pvalue_matrices",
            "bayes_sections", "bayes_plot", "FIGURES"]
 
-#: Figures of this report (besides :data:`irsim.report.plots.FIGURES`; ``<metric>`` as
-#: :func:`irsim.report.safe_name` spells it).
-FIGURES = ("mr_pt_curves.png", "swap_rates_<kind>.png", "tau_matrix.png",
+#: Figures of this report: the ASL curves (:data:`irsim.report.plots.FIGURES`) and its own
+#: (``<metric>`` as :func:`irsim.report.safe_name` spells it).
+FIGURES = (*ASL_FIGURES, "mr_pt_curves.png", "swap_rates_<kind>.png", "tau_matrix.png",
            "pvalues_<metric>.png", "bayes_discpower.png")
 _BAYES_LABELS = {"jzs_bf": "JZS Bayes factor", "t_posterior": "t posterior (HDI+ROPE)",
                  "bayesian_bootstrap": "Bayesian bootstrap"}

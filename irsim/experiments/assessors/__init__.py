@@ -1,0 +1,438 @@
+"""assessors: whose judgments? How another assessor's qrels (a person, a crowd, an LLM) change
+label agreement, system rankings and significance decisions (issue 27).
+
+The study reads runs and several qrels of the same topics, one of them the ``reference``
+(the official judgments). Every other qrels (and every composite built from topic
+``groups``, one assessor per group) is compared with the reference three ways:
+
+- **labels** (``label_agreement``): Cohen's kappa (unweighted, linear and quadratic
+  weights) of the grades and of the grades binarised at ``rel``, and Krippendorff's alpha
+  (ordinal), on the (topic, passage) pairs both judged; per topic
+  (``label_agreement_topic``), the mean over topics with a bootstrap-over-topics
+  interval, and pooled over topics with its own interval; the grade confusion matrices
+  (``confusion``). Every pair of the given qrels that shares a judged pair is compared,
+  and every composite with the reference.
+- **rankings** (``rank_agreement``, ``system_means``): per qrels and metric, the
+  system means under the reference and under the other qrels on the other's topics;
+  Kendall's tau-b, tau_AP and Spearman's rho with bootstrap-over-topics intervals
+  (:func:`irsim.stats.kendall.rank_agreement`), top-1 and top-k agreement, rank moves.
+- **conclusions** (``decision_agreement``): per qrels, metric, test and correction, how
+  the significance decisions on every pair of systems agree (significant under both with
+  the same sign, under neither, lost, gained, opposite signs) and each qrels' discriminative
+  power.
+- **reliability** (``assessor_gstudy``, ``assessor_dstudy``): a G-study of systems x
+  topics x assessors (:func:`irsim.stats.gtheory.g_study3`) on the reference and the
+  parallel composites (member j of every group; or ``g_assessors``) over the topics all of
+  them judged, and its D-study (:func:`irsim.stats.gtheory.d_study3`): E(rho^2) and Phi for
+  ``n_t`` topics and ``n_a`` assessors per topic, crossed and nested. Computed in
+  ``finalize`` (no randomness; one vectorised call over all metrics).
+
+The runs are parsed once and scored under every qrels in one vectorised pass
+(:func:`irsim.metrics.multi.evaluate_many`); how a passage judged by the reference but not by
+the other assessor counts is ``unjudged`` (:func:`irsim.metrics.multi.composite_qrels`).
+
+Engine: one work item per label pair and per (qrels, metric); a shard is a block of items
+(``engine.shard_items``). Every random draw is keyed by the item (:mod:`irsim.rng` through
+:func:`irsim.sampling.topics.bootstrap_counts` and the tests' own streams), resampled means
+are exact (:class:`irsim.exact.Exact`), so tables do not depend on the shard size or the
+executor.
+
+The package holds one part per module: the ``Config``, the study object and the registration
+here; the data kind and its loaders in :mod:`~irsim.experiments.assessors.data`; the checks
+and the prepared data (composites, label pairs, scores, the assessor model) in
+:mod:`~irsim.experiments.assessors.prepare`; label, rank and decision agreement in
+:mod:`~irsim.experiments.assessors.agreement`; the Bayesian decision agreement in
+:mod:`~irsim.experiments.assessors.bayes`; the simulated assessors and the planning tables in
+:mod:`~irsim.experiments.assessors.simulation`; the swap rates per qrels in
+:mod:`~irsim.experiments.assessors.swaps`; the G- and D-study in
+:mod:`~irsim.experiments.assessors.gstudy`; the table specs in
+:mod:`~irsim.experiments.assessors.tables`; the report in
+:mod:`~irsim.experiments.assessors.report`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from irsim.engine.base import Shard, block_ranges
+from irsim.engine.partials import Count, Slab
+from irsim.errors import ConfigError, param
+from irsim.experiments.assessors.agreement import (
+    CATEGORIES,
+    DECISION_COUNTS,
+    LABEL_COLUMNS,
+    LABEL_STATS,
+    RANK_COLUMNS,
+    RANK_STREAM,
+    confusion_table,
+    decision_counts,
+    decision_table,
+    label_row,
+    label_table,
+    label_topic_table,
+    means_table,
+    pair_differences,
+    pvalues,
+    rank_table,
+    system_means,
+)
+from irsim.experiments.assessors.bayes import (
+    BAYES_COUNTS,
+    bayes_codes,
+    bayes_decision_counts,
+    bayes_table,
+)
+from irsim.experiments.assessors.data import (
+    KIND,
+    AssessorInput,
+    load_from_config,
+    load_from_python,
+    read_assessor_runs,
+)
+from irsim.experiments.assessors.gstudy import gstudy_tables
+from irsim.experiments.assessors.prepare import (
+    AssessorData,
+    check_config,
+    composites,
+    parallel_composites,
+    prepare,
+)
+from irsim.experiments.assessors.simulation import simulate_trials, simulation_tables
+from irsim.experiments.assessors.swaps import swap_counts, swap_table
+from irsim.experiments.assessors.tables import TABLE_SPECS
+from irsim.kit.bins import ABSOLUTE
+from irsim.kit.common import BayesOptions, BayesRules, Shards
+from irsim.params import fingerprint, option
+from irsim.registry import study
+from irsim.rng import REPLICATE_BLOCK
+from irsim.stats.kendall import rank_agreement, top_k_overlap
+from irsim.stats.registry import SIMULTANEOUS, TESTS
+from irsim.tables import table
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Config", "AssessorInput", "AssessorData", "Assessors", "load_from_config",
+           "load_from_python", "read_assessor_runs", "composites", "parallel_composites",
+           "KIND", "LABEL_STATS", "CATEGORIES", "make"]
+
+
+# ----------------------------------------------------------------------------- config
+
+@dataclass
+class Config(BayesOptions):
+    """Parameters of ``experiment=assessors``."""
+
+    NOTES = {  # on the Bayesian options it inherits (irsim.params.parameters)
+        "bayes": (
+            "Their decisions on every pair are compared under the reference and each other "
+            "qrels (table ``bayes_decision_agreement``); the Bayesian bootstrap's posterior "
+            "draws: ``test_B``."),
+    }
+
+    name: str = option("assessors", "``assessors``.")
+    reference: str = option(
+        "nist", "Name of the reference qrels (a key of ``collection.qrels``; the official "
+        "judgments).", tables="data")
+    metrics: list[str] = option(
+        ["AP", "nDCG@10", "P@10", "RR"], "Metrics of the rankings and decisions (trec_eval-exact "
+        "names of :func:`irsim.evaluate`).", tables="data")
+    rel: int = option(
+        2, "Binarisation threshold: a grade ``>= rel`` is relevant (DL19's 0-3 scale: 2, as the "
+        "SIGIR 2025 paper and the track's binary metrics).", tables="data")
+    scale: list[int] | None = option(
+        None, "The grade scale (categories of the kappas, in order). Default: the integers from "
+        "the reference's lowest to its highest grade. A grade of another qrels outside it is an "
+        "error.", tables="data")
+    unjudged: str = option(
+        "reference", "What a passage judged by the reference but not by the other assessor counts "
+        "as when evaluating under the other qrels: ``reference`` (the reference's grade: the "
+        "qrels differ only where the assessors disagree), ``nonrelevant`` (grade 0) or "
+        "``condensed`` (unjudged; the other qrels' runs are evaluated on condensed lists, Sakai "
+        "2007).", tables="data")
+    groups: list[list[str]] | None = option(
+        None, "Topic groups of assessors (each a list of qrels names whose members judged the "
+        "same topics): adds every composite qrels made of one member per group, over the union of "
+        "the groups' topics, named ``mix`` followed by the 1-based position of the member chosen "
+        "in each group (``mix1211``; with a group of more than 9 members, ``mix1-2-11-1``). A "
+        "topic judged by several groups is taken from the first group (in this order) that judged "
+        "it.", tables="data")
+    tests: list[str] = option(
+        ["t", "randomisation"], "Significance tests (:data:`irsim.stats.TESTS`: t, wilcoxon, "
+        "sign, randomisation, paired_bootstrap, unpaired_bootstrap, tukey_hsd, "
+        "randomised_tukey_hsd).")
+    corrections: list[str] = option(
+        ["none", "holm"], "Multiple-comparison corrections over all system pairs "
+        "(:data:`irsim.stats.CORRECTIONS`: none, bonferroni, holm, bh, by); Tukey HSD tests get "
+        "``none`` only.")
+    alpha: float = option(
+        0.05, "Significance level of the tests; the intervals' level is ``1 - alpha``.")
+    B: int = option(
+        1000, "Bootstrap resamples of topics for every interval (label and rank agreement).")
+    test_B: int = option(
+        10000, "Replicates of the Monte Carlo tests (randomisation, bootstrap, randomised Tukey "
+        "HSD; the randomisation test is exact when ``2**topics <= test_B``).")
+    pvalue: str = option(
+        "plus_one", "P-value of the Monte Carlo tests: ``plus_one`` (``(count + 1) / (B + 1)``, "
+        "never 0, so corrections over many pairs stay valid) or ``count`` (``count / B``).")
+    top_k: int = option(10, "k of the top-k agreement (capped at the number of systems).")
+    g_assessors: list[str] | None = option(
+        None, "The levels of the G-study's assessor facet (qrels names, given or composite; the "
+        "reference may be one), over the topics all of them judged. Default: the reference and, "
+        "with ``groups``, the parallel composites (member j of every group, j = 1 .. the smallest "
+        "group's size: ``mix11..1``, ``mix22..2``, ...), which use each topic's judgments once "
+        "each; without ``groups``, the reference and every other qrels. Fewer than 2 common "
+        "topics: the G-study tables are left empty (a warning).", tables="data")
+    max_topics: int = option(200, "The D-study covers 1 .. max_topics topics.")
+    max_assessors: int = option(5, "The D-study covers 1 .. max_assessors assessors per topic.")
+    simulate_trials: int = option(
+        0, "Simulated assessors (known truth by simulation, :mod:`irsim.simulate.assessor`); 0 "
+        "(the default) turns the simulation off.")
+    simulate_from: str | None = option(
+        None, "The qrels whose disagreement with the reference the assessor model is fitted from "
+        "(a given or composite name). Default: the first composite with ``groups``, else the "
+        "first other qrels.", tables="data")
+    simulate_per_topic: bool = option(
+        True, "Fit one confusion matrix per topic (the default: a Dirichlet-multinomial per topic "
+        "centred on the pooled matrix, concentration ``simulate_concentration``) instead of one "
+        "pooled matrix (which ignores that disagreement is correlated within topics and "
+        "understates the observed rank agreement, docs/studies/assessors.md).", tables="data")
+    simulate_prior: float = option(
+        1.0, "Dirichlet pseudo-count per cell of the confusion matrix (1: add-one smoothing).",
+        tables="data")
+    simulate_relabel: str = option(
+        "all", "Which reference judgments a simulated assessor relabels: ``all`` (every judgment "
+        "of ``simulate_from``'s topics: a new assessor judging the whole pool, the planning "
+        "question) or ``judged`` (only the passages ``simulate_from`` re-judged, the others keep "
+        "the reference's grade: the process that produced the observed qrels with "
+        "``unjudged=reference``, to validate the model).", tables="data")
+    planning_sizes: list[int] | None = option(
+        None, "Topic-set sizes of the planning table (>= 2); all topics are always added. A size "
+        "up to the topics of ``simulate_from`` is a random subset of them; a larger one resamples "
+        "them with replacement (topic bootstrap: every copy of a topic gets its own simulated "
+        "assessor). Default: 5, 10, 15, ... below the topics.", tables="data")
+    tau_target: float = option(0.9, "Target tau-b of the planning answer.")
+    agreement_target: float = option(
+        0.9, "Target decision agreement (t test) of the planning answer.")
+    planning_probability: float = option(
+        0.95, "Probability with which the planning answer must reach the target.")
+    swap_trials: int = option(
+        0, "Trials of the swap rates per qrels (two disjoint halves of the qrels' topics per "
+        "trial; 0, the default, leaves ``assessor_swap`` empty).")
+    simulate_concentration: float | None = option(
+        None, "Concentration ``alpha`` of the per-topic assessor model (pseudo-observations of "
+        "the pooled row in every topic's row; large: topics alike, small: each topic its own). "
+        "Default (None): estimated per reference grade by maximum Dirichlet-multinomial marginal "
+        "likelihood over the topics.", tables="data")
+    simulate_depth: list[int] | None = option(
+        [10, 100], "Upper edges of rank-depth bins: the model's rows are conditioned as well on "
+        "the bin of the best rank any run gave the passage (``[10, 100]``: 1-10, 11-100, beyond "
+        "100 or retrieved by no run, the default). None or empty: no depth bins.", tables="data")
+
+
+# ----------------------------------------------------------------------------- the study
+
+@dataclass(frozen=True)
+class Assessors:
+    """The study object (plan, kernel, fields, finalize over the engine)."""
+
+    seed: int
+    B: int
+    test_B: int
+    alpha: float
+    tests: tuple[str, ...]
+    corrections: tuple[str, ...]
+    top_k: int
+    per_shard: int
+    pvalue: str = "plus_one"
+    max_topics: int = 200
+    max_assessors: int = 5
+    trials: int = 0
+    per_rep: int = REPLICATE_BLOCK
+    simulation: tuple = ()
+    tau_target: float = 0.9
+    agreement_target: float = 0.9
+    probability: float = 0.95
+    swap_trials: int = 0
+    bayes: BayesRules = field(default_factory=BayesRules)
+    name: str = "assessors"
+
+    def fingerprint(self) -> dict:
+        """Parameters that determine the tables (from :class:`Config`,
+        :func:`irsim.params.fingerprint`; the qrels, composites and simulation options
+        through the prepared data and `simulation`)."""
+        return fingerprint(self, Config, renamed={
+            "simulate_trials": "trials", "planning_probability": "probability",
+            "bayes": "bayes.tests", "bayes_threshold": "bayes.threshold", "bayes_r": "bayes.r",
+            "bayes_prob": "bayes.prob", "bayes_rope": "bayes.rope"},
+            derived={"simulation": list(self.simulation)})
+
+    def _corrections(self, test: str) -> tuple[str, ...]:
+        """The corrections of `test`: ``none`` only for the simultaneous (Tukey) tests."""
+        return ("none",) if test in SIMULTANEOUS else self.corrections
+
+    def plan(self, data: AssessorData) -> list[Shard]:
+        """Blocks of items (label pairs, then (qrels, metric)); then, with the simulation,
+        blocks of trials (one extra item)."""
+        n = data.items
+        shards = [Shard(i, (lo, min(lo + self.per_shard, n)), (0, 1))
+                  for i, lo in enumerate(range(0, n, self.per_shard))]
+        if data.sim is not None:
+            shards += [Shard(len(shards) + k, (n, n + 1), reps)
+                       for k, reps in enumerate(block_ranges(self.trials, self.per_rep))]
+        if self.swap_trials:  # items n+1 ..: (qrels, metric) of the swap rates
+            units = (1 + len(data.others)) * len(data.metrics)
+            for a, b in block_ranges(units, self.per_shard):
+                for reps in block_ranges(self.swap_trials, self.per_rep):
+                    shards.append(Shard(len(shards), (n + 1 + a, n + 1 + b), reps))
+        return shards
+
+    def fields(self, data: AssessorData) -> dict:
+        n = data.items
+        out = {"label": Slab((n, len(LABEL_STATS), len(LABEL_COLUMNS))),
+               "rank": Slab((n, len(RANK_COLUMNS))),
+               "decision": Count((n, len(self.tests), len(self.corrections), 7),
+                                 along="items")}
+        if self.bayes.tests:
+            out["bayes"] = Count((n, len(self.bayes.tests), len(BAYES_COUNTS)),
+                                 along="items")
+        if data.sim is not None:
+            shape = (self.trials, len(data.metrics), len(data.sim.sizes),
+                     1 + len(self.corrections) * len(DECISION_COUNTS))
+            out["sim_plan"] = Slab(shape, along="reps")
+            out["sim_kappa"] = Slab((self.trials, 2), along="reps")
+        if self.swap_trials:
+            units = (1 + len(data.others)) * len(data.metrics)
+            out["swap"] = Count((units, ABSOLUTE.count, 2))
+        return out
+
+    def kernel(self, shard: Shard, data: AssessorData) -> dict:
+        lo, hi = shard.items
+        if lo > data.items:
+            return {"swap": swap_counts(data, lo - data.items - 1, hi - data.items - 1,
+                                        *shard.reps, seed=self.seed)}
+        if lo == data.items:
+            plan, kappa = simulate_trials(data, *shard.reps, seed=self.seed,
+                                          alpha=self.alpha, corrections=self.corrections)
+            return {"sim_plan": plan, "sim_kappa": kappa}
+        label = np.full((hi - lo, len(LABEL_STATS), len(LABEL_COLUMNS)), np.nan)
+        rank = np.full((hi - lo, len(RANK_COLUMNS)), np.nan)
+        dec = np.zeros((hi - lo, len(self.tests), len(self.corrections), 7), np.int64)
+        bay = np.zeros((hi - lo, len(self.bayes.tests), len(BAYES_COUNTS)), np.int64)
+        level = 1.0 - self.alpha
+        P = len(data.pairs)
+        for r, item in enumerate(range(lo, hi)):  # one item: a label pair or (qrels, metric)
+            if item < P:
+                label[r] = label_row(data.pairs[item], data.scale, data.rel, B=self.B,
+                                     level=level, seed=self.seed, key=item)
+                continue
+            j, m = divmod(item - P, len(data.metrics))
+            x, y, _ = data.compared(j, m)
+            ra = rank_agreement(x, y, B=self.B, seed=self.seed, confidence_level=level,
+                                study=RANK_STREAM, key=(j, m))
+            mx, my = system_means(x), system_means(y)
+            k = min(self.top_k, len(mx))
+            rank[r] = (ra.tau_b, *ra.tau_b_ci, ra.tau_ap, *ra.tau_ap_ci, ra.spearman,
+                       *ra.spearman_ci, float(np.argmax(mx) == np.argmax(my)),
+                       float(top_k_overlap(mx, my, k)))
+            dx, dy = pair_differences(x), pair_differences(y)
+            for ti, test in enumerate(self.tests):
+                px, py = (pvalues(test, v, B=self.test_B, seed=self.seed, key=(j, m),
+                                  pvalue=self.pvalue) for v in (x, y))
+                for ci, corr in enumerate(self._corrections(test)):
+                    dec[r, ti, ci] = decision_counts(px, py, dx, dy, self.alpha, corr)
+            for bi, test in enumerate(self.bayes.tests):
+                # the same posterior draws under both qrels (one stream key per item)
+                cx, cy = (bayes_codes(self.bayes, test, v, B=self.test_B, seed=self.seed,
+                                      key=(j, m)) for v in (x, y))
+                bay[r, bi] = bayes_decision_counts(cx, cy)
+        out = {"label": label, "rank": rank, "decision": dec}
+        if self.bayes.tests:
+            out["bayes"] = bay
+        return out
+
+    def finalize(self, merged: dict, data: AssessorData) -> dict:
+        gstudy = gstudy_tables(data, B=self.B, alpha=self.alpha, seed=self.seed,
+                               max_topics=self.max_topics, max_assessors=self.max_assessors)
+        return {"label_agreement": label_table(merged["label"], data),
+                "label_agreement_topic": label_topic_table(data),
+                "confusion": confusion_table(data),
+                "rank_agreement": rank_table(merged["rank"], data, self.top_k),
+                "system_means": means_table(data),
+                "decision_agreement": decision_table(merged["decision"], data, self.tests,
+                                                     self._corrections),
+                "bayes_decision_agreement": bayes_table(merged.get("bayes"), data,
+                                                        self.bayes, self.test_B),
+                **gstudy, **self._simulated(merged, data),
+                "assessor_swap": swap_table(merged.get("swap"), data, self.swap_trials)}
+
+    def _simulated(self, merged: dict, data: AssessorData) -> dict[str, pa.Table]:
+        """The simulation's tables (empty without it)."""
+        names = ("assessor_model", "simulated_trials", "simulated_agreement",
+                 "assessor_planning", "assessor_planning_answer")
+        sim = data.sim
+        if sim is None:
+            return {n: table(n, []) for n in names}
+        return simulation_tables(sim, data, merged["sim_plan"], merged["sim_kappa"],
+                                 alpha=self.alpha, corrections=self.corrections,
+                                 tau_target=self.tau_target,
+                                 agreement_target=self.agreement_target,
+                                 probability=self.probability)
+
+
+@study("assessors", config=Config, data=KIND, order=110, tables=list(TABLE_SPECS),
+       description="whose judgments? label, ranking and significance-decision agreement "
+                   "between a reference qrels and other assessors' (people, LLMs, "
+                   "composites)",
+       headlines={"rank_agreement": (("qrels", "metric"), "tau_b"),
+                  "decision_agreement": (("qrels", "metric", "test", "correction"),
+                                         "agreement")},
+       question=("Whose judgments? Can another assessor's, a crowd's or an LLM's qrels replace "
+                 "the official ones: agreement of labels (kappa, alpha), of system rankings "
+                 "(tau-b, tau_AP) and of significance decisions (pairs lost, gained, flipped) "
+                 "with the reference (Voorhees 2000); more topics or more assessors per "
+                 "topic: a G-study with an assessor facet; and, with known truth by "
+                 "simulation, how many topics keep a simulated assessor's ranking close to "
+                 "the reference's"))
+def make(config: Config, data: AssessorInput, *, seed: int, shards: Shards
+         ) -> tuple[Assessors, AssessorData]:
+    """Check the parameters against the data, build composites, evaluate every qrels once
+    and return the study object with its prepared data."""
+    check_config(config)
+    prepared = prepare(config, data)
+    S = len(prepared.systems)
+    pairs = S * (S - 1) // 2
+    for test in config.tests:
+        if TESTS[test].monte_carlo and test not in SIMULTANEOUS:
+            for corr in set(config.corrections) & {"bonferroni", "holm"}:
+                # the smallest Monte Carlo p-value, 1 / (test_B + 1), must pass alpha / pairs
+                if (int(config.test_B) + 1) * float(config.alpha) < pairs:
+                    log.warning("%s with %s over %d pairs cannot reject anything with %s=%d "
+                                "(the smallest p-value is 1/(test_B+1)); raise it above %d",
+                                test, corr, pairs, param("test_B"), config.test_B,
+                                int(pairs / float(config.alpha)))
+    per_shard, per_rep = shards.get(4, REPLICATE_BLOCK)
+    if per_shard < 1:
+        raise ConfigError(f"{param('shard_items', 'engine')} must be >= 1, got {per_shard}")
+    if per_rep < 1:
+        raise ConfigError(f"{param('shard_replicates', 'engine')} must be >= 1, got "
+                          f"{per_rep}")
+    sim = prepared.sim
+    simulation = () if sim is None else (
+        sim.name, bool(config.simulate_per_topic), float(config.simulate_prior),
+        str(config.simulate_relabel), *sim.sizes)
+    return Assessors(seed=int(seed), B=int(config.B), test_B=int(config.test_B),
+                     alpha=float(config.alpha), tests=tuple(config.tests),
+                     corrections=tuple(config.corrections), top_k=int(config.top_k),
+                     per_shard=per_shard, pvalue=str(config.pvalue),
+                     max_topics=int(config.max_topics),
+                     max_assessors=int(config.max_assessors),
+                     trials=int(config.simulate_trials), per_rep=per_rep,
+                     simulation=simulation, tau_target=float(config.tau_target),
+                     agreement_target=float(config.agreement_target),
+                     probability=float(config.planning_probability),
+                     swap_trials=int(config.swap_trials), bayes=BayesRules.of(config)
+                     ), prepared
