@@ -52,7 +52,7 @@ from scipy import stats as sps
 
 from irsim.data.matrix import ScoreMatrix
 from irsim.engine.base import Shard, block_ranges
-from irsim.engine.partials import Count, Slab
+from irsim.engine.partials import Count, FixedPoint, Slab, Sum
 from irsim.errors import ConfigError, param
 from irsim.exact import gram as exact_gram
 from irsim.experiments import Shards
@@ -100,8 +100,9 @@ DIFF_VARIANCES = ("residual", "pairs_median", "pairs_max")
 CHECK_STREAM = "topic_set_size/check"
 #: Default trials per shard of the simulation check.
 CHECK_SHARD_TRIALS = 10_000
-#: Per-trial variances are summed in fixed point (integers of 2^-40): exact for any sharding.
-_SCALE = 2.0**40
+#: Per-trial variances are summed in fixed point (each rounded to 2^-40): exact for any
+#: sharding.
+VAR_POINT = FixedPoint(40)
 #: Planned sizes above this are not simulated (trials 0 in the check table).
 CHECK_MAX_N = 10_000
 
@@ -401,7 +402,7 @@ class TopicSetSize:
                                                   "min_diff": "min_diffs", "m": "ms"},
                            derived={"check_n": self.check_n})
 
-    def fields(self, data: ScoreMatrix | CheckData) -> dict[str, Slab | Count]:
+    def fields(self, data: ScoreMatrix | CheckData) -> dict[str, Slab | Count | Sum]:
         """Per metric: ``V_E``, the median and the largest pair variance of differences;
         per check configuration: trials, rejections and the summed variance of the
         simulated differences (rows after the metrics)."""
@@ -409,7 +410,7 @@ class TopicSetSize:
         return {"variances": Slab((rows, 3)),
                 "trials": Count((rows,), along="items"),
                 "rejections": Count((rows,), along="items"),
-                "var_sum": Count((rows,), along="items")}
+                "var_sum": Sum((rows,), along="items", bits=VAR_POINT.bits)}
 
     def kernel(self, shard: Shard, data: ScoreMatrix | CheckData) -> dict[str, np.ndarray]:
         """The variance estimates of the shard's metrics, or the check's counters."""
@@ -421,7 +422,7 @@ class TopicSetSize:
             return {"variances": np.asarray(out, float).reshape(-1, 3)}
         trials = np.zeros(k1 - k0, np.int64)
         rejections = np.zeros(k1 - k0, np.int64)
-        var_sum = np.zeros(k1 - k0, np.int64)
+        var_sum = VAR_POINT.zeros(k1 - k0)
         for row, c in enumerate(range(k0 - len(metrics), k1 - len(metrics))):
             n = self.check_n[c]
             if not 2 <= n <= CHECK_MAX_N:
@@ -446,8 +447,7 @@ class TopicSetSize:
                 p = paired_t(x, y).pvalue
                 trials[row] += b - a
                 rejections[row] += int(np.count_nonzero(p <= self.alphas[ai]))
-                var_sum[row] += int(np.round(np.var(x - y, axis=1, ddof=1) * _SCALE)
-                                    .astype(np.int64).sum())
+                var_sum[row] += VAR_POINT.sum(np.var(x - y, axis=1, ddof=1))
         return {"trials": trials, "rejections": rejections, "var_sum": var_sum}
 
     def finalize(self, merged: dict[str, np.ndarray], data: ScoreMatrix | CheckData
@@ -490,7 +490,7 @@ class TopicSetSize:
                 "planned_var_diff": v_d, "trials": done, "rejections": k,
                 "realised_power": k / done if done else None,
                 "ci_lo": float(ci.low) if ci else None, "ci_hi": float(ci.high) if ci else None,
-                "realised_var_diff": int(merged["var_sum"][r]) / _SCALE / done if done
+                "realised_var_diff": float(merged["var_sum"][r]) / done if done
                 else None,
                 "systems": len(sim.systems),
                 "pairs": int(len(data.simulation.trial_pairs[mi])),
