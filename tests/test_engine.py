@@ -645,7 +645,7 @@ def test_a_preparation_step_gets_the_sessions_progress_bar():
     closed at its end; a step given its own progress callback is left alone."""
     from irsim.engine.session import Engine
     from irsim.simulate.fit_engine import fit_collections
-    from irsim.simulate.fitting import fit_collection
+    from irsim.simulate.pair_copula_model import fit_pair_copula_model
 
     calls: list[tuple[str, list, list]] = []
 
@@ -668,7 +668,7 @@ def test_a_preparation_step_gets_the_sessions_progress_bar():
                                    engine=session, shard_pairs=4)
         own = []
         session.run(_Ones(), None, progress=lambda d, t: own.append((d, t)))
-    assert model.copulas == fit_collection(x, metric="AP", name="a").copulas
+    assert model.copulas == fit_pair_copula_model(x, metric="AP", name="a").copulas
     assert [c[0] for c in calls] == ["copula_fits"]  # the step with a bar of its own: none
     desc, updates, (bar,) = calls[0]
     shards = -(-len(model.copulas) // 4)  # 4 pairs a shard

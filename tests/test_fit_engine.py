@@ -3,7 +3,7 @@ the Python door.
 
 - Codes: a fitted copula's fixed-width code (:func:`irsim.simulate.copulas.encode`) gives back
   the copula pyvinecopulib selected (family, rotation, parameters bit for bit).
-- Sharding: :func:`fit_collections` gives the models of :func:`fit_collection` (in process,
+- Sharding: :func:`fit_collections` gives the models of :func:`fit_pair_copula_model` (in process,
   serially) bit for bit, at every shard size, and on engine=ray with 2 workers; a Ray instance
   the fit starts is the one the study then runs on, and is shut down with the session.
 - Cache: a second fit reads every model back and runs nothing on the engine.
@@ -33,7 +33,7 @@ from irsim.engine.session import Engine
 from irsim.errors import ConfigError
 from irsim.simulate import copulas as cop
 from irsim.simulate.fit_engine import CopulaFits, PairData, fit_collections
-from irsim.simulate.fitting import fit_collection, prepare_fit
+from irsim.simulate.pair_copula_model import fit_pair_copula_model, prepare_fit
 
 URBANO = SHARED_DATA / "urbano"
 #: (file, metric, runs kept of the file): two AP collections and a discrete one (P@10)
@@ -64,7 +64,7 @@ def _same(a, b) -> None:
 @pytest.fixture(scope="module")
 def serial():
     """Each collection fitted in process, one selection after the other."""
-    return [fit_collection(**r) for r in _requests()]
+    return [fit_pair_copula_model(**r) for r in _requests()]
 
 
 def test_codes_give_back_pyvinecopulibs_selection():
@@ -97,7 +97,7 @@ def test_models_hold_pyvinecopulibs_selection_of_each_pair(serial):
     pseudo-observations of kept runs i and j, ties broken by the generator seeded
     (seed, study_key(name/metric), i, j)."""
     from irsim.rng import study_key
-    from irsim.simulate.fitting import prepare_runs
+    from irsim.simulate.pair_copula_model import prepare_runs
 
     model, (name, metric, runs) = serial[0], PARTS[0]
     x = _frame(name, runs).to_numpy(np.float64).T
