@@ -183,7 +183,7 @@ def fit_data(data_dir: Path, runs: int):
 
     df = pd.read_csv(data_dir / "urbano" / "adhoc8_ap.csv").iloc[:, :runs]
     model = fit_pair_copula_model(df.to_numpy(np.float64).T, metric="AP", name="adhoc8_ap",
-                           runs=tuple(df.columns))
+                                  runs=tuple(df.columns))
     return model, PooledMetric.build("AP", [model], DELTAS[4:5])
 
 

@@ -181,7 +181,7 @@ def main() -> None:
     df = pd.read_csv(args.data / "urbano" / "adhoc8_ap.csv").iloc[:, : args.runs]
     t0 = time.process_time()
     model = fit_pair_copula_model(df.to_numpy(np.float64).T, metric="AP", name="adhoc8_ap",
-                           runs=tuple(df.columns), cache_dir=args.fit_cache)
+                                  runs=tuple(df.columns), cache_dir=args.fit_cache)
     fit_cpu = time.process_time() - t0
     pool = PooledMetric.build("AP", [model], (0.05,))
     study = TestErrors(sizes=(n,), deltas=(0.0,), alphas=(0.05,), B=B, seed=0,

@@ -62,7 +62,7 @@ def ap_model() -> JointCopulaModel:
     """The Gaussian collection model of TREC-8 ad hoc AP (129 runs, 50 topics)."""
     x = frame("adhoc8_ap")
     return fit_joint_copula_model(x.to_numpy(float).T, metric="AP", systems=list(x.columns),
-                          drop_bottom=0.1)
+                                  drop_bottom=0.1)
 
 
 # ------------------------------------------------------------------------------- generator
@@ -144,7 +144,7 @@ def test_shrinkage_is_the_smallest_that_makes_the_correlation_positive_definite(
 def test_vine_generator_is_deterministic_and_keeps_the_null_means():
     x = frame("adhoc8_ap").iloc[:, :20].to_numpy(float).T
     model = fit_joint_copula_model(x, metric="AP", dependence="vine", vine_truncation=1,
-                           vine_families=["gaussian", "clayton"])
+                                   vine_families=["gaussian", "clayton"])
     assert model.dependence == "vine" and model.describe()["vine_truncation"] == 1
     th = collection_shifts(model, 5, 5, model.null_mean, 0.1)
     a, s1 = model.sample(np.random.default_rng(1), 800, 20, 5, th)

@@ -57,7 +57,7 @@ def pool_of(metric: str, names, runs: int, deltas, cache=None) -> PooledMetric:
     for name in names:
         x, cols = read(name, runs)
         models.append(fit_pair_copula_model(x, metric=metric, name=name, runs=cols, seed=0,
-                                     cache_dir=cache))
+                                            cache_dir=cache))
     return PooledMetric.build(metric, models, deltas)
 
 

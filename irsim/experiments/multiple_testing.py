@@ -1086,10 +1086,10 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
         raise ConfigError(f"{param('null_mean')} must be inside (0, 1), got "
                           f"{config.null_mean}")
     models = [fit_joint_copula_model(data.metric(metric), metric=metric, systems=data.systems,
-                             margin=config.margin, dependence=config.dependence,
-                             drop_duplicates=bool(config.drop_duplicates),
-                             drop_bottom=float(config.drop_bottom), null_mean=null_mean,
-                             spread=spread, min_eigenvalue=eig, vine_truncation=int(trunc),
-                             vine_families=tuple(config.vine_families))
+                                     margin=config.margin, dependence=config.dependence,
+                                     drop_duplicates=bool(config.drop_duplicates),
+                                     drop_bottom=float(config.drop_bottom), null_mean=null_mean,
+                                     spread=spread, min_eigenvalue=eig, vine_truncation=int(trunc),
+                                     vine_families=tuple(config.vine_families))
               for metric in data.metrics]
     return study, prepare(models, systems=study.systems, shares=study.shares, spread=spread)

@@ -355,7 +355,7 @@ def prepare_fit(scores: ArrayLike, *, metric: str, name: str,
     >>> task = prepare_fit(x, metric="AP", name="toy", drop_bottom=0.0)
     >>> model = task.finish(fit_pairs(task.kept, 0, task.key, 0, task.pairs), 0.0)
     >>> task.pairs, model.copulas == fit_pair_copula_model(x, metric="AP", name="toy",
-    ...                                             drop_bottom=0.0).copulas
+    ...                                                    drop_bottom=0.0).copulas
     (15, True)
     """
     t0 = time.perf_counter()
