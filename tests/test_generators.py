@@ -24,7 +24,10 @@ from irsim.simulate.designs import UrbanoTrials
 from irsim.simulate.joint_copula_model import JointCollections
 from irsim.simulate.pairs import ShiftPairs
 
-pytestmark = pytest.mark.skipif(not has_data(), reason="needs ../shared/data")
+#: Real fits take seconds: the whole module is slow (the doctests of irsim.simulate.base,
+#: .pairs, .joint_copula_model and .designs check the protocol fast on toy data).
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not has_data(), reason="needs ../shared/data")]
 
 #: Monte Carlo tolerance: standard errors of the sample mean.
 Z = 4.0
@@ -77,7 +80,6 @@ def test_each_generator_is_a_generator(shift_ap, urbano_p10, joint_ap):
     assert not isinstance(joint_ap.model, Generator)
 
 
-@pytest.mark.slow
 def test_shift_pairs_means(shift_ap):
     assert shift_ap.true_means[1] - shift_ap.true_means[0] == pytest.approx(0.05, abs=1e-9)
     _check_means(shift_ap, 20000, 25, seed=1)
@@ -88,7 +90,6 @@ def test_shift_pairs_means(shift_ap):
     _check_means(p10, 20000, 25, seed=2)
 
 
-@pytest.mark.slow
 def test_urbano_trials_means(urbano_p10):
     type1, type2 = urbano_p10
     assert type1.true_means[0] == type1.true_means[1]
@@ -97,7 +98,6 @@ def test_urbano_trials_means(urbano_p10):
     _check_means(type2, 20000, 25, seed=5)
 
 
-@pytest.mark.slow
 def test_joint_collections_means(joint_ap):
     true = joint_ap.true_means
     assert true[0] == true[1] == true[2] == joint_ap.null_mean     # m0 = 3 nulls

@@ -289,6 +289,9 @@ class UrbanoTrials:
     >>> gen = UrbanoTrials.fit(x, metric="AP", name="toy", delta=0.02)
     >>> gen.sample(rng, 4, 30).shape, round(float(np.diff(gen.true_means)[0]), 9)
     ((4, 2, 30), 0.02)
+    >>> from irsim.simulate.base import Generator
+    >>> isinstance(gen, Generator)
+    True
     """
 
     pool: PooledMetric

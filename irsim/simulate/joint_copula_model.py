@@ -582,6 +582,9 @@ class JointCollections:
     >>> gen = JointCollections.of(model, 3, 2, null_mean=0.35, spread=0.05)
     >>> gen.true_means.round(6).tolist(), gen.sample(np.random.default_rng(0), 5, 20).shape
     ([0.35, 0.35, 0.4], (5, 3, 20))
+    >>> from irsim.simulate.base import Generator
+    >>> isinstance(gen, Generator)
+    True
     """
 
     model: JointCopulaModel
