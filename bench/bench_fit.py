@@ -15,7 +15,7 @@ bottom 10% of runs dropped; ``--metrics AP`` gives the quick variant's four coll
    family labels, runs, margins bit for bit):
 
    - ``engine=local, threads=2``: the preset's path
-     (:func:`~irsim.simulate.fit_engine.fit_collections`, each selection's families on 2
+     (:func:`~irsim.simulate.fit_engine.fit_pair_copula_models`, each selection's families on 2
      pyvinecopulib threads), writing the cache;
    - ``--ray``: engine=ray with 2 workers (Ray started by the row, listening on 127.0.0.1,
      shut down by handle);
@@ -48,7 +48,7 @@ from omegaconf import OmegaConf
 from irsim.data.matrix_io import read_urbano_csv
 from irsim.engine.session import Engine
 from irsim.simulate import copulas as cop
-from irsim.simulate.fit_engine import fit_collections
+from irsim.simulate.fit_engine import fit_pair_copula_models
 from irsim.simulate.pair_copula_model import PairCopulaModel, fit_pair_copula_model, prepare_fit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -178,13 +178,13 @@ def main() -> None:
     n = args.threads
     with tempfile.TemporaryDirectory() as d:
         cached = [dict(r, cache_dir=d) for r in reqs]
-        row(f"engine=local, threads={n} (the preset)", lambda: fit_collections(cached,
-                                                                                threads=n))
+        row(f"engine=local, threads={n} (the preset)",
+            lambda: fit_pair_copula_models(cached, threads=n))
         if args.ray:
             with Engine("ray", {"workers": n, "num_cpus": n}) as eng:
                 row(f"engine=ray, {n} workers (Ray start)",
-                    lambda: fit_collections(reqs, engine=eng))
-        row(f"cache hit ({len(reqs)} models read back)", lambda: fit_collections(cached))
+                    lambda: fit_pair_copula_models(reqs, engine=eng))
+        row(f"cache hit ({len(reqs)} models read back)", lambda: fit_pair_copula_models(cached))
     print(f"load after: {os.getloadavg()[0]:.1f}")
 
 

@@ -629,7 +629,7 @@ class UrbanoData:
 
     pools: tuple[PooledMetric, ...]
     deltas: tuple[float, ...]
-    #: What the fit of these models did (:func:`~irsim.simulate.fit_engine.fit_collections`'s
+    #: What the fit of these models did (:func:`~irsim.simulate.fit_engine.fit_pair_copula_models`'s
     #: ``info``: engine, shards, workers, seconds); None when built from models directly.
     fit_run: ClassVar[dict | None] = None
 
@@ -946,10 +946,10 @@ def _urbano_data(config: Config, data: Any, seed: int, deltas: tuple[float, ...]
                       "drop_bottom": float(config.drop_bottom), "cache_dir": config.fit_cache})
             for metric, cols in parts.items() for cname, matrix in cols]
     from irsim.simulate.designs import PooledMetric
-    from irsim.simulate.fit_engine import fit_collections
+    from irsim.simulate.fit_engine import fit_pair_copula_models
 
     fit: dict[str, Any] = {}
-    models = fit_collections([f for _, f in fits], engine=engine, threads=threads, info=fit)
+    models = fit_pair_copula_models([f for _, f in fits], engine=engine, threads=threads, info=fit)
     pools = [PooledMetric.build(metric, [m for (mt, _), m in zip(fits, models, strict=True)
                                          if mt == metric], deltas) for metric in parts]
     out = UrbanoData(tuple(pools), deltas)

@@ -1,7 +1,7 @@
 """The copula selections of many collections as shards on the engine (issue 13, fitting cost).
 
 Selecting a copula for every pair of kept runs of four TREC collections is ~15,000 AIC
-selections (~10 ms each). :func:`fit_collections` prepares every (metric, collection) in
+selections (~10 ms each). :func:`fit_pair_copula_models` prepares every (metric, collection) in
 process (cache look-up, data preparation and margins: :func:`~irsim.simulate.pair_copula_model
 .prepare_fit`), then runs the selections of every collection not found in the cache as one
 study, :class:`CopulaFits`, on the run's engine (:class:`irsim.engine.session.Engine`;
@@ -20,7 +20,7 @@ Examples
 >>> rng = np.random.default_rng(0)
 >>> x = np.clip(0.3 + 0.1 * rng.standard_normal((1, 30))
 ...             + 0.05 * rng.standard_normal((7, 30)), 0, 1)
->>> a, b = fit_collections([{"scores": x, "metric": "AP", "name": "a"},
+>>> a, b = fit_pair_copula_models([{"scores": x, "metric": "AP", "name": "a"},
 ...                         {"scores": x[:5], "metric": "AP", "name": "b"}], shard_pairs=4)
 >>> len(a.copulas), len(b.copulas)   # 7 runs - 1 (below the 10% quantile), 5 - 1: 15, 6
 (15, 6)
@@ -52,7 +52,7 @@ from irsim.simulate.pair_copula_model import (
     prepare_fit,
 )
 
-__all__ = ["SHARD_PAIRS", "CopulaFits", "PairData", "fit_collections"]
+__all__ = ["SHARD_PAIRS", "CopulaFits", "PairData", "fit_pair_copula_models"]
 
 #: Pairs per shard by default (~1 s of selections; 15,000 pairs: ~230 shards).
 SHARD_PAIRS = 64
@@ -154,9 +154,10 @@ class CopulaFits:
         return {"families": list(self.families), "format": FORMAT}
 
 
-def fit_collections(collections: Sequence[Mapping[str, Any]], *, engine: Engine | None = None,
-                    shard_pairs: int = SHARD_PAIRS, threads: int = 1,
-                    info: dict[str, Any] | None = None) -> list[PairCopulaModel]:
+def fit_pair_copula_models(collections: Sequence[Mapping[str, Any]], *,
+                           engine: Engine | None = None, shard_pairs: int = SHARD_PAIRS,
+                           threads: int = 1, info: dict[str, Any] | None = None
+                           ) -> list[PairCopulaModel]:
     """Fit (or read from the cache) the generator of every collection, the copula selections
     of all of them as one study on `engine` (see the module docstring).
 

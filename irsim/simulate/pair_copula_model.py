@@ -14,7 +14,7 @@ there is one), :func:`fit_pairs` (the selections of a range of pairs, each a pur
 the kept scores, the seed and the pair, returned as fixed-width codes
 :func:`irsim.simulate.copulas.encode`) and :meth:`FitTask.finish` (the model from the codes,
 saved to the cache). :func:`fit_pair_copula_model` runs the three in process;
-:func:`irsim.simulate.fit_engine.fit_collections` runs the selections of many collections as
+:func:`irsim.simulate.fit_engine.fit_pair_copula_models` runs the selections of many collections as
 shards on the engine. Both give the same model, bit for bit.
 
 A fitted model is cached on disk when a cache directory is given: one ``<digest>.npz`` per
