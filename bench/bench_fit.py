@@ -7,14 +7,15 @@ bottom 10% of runs dropped; ``--metrics AP`` gives the quick variant's four coll
 1. Profile (``--profile-pairs`` pairs of the largest collection, one thread): per pair, the
    pseudo-observations, pyvinecopulib's selection, the code; the selection restricted to one
    family at a time (what each family costs); and per collection the data preparation and
-   margins (:func:`irsim.simulate.fitting.prepare_fit`, :mod:`irsim.simulate.margins`).
+   margins (:func:`irsim.simulate.pair_copula_model.prepare_fit`, :mod:`irsim.simulate.margins`).
 2. Paths, each timed (wall and CPU of this process and its workers) and checked against the
-   baseline - the serial path as before: :func:`~irsim.simulate.fitting.fit_collection` one
+   baseline - the serial path as before:
+   :func:`~irsim.simulate.pair_copula_model.fit_pair_copula_model` one
    collection after the other, one thread - for identical models (every copula's JSON,
    family labels, runs, margins bit for bit):
 
    - ``engine=local, threads=2``: the preset's path
-     (:func:`~irsim.simulate.fit_engine.fit_collections`, each selection's families on 2
+     (:func:`~irsim.simulate.fit_engine.fit_pair_copula_models`, each selection's families on 2
      pyvinecopulib threads), writing the cache;
    - ``--ray``: engine=ray with 2 workers (Ray started by the row, listening on 127.0.0.1,
      shut down by handle);
@@ -47,8 +48,8 @@ from omegaconf import OmegaConf
 from irsim.data.matrix_io import read_urbano_csv
 from irsim.engine.session import Engine
 from irsim.simulate import copulas as cop
-from irsim.simulate.fit_engine import fit_collections
-from irsim.simulate.fitting import CollectionModel, fit_collection, prepare_fit
+from irsim.simulate.fit_engine import fit_pair_copula_models
+from irsim.simulate.pair_copula_model import PairCopulaModel, fit_pair_copula_model, prepare_fit
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = Path(os.environ.get("IRSIM_TEST_DATA", ROOT.parent / "shared" / "data"))
@@ -80,13 +81,13 @@ def cpu() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def timed(fn: Callable[[], list[CollectionModel]]) -> tuple[float, float, list]:
+def timed(fn: Callable[[], list[PairCopulaModel]]) -> tuple[float, float, list]:
     w, c = time.perf_counter(), cpu()
     out = fn()
     return time.perf_counter() - w, cpu() - c, out
 
 
-def same(a: list[CollectionModel], b: list[CollectionModel]) -> bool:
+def same(a: list[PairCopulaModel], b: list[PairCopulaModel]) -> bool:
     """Identical models: copulas (JSON), their labels, runs, margins bit for bit."""
     return all(x.copulas == y.copulas and x.copula_families == y.copula_families
                and x.runs == y.runs and x.margin_families == y.margin_families
@@ -160,7 +161,7 @@ def main() -> None:
     if args.profile_pairs:
         profile(reqs, args.profile_pairs)
 
-    base_wall, base_cpu, serial = timed(lambda: [fit_collection(**r) for r in reqs])
+    base_wall, base_cpu, serial = timed(lambda: [fit_pair_copula_model(**r) for r in reqs])
     pairs = sum(len(m.copulas) for m in serial)
     print(f"{pairs:,} copula selections")
     print(f"{'':<44}{'wall s':>8}{'CPU s':>8}{'vs serial':>11}  same models")
@@ -168,7 +169,7 @@ def main() -> None:
           f"{base_cpu:>8.1f}{1.0:>10.2f}x  (baseline, {1e3 * base_wall / pairs:.1f} ms wall "
           f"per copula)")
 
-    def row(label: str, fn: Callable[[], list[CollectionModel]]) -> list[CollectionModel]:
+    def row(label: str, fn: Callable[[], list[PairCopulaModel]]) -> list[PairCopulaModel]:
         wall, used, models = timed(fn)
         print(f"{label:<44}{wall:>8.1f}{used:>8.1f}{base_wall / wall:>10.2f}x  "
               f"{same(models, serial)}", flush=True)
@@ -177,13 +178,13 @@ def main() -> None:
     n = args.threads
     with tempfile.TemporaryDirectory() as d:
         cached = [dict(r, cache_dir=d) for r in reqs]
-        row(f"engine=local, threads={n} (the preset)", lambda: fit_collections(cached,
-                                                                                threads=n))
+        row(f"engine=local, threads={n} (the preset)",
+            lambda: fit_pair_copula_models(cached, threads=n))
         if args.ray:
             with Engine("ray", {"workers": n, "num_cpus": n}) as eng:
                 row(f"engine=ray, {n} workers (Ray start)",
-                    lambda: fit_collections(reqs, engine=eng))
-        row(f"cache hit ({len(reqs)} models read back)", lambda: fit_collections(cached))
+                    lambda: fit_pair_copula_models(reqs, engine=eng))
+        row(f"cache hit ({len(reqs)} models read back)", lambda: fit_pair_copula_models(cached))
     print(f"load after: {os.getloadavg()[0]:.1f}")
 
 

@@ -45,7 +45,7 @@ from irsim.experiments.multiple_testing import (  # noqa: E402
     prepare,
 )
 from irsim.rng import REPLICATE_BLOCK  # noqa: E402
-from irsim.simulate.collection import fit_collection, true_null_count  # noqa: E402
+from irsim.simulate.joint_copula_model import fit_joint_copula_model, true_null_count  # noqa: E402
 from irsim.stats.multiple import CORRECTIONS  # noqa: E402
 
 DEFAULT_DATA = Path(os.environ.get("IRSIM_TEST_DATA",
@@ -78,7 +78,7 @@ def main() -> None:
 
     scores = pd.read_csv(args.data / "urbano" / "adhoc8_ap.csv").to_numpy(np.float64).T
     t0 = time.perf_counter()
-    model = fit_collection(scores, metric="AP", drop_bottom=0.1, dependence=args.dependence)
+    model = fit_joint_copula_model(scores, metric="AP", drop_bottom=0.1, dependence=args.dependence)
     fit_s = time.perf_counter() - t0
     data = prepare([model], systems=(args.m,), shares=(args.share,), spread=0.1)
     m0 = true_null_count(args.m, args.share)

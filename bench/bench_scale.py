@@ -179,11 +179,11 @@ def fit_data(data_dir: Path, runs: int):
     import pandas as pd
 
     from irsim.simulate.designs import PooledMetric
-    from irsim.simulate.fitting import fit_collection
+    from irsim.simulate.pair_copula_model import fit_pair_copula_model
 
     df = pd.read_csv(data_dir / "urbano" / "adhoc8_ap.csv").iloc[:, :runs]
-    model = fit_collection(df.to_numpy(np.float64).T, metric="AP", name="adhoc8_ap",
-                           runs=tuple(df.columns))
+    model = fit_pair_copula_model(df.to_numpy(np.float64).T, metric="AP", name="adhoc8_ap",
+                                  runs=tuple(df.columns))
     return model, PooledMetric.build("AP", [model], DELTAS[4:5])
 
 

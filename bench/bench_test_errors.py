@@ -59,7 +59,7 @@ from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key  # noqa: E402
 from irsim.sampling.signs import sign_flips  # noqa: E402
 from irsim.sampling.topics import bootstrap_counts  # noqa: E402
 from irsim.simulate.designs import PooledMetric  # noqa: E402
-from irsim.simulate.fitting import fit_collection  # noqa: E402
+from irsim.simulate.pair_copula_model import fit_pair_copula_model  # noqa: E402
 from irsim.stats._validation import DEFAULT_MEMORY_BUDGET, monte_carlo_iv  # noqa: E402
 from irsim.stats.resample import BLOCK_COLS, BLOCK_ROWS  # noqa: E402
 from irsim.stats.ties import count_extremes  # noqa: E402
@@ -180,8 +180,8 @@ def main() -> None:
 
     df = pd.read_csv(args.data / "urbano" / "adhoc8_ap.csv").iloc[:, : args.runs]
     t0 = time.process_time()
-    model = fit_collection(df.to_numpy(np.float64).T, metric="AP", name="adhoc8_ap",
-                           runs=tuple(df.columns), cache_dir=args.fit_cache)
+    model = fit_pair_copula_model(df.to_numpy(np.float64).T, metric="AP", name="adhoc8_ap",
+                                  runs=tuple(df.columns), cache_dir=args.fit_cache)
     fit_cpu = time.process_time() - t0
     pool = PooledMetric.build("AP", [model], (0.05,))
     study = TestErrors(sizes=(n,), deltas=(0.0,), alphas=(0.05,), B=B, seed=0,

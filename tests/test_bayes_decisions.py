@@ -25,7 +25,7 @@ from irsim.engine import run_study
 from irsim.errors import ConfigError
 from irsim.experiments.test_errors import TestErrors, UrbanoData, UrbanoStudy
 from irsim.rng import REPLICATE_BLOCK, study_key
-from irsim.simulate.topics import TopicSimulator, prepare
+from irsim.simulate.pairs import TopicSimulator, prepare
 from irsim.stats.bayes import (
     DECISIONS,
     bayes_t_posterior,
@@ -147,12 +147,12 @@ def test_ray_equals_local(ray_local, normal_data, small_tables):
 # ---------------------------------------------------------------------------- urbano2019
 def _urbano(shard_items: int, shard_replicates: int):
     from irsim.simulate.designs import PooledMetric
-    from irsim.simulate.fitting import fit_collection
+    from irsim.simulate.pair_copula_model import fit_pair_copula_model
 
     rng = np.random.default_rng(0)
     x = np.clip(0.3 + 0.1 * rng.standard_normal((1, 30))
                 + 0.08 * rng.standard_normal((8, 30)), 0, 1)
-    pool = PooledMetric.build("AP", [fit_collection(x, metric="AP", name="toy")],
+    pool = PooledMetric.build("AP", [fit_pair_copula_model(x, metric="AP", name="toy")],
                               (0.02, 0.05))
     base = TestErrors(sizes=(20,), alphas=(0.05,), trials=500, tests=("t",), B=100,
                       alternatives=("two-sided",), shard_items=shard_items,

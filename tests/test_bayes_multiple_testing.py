@@ -24,7 +24,11 @@ from irsim.engine import run_study
 from irsim.errors import ConfigError
 from irsim.experiments.multiple_testing import TOPIC_STREAM, MultipleTesting, prepare
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
-from irsim.simulate.collection import fit_collection, null_pair_mask, true_null_count
+from irsim.simulate.joint_copula_model import (
+    fit_joint_copula_model,
+    null_pair_mask,
+    true_null_count,
+)
 from irsim.stats.bayes import bayes_t_posterior, bayesian_bootstrap, jzs_bayes_factor
 
 BAYES = ("jzs_bf", "t_posterior", "bayesian_bootstrap")
@@ -40,7 +44,7 @@ SMALL = dict(sizes=(12,), systems=(6,), shares=(1.0, 0.5), alphas=(0.05,), tests
 def data():
     """A generator fitted to 8 synthetic AP runs (kernel margins, Gaussian copula)."""
     m = synthetic_scores(systems=8, topics=30, metrics=("AP",), seed=3).matrix
-    model = fit_collection(m.metric("AP"), metric="AP", systems=m.systems, spread=0.1)
+    model = fit_joint_copula_model(m.metric("AP"), metric="AP", systems=m.systems, spread=0.1)
     return prepare([model], systems=(6,), shares=(1.0, 0.5), spread=0.1)
 
 

@@ -1,5 +1,5 @@
-"""irsim.simulate.copulas and irsim.simulate.fitting: pair copulas by AIC, data preparation,
-the disk cache.
+"""irsim.simulate.copulas and irsim.simulate.pair_copula_model: pair copulas by AIC, data
+preparation, the disk cache.
 
 Oracles: closed-form Kendall's tau of the families (Clayton theta / (theta + 2), Gumbel
 1 - 1/theta, Gaussian 2 asin(rho) / pi) against scipy.stats.kendalltau of draws; family
@@ -17,7 +17,7 @@ from conftest import SHARED_DATA
 from scipy import stats as sps
 
 from irsim.simulate import copulas as cop
-from irsim.simulate.fitting import cache_key, fit_collection, prepare_runs
+from irsim.simulate.pair_copula_model import cache_key, fit_pair_copula_model, prepare_runs
 
 
 def draws(c: pv.Bicop, n: int, seed: int) -> np.ndarray:
@@ -103,14 +103,14 @@ def test_data_preparation_as_the_paper(name, dups, bottom):
 @pytest.mark.slow
 def test_fitted_collection_and_its_cache(tmp_path):
     x = pd.read_csv(SHARED_DATA / "urbano" / "adhoc8_p10.csv").to_numpy().T[:8]
-    m = fit_collection(x, metric="P@10", name="adhoc8", seed=3, cache_dir=tmp_path)
+    m = fit_pair_copula_model(x, metric="P@10", name="adhoc8", seed=3, cache_dir=tmp_path)
     assert len(m.runs) == 8 - 1 and len(m.copulas) == 21 and not m.cached  # R's removeBottom
-    again = fit_collection(x, metric="P@10", name="adhoc8", seed=3, cache_dir=tmp_path)
+    again = fit_pair_copula_model(x, metric="P@10", name="adhoc8", seed=3, cache_dir=tmp_path)
     assert again.cached and again.fit_seconds == 0.0
     assert again.copulas == m.copulas and again.margin_families == m.margin_families
     assert (again.margins.x == m.margins.x).all() and (again.margins.F == m.margins.F).all()
     assert len(list(tmp_path.glob("*.npz"))) == 1
-    other = fit_collection(x, metric="P@10", name="adhoc8", seed=4, cache_dir=tmp_path)
+    other = fit_pair_copula_model(x, metric="P@10", name="adhoc8", seed=4, cache_dir=tmp_path)
     assert not other.cached and len(list(tmp_path.glob("*.npz"))) == 2
     # the pair index is the triu order; a copula is the one fitted to that pair
     assert m.dropped == ("r0",)

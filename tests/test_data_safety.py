@@ -430,24 +430,24 @@ DAMAGE = {
 @pytest.mark.parametrize("damage", list(DAMAGE))
 @pytest.mark.slow  # over 4 s on a loaded 2-core machine
 def test_a_forged_or_damaged_fit_cache_entry_is_refitted(tmp_path, damage, caplog):
-    from irsim.simulate.fitting import fit_collection
+    from irsim.simulate.pair_copula_model import fit_pair_copula_model
 
     x = _toy()
     cache = tmp_path / "cache"
-    fresh = fit_collection(x, metric="AP", name="toy", seed=0, cache_dir=cache)
+    fresh = fit_pair_copula_model(x, metric="AP", name="toy", seed=0, cache_dir=cache)
     (entry,) = cache.glob("*.npz")
-    fit_collection(x, metric="AP", name="toy", seed=1, cache_dir=tmp_path / "other")
+    fit_pair_copula_model(x, metric="AP", name="toy", seed=1, cache_dir=tmp_path / "other")
     (other,) = (tmp_path / "other").glob("*.npz")
     DAMAGE[damage](entry, other)
     with caplog.at_level(logging.WARNING):
-        got = fit_collection(x, metric="AP", name="toy", seed=0, cache_dir=cache)
+        got = fit_pair_copula_model(x, metric="AP", name="toy", seed=0, cache_dir=cache)
     assert not got.cached
     assert got.copulas == fresh.copulas and got.runs == fresh.runs
     np.testing.assert_array_equal(got.margins.x, fresh.margins.x)
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(warnings) == 1 and entry.name in warnings[0] and "\n" not in warnings[0]
     assert "refit" in warnings[0]
-    again = fit_collection(x, metric="AP", name="toy", seed=0, cache_dir=cache)
+    again = fit_pair_copula_model(x, metric="AP", name="toy", seed=0, cache_dir=cache)
     assert again.cached and again.copulas == fresh.copulas  # overwritten with a good entry
 
 

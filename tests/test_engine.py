@@ -644,8 +644,8 @@ def test_a_preparation_step_gets_the_sessions_progress_bar():
     drawn by the session's bar factory, named after the step, updated to every shard and
     closed at its end; a step given its own progress callback is left alone."""
     from irsim.engine.session import Engine
-    from irsim.simulate.fit_engine import fit_collections
-    from irsim.simulate.fitting import fit_collection
+    from irsim.simulate.fit_engine import fit_pair_copula_models
+    from irsim.simulate.pair_copula_model import fit_pair_copula_model
 
     calls: list[tuple[str, list, list]] = []
 
@@ -664,11 +664,11 @@ def test_a_preparation_step_gets_the_sessions_progress_bar():
     x = np.clip(0.3 + 0.1 * rng.standard_normal((1, 30))
                 + 0.05 * rng.standard_normal((7, 30)), 0, 1)
     with Engine("local", bars=bars) as session:
-        (model,) = fit_collections([{"scores": x, "metric": "AP", "name": "a"}],
-                                   engine=session, shard_pairs=4)
+        (model,) = fit_pair_copula_models([{"scores": x, "metric": "AP", "name": "a"}],
+                                          engine=session, shard_pairs=4)
         own = []
         session.run(_Ones(), None, progress=lambda d, t: own.append((d, t)))
-    assert model.copulas == fit_collection(x, metric="AP", name="a").copulas
+    assert model.copulas == fit_pair_copula_model(x, metric="AP", name="a").copulas
     assert [c[0] for c in calls] == ["copula_fits"]  # the step with a bar of its own: none
     desc, updates, (bar,) = calls[0]
     shards = -(-len(model.copulas) // 4)  # 4 pairs a shard

@@ -3,9 +3,9 @@ the Python door.
 
 - Codes: a fitted copula's fixed-width code (:func:`irsim.simulate.copulas.encode`) gives back
   the copula pyvinecopulib selected (family, rotation, parameters bit for bit).
-- Sharding: :func:`fit_collections` gives the models of :func:`fit_collection` (in process,
-  serially) bit for bit, at every shard size, and on engine=ray with 2 workers; a Ray instance
-  the fit starts is the one the study then runs on, and is shut down with the session.
+- Sharding: :func:`fit_pair_copula_models` gives the models of :func:`fit_pair_copula_model` (in
+  process, serially) bit for bit, at every shard size, and on engine=ray with 2 workers; a Ray
+  instance the fit starts is the one the study then runs on, and is shut down with the session.
 - Cache: a second fit reads every model back and runs nothing on the engine.
 - Threads (the preset's ``fit_threads: 2``): every pair's model is pyvinecopulib's own
   selection with the one-thread controls of the serial path, pair by pair; the models equal
@@ -32,8 +32,8 @@ from irsim.data.matrix_io import read_urbano_csv
 from irsim.engine.session import Engine
 from irsim.errors import ConfigError
 from irsim.simulate import copulas as cop
-from irsim.simulate.fit_engine import CopulaFits, PairData, fit_collections
-from irsim.simulate.fitting import fit_collection, prepare_fit
+from irsim.simulate.fit_engine import CopulaFits, PairData, fit_pair_copula_models
+from irsim.simulate.pair_copula_model import fit_pair_copula_model, prepare_fit
 
 URBANO = SHARED_DATA / "urbano"
 #: (file, metric, runs kept of the file): two AP collections and a discrete one (P@10)
@@ -64,7 +64,7 @@ def _same(a, b) -> None:
 @pytest.fixture(scope="module")
 def serial():
     """Each collection fitted in process, one selection after the other."""
-    return [fit_collection(**r) for r in _requests()]
+    return [fit_pair_copula_model(**r) for r in _requests()]
 
 
 def test_codes_give_back_pyvinecopulibs_selection():
@@ -97,7 +97,7 @@ def test_models_hold_pyvinecopulibs_selection_of_each_pair(serial):
     pseudo-observations of kept runs i and j, ties broken by the generator seeded
     (seed, study_key(name/metric), i, j)."""
     from irsim.rng import study_key
-    from irsim.simulate.fitting import prepare_runs
+    from irsim.simulate.pair_copula_model import prepare_runs
 
     model, (name, metric, runs) = serial[0], PARTS[0]
     x = _frame(name, runs).to_numpy(np.float64).T
@@ -115,7 +115,7 @@ def test_models_hold_pyvinecopulibs_selection_of_each_pair(serial):
 @pytest.mark.parametrize("shard_pairs", [1, 13, 64, 10_000])
 @pytest.mark.slow
 def test_engine_fit_equals_the_serial_fit_at_any_shard_size(serial, shard_pairs):
-    models = fit_collections(_requests(), shard_pairs=shard_pairs)
+    models = fit_pair_copula_models(_requests(), shard_pairs=shard_pairs)
     assert [m.name for m in models] == [p[0] for p in PARTS]
     for got, want in zip(models, serial, strict=True):
         _same(got, want)
@@ -131,7 +131,7 @@ def test_two_threads_select_pyvinecopulibs_models_pair_by_pair():
     fit_threads=2): family, rotation, parameters, log-likelihood and observations identical;
     margins as prepared alone."""
     info: dict = {}
-    models = fit_collections(_requests(), threads=2, shard_pairs=7, info=info)
+    models = fit_pair_copula_models(_requests(), threads=2, shard_pairs=7, info=info)
     assert info["copulas"] == 85 and info["shards"] == 13
     ctl = cop.controls(cop.FAMILIES, 1)
     for model, request in zip(models, _requests(), strict=True):
@@ -154,7 +154,7 @@ def test_two_threads_select_pyvinecopulibs_models_pair_by_pair():
 @pytest.mark.parametrize("threads, shard_pairs", [(2, 1), (3, 13), (2, 10_000)])
 @pytest.mark.slow
 def test_threads_equal_the_serial_fit(serial, threads, shard_pairs):
-    models = fit_collections(_requests(), threads=threads, shard_pairs=shard_pairs)
+    models = fit_pair_copula_models(_requests(), threads=threads, shard_pairs=shard_pairs)
     for got, want in zip(models, serial, strict=True):
         _same(got, want)
 
@@ -187,13 +187,13 @@ def test_the_cache_skips_fitting(tmp_path, serial):
     eng = Recording("local")
     eng.studies = []
     info: dict = {}
-    first = fit_collections(_requests(tmp_path), engine=eng, shard_pairs=16, info=info)
+    first = fit_pair_copula_models(_requests(tmp_path), engine=eng, shard_pairs=16, info=info)
     assert eng.studies == ["copula_fits"] and len(list(tmp_path.glob("*.npz"))) == 3
     # what the fit did, for the manifest: 36 + 28 + 21 pairs in shards of 16
     assert (info["engine"], info["collections_fitted"], info["collections_cached"],
             info["copulas"], info["shard_pairs"], info["shards"]) == ("local", 3, 0, 85, 16, 6)
     info = {}
-    again = fit_collections(_requests(tmp_path), engine=eng, info=info)
+    again = fit_pair_copula_models(_requests(tmp_path), engine=eng, info=info)
     assert eng.studies == ["copula_fits"]  # nothing ran the second time
     assert info == {"collections_fitted": 0, "collections_cached": 3, "copulas": 0}
     for got, fitted, want in zip(again, first, serial, strict=True):
@@ -203,7 +203,7 @@ def test_the_cache_skips_fitting(tmp_path, serial):
     # one collection changed: only it is fitted
     changed = _requests(tmp_path)
     changed[1]["seed"] = 4
-    models = fit_collections(changed, engine=eng)
+    models = fit_pair_copula_models(changed, engine=eng)
     assert eng.studies == ["copula_fits"] * 2
     assert [m.cached for m in models] == [True, False, True]
 
@@ -320,7 +320,7 @@ def test_ray_two_workers_fit_and_study_equal_local(tmp_path, serial):
     assert not ray.is_initialized()
     with Engine("ray", {"workers": 2, "num_cpus": 2}) as eng:
         for shard_pairs in (5, 32):
-            models = fit_collections(_requests(), engine=eng, shard_pairs=shard_pairs)
+            models = fit_pair_copula_models(_requests(), engine=eng, shard_pairs=shard_pairs)
             for got, want in zip(models, serial, strict=True):
                 _same(got, want)
             assert ray.is_initialized()  # kept for the study

@@ -20,11 +20,13 @@ from irsim.simulate.margins import (
     BETA_CAP,
     EPS,
     TRUNCNORM_MIN_SD,
+    Margins,
     beta_mle,
     bw_dpik,
     continuous_cdf,
     detect_support,
     discrete_pmf,
+    empirical_margins,
     fit_continuous,
     fit_discrete,
     fit_run_margins,
@@ -35,7 +37,6 @@ from irsim.simulate.margins import (
     transform_to_mean,
     truncexp_var,
 )
-from irsim.simulate.topics import Margins, empirical_margins
 
 
 def urbano(name: str, runs: int | None = None) -> np.ndarray:
@@ -349,7 +350,7 @@ def test_simulated_pair_differences_spread_like_the_real_ones_on_web2010_ndcg():
     import pyvinecopulib as pv
 
     from irsim.simulate import copulas as cop
-    from irsim.simulate.fitting import prepare_runs
+    from irsim.simulate.pair_copula_model import prepare_runs
 
     x = urbano("web2010_ndcg20")
     kept = x[prepare_runs(x, True, 0.1, "quantile")]

@@ -37,10 +37,10 @@ from irsim.experiments.multiple_testing import (
     wilson,
 )
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
-from irsim.simulate.collection import (
-    CollectionModel,
+from irsim.simulate.joint_copula_model import (
+    JointCopulaModel,
     collection_shifts,
-    fit_collection,
+    fit_joint_copula_model,
     normal_scores,
     null_pair_mask,
     position_means,
@@ -58,11 +58,11 @@ def frame(name: str) -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def ap_model() -> CollectionModel:
+def ap_model() -> JointCopulaModel:
     """The Gaussian collection model of TREC-8 ad hoc AP (129 runs, 50 topics)."""
     x = frame("adhoc8_ap")
-    return fit_collection(x.to_numpy(float).T, metric="AP", systems=list(x.columns),
-                          drop_bottom=0.1)
+    return fit_joint_copula_model(x.to_numpy(float).T, metric="AP", systems=list(x.columns),
+                                  drop_bottom=0.1)
 
 
 # ------------------------------------------------------------------------------- generator
@@ -143,8 +143,8 @@ def test_shrinkage_is_the_smallest_that_makes_the_correlation_positive_definite(
 
 def test_vine_generator_is_deterministic_and_keeps_the_null_means():
     x = frame("adhoc8_ap").iloc[:, :20].to_numpy(float).T
-    model = fit_collection(x, metric="AP", dependence="vine", vine_truncation=1,
-                           vine_families=["gaussian", "clayton"])
+    model = fit_joint_copula_model(x, metric="AP", dependence="vine", vine_truncation=1,
+                                   vine_families=["gaussian", "clayton"])
     assert model.dependence == "vine" and model.describe()["vine_truncation"] == 1
     th = collection_shifts(model, 5, 5, model.null_mean, 0.1)
     a, s1 = model.sample(np.random.default_rng(1), 800, 20, 5, th)
@@ -444,7 +444,7 @@ def test_bad_parameters(kwargs, message):
 def test_null_pair_mask_and_counts():
     assert null_pair_mask(5, 3).sum() == 3 and null_pair_mask(5, 1).sum() == 0
     assert true_null_count(20, 0.2) == 4 and true_null_count(3, 0.5) == 2
-    model = CollectionModel.normal([0.4] * 4, [0.05] * 4, 0.3)
+    model = JointCopulaModel.normal([0.4] * 4, [0.05] * 4, 0.3)
     assert model.pool == 4 and np.linalg.eigvalsh(model.corr)[0] > 0
 
 
@@ -605,12 +605,12 @@ def test_tukey_hsd_decisions_equal_tukey_hsd_on_real_matrices():
     np.testing.assert_array_equal(dec[1, 1], tukey_hsd(shifted).pvalue <= alphas[1])
 
 
-def _exchangeable(model: CollectionModel) -> CollectionModel:
+def _exchangeable(model: JointCopulaModel) -> JointCopulaModel:
     """`model`'s margins with a Gaussian copula of equal correlations (its mean one)."""
     off = model.corr[np.triu_indices(model.pool, 1)]
     corr = np.full_like(model.corr, off.mean())
     np.fill_diagonal(corr, 1.0)
-    return CollectionModel(model.metric, model.systems, model.margins, "gaussian", corr)
+    return JointCopulaModel(model.metric, model.systems, model.margins, "gaussian", corr)
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""The topic generator fit to real score matrices (irsim.simulate.topics).
+"""The topic generator fit to real score matrices (irsim.simulate.pairs).
 
 Stated tolerances, checked on ../shared/data collections:
 - margins: the fitted mean equals the observed mean of every system (1e-10); kernel margins
@@ -22,20 +22,17 @@ from scipy import integrate
 from scipy import stats as sps
 
 from irsim.errors import ConfigError, InputError
-from irsim.simulate.topics import (
+from irsim.simulate.margins import (
     Margins,
-    TopicSimulator,
-    _mean_h,
     detect_support,
     empirical_margins,
     fit_margins,
-    fit_simulator,
     kernel_margins,
     latent_uniform,
     normal_margins,
-    norta_rho,
-    prepare,
 )
+from irsim.simulate.margins.tabulated import _mean_h
+from irsim.simulate.pairs import TopicSimulator, fit_simulator, norta_rho, prepare
 from irsim.stats.kendall import tau_b_matrix
 
 COLLECTIONS = [("adhoc8_ap", "AP", "kernel"), ("adhoc8_p10", "P@10", "empirical"),
@@ -95,8 +92,8 @@ def test_quantile_inverts_cdf():
 
 
 def test_detect_support_and_margin_kinds():
-    assert detect_support(urbano_matrix("web2010_p20", "P@20").metric("P@20")) == "grid 1/20"
-    assert detect_support(urbano_matrix("adhoc6_rr", "RR").metric("RR")) == "reciprocal"
+    assert detect_support(urbano_matrix("web2010_p20", "P@20").metric("P@20")).label == "grid 1/20"
+    assert detect_support(urbano_matrix("adhoc6_rr", "RR").metric("RR")).label == "reciprocal"
     assert detect_support(urbano_matrix("web2010_err20", "ERR").metric("ERR")) is None
     p10 = urbano_matrix("adhoc6_p10", "P@10").metric("P@10")
     with pytest.raises(ConfigError, match="discrete support"):

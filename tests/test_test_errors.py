@@ -32,7 +32,7 @@ from irsim.experiments import Shards, build_study
 from irsim.experiments.test_errors import Config, TestErrors, make
 from irsim.kit.loading import score_matrix
 from irsim.runner import compose_config, run
-from irsim.simulate.topics import TopicSimulator, fit_simulator, prepare
+from irsim.simulate.pairs import TopicSimulator, fit_simulator, prepare
 from irsim.stats.binomial import clopper_pearson
 
 COLUMNS = ["metric", "test", "alternative", "n", "delta", "alpha", "trials", "rejections",

@@ -35,8 +35,8 @@ from irsim.experiments.test_errors import (
 )
 from irsim.sampling import blocked_draws, study_key
 from irsim.simulate.designs import PooledMetric
-from irsim.simulate.fitting import fit_collection
-from irsim.simulate.topics import TopicSimulator, prepare
+from irsim.simulate.pair_copula_model import fit_pair_copula_model
+from irsim.simulate.pairs import TopicSimulator, prepare
 from irsim.stats.bootstrap import paired_bootstrap
 from irsim.stats.randomisation import randomisation_test
 
@@ -63,7 +63,7 @@ def _pool(metric: str, seed: int, deltas) -> PooledMetric:
     x = np.clip(0.3 + 0.1 * rng.standard_normal((1, 30))
                 + np.linspace(-0.08, 0.08, 6)[:, None]
                 + 0.08 * rng.standard_normal((6, 30)), 0, 1)
-    return PooledMetric.build(metric, [fit_collection(x, metric=metric, name=f"toy{seed}")],
+    return PooledMetric.build(metric, [fit_pair_copula_model(x, metric=metric, name=f"toy{seed}")],
                               deltas)
 
 
@@ -515,7 +515,7 @@ def test_urbano2019_parameters_on_their_cut_offs():
 def test_make_passes_the_shift_designs_generator_options():
     """design=shift: ``make`` fits each metric's simulator with the Config's margin,
     dependence, drop_duplicates and drop_bottom (a mutation-run gap): its data equal those
-    prepared from :func:`irsim.simulate.topics.fit_simulator` called with the same options,
+    prepared from :func:`irsim.simulate.pairs.fit_simulator` called with the same options,
     and each non-default option changes them."""
     from conftest import urbano_matrix
 
@@ -523,7 +523,7 @@ def test_make_passes_the_shift_designs_generator_options():
     from irsim.engine import data_digest
     from irsim.experiments import Shards
     from irsim.experiments.test_errors import Config, make
-    from irsim.simulate.topics import fit_simulator, prepare
+    from irsim.simulate.pairs import fit_simulator, prepare
 
     a = urbano_matrix("adhoc8_ap", "AP", systems=12)
     # a duplicate run (a copy of the first under another name), for drop_duplicates

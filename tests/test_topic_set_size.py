@@ -240,7 +240,7 @@ def test_check_counts_equal_scipy_on_the_same_trials():
 
     from irsim.experiments.topic_set_size import CHECK_STREAM
     from irsim.rng import blocked_draws, study_key
-    from irsim.simulate.topics import fit_simulator, prepare
+    from irsim.simulate.pairs import fit_simulator, prepare
 
     df = frame("adhoc8_p10").iloc[:, :15]
     trials, seed = 600, 4

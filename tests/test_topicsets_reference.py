@@ -337,8 +337,8 @@ def test_one_bottom_share_rule_serves_every_study():
     urbano2019 fit's prepared runs and the simulators' quantile rule, against direct
     references (sorted means; numpy's type-7 quantile)."""
     from irsim.sampling.systems import bottom_mask, duplicate_mask
-    from irsim.simulate.fitting import prepare_runs
-    from irsim.simulate.topics import fit_simulator
+    from irsim.simulate.pair_copula_model import prepare_runs
+    from irsim.simulate.pairs import fit_simulator
 
     rng = np.random.default_rng(7)
     x = rng.random((47, 20))

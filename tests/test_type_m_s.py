@@ -26,7 +26,7 @@ from scipy import stats as sps
 from irsim.engine import run_study
 from irsim.experiments.test_errors import TestErrors, UrbanoData, UrbanoStudy
 from irsim.rng import REPLICATE_BLOCK
-from irsim.simulate.topics import TopicSimulator, prepare
+from irsim.simulate.pairs import TopicSimulator, prepare
 from irsim.stats import paired_t, retrodesign, sign_test, wilcoxon
 from irsim.stats.typems import TYPE_M_POINT, median_bootstrap_interval, summarise
 
@@ -257,12 +257,12 @@ def test_ray_equals_local(ray_local, normal_data, small_table):
 
 def _urbano(shard_items: int, shard_replicates: int):
     from irsim.simulate.designs import PooledMetric
-    from irsim.simulate.fitting import fit_collection
+    from irsim.simulate.pair_copula_model import fit_pair_copula_model
 
     rng = np.random.default_rng(0)
     x = np.clip(0.3 + 0.1 * rng.standard_normal((1, 30))
                 + 0.08 * rng.standard_normal((8, 30)), 0, 1)
-    pool = PooledMetric.build("AP", [fit_collection(x, metric="AP", name="toy")],
+    pool = PooledMetric.build("AP", [fit_pair_copula_model(x, metric="AP", name="toy")],
                               (0.02, 0.05))
     base = TestErrors(sizes=(20,), alphas=(0.05, 0.01), trials=500, tests=("t", "sign"),
                       alternatives=("two-sided", "greater"), shard_items=shard_items,
@@ -306,9 +306,9 @@ MT = dict(sizes=(12,), systems=(5,), shares=(0.4, 1.0), alphas=(0.05, 0.2),
 @pytest.fixture(scope="module")
 def mt_data():
     from irsim.experiments.multiple_testing import prepare as mt_prepare
-    from irsim.simulate.collection import CollectionModel
+    from irsim.simulate.joint_copula_model import JointCopulaModel
 
-    model = CollectionModel.normal([0.35, 0.4, 0.45, 0.5, 0.55, 0.6], [0.1] * 6, 0.5)
+    model = JointCopulaModel.normal([0.35, 0.4, 0.45, 0.5, 0.55, 0.6], [0.1] * 6, 0.5)
     return mt_prepare([model], systems=(5,), shares=(0.4, 1.0), spread=0.1)
 
 
@@ -328,7 +328,7 @@ def test_multiple_testing_loop_reference(mt_data, mt_tables):
 
     from irsim.experiments.multiple_testing import RATIO_SCALE, TOPIC_STREAM, MultipleTesting
     from irsim.rng import blocked_draws, study_key
-    from irsim.simulate.collection import true_null_count
+    from irsim.simulate.joint_copula_model import true_null_count
     from irsim.stats.typems import median_bootstrap_ranks
 
     def holm(p: list[float], alpha: float) -> list[bool]:

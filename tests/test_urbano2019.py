@@ -40,9 +40,8 @@ from irsim.experiments.test_errors import (
 from irsim.rng import blocked_draws, study_key
 from irsim.runner import compose_config, run
 from irsim.simulate.designs import PooledMetric, baseline_mask, candidate_order
-from irsim.simulate.fitting import fit_collection
-from irsim.simulate.margins import power_mean, transform_to_mean
-from irsim.simulate.topics import Margins
+from irsim.simulate.margins import Margins, power_mean, transform_to_mean
+from irsim.simulate.pair_copula_model import fit_pair_copula_model
 
 AP = ("adhoc5_ap", "adhoc6_ap", "adhoc7_ap", "adhoc8_ap")
 DELTAS = (0.02, 0.05)
@@ -57,8 +56,8 @@ def pool_of(metric: str, names, runs: int, deltas, cache=None) -> PooledMetric:
     models = []
     for name in names:
         x, cols = read(name, runs)
-        models.append(fit_collection(x, metric=metric, name=name, runs=cols, seed=0,
-                                     cache_dir=cache))
+        models.append(fit_pair_copula_model(x, metric=metric, name=name, runs=cols, seed=0,
+                                            cache_dir=cache))
     return PooledMetric.build(metric, models, deltas)
 
 
@@ -138,15 +137,15 @@ def _r_baselines_and_candidates(mu: pd.Series, delta: float):
 
 
 def _toy_model(margins):
-    """A CollectionModel of `margins` with independence copulas (the design's bookkeeping
+    """A PairCopulaModel of `margins` with independence copulas (the design's bookkeeping
     needs only the margins and some copula per pair)."""
     import pyvinecopulib as pv
 
-    from irsim.simulate.fitting import CollectionModel
+    from irsim.simulate.pair_copula_model import PairCopulaModel
 
     k = margins.systems
     pairs = k * (k - 1) // 2
-    return CollectionModel("toy", "AP", tuple(f"r{i}" for i in range(k)), (), margins,
+    return PairCopulaModel("toy", "AP", tuple(f"r{i}" for i in range(k)), (), margins,
                            ("beta",) * k, "continuous", (pv.Bicop().to_json(),) * pairs,
                            ("Independence",) * pairs)
 

@@ -1,11 +1,11 @@
 """Known-truth simulation: Type I error and power of paired significance tests.
 
 Design (after Urbano, Lima & Hanjalic, SIGIR 2019): for each metric of a collection, a
-:class:`~irsim.simulate.topics.TopicSimulator` is fit to the score matrix (a margin per
+:class:`~irsim.simulate.pairs.TopicSimulator` is fit to the score matrix (a margin per
 system, a Gaussian copula per system pair). A *trial* picks an ordered pair of systems
 ``(baseline, other)`` uniformly; the copula of that pair ties two new systems on ``n`` new
 topics: the baseline keeps the baseline's margin and the experimental system gets the
-**same margin shifted** (proportional odds, :meth:`~irsim.simulate.topics.Margins.mean`) so that
+**same margin shifted** (proportional odds, :meth:`~irsim.simulate.margins.Margins.mean`) so that
 its true mean exceeds the baseline's by exactly ``delta``. With ``delta = 0`` the shift is 0,
 the two systems are exchangeable and every test's null hypothesis holds exactly (Type I
 error); with ``delta > 0`` the experimental system is stochastically larger (power).
@@ -76,7 +76,7 @@ from irsim.kit.tables import TYPE_M_S
 from irsim.params import fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
-from irsim.simulate.topics import SimulationData, fit_simulator, prepare
+from irsim.simulate.pairs import SimulationData, fit_simulator, prepare
 from irsim.stats import get_test
 from irsim.stats._validation import ALTERNATIVES
 from irsim.stats.bayes import DECISIONS
@@ -207,7 +207,7 @@ class TestErrors:
 
     Examples
     --------
-    >>> from irsim.simulate.topics import TopicSimulator
+    >>> from irsim.simulate.pairs import TopicSimulator
     >>> from irsim.engine import run_study
     >>> sim = TopicSimulator.normal(means=[0.4, 0.5], sds=[0.1, 0.1], rho=[0.9])
     >>> data = prepare([sim], [0.0, 0.05])
@@ -629,7 +629,7 @@ class UrbanoData:
 
     pools: tuple[PooledMetric, ...]
     deltas: tuple[float, ...]
-    #: What the fit of these models did (:func:`~irsim.simulate.fit_engine.fit_collections`'s
+    #: What the fit of these models did (:func:`~irsim.simulate.fit_engine.fit_pair_copula_models`'s
     #: ``info``: engine, shards, workers, seconds); None when built from models directly.
     fit_run: ClassVar[dict | None] = None
 
@@ -673,12 +673,13 @@ class UrbanoStudy:
     Examples
     --------
     >>> from irsim.simulate.designs import PooledMetric
-    >>> from irsim.simulate.fitting import fit_collection
+    >>> from irsim.simulate.pair_copula_model import fit_pair_copula_model
     >>> from irsim.engine import run_study
     >>> rng = np.random.default_rng(0)
     >>> x = np.clip(0.3 + 0.1 * rng.standard_normal((1, 30))
     ...             + 0.08 * rng.standard_normal((8, 30)), 0, 1)
-    >>> pool = PooledMetric.build("AP", [fit_collection(x, metric="AP", name="toy")], (0.05,))
+    >>> pool = PooledMetric.build("AP", [fit_pair_copula_model(x, metric="AP", name="toy")],
+    ...                           (0.05,))
     >>> base = TestErrors(sizes=(20,), alphas=(0.05,), trials=250, tests=("t",), B=100)
     >>> study = UrbanoStudy(base, 250, deltas=(0.05,))
     >>> tables, _ = run_study(study, UrbanoData((pool,), (0.05,)))
@@ -945,10 +946,10 @@ def _urbano_data(config: Config, data: Any, seed: int, deltas: tuple[float, ...]
                       "drop_bottom": float(config.drop_bottom), "cache_dir": config.fit_cache})
             for metric, cols in parts.items() for cname, matrix in cols]
     from irsim.simulate.designs import PooledMetric
-    from irsim.simulate.fit_engine import fit_collections
+    from irsim.simulate.fit_engine import fit_pair_copula_models
 
     fit: dict[str, Any] = {}
-    models = fit_collections([f for _, f in fits], engine=engine, threads=threads, info=fit)
+    models = fit_pair_copula_models([f for _, f in fits], engine=engine, threads=threads, info=fit)
     pools = [PooledMetric.build(metric, [m for (mt, _), m in zip(fits, models, strict=True)
                                          if mt == metric], deltas) for metric in parts]
     out = UrbanoData(tuple(pools), deltas)

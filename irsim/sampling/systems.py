@@ -14,7 +14,7 @@ fit, the pair and collection simulators). Two rules for the bottom share (a stud
 - ``"count"``: ``floor(share * k)`` systems with the lowest means go (ties: the earlier
   system first), ``k`` the systems left after duplicates; Sanderson & Zobel (2005), whose
   preset sets it, and irsim's rule before issue 29. The design=urbano2019 fit
-  (:func:`irsim.simulate.fitting.prepare_runs`) still calls :func:`bottom_mask` with its
+  (:func:`irsim.simulate.pair_copula_model.prepare_runs`) still calls :func:`bottom_mask` with its
   keyword default ``"count"`` (its cache key does not record a rule).
 
 On 47 systems with share 0.25 the quantile rule keeps 35 (the 12 below the first quartile

@@ -1,7 +1,7 @@
 """Trial designs of Urbano, Lima & Hanjalic (SIGIR 2019) over pooled collections of a metric.
 
-A :class:`PooledMetric` holds the fitted generators (:class:`~irsim.simulate.fitting.
-CollectionModel`) of every collection of one metric. A trial draws its uniforms from a
+A :class:`PooledMetric` holds the fitted generators (:class:`~irsim.simulate.pair_copula_model.
+PairCopulaModel`) of every collection of one metric. A trial draws its uniforms from a
 caller-keyed stream (``3 + 2 n`` per trial: three choices and the copula's ``u1, w`` per
 topic), so it is a function of (seed, metric, n, trial) only.
 
@@ -27,11 +27,11 @@ R/12-type_2.R)
     comes first) couples the baseline's margin and the transformed experimental margin.
 Examples
 --------
->>> from irsim.simulate.fitting import fit_collection
+>>> from irsim.simulate.pair_copula_model import fit_pair_copula_model
 >>> rng = np.random.default_rng(0)
 >>> z = rng.standard_normal((1, 40))
 >>> scores = np.clip(0.3 + 0.1 * z + 0.08 * rng.standard_normal((12, 40)), 0, 1)
->>> pool = PooledMetric.build("AP", [fit_collection(scores, metric="AP", name="toy")],
+>>> pool = PooledMetric.build("AP", [fit_pair_copula_model(scores, metric="AP", name="toy")],
 ...                           deltas=(0.02,))
 >>> u = rng.random((5, 3 + 2 * 30))
 >>> x, y = pool.type1(u, 30)
@@ -43,18 +43,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from irsim.errors import ConfigError
 from irsim.simulate import copulas as cop
-from irsim.simulate.fitting import CollectionModel
-from irsim.simulate.margins import power_uniform, transform_to_mean
-from irsim.simulate.topics import Margins
+from irsim.simulate.margins import Margins, power_mean, power_uniform, transform_to_mean
+from irsim.simulate.pair_copula_model import PairCopulaModel, fit_pair_copula_model
 
-__all__ = ["CANDIDATES", "TOP_SHARE", "PooledMetric", "baseline_mask", "candidate_order",
-           "pool_margins"]
+__all__ = ["CANDIDATES", "TOP_SHARE", "PooledMetric", "UrbanoTrials", "baseline_mask",
+           "candidate_order", "pool_margins"]
 
 #: Runs that are no baselines: the ``round(TOP_SHARE k)`` highest fitted means of ``k``.
 TOP_SHARE = 0.25
@@ -104,7 +104,7 @@ def pool_margins(margins: Sequence[Margins]) -> Margins:
 
     Examples
     --------
-    >>> from irsim.simulate.topics import empirical_margins
+    >>> from irsim.simulate.margins import empirical_margins
     >>> m = pool_margins([empirical_margins([[0.2, 0.4]]), empirical_margins([[0.5, 0.5, 0.5]])])
     >>> m.mean().round(12).tolist()
     [0.3, 0.5]
@@ -127,7 +127,7 @@ class PooledMetric:
     Attributes
     ----------
     metric : str
-    models : tuple of CollectionModel
+    models : tuple of PairCopulaModel
     margins : Margins
         Every kept run of every collection (collection by collection).
     offsets : ndarray of int64
@@ -145,7 +145,7 @@ class PooledMetric:
     """
 
     metric: str
-    models: tuple[CollectionModel, ...]
+    models: tuple[PairCopulaModel, ...]
     margins: Margins
     offsets: np.ndarray
     deltas: tuple[float, ...]
@@ -155,7 +155,7 @@ class PooledMetric:
     counts: tuple[tuple[np.ndarray, ...], ...] = ()
 
     @classmethod
-    def build(cls, metric: str, models: Sequence[CollectionModel],
+    def build(cls, metric: str, models: Sequence[PairCopulaModel],
               deltas: Sequence[float] = ()) -> PooledMetric:
         """Pool `models` and tabulate the Type II/III candidates of every delta."""
         models = tuple(models)
@@ -272,3 +272,76 @@ class PooledMetric:
         x = self.margins.quantile(gb[:, None], ub)
         y = self.margins.quantile(ge[:, None], power_uniform(ue, gamma[:, None]))
         return x, y
+
+
+@dataclass(frozen=True)
+class UrbanoTrials:
+    """Type I (`delta_index` None) or Type II/III trials of a :class:`PooledMetric` as a
+    :class:`~irsim.simulate.base.Generator`: :meth:`sample` draws ``3 + 2 n`` uniforms per
+    trial (:meth:`draw`, what ``design=urbano2019`` draws from its keyed stream) and returns
+    (baseline, experimental) scores.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> x = np.clip(0.3 + 0.1 * rng.standard_normal((1, 40))
+    ...             + 0.08 * rng.standard_normal((8, 40)), 0, 1)
+    >>> gen = UrbanoTrials.fit(x, metric="AP", name="toy", delta=0.02)
+    >>> gen.sample(rng, 4, 30).shape, round(float(np.diff(gen.true_means)[0]), 9)
+    ((4, 2, 30), 0.02)
+    >>> from irsim.simulate.base import Generator
+    >>> isinstance(gen, Generator)
+    True
+    """
+
+    pool: PooledMetric
+    delta_index: int | None = None
+
+    @classmethod
+    def fit(cls, scores: ArrayLike, *, delta: float | None = None, metric: str = "score",
+            name: str = "collection", **options: Any) -> UrbanoTrials:
+        """:func:`~irsim.simulate.pair_copula_model.fit_pair_copula_model` of one collection
+        (keyword `options`), pooled alone; Type I trials, or Type II/III at `delta`."""
+        model = fit_pair_copula_model(scores, metric=metric, name=name, **options)
+        pool = PooledMetric.build(metric, [model], () if delta is None else (delta,))
+        return cls(pool, None if delta is None else 0)
+
+    @staticmethod
+    def draw(rng: np.random.Generator, trials: int, n: int) -> np.ndarray:
+        """The uniforms of `trials` trials, shape ``(trials, 3 + 2 n)``."""
+        return rng.random((trials, 3 + 2 * n))
+
+    def sample(self, rng: np.random.Generator, trials: int, n: int) -> np.ndarray:
+        """`trials` trials on `n` topics, shape ``(trials, 2, n)`` (baseline, experimental)."""
+        u = self.draw(rng, int(trials), int(n))
+        if self.delta_index is None:
+            x, y = self.pool.type1(u, int(n))
+        else:
+            x, y = self.pool.type2(u, int(n), self.delta_index)
+        return np.stack([x, y], axis=1)
+
+    @property
+    def true_means(self) -> np.ndarray:
+        """Expected baseline and experimental score over the trial's choices: Type I, the
+        mean of every pooled run's margin twice (a collection in proportion to its runs, then
+        a run uniformly); Type II/III, collections in proportion to their baselines, a
+        baseline uniformly, one of its candidates uniformly (transformed mean:
+        :func:`~irsim.simulate.margins.power_mean`)."""
+        pool = self.pool
+        if self.delta_index is None:
+            mu = float(pool.margins.mean().mean())
+            return np.array([mu, mu])
+        d = self.delta_index
+        weights = pool.baseline_counts(d) / pool.baseline_counts(d).sum()
+        means = pool.margins.mean()
+        base = np.zeros(len(pool.models))
+        exp = np.zeros(len(pool.models))
+        for c in range(len(pool.models)):  # a handful of collections
+            count = pool.counts[d][c]
+            valid = np.arange(CANDIDATES)[None, :] < count[:, None]
+            rows = np.where(valid, pool.candidates[d][c], 0)
+            gamma = np.where(valid, pool.exponents[d][c], 0.0)
+            moved = np.where(valid, power_mean(pool.margins, rows, gamma), 0.0)
+            base[c] = means[pool.baselines[d][c]].mean()
+            exp[c] = (moved.sum(axis=1) / count).mean()
+        return np.array([weights @ base, weights @ exp])

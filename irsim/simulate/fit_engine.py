@@ -1,17 +1,18 @@
 """The copula selections of many collections as shards on the engine (issue 13, fitting cost).
 
 Selecting a copula for every pair of kept runs of four TREC collections is ~15,000 AIC
-selections (~10 ms each). :func:`fit_collections` prepares every (metric, collection) in
-process (cache look-up, data preparation and margins: :func:`~irsim.simulate.fitting
+selections (~10 ms each). :func:`fit_pair_copula_models` prepares every (metric, collection) in
+process (cache look-up, data preparation and margins: :func:`~irsim.simulate.pair_copula_model
 .prepare_fit`), then runs the selections of every collection not found in the cache as one
 study, :class:`CopulaFits`, on the run's engine (:class:`irsim.engine.session.Engine`;
 ``engine=ray``: Ray actors, one selection per core at a time): items are the pairs of all
 collections laid end to end, a shard is a block of `shard_pairs` pairs, and its partial is
 a :class:`~irsim.engine.partials.Slab` of fixed-width codes (family, rotation, fit
 statistics, parameters: :func:`irsim.simulate.copulas.encode`). Each pair's selection is a
-pure function of the kept scores, the seed and the pair (:func:`~irsim.simulate.fitting
+pure function of the kept scores, the seed and the pair (:func:`~irsim.simulate.pair_copula_model
 .fit_pairs`), so the models are identical, bit for bit, whatever the engine, the number of
-workers or the shard size, and equal to :func:`~irsim.simulate.fitting.fit_collection`'s.
+workers or the shard size, and equal to
+:func:`~irsim.simulate.pair_copula_model.fit_pair_copula_model`'s.
 The finished models are written to the cache.
 
 Examples
@@ -19,12 +20,12 @@ Examples
 >>> rng = np.random.default_rng(0)
 >>> x = np.clip(0.3 + 0.1 * rng.standard_normal((1, 30))
 ...             + 0.05 * rng.standard_normal((7, 30)), 0, 1)
->>> a, b = fit_collections([{"scores": x, "metric": "AP", "name": "a"},
+>>> a, b = fit_pair_copula_models([{"scores": x, "metric": "AP", "name": "a"},
 ...                         {"scores": x[:5], "metric": "AP", "name": "b"}], shard_pairs=4)
 >>> len(a.copulas), len(b.copulas)   # 7 runs - 1 (below the 10% quantile), 5 - 1: 15, 6
 (15, 6)
->>> from irsim.simulate.fitting import fit_collection
->>> a.copulas == fit_collection(x, metric="AP", name="a").copulas
+>>> from irsim.simulate.pair_copula_model import fit_pair_copula_model
+>>> a.copulas == fit_pair_copula_model(x, metric="AP", name="a").copulas
 True
 """
 
@@ -43,15 +44,15 @@ from irsim.engine.partials import Slab
 from irsim.engine.session import Engine
 from irsim.errors import ConfigError
 from irsim.simulate import copulas as cop
-from irsim.simulate.fitting import (
+from irsim.simulate.pair_copula_model import (
     FORMAT,
-    CollectionModel,
     FitTask,
+    PairCopulaModel,
     fit_pairs,
     prepare_fit,
 )
 
-__all__ = ["SHARD_PAIRS", "CopulaFits", "PairData", "fit_collections"]
+__all__ = ["SHARD_PAIRS", "CopulaFits", "PairData", "fit_pair_copula_models"]
 
 #: Pairs per shard by default (~1 s of selections; 15,000 pairs: ~230 shards).
 SHARD_PAIRS = 64
@@ -122,7 +123,7 @@ class CopulaFits:
         return {"codes": Slab((int(data.offsets[-1]), cop.WIDTH))}
 
     def kernel(self, shard: Shard, data: PairData) -> Partial:
-        """The codes of the shard's pairs (:func:`irsim.simulate.fitting.fit_pairs` on the
+        """The codes of the shard's pairs (:func:`irsim.simulate.pair_copula_model.fit_pairs` on the
         part of each collection the block covers)."""
         i0, i1 = shard.items
         off = data.offsets
@@ -153,16 +154,17 @@ class CopulaFits:
         return {"families": list(self.families), "format": FORMAT}
 
 
-def fit_collections(collections: Sequence[Mapping[str, Any]], *, engine: Engine | None = None,
-                    shard_pairs: int = SHARD_PAIRS, threads: int = 1,
-                    info: dict[str, Any] | None = None) -> list[CollectionModel]:
+def fit_pair_copula_models(collections: Sequence[Mapping[str, Any]], *,
+                           engine: Engine | None = None, shard_pairs: int = SHARD_PAIRS,
+                           threads: int = 1, info: dict[str, Any] | None = None
+                           ) -> list[PairCopulaModel]:
     """Fit (or read from the cache) the generator of every collection, the copula selections
     of all of them as one study on `engine` (see the module docstring).
 
     Parameters
     ----------
     collections : sequence of mapping
-        The keywords of :func:`irsim.simulate.fitting.prepare_fit` for each collection
+        The keywords of :func:`irsim.simulate.pair_copula_model.prepare_fit` for each collection
         (``scores``, ``metric``, ``name``, and optionally ``runs``, ``seed``,
         ``drop_duplicates``, ``drop_bottom``, ``families``, ``support``, ``cache_dir``).
     engine : Engine, optional
@@ -177,7 +179,7 @@ def fit_collections(collections: Sequence[Mapping[str, Any]], *, engine: Engine 
 
     Returns
     -------
-    list of CollectionModel
+    list of PairCopulaModel
         In the order of `collections`. Each model's ``fit_seconds`` is its own preparation
         time plus its share (by pairs) of the selections' wall time; 0 for a cached one.
     """
@@ -188,7 +190,7 @@ def fit_collections(collections: Sequence[Mapping[str, Any]], *, engine: Engine 
         info.update(collections_fitted=len(tasks), collections_cached=len(prepared) - len(tasks),
                     copulas=0)
     if not tasks:
-        return [m for m in prepared if isinstance(m, CollectionModel)]
+        return [m for m in prepared if isinstance(m, PairCopulaModel)]
     families = {t.families for t in tasks}
     if len(families) > 1:
         raise ConfigError(f"families: one set of copula families per fit, got "

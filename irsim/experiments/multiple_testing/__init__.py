@@ -1,11 +1,12 @@
 """Known-truth simulation: family-wise error, false discovery rate and power of corrections.
 
-Design: for each metric of a collection, a :class:`~irsim.simulate.collection.CollectionModel`
-is fit to the score matrix (a margin per system as in ``experiment=test_errors``, one
-Gaussian or vine copula across all systems). A *trial* draws a whole collection: ``m``
+Design: for each metric of a collection, a
+:class:`~irsim.simulate.joint_copula_model.JointCopulaModel` is fit to the score matrix (a
+margin per system as in ``experiment=test_errors``, one Gaussian or vine copula across all
+systems). A *trial* draws a whole collection: ``m``
 distinct systems of the pool on ``n`` new topics, of which ``m0 = floor(share_null m + 1/2)``
 share exactly the same true mean (true nulls) and the others are spread above it by known
-differences (:mod:`irsim.simulate.collection`). Every test runs on all ``m (m - 1) / 2``
+differences (:mod:`irsim.simulate.joint_copula_model`). Every test runs on all ``m (m - 1) / 2``
 system pairs of the trial; each correction of :mod:`irsim.stats.multiple` (``none``,
 ``bonferroni``, ``holm``, ``bh``, ``by``) adjusts the family of all pairs of the trial and
 decides at each alpha. With ``V`` the rejected true nulls, ``S`` the rejected false nulls
@@ -111,13 +112,13 @@ from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.sampling.permutations import topic_permutations
 from irsim.sampling.systems import check_share
-from irsim.simulate.collection import (
+from irsim.simulate.joint_copula_model import (
     DEPENDENCE,
     MIN_EIGENVALUE,
     VINE_FAMILIES,
-    CollectionModel,
+    JointCopulaModel,
     collection_shifts,
-    fit_collection,
+    fit_joint_copula_model,
     null_pair_mask,
     true_null_count,
 )
@@ -268,12 +269,12 @@ class CollectionData:
 
     Attributes
     ----------
-    models : tuple of CollectionModel
+    models : tuple of JointCopulaModel
     shifts : tuple of dict
         Per metric, ``{(m, m0): ndarray (pool, m)}`` (:func:`collection_shifts`).
     """
 
-    models: tuple[CollectionModel, ...]
+    models: tuple[JointCopulaModel, ...]
     shifts: tuple[dict[tuple[int, int], np.ndarray], ...]
 
     @property
@@ -310,7 +311,7 @@ class MultipleTesting:
     Examples
     --------
     >>> from irsim.engine import run_study
-    >>> model = CollectionModel.normal([0.4] * 6, [0.1] * 6, 0.5)
+    >>> model = JointCopulaModel.normal([0.4] * 6, [0.1] * 6, 0.5)
     >>> data = prepare([model], systems=(6,), shares=(1.0,), spread=0.1)
     >>> study = MultipleTesting(sizes=(20,), systems=(6,), shares=(1.0,), alphas=(0.05,),
     ...                         tests=("t",), corrections=("none", "holm"), trials=500)
@@ -872,7 +873,7 @@ def fit_table(data: CollectionData) -> pa.Table:
     return build_table("multiple_testing_fit", [md.describe() for md in data.models])
 
 
-def prepare(models: list[CollectionModel] | tuple[CollectionModel, ...], *,
+def prepare(models: list[JointCopulaModel] | tuple[JointCopulaModel, ...], *,
             systems: tuple[int, ...], shares: tuple[float, ...], spread: float
             ) -> CollectionData:
     """The shifts of every (m, m0) layout for each model (its own null mean, or the pool's
@@ -880,7 +881,7 @@ def prepare(models: list[CollectionModel] | tuple[CollectionModel, ...], *,
 
     Examples
     --------
-    >>> model = CollectionModel.normal([0.3, 0.35, 0.4], [0.05] * 3, 0.5)
+    >>> model = JointCopulaModel.normal([0.3, 0.35, 0.4], [0.05] * 3, 0.5)
     >>> data = prepare([model], systems=(3,), shares=(1.0, 0.5), spread=0.05)
     >>> sorted(data.shifts[0])
     [(3, 2), (3, 3)]
@@ -1085,11 +1086,11 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     if null_mean is not None and not 0.0 < null_mean < 1.0:
         raise ConfigError(f"{param('null_mean')} must be inside (0, 1), got "
                           f"{config.null_mean}")
-    models = [fit_collection(data.metric(metric), metric=metric, systems=data.systems,
-                             margin=config.margin, dependence=config.dependence,
-                             drop_duplicates=bool(config.drop_duplicates),
-                             drop_bottom=float(config.drop_bottom), null_mean=null_mean,
-                             spread=spread, min_eigenvalue=eig, vine_truncation=int(trunc),
-                             vine_families=tuple(config.vine_families))
+    models = [fit_joint_copula_model(data.metric(metric), metric=metric, systems=data.systems,
+                                     margin=config.margin, dependence=config.dependence,
+                                     drop_duplicates=bool(config.drop_duplicates),
+                                     drop_bottom=float(config.drop_bottom), null_mean=null_mean,
+                                     spread=spread, min_eigenvalue=eig, vine_truncation=int(trunc),
+                                     vine_families=tuple(config.vine_families))
               for metric in data.metrics]
     return study, prepare(models, systems=study.systems, shares=study.shares, spread=spread)

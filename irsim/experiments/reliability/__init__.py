@@ -30,7 +30,7 @@ Simulation check (``check_trials > 0``; table ``reliability_check``)
     ``x_st = mu_s + t_t + e_st`` with ``t ~ N(0, var_topic)``, ``e ~ N(0, var_residual)`` and
     true system means ``mu_s`` the observed means shrunk towards the grand mean so that their
     variance (ddof 1) is ``var_system`` exactly. (The margin/copula generator of
-    :mod:`irsim.simulate.topics` models pairs of systems, not whole collections.) For every
+    :mod:`irsim.simulate.pairs` models pairs of systems, not whole collections.) For every
     size in ``check_topics``, ``check_trials`` collections of that many new topics are
     simulated; each gets its own G-study. The table sets the true ``E(rho^2)`` and ``Phi`` of
     that size beside the mean (bias, sd) of their estimates (Urbano 2016's question) and the

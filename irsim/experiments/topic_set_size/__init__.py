@@ -26,7 +26,7 @@ computes the variances, and the reduction solves for n.
 Simulation check (``check_trials > 0``; table ``topic_set_size_check``)
     Does a collection of the planned size deliver the planned power? For every metric, alpha,
     beta and min_diff of the paired t design, a known-truth generator fitted to the collection
-    (:func:`irsim.simulate.topics.fit_simulator`: per-system margins, a Gaussian copula per
+    (:func:`irsim.simulate.pairs.fit_simulator`: per-system margins, a Gaussian copula per
     system pair, duplicates dropped; as ``experiment=test_errors``) simulates ``check_trials``
     pairs of systems on the planned n new topics: a trial draws an ordered (baseline, pair)
     uniformly, both systems take the baseline's margin, the second shifted to a true mean
@@ -70,7 +70,7 @@ from irsim.kit.common import (
 from irsim.params import fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
-from irsim.simulate.topics import SimulationData, fit_simulator, prepare
+from irsim.simulate.pairs import SimulationData, fit_simulator, prepare
 from irsim.stats.anova import anova_two_way
 from irsim.stats.power import (
     anova_n,

@@ -1,13 +1,13 @@
 """Whole simulated collections: m systems on n topics with known true means (multiple testing).
 
-The pairwise generator of :mod:`irsim.simulate.topics` ties two systems by a copula per
+The pairwise generator of :mod:`irsim.simulate.pairs` ties two systems by a copula per
 pair; the study of multiple comparisons needs *all* systems of a collection at once, with a
 known set of true null hypotheses. This module fits such a model to a real score matrix
 (one metric) and draws collections from it.
 
 Margins
-    As in ``experiment=test_errors``: :func:`irsim.simulate.topics.fit_simulator` fits a
-    :class:`~irsim.simulate.topics.Margins` per system (``kernel`` for continuous metrics,
+    As in ``experiment=test_errors``: :func:`irsim.simulate.pairs.fit_simulator` fits a
+    :class:`~irsim.simulate.margins.Margins` per system (``kernel`` for continuous metrics,
     ``empirical`` for discrete ones; duplicates and a bottom share may be dropped); its
     pairwise copulas are not used.
 
@@ -22,7 +22,7 @@ Dependence across all systems (``dependence``)
       in [0, 1] whose smallest eigenvalue is at least ``min_eigenvalue`` (bisection; the
       smallest eigenvalue is concave in lambda). The mean correlation, which drives the
       dependence of the tests, is kept exactly; ``lambda`` is reported
-      (:attr:`CollectionModel.shrinkage`).
+      (:attr:`JointCopulaModel.shrinkage`).
     - ``vine``: a regular vine copula fitted with :mod:`pyvinecopulib`
       (``Vinecop.from_data`` on the pseudo-observations of the pool, average ranks for
       ties; families ``vine_families``, truncated at ``vine_truncation`` trees: above it the
@@ -35,7 +35,7 @@ Collections
     permutation: the systems of a collection of 10 are those of 5 plus 5 more, common random
     numbers across ``m``) and one latent sample of the copula for the whole pool on ``n``
     topics. The first ``m0`` systems drawn are the *true nulls*: each margin is shifted by a
-    proportional-odds transform (:meth:`~irsim.simulate.topics.Margins.shift_for_mean`) to
+    proportional-odds transform (:meth:`~irsim.simulate.margins.Margins.shift_for_mean`) to
     exactly the common true mean ``null_mean``; the other ``m1 = m - m0`` systems get the
     true means ``null_mean + spread * k / m1``, ``k = 1 .. m1`` (evenly spread above the null
     mean: every pair with a non-null system differs, by a known multiple of
@@ -44,7 +44,7 @@ Collections
     Equal means are the null of the t, randomisation and bootstrap tests; the sign and
     Wilcoxon tests have other nulls (a zero median, a symmetric distribution of the
     differences), which two different margins with the same mean need not satisfy. With
-    ``shared`` null margins (:meth:`CollectionModel.scores`) all null systems take the
+    ``shared`` null margins (:meth:`JointCopulaModel.scores`) all null systems take the
     margin of the first system drawn (each keeps its own dimension of the copula), so a
     null pair is exchangeable under the Gaussian copula and every test's null holds.
     Only systems whose margin can reach both ``null_mean`` and ``null_mean + spread`` are in
@@ -54,7 +54,7 @@ Examples
 --------
 >>> rng = np.random.default_rng(0)
 >>> scores = np.clip(rng.beta(2, 5, (8, 40)) + rng.normal(0, .05, (1, 40)), 0, 1)
->>> model = fit_collection(scores, metric="AP")
+>>> model = fit_joint_copula_model(scores, metric="AP")
 >>> model.pool, model.dependence
 (8, 'gaussian')
 >>> shifts = collection_shifts(model, m=4, m0=2, null_mean=0.25, spread=0.1)
@@ -81,23 +81,26 @@ from scipy.stats import rankdata
 
 from irsim.errors import ConfigError, InputError, unknown_name
 from irsim.exact import corrcoef
-from irsim.simulate.topics import Margins, fit_simulator
+from irsim.simulate.margins import Margins
+from irsim.simulate.pairs import fit_simulator
 
 __all__ = [
     "DEPENDENCE",
     "MIN_EIGENVALUE",
     "VINE_FAMILIES",
-    "CollectionModel",
+    "JointCollections",
+    "JointCopulaModel",
     "collection_shifts",
     "eligible_systems",
-    "fit_collection",
+    "fit_joint_copula_model",
     "normal_scores",
+    "position_means",
     "null_pair_mask",
     "shrink_correlation",
     "true_null_count",
 ]
 
-#: Dependence models of :func:`fit_collection`.
+#: Dependence models of :func:`fit_joint_copula_model`.
 DEPENDENCE = ("gaussian", "vine")
 #: Default floor on the smallest eigenvalue of the Gaussian copula's correlation matrix.
 MIN_EIGENVALUE = 0.01
@@ -216,7 +219,7 @@ def position_means(m: int, m0: int, null_mean: float, spread: float) -> np.ndarr
 
 
 @dataclass(frozen=True)
-class CollectionModel:
+class JointCopulaModel:
     """A fitted model of one metric's collection: margins of a pool of systems and one
     copula across all of them.
 
@@ -243,7 +246,7 @@ class CollectionModel:
 
     Examples
     --------
-    >>> model = CollectionModel.normal([0.3, 0.3, 0.4], [0.1] * 3, 0.5)
+    >>> model = JointCopulaModel.normal([0.3, 0.3, 0.4], [0.1] * 3, 0.5)
     >>> model.corr.round(2).tolist()[0]
     [1.0, 0.5, 0.5]
     """
@@ -275,10 +278,10 @@ class CollectionModel:
 
     @classmethod
     def normal(cls, means: ArrayLike, sds: ArrayLike, rho: float,
-               metric: str = "normal") -> CollectionModel:
-        """Normal margins (:func:`irsim.simulate.topics.normal_margins`) and a Gaussian
+               metric: str = "normal") -> JointCopulaModel:
+        """Normal margins (:func:`irsim.simulate.margins.normal_margins`) and a Gaussian
         copula of equal correlations `rho`: checks against normal theory."""
-        from irsim.simulate.topics import normal_margins
+        from irsim.simulate.margins import normal_margins
 
         margins = normal_margins(means, sds)
         k = margins.systems
@@ -404,7 +407,7 @@ def eligible_systems(margins: Margins, null_mean: float, spread: float) -> np.nd
 
     Examples
     --------
-    >>> from irsim.simulate.topics import empirical_margins
+    >>> from irsim.simulate.margins import empirical_margins
     >>> m = empirical_margins(np.array([[0.0, 0.2, 0.4], [0.0, 0.1, 0.2]]))
     >>> eligible_systems(m, 0.15, 0.1).tolist()
     [True, False]
@@ -418,7 +421,7 @@ def _subset(margins: Margins, keep: np.ndarray) -> Margins:
     return Margins(margins.x[keep], margins.F[keep], margins.kind, margins.support)
 
 
-def fit_collection(
+def fit_joint_copula_model(
     scores: ArrayLike,
     *,
     metric: str = "score",
@@ -432,7 +435,7 @@ def fit_collection(
     min_eigenvalue: float = MIN_EIGENVALUE,
     vine_truncation: int = 2,
     vine_families: Sequence[str] = VINE_FAMILIES,
-) -> CollectionModel:
+) -> JointCopulaModel:
     """Fit margins and one copula across all systems of a (systems, topics) score matrix.
 
     Parameters
@@ -443,11 +446,11 @@ def fit_collection(
     systems : sequence of str, optional
         System ids (default ``s0, s1, ...``).
     margin : {"auto", "kernel", "empirical"}
-        Margins, as :func:`irsim.simulate.topics.fit_margins`.
+        Margins, as :func:`irsim.simulate.margins.fit_margins`.
     dependence : {"gaussian", "vine"}
         The copula (see the module docstring).
     drop_duplicates, drop_bottom
-        Systems left out, as :func:`irsim.simulate.topics.fit_simulator`.
+        Systems left out, as :func:`irsim.simulate.pairs.fit_simulator`.
     null_mean : float, optional
         Common true mean of the null systems; default: the median of the systems' means
         minus ``spread / 2``. Systems whose margin cannot reach ``null_mean`` and
@@ -464,13 +467,13 @@ def fit_collection(
 
     Returns
     -------
-    CollectionModel
+    JointCopulaModel
         With the null mean and spread its pool was chosen for.
 
     Examples
     --------
     >>> x = np.array([[0.1, 0.4, 0.3, 0.8], [0.2, 0.5, 0.2, 0.9], [0.3, 0.6, 0.1, 0.7]])
-    >>> model = fit_collection(x, spread=0.05)
+    >>> model = fit_joint_copula_model(x, spread=0.05)
     >>> model.systems, model.margins.kind
     (('s0', 's1', 's2'), 'empirical')
     """
@@ -507,7 +510,7 @@ def fit_collection(
         model_kw["shrinkage"] = lam
     else:
         model_kw["vine_json"] = _fit_vine(kept, vine_truncation, vine_families)
-    return CollectionModel(metric, pool, margins, dependence, corr, dropped=dropped,
+    return JointCopulaModel(metric, pool, margins, dependence, corr, dropped=dropped,
                            null_mean=center, spread=float(spread), **model_kw)
 
 
@@ -530,14 +533,14 @@ def _fit_vine(kept: np.ndarray, truncation: int, families: Sequence[str]) -> str
     return pv.Vinecop.from_data(u, controls=controls).to_json()
 
 
-def collection_shifts(model: CollectionModel, m: int, m0: int, null_mean: float,
+def collection_shifts(model: JointCopulaModel, m: int, m0: int, null_mean: float,
                       spread: float) -> np.ndarray:
     """Proportional-odds shift of every pool margin to the true mean of every position of
     a collection of `m` with `m0` nulls (:func:`position_means`), shape (pool, m).
 
     Examples
     --------
-    >>> model = CollectionModel.normal([0.3, 0.35, 0.4], [0.05] * 3, 0.5)
+    >>> model = JointCopulaModel.normal([0.3, 0.35, 0.4], [0.05] * 3, 0.5)
     >>> th = collection_shifts(model, 3, 2, 0.35, 0.05)
     >>> model.margins.mean(th[:, 0]).round(9).tolist()   # every system at position 0
     [0.35, 0.35, 0.35]
@@ -551,3 +554,72 @@ def collection_shifts(model: CollectionModel, m: int, m0: int, null_mean: float,
         raise ConfigError(f"metric {model.metric}: a margin cannot reach a true mean in "
                           f"[{null_mean}, {null_mean + spread}]")
     return theta
+
+
+@dataclass(frozen=True)
+class JointCollections:
+    """Collections of `m` systems with `m0` true nulls as a
+    :class:`~irsim.simulate.base.Generator`: :meth:`JointCopulaModel.sample` with the shifts
+    of :func:`collection_shifts` (what ``experiment=multiple_testing`` draws per trial, in the
+    same order: the pool's selection keys, then the latent sample).
+
+    Parameters
+    ----------
+    model : JointCopulaModel
+    m, m0 : int
+        Systems per collection and true nulls among them (the first `m0` positions).
+    shifts : ndarray, shape (pool, m)
+        :func:`collection_shifts` of `model` at `null_mean` and `spread`.
+    null_mean, spread : float
+        The true means of the positions (:func:`position_means`).
+    shared : bool
+        Null positions share the margin of the system drawn first
+        (:meth:`JointCopulaModel.scores`).
+
+    Examples
+    --------
+    >>> model = JointCopulaModel.normal([0.3, 0.35, 0.4, 0.45], [0.05] * 4, 0.5)
+    >>> gen = JointCollections.of(model, 3, 2, null_mean=0.35, spread=0.05)
+    >>> gen.true_means.round(6).tolist(), gen.sample(np.random.default_rng(0), 5, 20).shape
+    ([0.35, 0.35, 0.4], (5, 3, 20))
+    >>> from irsim.simulate.base import Generator
+    >>> isinstance(gen, Generator)
+    True
+    """
+
+    model: JointCopulaModel
+    m: int
+    m0: int
+    shifts: np.ndarray
+    null_mean: float
+    spread: float
+    shared: bool = False
+
+    @classmethod
+    def of(cls, model: JointCopulaModel, m: int, m0: int, *, null_mean: float | None = None,
+           spread: float | None = None, shared: bool = False) -> JointCollections:
+        """Collections of `model` (default null mean and spread: the model's own)."""
+        mu0 = float(model.null_mean if null_mean is None else null_mean)
+        width = float(model.spread if spread is None else spread)
+        return cls(model, int(m), int(m0), collection_shifts(model, m, m0, mu0, width), mu0,
+                   width, bool(shared))
+
+    @classmethod
+    def fit(cls, scores: ArrayLike, *, m: int, share_null: float = 0.5, shared: bool = False,
+            **options: Any) -> JointCollections:
+        """:func:`fit_joint_copula_model` (keyword `options`), then collections of `m` with
+        :func:`true_null_count` nulls at the model's null mean and spread."""
+        model = fit_joint_copula_model(scores, **options)
+        return cls.of(model, m, true_null_count(m, share_null), shared=shared)
+
+    def sample(self, rng: np.random.Generator, trials: int, n: int) -> np.ndarray:
+        """`trials` collections on `n` topics, shape ``(trials, m, n)``."""
+        x, _ = self.model.sample(rng, int(trials), int(n), self.m, self.shifts, m0=self.m0,
+                                 shared=self.shared)
+        return x
+
+    @property
+    def true_means(self) -> np.ndarray:
+        """The true mean of each position (exact for every system drawn there, to the 1e-10
+        of :meth:`~irsim.simulate.margins.Margins.shift_for_mean`)."""
+        return position_means(self.m, self.m0, self.null_mean, self.spread)

@@ -1,10 +1,10 @@
 """A collection's generator: data preparation, margins per run, copulas per pair, disk cache.
 
-:func:`fit_collection` prepares one metric's score matrix of one collection as Urbano, Lima &
+:func:`fit_pair_copula_model` prepares one metric's score matrix of one collection as Urbano, Lima &
 Hanjalic (SIGIR 2019) do (drop duplicate runs - all per-topic scores equal within 1e-5 - and
 then the bottom ``drop_bottom`` share of the remaining runs by mean), selects a margin per run
 (:mod:`irsim.simulate.margins`) and a copula per pair of runs (:mod:`irsim.simulate.copulas`),
-and returns a :class:`CollectionModel`.
+and returns a :class:`PairCopulaModel`.
 
 Fitting cost is dominated by the copulas (one AIC selection over 11 families with rotations
 per pair, ~10 ms each); pyvinecopulib fits the families of one selection on ``threads``
@@ -13,8 +13,8 @@ threads. The work is split in three steps so that the selections can run elsewhe
 there is one), :func:`fit_pairs` (the selections of a range of pairs, each a pure function of
 the kept scores, the seed and the pair, returned as fixed-width codes
 :func:`irsim.simulate.copulas.encode`) and :meth:`FitTask.finish` (the model from the codes,
-saved to the cache). :func:`fit_collection` runs the three in process;
-:func:`irsim.simulate.fit_engine.fit_collections` runs the selections of many collections as
+saved to the cache). :func:`fit_pair_copula_model` runs the three in process;
+:func:`irsim.simulate.fit_engine.fit_pair_copula_models` runs the selections of many collections as
 shards on the engine. Both give the same model, bit for bit.
 
 A fitted model is cached on disk when a cache directory is given: one ``<digest>.npz`` per
@@ -30,7 +30,7 @@ Examples
 >>> rng = np.random.default_rng(0)
 >>> z = rng.standard_normal((1, 40))
 >>> scores = np.clip(0.3 + 0.1 * z + 0.05 * rng.standard_normal((10, 40)), 0, 1)
->>> model = fit_collection(scores, metric="AP", name="toy", seed=0)
+>>> model = fit_pair_copula_model(scores, metric="AP", name="toy", seed=0)
 >>> len(model.runs), len(model.dropped), len(model.copulas)   # bottom 10% of 10 runs: 1
 (9, 1, 36)
 """
@@ -57,14 +57,14 @@ from irsim.simulate.margins import (
     CONTINUOUS,
     DISCRETE,
     MARGINS_VERSION,
+    Margins,
     Support,
     detect_support,
     fit_run_margins,
 )
-from irsim.simulate.topics import Margins
 
-__all__ = ["FORMAT", "CollectionModel", "FitTask", "cache_key", "fit_collection", "fit_pairs",
-           "prepare_fit", "prepare_runs"]
+__all__ = ["FORMAT", "FitTask", "PairCopulaModel", "cache_key", "fit_pair_copula_model",
+           "fit_pairs", "prepare_fit", "prepare_runs"]
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ FORMAT = "irsim-simulate-2"  # 2: copula JSON written from the codes
 
 
 @dataclass(frozen=True)
-class CollectionModel:
+class PairCopulaModel:
     """The generator fitted to one metric of one collection.
 
     Attributes
@@ -120,7 +120,7 @@ class CollectionModel:
     def __post_init__(self) -> None:
         object.__setattr__(self, "_loaded", {})
 
-    def timed(self, seconds: float, cached: bool) -> CollectionModel:
+    def timed(self, seconds: float, cached: bool) -> PairCopulaModel:
         """This model with its fitting time and cache flag set (returns self)."""
         object.__setattr__(self, "fit_seconds", float(seconds))
         object.__setattr__(self, "cached", bool(cached))
@@ -201,7 +201,7 @@ def _payload_digest(key: str, x: np.ndarray, F: np.ndarray, meta: str) -> str:
     return h.hexdigest()
 
 
-def _save(path: Path, model: CollectionModel, key: str) -> None:
+def _save(path: Path, model: PairCopulaModel, key: str) -> None:
     meta = {k: getattr(model, k) for k in ("name", "metric", "runs", "dropped",
                                            "margin_families", "support", "copulas",
                                            "copula_families", "observed_error",
@@ -222,7 +222,7 @@ class _BadEntry(Exception):
     """A cache entry that does not verify."""
 
 
-def _load(path: Path, key: str) -> CollectionModel:
+def _load(path: Path, key: str) -> PairCopulaModel:
     """The model of cache entry `path`, verified against `key` and its checksum; raises
     :class:`_BadEntry` (or whatever reading it raises) otherwise."""
     with np.load(path, allow_pickle=False) as z:
@@ -236,7 +236,7 @@ def _load(path: Path, key: str) -> CollectionModel:
     meta = json.loads(text)
     support = None if meta["support"] == "continuous" else meta["support"]
     margins = Margins(x, F, kind="fitted", support=support)
-    return CollectionModel(meta["name"], meta["metric"], tuple(meta["runs"]),
+    return PairCopulaModel(meta["name"], meta["metric"], tuple(meta["runs"]),
                            tuple(meta["dropped"]), margins, tuple(meta["margin_families"]),
                            meta["support"], tuple(meta["copulas"]),
                            tuple(meta["copula_families"]),
@@ -316,14 +316,14 @@ class FitTask:
         n = len(self.kept)
         return n * (n - 1) // 2
 
-    def finish(self, codes: np.ndarray, seconds: float) -> CollectionModel:
+    def finish(self, codes: np.ndarray, seconds: float) -> PairCopulaModel:
         """The model from the codes of every pair (saved to the cache when there is one);
         `seconds` is the whole fitting time of this collection."""
         codes = np.asarray(codes, np.float64)
         if codes.shape != (self.pairs, cop.WIDTH) or np.isnan(codes[:, 0]).any():
             raise ValueError(f"collection {self.name} {self.metric}: expected the codes of "
                              f"{self.pairs} pairs, got shape {codes.shape}")
-        model = CollectionModel(
+        model = PairCopulaModel(
             name=self.name, metric=self.metric,
             runs=tuple(n for n, k in zip(self.names, self.keep, strict=True) if k),
             dropped=tuple(n for n, k in zip(self.names, self.keep, strict=True) if not k),
@@ -344,9 +344,9 @@ def prepare_fit(scores: ArrayLike, *, metric: str, name: str,
                 drop_duplicates: bool = True, drop_bottom: float = 0.1,
                 drop_rule: str = "quantile",
                 families: tuple[str, ...] = cop.FAMILIES, support: Support | None = None,
-                cache_dir: str | os.PathLike | None = None) -> CollectionModel | FitTask:
+                cache_dir: str | os.PathLike | None = None) -> PairCopulaModel | FitTask:
     """The cached model of `scores`, or the :class:`FitTask` of its copula selections (data
-    preparation and margins done). Parameters as :func:`fit_collection`.
+    preparation and margins done). Parameters as :func:`fit_pair_copula_model`.
 
     Examples
     --------
@@ -354,8 +354,8 @@ def prepare_fit(scores: ArrayLike, *, metric: str, name: str,
     >>> x = np.clip(0.3 + 0.1 * rng.standard_normal((6, 30)), 0, 1)
     >>> task = prepare_fit(x, metric="AP", name="toy", drop_bottom=0.0)
     >>> model = task.finish(fit_pairs(task.kept, 0, task.key, 0, task.pairs), 0.0)
-    >>> task.pairs, model.copulas == fit_collection(x, metric="AP", name="toy",
-    ...                                             drop_bottom=0.0).copulas
+    >>> task.pairs, model.copulas == fit_pair_copula_model(x, metric="AP", name="toy",
+    ...                                                    drop_bottom=0.0).copulas
     (15, True)
     """
     t0 = time.perf_counter()
@@ -405,13 +405,13 @@ def prepare_fit(scores: ArrayLike, *, metric: str, name: str,
                    seconds=time.perf_counter() - t0)
 
 
-def fit_collection(scores: ArrayLike, *, metric: str, name: str,
+def fit_pair_copula_model(scores: ArrayLike, *, metric: str, name: str,
                    runs: tuple[str, ...] | None = None, seed: int = 0,
                    drop_duplicates: bool = True, drop_bottom: float = 0.1,
                    drop_rule: str = "quantile",
                    families: tuple[str, ...] = cop.FAMILIES, support: Support | None = None,
                    cache_dir: str | os.PathLike | None = None, threads: int = 1
-                   ) -> CollectionModel:
+                   ) -> PairCopulaModel:
     """Fit the generator to a (runs, topics) matrix of one metric in this process (see the
     module docstring).
 
@@ -441,7 +441,7 @@ def fit_collection(scores: ArrayLike, *, metric: str, name: str,
                        drop_duplicates=drop_duplicates, drop_bottom=drop_bottom,
                        drop_rule=drop_rule, families=families, support=support,
                        cache_dir=cache_dir)
-    if isinstance(task, CollectionModel):
+    if isinstance(task, PairCopulaModel):
         return task
     t0 = time.perf_counter()
     codes = fit_pairs(task.kept, task.seed, task.key, 0, task.pairs, task.families, threads)

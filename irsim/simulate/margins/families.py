@@ -1,4 +1,5 @@
-"""Margins of simulated runs, selected by AIC as simIReff does (Urbano & Nagler, SIGIR 2018).
+"""Parametric margins of simulated runs, selected by AIC as simIReff does (Urbano & Nagler, SIGIR
+2018).
 
 Continuous metrics (AP, nDCG@k, ERR@k) choose per run among simIReff's ``effContFit``
 families (the CRAN release used by Urbano, Lima & Hanjalic, SIGIR 2019):
@@ -34,7 +35,7 @@ Discrete metrics live on their own support ``v_0 < v_1 < ... < v_K`` (P@k: ``j /
   observed means.
 
 The family with the smallest ``AIC = 2 df - 2 loglik`` is kept. Every selected margin is then
-tabulated as a piecewise-linear cdf (:class:`irsim.simulate.topics.Margins`: continuous
+tabulated as a piecewise-linear cdf (:class:`~irsim.simulate.margins.tabulated.Margins`: continuous
 margins on :data:`GRID` knots denser at 0 and 1, discrete ones as step functions on the
 support), so sampling, exact means and the transformation to a target mean are one vectorised
 code path. :func:`transform_to_mean` is simIReff's ``effTransform``: the cdf composed with a
@@ -63,7 +64,8 @@ from scipy import stats as sps
 from scipy.special import betaln, digamma, gammaln, ndtr, polygamma
 
 from irsim.errors import InputError
-from irsim.simulate.topics import Margins
+from irsim.simulate.margins.support import Support
+from irsim.simulate.margins.tabulated import Margins
 
 __all__ = [
     "BETA_CAP",
@@ -75,12 +77,12 @@ __all__ = [
     "GRID",
     "MarginFit",
     "MARGINS_VERSION",
-    "Support",
     "TRUNCNORM_MIN_SD",
     "beta_mle",
     "bw_dpik",
     "bw_nrd0",
-    "detect_support",
+    "continuous_cdf",
+    "discrete_pmf",
     "fit_continuous",
     "fit_discrete",
     "fit_run_margins",
@@ -445,65 +447,6 @@ def continuous_cdf(fit: MarginFit, x: ArrayLike) -> np.ndarray:
 # ----------------------------------------------------------------------------- discrete
 
 
-@dataclass(frozen=True)
-class Support:
-    """A discrete metric's support ``values`` (increasing) and its name.
-
-    Examples
-    --------
-    >>> s = detect_support(np.array([0.0, 0.3, 1.0]))
-    >>> s.name, len(s.values)
-    ('grid 1/10', 11)
-    >>> s.index(np.array([0.3, 1.0])).tolist()
-    [3, 10]
-    """
-
-    name: str
-    values: np.ndarray
-
-    @property
-    def K(self) -> int:
-        """The largest index."""
-        return len(self.values) - 1
-
-    def index(self, scores: ArrayLike) -> np.ndarray:
-        """The index of each score on the support (nearest value)."""
-        s = np.asarray(scores, np.float64)
-        i = np.clip(np.searchsorted(self.values, s), 1, self.K)
-        left = np.abs(s - self.values[i - 1]) <= np.abs(self.values[i] - s)
-        return np.where(left, i - 1, i).astype(np.int64)
-
-
-def detect_support(scores: ArrayLike, *, max_grid: int = 100) -> Support | None:
-    """The discrete support of a metric's scores (all runs): ``grid 1/m`` when every score
-    is a multiple of ``1/m`` (``m <= max_grid``), ``reciprocal 1/R`` when every score is 0 or
-    ``1/r`` with ``r <= R`` (RR; scores rounded to d decimals count when within half a unit
-    of the d-th decimal), else None (a continuous metric).
-
-    Examples
-    --------
-    >>> detect_support(np.array([0.0, 0.5, 0.25, 0.0204])).name
-    'reciprocal 1/49'
-    >>> detect_support(np.array([0.1234, 0.5])) is None
-    True
-    """
-    v = np.unique(np.asarray(scores, np.float64))
-    for m in range(1, max_grid + 1):
-        if np.all(np.abs(v * m - np.round(v * m)) < 1e-6):
-            return Support(f"grid 1/{m}", np.arange(m + 1) / m)
-    nz = v[v > 0]
-    if not len(nz):
-        return None
-    decimals = max(len(f"{x:.10f}".rstrip("0").split(".")[1]) for x in nz)
-    tol = 0.5 * 10.0 ** -decimals + 1e-12
-    r = np.round(1.0 / nz)
-    if np.all((r >= 1) & (np.abs(nz - 1.0 / np.maximum(r, 1)) <= tol)):
-        R = int(r.max())
-        return Support(f"reciprocal 1/{R}",
-                       np.concatenate([[0.0], 1.0 / np.arange(R, 0, -1)]))
-    return None
-
-
 def _bbinom_logpmf(j: np.ndarray, K: int, a: float, b: float) -> np.ndarray:
     return (gammaln(K + 1) - gammaln(j + 1) - gammaln(K - j + 1)
             + betaln(j + a, K - j + b) - betaln(a, b))
@@ -591,6 +534,7 @@ def tabulate(fits: list[MarginFit], support: Support | None = None) -> Margins:
 
     Examples
     --------
+    >>> from irsim.simulate.margins import detect_support
     >>> s = detect_support(np.array([0.0, 0.5, 1.0]))
     >>> m = tabulate([fit_discrete(np.array([0, 1, 1, 2]), 2, "dks")], s)
     >>> round(float(m.mean()[0]), 12)
@@ -621,8 +565,8 @@ def fit_run_margins(scores: ArrayLike, support: Support | None = None
     ----------
     scores : array_like, shape (runs, topics)
     support : Support, optional
-        The metric's discrete support (:func:`detect_support` of all its scores); None for a
-        continuous metric.
+        The metric's discrete support (:func:`~irsim.simulate.margins.support.detect_support`
+        of all its scores); None for a continuous metric.
 
     Examples
     --------
@@ -668,7 +612,7 @@ def power_mean(margins: Margins, rows: ArrayLike, gamma: ArrayLike) -> np.ndarra
 
     Examples
     --------
-    >>> from irsim.simulate.topics import grid_margins
+    >>> from irsim.simulate.margins import grid_margins
     >>> m = grid_margins([0.0, 1.0], [0.0, 1.0])          # uniform on [0, 1]
     >>> power_mean(m, [0, 0, 0], [0.0, np.log(3.0), -np.log(3.0)]).round(12).tolist()
     [0.5, 0.75, 0.25]
