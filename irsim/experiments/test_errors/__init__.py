@@ -1097,7 +1097,7 @@ TABLE_SPECS = (
 
 @study("test_errors", config=Config, data="matrix", order=70,
        tables=TABLE_SPECS,
-       pools=_pools_collections,
+       pools=_pools_collections, report="irsim.experiments.test_errors.report",
        description=("known-truth simulation: Type I error and power of the t, Wilcoxon, sign, "
                     "randomisation and bootstrap tests on topics simulated from a real collection "
                     "(Urbano et al. 2019)"),
