@@ -58,17 +58,24 @@ The study is this package: its ``Config`` and registration here, one module per 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from irsim.engine.session import Engine
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
-from irsim.experiments.test_errors.common import ALPHAS, DELTAS, TESTS, bayes_decisions_table
+from irsim.experiments.test_errors.common import (
+    ALPHAS,
+    DELTAS,
+    TESTS,
+    Design,
+    bayes_decisions_table,
+)
 from irsim.experiments.test_errors.shift import (
     DIFF_SCALE,
     SHARD_ITEMS,
     SHARD_REPLICATES,
     TOPIC_STREAM,
+    Shift,
     TestErrors,
     fit_table,
 )
@@ -79,16 +86,16 @@ from irsim.experiments.test_errors.urbano2019 import (
     URBANO_SHARD_ITEMS,
     URBANO_SHARD_REPLICATES,
     URBANO_STREAM,
+    Urbano2019,
     UrbanoData,
     UrbanoStudy,
     families_table,
     models_table,
-    urbano_data,
 )
 from irsim.kit.common import BayesOptions
 from irsim.params import option
 from irsim.registry import study
-from irsim.simulate.topics import SimulationData, fit_simulator, prepare
+from irsim.simulate.topics import SimulationData
 
 __all__ = [
     "ALPHAS",
@@ -97,7 +104,10 @@ __all__ = [
     "TESTS",
     "TABLE_SPECS",
     "Config",
+    "Design",
+    "Shift",
     "TestErrors",
+    "Urbano2019",
     "UrbanoData",
     "UrbanoStudy",
     "bayes_decisions_table",
@@ -117,8 +127,8 @@ __all__ = [
     "URBANO_STREAM",
 ]
 
-#: Designs of the study.
-DESIGNS = ("shift", "urbano2019")
+#: Designs of the study: the options of the config group ``experiment/design``.
+DESIGNS: dict[str, type[Design]] = {"shift": Shift, "urbano2019": Urbano2019}
 
 @dataclass
 class Config(BayesOptions):
@@ -149,12 +159,6 @@ class Config(BayesOptions):
     pvalue: str = option(
         "count", "Monte Carlo p-value ``count/B`` (as in the papers) or ``(count+1)/(B+1)``.",
         kind='{"count", "plus_one"}')
-    margin: str = option(
-        "auto", "Margins of the generator: ``auto`` is empirical for discrete metrics such as "
-        "P@10 and RR, else kernel.", kind='{"auto", "kernel", "empirical"}', tables="data")
-    dependence: str = option(
-        "pearson", "What each pair's Gaussian copula reproduces: the Pearson correlation (NORTA) "
-        "or Kendall's tau.", kind='{"pearson", "kendall"}', tables="data")
     drop_duplicates: bool = option(True, "Leave out runs identical to another run.", tables="data")
     drop_bottom: float = option(
         0.0, "Leave out this share of the worst runs (Urbano et al.: 0.1).", tables="data")
@@ -168,29 +172,37 @@ class Config(BayesOptions):
         "t", "Paired bootstrap statistic: studentised (``t``, Sakai) or shift (``mean``, Urbano).",
         kind='{"t", "mean"}')
     ci_level: float = option(0.95, "Level of the binomial (Clopper-Pearson) bands of the rates.")
-    design: str = option(
-        "shift", "``shift``: the pair's Gaussian copula and a shifted copy of the baseline's "
-        "margin (tables ``test_errors``, ``test_errors_fit``). ``urbano2019``: Urbano, Lima & "
-        "Hanjalic's design (:mod:`irsim.simulate`: margins and copulas selected by AIC; tables "
-        "``type_1``, ``type_2``, ``type_3``, ``test_errors_families``, ``test_errors_models``); "
-        "``deltas`` > 0 are the Type II/III differences, Type I is always run; ``alternatives`` "
-        "``two-sided`` and ``greater`` (one-sided); ``margin`` and ``dependence`` do not apply.",
-        kind='{"shift", "urbano2019"}')
-    power_trials: int = option(
-        0, "``urbano2019``: trials per (metric, n, delta) of Type II/III (0: ``trials``; the "
-        "paper ran a tenth of the Type I trials).")
-    fit_cache: str | None = option(
-        None, "``urbano2019``: directory of fitted generators, keyed by the data and the fitting "
-        "options (a rerun or a sweep skips fitting); None: fit every time.", tables=False)
-    fit_threads: int = option(
-        1, "``urbano2019``: threads of each copula selection (results do not depend on it).",
-        tables=False)
+    design: Design = option(
+        factory=Shift, help="The design, a config group: ``experiment/design=shift`` (the "
+        "default; Python: ``design=\"shift\"`` or a :class:`Shift`) or ``urbano2019`` "
+        "(:class:`Urbano2019`). ``shift``: the pair's Gaussian copula and a shifted copy of the "
+        "baseline's margin (tables ``test_errors``, ``test_errors_fit``). ``urbano2019``: "
+        "Urbano, Lima & Hanjalic's design (:mod:`irsim.simulate`: margins and copulas selected "
+        "by AIC, collections of a metric pooled; tables ``type_1``, ``type_2``, ``type_3``, "
+        "``test_errors_families``, ``test_errors_models``); ``deltas`` > 0 are the Type II/III "
+        "differences, Type I is always run; ``alternatives`` ``two-sided`` and ``greater`` "
+        "(one-sided). Each design's own parameters are ``experiment.design.<key>`` (below); a "
+        "key of the other design is refused.", kind='{"shift", "urbano2019"}')
+
+    #: Config groups: the field ``design`` is chosen among these options
+    #: (:func:`irsim.conf.store` stores them as ``experiment/design``).
+    GROUPS: ClassVar[dict[str, dict[str, type]]] = {"design": DESIGNS}
+
+    def __post_init__(self) -> None:
+        if isinstance(self.design, str):  # Python: design="urbano2019" (its defaults)
+            if self.design not in DESIGNS:
+                raise unknown_name(param("design"), self.design, tuple(DESIGNS))
+            self.design = DESIGNS[self.design]()
+        elif not isinstance(self.design, Design):
+            raise ConfigError(f"{param('design')} must be one of {', '.join(DESIGNS)} or a "
+                              f"design object (Shift, Urbano2019), got "
+                              f"{type(self.design).__name__}")
 
 
 def _pools_collections(config: Config) -> bool:
-    """``design=urbano2019`` pools several collections of a metric (one generator per
-    metric over all of them); ``design=shift`` runs on each collection."""
-    return str(config.design) == "urbano2019"
+    """Whether the config's design pools several collections of a metric (one generator per
+    metric over all of them; ``urbano2019``) or runs on each (``shift``)."""
+    return bool(config.design.POOLS)
 
 
 @study("test_errors", config=Config, data="matrix", order=70,
@@ -206,10 +218,10 @@ def _pools_collections(config: Config) -> bool:
                  "them"))
 def make(config: Config, data: Any, *, seed: int, shards: Shards, engine: Engine | None = None
          ) -> tuple[TestErrors | UrbanoStudy, SimulationData | UrbanoData]:
-    """The study and its data: a simulator fit to every metric of `data`, the shifts of
-    every delta and the eligible trial pairs (:func:`prepare`); ``design=urbano2019``: the
-    generators of every (metric, collection), their copulas selected on `engine` (None: in
-    process).
+    """The study and its data, as the config's design makes them (:meth:`Design.make`):
+    ``shift``, a simulator fit to every metric of `data`, the shifts of every delta and the
+    eligible trial pairs; ``urbano2019``, the generators of every (metric, collection), their
+    copulas selected on `engine` (None: in process).
 
     Examples
     --------
@@ -219,53 +231,15 @@ def make(config: Config, data: Any, *, seed: int, shards: Shards, engine: Engine
     ...                    seed=0, shards=Shards())
     >>> data.metrics, len(study.plan(data)), study.shard_items
     (('AP',), 1, 4096)
+
+    The design is a config group (``experiment/design=urbano2019`` on the command line): in
+    Python its name, or the design object with its own parameters:
+
+    >>> config = Config(sizes=[10], deltas=[0.02], trials=250,
+    ...                 design=Urbano2019(power_trials=100))
+    >>> _pools_collections(config), Config(design="urbano2019").design
+    (True, Urbano2019(name='urbano2019', power_trials=0, fit_cache=None, fit_threads=1))
+    >>> Config(design=Shift(margin="kernel")).design.margin
+    'kernel'
     """
-    urbano = config.design == "urbano2019"
-    items, replicates = shards.get(URBANO_SHARD_ITEMS if urbano else SHARD_ITEMS,
-                                   URBANO_SHARD_REPLICATES if urbano else SHARD_REPLICATES)
-    deltas = tuple(float(d) for d in config.deltas)
-    if config.design == "urbano2019":  # Type I is always run: delta 0 is not a Type II delta
-        deltas = tuple(d for d in deltas if d != 0.0)
-    study = TestErrors(
-        sizes=tuple(int(n) for n in config.sizes),
-        deltas=(0.0,) if config.design == "urbano2019" else deltas,
-        alphas=tuple(config.alpha),
-        tests=tuple(config.tests),
-        alternatives=tuple(config.alternatives),
-        trials=config.trials,
-        B=config.B,
-        seed=int(seed),
-        pvalue=config.pvalue,
-        wilcoxon_method=config.wilcoxon_method,
-        sign_threshold=float(config.sign_threshold),
-        bootstrap_statistic=config.bootstrap_statistic,
-        ci_level=float(config.ci_level),
-        shard_items=items,
-        shard_replicates=replicates,
-        bayes=tuple(config.bayes),
-        bayes_threshold=config.bayes_threshold,
-        bayes_r=config.bayes_r,
-        bayes_prob=config.bayes_prob,
-        bayes_rope=config.bayes_rope,
-    )
-    if config.design not in DESIGNS:
-        raise unknown_name(param("design"), str(config.design), DESIGNS)
-    if config.design == "urbano2019":
-        power = int(config.power_trials) or study.trials
-        urbano = UrbanoStudy(study, power, deltas)
-        return urbano, urbano_data(config, data, seed, urbano.deltas, engine)
-    from irsim.kit.loading import CollectionSet
-
-    if isinstance(data, CollectionSet):
-        raise ConfigError("several collections per metric are pooled by design=urbano2019 "
-                          "only")
-    sims, sources = [], []
-    for metric in data.metrics:
-        sim = fit_simulator(data.metric(metric), metric=metric, systems=data.systems,
-                            margin=config.margin, dependence=config.dependence,
-                            drop_duplicates=bool(config.drop_duplicates),
-                            drop_bottom=float(config.drop_bottom))
-        sims.append(sim)
-        sources.append(data.select(metrics=[metric], systems=sim.systems).values[0])
-    return study, prepare(sims, study.deltas, sources)
-
+    return config.design.make(config, data, seed=seed, shards=shards, engine=engine)

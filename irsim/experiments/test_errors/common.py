@@ -3,15 +3,21 @@ by default and the table of the Bayesian tests' decisions (``bayes_decisions``).
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
 
+from irsim.errors import ConfigError
 from irsim.stats.binomial import clopper_pearson
 from irsim.tables import table as build_table
 
-__all__ = ["TESTS", "DELTAS", "ALPHAS", "bayes_decisions_table"]
+if TYPE_CHECKING:
+    from irsim.engine.session import Engine
+    from irsim.experiments import Shards
+
+__all__ = ["TESTS", "DELTAS", "ALPHAS", "Design", "bayes_decisions_table"]
 
 #: Tests this study runs, by config name (the paired tests of :mod:`irsim.stats`).
 TESTS = ("t", "wilcoxon", "sign", "randomisation", "paired_bootstrap")
@@ -86,3 +92,37 @@ def bayes_decisions_table(counts: np.ndarray, trials: np.ndarray, keys: list[dic
             for c, v in ((stem, rate), (lo_name, lo), (hi_name, hi)):
                 out[c] = pa.array(np.where(known, v, np.nan), pa.float64(), mask=~known)
     return build_table("bayes_decisions", out)
+
+
+@dataclass
+class Design:
+    """A design of experiment=test_errors: one option of the config group
+    ``experiment/design`` (``experiment/design=<name>`` on the command line, ``design=`` in
+    Python), whose fields are the design's own parameters (``experiment.design.<key>``) and
+    nothing else. A design knows its data preparation, whether it pools the collections of a
+    metric and its study class (:meth:`make`); the study's ``make`` only calls it.
+
+    Subclasses: :class:`~irsim.experiments.test_errors.shift.Shift` and
+    :class:`~irsim.experiments.test_errors.urbano2019.Urbano2019`; each declares a field
+    ``name`` (its option's name, what the manifest records).
+    """
+
+    #: Whether several collections of a metric are read pooled (one generator over all of
+    #: them) rather than one study per collection.
+    POOLS: ClassVar[bool] = False
+    #: The option's name in the group (the default of its ``name`` field).
+    NAME: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        name = getattr(self, "name", self.NAME)
+        if name != self.NAME:
+            raise ConfigError(f"design name {name!r} is not this design ({self.NAME}): select "
+                              f"a design with experiment/design={name} (Python: "
+                              f"design={name!r})")
+
+    def make(self, config: Any, data: Any, *, seed: int, shards: Shards,
+             engine: Engine | None = None) -> tuple[Any, Any]:
+        """The study object and the data its kernel reads, from the study's `config` (the
+        shared parameters) and this design's own."""
+        raise NotImplementedError(f"{type(self).__name__} does not define make")
+

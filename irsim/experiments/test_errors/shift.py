@@ -1,5 +1,6 @@
-"""``design=shift`` of experiment=test_errors: a Gaussian copula per system pair and the
-baseline's margin shifted to every delta (:class:`TestErrors`, :func:`fit_table`).
+"""``experiment/design=shift`` of experiment=test_errors (the default): a Gaussian copula
+per system pair and the baseline's margin shifted to every delta (:class:`Shift`, its
+parameters and data preparation; :class:`TestErrors`, the study; :func:`fit_table`).
 
 :class:`TestErrors` also holds what both designs share: the checks of the tests, sizes,
 alphas and alternatives, the p-values of a block of trials and the Bayesian decisions
@@ -9,7 +10,9 @@ alphas and alternatives, the p-values of a block of trials and the Bayesian deci
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
@@ -17,7 +20,13 @@ import pyarrow as pa
 from irsim.engine.base import Partial, Shard, shard_grid
 from irsim.engine.partials import Count
 from irsim.errors import ConfigError, param, unknown_name
-from irsim.experiments.test_errors.common import ALPHAS, DELTAS, TESTS, bayes_decisions_table
+from irsim.experiments.test_errors.common import (
+    ALPHAS,
+    DELTAS,
+    TESTS,
+    Design,
+    bayes_decisions_table,
+)
 from irsim.kit.common import (
     BAYES_OPTIONS,
     BayesRules,
@@ -27,9 +36,9 @@ from irsim.kit.common import (
     check_simulated_tests,
     unit_ranges,
 )
-from irsim.params import fingerprint
+from irsim.params import document, fingerprint, option
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
-from irsim.simulate.topics import SimulationData
+from irsim.simulate.topics import SimulationData, fit_simulator, prepare
 from irsim.stats import get_test
 from irsim.stats._validation import ALTERNATIVES
 from irsim.stats.bayes import DECISIONS
@@ -37,7 +46,11 @@ from irsim.stats.binomial import clopper_pearson
 from irsim.stats.typems import TypeMRecord, TypeMRows, merged_records, type_m_fields
 from irsim.tables import table as build_table
 
-__all__ = ["TestErrors", "fit_table", "TOPIC_STREAM", "DIFF_SCALE", "SHARD_ITEMS",
+if TYPE_CHECKING:
+    from irsim.engine.session import Engine
+    from irsim.experiments import Shards
+
+__all__ = ["Shift", "TestErrors", "fit_table", "TOPIC_STREAM", "DIFF_SCALE", "SHARD_ITEMS",
            "SHARD_REPLICATES"]
 
 TOPIC_STREAM = "test_errors/topics"
@@ -45,6 +58,51 @@ TOPIC_STREAM = "test_errors/topics"
 DIFF_SCALE = 2.0**32
 #: Default shard sizes: (metric, n, delta) configurations x trials.
 SHARD_ITEMS, SHARD_REPLICATES = 4096, 1000
+
+
+@document
+@dataclass
+class Shift(Design):
+    """``experiment/design=shift`` (the default): per metric, a margin per system and a
+    Gaussian copula per system pair fitted to the collection
+    (:func:`irsim.simulate.topics.fit_simulator`); a trial's experimental system gets the
+    baseline's margin shifted so that its true mean exceeds the baseline's by exactly delta
+    (tables ``test_errors``, ``test_errors_fit``). One study per collection.
+    """
+
+    NAME: ClassVar[str] = "shift"
+
+    name: str = option("shift", "``shift``.")
+    margin: str = option(
+        "auto", "Margins of the generator: ``auto`` is empirical for discrete metrics such as "
+        "P@10 and RR, else kernel.", kind='{"auto", "kernel", "empirical"}', tables="data")
+    dependence: str = option(
+        "pearson", "What each pair's Gaussian copula reproduces: the Pearson correlation (NORTA) "
+        "or Kendall's tau.", kind='{"pearson", "kendall"}', tables="data")
+
+    def make(self, config: Any, data: Any, *, seed: int, shards: Shards,
+             engine: Engine | None = None) -> tuple[TestErrors, SimulationData]:
+        """:class:`TestErrors` and its data: a simulator fit to every metric of `data`, the
+        shifts of every delta and the eligible trial pairs
+        (:func:`~irsim.simulate.topics.prepare`)."""
+        from irsim.kit.loading import CollectionSet
+
+        items, replicates = shards.get(SHARD_ITEMS, SHARD_REPLICATES)
+        study = TestErrors.of(config, seed=seed,
+                              deltas=tuple(float(d) for d in config.deltas),
+                              shard_items=items, shard_replicates=replicates)
+        if isinstance(data, CollectionSet):
+            raise ConfigError("several collections per metric are pooled by "
+                              "experiment/design=urbano2019 only")
+        sims, sources = [], []
+        for metric in data.metrics:
+            sim = fit_simulator(data.metric(metric), metric=metric, systems=data.systems,
+                                margin=self.margin, dependence=self.dependence,
+                                drop_duplicates=bool(config.drop_duplicates),
+                                drop_bottom=float(config.drop_bottom))
+            sims.append(sim)
+            sources.append(data.select(metrics=[metric], systems=sim.systems).values[0])
+        return study, prepare(sims, study.deltas, sources)
 
 
 @dataclass(frozen=True)
@@ -67,7 +125,7 @@ class TestErrors:
 
     Examples
     --------
-    >>> from irsim.simulate.topics import TopicSimulator, prepare
+    >>> from irsim.simulate.topics import TopicSimulator
     >>> from irsim.engine import run_study
     >>> sim = TopicSimulator.normal(means=[0.4, 0.5], sds=[0.1, 0.1], rho=[0.9])
     >>> data = prepare([sim], [0.0, 0.05])
@@ -195,8 +253,35 @@ class TestErrors:
         data; `design` and `power_trials` apply to :class:`UrbanoStudy`, which adds them)."""
         from irsim.experiments.test_errors import Config
 
-        return fingerprint(self, Config, renamed={"alpha": "alphas", "design": None,
-                                                  "power_trials": None})
+        return fingerprint(self, Config, renamed={"alpha": "alphas", "design": None})
+
+    @classmethod
+    def of(cls, config: Any, *, seed: int, deltas: Sequence[float], shard_items: int,
+           shard_replicates: int) -> TestErrors:
+        """The study of `config`'s shared parameters (a test_errors ``Config``) with these
+        `deltas` and shard sizes (what both designs' ``make`` build first: it checks them)."""
+        return cls(
+            sizes=tuple(int(n) for n in config.sizes),
+            deltas=tuple(deltas),
+            alphas=tuple(config.alpha),
+            tests=tuple(config.tests),
+            alternatives=tuple(config.alternatives),
+            trials=config.trials,
+            B=config.B,
+            seed=int(seed),
+            pvalue=config.pvalue,
+            wilcoxon_method=config.wilcoxon_method,
+            sign_threshold=float(config.sign_threshold),
+            bootstrap_statistic=config.bootstrap_statistic,
+            ci_level=float(config.ci_level),
+            shard_items=shard_items,
+            shard_replicates=shard_replicates,
+            bayes=tuple(config.bayes),
+            bayes_threshold=config.bayes_threshold,
+            bayes_r=config.bayes_r,
+            bayes_prob=config.bayes_prob,
+            bayes_rope=config.bayes_rope,
+        )
 
     def fields(self, data: SimulationData) -> dict[str, Count]:
         """Per configuration: rejections per (test, alternative, alpha), trials, and the

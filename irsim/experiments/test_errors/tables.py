@@ -13,7 +13,7 @@ from irsim.tables import table_spec as _spec
 
 __all__ = ["TABLE_SPECS"]
 
-_URBANO = "only with `experiment.design=urbano2019`"  # issue 13
+_URBANO = "only with `experiment/design=urbano2019`"  # issue 13
 
 #: The tables this study writes (schemas: :mod:`irsim.tables`).
 TABLE_SPECS = (

@@ -16,8 +16,10 @@ from irsim.engine.base import Partial, Shard, shard_grid
 from irsim.engine.partials import Count
 from irsim.engine.session import Engine
 from irsim.errors import ConfigError, param
+from irsim.experiments.test_errors.common import Design
 from irsim.experiments.test_errors.shift import TestErrors
 from irsim.kit.common import aligned_block, check_positive_int, unit_ranges
+from irsim.params import document, option
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.stats.bayes import DECISIONS
 from irsim.stats.binomial import clopper_pearson
@@ -25,11 +27,13 @@ from irsim.stats.typems import TypeMRecord, TypeMRows, merged_records, type_m_fi
 from irsim.tables import table as build_table
 
 if TYPE_CHECKING:  # the urbano2019 design's modules load pyvinecopulib: imported when used
+    from irsim.experiments import Shards
     from irsim.experiments.test_errors import Config
     from irsim.simulate.designs import PooledMetric
 
-__all__ = ["UrbanoStudy", "UrbanoData", "urbano_data", "families_table", "models_table", "TAILS",
-           "URBANO_STREAM", "MC_UNIT", "URBANO_SHARD_ITEMS", "URBANO_SHARD_REPLICATES"]
+__all__ = ["Urbano2019", "UrbanoStudy", "UrbanoData", "urbano_data", "families_table",
+           "models_table", "TAILS", "URBANO_STREAM", "MC_UNIT", "URBANO_SHARD_ITEMS",
+           "URBANO_SHARD_REPLICATES"]
 
 #: Tails of the urbano2019 design by alternative.
 TAILS = {"two-sided": "two-sided", "greater": "one-sided"}
@@ -46,6 +50,44 @@ URBANO_SHARD_REPLICATES = MC_UNIT
 #: blocks of the full design would each take ~85 minutes however large the cluster
 #: (bench/bench_scale.py; docs/guides/cluster.md).
 URBANO_SHARD_ITEMS = 11
+
+
+@document
+@dataclass
+class Urbano2019(Design):
+    """``experiment/design=urbano2019``: Urbano, Lima & Hanjalic's design (SIGIR 2019) on the
+    generators of :mod:`irsim.simulate` (margins and copulas selected by AIC, fitted to every
+    collection of a metric and pooled: several collections are read together); tables
+    ``type_1``, ``type_2``, ``type_3``, ``test_errors_families``, ``test_errors_models``. The
+    study's ``deltas`` > 0 are the Type II/III differences, Type I is always run;
+    ``alternatives`` ``two-sided`` and ``greater`` (one-sided).
+    """
+
+    NAME: ClassVar[str] = "urbano2019"
+    POOLS: ClassVar[bool] = True
+
+    name: str = option("urbano2019", "``urbano2019``.")
+    power_trials: int = option(
+        0, "Trials per (metric, n, delta) of Type II/III (0: ``trials``; the paper ran a tenth "
+        "of the Type I trials).")
+    fit_cache: str | None = option(
+        None, "Directory of fitted generators, keyed by the data and the fitting options (a "
+        "rerun or a sweep skips fitting); None: fit every time.", tables=False)
+    fit_threads: int = option(
+        1, "Threads of each copula selection (results do not depend on it).", tables=False)
+
+    def make(self, config: Config, data: Any, *, seed: int, shards: Shards,
+             engine: Engine | None = None) -> tuple[UrbanoStudy, UrbanoData]:
+        """:class:`UrbanoStudy` and its data: the generators of every (metric, collection),
+        their copulas selected on `engine` (None: in process), pooled per metric
+        (:func:`urbano_data`)."""
+        items, replicates = shards.get(URBANO_SHARD_ITEMS, URBANO_SHARD_REPLICATES)
+        # Type I is always run: delta 0 is not a Type II delta
+        deltas = tuple(d for d in (float(x) for x in config.deltas) if d != 0.0)
+        tests = TestErrors.of(config, seed=seed, deltas=(0.0,), shard_items=items,
+                              shard_replicates=replicates)
+        study = UrbanoStudy(tests, int(self.power_trials) or tests.trials, deltas)
+        return study, urbano_data(config, data, seed, study.deltas, engine)
 
 
 @dataclass(frozen=True)
@@ -128,7 +170,7 @@ class UrbanoStudy:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "deltas", tuple(float(d) for d in self.deltas))
-        check_positive_int(self.power_trials, param("power_trials"))
+        check_positive_int(self.power_trials, param("power_trials", "experiment.design"))
         for a in self.tests.alternatives:
             if a not in TAILS:
                 raise ConfigError(f"{param('alternatives')}: design=urbano2019 runs "
@@ -371,11 +413,12 @@ def urbano_data(config: Config, data: Any, seed: int, deltas: tuple[float, ...],
         parts = {m: data.of(m) for m in data.metrics}
     else:
         parts = {m: [("collection", data.select(metrics=[m]))] for m in data.metrics}
-    threads = check_positive_int(config.fit_threads, param("fit_threads"))
+    design = config.design
+    threads = check_positive_int(design.fit_threads, param("fit_threads", "experiment.design"))
     fits = [(metric, {"scores": matrix.metric(metric), "metric": metric, "name": cname,
                       "runs": tuple(matrix.systems), "seed": int(seed),
                       "drop_duplicates": bool(config.drop_duplicates),
-                      "drop_bottom": float(config.drop_bottom), "cache_dir": config.fit_cache})
+                      "drop_bottom": float(config.drop_bottom), "cache_dir": design.fit_cache})
             for metric, cols in parts.items() for cname, matrix in cols]
     from irsim.simulate.designs import PooledMetric
     from irsim.simulate.fit_engine import fit_collections
