@@ -624,6 +624,18 @@ def _build_config(name: str, params: Mapping[str, Any]) -> Any:
         if field not in params:
             continue
         value = params.pop(field)
+        if isinstance(value, Mapping):  # as a manifest records it: {"name": ..., keys}
+            value = dict(value)
+            name_ = value.pop("name", None)
+            if not isinstance(name_, str) or name_ not in options:
+                raise unknown_name(f"{field} name", str(name_), tuple(options))
+            try:
+                value = options[name_](**_plain(value))
+            except TypeError:
+                bad = sorted(set(value) - {f.name for f in dataclasses.fields(options[name_])})
+                raise unknown_name(f"parameter of {field} {name_!r}", bad[0] if bad else "?",
+                                   [f.name for f in dataclasses.fields(options[name_])
+                                    if f.name != "name"]) from None
         if isinstance(value, str):  # an option's name: its defaults
             if value not in options:
                 raise unknown_name(field, value, tuple(options))

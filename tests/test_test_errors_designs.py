@@ -169,6 +169,23 @@ def test_a_key_of_the_other_design_is_refused_in_python():
         irsim.test_errors(df, metric="AP", design=3)
     with pytest.raises(TypeError, match="power_trials"):
         Shift(power_trials=3)  # a dataclass: the other design's field is no keyword of it
+    with pytest.raises(ConfigError, match=r"unknown parameter of design 'urbano2019' 'margin'; "
+                                          r"valid: fit_cache, fit_threads, power_trials$"):
+        irsim.test_errors(df, metric="AP", design={"name": "urbano2019", "margin": "kernel"})
+
+
+def test_the_manifest_design_builds_the_same_config():
+    """The design as a manifest records it (``{"name": ..., keys}``) is accepted by the
+    Python door and gives the same Config as the design object."""
+    from irsim.api import _build_config
+
+    for design in (Urbano2019(power_trials=5, fit_threads=2), Shift(dependence="kendall")):
+        import dataclasses
+
+        recorded = dataclasses.asdict(design)
+        assert recorded["name"] == design.NAME
+        assert _build_config("test_errors", {"design": recorded}) == \
+            _build_config("test_errors", {"design": design}) == Config(design=design)
 
 
 @pytest.mark.slow
