@@ -23,12 +23,15 @@ items): rejections per (test, alternative, alpha), trials, and the fixed-point s
 simulated mean differences and their squares; the generator's fit table is computed from
 the data once, in :meth:`TestErrors.finalize`.
 
-``design=urbano2019`` (:class:`UrbanoStudy`, issue 13) runs the paper's own design instead:
+The design is a config group (``experiment/design=shift|urbano2019``; Python: ``design=``):
+each design (:class:`Shift`, :class:`Urbano2019`) holds only its own parameters
+(``experiment.design.<key>``) and makes its study and data. ``experiment/design=urbano2019``
+(:class:`UrbanoStudy`, issue 13) runs the paper's own design instead:
 generators of :mod:`irsim.simulate` (margins and copulas selected by AIC, fitted to every
 collection of a metric and pooled), Type I trials through the first run's margin, Type II/III
 trials with the experimental margin moved to baseline + delta; tables ``type_1``, ``type_2``,
 ``type_3``, ``test_errors_families`` and ``test_errors_models``. The default
-``design=shift`` is the design above, unchanged.
+``experiment/design=shift`` is the design above, unchanged.
 
 Both designs also write table ``type_m_s`` (issue 28): Gelman and Carlin's Type S rate and
 exaggeration ratio of the significant trials (:mod:`irsim.stats.typems`). A kernel records, per
