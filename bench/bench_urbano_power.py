@@ -64,10 +64,10 @@ def main() -> None:
                  "experiment.alternatives=[two-sided]", "experiment.alpha=[0.05]",
                  f"experiment.sizes=[{','.join(map(str, args.sizes))}]",
                  f"experiment.deltas=[{','.join(map(str, DELTAS))}]",
-                 "experiment.trials=1000", f"experiment.power_trials={args.trials}",
+                 "experiment.trials=1000", f"experiment.design.power_trials={args.trials}",
                  f"seed={args.seed}", "quiet=true"]
     if args.fit_cache:
-        overrides.append(f"experiment.fit_cache={args.fit_cache}")
+        overrides.append(f"experiment.design.fit_cache={args.fit_cache}")
     with tempfile.TemporaryDirectory() as tmp:
         tables = run(compose_config(overrides), tmp, report=False)
         t2 = tables["type_2"].to_pandas()

@@ -619,8 +619,34 @@ def _build_config(name: str, params: Mapping[str, Any]) -> Any:
 
     config_cls = get(name).config
     base = OmegaConf.structured(config_cls)
+    params = dict(params)
+    for field, options in getattr(config_cls, "GROUPS", {}).items():  # a config group
+        if field not in params:
+            continue
+        value = params.pop(field)
+        if isinstance(value, Mapping):  # as a manifest records it: {"name": ..., keys}
+            value = dict(value)
+            name_ = value.pop("name", None)
+            if not isinstance(name_, str) or name_ not in options:
+                raise unknown_name(f"{field} name", str(name_), tuple(options))
+            try:
+                value = options[name_](**_plain(value))
+            except TypeError:
+                bad = sorted(set(value) - {f.name for f in dataclasses.fields(options[name_])})
+                raise unknown_name(f"parameter of {field} {name_!r}", bad[0] if bad else "?",
+                                   [f.name for f in dataclasses.fields(options[name_])
+                                    if f.name != "name"]) from None
+        if isinstance(value, str):  # an option's name: its defaults
+            if value not in options:
+                raise unknown_name(field, value, tuple(options))
+            value = options[value]()
+        if not isinstance(value, tuple(options.values())):
+            raise ConfigError(f"{field} must be one of {', '.join(options)} or an object of "
+                              f"{', '.join(c.__name__ for c in options.values())}, got "
+                              f"{type(value).__name__}")
+        base[field] = OmegaConf.structured(value)  # the option, typed: its own keys only
     try:
-        merged = OmegaConf.merge(base, OmegaConf.create(_plain(dict(params))))
+        merged = OmegaConf.merge(base, OmegaConf.create(_plain(params)))
         return OmegaConf.to_object(merged)
     except OmegaConfBaseException as err:
         key = getattr(err, "full_key", None) or "?"
@@ -635,6 +661,15 @@ def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
     fields = {f.name for f in _config_fields(name)}
     extra = set(_COMMON) | set(entry.kind.keywords)
     unknown = [k for k in kwargs if k not in fields and k not in extra]
+    for group, options in getattr(entry.config, "GROUPS", {}).items():
+        for key in unknown:  # a parameter of a config group's option, given at the top
+            owner = [o for o, c in options.items() if key in {f.name for f in
+                                                               dataclasses.fields(c)}]
+            if owner:
+                cls = options[owner[0]].__name__
+                raise ConfigError(f"{key} is a parameter of {group} {owner[0]!r}: pass "
+                                  f"{group}={cls}({key}=...) (irsim.experiments."
+                                  f"{name}.{cls})")
     if unknown:
         raise unknown_name(f"parameter of irsim.{name}", unknown[0], sorted(fields | extra))
     common = {k: kwargs.pop(k) for k in list(kwargs) if k in extra and k not in fields}
@@ -813,7 +848,8 @@ class ConfigParameter:
     Attributes
     ----------
     name : str
-        Field name (the ``experiment.<name>`` key, the Python keyword).
+        Field name (the ``experiment.<name>`` key, the Python keyword); a config group's own
+        parameter is ``<group>.<field>`` (``design.power_trials``).
     default : object
         Default of the dataclass field.
     type : str
@@ -830,6 +866,17 @@ class ConfigParameter:
     type: str
     meaning: str
     description: str = dataclasses.field(default="", repr=False)
+    #: For a config group's own parameter (``design.power_trials``): the option it belongs to.
+    option: str | None = dataclasses.field(default=None, repr=False)
+    #: Whether this parameter is a config group (``experiment/design=<option>``; its default
+    #: is the default option's name).
+    group: bool = dataclasses.field(default=False, repr=False)
+
+    @property
+    def key(self) -> str:
+        """The command line's key: ``experiment.<name>``, ``experiment/<name>`` for a
+        config group."""
+        return f"experiment/{self.name}" if self.group else f"experiment.{self.name}"
 
 
 def _first_sentence(text: str) -> str:
@@ -866,5 +913,23 @@ def config_parameters(config: type) -> list[ConfigParameter]:
     """
     from irsim.params import parameters
 
-    return [ConfigParameter(p.name, p.default, p.kind, _first_sentence(p.help), p.help)
-            for p in parameters(config) if p.name != "name"]
+    groups = getattr(config, "GROUPS", {})
+    out = []
+    for p in parameters(config):
+        if p.name == "name":
+            continue
+        if p.name not in groups:
+            out.append(ConfigParameter(p.name, p.default, p.kind, _first_sentence(p.help),
+                                       p.help))
+            continue
+        options = groups[p.name]  # a config group: the choice, then each option's own keys
+        default = next(o for o, c in options.items() if type(p.default) is c)
+        out.append(ConfigParameter(p.name, default, p.kind, _first_sentence(p.help), p.help,
+                                   group=True))
+        for option, cls in options.items():
+            for q in parameters(cls):
+                if q.name != "name":
+                    text = f"``{option}``: {q.help}"
+                    out.append(ConfigParameter(f"{p.name}.{q.name}", q.default, q.kind,
+                                               _first_sentence(text), text, option=option))
+    return out

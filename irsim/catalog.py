@@ -296,7 +296,10 @@ def preset_overrides(name: str) -> tuple[str, str, list[tuple[str, str]]]:
         elif isinstance(entry, dict):
             for key, value in entry.items():
                 if str(key).startswith("override /"):
-                    keys.append((str(key).removeprefix("override /"), str(value)))
+                    group, _, package = str(key).removeprefix("override /").partition("@")
+                    if package and package != group.replace("/", "."):
+                        group = f"{group}@{package}"  # a package of its own: keep it
+                    keys.append((group, str(value)))
     keys += [(k, override_value(v)) for k, v in _flatten("", data)]
     return base, about, keys
 
@@ -346,8 +349,17 @@ def show_text(name: str) -> str:
     lines += ["", f"Parameters ({len(params)}): experiment.<key>=<value> ({what}, type), "
                   f"meaning; an unknown key is an error"]
     for p in params:
-        value = p.default if composed is None else values.get(p.name)
-        lines += [f"  {shell_arg(f'experiment.{p.name}', override_value(value))}  ({p.type})",
+        value: Any = p.default
+        if composed is not None:
+            value = values
+            for part in p.name.split("."):  # a config group's key: design.power_trials
+                value = value.get(part) if isinstance(value, dict) else None
+            if p.group and isinstance(value, dict):  # the option chosen: its name
+                value = value.get("name")
+            chosen = values.get(p.name.partition(".")[0]) if p.option else None
+            if p.option and isinstance(chosen, dict) and chosen.get("name") != p.option:
+                continue  # a key of the option the preset does not choose
+        lines += [f"  {shell_arg(p.key, override_value(value))}  ({p.type})",
                   f"      {_plain(p.meaning)}"]
     lines += ["", f"Python: help(irsim.{base}) documents the same parameters as keywords."]
     return "\n".join(lines)

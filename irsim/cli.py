@@ -200,6 +200,25 @@ def _config_names(group: str) -> list[str]:
     return sorted(names)
 
 
+def _stored_group(path: str) -> list[str] | None:
+    """The options of the config group `path` that a study stores in Hydra's ConfigStore
+    (``experiment/design``: test_errors' designs, :func:`irsim.conf.store`), None when
+    `path` is not such a group."""
+    from hydra.core.config_store import ConfigStore
+
+    from irsim.conf import register
+
+    if "/" not in path or not path.startswith("experiment/"):
+        return None
+    register()
+    node: object = ConfigStore.instance().repo
+    for part in path.split("/"):
+        node = node.get(part) if isinstance(node, dict) else None
+    if not isinstance(node, dict):
+        return None
+    return sorted(name.removesuffix(".yaml") for name in node)
+
+
 def _precheck(overrides: list[str]) -> None:
     """Compose the config of a single run before Hydra does, so that a bad override gives
     one line and exit code 2 (Hydra would print several lines and exit 1)."""
@@ -219,6 +238,14 @@ def _precheck(overrides: list[str]) -> None:
             names = _config_names(group)
             if value not in names:
                 _fail(unknown_name(group, value, names))
+        options = _stored_group(group.replace(".", "/")) if sep else None
+        if options is not None and "/" in group:  # a study's config group: experiment/design
+            if value not in options:
+                _fail(unknown_name(group, value, options))
+        elif options is not None:  # experiment.design=x: the group's old spelling, a key
+            head, _, field = group.rpartition(".")
+            _fail(f"config: {group}={value}: {field} is a config group: select it with "
+                  f"{head}/{field}={value} (its own parameters: {group}.<key>)")
     try:
         from irsim.runner import check_keys, check_seed, compose_config
 
@@ -331,11 +358,14 @@ def _unknown_key(overrides: list[str], key: str) -> str:
         cfg = compose_config(rest)
         parent = OmegaConf.select(cfg, node) if node else cfg
         valid = [f"{node}.{k}" if node else str(k) for k in parent.keys()
-                 if not (node == "experiment" and k == "name") and k != "command"]
+                 if not (node.startswith("experiment") and k == "name")
+                 and k != "command"]
     except Exception:  # the rest does not compose either: report the key alone
         return f"config: unknown config key {key!r}"
     what = f"parameter of experiment={cfg.experiment.name}" if node == "experiment" else \
         "config key"
+    if node.startswith("experiment.") and "name" in parent:  # a config group's option
+        what = f"parameter of {node.replace('.', '/')}={parent.name}"
     return str(unknown_name(what, key, valid))
 
 

@@ -105,7 +105,7 @@ def parameters_markdown(experiment: str) -> str:
              "| key and default | type | meaning |", "|---|---|---|"]
     for p in params:
         value = override_value(p.default).replace("|", "\\|")
-        lines.append(f"| `experiment.{p.name}={value}` | {_md(p.type)} | "
+        lines.append(f"| `{p.key}={value}` | {_md(p.type)} | "
                      f"{_md(p.description or p.meaning)} |")
     return "\n".join(lines) + "\n"
 

@@ -39,6 +39,7 @@ from matplotlib.transforms import Bbox
 
 import irsim
 from irsim.data.synthetic import synthetic_scores, synthetic_trec
+from irsim.experiments.test_errors import Urbano2019
 from irsim.report import figure_hook, figures
 
 #: At most this many series (legend lines) in one panel.
@@ -352,8 +353,8 @@ def test_type3_figure_with_one_delta(shared_data, tmp_path):
     pool = {"AP": [pd.read_csv(shared_data / "urbano" / f"adhoc{k}_ap.csv").iloc[:, :10]
                    for k in (5, 6)]}
     seen = render("test_errors", lambda: irsim.test_errors(
-        pool, design="urbano2019", tests=["t", "sign"], sizes=[20], deltas=[0.05],
-        alpha=[0.05], trials=30, power_trials=30, B=50, seed=1),
+        pool, design=Urbano2019(power_trials=30), tests=["t", "sign"], sizes=[20],
+        deltas=[0.05], alpha=[0.05], trials=30, B=50, seed=1),
         tmp_path / "run", Expect(), ("type3_error.png",))
     assert not seen.found, "\n".join(seen.found)
 
@@ -438,9 +439,17 @@ def test_every_preset_draws_checked_figures(preset, shared_data, docs, tmp_path)
     spec = yaml.safe_load((files("irsim.conf") / "experiment" / f"{preset}.yaml").read_text())
     study = next(d for d in spec["defaults"] if isinstance(d, str) and "@" in d).split("@")[0]
     params = dict(spec.get("experiment") or {})
-    params.pop("fit_threads", None)
     params.update({k: min(v, params[k]) if k in params else v for k, v in SHRINK.items()
                    if k in params})
+    design = next((v for d in spec["defaults"] if isinstance(d, dict) for k, v in d.items()
+                   if k.startswith("override /experiment/design")), None)
+    if design is not None:  # a config group's option, with its own (shrunk) keys
+        import importlib
+
+        own = {k: min(v, SHRINK[k]) if k in SHRINK else v
+               for k, v in (params.pop("design", None) or {}).items() if k != "fit_threads"}
+        groups = importlib.import_module(f"irsim.experiments.{study}").Config.GROUPS
+        params["design"] = groups["design"][design](**own)
     if "B" in params:  # B * alpha >= 1 for every level
         import dataclasses
         import importlib
@@ -456,7 +465,7 @@ def test_every_preset_draws_checked_figures(preset, shared_data, docs, tmp_path)
     metrics = {"AP": "ap", "P@10": "p10", "RR": "rr"}
     if study in ("corpus_ci", "effort"):
         data: Any = {"runs": docs[0], "qrels": docs[1]}
-    elif params.get("design") == "urbano2019":
+    elif design == "urbano2019":
         data = {m: [pd.read_csv(urbano / f"adhoc{k}_{f}.csv").iloc[:, :10] for k in (5, 6)]
                 for m, f in list(metrics.items())[:2]}
         params["sizes"], params["deltas"] = [25, 50], params["deltas"][::3]

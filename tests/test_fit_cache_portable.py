@@ -65,14 +65,14 @@ def test_fit_and_fit_cache_are_the_same_on_two_machines(small_p10_pool, tmp_path
     csvs = small_p10_pool
     base = ["experiment=urbano2019",
             f"collection.paths={{P@10: [{csvs}/adhoc5_p10.csv, {csvs}/adhoc6_p10.csv]}}",
-            "metrics=[P@10]", "experiment.trials=250", "experiment.power_trials=250",
+            "metrics=[P@10]", "experiment.trials=250", "experiment.design.power_trials=250",
             "experiment.B=50", "experiment.sizes=[10]", "experiment.deltas=[0.05,0.1]",
             "experiment.tests=[t,sign]"]
     cache_a = tmp_path / "cache_a"
-    a = _machine(MACHINE_A, [*base, f"experiment.fit_cache={cache_a}"], tmp_path / "a")
-    b = _machine(MACHINE_B, [*base, f"experiment.fit_cache={tmp_path / 'cache_b'}"],
+    a = _machine(MACHINE_A, [*base, f"experiment.design.fit_cache={cache_a}"], tmp_path / "a")
+    b = _machine(MACHINE_B, [*base, f"experiment.design.fit_cache={tmp_path / 'cache_b'}"],
                  tmp_path / "b")
-    b_reads_a = _machine(MACHINE_B, [*base, f"experiment.fit_cache={cache_a}"],
+    b_reads_a = _machine(MACHINE_B, [*base, f"experiment.design.fit_cache={cache_a}"],
                          tmp_path / "b_reads_a")
     # the machines really differ (the test cannot pass vacuously)
     assert a["blas"].lower() in ("prescott", "katmai") and not a["avx512f"]

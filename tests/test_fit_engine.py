@@ -31,6 +31,7 @@ import irsim
 from irsim.data.matrix_io import read_urbano_csv
 from irsim.engine.session import Engine
 from irsim.errors import ConfigError
+from irsim.experiments.test_errors import Urbano2019
 from irsim.simulate import copulas as cop
 from irsim.simulate.fit_engine import CopulaFits, PairData, fit_pair_copula_models
 from irsim.simulate.pair_copula_model import fit_pair_copula_model, prepare_fit
@@ -210,10 +211,10 @@ def test_the_cache_skips_fitting(tmp_path, serial):
 
 #: The small urbano2019 study of these tests (parameters of test_errors' Config): the preset
 #: ``experiment=urbano2019``'s values, with fewer sizes, deltas, trials and tests.
-STUDY = dict(design="urbano2019", sizes=[10], deltas=[0.05], trials=250, power_trials=250,
-             B=50, tests=["t", "sign"], alpha=[0.05], drop_bottom=0.1, drop_duplicates=True,
-             wilcoxon_method="r", sign_threshold=0.01, bootstrap_statistic="mean",
-             alternatives=["two-sided", "greater"], fit_threads=2)
+STUDY = dict(design=Urbano2019(power_trials=250, fit_threads=2), sizes=[10], deltas=[0.05],
+             trials=250, B=50, tests=["t", "sign"], alpha=[0.05], drop_bottom=0.1,
+             drop_duplicates=True, wilcoxon_method="r", sign_threshold=0.01,
+             bootstrap_statistic="mean", alternatives=["two-sided", "greater"])
 
 
 def _urbano_config():
@@ -255,7 +256,7 @@ def _cli_and_python(tmp_path):
     spec = ", ".join(f"{m}: [{', '.join(p)}]" for m, p in paths.items())
     cfg = compose_config(["experiment=urbano2019", f"collection.paths={{{spec}}}",
                           "metrics=[AP,P@10]", "experiment.trials=250",
-                          "experiment.power_trials=250", "experiment.B=50",
+                          "experiment.design.power_trials=250", "experiment.B=50",
                           "experiment.sizes=[10]", "experiment.deltas=[0.05]",
                           "experiment.tests=[t,sign]", "experiment.alpha=[0.05]",
                           "quiet=true", "seed=3"])
@@ -294,7 +295,6 @@ def test_pooled_python_door_equals_the_command_line(tmp_path):
 
 def test_pooled_bad_input_is_one_config_error():
     df = _frame("adhoc5_ap", 6)
-    kw = {k: v for k, v in STUDY.items() if k != "design"}
     # a study that does not pool runs on each collection: the same data twice, the same rows
     from irsim.report import rows_of
 
@@ -302,12 +302,12 @@ def test_pooled_bad_input_is_one_config_error():
     t = swap.tables["swap_summary"]
     assert rows_of(t, "collection0").to_pandas().equals(rows_of(t, "collection1").to_pandas())
     with pytest.raises(ConfigError, match=r"^metrics: 'RR' is not a metric of the data"):
-        irsim.test_errors({"AP": [df, df]}, metrics=["RR"], design="urbano2019", **kw)
+        irsim.test_errors({"AP": [df, df]}, metrics=["RR"], **STUDY)
     p10 = read_urbano_csv(URBANO / "adhoc5_p10.csv", "P@10")
     with pytest.raises(ConfigError, match=r"^data\['AP'\]\[1\]: no metric 'AP'"):
-        irsim.test_errors({"AP": [df, p10]}, design="urbano2019", **kw)
+        irsim.test_errors({"AP": [df, p10]}, **STUDY)
     with pytest.raises(ConfigError, match=r"^data\['AP'\]\['b'\] is str"):
-        irsim.test_errors({"AP": {"a": df, "b": "x.csv"}}, design="urbano2019", **kw)
+        irsim.test_errors({"AP": {"a": df, "b": "x.csv"}}, **STUDY)
 
 
 @pytest.mark.ray

@@ -97,7 +97,7 @@ CASES: dict[str, list[str]] = {
     "test_errors_urbano2019": [
         "experiment=urbano2019", "collection.paths={{P@10: [{tmp}/adhoc5_p10.csv, "
         "{tmp}/adhoc6_p10.csv]}}", "metrics=[P@10]", "experiment.trials=250",
-        "experiment.power_trials=250", "experiment.B=50", "experiment.sizes=[10,20]",
+        "experiment.design.power_trials=250", "experiment.B=50", "experiment.sizes=[10,20]",
         "experiment.deltas=[0.05,0.1]", "experiment.tests=[t,sign]", *SMALL],
     "multiple_testing": [
         "experiment=multiple_testing", "collection=matrix",

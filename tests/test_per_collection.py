@@ -321,7 +321,7 @@ def test_registered_collections(tmp_path):
     from irsim.experiments import load  # the registration says design=urbano2019 pools
 
     _, _, pooled, _ = load(compose_config(["experiment=test_errors",
-                                           "experiment.design=urbano2019",
+                                           "experiment/design=urbano2019",
                                            "collection=trec_web", "metrics=[nDCG@20]",
                                            f"data_dir={SHARED_DATA}", "quiet=true"]))
     assert isinstance(pooled, CollectionSet)

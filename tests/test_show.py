@@ -29,8 +29,15 @@ def test_every_config_field_is_documented(name):
     prints."""
     config = get(name).config
     fields = [f.name for f in ordered_fields(config) if f.name != "name"]
-    params = config_parameters(config)
+    every = config_parameters(config)
+    params = [p for p in every if p.option is None]  # a config group's keys: its options'
     assert [p.name for p in params] == fields
+    for p in every:
+        if p.option is not None:  # documented by the option's own Config-like dataclass
+            group, _, key = p.name.partition(".")
+            f = next(f for f in dataclasses.fields(config.GROUPS[group][p.option])
+                     if f.name == key)
+            assert p.description == f"``{p.option}``: {f.metadata['help']}"
     for p in params:
         assert p.type and p.meaning, f"{name}.{p.name} is not documented"
         assert "\n" not in p.meaning and p.meaning.endswith((".", ")"))
@@ -55,7 +62,8 @@ def test_config_docstring_is_generated_from_the_metadata(name):
         text = text.removesuffix(", optional")
         return text[1:-1] if text.startswith("{") and text.endswith("}") else text
 
-    expected = {p.name: (kind(p.type), p.description) for p in config_parameters(config)}
+    expected = {p.name: (kind(p.type), p.description) for p in config_parameters(config)
+                if p.option is None}  # a config group's keys: in its options' docstrings
     assert {k: v for k, v in parsed.items() if k != "name"} == expected
 
 
@@ -72,13 +80,22 @@ def test_show_experiment_lists_every_key_with_default(name):
     params = [ln for ln in text.splitlines() if ln.startswith("  ") and "  (" in ln]
     keys = [f.name for f in ordered_fields(config) if f.name != "name"]
     assert sorted(keys) == sorted(f.name for f in dataclasses.fields(config) if f.name != "name")
-    assert len(params) == len(keys)
-    for line, key in zip(params, keys, strict=True):
+    listed = config_parameters(type(config))  # a config group: its choice, its options' keys
+    assert [p.name for p in listed if p.option is None] == keys
+    assert len(params) == len(listed)
+    for line, p in zip(params, listed, strict=True):
         arg = shlex.split(line.split("  (")[0])
-        assert len(arg) == 1 and arg[0].startswith(f"experiment.{key}="), line
-        cfg = compose_config([f"experiment={name}", arg[0]])
-        got = OmegaConf.to_container(cfg.experiment, resolve=True)[key]
-        want = getattr(config, key)
+        assert len(arg) == 1 and arg[0].startswith(f"{p.key}="), line
+        group, _, key = p.name.partition(".")
+        chosen = [f"experiment/{group}={p.option}"] if p.option else []
+        cfg = compose_config([f"experiment={name}", *chosen, arg[0]])
+        got = OmegaConf.to_container(cfg.experiment, resolve=True)[group]
+        if p.group:  # the option chosen: its name
+            got, want = got["name"], p.default
+        elif p.option:
+            got, want = got[key], p.default
+        else:
+            want = getattr(config, p.name)
         assert got == (list(want) if isinstance(want, tuple) else want), line
 
 

@@ -30,6 +30,7 @@ from irsim.errors import ConfigError
 from irsim.experiments.test_errors import (
     URBANO_STREAM,
     TestErrors,
+    Urbano2019,
     UrbanoData,
     UrbanoStudy,
 )
@@ -346,8 +347,8 @@ def test_make_passes_every_parameter_to_the_study():
         assert len(pool.models[0].runs) + len(pool.models[0].dropped) == 6
         assert len(pool.baselines) == 2  # Type II/III candidates of both deltas
     assert udata.fit_run["collections_fitted"] == 2
-    urb2, _ = make(Config(**{**ucfg, "deltas": [0.02], "power_trials": 40}), matrix, seed=4,
-                   shards=Shards())
+    urb2, _ = make(Config(**{**ucfg, "deltas": [0.02], "design": Urbano2019(power_trials=40)}),
+                   matrix, seed=4, shards=Shards())
     assert urb2.power_trials == 40 and urb2.deltas == (0.02,)
     with pytest.raises(ConfigError, match=r"experiment\.design.*'bogus'"):
         make(Config(design="bogus"), matrix, seed=0, shards=Shards())
@@ -499,7 +500,8 @@ def test_urbano2019_parameters_on_their_cut_offs():
         with pytest.raises(ConfigError, match=r"experiment\.deltas: design=urbano2019 needs "
                                               r"deltas > 0"):
             UrbanoStudy(base, 10, bad)
-    with pytest.raises(ConfigError, match=r"experiment\.power_trials must be an integer"):
+    with pytest.raises(ConfigError, match=r"experiment\.design\.power_trials must be an "
+                                          r"integer"):
         UrbanoStudy(base, 0, (0.05,))
     less = TestErrors(sizes=(6,), alphas=(0.05,), tests=("t",), trials=10,
                       alternatives=("two-sided", "less"))
@@ -522,7 +524,7 @@ def test_make_passes_the_shift_designs_generator_options():
     from irsim.data.matrix import ScoreMatrix
     from irsim.engine import data_digest
     from irsim.experiments import Shards
-    from irsim.experiments.test_errors import Config, make
+    from irsim.experiments.test_errors import Config, Shift, make
     from irsim.simulate.pairs import fit_simulator, prepare
 
     a = urbano_matrix("adhoc8_ap", "AP", systems=12)
@@ -535,7 +537,10 @@ def test_make_passes_the_shift_designs_generator_options():
     for change in ({}, {"margin": "empirical"}, {"dependence": "kendall"},
                    {"drop_bottom": 0.25}, {"drop_duplicates": False}):
         opts = {**base, **change}
-        study, data = make(Config(sizes=[10], deltas=[0.0], trials=250, **opts), m, seed=0,
+        design = Shift(margin=opts["margin"], dependence=opts["dependence"])
+        study, data = make(Config(sizes=[10], deltas=[0.0], trials=250, design=design,
+                                  drop_duplicates=opts["drop_duplicates"],
+                                  drop_bottom=opts["drop_bottom"]), m, seed=0,
                            shards=Shards())
         sim = fit_simulator(m.metric("AP"), metric="AP", systems=m.systems, **opts)
         want = prepare([sim], study.deltas,

@@ -413,10 +413,10 @@ def test_cli_pools_collections_per_metric(tmp_path):
     a, b = _csv(tmp_path, "adhoc5_p10", 8), _csv(tmp_path, "adhoc6_p10", 10)
     overrides = ["experiment=urbano2019", f"collection.paths={{P@10: [{a}, {b}]}}",
                  "metrics=[P@10]",
-                 "experiment.trials=250", "experiment.power_trials=250", "experiment.B=50",
+                 "experiment.trials=250", "experiment.design.power_trials=250", "experiment.B=50",
                  "experiment.sizes=[10]", "experiment.deltas=[0.05]",
                  "experiment.tests=[t,sign]", "quiet=true",
-                 f"experiment.fit_cache={tmp_path / 'fits'}"]
+                 f"experiment.design.fit_cache={tmp_path / 'fits'}"]
     cfg = compose_config(overrides)
     tables = run(cfg, tmp_path / "run")
     models = pq.read_table(tmp_path / "run" / "results" / "test_errors_models.parquet")

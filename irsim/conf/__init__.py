@@ -43,7 +43,26 @@ def registered() -> bool:
 
 
 def store(entry: Any) -> None:
-    """Store one study's ``Config`` as ``experiment/<name>``."""
+    """Store one study's ``Config`` as ``experiment/<name>``, with its config groups: a
+    Config's class attribute ``GROUPS = {field: {option: dataclass}}`` makes each option
+    ``experiment/<field>/<option>`` (selected by ``experiment/<field>=<option>``, its keys
+    ``experiment.<field>.<key>``: a key of another option is refused), the field's default's
+    option the default of the Config's defaults list (test_errors' ``design``)."""
     from hydra.core.config_store import ConfigStore
+    from omegaconf import MISSING, OmegaConf, open_dict
 
-    ConfigStore.instance().store(group="experiment", name=entry.name, node=entry.config)
+    cs = ConfigStore.instance()
+    groups = getattr(entry.config, "GROUPS", {})
+    node: Any = entry.config
+    if groups:
+        node = OmegaConf.structured(entry.config)
+        defaults: list[Any] = ["_self_"]
+        with open_dict(node):
+            for field, options in groups.items():
+                for option, cls in options.items():
+                    cs.store(group=f"experiment/{field}", name=option, node=cls)
+                default = type(getattr(entry.config(), field))
+                defaults.append({field: next(o for o, c in options.items() if c is default)})
+                node[field] = MISSING  # typed by the field; the option chosen fills it
+            node["defaults"] = defaults
+    cs.store(group="experiment", name=entry.name, node=node)

@@ -51,8 +51,7 @@ from scipy import stats as sps
 from irsim.engine.partials import Count, FixedPoint
 
 __all__ = ["Retrodesign", "retrodesign", "TypeMS", "summarise", "median_bootstrap_interval",
-           "TYPE_M_POINT", "median_bootstrap_ranks", "TypeMFields", "type_m_fields",
-           "merged_records", "TypeMRecord", "TypeMRows"]
+           "TYPE_M_POINT", "median_bootstrap_ranks", "TypeMFields", "TypeMRecord", "TypeMRows"]
 
 #: The recorded estimates in fixed point: each rounded to 2^-32 (half to even), an integer
 #: per trial; the Type M ratios are of these quantised estimates.
@@ -380,20 +379,6 @@ class TypeMFields:
         names = [_names(i0) for i0, _ in self.blocks()]
         return (np.concatenate([merged[d] for d, _ in names], axis=1),
                 np.concatenate([merged[c] for _, c in names], axis=1))
-
-
-def type_m_fields(trials: int, items: int, tests: int, alternatives: int, block: int
-                  ) -> dict[str, Count]:
-    """``TypeMFields(trials, items, tests, alternatives, block).fields()``
-    (:meth:`TypeMFields.fields`)."""
-    return TypeMFields(trials, items, tests, alternatives, block).fields()
-
-
-def merged_records(merged: dict[str, Any], items: int, block: int
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """:meth:`TypeMFields.merged` of the records of `items` configurations in blocks of
-    `block` (the merge does not depend on the other sizes)."""
-    return TypeMFields(0, items, 0, 0, block).merged(merged)
 
 
 class TypeMRecord:

@@ -1,0 +1,477 @@
+"""``experiment/design=shift`` of experiment=test_errors (the default): a Gaussian copula
+per system pair and the baseline's margin shifted to every delta (:class:`Shift`, its
+parameters and data preparation; :class:`TestErrors`, the study; :func:`fit_table`).
+
+:class:`TestErrors` also holds what both designs share: the checks of the tests, sizes,
+alphas and alternatives, the p-values of a block of trials and the Bayesian decisions
+(:class:`~irsim.experiments.test_errors.urbano2019.UrbanoStudy` wraps one).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+import pyarrow as pa
+
+from irsim.engine.base import Partial, Shard, shard_grid
+from irsim.engine.partials import Count, FixedPoint, Sum
+from irsim.errors import ConfigError, param, unknown_name
+from irsim.experiments.test_errors.common import (
+    ALPHAS,
+    DELTAS,
+    TESTS,
+    Design,
+    bayes_decisions_table,
+)
+from irsim.kit.common import (
+    BAYES_OPTIONS,
+    BayesRules,
+    aligned_block,
+    check_alphas,
+    check_positive_int,
+    check_simulated_tests,
+    unit_ranges,
+)
+from irsim.params import document, fingerprint, option
+from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
+from irsim.simulate.pairs import SimulationData, fit_simulator, prepare
+from irsim.stats import get_test
+from irsim.stats._validation import ALTERNATIVES
+from irsim.stats.bayes import DECISIONS
+from irsim.stats.binomial import clopper_pearson
+from irsim.stats.typems import TypeMFields, TypeMRecord, TypeMRows
+from irsim.tables import table as build_table
+
+if TYPE_CHECKING:
+    from irsim.engine.session import Engine
+    from irsim.experiments import Shards
+
+__all__ = ["Shift", "TestErrors", "fit_table", "TOPIC_STREAM", "DIFF_POINT", "SHARD_ITEMS",
+           "SHARD_REPLICATES"]
+
+TOPIC_STREAM = "test_errors/topics"
+#: The trials' mean differences and their squares are summed in fixed point (each rounded
+#: to 2^-32): exact, order-free sums.
+DIFF_POINT = FixedPoint(32)
+#: Default shard sizes: (metric, n, delta) configurations x trials.
+SHARD_ITEMS, SHARD_REPLICATES = 4096, 1000
+
+
+@document
+@dataclass
+class Shift(Design):
+    """``experiment/design=shift`` (the default): per metric, a margin per system and a
+    Gaussian copula per system pair fitted to the collection
+    (:func:`irsim.simulate.pairs.fit_simulator`); a trial's experimental system gets the
+    baseline's margin shifted so that its true mean exceeds the baseline's by exactly delta
+    (tables ``test_errors``, ``test_errors_fit``). One study per collection.
+    """
+
+    NAME: ClassVar[str] = "shift"
+
+    name: str = option("shift", "``shift``.")
+    margin: str = option(
+        "auto", "Margins of the generator: ``auto`` is empirical for discrete metrics such as "
+        "P@10 and RR, else kernel.", kind='{"auto", "kernel", "empirical"}', tables="data")
+    dependence: str = option(
+        "pearson", "What each pair's Gaussian copula reproduces: the Pearson correlation (NORTA) "
+        "or Kendall's tau.", kind='{"pearson", "kendall"}', tables="data")
+
+    def make(self, config: Any, data: Any, *, seed: int, shards: Shards,
+             engine: Engine | None = None) -> tuple[TestErrors, SimulationData]:
+        """:class:`TestErrors` and its data: a simulator fit to every metric of `data`, the
+        shifts of every delta and the eligible trial pairs
+        (:func:`~irsim.simulate.pairs.prepare`)."""
+        from irsim.kit.loading import CollectionSet
+
+        items, replicates = shards.get(SHARD_ITEMS, SHARD_REPLICATES)
+        study = TestErrors.of(config, seed=seed,
+                              deltas=tuple(float(d) for d in config.deltas),
+                              shard_items=items, shard_replicates=replicates)
+        if isinstance(data, CollectionSet):
+            raise ConfigError("several collections per metric are pooled by "
+                              "experiment/design=urbano2019 only")
+        sims, sources = [], []
+        for metric in data.metrics:
+            sim = fit_simulator(data.metric(metric), metric=metric, systems=data.systems,
+                                margin=self.margin, dependence=self.dependence,
+                                drop_duplicates=bool(config.drop_duplicates),
+                                drop_bottom=float(config.drop_bottom))
+            sims.append(sim)
+            sources.append(data.select(metrics=[metric], systems=sim.systems).values[0])
+        return study, prepare(sims, study.deltas, sources)
+
+
+@dataclass(frozen=True)
+class TestErrors:
+    """The known-truth study of Type I error and power (parameters as in :class:`Config`;
+    ``alphas`` is its ``alpha``).
+
+    Parameters
+    ----------
+    sizes, deltas, alphas, tests, alternatives, trials, B, pvalue, wilcoxon_method,
+    sign_threshold, bootstrap_statistic, ci_level
+        See :class:`Config`; ``deltas`` must match the data's.
+    seed : int
+    shard_items : int
+        (metric, n, delta) configurations per shard.
+    shard_replicates : int
+        Trials per shard (rounded up to a multiple of 250). No shard size changes a result.
+    bayes, bayes_threshold, bayes_r, bayes_prob, bayes_rope
+        Bayesian tests and their decision rules (:class:`Config`).
+
+    Examples
+    --------
+    >>> from irsim.simulate.pairs import TopicSimulator
+    >>> from irsim.engine import run_study
+    >>> sim = TopicSimulator.normal(means=[0.4, 0.5], sds=[0.1, 0.1], rho=[0.9])
+    >>> data = prepare([sim], [0.0, 0.05])
+    >>> study = TestErrors(sizes=(20,), deltas=(0.0, 0.05), alphas=(0.05,), trials=300,
+    ...                    tests=("t", "sign"), B=200)
+    >>> tables, _ = run_study(study, data)
+    >>> t = tables["test_errors"].to_pandas()
+    >>> t[["test", "delta", "trials"]].values.tolist()[:2]
+    [['t', 0.0, 300], ['sign', 0.0, 300]]
+    >>> power = t[(t.delta > 0) & (t.test == "t")].rate   # delta = 5 sd(z) / sqrt(n)
+    >>> bool(power.iloc[0] > 0.95)
+    True
+    """
+
+    __test__ = False  # not a pytest class
+
+    sizes: tuple[int, ...] = (25, 50, 100)
+    deltas: tuple[float, ...] = DELTAS
+    alphas: tuple[float, ...] = ALPHAS
+    tests: tuple[str, ...] = TESTS
+    alternatives: tuple[str, ...] = ("two-sided",)
+    trials: int = 10000
+    B: int = 1000
+    seed: int = 0
+    pvalue: str = "count"
+    wilcoxon_method: str = "auto"
+    sign_threshold: float = 0.0
+    bootstrap_statistic: str = "t"
+    ci_level: float = 0.95
+    shard_items: int = SHARD_ITEMS
+    shard_replicates: int = SHARD_REPLICATES
+    bayes: tuple[str, ...] = ()
+    bayes_threshold: float = BAYES_OPTIONS["bayes_threshold"]
+    bayes_r: float = BAYES_OPTIONS["bayes_r"]
+    bayes_prob: float = BAYES_OPTIONS["bayes_prob"]
+    bayes_rope: float = BAYES_OPTIONS["bayes_rope"]
+    name: str = field(default="test_errors", init=False)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        self._check_bayes()
+        set_(self, "tests", tuple(self.tests))
+        if not self.tests:
+            raise ConfigError(f"{param('tests')} must list at least one test")
+        for t in self.tests:
+            if t not in TESTS:
+                raise unknown_name("test for experiment=test_errors", t, TESTS)
+        set_(self, "alternatives", tuple(self.alternatives))
+        if not self.alternatives:
+            raise ConfigError(f"{param('alternatives')} must list at least one alternative")
+        for a in self.alternatives:
+            if a not in ALTERNATIVES:
+                raise unknown_name("alternative", a, ALTERNATIVES)
+        sizes = tuple(check_positive_int(n, param("sizes")) for n in self.sizes)
+        if not sizes or min(sizes) < 2:
+            raise ConfigError(f"{param('sizes')} must list topic set sizes >= 2, got "
+                              f"{list(self.sizes)}")
+        set_(self, "sizes", sizes)
+        deltas = tuple(float(d) for d in self.deltas)
+        if not deltas or not all(math.isfinite(d) for d in deltas):
+            raise ConfigError(f"{param('deltas')} must list finite numbers, got "
+                              f"{list(self.deltas)}")
+        set_(self, "deltas", deltas)
+        set_(self, "alphas", check_alphas(self.alphas, param("alpha")))
+        set_(self, "trials", check_positive_int(self.trials, param("trials")))
+        set_(self, "B", check_positive_int(self.B, param("B")))
+        check_simulated_tests(self)
+
+    def _check_bayes(self) -> None:
+        for k, v in BayesRules.of(self).options().items():  # checked, normalised
+            object.__setattr__(self, k, v)
+
+    @property
+    def bayes_rules(self) -> BayesRules:
+        """The Bayesian tests and their rules (:class:`~irsim.kit.common.BayesRules`)."""
+        return BayesRules.of(self)
+
+    def bayes_rule(self, name: str) -> str:
+        """The decision rule of Bayesian test `name` as table ``bayes_decisions`` spells it.
+
+        Examples
+        --------
+        >>> s = TestErrors(bayes=("jzs_bf", "t_posterior"))
+        >>> s.bayes_rule("jzs_bf"), s.bayes_rule("t_posterior")
+        ('BF10 >= 3 (r=0.7071)', '95% HDI vs ROPE +-0.01')
+        """
+        return self.bayes_rules.rule(name, self.B)
+
+    def bayes_codes(self, name: str, x: np.ndarray, y: np.ndarray,
+                    key: tuple[int, ...]) -> np.ndarray:
+        """Decision codes (indices of :data:`irsim.stats.bayes.DECISIONS`) of Bayesian test
+        `name` for every trial (row) of ``x - y``, one batched call. The Bayesian bootstrap
+        draws its weights from the stream ``test_errors/bayesian_bootstrap`` keyed by `key`
+        (the trial block's coordinates, as the Monte Carlo tests)."""
+        return self.bayes_rules.codes(name, x, y, B=self.B, seed=self.seed,
+                                      study=f"test_errors/{name}", key=key)
+
+    def bayes_table(self, counts: np.ndarray, trials: np.ndarray, keys: list[dict]) -> pa.Table:
+        """Table ``bayes_decisions`` from the decision counts (configurations, tests, 4)
+        and the trials per configuration; `keys` gives each configuration's metric, n and
+        delta."""
+        return bayes_decisions_table(counts, trials, keys, self.bayes,
+                                     [self.bayes_rule(b) for b in self.bayes], self.ci_level)
+
+    # -- plan ---------------------------------------------------------------------------
+    def _configs(self, data: SimulationData) -> int:
+        if tuple(data.deltas) != self.deltas:
+            raise ConfigError(f"the data were prepared for deltas {list(data.deltas)}, the "
+                              f"study has {list(self.deltas)}")
+        return len(data.simulators) * len(self.sizes) * len(self.deltas)
+
+    def config(self, item: int) -> tuple[int, int, int]:
+        """``(metric index, size index, delta index)`` of configuration `item`."""
+        nd, ns = len(self.deltas), len(self.sizes)
+        return item // (ns * nd), (item // nd) % ns, item % nd
+
+    def plan(self, data: SimulationData) -> list[Shard]:
+        """Configuration blocks x trial blocks."""
+        return shard_grid(self._configs(data), self.shard_items, self.trials,
+                          aligned_block(self.shard_replicates, REPLICATE_BLOCK))
+
+    def fingerprint(self) -> dict:
+        """Parameters that determine the tables (from :class:`Config`,
+        :func:`irsim.params.fingerprint`; the urbano2019 design's generators through the
+        data; `design` and `power_trials` apply to :class:`UrbanoStudy`, which adds them)."""
+        from irsim.experiments.test_errors import Config
+
+        return fingerprint(self, Config, renamed={"alpha": "alphas", "design": None})
+
+    @classmethod
+    def of(cls, config: Any, *, seed: int, deltas: Sequence[float], shard_items: int,
+           shard_replicates: int) -> TestErrors:
+        """The study of `config`'s shared parameters (a test_errors ``Config``) with these
+        `deltas` and shard sizes (what both designs' ``make`` build first: it checks them)."""
+        return cls(
+            sizes=tuple(int(n) for n in config.sizes),
+            deltas=tuple(deltas),
+            alphas=tuple(config.alpha),
+            tests=tuple(config.tests),
+            alternatives=tuple(config.alternatives),
+            trials=config.trials,
+            B=config.B,
+            seed=int(seed),
+            pvalue=config.pvalue,
+            wilcoxon_method=config.wilcoxon_method,
+            sign_threshold=float(config.sign_threshold),
+            bootstrap_statistic=config.bootstrap_statistic,
+            ci_level=float(config.ci_level),
+            shard_items=shard_items,
+            shard_replicates=shard_replicates,
+            bayes=tuple(config.bayes),
+            bayes_threshold=config.bayes_threshold,
+            bayes_r=config.bayes_r,
+            bayes_prob=config.bayes_prob,
+            bayes_rope=config.bayes_rope,
+        )
+
+    def fields(self, data: SimulationData) -> dict[str, Count | Sum]:
+        """Per configuration: rejections per (test, alternative, alpha), trials, and the
+        fixed-point sums of the trials' mean differences and their squares."""
+        n = self._configs(data)
+        shape = (n, len(self.tests), len(self.alternatives), len(self.alphas))
+        return {"rejections": Count(shape, along="items"),
+                "trials": Count((n,), along="items"),
+                "diff": Sum((n, 2), along="items", bits=DIFF_POINT.bits),
+                **TypeMFields(self.trials, n, len(self.tests), len(self.alternatives),
+                              self.shard_items).fields(),
+                **self.bayes_fields(n)}
+
+    def bayes_fields(self, configs: int) -> dict[str, Count]:
+        """``bayes``: decisions per (configuration, Bayesian test, decision), if any."""
+        if not self.bayes:
+            return {}
+        return {"bayes": Count((configs, len(self.bayes), len(DECISIONS)), along="items")}
+
+    # -- kernel -------------------------------------------------------------------------
+    def kernel(self, shard: Shard, data: SimulationData) -> Partial:
+        """Rejection counters and summed mean differences of one shard."""
+        self._configs(data)
+        i0, i1 = shard.items
+        alphas = np.asarray(self.alphas)
+        rej = np.zeros((i1 - i0, len(self.tests), len(self.alternatives), len(alphas)),
+                       np.int64)
+        trials = np.zeros(i1 - i0, np.int64)
+        diff = DIFF_POINT.zeros((i1 - i0, 2))  # fixed-point sums of mean(z), mean(z)^2
+        record = TypeMRecord(shard, len(self.tests), len(self.alternatives), self.alphas)
+        bayes = np.zeros((i1 - i0, len(self.bayes), len(DECISIONS)), np.int64)
+        groups: dict[tuple[int, int], list[int]] = {}
+        for item in range(i0, i1):
+            mi, si, di = self.config(item)
+            groups.setdefault((mi, si), []).append(di)
+        for (mi, si), dis in groups.items():  # loops over metrics and sizes
+            sim, n = data.simulators[mi], self.sizes[si]
+            mkey = study_key(sim.metric)
+            for a, b in unit_ranges(*shard.reps, REPLICATE_BLOCK):
+                base, pair, z1, z2 = self._latent(data, mi, n, a, b)
+                key = (mkey, a // REPLICATE_BLOCK)
+                for di in dis:  # loop over deltas
+                    theta = data.thetas[mi][di, base]
+                    y, x = sim.scores(pair, z1, z2, margin_a=base, margin_b=base,
+                                      theta_b=theta)
+                    row = (mi * len(self.sizes) + si) * len(self.deltas) + di - i0
+                    trials[row] += b - a
+                    md = (x - y).mean(axis=1)
+                    diff[row] += DIFF_POINT.sum(np.stack([md, md * md]))
+                    if self.deltas[di] != 0.0:
+                        record.diff(row + i0, a, md)
+                    for ti, test in enumerate(self.tests):
+                        p = self.pvalues(test, self.alternatives, x, y, key)
+                        rej[row, ti] += np.count_nonzero(
+                            p[:, :, None] <= alphas[None, None, :], axis=0)
+                        if self.deltas[di] != 0.0:
+                            record.levels(row + i0, a, ti, p)
+                    for bi, name in enumerate(self.bayes):  # loop over the Bayesian tests
+                        bayes[row, bi] += np.bincount(self.bayes_codes(name, x, y, key),
+                                                      minlength=len(DECISIONS))
+        out = {"rejections": rej, "trials": trials, "diff": diff, **record.partial()}
+        if self.bayes:
+            out["bayes"] = bayes
+        return out
+
+    def _latent(self, data: SimulationData, mi: int, n: int, a: int, b: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Trials ``[a, b)``: baseline system, pair and two (trials, n) normals."""
+        sim = data.simulators[mi]
+        ordered = data.trial_pairs[mi]
+
+        def draw(rng: np.random.Generator, m: int) -> np.ndarray:
+            return np.concatenate([rng.random((m, 1)), rng.standard_normal((m, 2 * n))],
+                                  axis=1)
+
+        block = blocked_draws(self.seed, TOPIC_STREAM, (study_key(sim.metric), n), a, b,
+                              draw)
+        pick = np.minimum((block[:, 0] * len(ordered)).astype(np.int64), len(ordered) - 1)
+        base, pair = ordered[pick, 0], ordered[pick, 1]
+        return base, pair, block[:, 1 : n + 1], block[:, n + 1 :]
+
+    def pvalues(self, test: str, alternatives: tuple[str, ...], x: np.ndarray,
+                y: np.ndarray, key: tuple[int, ...]) -> np.ndarray:
+        """p-values of `test` for every trial (row) of ``x - y`` and alternative: shape
+        (trials, alternatives). Monte Carlo tests draw their resamples from the stream
+        ``test_errors/<test>`` keyed by `key`, once for all alternatives."""
+        spec = get_test(test)
+        options: dict = {}
+        if test == "wilcoxon":
+            options["method"] = self.wilcoxon_method
+        elif test == "sign":
+            options["threshold"] = float(self.sign_threshold)
+        elif test == "paired_bootstrap":
+            options["statistic"] = self.bootstrap_statistic
+        if spec.monte_carlo:
+            options.update(B=self.B, seed=self.seed, study=f"test_errors/{test}", key=key,
+                           pvalue_mode=self.pvalue)
+            p = spec.function(x, y, alternative=tuple(alternatives), **options).pvalue
+            return np.asarray(p).reshape(len(x), len(alternatives))
+        return np.stack([np.atleast_1d(spec.function(x, y, alternative=alt, **options).pvalue)
+                         for alt in alternatives], axis=1)
+
+    # -- reduce -------------------------------------------------------------------------
+    def finalize(self, merged: dict[str, np.ndarray], data: SimulationData
+                 ) -> dict[str, pa.Table]:
+        """The rates with their Clopper-Pearson bands, one row per (metric, test,
+        alternative, n, delta, alpha), and the generator's fit table."""
+        rej, counts, diff = merged["rejections"], merged["trials"], merged["diff"]
+        cols: dict[str, list] = {k: [] for k in (
+            "metric", "test", "alternative", "n", "delta", "alpha", "trials", "rejections")}
+        mean_diff, mean_diff_se = [], []
+        for item in range(len(counts)):
+            mi, si, di = self.config(item)
+            k = counts[item]
+            md = diff[item, 0] / max(k, 1)
+            var = max(diff[item, 1] / max(k, 1) - md * md, 0.0)
+            se = math.sqrt(var / (k - 1)) if k > 1 else float("nan")
+            for ti, test in enumerate(self.tests):
+                for ai, alt in enumerate(self.alternatives):
+                    for li, alpha in enumerate(self.alphas):
+                        cols["metric"].append(data.simulators[mi].metric)
+                        cols["test"].append(test)
+                        cols["alternative"].append(alt)
+                        cols["n"].append(self.sizes[si])
+                        cols["delta"].append(self.deltas[di])
+                        cols["alpha"].append(alpha)
+                        cols["trials"].append(int(k))
+                        cols["rejections"].append(int(rej[item, ti, ai, li]))
+                        mean_diff.append(md)
+                        mean_diff_se.append(se)
+        k = np.asarray(cols["rejections"], np.int64)
+        t = np.asarray(cols["trials"], np.int64)
+        lo, hi = clopper_pearson(k, t, self.ci_level)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = k / t
+        table = build_table("test_errors", {
+            **cols, "trials": t, "rejections": k, "rate": rate, "ci_lo": lo, "ci_hi": hi,
+            "mean_diff": mean_diff, "mean_diff_se": mean_diff_se})
+        out = {"test_errors": table, "test_errors_fit": fit_table(data),
+               "type_m_s": self._type_m_s(merged, data)}
+        if self.bayes:
+            keys = []
+            for item in range(len(counts)):
+                mi, si, di = self.config(item)
+                keys.append({"metric": data.simulators[mi].metric, "n": self.sizes[si],
+                             "delta": self.deltas[di]})
+            out["bayes_decisions"] = self.bayes_table(merged["bayes"], counts, keys)
+        return out
+
+    def _type_m_s(self, merged: dict[str, np.ndarray], data: SimulationData) -> pa.Table:
+        """Table ``type_m_s`` from the per-trial records (delta = 0: null Type S / M)."""
+        rows = TypeMRows(self.tests, self.alphas, self.ci_level)
+        q, code = TypeMFields(self.trials, len(merged["trials"]), len(self.tests),
+                              len(self.alternatives), self.shard_items).merged(merged)
+        rej = merged["rejections"]
+        for item in range(len(merged["trials"])):
+            mi, si, di = self.config(item)
+            delta, k = self.deltas[di], int(merged["trials"][item])
+            for ti, test in enumerate(self.tests):
+                for ai, alt in enumerate(self.alternatives):
+                    keys = {"metric": data.simulators[mi].metric, "n": self.sizes[si],
+                            "delta": delta, "test": test, "alternative": alt}
+                    if delta == 0.0:
+                        rows.add_null(keys, k, rej[item, ti, ai])
+                    else:
+                        rows.add(keys, q[:k, item], code[:k, item, ti, ai], delta)
+        return rows.table()
+
+
+def fit_table(data: SimulationData) -> pa.Table:
+    """One row per metric: how the generator was fit and how well it reproduces the
+    source (KS distance of the margins, largest error of a margin's mean)."""
+    rows = []
+    for sim, diag in zip(data.simulators, data.diagnostics or [{}] * len(data.simulators),
+                         strict=True):
+        rows.append({
+            "metric": sim.metric,
+            "margin": sim.margins.kind,
+            "support": sim.margins.support or "",
+            "systems": len(sim.systems),
+            "dropped": len(sim.dropped),
+            "baselines": int(diag.get("baselines", -1)),
+            "pairs": int(sim.pairs),
+            "dependence": sim.dependence,
+            "rho_min": float(sim.rho.min()),
+            "rho_median": float(np.median(sim.rho)),
+            "rho_max": float(sim.rho.max()),
+            "ks_mean": float(diag.get("ks_mean", float("nan"))),
+            "ks_max": float(diag.get("ks_max", float("nan"))),
+            "mean_error_max": float(diag.get("mean_error_max", float("nan"))),
+        })
+    return build_table("test_errors_fit", rows)
