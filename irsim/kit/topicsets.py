@@ -49,12 +49,12 @@ from irsim.sampling.subsets import (
     set_means,
     subset_indices,
 )
-from irsim.sampling.systems import DEFAULT_RULE, bottom_mask, check_rule, check_share
+from irsim.sampling.systems import DEFAULT_RULE, check_drop, kept_runs
 from irsim.stats import get_test
 from irsim.stats.ties import score_tolerance, snap_zero, tied_order
 
 __all__ = ["ERROR_STREAM", "FULL_STREAM", "NO_TEST", "PairErrors", "check_schemes",
-           "check_sizes", "sampling_configs", "check_drop_bottom", "check_drop_rule",
+           "check_sizes", "sampling_configs", "check_drop",
            "kept_systems", "compared_systems", "in_window", "rates", "set_block_bytes",
            "check_set_memory"]
 
@@ -137,34 +137,11 @@ sampling of 2 sets from 42 topics
     return tuple(out)
 
 
-def check_drop_bottom(value: Any) -> float:
-    """The share of systems left out by ``drop_bottom``: inside [0, 1)
-    (:func:`irsim.sampling.systems.check_share`).
-
-    Examples
-    --------
-    >>> check_drop_bottom(0.25)
-    0.25
-    """
-    return check_share(value)
-
-
-def check_drop_rule(value: Any) -> str:
-    """The rule of ``drop_bottom``, ``drop_rule``: ``"quantile"`` (the paper's, default) or
-    ``"count"`` (:func:`irsim.sampling.systems.check_rule`).
-
-    Examples
-    --------
-    >>> check_drop_rule("count")
-    'count'
-    """
-    return check_rule(value)
-
-
 def kept_systems(data: ScoreMatrix, drop_bottom: float, metric: str,
                  rule: str = DEFAULT_RULE) -> np.ndarray:
     """Indices (in order) of the systems left after dropping the bottom share by mean
-    `metric` score (:func:`irsim.sampling.systems.bottom_mask`): with `rule` ``"quantile"``
+    `metric` score (:func:`irsim.sampling.systems.kept_runs`, duplicates kept; `drop_bottom`
+    and `rule` checked by :func:`irsim.sampling.systems.check_drop`): with `rule` ``"quantile"``
     (the default, Urbano's code) the systems whose mean is below the ``drop_bottom`` quantile
     of the means (R's type 7) go; with ``"count"``, ``floor(drop_bottom * systems)`` systems
     (ties: the earlier one first).
@@ -177,7 +154,7 @@ def kept_systems(data: ScoreMatrix, drop_bottom: float, metric: str,
     >>> kept_systems(m, 0.2, "AP").tolist(), kept_systems(m, 0.2, "AP", "count").tolist()
     ([0, 2, 3], [0, 1, 2, 3])
     """
-    return np.flatnonzero(bottom_mask(data.metric(metric).mean(axis=1), drop_bottom, rule=rule))
+    return np.flatnonzero(kept_runs(data.metric(metric), drop_bottom=drop_bottom, rule=rule))
 
 
 def compared_systems(data: ScoreMatrix, drop_bottom: float, metric: str,

@@ -13,9 +13,17 @@ fit, the pair and collection simulators). Two rules for the bottom share (a stud
   simulators (design=shift, multiple_testing);
 - ``"count"``: ``floor(share * k)`` systems with the lowest means go (ties: the earlier
   system first), ``k`` the systems left after duplicates; Sanderson & Zobel (2005), whose
-  preset sets it, and irsim's rule before issue 29. The design=urbano2019 fit
-  (:func:`irsim.simulate.pair_copula_model.prepare_runs`) still calls :func:`bottom_mask` with its
-  keyword default ``"count"`` (its cache key does not record a rule).
+  preset sets it, and irsim's rule before issue 29.
+
+:func:`kept_runs` is the step every caller runs: duplicates go first (:func:`duplicate_mask`,
+when asked), then the bottom share of the runs left (:func:`bottom_mask`). :func:`check_drop`
+is the one check of its parameters (share and rule) in irsim's error vocabulary. The callers
+keep their defaults: the studies (:func:`irsim.kit.topicsets.kept_systems`: reliability,
+error_rates, effort, discpower) keep duplicates and take their ``drop_rule``
+(:data:`DEFAULT_RULE`); the pair simulator (:func:`irsim.simulate.pairs.fit_simulator`,
+design=shift, multiple_testing) drops duplicates and applies ``"quantile"``; the collection
+generator (:func:`irsim.simulate.pair_copula_model.prepare_runs`, design=urbano2019) drops
+duplicates and takes its ``drop_rule`` (default ``"quantile"``, recorded in its cache key).
 
 On 47 systems with share 0.25 the quantile rule keeps 35 (the 12 below the first quartile
 go; ``0.25 * 46 = 11.5`` interpolates between the 12th and 13th lowest), the count rule 36
@@ -29,6 +37,9 @@ Examples
 >>> k47 = np.arange(47.0)
 >>> int(bottom_mask(k47, 0.25, rule="quantile").sum()), int(bottom_mask(k47, 0.25).sum())
 (35, 36)
+>>> x = np.array([[.1, .2], [.5, .6], [.1, .2], [.3, .3], [.9, .8]])
+>>> kept_runs(x, drop_duplicates=True, drop_bottom=0.25).tolist()  # run 2 = run 0; 1 of 4
+[False, True, False, True, True]
 """
 
 from __future__ import annotations
@@ -37,11 +48,12 @@ import math
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from irsim.errors import ConfigError, param
+from irsim.errors import ConfigError, InputError, param
 
-__all__ = ["DUPLICATE_TOL", "RULES", "DEFAULT_RULE", "check_share", "check_rule",
-           "bottom_count", "bottom_mask", "duplicate_mask"]
+__all__ = ["DUPLICATE_TOL", "RULES", "DEFAULT_RULE", "check_share", "check_rule", "check_drop",
+           "bottom_count", "bottom_mask", "duplicate_mask", "kept_runs"]
 
 #: Two systems are duplicates when their scores differ by at most this on every topic.
 DUPLICATE_TOL = 1e-5
@@ -92,6 +104,40 @@ def check_rule(value: Any, key: str | None = None) -> str:
     if not isinstance(value, str) or value not in RULES:
         raise ConfigError(f"{name} must be one of {', '.join(RULES)}; got {value!r}")
     return value
+
+
+def check_drop(drop_bottom: Any, drop_rule: Any = DEFAULT_RULE, *,
+               keys: tuple[str, str] | None = None) -> tuple[float, str]:
+    """The parameters of :func:`kept_runs`, checked: the share (:func:`check_share`, inside
+    [0, 1)) and the rule (:func:`check_rule`, one of :data:`RULES`), in that order.
+
+    Parameters
+    ----------
+    drop_bottom : float
+        Share of the runs left out by mean.
+    drop_rule : str
+        ``"quantile"`` or ``"count"``.
+    keys : (str, str), optional
+        The parameters' names in the messages; default ``drop_bottom`` and ``drop_rule`` as
+        the caller wrote them (:func:`irsim.errors.param`: ``experiment.drop_bottom`` on the
+        command line, ``drop_bottom`` from Python).
+
+    Returns
+    -------
+    (float, str)
+        The share and the rule.
+
+    Examples
+    --------
+    >>> check_drop(0.25), check_drop("0.1", "count")
+    ((0.25, 'quantile'), (0.1, 'count'))
+    >>> check_drop(0.1, "floor", keys=("drop_bottom", "drop_rule"))
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: drop_rule must be one of quantile, count; got 'floor'
+    """
+    share_key, rule_key = (None, None) if keys is None else keys
+    return check_share(drop_bottom, share_key), check_rule(drop_rule, rule_key)
 
 
 def bottom_count(systems: int, share: float) -> int:
@@ -160,3 +206,52 @@ def duplicate_mask(scores: np.ndarray, tol: float = DUPLICATE_TOL) -> np.ndarray
         if keep[i]:
             keep[i + 1:] &= ~(np.abs(x[i + 1:] - x[i]) <= tol).all(axis=1)
     return keep
+
+
+def kept_runs(scores: ArrayLike, *, drop_duplicates: bool = False, drop_bottom: float = 0.0,
+              rule: str = DEFAULT_RULE, keys: tuple[str, str] | None = None) -> np.ndarray:
+    """Mask of the runs (systems) kept: first, when `drop_duplicates`, a run equal to an
+    earlier kept run on every topic (within :data:`DUPLICATE_TOL`, :func:`duplicate_mask`)
+    goes; then the bottom `drop_bottom` share of the runs left by mean score
+    (:func:`bottom_mask` with `rule`; the share and the quantile count only the runs left).
+
+    Parameters
+    ----------
+    scores : array_like, shape (runs, topics)
+        Per-topic scores of one metric.
+    drop_duplicates : bool
+        Leave out duplicate runs first.
+    drop_bottom : float
+        Share of the remaining runs left out by mean, in [0, 1).
+    rule : {"quantile", "count"}
+        See the module docstring; each caller passes its own (:data:`DEFAULT_RULE` here).
+    keys : (str, str), optional
+        Names of the share and rule parameters in error messages (:func:`check_drop`).
+
+    Returns
+    -------
+    ndarray of bool, shape (runs,)
+
+    Raises
+    ------
+    ConfigError
+        A share outside [0, 1) or an unknown rule (:func:`check_drop`).
+    InputError
+        `scores` not two-dimensional.
+
+    Examples
+    --------
+    >>> x = np.array([[.3, .3], [.1, .1], [.2, .2], [.4, .4], [.1, .1]])
+    >>> kept_runs(x, drop_bottom=0.25).tolist()   # quartile 0.1: no mean below it
+    [True, True, True, True, True]
+    >>> kept_runs(x, drop_duplicates=True, drop_bottom=0.25).tolist()  # quartile of 4: .175
+    [True, False, True, True, False]
+    >>> kept_runs(x, drop_bottom=0.25, rule="count").tolist()   # floor(1.25): 1 goes
+    [True, False, True, True, True]
+    """
+    x = np.asarray(scores, np.float64)
+    if x.ndim != 2:
+        raise InputError(f"scores must be a (runs, topics) matrix, got shape {x.shape}")
+    share, rule = check_drop(drop_bottom, rule, keys=keys)
+    keep = duplicate_mask(x) if drop_duplicates else np.ones(len(x), bool)
+    return bottom_mask(x.mean(axis=1), share, rule=rule, keep=keep)

@@ -51,7 +51,7 @@ from numpy.typing import ArrayLike
 
 from irsim.errors import InputError
 from irsim.rng import study_key
-from irsim.sampling.systems import RULES, bottom_mask, check_share, duplicate_mask
+from irsim.sampling.systems import check_drop, kept_runs
 from irsim.simulate import copulas as cop
 from irsim.simulate.margins import (
     CONTINUOUS,
@@ -67,6 +67,9 @@ __all__ = ["FORMAT", "FitTask", "PairCopulaModel", "cache_key", "fit_pair_copula
            "fit_pairs", "prepare_fit", "prepare_runs"]
 
 log = logging.getLogger(__name__)
+
+#: The names of the run-dropping parameters in error messages (this module's keywords).
+_DROP_KEYS = ("drop_bottom", "drop_rule")
 
 #: Version of the cached model format (part of the cache key).
 FORMAT = "irsim-simulate-2"  # 2: copula JSON written from the codes
@@ -157,7 +160,7 @@ def prepare_runs(scores: ArrayLike, drop_duplicates: bool = True, drop_bottom: f
                  drop_rule: str = "quantile") -> np.ndarray:
     """Mask of the runs kept: first duplicates are dropped (a run equal to an earlier one on
     every topic within 1e-5), then the bottom `drop_bottom` share of the rest by mean
-    (:func:`irsim.sampling.systems.bottom_mask`; ``drop_rule="quantile"``, the paper's
+    (:func:`irsim.sampling.systems.kept_runs`; ``drop_rule="quantile"``, the paper's
     ``removeBottom``: a run goes when its mean is below the `drop_bottom` quantile (type 7) of
     the remaining means; ``"count"``: the ``floor(drop_bottom * runs)`` lowest means).
 
@@ -167,10 +170,8 @@ def prepare_runs(scores: ArrayLike, drop_duplicates: bool = True, drop_bottom: f
     >>> prepare_runs(x, drop_bottom=0.25).tolist()   # run 2 duplicates run 0; then 1 of 4
     [False, True, False, True, True]
     """
-    x = np.asarray(scores, np.float64)
-    keep = duplicate_mask(x) if drop_duplicates else np.ones(len(x), bool)
-    share = check_share(drop_bottom, "drop_bottom")
-    return bottom_mask(x.mean(axis=1), share, keep=keep, rule=drop_rule)
+    return kept_runs(scores, drop_duplicates=drop_duplicates, drop_bottom=drop_bottom,
+                     rule=drop_rule, keys=_DROP_KEYS)
 
 
 def cache_key(scores: np.ndarray, runs: tuple[str, ...], options: dict) -> str:
@@ -359,6 +360,7 @@ def prepare_fit(scores: ArrayLike, *, metric: str, name: str,
     (15, True)
     """
     t0 = time.perf_counter()
+    check_drop(drop_bottom, drop_rule, keys=_DROP_KEYS)
     x = np.asarray(scores, np.float64)
     if x.ndim != 2 or len(x) < 2:
         raise InputError(f"collection {name} {metric}: need a (runs >= 2, topics) matrix")
@@ -389,9 +391,6 @@ def prepare_fit(scores: ArrayLike, *, metric: str, name: str,
                     f"unreadable ({type(err).__name__}{': ' + first if first else ''})"
                 log.warning("fit cache entry %s: %s; refitting it and overwriting the entry",
                             path, why)
-    if drop_rule not in RULES:
-        raise InputError(f"collection {name} {metric}: unknown drop_rule {drop_rule!r}; "
-                         f"valid: {', '.join(RULES)}")
     keep = prepare_runs(x, drop_duplicates, drop_bottom, drop_rule)
     if np.count_nonzero(keep) < 2:
         raise InputError(f"collection {name} {metric}: fewer than 2 runs left to simulate")

@@ -56,7 +56,7 @@ from scipy.special import ndtri
 
 from irsim.errors import ConfigError, InputError, unknown_name
 from irsim.exact import corrcoef
-from irsim.sampling.systems import bottom_mask, check_share, duplicate_mask
+from irsim.sampling.systems import kept_runs
 from irsim.simulate.margins import (
     Margins,
     check_scores,
@@ -322,7 +322,8 @@ def fit_simulator(
         Leave out systems whose scores equal an earlier system's on every topic (within
         1e-5), as Urbano et al. do.
     drop_bottom : float
-        Leave out this share of the systems with the lowest mean (Urbano et al.: 0.1).
+        Leave out this share of the systems left with the lowest mean (Urbano et al.: 0.1),
+        by the quantile rule (:func:`irsim.sampling.systems.kept_runs`).
 
     Returns
     -------
@@ -341,9 +342,8 @@ def fit_simulator(
     names = tuple(systems) if systems is not None else tuple(f"s{i}" for i in range(len(x)))
     if len(names) != len(x):
         raise InputError(f"{len(names)} system ids for {len(x)} rows of scores")
-    share = check_share(drop_bottom, "drop_bottom")
-    keep = duplicate_mask(x) if drop_duplicates else np.ones(len(x), bool)
-    keep = bottom_mask(x.mean(axis=1), share, rule="quantile", keep=keep)
+    keep = kept_runs(x, drop_duplicates=drop_duplicates, drop_bottom=drop_bottom,
+                     rule="quantile", keys=("drop_bottom", "drop_rule"))
     if np.count_nonzero(keep) < 2:
         raise InputError(f"metric {metric}: fewer than 2 systems left to simulate")
     kept = x[keep]

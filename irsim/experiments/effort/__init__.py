@@ -35,8 +35,7 @@ from irsim.experiments import Shards
 from irsim.kit.common import check_positive_int, check_unique
 from irsim.kit.topicsets import (
     PairErrors,
-    check_drop_bottom,
-    check_drop_rule,
+    check_drop,
     check_schemes,
     check_set_memory,
     check_sizes,
@@ -338,8 +337,7 @@ def make(config: Config, data: DocCollection, *, seed: int, shards: Shards
     schemes = check_schemes(config.sampling)
     sizes = check_sizes(config.subset_sizes, required=True)
     trials = check_positive_int(config.trials, param("trials"))
-    drop_bottom = check_drop_bottom(config.drop_bottom)
-    drop_rule = check_drop_rule(config.drop_rule)
+    drop_bottom, drop_rule = check_drop(config.drop_bottom, config.drop_rule)
     items, _ = shards.get(SHARD_ITEMS, 1000)
     check_positive_int(items, param("shard_items", "engine"))
     derived = effort_data(data, pools)

@@ -58,8 +58,7 @@ from irsim.kit.common import (
 from irsim.kit.topicsets import (
     ERROR_STREAM,
     PairErrors,
-    check_drop_bottom,
-    check_drop_rule,
+    check_drop,
     check_schemes,
     check_set_memory,
     check_sizes,
@@ -503,8 +502,7 @@ sampling of 2 sets from 50 topics
                           f"{param('tests')} is not empty")
     if tests and min(sizes) < 2:
         raise ConfigError(f"{param('subset_sizes')} must be >= 2 for significance tests")
-    drop_bottom = check_drop_bottom(config.drop_bottom)
-    drop_rule = check_drop_rule(config.drop_rule)
+    drop_bottom, drop_rule = check_drop(config.drop_bottom, config.drop_rule)
     targets = check_sizes(config.target_sizes, "target_sizes") or ()
     min_comparisons = check_positive_int(config.min_comparisons, param("min_comparisons"))
     if not 0.0 < float(config.full_alpha) < 1.0:

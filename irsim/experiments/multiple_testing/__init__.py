@@ -111,7 +111,7 @@ from irsim.params import fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.sampling.permutations import topic_permutations
-from irsim.sampling.systems import check_share
+from irsim.sampling.systems import check_drop
 from irsim.simulate.joint_copula_model import (
     DEPENDENCE,
     MIN_EIGENVALUE,
@@ -1081,7 +1081,7 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     if isinstance(trunc, bool) or int(trunc) != trunc or int(trunc) < 1:
         raise ConfigError(f"{param('vine_truncation')} must be an integer >= 1, got "
                           f"{trunc!r}")
-    check_share(config.drop_bottom)
+    check_drop(config.drop_bottom, "quantile")  # the pair simulator's rule
     null_mean = None if config.null_mean is None else float(config.null_mean)
     if null_mean is not None and not 0.0 < null_mean < 1.0:
         raise ConfigError(f"{param('null_mean')} must be inside (0, 1), got "

@@ -64,7 +64,7 @@ from irsim.kit.common import (
     select_metrics,
     unit_ranges,
 )
-from irsim.kit.topicsets import check_drop_bottom, check_drop_rule, kept_systems
+from irsim.kit.topicsets import check_drop, kept_systems
 from irsim.params import fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
@@ -260,8 +260,7 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     irsim.errors.ConfigError: config: experiment.drop_bottom=0.9 leaves 1 system ...
     """
     matrix = select_metrics(data, config.metrics)
-    drop = check_drop_bottom(config.drop_bottom)
-    rule = check_drop_rule(config.drop_rule)
+    drop, rule = check_drop(config.drop_bottom, config.drop_rule)
     targets = tuple(float(t) for t in as_tuple(config.targets) or ())
     if not targets or not all(0.0 < t < 1.0 for t in targets):
         raise ConfigError(f"{param('targets')} must list values inside (0, 1), got "
