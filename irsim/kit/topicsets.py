@@ -1,5 +1,5 @@
-"""Topic-set studies' shared machinery (not a study): validation of the sampling parameters
-and the error-rate kernel of Sanderson & Zobel (2005).
+"""Shared machinery of the topic-set studies (swap, error_rates, effort, reliability):
+validation of the sampling parameters and the error-rate kernel of Sanderson & Zobel (2005).
 
 :class:`PairErrors` is the kernel of :mod:`~irsim.experiments.error_rates` and, on scores
 recomputed on pooled qrels, of :mod:`~irsim.experiments.effort`: each trial draws two topic
