@@ -35,6 +35,7 @@ __all__ = [
     "BAYES_OPTIONS",
     "BayesOptions",
     "BayesRules",
+    "BayesFields",
     "decision_codes",
 ]
 
@@ -579,3 +580,47 @@ mean 'jzs_bf'?); valid: bayesian_bootstrap, jzs_bf, t_posterior
         """Decision codes (indices of :data:`irsim.stats.bayes.DECISIONS`) of
         :meth:`decide`, the leading shape of `x` (at least 1-d)."""
         return decision_codes(np.atleast_1d(self.decide(name, x, y, **mc).decision))
+
+
+@dataclass(frozen=True, kw_only=True)
+class BayesFields:
+    """The Bayesian fields of a study object, declared once: a frozen study dataclass that
+    decides pairs with the Bayesian tests inherits them (``class Study(BayesFields)``); they
+    are keyword-only, so they follow the study's own fields in its constructor and never
+    shift its positional arguments. The values are those of the ``Config``'s
+    :class:`BayesOptions`; :meth:`_check_bayes` (called by the study's ``__post_init__``,
+    or by this one when the study defines none) checks them through :class:`BayesRules`
+    and stores them normalised (``bayes`` a tuple, the rule options floats).
+
+    Examples
+    --------
+    >>> @dataclass(frozen=True)
+    ... class Study(BayesFields):
+    ...     B: int = 1000
+    >>> s = Study(500, bayes=["jzs_bf"], bayes_threshold=10)
+    >>> s.bayes, s.bayes_threshold, s.bayes_rules.rule("jzs_bf", s.B)
+    (('jzs_bf',), 10.0, 'BF10 >= 10 (r=0.7071)')
+    >>> Study(bayes_prob=1.5)
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: experiment.bayes_prob must be in (0, 1), got 1.5
+    """
+
+    bayes: tuple[str, ...] = ()
+    bayes_threshold: float = BAYES_OPTIONS["bayes_threshold"]
+    bayes_r: float = BAYES_OPTIONS["bayes_r"]
+    bayes_prob: float = BAYES_OPTIONS["bayes_prob"]
+    bayes_rope: float = BAYES_OPTIONS["bayes_rope"]
+
+    def __post_init__(self) -> None:
+        self._check_bayes()
+
+    def _check_bayes(self) -> None:
+        """Check the Bayesian fields and store them normalised (:meth:`BayesRules.options`)."""
+        for k, v in BayesRules.of(self).options().items():
+            object.__setattr__(self, k, v)
+
+    @property
+    def bayes_rules(self) -> BayesRules:
+        """The Bayesian tests and their rules (:class:`BayesRules`)."""
+        return BayesRules.of(self)

@@ -96,7 +96,7 @@ from irsim.engine.partials import Count, FixedPoint, Sum
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
 from irsim.kit.common import (
-    BAYES_OPTIONS,
+    BayesFields,
     BayesOptions,
     BayesRules,
     aligned_block,
@@ -291,7 +291,7 @@ class CollectionData:
 
 
 @dataclass(frozen=True)
-class MultipleTesting:
+class MultipleTesting(BayesFields):
     """The known-truth study of multiple comparisons (parameters as in :class:`Config`;
     ``alphas`` is its ``alpha``, ``shares`` its ``share_null``).
 
@@ -339,17 +339,11 @@ class MultipleTesting:
     null_margins: str = "own"
     shard_items: int = SHARD_ITEMS
     shard_replicates: int = SHARD_REPLICATES
-    bayes: tuple[str, ...] = ()
-    bayes_threshold: float = BAYES_OPTIONS["bayes_threshold"]
-    bayes_r: float = BAYES_OPTIONS["bayes_r"]
-    bayes_prob: float = BAYES_OPTIONS["bayes_prob"]
-    bayes_rope: float = BAYES_OPTIONS["bayes_rope"]
     name: str = field(default="multiple_testing", init=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        for k, v in BayesRules.of(self).options().items():  # checked, normalised
-            set_(self, k, v)
+        self._check_bayes()
         set_(self, "tests", check_choices(self.tests, TESTS + SIMULTANEOUS,
                                           "test for experiment=multiple_testing",
                                           param("tests")))
@@ -392,11 +386,6 @@ class MultipleTesting:
         :func:`irsim.params.fingerprint`; the simulation's options through the fitted
         models of the data)."""
         return fingerprint(self, Config, renamed={"share_null": "shares", "alpha": "alphas"})
-
-    @property
-    def bayes_rules(self) -> BayesRules:
-        """The Bayesian tests and their rules (:class:`~irsim.kit.common.BayesRules`)."""
-        return BayesRules.of(self)
 
     def fields(self, data: CollectionData) -> dict[str, Count | Sum]:
         """Per configuration: trials; per (test, correction, alpha): trials with a false

@@ -28,7 +28,7 @@ from irsim.experiments.test_errors.common import (
     bayes_decisions_table,
 )
 from irsim.kit.common import (
-    BAYES_OPTIONS,
+    BayesFields,
     BayesRules,
     aligned_block,
     check_alphas,
@@ -107,7 +107,7 @@ class Shift(Design):
 
 
 @dataclass(frozen=True)
-class TestErrors:
+class TestErrors(BayesFields):
     """The known-truth study of Type I error and power (parameters as in :class:`Config`;
     ``alphas`` is its ``alpha``).
 
@@ -158,11 +158,6 @@ class TestErrors:
     ci_level: float = 0.95
     shard_items: int = SHARD_ITEMS
     shard_replicates: int = SHARD_REPLICATES
-    bayes: tuple[str, ...] = ()
-    bayes_threshold: float = BAYES_OPTIONS["bayes_threshold"]
-    bayes_r: float = BAYES_OPTIONS["bayes_r"]
-    bayes_prob: float = BAYES_OPTIONS["bayes_prob"]
-    bayes_rope: float = BAYES_OPTIONS["bayes_rope"]
     name: str = field(default="test_errors", init=False)
 
     def __post_init__(self) -> None:
@@ -194,15 +189,6 @@ class TestErrors:
         set_(self, "trials", check_positive_int(self.trials, param("trials")))
         set_(self, "B", check_positive_int(self.B, param("B")))
         check_simulated_tests(self)
-
-    def _check_bayes(self) -> None:
-        for k, v in BayesRules.of(self).options().items():  # checked, normalised
-            object.__setattr__(self, k, v)
-
-    @property
-    def bayes_rules(self) -> BayesRules:
-        """The Bayesian tests and their rules (:class:`~irsim.kit.common.BayesRules`)."""
-        return BayesRules.of(self)
 
     def bayes_rule(self, name: str) -> str:
         """The decision rule of Bayesian test `name` as table ``bayes_decisions`` spells it.
@@ -277,11 +263,7 @@ class TestErrors:
             ci_level=float(config.ci_level),
             shard_items=shard_items,
             shard_replicates=shard_replicates,
-            bayes=tuple(config.bayes),
-            bayes_threshold=config.bayes_threshold,
-            bayes_r=config.bayes_r,
-            bayes_prob=config.bayes_prob,
-            bayes_rope=config.bayes_rope,
+            **BayesRules.of(config).options(),
         )
 
     def fields(self, data: SimulationData) -> dict[str, Count | Sum]:
