@@ -105,6 +105,10 @@ def test_shards_do_not_change_the_tables(result):
     (dict(systems=["run2"], baseline="run2"), "names no system besides the baseline"),
     (dict(systems=["run2", "run3"], tests=["tukey_hsd"]), "unknown test of experiment=compare"),
     (dict(systems=["run2", "run3"], ci_level=1.5), r"ci_level must be inside \(0, 1\)"),
+    # typed fields (list[str] | None, str | None, list[str]): OmegaConf refuses the wrong type
+    (dict(systems="run2"), r"^systems: Invalid value assigned: .* is not a ListConfig"),
+    (dict(baseline=["run2"]), r"^baseline: Cannot convert 'ListConfig' to string"),
+    (dict(systems=["run2", "run3"], tests="t"), r"^tests: Invalid value assigned"),
 ])
 def test_bad_parameters_are_one_clear_error(kwargs, message):
     with pytest.raises(irsim.ConfigError, match=message):

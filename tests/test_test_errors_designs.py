@@ -30,6 +30,7 @@ from irsim.experiments.test_errors import (
     Config,
     Shift,
     TestErrors,
+    TrialTests,
     Urbano2019,
     UrbanoStudy,
     make,
@@ -142,10 +143,17 @@ def test_urbano2019_python_door_equals_cli_and_the_study_built_by_hand(tmp_path)
     assert cli["type_1"].column("trials").to_pylist() == [250] * 4
     # the oracle: UrbanoStudy on the pooled data, built by hand
     config = Config(**kw, design=design)
-    tests = TestErrors(sizes=(10,), deltas=(0.0,), alphas=(0.05,), tests=("t", "sign"),
-                       alternatives=("two-sided", "greater"), trials=250, B=50, seed=3,
-                       shard_replicates=4000, shard_items=11)
-    study = UrbanoStudy(tests, 300, (0.05,))
+    shared = dict(sizes=(10,), alphas=(0.05,), tests=("t", "sign"),
+                  alternatives=("two-sided", "greater"), trials=250, B=50, seed=3,
+                  shard_replicates=4000, shard_items=11)
+    study = UrbanoStudy(TrialTests(**shared), 300, (0.05,))
+    # its fingerprint: design=shift's study's shared fields with the design's own (what it
+    # was when UrbanoStudy wrapped a TestErrors)
+    assert study.fingerprint() == {**TestErrors(**shared, deltas=(0.0,)).fingerprint(),
+                                   "design": "urbano2019", "power_trials": 300,
+                                   "deltas": (0.05,)}
+    # a TestErrors serves as its shared part too (the same tables)
+    assert UrbanoStudy(TestErrors(**shared), 300, (0.05,)).fingerprint() == study.fingerprint()
     pooled = irsim.api.as_collection_set(frames)
     tables, _ = run_study(study, urbano_data(config, pooled, 3, study.deltas))
     _same(tables, cli)

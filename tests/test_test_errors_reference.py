@@ -30,6 +30,7 @@ from irsim.errors import ConfigError
 from irsim.experiments.test_errors import (
     URBANO_STREAM,
     TestErrors,
+    TrialTests,
     Urbano2019,
     UrbanoData,
     UrbanoStudy,
@@ -339,7 +340,9 @@ def test_make_passes_every_parameter_to_the_study():
                       shards=Shards())
     assert isinstance(urb, UrbanoStudy) and isinstance(udata, UrbanoData)
     assert urb.deltas == (0.02, 0.05) and udata.deltas == (0.02, 0.05)
-    assert urb.tests.deltas == (0.0,) and urb.power_trials == 300
+    # the shared part of both designs (no deltas of its own: Type I is always run)
+    assert type(urb.tests) is TrialTests and not hasattr(urb.tests, "deltas")
+    assert urb.power_trials == 300
     assert urb.tests.shard_replicates == 4000 and urb.tests.seed == 4
     assert udata.metrics == ("AP", "nDCG")
     for pool in udata.pools:  # one collection per metric, fitted to that metric's scores

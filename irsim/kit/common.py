@@ -31,10 +31,13 @@ __all__ = [
     "MEMORY_BUDGET",
     "check_memory",
     "check_systems_differ",
+    "simulated_test_options",
     "Shards",
     "BAYES_OPTIONS",
     "BayesOptions",
     "BayesRules",
+    "BayesFields",
+    "SimulatedTestFields",
     "decision_codes",
 ]
 
@@ -386,6 +389,30 @@ def check_simulated_tests(study: Any) -> None:
         raise ConfigError(f"{param('ci_level')} must be in (0, 1), got {study.ci_level}")
 
 
+def simulated_test_options(config: Any) -> dict[str, Any]:
+    """The options a known-truth study that runs the paired tests on simulated topics
+    (``test_errors``, ``multiple_testing``) takes from its ``Config`` as they are: trials,
+    resamples, the options :func:`check_simulated_tests` checks (but the shard sizes) and
+    the Bayesian tests (:meth:`BayesRules.options`, checked here), keyword arguments of the
+    study's constructor.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> c = SimpleNamespace(trials=100, B=200, pvalue="count", wilcoxon_method="auto",
+    ...                     sign_threshold=0, bootstrap_statistic="t", ci_level=0.9,
+    ...                     bayes=["jzs_bf"], **BAYES_OPTIONS)
+    >>> opts = simulated_test_options(c)
+    >>> opts["sign_threshold"], opts["bayes"], opts["bayes_rope"]
+    (0.0, ('jzs_bf',), 0.01)
+    """
+    return {"trials": config.trials, "B": config.B, "pvalue": config.pvalue,
+            "wilcoxon_method": config.wilcoxon_method,
+            "sign_threshold": float(config.sign_threshold),
+            "bootstrap_statistic": config.bootstrap_statistic,
+            "ci_level": float(config.ci_level), **BayesRules.of(config).options()}
+
+
 @dataclass(frozen=True)
 class Shards:
     """Requested shard sizes (``engine.shard_items`` x ``engine.shard_replicates``): items
@@ -579,3 +606,93 @@ mean 'jzs_bf'?); valid: bayesian_bootstrap, jzs_bf, t_posterior
         """Decision codes (indices of :data:`irsim.stats.bayes.DECISIONS`) of
         :meth:`decide`, the leading shape of `x` (at least 1-d)."""
         return decision_codes(np.atleast_1d(self.decide(name, x, y, **mc).decision))
+
+
+@dataclass(frozen=True, kw_only=True)
+class BayesFields:
+    """The Bayesian fields of a study object, declared once: a frozen study dataclass that
+    decides pairs with the Bayesian tests inherits them (``class Study(BayesFields)``); they
+    are keyword-only, so they follow the study's own fields in its constructor and never
+    shift its positional arguments. The values are those of the ``Config``'s
+    :class:`BayesOptions`; :meth:`_check_bayes` (called by the study's ``__post_init__``,
+    or by this one when the study defines none) checks them through :class:`BayesRules`
+    and stores them normalised (``bayes`` a tuple, the rule options floats).
+
+    Examples
+    --------
+    >>> @dataclass(frozen=True)
+    ... class Study(BayesFields):
+    ...     B: int = 1000
+    >>> s = Study(500, bayes=["jzs_bf"], bayes_threshold=10)
+    >>> s.bayes, s.bayes_threshold, s.bayes_rules.rule("jzs_bf", s.B)
+    (('jzs_bf',), 10.0, 'BF10 >= 10 (r=0.7071)')
+    >>> Study(bayes_prob=1.5)
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: experiment.bayes_prob must be in (0, 1), got 1.5
+    """
+
+    bayes: tuple[str, ...] = ()
+    bayes_threshold: float = BAYES_OPTIONS["bayes_threshold"]
+    bayes_r: float = BAYES_OPTIONS["bayes_r"]
+    bayes_prob: float = BAYES_OPTIONS["bayes_prob"]
+    bayes_rope: float = BAYES_OPTIONS["bayes_rope"]
+
+    def __post_init__(self) -> None:
+        self._check_bayes()
+
+    def _check_bayes(self) -> None:
+        """Check the Bayesian fields and store them normalised (:meth:`BayesRules.options`)."""
+        for k, v in BayesRules.of(self).options().items():
+            object.__setattr__(self, k, v)
+
+    @property
+    def bayes_rules(self) -> BayesRules:
+        """The Bayesian tests and their rules (:class:`BayesRules`)."""
+        return BayesRules.of(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimulatedTestFields(BayesFields):
+    """The fields of a known-truth study that runs the paired tests on simulated topics
+    (test_errors' :class:`~irsim.experiments.test_errors.common.TrialTests`,
+    :class:`~irsim.experiments.multiple_testing.MultipleTesting`), declared once with the
+    Bayesian ones (:class:`BayesFields`): trials, resamples, seed and the options
+    :func:`check_simulated_tests` checks; keyword-only, as :func:`simulated_test_options`
+    gives them from a ``Config``. A study changes a default by declaring the field again
+    (``trials: int = field(default=10000, kw_only=True)``). :meth:`_check_simulated`
+    (called by the study's ``__post_init__``, after its own checks) checks them.
+
+    Examples
+    --------
+    >>> @dataclass(frozen=True)
+    ... class Study(SimulatedTestFields):
+    ...     shard_items: int = 10
+    ...     shard_replicates: int = 250
+    ...     def __post_init__(self):
+    ...         self._check_bayes()
+    ...         self._check_simulated()
+    >>> Study(trials=20.0, B=99).trials
+    20
+    >>> Study(bootstrap_statistic="median")
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: unknown experiment.bootstrap_statistic 'median' (did \
+you mean 'mean'?); valid: mean, t
+    """
+
+    trials: int = 1000
+    B: int = 1000
+    seed: int = 0
+    pvalue: str = "count"
+    wilcoxon_method: str = "auto"
+    sign_threshold: float = 0.0
+    bootstrap_statistic: str = "t"
+    ci_level: float = 0.95
+
+    def _check_simulated(self) -> None:
+        """Check the trials and resamples (stored as ints) and the options of
+        :func:`check_simulated_tests` (with the study's shard sizes)."""
+        object.__setattr__(self, "trials", check_positive_int(self.trials, param("trials")))
+        object.__setattr__(self, "B", check_positive_int(self.B, param("B")))
+        check_simulated_tests(self)

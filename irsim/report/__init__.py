@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = ["write_report", "report_command", "markdown_table", "fmt", "MISSING",
            "mean_scores", "figures", "rows_of", "per_collection_sections", "across_collections",
-           "figures_markdown", "safe_name", "save_figure", "figure_hook"]
+           "figures_markdown", "safe_name", "save_figure", "figure_hook", "figure_lines"]
 
 #: Callables that :func:`save_figure` calls with ``(figure, path)`` before it writes a figure
 #: (registered by :func:`figure_hook`; the figure tests check every figure here).
@@ -61,6 +61,19 @@ def save_figure(fig: Figure, path: str | os.PathLike, **kwargs: Any) -> Path:
     fig.savefig(tmp, **kwargs)
     os.replace(tmp, path)
     return path
+
+
+def figure_lines(paths: Iterable[str | os.PathLike]) -> list[str]:
+    """The Markdown lines that show the figures at `paths` (PNGs written beside
+    ``report.md``, as :func:`save_figure` returns them): per figure, an image named by the
+    file's stem and a blank line.
+
+    Examples
+    --------
+    >>> figure_lines([Path("run/power_greater.png"), "run/type3_error.png"])
+    ['![power_greater](power_greater.png)', '', '![type3_error](type3_error.png)', '']
+    """
+    return [line for p in map(Path, paths) for line in (f"![{p.stem}]({p.name})", "")]
 
 
 def safe_name(text: str) -> str:

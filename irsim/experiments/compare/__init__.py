@@ -90,25 +90,24 @@ class Config:
     """Parameters of ``experiment=compare``."""
 
     name: str = option("compare", "``compare``.")
-    systems: Any = option(
+    systems: list[str] | None = option(
         None, "The systems to compare (names as in the data); all pairs of them, or each against "
-        "`baseline`. None: every system of the data.", kind="list of str, optional", tables="data")
-    baseline: Any = option(
+        "`baseline`. None: every system of the data.", tables="data")
+    baseline: str | None = option(
         None, "Compare every other system of `systems` with this one (it need not be listed in "
-        "`systems`). None: all pairs.", kind="str, optional", tables="data")
-    tests: Any = option(
+        "`systems`). None: all pairs.", tables="data")
+    tests: list[str] = option(
         ["t", "wilcoxon", "randomisation"], "Any of ``t``, ``wilcoxon``, ``sign``, "
         "``randomisation``, ``paired_bootstrap``, ``unpaired_bootstrap`` "
-        "(:data:`irsim.stats.TESTS`).", kind="list of str")
+        "(:data:`irsim.stats.TESTS`).")
     B: int = option(10000, "Monte Carlo samples of the randomisation and bootstrap tests.")
     alpha: float = option(0.05, "Significance level of column ``significant``.")
     correction: str = option(
         "holm", "Multiple-comparison correction over the chosen pairs, per metric and test.",
         kind='{"none", "bonferroni", "holm", "bh", "by"}')
     ci_level: float = option(0.95, "Confidence level of the interval of the difference.")
-    metrics: Any = option(
-        None, "The metrics to compare on (default: every metric of the data).",
-        kind="list of str, optional", tables="data")
+    metrics: list[str] | None = option(
+        None, "The metrics to compare on (default: every metric of the data).", tables="data")
 
 
 @dataclass(frozen=True)

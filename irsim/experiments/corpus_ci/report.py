@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 from matplotlib.figure import Figure
 
-from irsim.report import markdown_table, save_figure
+from irsim.report import figure_lines, markdown_table, save_figure
 
 __all__ = ["sections", "normalised_difference_plot", "map_interval_plot", "within_spread_plot",
            "FIGURES"]
@@ -69,9 +69,7 @@ def normalised_difference_plot(split: pa.Table, out_dir: Path, *,
     fig.suptitle(f"Split-corpus validation ({direction}): where AP of the other half falls "
                  f"(edge bins hold |x| > {CLIP:g})", fontsize=11)
     fig.tight_layout()
-    path = out_dir / "corpus_normalised_diff.png"
-    save_figure(fig, path)
-    return [path]
+    return [save_figure(fig, out_dir / "corpus_normalised_diff.png")]
 
 
 def within_spread_plot(validation: pa.Table, summary: pa.Table, out_dir: Path
@@ -136,9 +134,7 @@ def within_spread_plot(validation: pa.Table, summary: pa.Table, out_dir: Path
     fig.suptitle("Split-corpus validation over MD5 splits: within share per split, mean and "
                  "its t interval", fontsize=11)
     fig.tight_layout()
-    path = out_dir / "corpus_within_splits.png"
-    save_figure(fig, path)
-    return [path]
+    return [save_figure(fig, out_dir / "corpus_within_splits.png")]
 
 
 def map_interval_plot(map_split: pa.Table, out_dir: Path, *,
@@ -194,9 +190,7 @@ def map_interval_plot(map_split: pa.Table, out_dir: Path, *,
     fig.suptitle(f"MAP / L-MAP intervals from one half of the corpus ({direction})",
                  fontsize=11)
     fig.tight_layout()
-    path = out_dir / "corpus_map_intervals.png"
-    save_figure(fig, path)
-    return [path]
+    return [save_figure(fig, out_dir / "corpus_map_intervals.png")]
 
 
 def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
@@ -254,21 +248,18 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
                           ["method", "subset", "splits", "within", "within_sd", "within_lo",
                            "within_hi", "above", "below", "predicted_within", "lists", "rel"]),
                           max_rows=40), ""]
-            for path in within_spread_plot(tables["corpus_validation"], summary, run_dir):
-                lines += [f"![{path.stem}]({path.name})", ""]
+            lines += figure_lines(within_spread_plot(tables["corpus_validation"], summary, run_dir))
             lines += ["Per split and direction (`results/corpus_validation.parquet`), first "
                       "rows:", ""]
         lines += [markdown_table(tables["corpus_validation"], max_rows=48), ""]
         for path in normalised_difference_plot(tables["corpus_split"], run_dir):
-            lines += ["Where the other half's AP falls, split 0:", "",
-                      f"![{path.stem}]({path.name})", ""]
+            lines += ["Where the other half's AP falls, split 0:", "", *figure_lines([path])]
     if "corpus_map_validation" in tables:
         lines += ["### MAP and L-MAP", "",
                   "Intervals for MAP and L-MAP (mean logit AP) by the corpus bootstrap and by "
                   "the parametric delta method, validated on the halves (the paper's Tables "
                   "3-4).", "", markdown_table(tables["corpus_map_validation"]), ""]
-        for path in map_interval_plot(tables["corpus_map_split"], run_dir):
-            lines += [f"![{path.stem}]({path.name})", ""]
+        lines += figure_lines(map_interval_plot(tables["corpus_map_split"], run_dir))
     if "corpus_meta" in tables:
         meta = tables["corpus_meta"]
         lines += ["### Meta-analysis of logit(AP_x) - logit(AP_y)", "",

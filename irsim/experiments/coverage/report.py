@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from matplotlib.figure import Figure
 
-from irsim.report import markdown_table, safe_name, save_figure
+from irsim.report import figure_lines, markdown_table, safe_name, save_figure
 
 __all__ = ["sections", "coverage_plots", "FIGURES"]
 
@@ -66,9 +66,7 @@ def coverage_plots(coverage: pa.Table, out_dir: Path) -> list[Path]:
         fig.suptitle(f"CI coverage for the mean of {metric}: share of intervals missing the "
                      f"population mean")
         fig.tight_layout()
-        path = out_dir / f"coverage_{safe_name(str(metric))}.png"
-        save_figure(fig, path)
-        paths.append(path)
+        paths.append(save_figure(fig, out_dir / f"coverage_{safe_name(str(metric))}.png"))
     return paths
 
 
@@ -101,6 +99,5 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
               markdown_table(head, max_rows=60), ""]
     lines += ["Type I error against alpha, one panel per sample size; the dashed diagonal "
               "is an exact method.", ""]
-    for path in coverage_plots(cov, Path(run_dir)):
-        lines += [f"![{path.stem}]({path.name})", ""]
+    lines += figure_lines(coverage_plots(cov, Path(run_dir)))
     return lines

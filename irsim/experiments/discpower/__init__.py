@@ -99,6 +99,7 @@ from irsim.experiments.discpower.stability import (
 from irsim.kit.bins import ABSOLUTE
 from irsim.kit.common import (
     PAIR_UNIT,
+    BayesFields,
     BayesOptions,
     BayesRules,
     aligned_block,
@@ -257,7 +258,7 @@ class Variant:
 
 
 @dataclass(frozen=True)
-class DiscPower:
+class DiscPower(BayesFields):
     """The discriminative-power study with Sakai's (2006) companion methods.
 
     Parameters as :class:`Config` (checked and normalised by :func:`make`; ``alphas`` is
@@ -306,21 +307,7 @@ class DiscPower:
     options: TestOptions = TestOptions()
     shard_items: int | None = None
     shard_replicates: int | None = None
-    bayes: tuple[str, ...] = ()
-    bayes_threshold: float = _DEFAULT.bayes_threshold
-    bayes_r: float = _DEFAULT.bayes_r
-    bayes_prob: float = _DEFAULT.bayes_prob
-    bayes_rope: float = _DEFAULT.bayes_rope
     name: str = field(default="discpower", init=False)
-
-    def __post_init__(self) -> None:
-        for k, v in BayesRules.of(self).options().items():  # checked, normalised
-            object.__setattr__(self, k, v)
-
-    @property
-    def bayes_rules(self) -> BayesRules:
-        """The Bayesian tests and their rules (:class:`~irsim.kit.common.BayesRules`)."""
-        return BayesRules.of(self)
 
     @property
     def t_alpha(self) -> float:

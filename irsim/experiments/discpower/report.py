@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 from matplotlib.figure import Figure
 
-from irsim.report import markdown_table, safe_name, save_figure
+from irsim.report import figure_lines, markdown_table, safe_name, save_figure
 from irsim.report.plots import FIGURES as ASL_FIGURES
 from irsim.report.plots import asl_curves
 
@@ -72,8 +72,7 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
         lines += ["## ASL curves", "",
                   "Each line is one metric: its system pairs sorted by ASL. A metric whose "
                   "curve stays low for more pairs discriminates more pairs.", ""]
-        for path in asl_curves(tables["asl"], run_dir):
-            lines += [f"![{path.stem}]({path.name})", ""]
+        lines += figure_lines(asl_curves(tables["asl"], run_dir))
     if "test_agreement" in tables and tables["test_agreement"].num_rows:
         lines += ["## Test agreement", "",
                   "For every pair of tests (Smucker, Allan & Carterette 2007): Pearson's r "
@@ -88,16 +87,14 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
                       "test's p-values (diagonal) and r / RMSE (upper triangle); dashed "
                       "lines at 0.05. Points off the diagonal are pairs the tests judge "
                       "differently.", ""]
-            for path in pvalue_matrices(tables["asl"], run_dir):
-                lines += [f"![{path.stem}]({path.name})", ""]
+            lines += figure_lines(pvalue_matrices(tables["asl"], run_dir))
     if "stability" in tables:
         lines += ["## Stability (MR-PT curves)", "",
                   "Minority rate (how often the bootstrap samples disagree with the majority "
                   "verdict on a pair) against the proportion of ties, one point per "
                   "fuzziness value: curves nearer the origin are more stable and "
                   "discriminate more.", ""]
-        for path in mr_pt_curves(tables["stability"], run_dir):
-            lines += [f"![{path.stem}]({path.name})", ""]
+        lines += figure_lines(mr_pt_curves(tables["stability"], run_dir))
     if "swap_summary" in tables:
         lines += ["## Bootstrap swap method", "",
                   "Swap rate (share of comparisons where a second bootstrap sample reverses "
@@ -106,15 +103,13 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
                   "or below 1 - confidence; sensitivity is the share of comparisons with a "
                   "difference at least that large.", "",
                   markdown_table(_filled(tables["swap_summary"])), ""]
-        for path in swap_rate_curves(tables["swap_rates"], run_dir):
-            lines += [f"![{path.stem}]({path.name})", ""]
+        lines += figure_lines(swap_rate_curves(tables["swap_rates"], run_dir))
     if "rankcorr" in tables and tables["rankcorr"].num_rows:
         lines += ["## Rank correlation", "",
                   "Kendall's tau between the system rankings of two metrics, its bootstrap "
                   "standard error over the topic samples, and the Z0 test.", "",
                   markdown_table(tables["rankcorr"]), ""]
-        for path in tau_matrix(tables["rankcorr"], run_dir):
-            lines += [f"![{path.stem}]({path.name})", ""]
+        lines += figure_lines(tau_matrix(tables["rankcorr"], run_dir))
     return lines + bayes_sections(tables, run_dir)
 
 
@@ -150,8 +145,7 @@ def bayes_sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
              markdown_table(bd.select(["metric", "test", "pairs", "better", "worse",
                                        "equivalent", "undecided", "sensitivity",
                                        "t_sensitivity", "both"]), max_rows=60), ""]
-    for path in bayes_plot(bd, run_dir):
-        lines += [f"![{path.stem}]({path.name})", ""]
+    lines += figure_lines(bayes_plot(bd, run_dir))
     return lines
 
 
@@ -188,9 +182,7 @@ def bayes_plot(bayes_discpower: pa.Table, out_dir: str | Path) -> list[Path]:
     fig.legend(loc="upper center", ncol=2, fontsize=8, frameon=False,
                bbox_to_anchor=(0.5, 1 - 0.08 / height))
     fig.subplots_adjust(top=1 - 0.75 / height, bottom=0.7 / height, left=0.36, right=0.97)
-    path = Path(out_dir) / "bayes_discpower.png"
-    save_figure(fig, path)
-    return [path]
+    return [save_figure(fig, Path(out_dir) / "bayes_discpower.png")]
 
 
 def _filled(table: pa.Table) -> pa.Table:
@@ -238,9 +230,7 @@ def mr_pt_curves(stability: pa.Table, out_dir: str | Path) -> list[Path]:
     ax.grid(alpha=0.3)
     ax.legend(title="metric", fontsize=8)
     fig.tight_layout()
-    path = Path(out_dir) / "mr_pt_curves.png"
-    save_figure(fig, path)
-    return [path]
+    return [save_figure(fig, Path(out_dir) / "mr_pt_curves.png")]
 
 
 def swap_rate_curves(swap_rates: pa.Table, out_dir: str | Path) -> list[Path]:
@@ -283,9 +273,7 @@ def swap_rate_curves(swap_rates: pa.Table, out_dir: str | Path) -> list[Path]:
         ax.grid(alpha=0.3)
         ax.legend(title="metric", fontsize=8)
         fig.tight_layout()
-        path = Path(out_dir) / f"swap_rates_{kind}.png"
-        save_figure(fig, path)
-        paths.append(path)
+        paths.append(save_figure(fig, Path(out_dir) / f"swap_rates_{kind}.png"))
     return paths
 
 
@@ -349,9 +337,7 @@ def tau_matrix(rankcorr: pa.Table, out_dir: str | Path) -> list[Path]:
     cbar = fig.colorbar(img, ax=ax, fraction=0.046, pad=0.04)
     cbar.set_label("τ")
     fig.tight_layout()
-    path = Path(out_dir) / "tau_matrix.png"
-    save_figure(fig, path)
-    return [path]
+    return [save_figure(fig, Path(out_dir) / "tau_matrix.png")]
 
 
 def pvalue_matrices(asl: pa.Table, out_dir: str | Path) -> list[Path]:
@@ -409,7 +395,5 @@ def pvalue_matrices(asl: pa.Table, out_dir: str | Path) -> list[Path]:
                 ax.tick_params(labelsize=6)
         fig.suptitle(f"p-values of every system pair by test: {metric}", fontsize=10)
         fig.tight_layout()
-        path = Path(out_dir) / f"pvalues_{safe_name(str(metric))}.png"
-        save_figure(fig, path)
-        paths.append(path)
+        paths.append(save_figure(fig, Path(out_dir) / f"pvalues_{safe_name(str(metric))}.png"))
     return paths

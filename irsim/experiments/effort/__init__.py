@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -32,6 +32,7 @@ from irsim.engine.base import Partial, Shard
 from irsim.engine.partials import Kind
 from irsim.errors import ConfigError, param
 from irsim.experiments import Shards
+from irsim.experiments.error_rates import PairErrorsStudy
 from irsim.kit.common import check_positive_int, check_unique
 from irsim.kit.topicsets import (
     PairErrors,
@@ -42,7 +43,7 @@ from irsim.kit.topicsets import (
     compared_systems,
     sampling_configs,
 )
-from irsim.params import fingerprint, option
+from irsim.params import option
 from irsim.registry import study
 from irsim.sampling.pooling import pool_runs, pooled_qrels
 from irsim.sampling.systems import DEFAULT_RULE
@@ -189,7 +190,7 @@ def effort_data(docs: DocCollection, pools: Sequence[Any]) -> EffortData:
 
 
 @dataclass(frozen=True)
-class Effort:
+class Effort(PairErrorsStudy):
     """The assessor-effort study: error rates of metrics on pooled qrels, per unit of effort
     (made by :func:`make`).
 
@@ -222,6 +223,7 @@ class Effort:
     errors: PairErrors
     shard_items: int = SHARD_ITEMS
     name: str = field(default="effort", init=False)
+    CONFIG: ClassVar[type] = Config
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -233,14 +235,7 @@ class Effort:
         if tuple(data.series) != self.pools:
             raise ConfigError(f"effort data holds series {data.series}, the study expects "
                               f"{self.pools}")
-        return self.errors.plan(len(self.systems), self.shard_items)
-
-    def fingerprint(self) -> dict:
-        """Parameters that determine the tables (from :class:`Config`,
-        :func:`irsim.params.fingerprint`; the options that build the error tables through
-        them)."""
-        return fingerprint(self, Config, derived={"systems": self.systems,
-                                                  "errors": self.errors})
+        return self.plan_pairs()
 
     def fields(self, data: EffortData) -> dict[str, Kind]:
         """The error-rate counters (integers)."""

@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 from matplotlib.figure import Figure
 
-from irsim.report import save_figure
+from irsim.report import figure_lines, markdown_table, save_figure
 
 __all__ = ["sections", "effort_plot", "FIGURES"]
 
@@ -58,9 +58,7 @@ def effort_plot(summary: pa.Table, out_dir: Path | str) -> list[Path]:
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=8)
     fig.tight_layout()
-    path = out_dir / "effort.png"
-    save_figure(fig, path)
-    return [path]
+    return [save_figure(fig, out_dir / "effort.png")]
 
 
 def sections(tables: dict[str, pa.Table], run_dir: Any) -> list[str]:
@@ -71,8 +69,6 @@ def sections(tables: dict[str, pa.Table], run_dir: Any) -> list[str]:
     >>> sections({}, ".")
     []
     """
-    from irsim.report import markdown_table
-
     run_dir = Path(run_dir)
     lines: list[str] = []
     summ = tables.get("effort_summary")
@@ -82,8 +78,7 @@ def sections(tables: dict[str, pa.Table], run_dir: Any) -> list[str]:
                   "judged), metrics recomputed; effort = topics x mean judged documents per "
                   "topic.", "",
                   markdown_table(summ, max_rows=40), ""]
-        for path in effort_plot(summ, run_dir):
-            lines += [f"![{path.stem}]({path.name})", ""]
+        lines += figure_lines(effort_plot(summ, run_dir))
     pools = tables.get("pools")
     if pools is not None and pools.num_rows:
         df = pools.to_pandas().groupby("pool_depth")[["judged", "relevant"]].agg(

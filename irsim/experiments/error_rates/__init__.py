@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
@@ -79,8 +79,8 @@ from irsim.tables import bin_columns as _bins
 from irsim.tables import column as _c
 from irsim.tables import table_spec as _spec
 
-__all__ = ["Config", "ErrorRates", "GrowthFit", "fit_growth", "make", "STREAM", "SD_STREAM",
-           "WINDOWS"]
+__all__ = ["Config", "ErrorRates", "PairErrorsStudy", "GrowthFit", "fit_growth", "make",
+           "STREAM", "SD_STREAM", "WINDOWS"]
 
 #: Random stream of the topic sets.
 STREAM = ERROR_STREAM
@@ -143,6 +143,34 @@ class Config:
     test_B: int = option(
         1000, "Resamples of the Monte Carlo tests (``paired_bootstrap``, ``randomisation``).",
         tables="data")
+
+
+class PairErrorsStudy:
+    """What the studies counted by a :class:`~irsim.kit.topicsets.PairErrors` kernel over
+    the pairs of their ``systems`` share (:class:`ErrorRates`, and
+    :class:`~irsim.experiments.effort.Effort`): the plan (pair blocks, all trials in each)
+    and the fingerprint (the study's ``CONFIG`` fields, with the systems compared and the
+    kernel's options, which build the error tables, as derived values).
+
+    A subclass is a frozen dataclass with the fields ``systems``, ``errors`` and
+    ``shard_items`` and sets ``CONFIG`` to its ``Config``.
+    """
+
+    CONFIG: ClassVar[type]
+    systems: tuple[int, ...]
+    errors: PairErrors
+    shard_items: int
+
+    def plan_pairs(self) -> list[Shard]:
+        """Pair blocks of ``shard_items`` pairs; every shard holds all trials of its pairs."""
+        return self.errors.plan(len(self.systems), self.shard_items)
+
+    def fingerprint(self) -> dict:
+        """Parameters that determine the tables (from ``CONFIG``,
+        :func:`irsim.params.fingerprint`; the options that build the error tables through
+        the systems compared and the kernel)."""
+        return fingerprint(self, self.CONFIG, derived={"systems": self.systems,
+                                                       "errors": self.errors})
 
 
 @dataclass(frozen=True)
@@ -224,7 +252,7 @@ def _check_tests(tests: Any) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class ErrorRates:
+class ErrorRates(PairErrorsStudy):
     """The Sanderson-Zobel error-rate study (made by :func:`make`).
 
     Parameters
@@ -271,6 +299,7 @@ class ErrorRates:
     seed: int = 0
     shard_items: int = SHARD_ITEMS
     name: str = field(default="error_rates", init=False)
+    CONFIG: ClassVar[type] = Config
 
     @property
     def configs(self) -> tuple[tuple[str, int], ...]:
@@ -279,14 +308,7 @@ class ErrorRates:
 
     def plan(self, data: ScoreMatrix) -> list[Shard]:
         """Pair blocks; every shard holds all trials of its pairs."""
-        return self.errors.plan(len(self.systems), self.shard_items)
-
-    def fingerprint(self) -> dict:
-        """Parameters that determine the tables (from :class:`Config`,
-        :func:`irsim.params.fingerprint`; the options that build the error tables through
-        them)."""
-        return fingerprint(self, Config, derived={"systems": self.systems,
-                                                  "errors": self.errors})
+        return self.plan_pairs()
 
     def fields(self, data: ScoreMatrix) -> dict[str, Kind]:
         """Integer counters of the kernel; the sd table (one shard provides it)."""

@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow as pa
 from matplotlib.figure import Figure
 
-from irsim.report import safe_name, save_figure
+from irsim.report import figure_lines, markdown_table, safe_name, save_figure
 
 __all__ = [
     "sections",
@@ -127,9 +127,8 @@ def error_rate_plots(errors: pa.Table, extrapolation: pa.Table | None, out_dir: 
                                      ncol=min(len(seen), 6), loc="upper center",
                                      bbox_to_anchor=(0.5, -0.2), frameon=False)
         fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / height))
-        path = out_dir / f"error_rates_{safe_name(str(metric))}_{scheme}.png"
-        save_figure(fig, path)
-        paths.append(path)
+        paths.append(save_figure(
+            fig, out_dir / f"error_rates_{safe_name(str(metric))}_{scheme}.png"))
     return paths
 
 
@@ -175,9 +174,7 @@ def dependency_plot(dep: pa.Table, out_dir: Path | str) -> list[Path]:
             ax.grid(alpha=0.3)
             ax.legend(fontsize=8)
         fig.tight_layout()
-        path = out_dir / f"error_dependency_{safe_name(str(metric))}.png"
-        save_figure(fig, path)
-        paths.append(path)
+        paths.append(save_figure(fig, out_dir / f"error_dependency_{safe_name(str(metric))}.png"))
     return paths
 
 
@@ -220,9 +217,7 @@ def sd_plot(sd: pa.Table, out_dir: Path | str) -> list[Path]:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    path = out_dir / "sd_by_size.png"
-    save_figure(fig, path)
-    return [path]
+    return [save_figure(fig, out_dir / "sd_by_size.png")]
 
 
 def _focus(errors: pa.Table) -> pa.Table:
@@ -246,8 +241,6 @@ def sections(tables: dict[str, pa.Table], run_dir: Any) -> list[str]:
     >>> sections({}, ".")
     []
     """
-    from irsim.report import markdown_table
-
     run_dir = Path(run_dir)
     lines: list[str] = []
     errors = tables.get("error_rates")
@@ -261,8 +254,7 @@ def sections(tables: dict[str, pa.Table], run_dir: Any) -> list[str]:
                   "size, drawn to the target size (`error_extrapolation`).", "",
                   "Unconditioned rates at the largest size, relative bins:", "",
                   markdown_table(_focus(errors), max_rows=25), ""]
-        for path in error_rate_plots(errors, extra, run_dir, min_comparisons=10):
-            lines += [f"![{path.stem}]({path.name})", ""]
+        lines += figure_lines(error_rate_plots(errors, extra, run_dir, min_comparisons=10))
     if extra is not None and extra.num_rows:
         df = extra.to_pandas()
         df = df[(df.test == "none") & (df.bin_kind == "relative")]
@@ -290,14 +282,12 @@ def sections(tables: dict[str, pa.Table], run_dir: Any) -> list[str]:
     if sd is not None and sd.num_rows:
         lines += ["## Standard deviation of the mean against sample size", "",
                   markdown_table(sd, max_rows=30), ""]
-        for path in sd_plot(sd, run_dir):
-            lines += [f"![{path.stem}]({path.name})", ""]
+        lines += figure_lines(sd_plot(sd, run_dir))
     dep = tables.get("error_dependency")
     if dep is not None and dep.num_rows:
         lines += ["## Dependency artefact", "",
                   "Each pair's trials sorted by |d| on the first set; error rate by that "
                   "rank over all pairs. A rise on the right for large disjoint sets is the "
                   "artefact of drawing both sets from one small pool.", ""]
-        for path in dependency_plot(dep, run_dir):
-            lines += [f"![{path.stem}]({path.name})", ""]
+        lines += figure_lines(dependency_plot(dep, run_dir))
     return lines

@@ -96,14 +96,13 @@ from irsim.engine.partials import Count, FixedPoint, Sum
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
 from irsim.kit.common import (
-    BAYES_OPTIONS,
     BayesOptions,
-    BayesRules,
+    SimulatedTestFields,
     aligned_block,
     check_alphas,
     check_choices,
     check_positive_int,
-    check_simulated_tests,
+    simulated_test_options,
     unit_ranges,
 )
 from irsim.kit.tables import TYPE_M_S
@@ -291,7 +290,7 @@ class CollectionData:
 
 
 @dataclass(frozen=True)
-class MultipleTesting:
+class MultipleTesting(SimulatedTestFields):
     """The known-truth study of multiple comparisons (parameters as in :class:`Config`;
     ``alphas`` is its ``alpha``, ``shares`` its ``share_null``).
 
@@ -328,28 +327,14 @@ class MultipleTesting:
     alphas: tuple[float, ...] = (0.05,)
     tests: tuple[str, ...] = TESTS
     corrections: tuple[str, ...] = CORRECTIONS
-    trials: int = 1000
-    B: int = 1000
-    seed: int = 0
-    pvalue: str = "count"
-    wilcoxon_method: str = "auto"
-    sign_threshold: float = 0.0
-    bootstrap_statistic: str = "t"
-    ci_level: float = 0.95
     null_margins: str = "own"
     shard_items: int = SHARD_ITEMS
     shard_replicates: int = SHARD_REPLICATES
-    bayes: tuple[str, ...] = ()
-    bayes_threshold: float = BAYES_OPTIONS["bayes_threshold"]
-    bayes_r: float = BAYES_OPTIONS["bayes_r"]
-    bayes_prob: float = BAYES_OPTIONS["bayes_prob"]
-    bayes_rope: float = BAYES_OPTIONS["bayes_rope"]
     name: str = field(default="multiple_testing", init=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        for k, v in BayesRules.of(self).options().items():  # checked, normalised
-            set_(self, k, v)
+        self._check_bayes()
         set_(self, "tests", check_choices(self.tests, TESTS + SIMULTANEOUS,
                                           "test for experiment=multiple_testing",
                                           param("tests")))
@@ -367,9 +352,7 @@ class MultipleTesting:
         set_(self, "systems", systems)
         set_(self, "shares", check_shares(self.shares))
         set_(self, "alphas", check_alphas(self.alphas, param("alpha")))
-        set_(self, "trials", check_positive_int(self.trials, param("trials")))
-        set_(self, "B", check_positive_int(self.B, param("B")))
-        check_simulated_tests(self)
+        self._check_simulated()
         if self.null_margins not in NULL_MARGINS:
             raise unknown_name(param("null_margins"), str(self.null_margins), NULL_MARGINS)
 
@@ -392,11 +375,6 @@ class MultipleTesting:
         :func:`irsim.params.fingerprint`; the simulation's options through the fitted
         models of the data)."""
         return fingerprint(self, Config, renamed={"share_null": "shares", "alpha": "alphas"})
-
-    @property
-    def bayes_rules(self) -> BayesRules:
-        """The Bayesian tests and their rules (:class:`~irsim.kit.common.BayesRules`)."""
-        return BayesRules.of(self)
 
     def fields(self, data: CollectionData) -> dict[str, Count | Sum]:
         """Per configuration: trials; per (test, correction, alpha): trials with a false
@@ -1055,18 +1033,11 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
         alphas=tuple(config.alpha),
         tests=tuple(config.tests),
         corrections=tuple(config.corrections),
-        trials=config.trials,
-        B=config.B,
         seed=int(seed),
-        pvalue=config.pvalue,
-        wilcoxon_method=config.wilcoxon_method,
-        sign_threshold=float(config.sign_threshold),
-        bootstrap_statistic=config.bootstrap_statistic,
-        ci_level=float(config.ci_level),
         null_margins=str(config.null_margins),
         shard_items=items,
         shard_replicates=replicates,
-        **BayesRules.of(config).options(),
+        **simulated_test_options(config),
     )
     if config.dependence not in DEPENDENCE:
         raise unknown_name(param("dependence"), str(config.dependence), DEPENDENCE)

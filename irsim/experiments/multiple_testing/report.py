@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from matplotlib.figure import Figure
 
-from irsim.report import markdown_table, save_figure, type_m_s
+from irsim.report import figure_lines, markdown_table, save_figure, type_m_s
 from irsim.stats.registry import SIMULTANEOUS
 
 __all__ = ["FIGURES", "sections", "rates_plot", "bayes_sections", "bayes_plot"]
@@ -119,9 +119,7 @@ def rates_plot(rows: pa.Table, out_dir: Path, name: str, title: str,
     fig.draw_without_rendering()  # the panels' top row right under the legend
     below = legend.get_window_extent().y0 / fig.bbox.height
     fig.subplots_adjust(top=below - 0.4 / height)
-    path = Path(out_dir) / f"{name}.png"
-    save_figure(fig, path)
-    return path
+    return save_figure(fig, Path(out_dir) / f"{name}.png")
 
 
 def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
@@ -191,7 +189,7 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
             path = rates_plot(rows, Path(run_dir), safe,
                               f"{metric}, {test}" + (" (simultaneous)" if simultaneous else ""),
                               simultaneous=simultaneous)
-            lines += [f"![{path.stem}]({path.name})", ""]
+            lines += figure_lines([path])
     lines += ["The table (first rows; all of them in `results/multiple_testing.parquet`):", "",
               markdown_table(table.select(
                   ["metric", "correction", "test", "m", "n", "share_null", "alpha", "trials",
@@ -256,8 +254,7 @@ def bayes_sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
                  ["metric", "n", "m", "share_null", "test", "rule", "false_different_rate",
                   "fwer", "power", "wrong_sign_rate", "equivalent_inside_rate",
                   "equivalent_outside_rate"]), max_rows=80), ""]
-    for path in bayes_plot(view, Path(run_dir)):
-        lines += [f"![{path.stem}]({path.name})", ""]
+    lines += figure_lines(bayes_plot(view, Path(run_dir)))
     return lines
 
 
@@ -304,7 +301,5 @@ def bayes_plot(view: pa.Table, out_dir: Path) -> list[Path]:
         rows = -(-len(series) // 2)
         fig.subplots_adjust(top=1 - (0.3 + 0.2 * rows) / height, hspace=0.45, wspace=0.3)
         safe = "".join(c if c.isalnum() else "_" for c in f"bayes_multiple_testing_{metric}")
-        path = out_dir / f"{safe}.png"
-        save_figure(fig, path)
-        paths.append(path)
+        paths.append(save_figure(fig, out_dir / f"{safe}.png"))
     return paths

@@ -8,7 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 from matplotlib.figure import Figure
 
-from irsim.report import markdown_table, save_figure
+from irsim.report import figure_lines, markdown_table, save_figure
 
 __all__ = ["sections", "d_study_plot", "FIGURES"]
 
@@ -49,9 +49,7 @@ def d_study_plot(d_study: pa.Table, out_dir: Path, targets: list[float] | None =
     ax.legend(fontsize=7, loc="lower right", ncol=2)
     ax.set_title("D-study: E(rho^2) (solid) and Phi (dashed) against the number of topics")
     fig.tight_layout()
-    path = Path(out_dir) / "d_study.png"
-    save_figure(fig, path)
-    return path
+    return save_figure(fig, Path(out_dir) / "d_study.png")
 
 
 def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
@@ -94,7 +92,7 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
     if "d_study" in tables:
         path = d_study_plot(tables["d_study"], Path(run_dir), targets)
         lines += ["The D-study curve: each indicator against the number of topics; dotted "
-                  "lines: the targets.", "", f"![{path.stem}]({path.name})", ""]
+                  "lines: the targets.", "", *figure_lines([path])]
     if "reliability_check" in tables:
         lines += ["### Simulation check", "",
                   "Collections of each size simulated from a normal random-effects model "

@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow as pa
 from matplotlib.figure import Figure
 
-from irsim.report import safe_name, save_figure
+from irsim.report import figure_lines, fmt, markdown_table, safe_name, save_figure
 
 __all__ = ["sections", "swap_rate_curves", "SCHEME_COLORS", "FIGURES",
            "required_diff_cells", "reference_lines"]
@@ -74,9 +74,7 @@ def swap_rate_curves(rates: pa.Table, out_dir: Path | str) -> list[Path]:
             ax.grid(alpha=0.3)
         axes[0].legend(fontsize=8, title="sampling", title_fontsize=8)
         fig.tight_layout()
-        path = out_dir / f"swap_rates_{safe_name(str(metric))}.png"
-        save_figure(fig, path)
-        paths.append(path)
+        paths.append(save_figure(fig, out_dir / f"swap_rates_{safe_name(str(metric))}.png"))
     return paths
 
 
@@ -107,8 +105,6 @@ def required_diff_cells(summary: pa.Table, rates: pa.Table | None) -> list[str]:
     """
     import math
 
-    from irsim.report import fmt
-
     open_lo: dict[tuple, float] = {}
     if rates is not None and {"bin_kind", "bin_hi"} <= set(rates.column_names):
         for r in rates.to_pylist():
@@ -131,8 +127,6 @@ def sections(tables: dict[str, pa.Table], run_dir: Any) -> list[str]:
     >>> sections({}, ".")
     []
     """
-    from irsim.report import markdown_table
-
     lines: list[str] = []
     if "swap_summary" in tables:
         summ = tables["swap_summary"]
@@ -159,6 +153,5 @@ def sections(tables: dict[str, pa.Table], run_dir: Any) -> list[str]:
                   "last >= 0.20; right: relative to the smaller mean, 5% bins). The dotted "
                   "lines, labelled, are the 5%, 10% and 20% swap rates of 95/90/80% "
                   "confidence.", ""]
-        for path in swap_rate_curves(tables["swap_rates"], run_dir):
-            lines += [f"![{path.stem}]({path.name})", ""]
+        lines += figure_lines(swap_rate_curves(tables["swap_rates"], run_dir))
     return lines

@@ -72,6 +72,7 @@ from irsim.experiments.test_errors.common import (
     DELTAS,
     TESTS,
     Design,
+    TrialTests,
     bayes_decisions_table,
 )
 from irsim.experiments.test_errors.shift import (
@@ -111,6 +112,7 @@ __all__ = [
     "Design",
     "Shift",
     "TestErrors",
+    "TrialTests",
     "Urbano2019",
     "UrbanoData",
     "UrbanoStudy",

@@ -3,7 +3,9 @@ power against delta, as tables and plots (matplotlib Agg figures, no global stat
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -11,7 +13,7 @@ import pyarrow as pa
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 
-from irsim.report import save_figure, type_m_s
+from irsim.report import figure_lines, markdown_table, save_figure, type_m_s
 
 __all__ = ["FIGURES", "sections", "nearest_alpha", "summary_table", "type1_plots", "power_plots",
            "type3_plots", "families_wide", "urbano_sections", "bayes_summary", "bayes_plots",
@@ -92,6 +94,27 @@ def _grid(df: pd.DataFrame, title: str) -> tuple[Figure, np.ndarray, list, list]
     return fig, axes, metrics, sizes
 
 
+def _panels(df: pd.DataFrame, axes: np.ndarray, metrics: list, sizes: list
+            ) -> Iterator[tuple[Any, str, int, pd.DataFrame, dict[str, bool]]]:
+    """Every panel of a (metric, n) grid of :func:`_grid`: ``(ax, metric, n, cell, edges)``,
+    `cell` the rows of `df` of (metric, n), `edges` the keywords ``bottom`` and ``left`` of
+    :func:`_finish_panel` (whether the panel is on the grid's outer edge)."""
+    for i, metric in enumerate(metrics):
+        for j, n in enumerate(sizes):
+            yield (axes[i, j], metric, n, df[(df["metric"] == metric) & (df["n"] == n)],
+                   {"bottom": i == len(metrics) - 1, "left": j == 0})
+
+
+def _by_test(cell: pd.DataFrame, tests: list, x: str
+             ) -> Iterator[tuple[int, str, pd.DataFrame]]:
+    """``(k, test, rows)`` of every test of `tests` (index `k`) with rows in a panel's
+    `cell`, sorted by the column `x`."""
+    for k, test in enumerate(tests):
+        r = cell[cell["test"] == test].sort_values(x)
+        if not r.empty:
+            yield k, test, r
+
+
 def _finish_panel(ax, cell: pd.DataFrame, metric: str, n: int, *, bottom: bool, left: bool,
                   xlabel: str, ylabel: str) -> None:
     """Title (metric, n, trials), grid, ticks; axis labels on the outer panels only."""
@@ -162,31 +185,23 @@ def type1_plots(table: pa.Table, out_dir: Path) -> list[Path]:
         tests = list(dict.fromkeys(part["test"]))
         amin, amax = part["alpha"].min(), part["alpha"].max()
         floor = amin / 4
-        for i, metric in enumerate(metrics):
-            for j, n in enumerate(sizes):
-                ax = axes[i, j]
-                cell = part[(part["metric"] == metric) & (part["n"] == n)]
-                ax.plot([floor, amax * 1.5], [floor, amax * 1.5], color="grey",
-                        linestyle="--", linewidth=0.8)
-                for k, test in enumerate(tests):
-                    r = cell[cell["test"] == test].sort_values("alpha")
-                    if r.empty:
-                        continue
-                    _series(ax, r["alpha"], np.maximum(r["rate"], floor),
-                            np.maximum(r["ci_lo"], floor), np.maximum(r["ci_hi"], floor),
-                            _COLORS.get(test, "black"), k, len(tests), log=True,
-                            band_alpha=0.12)
-                ax.set_xscale("log")
-                ax.set_yscale("log")
-                if not _single_xlim(ax, part["alpha"], log=True):
-                    ax.set_xlim(amin / 1.3, amax * 1.3)
-                ax.set_ylim(floor, max(amax * 1.5, float(part["ci_hi"].max()) * 1.1))
-                _finish_panel(ax, cell, metric, n, bottom=i == len(metrics) - 1, left=j == 0,
-                              xlabel="significance level alpha", ylabel="Type I error rate")
+        for ax, metric, n, cell, edges in _panels(part, axes, metrics, sizes):
+            ax.plot([floor, amax * 1.5], [floor, amax * 1.5], color="grey",
+                    linestyle="--", linewidth=0.8)
+            for k, test, r in _by_test(cell, tests, "alpha"):
+                _series(ax, r["alpha"], np.maximum(r["rate"], floor),
+                        np.maximum(r["ci_lo"], floor), np.maximum(r["ci_hi"], floor),
+                        _COLORS.get(test, "black"), k, len(tests), log=True,
+                        band_alpha=0.12)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            if not _single_xlim(ax, part["alpha"], log=True):
+                ax.set_xlim(amin / 1.3, amax * 1.3)
+            ax.set_ylim(floor, max(amax * 1.5, float(part["ci_hi"].max()) * 1.1))
+            _finish_panel(ax, cell, metric, n, **edges,
+                          xlabel="significance level alpha", ylabel="Type I error rate")
         _legend(fig, tests)
-        path = Path(out_dir) / f"type1_error_{alt}.png"
-        save_figure(fig, path)
-        paths.append(path)
+        paths.append(save_figure(fig, Path(out_dir) / f"type1_error_{alt}.png"))
     return paths
 
 
@@ -205,27 +220,19 @@ def power_plots(table: pa.Table, out_dir: Path, alpha: float = 0.05) -> list[Pat
                                                 f"(alpha = {alpha}, {alt})")
         tests = list(dict.fromkeys(part["test"]))
         dmax = part["delta"].max()
-        for i, metric in enumerate(metrics):
-            for j, n in enumerate(sizes):
-                ax = axes[i, j]
-                cell = part[(part["metric"] == metric) & (part["n"] == n)]
-                ax.axhline(alpha, color="grey", linestyle="--", linewidth=0.8)
-                for k, test in enumerate(tests):
-                    r = cell[cell["test"] == test].sort_values("delta")
-                    if r.empty:
-                        continue
-                    _series(ax, r["delta"], r["rate"], r["ci_lo"], r["ci_hi"],
-                            _COLORS.get(test, "black"), k, len(tests))
-                if not _single_xlim(ax, part["delta"]):
-                    ax.set_xlim(min(0.0, part["delta"].min()), dmax * 1.02)
-                ax.set_ylim(0, 1.02)
-                _finish_panel(ax, cell, metric, n, bottom=i == len(metrics) - 1, left=j == 0,
-                              xlabel="true difference in mean (delta)",
-                              ylabel="power (rejection rate)")
+        for ax, metric, n, cell, edges in _panels(part, axes, metrics, sizes):
+            ax.axhline(alpha, color="grey", linestyle="--", linewidth=0.8)
+            for k, test, r in _by_test(cell, tests, "delta"):
+                _series(ax, r["delta"], r["rate"], r["ci_lo"], r["ci_hi"],
+                        _COLORS.get(test, "black"), k, len(tests))
+            if not _single_xlim(ax, part["delta"]):
+                ax.set_xlim(min(0.0, part["delta"].min()), dmax * 1.02)
+            ax.set_ylim(0, 1.02)
+            _finish_panel(ax, cell, metric, n, **edges,
+                          xlabel="true difference in mean (delta)",
+                          ylabel="power (rejection rate)")
         _legend(fig, tests)
-        path = Path(out_dir) / f"power_{alt}.png"
-        save_figure(fig, path)
-        paths.append(path)
+        paths.append(save_figure(fig, Path(out_dir) / f"power_{alt}.png"))
     return paths
 
 
@@ -239,8 +246,6 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
     >>> sections({"test_errors_fit": fit}, Path("."))[:2]
     ['## Generator', '']
     """
-    from irsim.report import markdown_table
-
     if "type_1" in tables:
         return (urbano_sections(tables, run_dir) + type_m_s.sections(tables, run_dir)
                 + bayes_sections(tables, run_dir))
@@ -263,16 +268,14 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
                   "exchangeable (delta = 0); 95% Clopper-Pearson interval in brackets. A "
                   "test is exact when alpha lies inside its interval.", "",
                   markdown_table(type1, max_rows=60), ""]
-        for path in type1_plots(te, run_dir):
-            lines += [f"![{path.stem}]({path.name})", ""]
+        lines += figure_lines(type1_plots(te, run_dir))
     power, alpha = summary_table(te, delta=None)
     if power is not None:
         lines += ["## Power", "",
                   f"Share of trials with p <= alpha = {alpha} when the experimental system's "
                   "true mean exceeds the baseline's by delta.", "",
                   markdown_table(power, max_rows=60), ""]
-        for path in power_plots(te, run_dir):
-            lines += [f"![{path.stem}]({path.name})", ""]
+        lines += figure_lines(power_plots(te, run_dir))
     return lines + type_m_s.sections(tables, run_dir) + bayes_sections(tables, run_dir)
 
 
@@ -325,26 +328,18 @@ def type3_plots(table: pa.Table, out_dir: Path, alpha: float = 0.05) -> list[Pat
     fig, axes, metrics, sizes = _grid(df, f"Type III error vs true difference (alpha = "
                                           f"{alpha}, two-sided)")
     tests = list(dict.fromkeys(df["test"]))
-    for i, metric in enumerate(metrics):
-        for j, n in enumerate(sizes):
-            ax = axes[i, j]
-            cell = df[(df["metric"] == metric) & (df["n"] == n)]
-            for k, test in enumerate(tests):
-                r = cell[cell["test"] == test].sort_values("delta")
-                if r.empty:
-                    continue
-                _series(ax, r["delta"], r["rate"], r["ci_lo"], r["ci_hi"],
-                        _COLORS.get(test, "black"), k, len(tests))
-            top = max(float(df["ci_hi"].max()) * 1.05, 1e-3)
-            # a single delta: its markers whole, also at a rate of 0
-            ax.set_ylim(-0.03 * top if _single_xlim(ax, df["delta"]) else 0, top)
-            _finish_panel(ax, cell, metric, n, bottom=i == len(metrics) - 1, left=j == 0,
-                          xlabel="true difference in mean (delta)",
-                          ylabel="Type III error rate")
+    for ax, metric, n, cell, edges in _panels(df, axes, metrics, sizes):
+        for k, test, r in _by_test(cell, tests, "delta"):
+            _series(ax, r["delta"], r["rate"], r["ci_lo"], r["ci_hi"],
+                    _COLORS.get(test, "black"), k, len(tests))
+        top = max(float(df["ci_hi"].max()) * 1.05, 1e-3)
+        # a single delta: its markers whole, also at a rate of 0
+        ax.set_ylim(-0.03 * top if _single_xlim(ax, df["delta"]) else 0, top)
+        _finish_panel(ax, cell, metric, n, **edges,
+                      xlabel="true difference in mean (delta)",
+                      ylabel="Type III error rate")
     _legend(fig, tests)
-    path = Path(out_dir) / "type3_error.png"
-    save_figure(fig, path)
-    return [path]
+    return [save_figure(fig, Path(out_dir) / "type3_error.png")]
 
 
 def urbano_sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
@@ -359,8 +354,6 @@ def urbano_sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
     >>> urbano_sections({"test_errors_families": t}, Path("."))[:1]
     ['## Generators']
     """
-    from irsim.report import markdown_table
-
     lines: list[str] = ["## Generators", "",
                         "Per (metric, collection), the runs kept after dropping duplicates "
                         "and the bottom share by mean, and the copulas fitted (one per pair). "
@@ -385,8 +378,7 @@ def urbano_sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
                       "the first run's margin (equal true means); 95% Clopper-Pearson "
                       "interval in brackets. A test holds its level when alpha lies inside "
                       "its interval.", "", markdown_table(summary, max_rows=80), ""]
-            for path in type1_plots(t1, run_dir):
-                lines += [f"![{path.stem}]({path.name})", ""]
+            lines += figure_lines(type1_plots(t1, run_dir))
     if "type_2" in tables and tables["type_2"].num_rows:
         t2 = _as_alternative(tables["type_2"])
         summary, alpha = summary_table(t2, delta=None)
@@ -395,8 +387,7 @@ def urbano_sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
                       f"Share of trials significant at alpha = {alpha} with the true sign "
                       "when the experimental run's true mean is the baseline's + delta.", "",
                       markdown_table(summary, max_rows=80), ""]
-            for path in power_plots(t2, run_dir):
-                lines += [f"![{path.stem}]({path.name})", ""]
+            lines += figure_lines(power_plots(t2, run_dir))
     if "type_3" in tables and tables["type_3"].num_rows:
         t3 = _as_alternative(tables["type_3"])
         summary, alpha = summary_table(t3, delta=None)
@@ -405,8 +396,7 @@ def urbano_sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
                       f"Share of trials where a two-sided test is significant at alpha = "
                       f"{alpha} with the wrong sign (mean difference < 0 although delta > 0).",
                       "", markdown_table(summary, max_rows=80), ""]
-            for path in type3_plots(tables["type_3"], run_dir):
-                lines += [f"![{path.stem}]({path.name})", ""]
+            lines += figure_lines(type3_plots(tables["type_3"], run_dir))
     return lines
 
 
@@ -518,32 +508,26 @@ def bayes_plots(tables: dict[str, pa.Table], out_dir: Path, alpha: float = 0.05
     fig, axes, metrics, sizes = _grid(df, f"Bayesian decisions vs true difference (t test: "
                                           f"alpha = {alpha:g}, two-sided)")
     tests = list(dict.fromkeys(df["test"]))
-    for i, metric in enumerate(metrics):
-        for j, n in enumerate(sizes):
-            ax = axes[i, j]
-            cell = df[(df["metric"] == metric) & (df["n"] == n)]
-            for k, test in enumerate(tests):
-                r = cell[cell["test"] == test].sort_values("delta")
-                if r.empty:
-                    continue
-                colour = _BAYES_COLORS.get(test, "black")
-                _series(ax, r["delta"], r["different_rate"], r["different_lo"],
-                        r["different_hi"], colour, k, len(tests) + 1)
-                ax.plot(r["delta"], r["equivalent_rate"], color=colour, linestyle="--",
-                        marker="s", markersize=3 if len(r) > 1 else 6, linewidth=1.0)
-            tc = t[(t["metric"] == metric) & (t["n"] == n)].sort_values("delta")
-            if not tc.empty:
-                rate = (tc["t_different"] / tc["trials"]).to_numpy(np.float64)
-                ax.plot(tc["delta"], rate, color="black", marker="o",
-                        markersize=2.5 if len(tc) > 1 else 6, linewidth=1.2,
-                        linestyle="-" if len(tc) > 1 else "none")
-            if not _single_xlim(ax, df["delta"]):
-                lo, hi = float(df["delta"].min()), float(df["delta"].max())
-                pad = 0.02 * max(hi - lo, 1e-3)
-                ax.set_xlim(lo - pad, hi + pad)
-            ax.set_ylim(-0.02, 1.02)
-            _finish_panel(ax, cell, metric, n, bottom=i == len(metrics) - 1, left=j == 0,
-                          xlabel="true difference in mean (delta)", ylabel="share of trials")
+    for ax, metric, n, cell, edges in _panels(df, axes, metrics, sizes):
+        for k, test, r in _by_test(cell, tests, "delta"):
+            colour = _BAYES_COLORS.get(test, "black")
+            _series(ax, r["delta"], r["different_rate"], r["different_lo"],
+                    r["different_hi"], colour, k, len(tests) + 1)
+            ax.plot(r["delta"], r["equivalent_rate"], color=colour, linestyle="--",
+                    marker="s", markersize=3 if len(r) > 1 else 6, linewidth=1.0)
+        tc = t[(t["metric"] == metric) & (t["n"] == n)].sort_values("delta")
+        if not tc.empty:
+            rate = (tc["t_different"] / tc["trials"]).to_numpy(np.float64)
+            ax.plot(tc["delta"], rate, color="black", marker="o",
+                    markersize=2.5 if len(tc) > 1 else 6, linewidth=1.2,
+                    linestyle="-" if len(tc) > 1 else "none")
+        if not _single_xlim(ax, df["delta"]):
+            lo, hi = float(df["delta"].min()), float(df["delta"].max())
+            pad = 0.02 * max(hi - lo, 1e-3)
+            ax.set_xlim(lo - pad, hi + pad)
+        ax.set_ylim(-0.02, 1.02)
+        _finish_panel(ax, cell, metric, n, **edges,
+                      xlabel="true difference in mean (delta)", ylabel="share of trials")
     height = fig.get_figheight()
     handles = [Line2D([], [], color=_BAYES_COLORS.get(b, "black"), marker="o", markersize=4,
                       label=_BAYES_LABELS.get(b, b)) for b in tests]
@@ -556,9 +540,7 @@ def bayes_plots(tables: dict[str, pa.Table], out_dir: Path, alpha: float = 0.05
     fig.legend(handles=handles, loc="upper center", ncol=min(len(handles), 3), fontsize=8,
                frameon=False, bbox_to_anchor=(0.5, 1 - 0.36 / height))
     fig.subplots_adjust(top=1 - 1.25 / height)
-    path = Path(out_dir) / "bayes_decisions.png"
-    save_figure(fig, path)
-    return [path]
+    return [save_figure(fig, Path(out_dir) / "bayes_decisions.png")]
 
 
 def bayes_sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
@@ -571,8 +553,6 @@ def bayes_sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
     >>> bayes_sections({}, Path("."))
     []
     """
-    from irsim.report import markdown_table
-
     null, power, alpha = bayes_summary(tables)
     if null is None and power is None:
         return []
@@ -606,6 +586,5 @@ def bayes_sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
                   "ROPE (for the Bayes factor: when delta = 0), an error outside it.", "",
                   markdown_table(pa.Table.from_pandas(eq, preserve_index=False), max_rows=80),
                   ""]
-    for path in bayes_plots(tables, run_dir, alpha):
-        lines += [f"![{path.stem}]({path.name})", ""]
+    lines += figure_lines(bayes_plots(tables, run_dir, alpha))
     return lines

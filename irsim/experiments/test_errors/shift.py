@@ -2,15 +2,15 @@
 per system pair and the baseline's margin shifted to every delta (:class:`Shift`, its
 parameters and data preparation; :class:`TestErrors`, the study; :func:`fit_table`).
 
-:class:`TestErrors` also holds what both designs share: the checks of the tests, sizes,
-alphas and alternatives, the p-values of a block of trials and the Bayesian decisions
-(:class:`~irsim.experiments.test_errors.urbano2019.UrbanoStudy` wraps one).
+What both designs share (the checks of the tests, sizes, alphas and alternatives, the
+p-values of a block of trials and the Bayesian decisions) is
+:class:`~irsim.experiments.test_errors.common.TrialTests`: :class:`TestErrors` is one with
+the deltas, :class:`~irsim.experiments.test_errors.urbano2019.UrbanoStudy` holds one.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -19,28 +19,21 @@ import pyarrow as pa
 
 from irsim.engine.base import Partial, Shard, shard_grid
 from irsim.engine.partials import Count, FixedPoint, Sum
-from irsim.errors import ConfigError, param, unknown_name
+from irsim.errors import ConfigError, param
 from irsim.experiments.test_errors.common import (
-    ALPHAS,
     DELTAS,
-    TESTS,
+    SHARD_ITEMS,
+    SHARD_REPLICATES,
     Design,
-    bayes_decisions_table,
+    TrialTests,
 )
 from irsim.kit.common import (
-    BAYES_OPTIONS,
-    BayesRules,
     aligned_block,
-    check_alphas,
-    check_positive_int,
-    check_simulated_tests,
     unit_ranges,
 )
-from irsim.params import document, fingerprint, option
+from irsim.params import document, option
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.simulate.pairs import SimulationData, fit_simulator, prepare
-from irsim.stats import get_test
-from irsim.stats._validation import ALTERNATIVES
 from irsim.stats.bayes import DECISIONS
 from irsim.stats.binomial import clopper_pearson
 from irsim.stats.typems import TypeMFields, TypeMRecord, TypeMRows
@@ -57,8 +50,6 @@ TOPIC_STREAM = "test_errors/topics"
 #: The trials' mean differences and their squares are summed in fixed point (each rounded
 #: to 2^-32): exact, order-free sums.
 DIFF_POINT = FixedPoint(32)
-#: Default shard sizes: (metric, n, delta) configurations x trials.
-SHARD_ITEMS, SHARD_REPLICATES = 4096, 1000
 
 
 @document
@@ -107,22 +98,21 @@ class Shift(Design):
 
 
 @dataclass(frozen=True)
-class TestErrors:
+class TestErrors(TrialTests):
     """The known-truth study of Type I error and power (parameters as in :class:`Config`;
-    ``alphas`` is its ``alpha``).
+    ``alphas`` is its ``alpha``): the shared parameters, checks, p-values and Bayesian
+    decisions of :class:`~irsim.experiments.test_errors.common.TrialTests` with the true
+    differences `deltas`.
 
     Parameters
     ----------
-    sizes, deltas, alphas, tests, alternatives, trials, B, pvalue, wilcoxon_method,
-    sign_threshold, bootstrap_statistic, ci_level
-        See :class:`Config`; ``deltas`` must match the data's.
-    seed : int
-    shard_items : int
-        (metric, n, delta) configurations per shard.
-    shard_replicates : int
-        Trials per shard (rounded up to a multiple of 250). No shard size changes a result.
+    deltas : tuple of float
+        See :class:`Config`; must match the data's.
+    sizes, alphas, tests, alternatives, trials, B, pvalue, wilcoxon_method,
+    sign_threshold, bootstrap_statistic, ci_level, seed, shard_items, shard_replicates,
     bayes, bayes_threshold, bayes_r, bayes_prob, bayes_rope
-        Bayesian tests and their decision rules (:class:`Config`).
+        As :class:`~irsim.experiments.test_errors.common.TrialTests` (shard items are
+        (metric, n, delta) configurations).
 
     Examples
     --------
@@ -143,93 +133,19 @@ class TestErrors:
 
     __test__ = False  # not a pytest class
 
-    sizes: tuple[int, ...] = (25, 50, 100)
     deltas: tuple[float, ...] = DELTAS
-    alphas: tuple[float, ...] = ALPHAS
-    tests: tuple[str, ...] = TESTS
-    alternatives: tuple[str, ...] = ("two-sided",)
-    trials: int = 10000
-    B: int = 1000
-    seed: int = 0
-    pvalue: str = "count"
-    wilcoxon_method: str = "auto"
-    sign_threshold: float = 0.0
-    bootstrap_statistic: str = "t"
-    ci_level: float = 0.95
-    shard_items: int = SHARD_ITEMS
-    shard_replicates: int = SHARD_REPLICATES
-    bayes: tuple[str, ...] = ()
-    bayes_threshold: float = BAYES_OPTIONS["bayes_threshold"]
-    bayes_r: float = BAYES_OPTIONS["bayes_r"]
-    bayes_prob: float = BAYES_OPTIONS["bayes_prob"]
-    bayes_rope: float = BAYES_OPTIONS["bayes_rope"]
     name: str = field(default="test_errors", init=False)
+    NOT_HELD: ClassVar[tuple[str, ...]] = ("design",)
 
     def __post_init__(self) -> None:
-        set_ = object.__setattr__
         self._check_bayes()
-        set_(self, "tests", tuple(self.tests))
-        if not self.tests:
-            raise ConfigError(f"{param('tests')} must list at least one test")
-        for t in self.tests:
-            if t not in TESTS:
-                raise unknown_name("test for experiment=test_errors", t, TESTS)
-        set_(self, "alternatives", tuple(self.alternatives))
-        if not self.alternatives:
-            raise ConfigError(f"{param('alternatives')} must list at least one alternative")
-        for a in self.alternatives:
-            if a not in ALTERNATIVES:
-                raise unknown_name("alternative", a, ALTERNATIVES)
-        sizes = tuple(check_positive_int(n, param("sizes")) for n in self.sizes)
-        if not sizes or min(sizes) < 2:
-            raise ConfigError(f"{param('sizes')} must list topic set sizes >= 2, got "
-                              f"{list(self.sizes)}")
-        set_(self, "sizes", sizes)
+        self._check_trials()
         deltas = tuple(float(d) for d in self.deltas)
         if not deltas or not all(math.isfinite(d) for d in deltas):
             raise ConfigError(f"{param('deltas')} must list finite numbers, got "
                               f"{list(self.deltas)}")
-        set_(self, "deltas", deltas)
-        set_(self, "alphas", check_alphas(self.alphas, param("alpha")))
-        set_(self, "trials", check_positive_int(self.trials, param("trials")))
-        set_(self, "B", check_positive_int(self.B, param("B")))
-        check_simulated_tests(self)
-
-    def _check_bayes(self) -> None:
-        for k, v in BayesRules.of(self).options().items():  # checked, normalised
-            object.__setattr__(self, k, v)
-
-    @property
-    def bayes_rules(self) -> BayesRules:
-        """The Bayesian tests and their rules (:class:`~irsim.kit.common.BayesRules`)."""
-        return BayesRules.of(self)
-
-    def bayes_rule(self, name: str) -> str:
-        """The decision rule of Bayesian test `name` as table ``bayes_decisions`` spells it.
-
-        Examples
-        --------
-        >>> s = TestErrors(bayes=("jzs_bf", "t_posterior"))
-        >>> s.bayes_rule("jzs_bf"), s.bayes_rule("t_posterior")
-        ('BF10 >= 3 (r=0.7071)', '95% HDI vs ROPE +-0.01')
-        """
-        return self.bayes_rules.rule(name, self.B)
-
-    def bayes_codes(self, name: str, x: np.ndarray, y: np.ndarray,
-                    key: tuple[int, ...]) -> np.ndarray:
-        """Decision codes (indices of :data:`irsim.stats.bayes.DECISIONS`) of Bayesian test
-        `name` for every trial (row) of ``x - y``, one batched call. The Bayesian bootstrap
-        draws its weights from the stream ``test_errors/bayesian_bootstrap`` keyed by `key`
-        (the trial block's coordinates, as the Monte Carlo tests)."""
-        return self.bayes_rules.codes(name, x, y, B=self.B, seed=self.seed,
-                                      study=f"test_errors/{name}", key=key)
-
-    def bayes_table(self, counts: np.ndarray, trials: np.ndarray, keys: list[dict]) -> pa.Table:
-        """Table ``bayes_decisions`` from the decision counts (configurations, tests, 4)
-        and the trials per configuration; `keys` gives each configuration's metric, n and
-        delta."""
-        return bayes_decisions_table(counts, trials, keys, self.bayes,
-                                     [self.bayes_rule(b) for b in self.bayes], self.ci_level)
+        object.__setattr__(self, "deltas", deltas)
+        self._check_levels()
 
     # -- plan ---------------------------------------------------------------------------
     def _configs(self, data: SimulationData) -> int:
@@ -248,42 +164,6 @@ class TestErrors:
         return shard_grid(self._configs(data), self.shard_items, self.trials,
                           aligned_block(self.shard_replicates, REPLICATE_BLOCK))
 
-    def fingerprint(self) -> dict:
-        """Parameters that determine the tables (from :class:`Config`,
-        :func:`irsim.params.fingerprint`; the urbano2019 design's generators through the
-        data; `design` and `power_trials` apply to :class:`UrbanoStudy`, which adds them)."""
-        from irsim.experiments.test_errors import Config
-
-        return fingerprint(self, Config, renamed={"alpha": "alphas", "design": None})
-
-    @classmethod
-    def of(cls, config: Any, *, seed: int, deltas: Sequence[float], shard_items: int,
-           shard_replicates: int) -> TestErrors:
-        """The study of `config`'s shared parameters (a test_errors ``Config``) with these
-        `deltas` and shard sizes (what both designs' ``make`` build first: it checks them)."""
-        return cls(
-            sizes=tuple(int(n) for n in config.sizes),
-            deltas=tuple(deltas),
-            alphas=tuple(config.alpha),
-            tests=tuple(config.tests),
-            alternatives=tuple(config.alternatives),
-            trials=config.trials,
-            B=config.B,
-            seed=int(seed),
-            pvalue=config.pvalue,
-            wilcoxon_method=config.wilcoxon_method,
-            sign_threshold=float(config.sign_threshold),
-            bootstrap_statistic=config.bootstrap_statistic,
-            ci_level=float(config.ci_level),
-            shard_items=shard_items,
-            shard_replicates=shard_replicates,
-            bayes=tuple(config.bayes),
-            bayes_threshold=config.bayes_threshold,
-            bayes_r=config.bayes_r,
-            bayes_prob=config.bayes_prob,
-            bayes_rope=config.bayes_rope,
-        )
-
     def fields(self, data: SimulationData) -> dict[str, Count | Sum]:
         """Per configuration: rejections per (test, alternative, alpha), trials, and the
         fixed-point sums of the trials' mean differences and their squares."""
@@ -295,12 +175,6 @@ class TestErrors:
                 **TypeMFields(self.trials, n, len(self.tests), len(self.alternatives),
                               self.shard_items).fields(),
                 **self.bayes_fields(n)}
-
-    def bayes_fields(self, configs: int) -> dict[str, Count]:
-        """``bayes``: decisions per (configuration, Bayesian test, decision), if any."""
-        if not self.bayes:
-            return {}
-        return {"bayes": Count((configs, len(self.bayes), len(DECISIONS)), along="items")}
 
     # -- kernel -------------------------------------------------------------------------
     def kernel(self, shard: Shard, data: SimulationData) -> Partial:
@@ -363,27 +237,6 @@ class TestErrors:
         pick = np.minimum((block[:, 0] * len(ordered)).astype(np.int64), len(ordered) - 1)
         base, pair = ordered[pick, 0], ordered[pick, 1]
         return base, pair, block[:, 1 : n + 1], block[:, n + 1 :]
-
-    def pvalues(self, test: str, alternatives: tuple[str, ...], x: np.ndarray,
-                y: np.ndarray, key: tuple[int, ...]) -> np.ndarray:
-        """p-values of `test` for every trial (row) of ``x - y`` and alternative: shape
-        (trials, alternatives). Monte Carlo tests draw their resamples from the stream
-        ``test_errors/<test>`` keyed by `key`, once for all alternatives."""
-        spec = get_test(test)
-        options: dict = {}
-        if test == "wilcoxon":
-            options["method"] = self.wilcoxon_method
-        elif test == "sign":
-            options["threshold"] = float(self.sign_threshold)
-        elif test == "paired_bootstrap":
-            options["statistic"] = self.bootstrap_statistic
-        if spec.monte_carlo:
-            options.update(B=self.B, seed=self.seed, study=f"test_errors/{test}", key=key,
-                           pvalue_mode=self.pvalue)
-            p = spec.function(x, y, alternative=tuple(alternatives), **options).pvalue
-            return np.asarray(p).reshape(len(x), len(alternatives))
-        return np.stack([np.atleast_1d(spec.function(x, y, alternative=alt, **options).pvalue)
-                         for alt in alternatives], axis=1)
 
     # -- reduce -------------------------------------------------------------------------
     def finalize(self, merged: dict[str, np.ndarray], data: SimulationData

@@ -16,8 +16,7 @@ from irsim.engine.base import Partial, Shard, shard_grid
 from irsim.engine.partials import Count
 from irsim.engine.session import Engine
 from irsim.errors import ConfigError, param
-from irsim.experiments.test_errors.common import Design
-from irsim.experiments.test_errors.shift import TestErrors
+from irsim.experiments.test_errors.common import Design, TrialTests
 from irsim.kit.common import aligned_block, check_positive_int, unit_ranges
 from irsim.params import document, option
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
@@ -84,7 +83,7 @@ class Urbano2019(Design):
         items, replicates = shards.get(URBANO_SHARD_ITEMS, URBANO_SHARD_REPLICATES)
         # Type I is always run: delta 0 is not a Type II delta
         deltas = tuple(d for d in (float(x) for x in config.deltas) if d != 0.0)
-        tests = TestErrors.of(config, seed=seed, deltas=(0.0,), shard_items=items,
+        tests = TrialTests.of(config, seed=seed, shard_items=items,
                               shard_replicates=replicates)
         study = UrbanoStudy(tests, int(self.power_trials) or tests.trials, deltas)
         return study, urbano_data(config, data, seed, study.deltas, engine)
@@ -138,8 +137,9 @@ class UrbanoData:
 @dataclass(frozen=True)
 class UrbanoStudy:
     """``design=urbano2019``: Type I, II and III errors as Urbano, Lima & Hanjalic (SIGIR
-    2019) ran them (parameters as in :class:`TestErrors`, whose checks and p-values it uses;
-    its ``deltas`` are not used); `deltas` are the Type II/III differences (> 0; may be empty).
+    2019) ran them: the shared parameters, checks, p-values and Bayesian decisions of its
+    `tests` (:class:`~irsim.experiments.test_errors.common.TrialTests`, as design=shift's
+    study); `deltas` are the Type II/III differences (> 0; may be empty).
 
     Items are the (metric, n, kind) configurations, kind 0 Type I and kind ``k >= 1`` delta
     ``k - 1``; replicates are trials (``tests.trials`` for Type I, `power_trials` for the
@@ -155,7 +155,7 @@ class UrbanoStudy:
     ...             + 0.08 * rng.standard_normal((8, 30)), 0, 1)
     >>> pool = PooledMetric.build("AP", [fit_pair_copula_model(x, metric="AP", name="toy")],
     ...                           (0.05,))
-    >>> base = TestErrors(sizes=(20,), alphas=(0.05,), trials=250, tests=("t",), B=100)
+    >>> base = TrialTests(sizes=(20,), alphas=(0.05,), trials=250, tests=("t",), B=100)
     >>> study = UrbanoStudy(base, 250, deltas=(0.05,))
     >>> tables, _ = run_study(study, UrbanoData((pool,), (0.05,)))
     >>> sorted(tables)
@@ -164,7 +164,7 @@ class UrbanoStudy:
     [250]
     """
 
-    tests: TestErrors
+    tests: TrialTests
     power_trials: int
     deltas: tuple[float, ...] = ()
     name: str = field(default="test_errors", init=False)
@@ -206,8 +206,8 @@ class UrbanoStudy:
                           aligned_block(self.tests.shard_replicates, REPLICATE_BLOCK))
 
     def fingerprint(self) -> dict:
-        """Parameters that determine the tables: those of its :class:`TestErrors` with the
-        design's own (`design`, `power_trials`, its `deltas`)."""
+        """Parameters that determine the tables: those of its `tests` with the design's own
+        (`design`, `power_trials`, its `deltas`)."""
         return {**self.tests.fingerprint(), "design": "urbano2019",
                 "power_trials": self.power_trials, "deltas": self.deltas}
 

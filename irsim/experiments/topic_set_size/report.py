@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from matplotlib.figure import Figure
 
-from irsim.report import markdown_table, safe_name, save_figure
+from irsim.report import figure_lines, markdown_table, safe_name, save_figure
 
 __all__ = ["sections", "topic_set_size_plots", "check_plot", "FIGURES"]
 
@@ -91,9 +91,7 @@ def topic_set_size_plots(tss: pa.Table, out_dir: Path) -> list[Path]:
         axes[0].set_ylabel("topics needed")
         fig.suptitle(f"Topic set size design for {metric}")
         fig.tight_layout()
-        path = out_dir / f"topic_set_size_{safe_name(str(metric))}.png"
-        save_figure(fig, path)
-        paths.append(path)
+        paths.append(save_figure(fig, out_dir / f"topic_set_size_{safe_name(str(metric))}.png"))
     return paths
 
 
@@ -133,9 +131,7 @@ def check_plot(check: pa.Table, out_dir: Path) -> Path:
     axes[-1].legend(fontsize=7)
     fig.suptitle("Planned against realised power on simulated collections of the planned size")
     fig.tight_layout()
-    path = Path(out_dir) / "topic_set_size_check.png"
-    save_figure(fig, path)
-    return path
+    return save_figure(fig, Path(out_dir) / "topic_set_size_check.png")
 
 
 def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
@@ -184,8 +180,7 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
               markdown_table(head, max_rows=80), ""]
     lines += ["Topics needed against the minimum difference (log scale), one panel per "
               "design.", ""]
-    for path in topic_set_size_plots(tss, Path(run_dir)):
-        lines += [f"![{path.stem}]({path.name})", ""]
+    lines += figure_lines(topic_set_size_plots(tss, Path(run_dir)))
     if "topic_set_size_check" in tables:
         check = tables["topic_set_size_check"]
         lines += ["### Simulation check: planned against realised power", "",
@@ -201,5 +196,5 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
                                                "realised_var_diff", "trials"]),
                                  max_rows=80), ""]
         path = check_plot(check, Path(run_dir))
-        lines += [f"![{path.stem}]({path.name})", ""]
+        lines += figure_lines([path])
     return lines
