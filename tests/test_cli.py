@@ -478,3 +478,22 @@ def test_every_node_is_typed_and_refuses_added_keys(tmp_path):
         with pytest.raises(ConfigError, match=key):
             run(compose_config([*args, "experiment.B=100", "quiet=true"]), tmp_path / "r")
         assert not (tmp_path / "r" / "results").exists()
+
+
+def test_executor_options_one_check():
+    """run_study's engine_options are checked once, against the engine's config fields and
+    the executor-only options, in the vocabulary of the config's check."""
+    from irsim.engine.config import check_options
+    from irsim.errors import ConfigError
+
+    check_options("ray", {"address": None, "workers": 2, "num_cpus": 2, "in_flight": 2,
+                          "max_retries": 3, "blas_threads": 1, "cpus_per_worker": 1.0,
+                          "keep_alive": True})
+    check_options("local", {"blas_threads": None})
+    with pytest.raises(ConfigError, match=r"unknown option of engine=local 'workers'; "
+                                          r"valid: blas_threads$"):
+        check_options("local", {"workers": 2})
+    with pytest.raises(ConfigError, match=r"'worker' \(did you mean 'workers'"):
+        check_options("ray", {"worker": 2})
+    with pytest.raises(ConfigError, match="'shard_items'"):  # the planner's, not the actors'
+        check_options("ray", {"shard_items": 2})
