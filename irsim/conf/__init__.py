@@ -158,7 +158,9 @@ def unknown_key(cfg: Any, key: str) -> Any:
     cls = OmegaConf.get_type(parent) if node and parent is not None else IrsimConfig
     names = [f.name for f in fields(cls)] if _is_dataclass(cls) else \
         list(parent.keys()) if parent is not None else []
-    internal = {"command"} if not node else {"name"} if node.startswith("experiment") else set()
+    # not the user's to set: the command (irsim evaluate), the selected option's name
+    internal = {"command"} if not node else \
+        {"name"} if node.startswith("experiment") or node == "engine" else set()
     valid = [f"{node}.{k}" if node else str(k) for k in names if k not in internal]
     what = "config key"
     if node == "experiment":
