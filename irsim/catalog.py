@@ -282,7 +282,7 @@ def preset_overrides(name: str) -> tuple[str, str, list[tuple[str, str]]]:
     --------
     >>> base, about, keys = preset_overrides("park2011")
     >>> base, keys[0], ("experiment.B", "1000") in keys
-    ('coverage', ('collection', 'synthetic_scores'), True)
+    ('coverage', ('collection', 'park2011'), True)
     """
     text = (resources.files("irsim.conf") / "experiment" / f"{name}.yaml").read_text(
         encoding="utf-8")

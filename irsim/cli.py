@@ -271,29 +271,9 @@ def _precheck(overrides: list[str]) -> None:
         _fail(f"config: {message}")
     try:
         check_seed(cfg.get("seed"))
-        check_keys(cfg)
+        check_keys(cfg)  # a key added with +: refused by OmegaConf (irsim.conf.check_keys)
     except IrsimError as err:
         _fail(err)
-    _refuse_added_keys(plain)
-
-
-def _refuse_added_keys(plain: list[str]) -> None:
-    """``+key=value`` adds a key the config does not have: every key irsim reads is already
-    declared, so an added key would be silently ignored; it is refused (``+collection.x=1``
-    included: collections are YAML, not typed)."""
-    from omegaconf import OmegaConf
-
-    from irsim.runner import compose_config
-
-    added = [a for a in plain if a.startswith("+") and not a.startswith(("++", "+command="))]
-    if not added:
-        return
-    base = compose_config([a for a in plain if a not in added])
-    missing = object()
-    for arg in added:
-        key = arg[1:].partition("=")[0]
-        if OmegaConf.select(base, key, default=missing) is missing:
-            _fail(_unknown_key(plain, key))
 
 
 def _explicit_run_dir(argv: list[str]) -> Path | None:
@@ -346,27 +326,16 @@ def _lock_sweep_dir(stack: ExitStack, sweep: Path, argv: list[str]) -> None:
 
 
 def _unknown_key(overrides: list[str], key: str) -> str:
-    """The message for an unknown key: the valid keys of its node, closest first."""
-    from omegaconf import OmegaConf
-
-    from irsim.errors import unknown_name
+    """Hydra refused to set `key`, which its typed node does not declare: the message of
+    :func:`irsim.conf.unknown_key` on the config composed without it."""
+    from irsim.conf import unknown_key
     from irsim.runner import compose_config
 
-    node, _, leaf = key.rpartition(".")
     rest = [a for a in overrides if a.lstrip("+~").partition("=")[0] != key]
     try:
-        cfg = compose_config(rest)
-        parent = OmegaConf.select(cfg, node) if node else cfg
-        valid = [f"{node}.{k}" if node else str(k) for k in parent.keys()
-                 if not (node.startswith("experiment") and k == "name")
-                 and k != "command"]
-    except Exception:  # the rest does not compose either: report the key alone
+        return str(unknown_key(compose_config(rest), key))
+    except Exception:  # noqa: BLE001 - the rest does not compose either: the key alone
         return f"config: unknown config key {key!r}"
-    what = f"parameter of experiment={cfg.experiment.name}" if node == "experiment" else \
-        "config key"
-    if node.startswith("experiment.") and "name" in parent:  # a config group's option
-        what = f"parameter of {node.replace('.', '/')}={parent.name}"
-    return str(unknown_name(what, key, valid))
 
 
 @contextmanager
@@ -445,7 +414,7 @@ def _main(argv: list[str] | None) -> None:
         if cmd == "compare":
             argv, prog = compare_overrides(rest), "irsim compare"
         else:
-            argv = [*rest, "+command=evaluate"]
+            argv = [*rest, "command=evaluate"]
             prog = "irsim evaluate"
     informational = any(a in ("--help", "-h", "--hydra-help", "--info", "--cfg", "-c")
                         for a in argv)

@@ -19,6 +19,7 @@ import pyarrow as pa
 from omegaconf import DictConfig, OmegaConf
 
 from irsim.api import describe_data, matrix_to_long
+from irsim.conf import check_keys
 from irsim.data.collection import load_doc_collection
 from irsim.engine import write_tables
 from irsim.engine.output import write_manifest
@@ -74,11 +75,6 @@ def check_run_dir(run_dir: Path) -> None:
 COMPLETE = ("is complete: it holds the finished results of this study (same parameters, "
             "seed, data and irsim version); not recomputed (--force recomputes them)")
 
-#: Top-level keys of the irsim config (``conf/config.yaml``); ``command`` is internal.
-TOP_LEVEL = ("seed", "metrics", "data_dir", "offline", "quiet", "collection", "experiment",
-             "engine", "command")
-
-
 def completed(run_dir: str | os.PathLike, fingerprint: str) -> bool:
     """Whether `run_dir` holds the finished results of the study with `fingerprint`: its
     manifest (written last) names that fingerprint (which covers irsim's source: a resume
@@ -110,35 +106,6 @@ def completed(run_dir: str | os.PathLike, fingerprint: str) -> bool:
         if not path.is_file() or path.is_symlink() or file_sha256(path) != digests.get(t):
             return False
     return True
-
-
-def check_keys(cfg: DictConfig) -> None:
-    """Refuse keys the config does not declare (``+foo=1``, ``+engine.x=1``,
-    ``+experiment.BB=1`` would otherwise be accepted and do nothing): top-level keys, the
-    engine's (:mod:`irsim.engine.config`) and the experiment's (its ``Config``).
-
-    Examples
-    --------
-    >>> cfg = compose_config(["+foo=1"])
-    >>> check_keys(cfg)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    irsim.errors.ConfigError: config: unknown config key 'foo'; valid: collection, data_dir, ...
-    """
-    from irsim.engine.config import engine_defaults
-    from irsim.errors import unknown_name
-    from irsim.experiments import check_keys as check_experiment_keys
-    from irsim.experiments import get
-
-    for key in cfg.keys():
-        if key not in TOP_LEVEL:
-            raise unknown_name("config key", str(key), TOP_LEVEL[:-1])
-    engine = cfg.engine.get("name", "local")
-    valid = [f"engine.{k}" for k in engine_defaults(engine)]
-    for key in cfg.engine.keys():
-        if f"engine.{key}" not in valid:
-            raise unknown_name(f"key of engine={engine}", f"engine.{key}", valid)
-    check_experiment_keys(get(cfg.experiment.name), cfg.experiment.keys())
 
 
 def check_ray_address(address: str, timeout: float = 10.0) -> None:
@@ -278,7 +245,7 @@ def _run_locked(cfg: DictConfig, run_dir: Path, checkpoints: Path, *, keep_ray: 
     from irsim.engine.output import clear_report, read_tables
 
     t0 = time.perf_counter()
-    check_keys(cfg)
+    check_keys(cfg)  # before Ray is reached: a sweep's job is not pre-checked by the CLI
     engine = cfg.engine.get("name", "local")
     engine_options = {k: v for k, v in OmegaConf.to_container(cfg.engine).items()
                       if k not in ("name", "shard_items", "shard_replicates")}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -411,3 +412,88 @@ def test_no_ray_cluster_at_the_address_is_one_line(tmp_path):
     assert r.returncode == 2, r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "no Ray cluster reachable at 127.0.0.1:9" in lines[0], r.stderr
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["+foo=1"], "unknown config key 'foo'; valid: collection, data_dir, engine, experiment, "
+                 "metrics, offline, quiet, seed"),
+    (["++foo=1"], "unknown config key 'foo'; valid: collection, data_dir"),
+    (["+engine.x=1"], "unknown config key 'engine.x'"),
+    (["engine=ray", "+engine.x=1"], "unknown config key 'engine.x'"),
+    (["engine.workerz=2"], "unknown config key 'engine.workerz'"),
+    (["engine=ray", "engine.workerz=2"], "'engine.workerz' (did you mean 'engine.workers'"),
+    (["+collection.x=1"], "unknown config key 'collection.x'"),
+    (["collection.runz=3"], "'collection.runz' (did you mean 'collection.runs'"),
+    # a key of another kind of collection: refused, not ignored
+    (["collection=trec", "collection.systems=3"], "unknown config key 'collection.systems'"),
+    (["collection=adhoc8", "+collection.qrels=q.txt"], "unknown config key 'collection.qrels'"),
+    (["experiment=test_errors", "+experiment.design.zz=1"],
+     "unknown parameter of experiment/design=shift 'experiment.design.zz'"),
+])
+@pytest.mark.slow
+def test_refused_key_one_line_exit_2_no_run_dir(tmp_path, args, needle):
+    """Every node is typed: an unknown or added key is refused by Hydra / OmegaConf (issue
+    26), in one line naming the key and the valid keys of its node, before the run directory
+    is made."""
+    out = tmp_path / "bad"
+    r = irsim(*args, "quiet=true", f"hydra.run.dir={out}", cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("irsim: error: config: "), r.stderr
+    assert needle in lines[0] and "; valid: " in lines[0]
+    assert not out.exists()
+
+
+def test_every_node_is_typed_and_refuses_added_keys(tmp_path):
+    """Top level, engine, collection (one dataclass per kind) and experiment are typed
+    nodes whose defaults are the YAML's; a key added with + reaches OmegaConf's refusal in
+    irsim.conf.check_keys, also on the path of a sweep's job (runner.run)."""
+    from dataclasses import asdict
+
+    import yaml
+    from omegaconf import OmegaConf
+
+    from irsim.conf import check_keys
+    from irsim.conf.schema import COLLECTIONS, IrsimConfig
+    from irsim.errors import ConfigError
+
+    cfg = compose_config([])
+    assert OmegaConf.get_type(cfg) is IrsimConfig
+    conf = Path(__file__).parents[1] / "irsim" / "conf" / "collection"
+    for path in sorted(conf.glob("*.yaml")):
+        raw = yaml.safe_load(path.read_text())
+        node = compose_config([f"collection={path.stem}", "seed=7"]).collection
+        assert OmegaConf.get_type(node) is COLLECTIONS[raw["kind"]], path.name
+        want = {**asdict(COLLECTIONS[raw["kind"]]()),
+                **{k: v for k, v in raw.items() if k != "defaults"}}
+        got = OmegaConf.to_container(node, resolve=True)
+        if raw.get("seed") == "${seed}":
+            want["seed"] = 7
+        assert got == want, path.name
+    for args, key in [(["+foo=1"], "'foo'"), (["+collection.x=1"], "'collection.x'"),
+                      (["engine=ray", "+engine.x=1"], "'engine.x'"),
+                      (["+experiment.BB=1"], "'experiment.BB'")]:
+        with pytest.raises(ConfigError, match=key):
+            check_keys(compose_config([*args, "experiment.B=100"]))
+        with pytest.raises(ConfigError, match=key):
+            run(compose_config([*args, "experiment.B=100", "quiet=true"]), tmp_path / "r")
+        assert not (tmp_path / "r" / "results").exists()
+
+
+def test_executor_options_one_check():
+    """run_study's engine_options are checked once, against the engine's config fields and
+    the executor-only options, in the vocabulary of the config's check."""
+    from irsim.engine.config import check_options
+    from irsim.errors import ConfigError
+
+    check_options("ray", {"address": None, "workers": 2, "num_cpus": 2, "in_flight": 2,
+                          "max_retries": 3, "blas_threads": 1, "cpus_per_worker": 1.0,
+                          "keep_alive": True})
+    check_options("local", {"blas_threads": None})
+    with pytest.raises(ConfigError, match=r"unknown option of engine=local 'workers'; "
+                                          r"valid: blas_threads$"):
+        check_options("local", {"workers": 2})
+    with pytest.raises(ConfigError, match=r"'worker' \(did you mean 'workers'"):
+        check_options("ray", {"worker": 2})
+    with pytest.raises(ConfigError, match="'shard_items'"):  # the planner's, not the actors'
+        check_options("ray", {"shard_items": 2})

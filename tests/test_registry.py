@@ -188,7 +188,8 @@ RAW_URL = re.compile(r"https://raw\.githubusercontent\.com/julian-urbano/[\w.-]+
 @pytest.mark.parametrize("name", sorted(NAMED))
 def test_named_collection_config(name, shared_data):
     cfg = yaml.safe_load((CONF / f"{name}.yaml").read_text())
-    assert set(cfg) == {"kind", "name", "description", "paths"}
+    assert set(cfg) == {"defaults", "kind", "name", "description", "paths"}
+    assert cfg["defaults"] == ["base_matrix", "_self_"]  # typed: irsim.conf.schema
     assert cfg["kind"] == "matrix" and cfg["name"] == name
     assert tuple(cfg["paths"]) == NAMED[name]
     shape = re.search(r"(\d+) runs x (\d+) topics", cfg["description"])

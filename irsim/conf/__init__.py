@@ -1,18 +1,24 @@
 """Hydra configuration: the YAML files of this package (collections, presets) and the
-structured configs of the experiments and of the engines.
+structured configs of the top level, the collections, the experiments and the engines.
 
 Each experiment module's ``Config`` dataclass is the single source of its parameters'
 defaults and types; :func:`register` stores it in Hydra's ConfigStore as
 ``experiment/<name>``, so ``experiment=<name>`` selects it and presets
 (``experiment/<preset>.yaml``) extend it with ``defaults: [<name>@experiment]``. A key the
 dataclass does not declare is an error on the command line, as a wrong keyword is in Python.
+
+Every node is typed (top level and collections: :mod:`irsim.conf.schema`; engines:
+:mod:`irsim.engine.config`), so Hydra refuses a misspelt key (``engine.workerz=2``) and
+OmegaConf refuses a key added with ``+`` (Hydra adds it without asking the type) when
+:func:`check_keys` merges each node's values into its dataclass; :func:`unknown_key` is the
+one message for both (the key and the valid keys of its node, closest first).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["register", "registered", "store"]
+__all__ = ["register", "registered", "store", "check_keys", "unknown_key"]
 
 _REGISTERED = False
 
@@ -26,11 +32,16 @@ def register() -> None:
         return
     from hydra.core.config_store import ConfigStore
 
+    from irsim.conf.schema import COLLECTIONS, IrsimConfig
     from irsim.engine.config import ENGINES
     from irsim.registry import on_register, studies
 
+    cs = ConfigStore.instance()
+    cs.store(name="irsim", node=IrsimConfig)  # the base of config.yaml
     for name, node in ENGINES.items():  # typed: Hydra refuses unknown engine keys itself
-        ConfigStore.instance().store(group="engine", name=name, node=node)
+        cs.store(group="engine", name=name, node=node)
+    for kind, node in COLLECTIONS.items():  # the base of each collection/<name>.yaml
+        cs.store(group="collection", name=f"base_{kind}", node=node)
     for entry in studies():
         store(entry)
     on_register(store)  # and every study registered later (a plugin imported late)
@@ -66,3 +77,94 @@ def store(entry: Any) -> None:
                 node[field] = MISSING  # typed by the field; the option chosen fills it
             node["defaults"] = defaults
     cs.store(group="experiment", name=entry.name, node=node)
+
+
+def check_keys(cfg: Any) -> None:
+    """Refuse a key that a typed node of the composed config `cfg` does not declare: each
+    node's own values are merged into a fresh instance of its dataclass (struct mode), so
+    OmegaConf itself refuses ``+foo=1``, ``+engine.x=1``, ``+collection.x=1`` or
+    ``+experiment.BB=1``, which Hydra adds without asking the type. The refusal is a
+    :class:`~irsim.errors.ConfigError` worded by :func:`unknown_key`.
+
+    Examples
+    --------
+    >>> from irsim.runner import compose_config
+    >>> check_keys(compose_config(["+foo=1"]))
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: unknown config key 'foo'; valid: collection, data_dir, \
+engine, experiment, metrics, offline, quiet, seed
+    """
+    from omegaconf import OmegaConf
+    from omegaconf.errors import ConfigKeyError
+
+    from irsim.conf.schema import IrsimConfig
+
+    for path, node in _typed_nodes(cfg, ""):
+        cls = IrsimConfig if not path else OmegaConf.get_type(node)
+        values = {}
+        for key in node.keys():
+            child = node._get_node(key)
+            typed = OmegaConf.is_dict(child) and _is_dataclass(OmegaConf.get_type(child))
+            # a typed child is checked on its own (its type may extend the field's)
+            values[key] = {} if typed else OmegaConf.to_container(child, resolve=False) \
+                if OmegaConf.is_config(child) else child._value()
+        try:
+            OmegaConf.merge(OmegaConf.structured(cls), values)
+        except ConfigKeyError as err:
+            key = str(err.key) if err.key is not None else "?"
+            raise unknown_key(cfg, f"{path}.{key}" if path else key) from None
+
+
+def _is_dataclass(cls: Any) -> bool:
+    import dataclasses
+
+    return isinstance(cls, type) and dataclasses.is_dataclass(cls)
+
+
+def _typed_nodes(node: Any, path: str) -> list[tuple[str, Any]]:
+    """``[(dotted path, node)]`` of `node` and its descendants typed by a dataclass."""
+    from omegaconf import OmegaConf
+
+    out = [(path, node)]
+    for key in node.keys():
+        child = node._get_node(key)
+        if OmegaConf.is_dict(child) and _is_dataclass(OmegaConf.get_type(child)):
+            out += _typed_nodes(child, f"{path}.{key}" if path else str(key))
+    return out
+
+
+def unknown_key(cfg: Any, key: str) -> Any:
+    """The one error (a :class:`~irsim.errors.ConfigError`) for a key of `cfg` that its
+    node does not declare (dotted `key`): the key and the valid keys of its node, closest
+    first; for the experiment's node its parameters (``unknown parameter of
+    experiment=discpower 'experiment.BB' (did you mean 'experiment.B'?) ...``).
+
+    Examples
+    --------
+    >>> from irsim.runner import compose_config
+    >>> str(unknown_key(compose_config([]), "engine.blas_thread"))  # doctest: +ELLIPSIS
+    "config: unknown config key 'engine.blas_thread' (did you mean 'engine.blas_threads', ..."
+    """
+    from dataclasses import fields
+
+    from omegaconf import OmegaConf
+
+    from irsim.conf.schema import IrsimConfig
+    from irsim.errors import unknown_name
+
+    node, _, _ = key.rpartition(".")
+    parent = OmegaConf.select(cfg, node) if node else cfg
+    cls = OmegaConf.get_type(parent) if node and parent is not None else IrsimConfig
+    names = [f.name for f in fields(cls)] if _is_dataclass(cls) else \
+        list(parent.keys()) if parent is not None else []
+    # not the user's to set: the command (irsim evaluate), the selected option's name
+    internal = {"command"} if not node else \
+        {"name"} if node.startswith("experiment") or node == "engine" else set()
+    valid = [f"{node}.{k}" if node else str(k) for k in names if k not in internal]
+    what = "config key"
+    if node == "experiment":
+        what = f"parameter of experiment={parent.name}"
+    elif node.startswith("experiment.") and parent is not None and "name" in parent:
+        what = f"parameter of {node.replace('.', '/')}={parent.name}"  # a group's option
+    return unknown_name(what, key, valid)

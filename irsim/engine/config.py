@@ -29,7 +29,7 @@ from typing import Any
 
 from irsim.errors import unknown_name
 
-__all__ = ["LocalEngine", "RayEngine", "ENGINES", "engine_defaults"]
+__all__ = ["LocalEngine", "RayEngine", "ENGINES", "engine_defaults", "check_options"]
 
 
 def _help(text: str, default: Any) -> Any:
@@ -100,3 +100,30 @@ def engine_defaults(engine: str) -> dict[str, Any]:
         raise unknown_name("engine", str(engine), ENGINES) from None
     return dataclasses.asdict(cls())
 
+
+
+#: Options of an executor that irsim sets itself, beyond its config's (a sweep keeps one Ray
+#: instance alive for its jobs; CPUs per actor).
+EXECUTOR_ONLY: dict[str, tuple[str, ...]] = {"local": (), "ray": ("cpus_per_worker",
+                                                                  "keep_alive")}
+
+
+def check_options(engine: str, options: dict[str, Any]) -> None:
+    """The one check of the options handed to `engine`'s executor
+    (:func:`irsim.engine.run_study`'s ``engine_options``): the fields of its config
+    (without ``name`` and the shard sizes, which the planner reads) and
+    :data:`EXECUTOR_ONLY`; anything else is refused in the words of the config's check.
+
+    Examples
+    --------
+    >>> check_options("ray", {"workers": 2, "keep_alive": True})
+    >>> check_options("local", {"worker": 2})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: unknown option of engine=local 'worker'; valid: blas_threads
+    """
+    valid = [k for k in engine_defaults(engine) if k not in
+             ("name", "shard_items", "shard_replicates")] + list(EXECUTOR_ONLY[engine])
+    for key in options:
+        if key not in valid:
+            raise unknown_name(f"option of engine={engine}", str(key), valid)

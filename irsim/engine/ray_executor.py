@@ -592,15 +592,10 @@ def ray_partials(study: Study, data: Any, shards: list[Shard], *,
     """The ``engine=ray`` stream of partial results used by :func:`irsim.engine.run_study`.
 
     Options: ``address``, ``workers``, ``num_cpus``, ``in_flight``, ``max_retries``,
-    ``cpus_per_worker``, ``keep_alive`` (see :class:`RayPool`); unknown keys are rejected.
-    `info` (a dict) receives the cluster description; `hints` see :meth:`RayPool.run`.
+    ``cpus_per_worker``, ``keep_alive`` (see :class:`RayPool`); :func:`irsim.engine.run_study`
+    checks them (:func:`irsim.engine.config.check_options`). `info` (a dict) receives the
+    cluster description; `hints` see :meth:`RayPool.run`.
     """
-    allowed = {"address", "workers", "num_cpus", "in_flight", "max_retries", "cpus_per_worker",
-               "keep_alive", "blas_threads"}
-    unknown = set(options) - allowed
-    if unknown:
-        raise ConfigError(f"unknown engine option(s) for engine=ray: {sorted(unknown)}; "
-                          f"valid: {sorted(allowed)}")
     if not shards:
         return
     pool = RayPool(study, data, **{k: v for k, v in options.items() if v is not None})

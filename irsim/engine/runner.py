@@ -17,9 +17,9 @@ import pyarrow as pa
 
 from irsim.engine.base import Partial, Shard, Study
 from irsim.engine.checkpoint import CheckpointStore, fingerprint_of
-from irsim.engine.config import ENGINES
+from irsim.engine.config import ENGINES, check_options
 from irsim.engine.partials import Accumulator
-from irsim.errors import ConfigError, unknown_name
+from irsim.errors import unknown_name
 
 __all__ = ["run_study", "data_digest", "RunInfo", "reducer_of", "CheckpointWriter"]
 
@@ -258,10 +258,10 @@ def run_study(
 
     executor_info: dict = {}
     options = dict(engine_options or {})
+    if engine in ENGINES:
+        check_options(engine, options)
     if engine == "local":
         blas_threads = options.pop("blas_threads", LOCAL_BLAS_THREADS)
-        if options:
-            raise ConfigError(f"unknown engine option(s) for engine=local: {sorted(options)}")
         stream: Iterable[tuple[Shard, Partial]] = _local_partials(study, data, todo,
                                                                   blas_threads)
     elif engine == "ray":

@@ -33,7 +33,6 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from irsim.errors import unknown_name
 from irsim.kit.common import Shards
 from irsim.registry import Study, get, names, studies
 
@@ -92,11 +91,12 @@ def load(cfg: Any) -> tuple[str, Any, Any, Shards]:
     ``Config``, the data it reads and the requested shard sizes."""
     from omegaconf import OmegaConf
 
+    from irsim.conf import check_keys
     from irsim.kit.loading import doc_collection, engine_shards, score_matrix
 
     name = cfg.experiment.name
     entry = get(name)
-    check_keys(entry, cfg.experiment.keys())
+    check_keys(cfg)  # every node's keys, the experiment's parameters included
     config = OmegaConf.to_object(cfg.experiment)
     if cfg.get("metrics") is not None and hasattr(config, "metrics"):
         config.metrics = None  # the top-level `metrics` chose the data: it wins
@@ -107,18 +107,6 @@ def load(cfg: Any) -> tuple[str, Any, Any, Shards]:
     else:
         data = score_matrix(cfg, entry.pooled(config))
     return name, config, data, engine_shards(cfg)
-
-
-def check_keys(entry: Study, keys: Any) -> None:
-    """Every key names a field of the experiment's ``Config`` (``+experiment.BB=1`` would
-    otherwise be accepted and do nothing): the one check of the experiment's keys."""
-    from dataclasses import fields
-
-    valid = [f.name for f in fields(entry.config) if f.name != "name"]
-    for key in keys:
-        if key != "name" and key not in valid:
-            raise unknown_name(f"parameter of experiment={entry.name}",
-                               f"experiment.{key}", [f"experiment.{v}" for v in valid])
 
 
 def build_study(cfg: Any) -> tuple[Any, Any]:
