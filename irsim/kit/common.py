@@ -696,3 +696,35 @@ you mean 'mean'?); valid: mean, t
         object.__setattr__(self, "trials", check_positive_int(self.trials, param("trials")))
         object.__setattr__(self, "B", check_positive_int(self.B, param("B")))
         check_simulated_tests(self)
+
+    def test_options(self, test: str, stream: str, key: tuple[int, ...]) -> dict[str, Any]:
+        """The keyword options of paired test `test` (:func:`irsim.stats.get_test`) as the
+        study sets them: Wilcoxon's method, the sign test's tie threshold, the bootstrap
+        statistic and, for a Monte Carlo test, ``B``, the seed, the p-value rule and the
+        random stream ``<stream>/<test>`` keyed by `key` (the alternative is the caller's).
+
+        Examples
+        --------
+        >>> @dataclass(frozen=True)
+        ... class Study(SimulatedTestFields):
+        ...     shard_items: int = 10
+        ...     shard_replicates: int = 250
+        >>> Study(sign_threshold=0.01).test_options("sign", "toy", (0,))
+        {'threshold': 0.01}
+        >>> o = Study(B=99).test_options("randomisation", "toy", (3,))
+        >>> o["B"], o["key"], o["study"], o["pvalue_mode"]
+        (99, (3,), 'toy/randomisation', 'count')
+        """
+        from irsim.stats import get_test
+
+        options: dict[str, Any] = {}
+        if test == "wilcoxon":
+            options["method"] = self.wilcoxon_method
+        elif test == "sign":
+            options["threshold"] = float(self.sign_threshold)
+        elif test == "paired_bootstrap":
+            options["statistic"] = self.bootstrap_statistic
+        if get_test(test).monte_carlo:
+            options.update(B=self.B, seed=self.seed, study=f"{stream}/{test}", key=key,
+                           pvalue_mode=self.pvalue)
+        return options

@@ -535,18 +535,9 @@ class MultipleTesting(SimulatedTestFields):
         """Two-sided p-values of `test` for the pair differences `d` (..., n); Monte Carlo
         tests draw their resamples from the stream ``multiple_testing/<test>`` keyed by
         `key`."""
-        spec = get_test(test)
-        options: dict = {"alternative": "two-sided"}
-        if test == "wilcoxon":
-            options["method"] = self.wilcoxon_method
-        elif test == "sign":
-            options["threshold"] = float(self.sign_threshold)
-        elif test == "paired_bootstrap":
-            options["statistic"] = self.bootstrap_statistic
-        if spec.monte_carlo:
-            options.update(B=self.B, seed=self.seed, study=f"multiple_testing/{test}",
-                           key=key, pvalue_mode=self.pvalue)
-        return np.asarray(spec.function(d, **options).pvalue, np.float64)
+        options = self.test_options(test, "multiple_testing", key)
+        return np.asarray(get_test(test).function(d, alternative="two-sided", **options).pvalue,
+                          np.float64)
 
     def simultaneous(self, test: str, x: np.ndarray, key: tuple[int, ...]) -> np.ndarray:
         """Decisions of the simultaneous test `test` on the collections `x` (trials, m, n)

@@ -259,16 +259,8 @@ you mean 'wilcoxon'?); valid: paired_bootstrap, randomisation, sign, t, wilcoxon
         (trials, alternatives). Monte Carlo tests draw their resamples from the stream
         ``test_errors/<test>`` keyed by `key`, once for all alternatives."""
         spec = get_test(test)
-        options: dict = {}
-        if test == "wilcoxon":
-            options["method"] = self.wilcoxon_method
-        elif test == "sign":
-            options["threshold"] = float(self.sign_threshold)
-        elif test == "paired_bootstrap":
-            options["statistic"] = self.bootstrap_statistic
+        options = self.test_options(test, "test_errors", key)
         if spec.monte_carlo:
-            options.update(B=self.B, seed=self.seed, study=f"test_errors/{test}", key=key,
-                           pvalue_mode=self.pvalue)
             p = spec.function(x, y, alternative=tuple(alternatives), **options).pvalue
             return np.asarray(p).reshape(len(x), len(alternatives))
         return np.stack([np.atleast_1d(spec.function(x, y, alternative=alt, **options).pvalue)
