@@ -75,6 +75,7 @@ from irsim.experiments.discpower.kernel import (
     PAIRED_STREAM,
     TUKEY_STREAM,
     UNPAIRED_STREAM,
+    BootstrapFields,
     ShardKernel,
     resampled_asl,
     working_bytes,
@@ -428,14 +429,14 @@ class DiscPower(BayesFields):
         P, B, out = _pairs(data), self.B, {}
         whole = self.whole_replicates(P)
         for vi, v in enumerate(self.variants(data)):
-            for test, short in (("paired_bootstrap", "paired"), ("unpaired_bootstrap",
-                                                                  "unpaired")):
+            for test in ("paired_bootstrap", "unpaired_bootstrap"):
                 if test in v.tests:
-                    out[f"{short}_count_{vi}"] = Count((P,), along="items")
+                    f = BootstrapFields.of(test, vi)
+                    out[f.count] = Count((P,), along="items")
                     if whole:  # the estimated difference's values at self.ranks
-                        out[f"{short}_kth_{vi}"] = Slab((P, len(self.alphas)), along="items")
+                        out[f.kth] = Slab((P, len(self.alphas)), along="items")
                     elif self.estimated_diff:  # paired: |mean| of the sample beside |t*|
-                        out[f"{short}_top_{vi}"] = TopK(P, self.k, aux=int(short == "paired"))
+                        out[f.top] = TopK(P, self.k, aux=int(f.test == "paired"))
             if "randomised_tukey_hsd" in v.tests:
                 out[f"tukey_ranges_{vi}"] = Slab((B,), along="reps")
             if "randomisation" in v.tests:  # p-values, by the first replicate block's shards

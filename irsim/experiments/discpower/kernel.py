@@ -11,6 +11,7 @@ replicate block from the streams below (see :mod:`irsim.experiments.discpower`).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -45,14 +46,54 @@ if TYPE_CHECKING:
     from irsim.data.matrix import ScoreMatrix
     from irsim.experiments.discpower import DiscPower
 
-__all__ = ["PAIRED_STREAM", "UNPAIRED_STREAM", "TUKEY_STREAM", "ShardKernel", "resampled_asl",
-           "working_bytes"]
+__all__ = ["PAIRED_STREAM", "UNPAIRED_STREAM", "TUKEY_STREAM", "BootstrapFields", "ShardKernel",
+           "resampled_asl", "working_bytes"]
 
 PAIRED_STREAM = "discpower/paired"
 UNPAIRED_STREAM = "discpower/unpaired"
 TUKEY_STREAM = "discpower/tukey"
 #: Replicate units whose top-k candidates are selected together (1000 replicates).
 _CHUNK_UNITS = 4
+
+
+@dataclass(frozen=True)
+class BootstrapFields:
+    """The names of the fields of one bootstrap test (``paired`` or ``unpaired``) of variant
+    `variant`: the one place that spells them (the study's ``fields``, the kernel and
+    :func:`resampled_asl` ask it; nothing parses a name back).
+
+    Examples
+    --------
+    >>> f = BootstrapFields("paired", 2)
+    >>> f.count, f.top, f.kth
+    ('paired_count_2', 'paired_top_2', 'paired_kth_2')
+    >>> BootstrapFields.of("unpaired_bootstrap", 0).count
+    'unpaired_count_0'
+    """
+
+    test: str
+    variant: int
+
+    @classmethod
+    def of(cls, test: str, variant: int) -> BootstrapFields:
+        """The fields of test ``paired_bootstrap`` or ``unpaired_bootstrap``."""
+        return cls(test.removesuffix("_bootstrap"), variant)
+
+    @property
+    def count(self) -> str:
+        """Per pair, the replicates at least as extreme as the observed statistic (Count)."""
+        return f"{self.test}_count_{self.variant}"
+
+    @property
+    def top(self) -> str:
+        """Per pair, the k most extreme replicates (TopK; replicates split over shards)."""
+        return f"{self.test}_top_{self.variant}"
+
+    @property
+    def kth(self) -> str:
+        """Per pair, the estimated difference's values at the alpha ranks (Slab; a shard
+        holds the pair's whole replicate range)."""
+        return f"{self.test}_kth_{self.variant}"
 
 
 def working_bytes(topics: int, B: int, *, paired: bool, unpaired: bool, swap: bool) -> int:
@@ -100,6 +141,7 @@ class ShardKernel:
         self.obs = {(j, vi, t): self.observed(j, vi, t) for j in range(len(self.pairs))
                     for t in ("paired_bootstrap", "unpaired_bootstrap") for vi in self.tested[t]}
         self.per_unit: list[dict[str, Any]] = [{} for _ in self.pairs]  # per pair unit
+        self.kth_of: dict[str, str] = {}  # a top-k field's name -> its kth field's
         self.out: dict[str, Any] = {}  # fields of the whole shard
         self.buffers: dict[str, np.ndarray] = {}
 
@@ -180,10 +222,12 @@ class ShardKernel:
         po = self.per_unit[j]
         po[name] = po[name] + arr if name in po else arr
 
-    def top(self, j: int, name: str, sel: tuple[np.ndarray, ...]) -> None:
+    def top(self, j: int, fields: BootstrapFields, sel: tuple[np.ndarray, ...]) -> None:
         """Merge a chunk's selection (values, replicate numbers[, aux]) into the pair unit's
-        k largest. Later chunks are appended, so replicate numbers increase along rows."""
-        po = self.per_unit[j]
+        k largest (field ``fields.top``). Later chunks are appended, so replicate numbers
+        increase along rows."""
+        po, name = self.per_unit[j], fields.top
+        self.kth_of[name] = fields.kth
         if name in po:
             sel = tuple(np.concatenate([p, s], axis=1) for p, s in zip(po[name], sel,
                                                                         strict=True))
@@ -216,7 +260,7 @@ class ShardKernel:
                 ranks = list(self.study.ranks)
                 sel = [topk_rows(p[0], p[1], self.study.k, *p[2:], idx_sorted=True)
                        for p in parts]
-                out[name.replace("_top_", "_kth_")] = np.concatenate(
+                out[self.kth_of[name]] = np.concatenate(
                     [(q[2] if len(q) > 2 else q[0])[:, ranks] for q in sel])
             elif isinstance(parts[0], tuple):  # top-k: select, TopK sorts once at the end
                 parts = [topk_rows(p[0], p[1], self.study.k, *p[2:], idx_sorted=True,
@@ -265,7 +309,7 @@ class ShardKernel:
                 sums += np.subtract(part[ia], part[ib])
             sums -= n * mz
             q = paired_ratio(w, w_sq, u["ct"], sums)
-            self.add(j, f"paired_count_{vi}", count_t(q, t_obs, n))
+            self.add(j, BootstrapFields("paired", vi).count, count_t(q, t_obs, n))
             qs.append(q)
             sums_all.append(sums)
         if self.study.estimated_diff:
@@ -273,7 +317,7 @@ class ShardKernel:
             val, rid, tsum = topk_rows(self.cat("q", qs), rep_idx, k,
                                        self.cat("sums", sums_all), idx_sorted=True,
                                        sort=False, largest=False)
-            self.top(j, f"paired_top_{vi}", (np.negative(val), rid, np.abs(tsum) / n))
+            self.top(j, BootstrapFields("paired", vi), (np.negative(val), rid, np.abs(tsum) / n))
 
     def unpaired(self, j: int, vi: int, chunk: list[dict], rep_idx: np.ndarray, k: int
                  ) -> None:
@@ -288,11 +332,12 @@ class ShardKernel:
             h = parts.shape[1] // 2  # x's parts, then y's
             d = unpaired_replicates(parts[ia, :h], parts[ib, h:], summ)
             absd = np.abs(d, out=d)
-            self.add(j, f"unpaired_count_{vi}", count_extreme(absd, d_obs, "two-sided", scale))
+            self.add(j, BootstrapFields("unpaired", vi).count,
+                     count_extreme(absd, d_obs, "two-sided", scale))
             absds.append(absd)
         if self.study.estimated_diff:
-            self.top(j, f"unpaired_top_{vi}", topk_rows(self.cat("absd", absds), rep_idx, k,
-                                                        idx_sorted=True, sort=False))
+            self.top(j, BootstrapFields("unpaired", vi),
+                     topk_rows(self.cat("absd", absds), rep_idx, k, idx_sorted=True, sort=False))
 
     def per_replicate(self, u: dict) -> None:
         """All-systems work of a replicate unit: Tukey ranges, swap-set statistics."""
@@ -360,13 +405,13 @@ def resampled_asl(study: Any, test: str, vi: int, values: np.ndarray,
             pos = max(1, math.ceil(alpha * B - 1e-9))
             raw_by_alpha[alpha] = float(ranges[B - pos])
         return study.asl_of(count), raw_by_alpha
-    short = "paired" if test == "paired_bootstrap" else "unpaired"
+    fields = BootstrapFields.of(test, vi)
     # per pair, best first: (-p, replicate, |mean|) paired, (|d*|, replicate)
-    top, kth = merged.get(f"{short}_top_{vi}"), merged.get(f"{short}_kth_{vi}")
-    est = None if top is None else top[2] if short == "paired" else top[0]
+    top, kth = merged.get(fields.top), merged.get(fields.kth)
+    est = None if top is None else top[2] if fields.test == "paired" else top[0]
     for j, (alpha, pos) in enumerate(zip(study.alphas, study.ranks, strict=True)):
         if kth is not None:  # the values at the ranks, selected on the workers
             raw_by_alpha[alpha] = float(kth[:, j].max())
         else:
             raw_by_alpha[alpha] = float(est[:, pos].max()) if est is not None else float("nan")
-    return study.asl_of(merged[f"{short}_count_{vi}"]), raw_by_alpha
+    return study.asl_of(merged[fields.count]), raw_by_alpha
