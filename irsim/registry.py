@@ -13,15 +13,23 @@ That registration feeds every place that needs the list of studies: Hydra's Conf
 submodule, or a one-file study's own module) and the documentation site's generated blocks.
 No other list of studies exists.
 
-Where studies come from (:func:`studies`):
+Where studies come from (:func:`studies`): installed distributions declare them with entry
+points, irsim's own included, so the registry names no package of studies itself:
 
-- every package (or module) of the package :mod:`irsim.experiments`: one per study, holding its
-  ``Config``, registration, kernel, tables and report (found with :mod:`pkgutil`, imported on
-  first use, so ``import irsim`` stays quick);
-- every module named by an entry point of the group ``irsim.studies`` of an installed
-  distribution (a study shipped in its own package: ``[project.entry-points."irsim.studies"]
-  toy = "toy_study"`` in its ``pyproject.toml``; see the guide "Adding a study");
+- a *package of studies*, entry-point group ``irsim.study_packages``: each public module or
+  package inside it is one study (found with :mod:`pkgutil` without importing it; each is
+  imported on first use, so ``import irsim`` stays quick). irsim's ``pyproject.toml``
+  declares its own: ``[project.entry-points."irsim.study_packages"] irsim =
+  "irsim.experiments"``, one package per study holding its ``Config``, registration,
+  kernel, tables and report;
+- a *study module*, entry-point group ``irsim.studies``: a module that registers one or more
+  studies when imported (a study shipped in its own distribution: ``[project.entry-points.
+  "irsim.studies"] toy = "toy_study"`` in its ``pyproject.toml``; see the guide "Adding a
+  study");
 - any module that registers at import (a notebook, a test).
+
+The registry imports none of its readers: they subscribe with :func:`on_register` (the table
+registry, :mod:`irsim.tables`, and Hydra's ConfigStore, :func:`irsim.conf.register`).
 
 Examples
 --------
@@ -45,7 +53,7 @@ from irsim.errors import unknown_name
 from irsim.params import document
 
 __all__ = ["Study", "DataKind", "DATA_KINDS", "ENTRY_POINTS", "study", "data_kind", "get",
-           "names", "studies", "headlines", "kinds", "on_register"]
+           "names", "studies", "headlines", "kinds", "on_register", "PACKAGE_ENTRY_POINTS"]
 
 #: The data kinds irsim's loaders read for a study: ``"matrix"`` (per-topic scores,
 #: :class:`~irsim.data.ScoreMatrix`; with several collections, one study per collection
@@ -53,8 +61,11 @@ __all__ = ["Study", "DataKind", "DATA_KINDS", "ENTRY_POINTS", "study", "data_kin
 #: :class:`~irsim.data.DocCollection`). Other kinds are declared with :func:`data_kind`.
 DATA_KINDS = ("matrix", "docs")
 
-#: The entry-point group of studies shipped in other distributions.
+#: The entry-point group of study modules (each registers its studies when imported).
 ENTRY_POINTS = "irsim.studies"
+#: The entry-point group of packages of studies (each public submodule is one study; irsim
+#: declares its own, ``irsim.experiments``, this way).
+PACKAGE_ENTRY_POINTS = "irsim.study_packages"
 
 _REGISTRY: dict[str, Study] = {}
 _SCANNED = False
@@ -299,44 +310,52 @@ def study(name: str, *, config: type, data: str | DataKind, description: str,
         old = _REGISTRY.get(name)
         if old is not None and old.module != entry.module:
             raise ValueError(f"study {name!r} is registered by {old.module} already")
-        if entry.tables:
-            from irsim.tables import add_tables
-
-            add_tables(entry.tables, study=name)
+        for listener in _LISTENERS:  # the table registry, Hydra's ConfigStore ...
+            listener(entry)  # may refuse it (a table clash): then it is not registered
         _REGISTRY[name] = entry
-        for listener in _LISTENERS:  # e.g. Hydra's ConfigStore, for a study imported late
-            listener(entry)
         return make
 
     return register
 
 
 def on_register(listener: Callable[[Study], Any]) -> None:
-    """Call `listener(study)` for every study registered from now on (:func:`irsim.conf.
-    register` stores a plugin imported late in Hydra's ConfigStore this way); the registry
-    itself imports none of its readers."""
+    """Call `listener(study)` for every study registered so far and every study registered
+    from now on (the table registry adds a study's tables this way, and
+    :func:`irsim.conf.register` stores its ``Config`` in Hydra's ConfigStore); the registry
+    itself imports none of its readers. A listener that raises refuses the registration."""
     if listener not in _LISTENERS:
         _LISTENERS.append(listener)
+        for entry in list(_REGISTRY.values()):
+            listener(entry)
 
 
-def _builtin_modules() -> list[str]:
-    package = importlib.import_module("irsim.experiments")
-    return [f"irsim.experiments.{m.name}" for m in pkgutil.iter_modules(package.__path__)
-            if not m.name.startswith("_")]
-
-
-def _entry_point_modules() -> list[str]:
+def _entry_points(group: str) -> list[str]:
     from importlib.metadata import entry_points
 
-    return [ep.value.split(":")[0] for ep in entry_points(group=ENTRY_POINTS)]
+    return [ep.value.split(":")[0].strip() for ep in entry_points(group=group)]
+
+
+def _package_modules() -> list[str]:
+    """The study modules of every package of studies (:data:`PACKAGE_ENTRY_POINTS`), without
+    importing them."""
+    out = []
+    for package in _entry_points(PACKAGE_ENTRY_POINTS):
+        spec = importlib.util.find_spec(package)
+        if spec is None or not spec.submodule_search_locations:
+            raise ValueError(f"entry point {package!r} of {PACKAGE_ENTRY_POINTS!r} is not "
+                             "an importable package")
+        out += [f"{package}.{m.name}" for m in
+                pkgutil.iter_modules(spec.submodule_search_locations)
+                if not m.name.startswith("_")]
+    return out
 
 
 def studies() -> list[Study]:
-    """Every study: the built-in ones, those of installed distributions (entry points) and
-    any registered at import; in listing order."""
+    """Every study: those of the installed packages of studies and study modules (entry
+    points; irsim's own included) and any registered at import; in listing order."""
     global _SCANNED
     if not _SCANNED:
-        for module in (*_builtin_modules(), *_entry_point_modules()):
+        for module in (*_package_modules(), *_entry_points(ENTRY_POINTS)):
             importlib.import_module(module)
         _SCANNED = True
     return sorted(_REGISTRY.values(), key=lambda s: (s.order, s.name))
@@ -363,14 +382,18 @@ def get(name: str) -> Study:
     """
     name = str(name)
     if name not in _REGISTRY and name.isidentifier():
-        try:
-            found = importlib.util.find_spec(f"irsim.experiments.{name}") is not None
-        except ModuleNotFoundError:
-            found = False
-        if found and name != "registry":
-            importlib.import_module(f"irsim.experiments.{name}")
+        for module in _package_modules():  # import only this study's module
+            if module.rpartition(".")[2] == name:
+                importlib.import_module(module)
+                break
     if name not in _REGISTRY:
         studies()
     if name not in _REGISTRY:
+        if not _REGISTRY:
+            from irsim.errors import ConfigError
+
+            raise ConfigError(f"unknown experiment {name!r}: no study is installed (irsim's "
+                              f"entry points {PACKAGE_ENTRY_POINTS!r} are missing: install "
+                              "irsim with pip, e.g. `pip install -e .` in its checkout)")
         raise unknown_name("experiment", name, names())
     return _REGISTRY[name]

@@ -24,13 +24,14 @@ import re
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from irsim.errors import InputError
 
 __all__ = ["OWNED", "CHECKPOINTS_MARK", "check_links", "check_claimable", "check_writable",
            "claim", "owned",
            "record", "remove_owned", "is_irsim_dir", "make_checkpoints", "remove_checkpoints",
-           "record_report"]
+           "record_report", "atomic_write"]
 
 #: The ownership file of a run directory: the files irsim wrote there.
 OWNED = ".irsim-run.json"
@@ -213,8 +214,6 @@ def _relative(name: str) -> bool:
 
 
 def _write(run_dir: Path, files: set[str]) -> None:
-    from irsim.engine.checkpoint import atomic_write
-
     text = json.dumps({"owner": "irsim", "files": sorted(files)}, indent=1).encode()
     atomic_write(run_dir / OWNED, lambda f: f.write(text))
 
@@ -285,3 +284,43 @@ def remove_checkpoints(checkpoints: str | os.PathLike, *, only_if_empty: bool = 
     if only_if_empty and any(checkpoints.rglob("*.npz")):
         return
     shutil.rmtree(checkpoints, ignore_errors=True)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # some filesystems refuse fsync on directories
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: str | os.PathLike, write: Any) -> None:
+    """Write a file by ``write(fileobj)`` into ``<path>.tmp``, fsync it, rename it over
+    `path` and fsync the directory. On any failure (a full disk, an interrupt) the temporary
+    file is removed and `path` is untouched.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.txt"
+    >>> atomic_write(p, lambda f: f.write(b"hello"))
+    >>> p.read_bytes(), sorted(x.name for x in p.parent.iterdir())
+    (b'hello', ['a.txt'])
+    """
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with open(tmp, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)

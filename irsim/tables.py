@@ -38,6 +38,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from irsim.registry import on_register, studies
+
 __all__ = ["Column", "TableSpec", "TABLES", "PER_COLLECTION", "PER_TOPIC", "STR", "INT", "FLOAT",
            "METRIC", "SAMPLING", "SUBSET", "ERRORS", "BAYES_TEST", "BAYES_RULE", "column",
            "table_spec", "bin_columns", "registered", "spec", "schema", "table", "check",
@@ -199,8 +201,6 @@ def registered() -> dict[str, TableSpec]:
     >>> list(registered())[:3]
     ['per_topic', 'asl', 'discpower']
     """
-    from irsim.registry import studies
-
     out = {PER_TOPIC.name: PER_TOPIC}
     for st in studies():
         for s in st.tables:
@@ -235,6 +235,16 @@ def add_tables(specs: Sequence[TableSpec], *, study: str) -> None:
         if old is not None and old != s:
             raise ValueError(f"table {s.name!r} is registered already with other contents")
         TABLES[s.name] = s
+
+
+def _add_study_tables(entry: Any) -> None:
+    """The registry's listener (:func:`irsim.registry.on_register`): a registering study's
+    ``tables=``."""
+    if entry.tables:
+        add_tables(entry.tables, study=entry.name)
+
+
+on_register(_add_study_tables)
 
 
 # ------------------------------------------------------------------------------- access

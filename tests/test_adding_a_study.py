@@ -208,6 +208,82 @@ def test_registration_refuses_programming_errors():
     assert np.array_equal(registry.names(), [s.name for s in registry.studies()])
 
 
+def test_a_table_clash_refuses_the_registration():
+    """The table registry listens to the registry: a study whose table clashes with a
+    registered one is not registered (and the registry itself imports no reader)."""
+    from dataclasses import dataclass
+
+    from irsim import tables
+    from irsim.params import option
+
+    @dataclass
+    class Cfg:
+        B: int = option(1, "Samples.")
+
+    registry.get("discpower")  # its tables are registered with it
+    clash = tables.table_spec("discpower", ("clash_test",), "Not discpower's.",
+                              [tables.column("x", tables.INT, "x")])
+    with pytest.raises(ValueError, match="table 'discpower' is registered already"):
+        registry.study("clash_test", config=Cfg, data="matrix", description="x",
+                       tables=[clash])(lambda: None)
+    assert "clash_test" not in registry.names()
+    import ast
+
+    tree = ast.parse(Path(registry.__file__).read_text())
+    docs = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    named = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
+             and isinstance(n.value, str) and id(n) not in docs}
+    assert imported <= {"__future__", "importlib", "importlib.util", "importlib.metadata",
+                        "pkgutil", "collections.abc", "dataclasses", "types", "typing",
+                        "irsim.errors", "irsim.params"}, imported
+    assert not any("irsim.experiments" in v for v in named)
+
+
+def test_a_package_of_studies_is_found_through_its_entry_point(tmp_path):
+    """irsim's own studies come from its entry point ``irsim.study_packages``; another
+    distribution's package of studies is found the same way, each study imported on first
+    use only."""
+    from importlib.metadata import entry_points
+
+    assert [ep.value for ep in entry_points(group=registry.PACKAGE_ENTRY_POINTS)
+            if ep.name == "irsim"] == ["irsim.experiments"]
+    pkg = tmp_path / "toy_studies"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    for name in ("toy_first", "toy_second"):
+        (pkg / f"{name}.py").write_text(
+            "from dataclasses import dataclass\n"
+            "from irsim.params import option\n"
+            "from irsim.registry import study\n"
+            "@dataclass\n"
+            "class Config:\n"
+            f"    name: str = option({name!r}, 'The name.')\n"
+            f"@study({name!r}, config=Config, data='matrix', description='a toy', order=5000)\n"
+            "def make(config, data, *, seed, shards):\n"
+            "    raise NotImplementedError\n")
+    (pkg / "_private.py").write_text("raise RuntimeError('never imported')\n")
+    info = tmp_path / "toy_studies-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-studies\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[irsim.study_packages]\ntoy = toy_studies\n")
+    script = (
+        "import json, sys\n"
+        "from irsim import registry\n"
+        "first = registry.get('toy_first').module\n"
+        "lazy = 'toy_studies.toy_second' not in sys.modules\n"
+        "print(json.dumps([first, lazy, registry.names()]))\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path),
+                                                         os.environ.get("PYTHONPATH", "")])}
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                       env=env, cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    first, lazy, names = json.loads(r.stdout)
+    assert first == "toy_studies.toy_first" and lazy
+    assert names[0] == "discpower" and names[-2:] == ["toy_first", "toy_second"]
+
+
 def test_a_data_kind_is_declared_by_its_study():
     """A kind beyond matrix/docs brings its two loaders; built-in names are refused and a
     study may name it by object or by name."""

@@ -42,9 +42,8 @@ def register() -> None:
         cs.store(group="engine", name=name, node=node)
     for kind, node in COLLECTIONS.items():  # the base of each collection/<name>.yaml
         cs.store(group="collection", name=f"base_{kind}", node=node)
-    for entry in studies():
-        store(entry)
-    on_register(store)  # and every study registered later (a plugin imported late)
+    studies()  # import every installed study, then store each (and any registered later)
+    on_register(store)
     _REGISTERED = True
 
 

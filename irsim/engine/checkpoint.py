@@ -39,8 +39,9 @@ import numpy as np
 from irsim.engine.base import Partial, Shard
 from irsim.engine.partials import Kind, decode, encode
 from irsim.errors import InputError
+from irsim.rundir import atomic_write
 
-__all__ = ["CheckpointStore", "fingerprint_of", "checksum", "run_dir_lock", "atomic_write"]
+__all__ = ["CheckpointStore", "fingerprint_of", "checksum", "run_dir_lock"]
 
 log = logging.getLogger(__name__)
 
@@ -94,46 +95,6 @@ def checksum(arrays: Mapping[str, np.ndarray]) -> str:
         h.update(f"{name}\x1f{arr.dtype.str}\x1f{arr.shape}\x1e".encode())
         h.update(arr.reshape(-1).view(np.uint8))  # the bytes, without a copy
     return h.hexdigest()
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # some filesystems refuse fsync on directories
-        pass
-    finally:
-        os.close(fd)
-
-
-def atomic_write(path: str | os.PathLike, write: Any) -> None:
-    """Write a file by ``write(fileobj)`` into ``<path>.tmp``, fsync it, rename it over
-    `path` and fsync the directory. On any failure (a full disk, an interrupt) the temporary
-    file is removed and `path` is untouched.
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.txt"
-    >>> atomic_write(p, lambda f: f.write(b"hello"))
-    >>> p.read_bytes(), sorted(x.name for x in p.parent.iterdir())
-    (b'hello', ['a.txt'])
-    """
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        with open(tmp, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
 
 
 class CheckpointStore:

@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 
 from irsim import rundir
 from irsim import tables as registry
-from irsim.engine.checkpoint import atomic_write
 from irsim.errors import InputError
+from irsim.rundir import atomic_write
 
 __all__ = ["write_tables", "read_tables", "clear_report", "write_manifest"]
 
