@@ -23,14 +23,9 @@ True
 from __future__ import annotations
 
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-try:
-    __version__ = version("irsim-metaeval")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.0.0+unknown"
-
+from irsim.provenance import VERSION as __version__
 
 
 def _builtin_studies() -> tuple[str, ...]:

@@ -181,11 +181,7 @@ def catalog() -> dict[str, dict[str, str]]:
         if "kind" not in data and isinstance(data.get("collection"), dict):
             data = data["collection"]
         collections[name] = f"[{data.get('kind', '?')}] {data.get('description', '')}".strip()
-    from irsim.experiments.discpower import TESTS as DISC_TESTS
-
     tests = {n: spec.description for n, spec in TESTS.items()}
-    for n in DISC_TESTS:
-        tests.setdefault(n, "paired bootstrap / unpaired bootstrap (Sakai 2006)")
     return {
         "experiments": experiments,
         "presets": presets,

@@ -12,8 +12,15 @@ import functools
 import hashlib
 import os
 from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
+
+try:
+    #: The installed distribution's version (``irsim.__version__``).
+    VERSION = version("irsim-metaeval")
+except PackageNotFoundError:  # running from a source tree without installation
+    VERSION = "0.0.0+unknown"
 
 __all__ = ["code_digest", "source_digest", "file_sha256", "versions", "manifest",
            "table_digests"]
@@ -47,9 +54,7 @@ def source_digest(root: str | os.PathLike) -> str:
 
 @functools.cache
 def _installed() -> str:
-    import irsim
-
-    return source_digest(Path(irsim.__file__).resolve().parent)
+    return source_digest(Path(__file__).resolve().parent)
 
 
 def code_digest() -> str:
@@ -86,9 +91,7 @@ def versions() -> dict[str, str]:
     import importlib.metadata as md
     import platform
 
-    import irsim
-
-    out = {"irsim": irsim.__version__, "python": platform.python_version()}
+    out = {"irsim": VERSION, "python": platform.python_version()}
     for pkg in ("numpy", "scipy", "pyarrow", "pandas", "hydra-core", "ray", "matplotlib"):
         try:
             out[pkg] = md.version(pkg)
@@ -139,10 +142,8 @@ def manifest(*, experiment: str, command: Any, seed: int, config: Mapping[str, A
     """
     import time
 
-    import irsim
-
     return {
-        "irsim_version": irsim.__version__,
+        "irsim_version": VERSION,
         "irsim_source_sha256": code_digest(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "command": command,

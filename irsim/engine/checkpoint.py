@@ -50,11 +50,10 @@ _META = ("__fingerprint__", "__shard__", "__checksum__")
 
 
 def _irsim_version() -> str:
-    import irsim
     from irsim import provenance
 
     # the version string and the code itself (issue 29: an edit keeps the version string)
-    return f"{irsim.__version__}+{provenance.code_digest()}"
+    return f"{provenance.VERSION}+{provenance.code_digest()}"
 
 
 def fingerprint_of(params: Mapping[str, Any], data_digest: str,
