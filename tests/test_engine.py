@@ -193,11 +193,11 @@ def test_shard_copied_over_another_name_is_recomputed(tmp_path, matrix, local_ta
 
 
 def test_checkpoint_of_another_irsim_version_is_recomputed(tmp_path, matrix, monkeypatch):
-    import irsim
+    from irsim import provenance
 
     study, calls = _counting()
     _interrupted_run(study, matrix, tmp_path)
-    monkeypatch.setattr(irsim, "__version__", irsim.__version__ + ".other")
+    monkeypatch.setattr(provenance, "VERSION", provenance.VERSION + ".other")
     calls.clear()
     _, info = run_study(study, matrix, checkpoint_dir=tmp_path)
     assert info["shards_resumed"] == 0 and len(calls) == 12
