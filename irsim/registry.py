@@ -177,8 +177,9 @@ class Study:
         The module whose ``sections(tables, run_dir)`` writes the study's report section and
         whose ``FIGURES`` names its figures, as the registration named it; None for the
         default (:meth:`report_name`).
-    tables : tuple of irsim.tables.TableSpec
-        Tables the study declares beside those of :mod:`irsim.tables` (registered there).
+    tables : tuple of irsim.tables.TableSpec or irsim.tables.Claim
+        Tables the study declares beside those of :mod:`irsim.tables` (registered there), and
+        its claims on tables several studies write (:func:`irsim.tables.claim`).
     headlines : dict of str to (tuple of str, str)
         Its summary tables as the sweep report and the per-collection report compare them:
         table -> (key columns, headline column).

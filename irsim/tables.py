@@ -11,10 +11,14 @@ against it before writing; :func:`table` builds a table with the declared schema
 :func:`markdown` renders the registry for the documentation site (page "Output tables" and each
 study's page; written into ``docs/`` by ``python -m irsim.docs docs``).
 
-A column may be filled by only some of the studies that write its table
-(:attr:`Column.filled_by`): rows of the other studies hold null there. ``swap_summary`` is the
-one such table: the bootstrap swap method of ``discpower`` and the topic-sampling study
-``swap`` share it.
+A table several studies write is declared once, in :mod:`irsim.kit.tables`, with no writers
+(``studies=()``): each study that writes it *claims* it in its own registration
+(:func:`claim`: the columns it fills among those only some writers fill, and what the table and
+its columns mean for it), and the registered spec is the merge of its claims. A column may so
+be filled by only some of the studies that write its table (:attr:`Column.filled_by`): rows of
+the other studies hold null there (``swap_summary``: the bootstrap swap method of
+``discpower`` and the topic-sampling study ``swap``). The kit thus names no study, and a new
+writer of a shared table touches its own package only.
 
 A schema mismatch is a programming error, not bad input: :func:`check` and :func:`table`
 raise :class:`ValueError` (names: missing, unexpected or out-of-order columns) or
@@ -33,7 +37,7 @@ from __future__ import annotations
 import sys
 import textwrap
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -43,7 +47,7 @@ from irsim.registry import on_register, studies
 __all__ = ["Column", "TableSpec", "TABLES", "PER_COLLECTION", "PER_TOPIC", "STR", "INT", "FLOAT",
            "METRIC", "SAMPLING", "SUBSET", "ERRORS", "BAYES_TEST", "BAYES_RULE", "column",
            "table_spec", "bin_columns", "registered", "spec", "schema", "table", "check",
-           "table_markdown", "markdown", "add_tables"]
+           "table_markdown", "markdown", "add_tables", "Claim", "claim"]
 
 #: Arrow types of the columns.
 STR, INT, FLOAT = pa.string(), pa.int64(), pa.float64()
@@ -64,6 +68,9 @@ class Column:
     filled_by : tuple of str
         The studies that fill the column, when not every study of its table does; the rows
         of the other studies hold null. Empty (default): every study fills it.
+    partial : bool
+        A column of a shared table (:func:`claim`) that only the writers whose claim names it
+        fill (its registered spec lists them in `filled_by`).
 
     Examples
     --------
@@ -75,11 +82,12 @@ class Column:
     type: pa.DataType
     meaning: str
     filled_by: tuple[str, ...] = ()
+    partial: bool = False
 
     @property
     def optional(self) -> bool:
         """Whether some study of the table leaves this column null."""
-        return bool(self.filled_by)
+        return bool(self.filled_by) or self.partial
 
 
 @dataclass(frozen=True)
@@ -139,15 +147,103 @@ PER_COLLECTION = Column("collection", STR, "the collection the row belongs to")
 
 
 # ---------------------------------------------------------------- building blocks
-def column(name: str, type_: pa.DataType, meaning: str, *filled_by: str) -> Column:
-    """A column of a table spec; `filled_by`: the studies that fill it when not all do."""
-    return Column(name, type_, meaning, tuple(filled_by))
+def column(name: str, type_: pa.DataType, meaning: str, *filled_by: str,
+           partial: bool = False) -> Column:
+    """A column of a table spec; `filled_by`: the studies that fill it when not all do;
+    `partial`: a shared table's column that only the writers claiming it fill
+    (:func:`claim`)."""
+    return Column(name, type_, meaning, tuple(filled_by), partial)
 
 
 def table_spec(name: str, studies: tuple[str, ...], description: str,
                columns: Sequence[Column], when: str = "") -> TableSpec:
     """A table spec (what a study declares in its registration's ``tables=``)."""
     return TableSpec(name, studies, description, tuple(columns), when)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A study's part in a table several studies write (:func:`claim`).
+
+    Attributes
+    ----------
+    spec : TableSpec
+        The shared table as the kit declares it (no writers).
+    fills : tuple of str
+        The partial columns (:attr:`Column.partial`) this study fills.
+    notes : dict of str to str
+        What the table (key ``""``) and some of its columns mean for this study.
+    when : str
+        Under which of the study's options it writes the table (empty: every run).
+    """
+
+    spec: TableSpec
+    fills: tuple[str, ...] = ()
+    notes: Mapping[str, str] = field(default_factory=dict)
+    when: str = ""
+
+    def __post_init__(self) -> None:
+        s = self.spec
+        if s.studies:
+            raise ValueError(f"table {s.name!r} names its writers {s.studies}: only a shared "
+                             "table (declared with no writers) is claimed")
+        partial = {c.name for c in s.columns if c.partial}
+        if not set(self.fills) <= partial:
+            raise ValueError(f"table {s.name!r}: fills {sorted(set(self.fills) - partial)} "
+                             f"are not among its partial columns {sorted(partial)}")
+        unknown = set(self.notes) - {"", *s.names}
+        if unknown:
+            raise ValueError(f"table {s.name!r}: notes on unknown column(s) {sorted(unknown)}")
+
+    @property
+    def name(self) -> str:
+        """The shared table's name."""
+        return self.spec.name
+
+
+def claim(spec: TableSpec, *, fills: Sequence[str] = (), notes: Mapping[str, str] | None = None,
+          when: str = "") -> Claim:
+    """A study's claim on a shared table (what it lists in its registration's ``tables=``
+    instead of a spec of its own).
+
+    Parameters
+    ----------
+    spec : TableSpec
+        A table declared with no writers (in :mod:`irsim.kit.tables`).
+    fills : sequence of str
+        The partial columns the study fills (the others hold null in its rows).
+    notes : dict, optional
+        ``{"": sentence on the table, column: what it holds for this study}``, appended to
+        the shared text in the registered spec and the docs.
+    when : str
+        A clause such as ``only with `experiment.swap=true` ``.
+
+    Examples
+    --------
+    >>> shared = table_spec("toy_shared", (), "Counts.", [column("n", INT, "count"),
+    ...                     column("extra", FLOAT, "a ratio", partial=True)])
+    >>> claim(shared, fills=["extra"], notes={"n": "pairs"}).fills
+    ('extra',)
+    """
+    return Claim(spec, tuple(fills), dict(notes or {}), when)
+
+
+def _merged(base: TableSpec, ranked: Mapping[str, tuple[Any, Claim]]) -> TableSpec:
+    """The registered spec of a shared table: its writers in listing order (`ranked`: study
+    -> (its rank, its claim)) with their notes, fills and clauses."""
+    claims = {st: c for st, (_, c) in sorted(ranked.items(), key=lambda kv: kv[1][0])}
+
+    def noted(text: str, key: str) -> str:
+        return text + "".join(f"; {st}: {c.notes[key]}" for st, c in claims.items()
+                              if key in c.notes)
+
+    columns = tuple(Column(c.name, c.type, noted(c.meaning, c.name),
+                           tuple(st for st, cl in claims.items() if c.name in cl.fills)
+                           if c.partial else (), c.partial) for c in base.columns)
+    description = base.description + "".join(f" {st}: {c.notes['']}"
+                                              for st, c in claims.items() if "" in c.notes)
+    when = "; ".join(f"by {st} {c.when}" for st, c in claims.items() if c.when)
+    return TableSpec(base.name, tuple(claims), description, columns, when)
 
 
 def bin_columns(what: str = "the difference on the first topic set") -> tuple[Column, ...]:
@@ -190,6 +286,9 @@ PER_TOPIC = table_spec("per_topic", ("evaluate",), "Per-topic score of every run
 #: Every output table registered so far by name (``per_topic``, then each study's tables as
 #: it registers; :func:`registered` has them all, in the order the documentation lists them).
 TABLES: dict[str, TableSpec] = {PER_TOPIC.name: PER_TOPIC}
+#: The claims on each shared table so far: table -> study -> (its listing rank, its
+#: :class:`Claim`).
+_CLAIMS: dict[str, dict[str, tuple[Any, Claim]]] = {}
 
 
 def registered() -> dict[str, TableSpec]:
@@ -209,17 +308,22 @@ def registered() -> dict[str, TableSpec]:
     return out
 
 
-def add_tables(specs: Sequence[TableSpec], *, study: str) -> None:
+def add_tables(specs: Sequence[TableSpec | Claim], *, study: str, rank: Any = None) -> None:
     """Register the tables a study declares in its own package (its registration's
     ``tables=``, :func:`irsim.registry.study`), so that they are checked before
     they are written and documented like the tables above.
 
     Parameters
     ----------
-    specs : sequence of TableSpec
-        Each names `study` among its writers.
+    specs : sequence of TableSpec or Claim
+        Each spec names `study` among its writers; a :class:`Claim` (:func:`claim`) adds
+        `study` to a shared table's writers (a shared spec given as is: a claim without
+        fills or notes).
     study : str
         The registering study.
+    rank : optional
+        Where the study stands in the listing (``(order, name)`` of its registration; default
+        ``(1000, study)``): a shared table lists its writers in this order.
 
     Raises
     ------
@@ -228,6 +332,18 @@ def add_tables(specs: Sequence[TableSpec], *, study: str) -> None:
         contents (programming errors).
     """
     for s in specs:
+        if isinstance(s, TableSpec) and not s.studies:
+            s = Claim(s)
+        if isinstance(s, Claim):
+            claims = _CLAIMS.setdefault(s.spec.name, {})
+            base = next(iter(claims.values()))[1].spec if claims else None
+            if (base is None and s.spec.name in TABLES) or (base is not None
+                                                            and base != s.spec):
+                raise ValueError(f"table {s.spec.name!r} is registered already with other "
+                                 "contents")
+            claims[study] = ((1000, study) if rank is None else rank, s)
+            TABLES[s.spec.name] = _merged(s.spec, claims)
+            continue
         if study not in s.studies:
             raise ValueError(f"table {s.name!r} registered by study {study!r} does not name "
                              f"it among its studies {s.studies}")
@@ -241,7 +357,7 @@ def _add_study_tables(entry: Any) -> None:
     """The registry's listener (:func:`irsim.registry.on_register`): a registering study's
     ``tables=``."""
     if entry.tables:
-        add_tables(entry.tables, study=entry.name)
+        add_tables(entry.tables, study=entry.name, rank=(entry.order, entry.name))
 
 
 on_register(_add_study_tables)

@@ -240,3 +240,58 @@ def test_the_output_tables_page_is_generated():
     assert block in text, (
         "docs/reference/tables.md differs from irsim.tables.markdown(); regenerate it with "
         "`python -m irsim.docs docs` (from the repository root)")
+
+
+def test_a_shared_table_is_the_merge_of_its_writers_claims():
+    """The kit declares shared tables with no writer; each writer's claim adds itself, the
+    columns it fills and its notes, in listing order; a new writer touches nothing else."""
+    from dataclasses import dataclass
+
+    from irsim import registry
+    from irsim.kit import tables as kit
+    from irsim.params import option
+
+    assert all(s.studies == () for s in (*kit.SWAP_TABLES, kit.TYPE_M_S))
+    tms = tables.spec("type_m_s")
+    assert tms.studies == ("test_errors", "multiple_testing")
+    assert {c.name: c.filled_by for c in tms.columns if c.optional} == {
+        "delta": ("test_errors",), "m": ("multiple_testing",),
+        "share_null": ("multiple_testing",), "correction": ("multiple_testing",)}
+    trials = next(c for c in tms.columns if c.name == "trials")
+    assert trials.meaning == ("trials; multiple_testing: pair x trial comparisons with a true "
+                              "difference")
+    assert tables.spec("swap_rates").when == "by discpower only with `experiment.swap=true`"
+
+    @dataclass
+    class Cfg:
+        B: int = option(1, "Samples.")
+
+    registry.study("claims_toy", config=Cfg, data="matrix", description="x", order=5,
+                   tables=[tables.claim(kit.TYPE_M_S, fills=["m"], notes={
+                       "": "toy rows.", "n": "toy topics"})])(lambda: None)
+    try:
+        tms = tables.spec("type_m_s")
+        assert tms.studies == ("claims_toy", "test_errors", "multiple_testing")  # order 5 first
+        assert " claims_toy: toy rows. test_errors: one row per delta" in tms.description
+        cols = {c.name: c for c in tms.columns}
+        assert cols["m"].filled_by == ("claims_toy", "multiple_testing")
+        assert cols["n"].meaning == "topics per trial; claims_toy: toy topics"
+    finally:  # leave the registry as the other tests expect it
+        registry._REGISTRY.pop("claims_toy")
+        tables._CLAIMS["type_m_s"].pop("claims_toy")
+        tables.TABLES["type_m_s"] = tables._merged(kit.TYPE_M_S, tables._CLAIMS["type_m_s"])
+    assert tables.spec("type_m_s").studies == ("test_errors", "multiple_testing")
+
+
+def test_a_claim_refuses_what_the_shared_table_does_not_hold():
+    from irsim.kit import tables as kit
+
+    with pytest.raises(ValueError, match=r"fills \['n'\] are not among its partial columns"):
+        tables.claim(kit.TYPE_M_S, fills=["n"])
+    with pytest.raises(ValueError, match=r"notes on unknown column\(s\) \['nn'\]"):
+        tables.claim(kit.TYPE_M_S, notes={"nn": "x"})
+    with pytest.raises(ValueError, match="only a shared table"):
+        tables.claim(tables.spec("asl"))
+    other = tables.table_spec("type_m_s", (), "Another.", [tables.column("x", tables.INT, "x")])
+    with pytest.raises(ValueError, match="registered already with other contents"):
+        tables.add_tables([tables.claim(other)], study="test_errors")

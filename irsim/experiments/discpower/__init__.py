@@ -115,14 +115,14 @@ from irsim.kit.common import (
     round_sig,
     unit_ranges,
 )
-from irsim.kit.tables import SWAP_TABLES
+from irsim.kit.tables import SWAP_RATES, SWAP_SUMMARY
 from irsim.params import fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK
 from irsim.stats.bayes import DECISIONS
 from irsim.stats.multiple import CORRECTIONS, adjust
 from irsim.stats.resample import gmean_scores, log_scores
-from irsim.tables import BAYES_RULE, BAYES_TEST, schema, table
+from irsim.tables import BAYES_RULE, BAYES_TEST, claim, schema, table
 from irsim.tables import FLOAT as _F
 from irsim.tables import INT as _I
 from irsim.tables import STR as _S
@@ -661,6 +661,7 @@ def _observed_diff(v: Variant, data: ScoreMatrix) -> np.ndarray:
 
 # ------------------------------------------------------------------- output tables
 _DP = ("discpower",)
+_SWAP = "only with `experiment.swap=true`"
 _DP_METRIC = _c("metric", _S, "metric; with `experiment.gmean`, also `AG <metric>` (per-topic "
                 "log(x + 1e-5), tests of means) and `G <metric>` (geometric mean, unpaired "
                 "bootstrap)")
@@ -739,7 +740,14 @@ TABLE_SPECS = (
               _c("ties", _I, "sum over pairs of the samples on which the pair is tied"),
               _c("comparisons", _I, "pairs x B"),
           ], when="only with `experiment.stability=true`"),
-    *SWAP_TABLES,
+    claim(SWAP_RATES, when=_SWAP, notes={
+        "": "the bootstrap swap method on Q*b and Q'*b.",
+        "metric": "`<metric>` or `G <metric>`", "sampling": "`bootstrap`",
+        "bin_kind": "`absolute` only", "comparisons": "a trial is a bootstrap sample"}),
+    claim(SWAP_SUMMARY, fills=("comparisons_above",), when=_SWAP, notes={
+        "": "the bootstrap swap method, absolute bins only.",
+        "metric": "`<metric>` or `G <metric>`", "sampling": "`bootstrap`",
+        "sensitivity": "0 when required_diff is NaN"}),
     _spec("rankcorr", _DP, "Kendall's tau between the system rankings of every pair of metrics, "
           "with the Z0 test and the bootstrap standard error.", [
               _c("metric_a", _S, "first metric (`<metric>` or `G <metric>`, in metric order)"),

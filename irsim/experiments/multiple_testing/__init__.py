@@ -132,7 +132,7 @@ from irsim.stats.ties import tie_tolerance
 from irsim.stats.typems import TypeMRows
 from irsim.tables import FLOAT as _F
 from irsim.tables import INT as _I
-from irsim.tables import METRIC
+from irsim.tables import METRIC, claim
 from irsim.tables import STR as _S
 from irsim.tables import column as _c
 from irsim.tables import table as build_table
@@ -878,7 +878,10 @@ def prepare(models: list[JointCopulaModel] | tuple[JointCopulaModel, ...], *,
 
 #: The tables this study writes (schemas: :mod:`irsim.tables`).
 TABLE_SPECS = (
-    TYPE_M_S,
+    claim(TYPE_M_S, fills=("m", "share_null", "correction"), notes={
+        "": "pooled over the pairs with a true difference, per collection configuration "
+            "(m, share_null, correction).",
+        "trials": "pair x trial comparisons with a true difference"}),
     _spec("multiple_testing", ("multiple_testing",), "Known-truth family-wise error rate, false "
           "discovery rate and per-pair power of multiple-comparison corrections over all "
           "system pairs of simulated collections: per metric, correction, test, m, n, "

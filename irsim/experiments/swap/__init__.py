@@ -60,7 +60,7 @@ from irsim.kit.common import (
     select_metrics,
     unit_ranges,
 )
-from irsim.kit.tables import SWAP_TABLES
+from irsim.kit.tables import SWAP_RATES, SWAP_SUMMARY
 from irsim.kit.topicsets import (
     check_schemes,
     check_set_memory,
@@ -73,7 +73,7 @@ from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK
 from irsim.sampling.subsets import set_means, set_overlap, subset_counts, unique_topics
 from irsim.stats.ties import score_tolerance, snap_zero
-from irsim.tables import table
+from irsim.tables import claim, table
 
 __all__ = ["Config", "Swap", "make", "STREAM", "CONFIDENCES"]
 
@@ -287,7 +287,13 @@ def _required(comps: np.ndarray, swaps: np.ndarray, lay: BinLayout,
 
 
 @study("swap", config=Config, data="matrix", order=20,
-       tables=SWAP_TABLES,
+       tables=(
+           claim(SWAP_RATES, notes={
+               "sampling": "`disjoint`, `independent`, `replacement` or `bootstrap`",
+               "swaps": "also counts exactly one of d, d' being 0"}),
+           claim(SWAP_SUMMARY, fills=("required_reldiff", "sensitivity_reldiff"), notes={
+               "sampling": "`disjoint`, `independent`, `replacement` or `bootstrap`",
+               "sensitivity": "NaN when required_diff is NaN"})),
        description=("swap rates under topic sampling (disjoint / independent / replacement / "
                     "bootstrap): swap-rate curves, difference required, sensitivity (Voorhees-"
                     "Buckley, Sakai)"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from irsim.kit.tables import TYPE_M_S
 from irsim.tables import FLOAT as _F
 from irsim.tables import INT as _I
-from irsim.tables import METRIC
+from irsim.tables import METRIC, claim
 from irsim.tables import STR as _S
 from irsim.tables import column as _c
 from irsim.tables import table_spec as _spec
@@ -100,7 +100,9 @@ TABLE_SPECS = (
                  "`reciprocal 1/1000`)"),
               _c("mean_error_max", _F, "largest |fitted margin mean - observed mean| of a run"),
           ], when=_URBANO),
-    TYPE_M_S,
+    claim(TYPE_M_S, fills=("delta",), notes={
+        "": "one row per delta of the simulated pairs.",
+        "alternative": "design=urbano2019: `greater` is its one-sided tail"}),
     _spec("bayes_decisions", ("test_errors",), "Decisions of the Bayesian tests of "
           "`experiment.bayes` (irsim.stats.bayes) on the same simulated trials as the "
           "significance tests, one row per metric, n, delta and Bayesian test: how many trials "
