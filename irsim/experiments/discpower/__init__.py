@@ -350,9 +350,9 @@ class DiscPower(BayesFields):
     def whole_replicates(self, pairs: int) -> bool:
         """Whether shards keep top-k lists and each spans all B replicates of its pairs
         (:meth:`shard_shape`): then each pair's list is complete on one worker, which ships
-        only the values at :attr:`ranks` (field ``<test>_kth_<variant>``) instead of the
-        list (field ``<test>_top_<variant>``, merged on the driver). Either way the same
-        values."""
+        only the values at :attr:`ranks` (field :attr:`~.fields.BootstrapFields.kth`)
+        instead of the list (field :attr:`~.fields.BootstrapFields.top`, merged on the
+        driver). Either way the same values."""
         _, reps = self.shard_shape(pairs, topk=True)
         return self.keeps_topk and aligned_block(reps, REPLICATE_BLOCK) >= self.B
 
