@@ -15,7 +15,7 @@ from irsim.data.collection import DocCollection
 from irsim.data.synthetic import synthetic_scores, synthetic_trec
 from irsim.engine import run_study
 from irsim.engine.partials import Accumulator
-from irsim.experiments import Shards, error_rates, swap
+from irsim.experiments import Shards, corpus_ci, error_rates, swap
 from irsim.experiments import effort as effort_study
 from irsim.experiments.discpower import DiscPower
 from irsim.experiments.discpower.fields import (
@@ -212,3 +212,36 @@ def test_swap_plan_kernel_and_finalize_agree():
     rates = tables["swap_rates"].to_pandas()
     # 10 pairs x 300 trials per bin kind
     assert (rates.groupby("bin_kind").comparisons.sum() == 3000).all()
+
+
+# corpus_ci's fields on main: per subset (full corpus, halves A and B) these, prefixed "A_" /
+# "B_" for the halves
+MAIN_CORPUS_NAMES = [
+    "ap", "se", "sd_logit", "lo_normal", "hi_normal", "lo_logit", "hi_logit", "lo_bca",
+    "hi_bca", "lo_normal_small_r", "hi_normal_small_r", "lo_logit_small_r",
+    "hi_logit_small_r", "lo_bca_small_r", "hi_bca_small_r", "map", "map_se_boot",
+    "map_se_par", "lmap", "lmap_se_boot", "lmap_se_par",
+]
+
+
+@pytest.mark.parametrize("validate", [True, False])
+def test_corpus_ci_plan_kernel_and_finalize_agree(validate: bool):
+    runs, qrels = synthetic_trec(runs=5, topics=4, docs_per_topic=60, depth=40, seed=2)
+    config = corpus_ci.Config(B=100, splits=2, validate=validate)
+    study, lists = corpus_ci.make(config, DocCollection(runs, qrels, 40), seed=1,
+                                  shards=Shards(4))
+    fields, written, merged, tables = run_by_hand(study, lists)
+    prefixes = ("", "A_", "B_") if validate else ("",)
+    assert list(fields) == [p + n for p in prefixes for n in MAIN_CORPUS_NAMES]
+    layout = [n for sub in ("full", "A", "B")[:len(prefixes)]
+              for f in [corpus_ci.SubsetFields(sub)]
+              for n in (*f.per_list(study.interval_names), *f.per_run())]
+    assert list(fields) == layout
+    assert written == set(fields)
+    # the tables read every field but the halves' sds (declared and shipped, unused)
+    unused = {f for sub in ("A", "B")[:len(prefixes) - 1]
+              for f in (corpus_ci.SubsetFields(sub).se, corpus_ci.SubsetFields(sub).sd_logit)}
+    assert merged.read == set(fields) - unused
+    assert len(study.plan(lists)) == (2 * 2 if validate else 2)  # 5 runs: two 4-run units
+    assert_identical(tables, run_study(study, lists)[0])
+    assert tables["corpus_ci"].num_rows == 5 * 4 * len(study.interval_names)
