@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from irsim.kit.bins import (
     ABSOLUTE,
     LAYOUTS,
     RELATIVE,
+    BinLayout,
     is_swap,
     relative_difference,
 )
@@ -53,7 +54,7 @@ from irsim.sampling.systems import DEFAULT_RULE, check_drop, kept_runs
 from irsim.stats import get_test
 from irsim.stats.ties import score_tolerance, snap_zero, tied_order
 
-__all__ = ["ERROR_STREAM", "FULL_STREAM", "NO_TEST", "PairErrors", "check_schemes",
+__all__ = ["ERROR_STREAM", "FULL_STREAM", "NO_TEST", "ErrorFields", "PairErrors", "check_schemes",
            "check_sizes", "sampling_configs", "check_drop",
            "kept_systems", "compared_systems", "in_window", "rates", "set_block_bytes",
            "check_set_memory"]
@@ -227,6 +228,51 @@ def rates(hits: np.ndarray, comps: np.ndarray) -> np.ndarray:
 
 # -- the kernel -------------------------------------------------------------------------------
 @dataclass(frozen=True)
+class ErrorFields:
+    """The names of the counters :class:`PairErrors` keeps per bin layout `layout` (and,
+    as :attr:`DEPENDENCY_ERRORS` and :attr:`DEPENDENCY_PAIRS`, of the dependency artefact's):
+    the one place they are spelt. The kernel's :meth:`~PairErrors.fields` and
+    :meth:`~PairErrors.count` and the studies' tables (``error_rates``, ``effort``) ask it.
+
+    Examples
+    --------
+    >>> f = ErrorFields(RELATIVE)
+    >>> f.comparisons, f.errors, f.full_pairs, f.full_significant
+    ('relative_comparisons', 'relative_errors', 'full_relative_pairs', 'full_relative_significant')
+    >>> ErrorFields.DEPENDENCY_ERRORS, ErrorFields.DEPENDENCY_PAIRS
+    ('dependency_errors', 'dependency_pairs')
+    """
+
+    #: Per metric, configuration and trial rank, the errors of each pair's trials ranked
+    #: by the difference on the first set.
+    DEPENDENCY_ERRORS: ClassVar[str] = "dependency_errors"
+    #: Per metric and configuration, the pairs ranked.
+    DEPENDENCY_PAIRS: ClassVar[str] = "dependency_pairs"
+
+    layout: BinLayout
+
+    @property
+    def comparisons(self) -> str:
+        """Per metric, configuration, condition and bin: the comparisons."""
+        return f"{self.layout.kind}_comparisons"
+
+    @property
+    def errors(self) -> str:
+        """Per metric, configuration, condition and bin: the errors (swapped orders)."""
+        return f"{self.layout.kind}_errors"
+
+    @property
+    def full_pairs(self) -> str:
+        """Per metric and bin of the full-set difference: the pairs."""
+        return f"full_{self.layout.kind}_pairs"
+
+    @property
+    def full_significant(self) -> str:
+        """Per metric, test and bin of the full-set difference: the significant pairs."""
+        return f"full_{self.layout.kind}_significant"
+
+
+@dataclass(frozen=True)
 class PairErrors:
     """Error-rate counters of system pairs over trials of two topic sets.
 
@@ -287,14 +333,15 @@ class PairErrors:
         nm, nk, nw, nt = n_metrics, len(self.configs), len(self.conditions()), len(self.tests)
         out: dict[str, Kind] = {}
         for lay in LAYOUTS:
-            out[f"{lay.kind}_comparisons"] = Count((nm, nk, nw, lay.count))
-            out[f"{lay.kind}_errors"] = Count((nm, nk, nw, lay.count))
+            f = ErrorFields(lay)
+            out[f.comparisons] = Count((nm, nk, nw, lay.count))
+            out[f.errors] = Count((nm, nk, nw, lay.count))
             if self.extras:
-                out[f"full_{lay.kind}_pairs"] = Count((nm, lay.count))
-                out[f"full_{lay.kind}_significant"] = Count((nm, nt, lay.count))
+                out[f.full_pairs] = Count((nm, lay.count))
+                out[f.full_significant] = Count((nm, nt, lay.count))
         if self.extras:
-            out["dependency_errors"] = Count((nm, nk, self.trials))
-            out["dependency_pairs"] = Count((nm, nk))
+            out[ErrorFields.DEPENDENCY_ERRORS] = Count((nm, nk, self.trials))
+            out[ErrorFields.DEPENDENCY_PAIRS] = Count((nm, nk))
         return out
 
     def _pvalues(self, test: str, z: np.ndarray, stream: str) -> np.ndarray:
@@ -316,17 +363,7 @@ class PairErrors:
         ia, ib = pair_index(len(xs[0]))
         units = unit_ranges(*items, PAIR_UNIT)
         trial_units = unit_ranges(0, self.trials, REPLICATE_BLOCK)
-        nm, nk, nw, nt = len(xs), len(configs), len(conds), len(self.tests)
-        out: dict[str, np.ndarray] = {}
-        for lay in LAYOUTS:
-            out[f"{lay.kind}_comparisons"] = np.zeros((nm, nk, nw, lay.count), np.int64)
-            out[f"{lay.kind}_errors"] = np.zeros((nm, nk, nw, lay.count), np.int64)
-            if self.extras:
-                out[f"full_{lay.kind}_pairs"] = np.zeros((nm, lay.count), np.int64)
-                out[f"full_{lay.kind}_significant"] = np.zeros((nm, nt, lay.count), np.int64)
-        if self.extras:
-            out["dependency_errors"] = np.zeros((nm, nk, self.trials), np.int64)
-            out["dependency_pairs"] = np.zeros((nm, nk), np.int64)
+        out = {name: kind.zero() for name, kind in self.fields(len(xs)).items()}
 
         draws = [[subset_indices(scheme, self.seed, ERROR_STREAM, n, size, t0, t1)
                   for t0, t1 in trial_units] for scheme, size in configs]
@@ -357,12 +394,12 @@ class PairErrors:
         bins = {ABSOLUTE.kind: ABSOLUTE.index(absd),
                 RELATIVE.kind: RELATIVE.index(relative_difference(ma, mb, absd))}
         for lay in LAYOUTS:
-            out[f"full_{lay.kind}_pairs"][mi] += np.bincount(bins[lay.kind],
-                                                             minlength=lay.count)
+            out[ErrorFields(lay).full_pairs][mi] += np.bincount(bins[lay.kind],
+                                                                minlength=lay.count)
         for ti, test in enumerate(self.tests):
             sig = self._pvalues(test, z, FULL_STREAM) <= self.full_alpha
             for lay in LAYOUTS:
-                out[f"full_{lay.kind}_significant"][mi, ti] += np.bincount(
+                out[ErrorFields(lay).full_significant][mi, ti] += np.bincount(
                     bins[lay.kind][sig], minlength=lay.count)
 
     def _trials(self, out: dict, mi: int, k: int, ma: np.ndarray, mb: np.ndarray,
@@ -386,16 +423,16 @@ class PairErrors:
         for w, (test, lo, hi) in enumerate(conds):
             mask = np.ones(d.shape, bool) if test == NO_TEST else in_window(pvals[test], lo, hi)
             for lay in LAYOUTS:
-                sel = bins[lay.kind][mask]
-                out[f"{lay.kind}_comparisons"][mi, k, w] += np.bincount(sel,
-                                                                        minlength=lay.count)
-                out[f"{lay.kind}_errors"][mi, k, w] += np.bincount(
-                    bins[lay.kind][mask & err], minlength=lay.count)
+                f = ErrorFields(lay)
+                out[f.comparisons][mi, k, w] += np.bincount(bins[lay.kind][mask],
+                                                            minlength=lay.count)
+                out[f.errors][mi, k, w] += np.bincount(bins[lay.kind][mask & err],
+                                                       minlength=lay.count)
         if self.extras:  # dependency artefact: each pair's trials ranked by |d| on the first set
             order = tied_order(absd, tol)
-            out["dependency_errors"][mi, k] += np.take_along_axis(err, order,
-                                                                  axis=1).sum(axis=0)
-            out["dependency_pairs"][mi, k] += len(d)
+            out[ErrorFields.DEPENDENCY_ERRORS][mi, k] += np.take_along_axis(
+                err, order, axis=1).sum(axis=0)
+            out[ErrorFields.DEPENDENCY_PAIRS][mi, k] += len(d)
 
     def rate_columns(self, merged: dict[str, np.ndarray], metrics: Sequence[str]
                      ) -> dict[str, list]:
@@ -407,8 +444,8 @@ class PairErrors:
             for k, (scheme, size) in enumerate(self.configs):
                 for w, (test, lo, hi) in enumerate(self.conditions()):
                     for lay in LAYOUTS:
-                        comps = merged[f"{lay.kind}_comparisons"][mi, k, w]
-                        errs = merged[f"{lay.kind}_errors"][mi, k, w]
+                        f = ErrorFields(lay)
+                        comps, errs = merged[f.comparisons][mi, k, w], merged[f.errors][mi, k, w]
                         c = lay.count
                         cols["metric"] += [metric] * c
                         cols["sampling"] += [scheme] * c

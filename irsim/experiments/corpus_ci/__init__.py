@@ -52,6 +52,7 @@ a single split does. A shard's per-list and per-run arrays are placed into the w
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,7 +97,7 @@ from irsim.tables import column as _c
 from irsim.tables import table
 from irsim.tables import table_spec as _spec
 
-__all__ = ["Config", "make", "CorpusCI", "METHODS", "RUN_UNIT",
+__all__ = ["Config", "make", "CorpusCI", "SubsetFields", "METHODS", "RUN_UNIT",
            "CORPUS_BLOCK", "STREAM", "classify", "split_summary"]
 
 
@@ -108,12 +109,79 @@ RUN_UNIT = 4
 CORPUS_BLOCK = 32
 #: Random stream of the Poisson draws.
 STREAM = "corpus_ci/poisson"
-#: Corpus subsets and the prefix of their fields; the draws of the full corpus are keyed by
+def _small_r(method: str) -> str:
+    """The tables' name of interval `method` with the small-R correction."""
+    return f"{method}_small_r"
+
+
+#: Corpus subsets (fields: :class:`SubsetFields`); the draws of the full corpus are keyed by
 #: subset 0, those of halves A / B of split k by 1 + 2k / 2 + 2k.
 _SUBSETS = ("full", "A", "B")
-_PREFIX = {"full": "", "A": "A_", "B": "B_"}
-#: Per-run fields of each subset: MAP and L-MAP with their two standard errors.
-_RUN_KEYS = ("map", "map_se_boot", "map_se_par", "lmap", "lmap_se_boot", "lmap_se_par")
+
+
+@dataclass(frozen=True)
+class SubsetFields:
+    """The names of the fields of one corpus subset (the full corpus, or half ``A`` or
+    ``B``): the one place they are spelt (the study's fields, its kernel and its tables ask
+    it). Per list: AP, the bootstrap and logit-model sds, the limits of each interval
+    (method names as in the tables, ``<method>_small_r`` included); per run: MAP and L-MAP
+    with their bootstrap and parametric standard errors.
+
+    Examples
+    --------
+    >>> f = SubsetFields("A")
+    >>> f.ap, f.lo("bca_small_r"), f.run("lmap"), f.run("map", "boot")
+    ('A_ap', 'A_lo_bca_small_r', 'A_lmap', 'A_map_se_boot')
+    >>> full = SubsetFields("full")
+    >>> full.per_list(["normal"])
+    ('ap', 'se', 'sd_logit', 'lo_normal', 'hi_normal')
+    >>> full.per_run()
+    ('map', 'map_se_boot', 'map_se_par', 'lmap', 'lmap_se_boot', 'lmap_se_par')
+    """
+
+    subset: str
+
+    @property
+    def _prefix(self) -> str:
+        return "" if self.subset == "full" else f"{self.subset}_"
+
+    @property
+    def ap(self) -> str:
+        """Per list: AP."""
+        return f"{self._prefix}ap"
+
+    @property
+    def se(self) -> str:
+        """Per list: the bootstrap standard error of AP."""
+        return f"{self._prefix}se"
+
+    @property
+    def sd_logit(self) -> str:
+        """Per list: the logit-model sd of AP."""
+        return f"{self._prefix}sd_logit"
+
+    def lo(self, method: str) -> str:
+        """Per list: the lower limit of interval `method`."""
+        return f"{self._prefix}lo_{method}"
+
+    def hi(self, method: str) -> str:
+        """Per list: the upper limit of interval `method`."""
+        return f"{self._prefix}hi_{method}"
+
+    def run(self, measure: str, se: str | None = None) -> str:
+        """Per run: `measure` (``map`` or ``lmap``), or its standard error `se` (``boot``
+        or ``par``)."""
+        return f"{self._prefix}{measure}" if se is None else f"{self._prefix}{measure}_se_{se}"
+
+    def per_list(self, methods: Sequence[str]) -> tuple[str, ...]:
+        """The per-list fields with the intervals of `methods`, in declaration order."""
+        return (self.ap, self.se, self.sd_logit,
+                *(name for m in methods for name in (self.lo(m), self.hi(m))))
+
+    def per_run(self) -> tuple[str, ...]:
+        """The per-run fields, in declaration order."""
+        return tuple(self.run(measure, se) for measure in ("map", "lmap")
+                     for se in (None, "boot", "par"))
 
 
 @dataclass
@@ -446,7 +514,7 @@ class CorpusCI:
     @property
     def interval_names(self) -> tuple[str, ...]:
         """Method names in the tables (with the ``_small_r`` variants)."""
-        extra = tuple(f"{m}_small_r" for m in self.methods) if self.small_r else ()
+        extra = tuple(_small_r(m) for m in self.methods) if self.small_r else ()
         return self.methods + extra
 
     @property
@@ -505,10 +573,6 @@ class CorpusCI:
             return _SUBSETS[:1]
         return _SUBSETS if split == 0 else _SUBSETS[1:]
 
-    def _list_keys(self) -> list[str]:
-        return ["ap", "se", "sd_logit", *(f"{side}_{m}" for m in self.interval_names
-                                          for side in ("lo", "hi"))]
-
     def fields(self, data: CorpusLists) -> dict[str, Slab]:
         """Per subset (full corpus, halves A and B): per-list AP, standard errors and
         interval limits (``[A_|B_]lo_<method>``...), and per-run MAP / L-MAP. The halves'
@@ -518,11 +582,11 @@ class CorpusCI:
         per_run = Slab((S,), along="items")
         out: dict[str, Slab] = {}
         for subset in self._subsets():
-            prefix = _PREFIX[subset]
+            f = SubsetFields(subset)
             k = 1 if subset == "full" else self._k
             per_list = Slab((k * S * T,), along="items", per=T)
-            out.update({prefix + key: per_list for key in self._list_keys()})
-            out.update({prefix + key: per_run for key in _RUN_KEYS})
+            out.update({name: per_list for name in f.per_list(self.interval_names)})
+            out.update({name: per_run for name in f.per_run()})
         return out
 
     # -- kernel -------------------------------------------------------------------------
@@ -537,9 +601,10 @@ class CorpusCI:
             star[:, b0:b1] = resampled_ap(lists, draws).T
         return star
 
-    def _intervals(self, lists: ListSet, ap: np.ndarray, star: np.ndarray
+    def _intervals(self, lists: ListSet, ap: np.ndarray, star: np.ndarray, f: SubsetFields
                    ) -> dict[str, np.ndarray]:
-        """Per list: every interval, the bootstrap sd and the logit-model sd."""
+        """Per list: every interval, the bootstrap sd and the logit-model sd (fields of
+        subset `f`)."""
         out: dict[str, np.ndarray] = {}
         acc = corpus_acceleration(lists) if "bca" in self.methods else None
         for m in dict.fromkeys((*self.methods, "logit")):
@@ -548,23 +613,23 @@ class CorpusCI:
             lo = np.asarray(res.confidence_interval.low, np.float64).reshape(-1)
             hi = np.asarray(res.confidence_interval.high, np.float64).reshape(-1)
             if m in self.methods:
-                out[f"lo_{m}"], out[f"hi_{m}"] = lo, hi
-            out["se"] = np.asarray(res.standard_error, np.float64).reshape(-1)
+                out[f.lo(m)], out[f.hi(m)] = lo, hi
+            out[f.se] = np.asarray(res.standard_error, np.float64).reshape(-1)
             if self.small_r:
                 clo, chi = small_r_correct(ap, lo, hi, lists.relevant, lists.length,
                                            self.alpha)
                 if m in self.methods:
-                    out[f"lo_{m}_small_r"], out[f"hi_{m}_small_r"] = clo, chi
+                    out[f.lo(_small_r(m))], out[f.hi(_small_r(m))] = clo, chi
                 if m == "logit":
                     lo, hi = clo, chi
             if m == "logit":
-                out["sd_logit"] = logit_sd_from_interval(lo, hi, self.level, LOGIT_EPS)
+                out[f.sd_logit] = logit_sd_from_interval(lo, hi, self.level, LOGIT_EPS)
         return out
 
     def _means(self, ap: np.ndarray, star: np.ndarray, sd_logit: np.ndarray, runs: int,
-               mask: np.ndarray) -> dict[str, np.ndarray]:
+               mask: np.ndarray, f: SubsetFields) -> dict[str, np.ndarray]:
         """Per run: MAP and L-MAP with bootstrap and parametric standard errors, over the
-        topics in `mask`."""
+        topics in `mask` (fields of subset `f`)."""
         T = len(mask)
         a = ap.reshape(runs, T)[:, mask]
         s = star.reshape(runs, T, -1)[:, mask]
@@ -572,13 +637,15 @@ class CorpusCI:
         out: dict[str, np.ndarray] = {}
         if not mask.any():
             nan = np.full(runs, np.nan)
-            return {k: nan for k in _RUN_KEYS}
+            return {name: nan for name in f.per_run()}
         m, se_map, lm, se_lmap = map_parametric(a, sd, eps=LOGIT_EPS)
-        out["map"], out["map_se_par"], out["lmap"], out["lmap_se_par"] = m, se_map, lm, se_lmap
+        out[f.run("map")], out[f.run("map", "par")] = m, se_map
+        out[f.run("lmap")], out[f.run("lmap", "par")] = lm, se_lmap
         map_star = s.mean(axis=1)
         lmap_star = special.logit(np.clip(s, LOGIT_EPS, 1.0 - LOGIT_EPS)).mean(axis=1)
-        out["map_se_boot"] = bootstrap_ci(m, map_star, method="normal").standard_error
-        out["lmap_se_boot"] = bootstrap_ci(lm, lmap_star, method="normal").standard_error
+        out[f.run("map", "boot")] = bootstrap_ci(m, map_star, method="normal").standard_error
+        out[f.run("lmap", "boot")] = bootstrap_ci(lm, lmap_star,
+                                                  method="normal").standard_error
         return {k: np.asarray(v, np.float64).reshape(-1) for k, v in out.items()}
 
     def kernel(self, shard: Shard, data: CorpusLists) -> dict[str, np.ndarray]:
@@ -607,15 +674,13 @@ class CorpusCI:
             ls = sets[name].take(r0 * T, r1 * T)
             ap = average_precision(ls)
             star = self._bootstrap(ls, key[name], unit)
-            iv = self._intervals(ls, ap, star)
-            prefix = _PREFIX[name]
-            out[f"{prefix}ap"] = ap
-            for k, v in iv.items():
-                out[f"{prefix}{k}"] = v
+            f = SubsetFields(name)
+            iv = self._intervals(ls, ap, star, f)
+            out[f.ap] = ap
+            out.update(iv)
             if split == 0:  # MAP / L-MAP: split 0 (and the full corpus)
                 mask = np.ones(T, bool) if name == "full" else valid_both
-                for k, v in self._means(ap, star, iv["sd_logit"], r1 - r0, mask).items():
-                    out[f"{prefix}{k}"] = v
+                out.update(self._means(ap, star, iv[f.sd_logit], r1 - r0, mask, f))
         return out
 
     # -- tables -------------------------------------------------------------------------
@@ -645,10 +710,11 @@ class CorpusCI:
 
     def _corpus_ci(self, L: dict[str, np.ndarray], data: CorpusLists) -> pa.Table:
         sys_, top = self._ids(data)
+        f = SubsetFields("full")
         return pa.concat_tables([table("corpus_ci", {
-            "system": sys_, "topic": top, "ap": L["ap"], "lo": L[f"lo_{m}"],
-            "hi": L[f"hi_{m}"], "method": [m] * len(sys_), "relevant": data.full.relevant,
-            "se": L["se"], "sd_logit": L["sd_logit"],
+            "system": sys_, "topic": top, "ap": L[f.ap], "lo": L[f.lo(m)],
+            "hi": L[f.hi(m)], "method": [m] * len(sys_), "relevant": data.full.relevant,
+            "se": L[f.se], "sd_logit": L[f.sd_logit],
         }) for m in self.interval_names])
 
     def _validation(self, L: dict[str, np.ndarray], data: CorpusLists
@@ -670,9 +736,10 @@ class CorpusCI:
             for src, dst in (("A", "B"), ("B", "A")):
                 r_src, r_dst = half[src].relevant, half[dst].relevant
                 usable = (r_src > 0) & (r_dst > 0)
-                ap_src, ap_dst = L[f"{src}_ap"][part], L[f"{dst}_ap"][part]
+                fs = SubsetFields(src)
+                ap_src, ap_dst = L[fs.ap][part], L[SubsetFields(dst).ap][part]
                 for j, m in enumerate(names):
-                    lo, hi = L[f"{src}_lo_{m}"][part], L[f"{src}_hi_{m}"][part]
+                    lo, hi = L[fs.lo(m)][part], L[fs.hi(m)][part]
                     base = m.removesuffix("_small_r")
                     pred = predicted if base in ("normal", "logit") else None
                     for i, sel in enumerate((usable, usable & (r_src > self.r_threshold))):
@@ -738,23 +805,26 @@ class CorpusCI:
                     ) -> tuple[pa.Table, pa.Table | None, pa.Table | None]:
         """MAP / L-MAP intervals; with validation also their counts and per-run values."""
         z = float(special.ndtri(0.5 + self.level / 2.0))
-        kinds = [(measure, key, method, se_key) for measure, key in (("MAP", "map"),
-                                                                     ("L-MAP", "lmap"))
-                 for method, se_key in (("bootstrap", "se_boot"), ("parametric", "se_par"))]
+        kinds = [(measure, key, method, se) for measure, key in (("MAP", "map"),
+                                                                 ("L-MAP", "lmap"))
+                 for method, se in (("bootstrap", "boot"), ("parametric", "par"))]
         names = list(data.systems)
         S = len(names)
+        f = SubsetFields("full")
         maps = pa.concat_tables([table("corpus_map", {
-            "system": names, "measure": [measure] * S, "estimate": R[key],
-            "lo": R[key] - z * R[f"{key}_{se_key}"], "hi": R[key] + z * R[f"{key}_{se_key}"],
-            "method": [method] * S, "se": R[f"{key}_{se_key}"],
-        }) for measure, key, method, se_key in kinds])
+            "system": names, "measure": [measure] * S, "estimate": R[f.run(key)],
+            "lo": R[f.run(key)] - z * R[f.run(key, se)],
+            "hi": R[f.run(key)] + z * R[f.run(key, se)],
+            "method": [method] * S, "se": R[f.run(key, se)],
+        }) for measure, key, method, se in kinds])
         if not self.validate:
             return maps, None, None
         predicted = replication_within(self.level)
         rows, halves = [], []
         for src, dst in (("A", "B"), ("B", "A")):
-            for measure, key, method, se_key in kinds:
-                est, se, other = R[f"{src}_{key}"], R[f"{src}_{key}_{se_key}"], R[f"{dst}_{key}"]
+            fs, fd = SubsetFields(src), SubsetFields(dst)
+            for measure, key, method, se_kind in kinds:
+                est, se, other = R[fs.run(key)], R[fs.run(key, se_kind)], R[fd.run(key)]
                 ok = np.isfinite(est) & np.isfinite(other)
                 above, within, below = classify(other[ok], (est - z * se)[ok],
                                                 (est + z * se)[ok])
@@ -775,8 +845,9 @@ class CorpusCI:
         """Per system pair: fixed- and random-effects combination over topics."""
         S, T = len(data.systems), len(data.topics)
         ia, ib = self._pairs(data)
-        lg = special.logit(np.clip(L["ap"], LOGIT_EPS, 1.0 - LOGIT_EPS)).reshape(S, T)
-        sd = L["sd_logit"].reshape(S, T)
+        f = SubsetFields("full")
+        lg = special.logit(np.clip(L[f.ap], LOGIT_EPS, 1.0 - LOGIT_EPS)).reshape(S, T)
+        sd = L[f.sd_logit].reshape(S, T)
         d = lg[ia] - lg[ib]
         se = np.sqrt(sd[ia] ** 2 + sd[ib] ** 2)
         names = np.asarray(data.systems, dtype=object)

@@ -36,7 +36,10 @@ One run computes, for every metric and system pair, the method set of METHODS.md
   first replicate block, so its decision does not depend on sharding.
 
 The study is this package: the study itself here (its ``Config``, :class:`DiscPower`,
-:func:`make`, its table specs), its resampling kernel and the modules above beside it.
+:func:`make`, its table specs), its resampling kernel and the modules above beside it. The
+names of its fields are spelt once, by the typed layouts of
+:mod:`~irsim.experiments.discpower.fields` that the fields' declaration, the kernel and
+``finalize`` all ask.
 
 Columns: :mod:`irsim.tables`; report: :mod:`irsim.experiments.discpower.report`. The bootstrap tests
 run (:mod:`~irsim.experiments.discpower.kernel`) on the batched kernels of
@@ -71,11 +74,16 @@ from irsim.errors import ConfigError, InputError, param, unknown_name
 from irsim.experiments import Shards
 from irsim.experiments.discpower.agreement import agreement_table
 from irsim.experiments.discpower.bootswap import SWAP_STREAM, check_confidences, swap_tables
+from irsim.experiments.discpower.fields import (
+    BayesDecisionFields,
+    BootstrapFields,
+    PermutationFields,
+    SampleFields,
+)
 from irsim.experiments.discpower.kernel import (
     PAIRED_STREAM,
     TUKEY_STREAM,
     UNPAIRED_STREAM,
-    BootstrapFields,
     ShardKernel,
     resampled_asl,
     working_bytes,
@@ -342,9 +350,9 @@ class DiscPower(BayesFields):
     def whole_replicates(self, pairs: int) -> bool:
         """Whether shards keep top-k lists and each spans all B replicates of its pairs
         (:meth:`shard_shape`): then each pair's list is complete on one worker, which ships
-        only the values at :attr:`ranks` (field ``<test>_kth_<variant>``) instead of the
-        list (field ``<test>_top_<variant>``, merged on the driver). Either way the same
-        values."""
+        only the values at :attr:`ranks` (field :attr:`~.fields.BootstrapFields.kth`)
+        instead of the list (field :attr:`~.fields.BootstrapFields.top`, merged on the
+        driver). Either way the same values."""
         _, reps = self.shard_shape(pairs, topk=True)
         return self.keeps_topk and aligned_block(reps, REPLICATE_BLOCK) >= self.B
 
@@ -437,31 +445,33 @@ class DiscPower(BayesFields):
                         out[f.kth] = Slab((P, len(self.alphas)), along="items")
                     elif self.estimated_diff:  # paired: |mean| of the sample beside |t*|
                         out[f.top] = TopK(P, self.k, aux=int(f.test == "paired"))
+            perm = PermutationFields(vi)
             if "randomised_tukey_hsd" in v.tests:
-                out[f"tukey_ranges_{vi}"] = Slab((B,), along="reps")
+                out[perm.tukey_ranges] = Slab((B,), along="reps")
             if "randomisation" in v.tests:  # p-values, by the first replicate block's shards
-                out[f"randomisation_asl_{vi}"] = Slab((P,), along="items")
+                out[perm.randomisation_asl] = Slab((P,), along="items")
         sampled = self.sampled(data)
         for x, vi in enumerate(sampled):
+            s = SampleFields(vi)
             if self.stability:
-                for side in ("xy", "yx"):
-                    out[f"gt_{side}_{vi}"] = Count((P, len(self.fuzziness)), along="items")
+                for name in (s.gt_xy, s.gt_yx):
+                    out[name] = Count((P, len(self.fuzziness)), along="items")
             if self.swap:
-                out[f"swap_comps_{vi}"] = Count((ABSOLUTE.count,))
-                out[f"swap_swaps_{vi}"] = Count((ABSOLUTE.count,))
-                out[f"max_perf_{vi}"] = Slab((B,), along="reps")
+                out[s.swap_comps] = Count((ABSOLUTE.count,))
+                out[s.swap_swaps] = Count((ABSOLUTE.count,))
+                out[s.max_perf] = Slab((B,), along="reps")
             if self.rankcorr:
-                out[f"ties_{vi}"] = Count((B,), along="reps")
+                out[s.ties] = Count((B,), along="reps")
                 for vj in sampled[x + 1:]:
-                    out[f"conc_{vi}_{vj}"] = Count((B,), along="reps")
+                    out[s.conc(vj)] = Count((B,), along="reps")
         if self.swap:
-            for name in ("unique", "overlap"):
+            for name in (SampleFields.UNIQUE, SampleFields.OVERLAP):
                 out[name] = Slab((B,), along="reps", dtype="int64", fill=0)
         for vi in self.bayes_variants(data):  # per pair: decision code, evidence (issue 28)
             for test in self.bayes:
-                out[f"bayes_code_{vi}_{test}"] = Slab((P,), along="items", dtype="int64",
-                                                      fill=-1)
-                out[f"bayes_value_{vi}_{test}"] = Slab((P, 3), along="items")
+                f = BayesDecisionFields(vi, test)
+                out[f.code] = Slab((P,), along="items", dtype="int64", fill=-1)
+                out[f.value] = Slab((P, 3), along="items")
         return out
 
     def kernel(self, shard: Shard, data: ScoreMatrix) -> dict[str, Any]:
@@ -472,7 +482,7 @@ class DiscPower(BayesFields):
             ia, ib = (i[slice(*shard.items)] for i in pair_index(len(data.systems)))
             for vi, v in enumerate(self.variants(data)):
                 if "randomisation" in v.tests and r1 > r0:
-                    out[f"randomisation_asl_{vi}"] = randomisation_asl(
+                    out[PermutationFields(vi).randomisation_asl] = randomisation_asl(
                         _values(v, data), ia, ib, B=self.B, seed=self.seed, pvalue=self.pvalue)
             out.update(self.bayes_kernel(shard, data))
         return out
@@ -502,8 +512,8 @@ class DiscPower(BayesFields):
                     else:
                         value[a - p0:b - p0, 1] = res.prob_positive
                         value[a - p0:b - p0, 2] = res.prob_rope
-                out[f"bayes_code_{vi}_{test}"] = code
-                out[f"bayes_value_{vi}_{test}"] = value
+                f = BayesDecisionFields(vi, test)
+                out[f.code], out[f.value] = code, value
         return out
 
     # -- tables -------------------------------------------------------------------------
@@ -551,17 +561,18 @@ class DiscPower(BayesFields):
         if self.agreement:
             out["test_agreement"] = agreement_table(by_metric, self.alphas)
         sampled = [(vi, variants[vi]) for vi in self.sampled(data)]
+        fields = [(v.name, SampleFields(vi)) for vi, v in sampled]
         if self.stability:
             out["stability"] = stability_table(
-                [(v.name, merged[f"gt_xy_{vi}"], merged[f"gt_yx_{vi}"]) for vi, v in sampled],
+                [(name, merged[f.gt_xy], merged[f.gt_yx]) for name, f in fields],
                 self.fuzziness, B)
         if self.swap:
             out["swap_rates"], out["swap_summary"] = swap_tables(
-                [(v.name, merged[f"swap_comps_{vi}"], merged[f"swap_swaps_{vi}"],
-                  float(merged[f"max_perf_{vi}"].max())) for vi, v in sampled],
+                [(name, merged[f.swap_comps], merged[f.swap_swaps],
+                  float(merged[f.max_perf].max())) for name, f in fields],
                 subset_size=n, samples=B, confidences=self.swap_confidence,
-                unique_total=int(merged["unique"].sum()),
-                overlap_total=int(merged["overlap"].sum()), layout=ABSOLUTE)
+                unique_total=int(merged[SampleFields.UNIQUE].sum()),
+                overlap_total=int(merged[SampleFields.OVERLAP].sum()), layout=ABSOLUTE)
         if self.rankcorr:
             out["rankcorr"] = self._rankcorr(merged, data, sampled)
         if self.bayes:
@@ -587,8 +598,8 @@ class DiscPower(BayesFields):
             t_asl, _ = closed_form_asl("t", _values(v, data), (self.t_alpha,), self.options)
             t_sig = t_asl < self.t_alpha
             for test in self.bayes:
-                code = merged[f"bayes_code_{vi}_{test}"]
-                value = merged[f"bayes_value_{vi}_{test}"]
+                f = BayesDecisionFields(vi, test)
+                code, value = merged[f.code], merged[f.value]
                 rule = rules.rule(test, self.B)
                 for col, vals in (("metric", [v.name] * P), ("test", [test] * P),
                                   ("rule", [rule] * P), ("system_a", systems[ia]),
@@ -627,9 +638,9 @@ class DiscPower(BayesFields):
             x = np.asarray(data.metric(v.metric), np.float64)
             scores.append(gmean_scores(x) if v.kind == "g" else x.mean(axis=1))
         index = [vi for vi, _ in sampled]
-        conc = {(x, y): merged[f"conc_{index[x]}_{index[y]}"]
+        conc = {(x, y): merged[SampleFields(index[x]).conc(index[y])]
                 for x in range(len(index)) for y in range(x + 1, len(index))}
-        obs, boot = tau_matrices(scores, conc, [merged[f"ties_{vi}"] for vi in index])
+        obs, boot = tau_matrices(scores, conc, [merged[SampleFields(vi).ties] for vi in index])
         return rankcorr_table([v.name for _, v in sampled], obs, boot, len(data.systems))
 
 

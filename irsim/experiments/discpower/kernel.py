@@ -11,7 +11,6 @@ replicate block from the streams below (see :mod:`irsim.experiments.discpower`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,6 +19,7 @@ from irsim.engine.base import Shard
 from irsim.engine.partials import topk_rows
 from irsim.exact import Exact
 from irsim.experiments.discpower.bootswap import SWAP_STREAM, swap_counts, topic_overlap
+from irsim.experiments.discpower.fields import BootstrapFields, PermutationFields, SampleFields
 from irsim.experiments.discpower.pairtests import RESAMPLED
 from irsim.experiments.discpower.stability import stability_counts
 from irsim.kit.bins import ABSOLUTE
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from irsim.data.matrix import ScoreMatrix
     from irsim.experiments.discpower import DiscPower
 
-__all__ = ["PAIRED_STREAM", "UNPAIRED_STREAM", "TUKEY_STREAM", "BootstrapFields", "ShardKernel",
+__all__ = ["PAIRED_STREAM", "UNPAIRED_STREAM", "TUKEY_STREAM", "ShardKernel",
            "resampled_asl", "working_bytes"]
 
 PAIRED_STREAM = "discpower/paired"
@@ -54,46 +54,6 @@ UNPAIRED_STREAM = "discpower/unpaired"
 TUKEY_STREAM = "discpower/tukey"
 #: Replicate units whose top-k candidates are selected together (1000 replicates).
 _CHUNK_UNITS = 4
-
-
-@dataclass(frozen=True)
-class BootstrapFields:
-    """The names of the fields of one bootstrap test (``paired`` or ``unpaired``) of variant
-    `variant`: the one place that spells them (the study's ``fields``, the kernel and
-    :func:`resampled_asl` ask it; nothing parses a name back).
-
-    Examples
-    --------
-    >>> f = BootstrapFields("paired", 2)
-    >>> f.count, f.top, f.kth
-    ('paired_count_2', 'paired_top_2', 'paired_kth_2')
-    >>> BootstrapFields.of("unpaired_bootstrap", 0).count
-    'unpaired_count_0'
-    """
-
-    test: str
-    variant: int
-
-    @classmethod
-    def of(cls, test: str, variant: int) -> BootstrapFields:
-        """The fields of test ``paired_bootstrap`` or ``unpaired_bootstrap``."""
-        return cls(test.removesuffix("_bootstrap"), variant)
-
-    @property
-    def count(self) -> str:
-        """Per pair, the replicates at least as extreme as the observed statistic (Count)."""
-        return f"{self.test}_count_{self.variant}"
-
-    @property
-    def top(self) -> str:
-        """Per pair, the k most extreme replicates (TopK; replicates split over shards)."""
-        return f"{self.test}_top_{self.variant}"
-
-    @property
-    def kth(self) -> str:
-        """Per pair, the estimated difference's values at the alpha ranks (Slab; a shard
-        holds the pair's whole replicate range)."""
-        return f"{self.test}_kth_{self.variant}"
 
 
 def working_bytes(topics: int, B: int, *, paired: bool, unpaired: bool, swap: bool) -> int:
@@ -347,14 +307,14 @@ class ShardKernel:
                                       u["b"])
             for vi in self.tested["randomised_tukey_hsd"]:
                 st = np.ascontiguousarray(self.values(vi).T)
-                self.put(f"tukey_ranges_{vi}", a, tukey_ranges(st, perm))
+                self.put(PermutationFields(vi).tukey_ranges, a, tukey_ranges(st, perm))
         if study.swap:
             for vi in self.sampled:
-                self.put(f"max_perf_{vi}", a, np.maximum(u["s1"][vi].max(axis=0),
-                                                         u["s2"][vi].max(axis=0)))
+                self.put(SampleFields(vi).max_perf, a, np.maximum(u["s1"][vi].max(axis=0),
+                                                             u["s2"][vi].max(axis=0)))
             u1, u2, ov = topic_overlap(u["counts"], u["counts2"])
-            self.put("unique", a, u1 + u2)
-            self.put("overlap", a, ov)
+            self.put(SampleFields.UNIQUE, a, u1 + u2)
+            self.put(SampleFields.OVERLAP, a, ov)
 
     def sampled_methods(self, j: int, u: dict) -> None:
         """Stability, swap and rank-correlation counters of a pair unit x replicate unit."""
@@ -362,24 +322,25 @@ class ShardKernel:
         ia, ib = self.pairs[j]
         signs = {}
         for vi in self.sampled:
+            f = SampleFields(vi)
             d, top = sample_differences(u["s1"][vi], ia, ib)
             if study.stability:
                 gt_xy, gt_yx = stability_counts(d, top, study.fuzziness)
-                self.add(j, f"gt_xy_{vi}", gt_xy)
-                self.add(j, f"gt_yx_{vi}", gt_yx)
+                self.add(j, f.gt_xy, gt_xy)
+                self.add(j, f.gt_yx, gt_yx)
             if study.swap:
                 d2, _ = sample_differences(u["s2"][vi], ia, ib)
-                for name, counts in zip(("swap_comps", "swap_swaps"),
-                                        swap_counts(d, d2, ABSOLUTE), strict=True):
-                    key = f"{name}_{vi}"
+                for key, counts in zip((f.swap_comps, f.swap_swaps),
+                                       swap_counts(d, d2, ABSOLUTE), strict=True):
                     self.out[key] = self.out[key] + counts if key in self.out else counts
             if study.rankcorr:
                 signs[vi] = pair_signs(d)
-                self.put(f"ties_{vi}", a, ties(signs[vi]), add=True)
+                self.put(f.ties, a, ties(signs[vi]), add=True)
         if study.rankcorr:
             for x, vi in enumerate(self.sampled):
                 for vj in self.sampled[x + 1:]:
-                    self.put(f"conc_{vi}_{vj}", a, concordance(signs[vi], signs[vj]), add=True)
+                    self.put(SampleFields(vi).conc(vj), a, concordance(signs[vi], signs[vj]),
+                             add=True)
 
 
 def resampled_asl(study: Any, test: str, vi: int, values: np.ndarray,
@@ -393,9 +354,9 @@ def resampled_asl(study: Any, test: str, vi: int, values: np.ndarray,
     B = study.B
     raw_by_alpha: dict[float, float | None] = {}
     if test == "randomisation":
-        return merged[f"randomisation_asl_{vi}"], {a: None for a in study.alphas}
+        return merged[PermutationFields(vi).randomisation_asl], {a: None for a in study.alphas}
     if test == "randomised_tukey_hsd":
-        ranges = np.sort(merged[f"tukey_ranges_{vi}"])
+        ranges = np.sort(merged[PermutationFields(vi).tukey_ranges])
         means = values.mean(axis=1)
         ia, ib = pair_index(len(values))
         d = means[ia] - means[ib]

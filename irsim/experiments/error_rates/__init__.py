@@ -57,6 +57,7 @@ from irsim.kit.common import (
 )
 from irsim.kit.topicsets import (
     ERROR_STREAM,
+    ErrorFields,
     PairErrors,
     check_drop,
     check_schemes,
@@ -86,6 +87,8 @@ __all__ = ["Config", "ErrorRates", "PairErrorsStudy", "GrowthFit", "fit_growth",
 STREAM = ERROR_STREAM
 #: Random stream of the samples of the standard-deviation table.
 SD_STREAM = "error_rates/sd"
+#: The field of the standard-deviation table (per metric, sample size: mean, min, max).
+SD_FIELD = "sd"
 #: p-value windows of the paper: (0.01, 0.05], (0.04, 0.05] and p <= 0.05.
 WINDOWS = ((0.01, 0.05), (0.04, 0.05), (0.0, 0.05))
 #: Default shard size: system pairs per shard (every shard holds all trials of its pairs).
@@ -313,7 +316,7 @@ class ErrorRates(PairErrorsStudy):
     def fields(self, data: ScoreMatrix) -> dict[str, Kind]:
         """Integer counters of the kernel; the sd table (one shard provides it)."""
         return {**self.errors.fields(len(self.metrics)),
-                "sd": Slab((len(self.metrics), len(self.sd_sizes), 3), along=None)}
+                SD_FIELD: Slab((len(self.metrics), len(self.sd_sizes), 3), along=None)}
 
     def kernel(self, shard: Shard, data: ScoreMatrix) -> Partial:
         """Counters of one block of pairs over all trials (and the sd table, by the shard
@@ -323,7 +326,7 @@ class ErrorRates(PairErrorsStudy):
         n = len(data.topics)
         out = self.errors.count(shard.items, xs, n)
         if shard.items[0] == 0:
-            out["sd"] = self._sd_table(xs, n)
+            out[SD_FIELD] = self._sd_table(xs, n)
         return out
 
     def _sd_table(self, xs: list[np.ndarray], n: int) -> np.ndarray:
@@ -344,7 +347,7 @@ class ErrorRates(PairErrorsStudy):
             "error_rates": table("error_rates", self.errors.rate_columns(merged, self.metrics)),
             "error_extrapolation": self._extrapolation(merged),
             "full_significance": self._full(merged),
-            "sd_by_size": self._sd(merged["sd"]),
+            "sd_by_size": self._sd(merged[SD_FIELD]),
             "error_dependency": self._dependency(merged),
         }
 
@@ -358,8 +361,9 @@ class ErrorRates(PairErrorsStudy):
                 sizes = np.array([configs[k][1] for k in ks], dtype=np.float64)
                 for w, (test, lo, hi) in enumerate(self.errors.conditions()):
                     for lay in LAYOUTS:
-                        comps = s[f"{lay.kind}_comparisons"][mi, ks, w]  # (sizes, bins)
-                        errs = s[f"{lay.kind}_errors"][mi, ks, w]
+                        f = ErrorFields(lay)
+                        comps = s[f.comparisons][mi, ks, w]  # (sizes, bins)
+                        errs = s[f.errors][mi, ks, w]
                         r = rates(errs, comps)
                         r[comps < self.min_comparisons] = np.nan
                         for j in range(lay.count):
@@ -384,8 +388,8 @@ class ErrorRates(PairErrorsStudy):
         for mi, metric in enumerate(self.metrics):
             for ti, test in enumerate(self.errors.tests):
                 for lay in LAYOUTS:
-                    pairs = s[f"full_{lay.kind}_pairs"][mi]
-                    sig = s[f"full_{lay.kind}_significant"][mi, ti]
+                    pairs = s[ErrorFields(lay).full_pairs][mi]
+                    sig = s[ErrorFields(lay).full_significant][mi, ti]
                     share = rates(sig, pairs)
                     for j in range(lay.count):
                         rows.append({"metric": metric, "test": test, "alpha": alpha,
@@ -408,8 +412,8 @@ class ErrorRates(PairErrorsStudy):
         rows = []
         for mi, metric in enumerate(self.metrics):
             for k, (scheme, size) in enumerate(self.configs):
-                pairs = int(s["dependency_pairs"][mi, k])
-                errs = s["dependency_errors"][mi, k]
+                pairs = int(s[ErrorFields.DEPENDENCY_PAIRS][mi, k])
+                errs = s[ErrorFields.DEPENDENCY_ERRORS][mi, k]
                 for r in range(self.errors.trials):
                     rows.append({"metric": metric, "sampling": scheme, "subset_size": size,
                                  "rank": r + 1, "pairs": pairs, "errors": int(errs[r]),

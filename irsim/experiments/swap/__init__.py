@@ -75,7 +75,7 @@ from irsim.sampling.subsets import set_means, set_overlap, subset_counts, unique
 from irsim.stats.ties import score_tolerance, snap_zero
 from irsim.tables import claim, table
 
-__all__ = ["Config", "Swap", "make", "STREAM", "CONFIDENCES"]
+__all__ = ["Config", "Swap", "SwapFields", "make", "STREAM", "CONFIDENCES"]
 
 #: Random stream of the topic sets (the scheme is appended by the sampler).
 STREAM = "swap/topics"
@@ -86,6 +86,35 @@ CONFIDENCES = (0.95, 0.90, 0.80)
 CHUNK = 8192
 #: Default shard sizes: system pairs x trials.
 SHARD_ITEMS, SHARD_REPLICATES = 4096, 1000
+
+
+@dataclass(frozen=True)
+class SwapFields:
+    """The names of the study's counters of bin layout `layout`: the one place they are
+    spelt (the study's fields, its kernel and its tables ask it).
+
+    Examples
+    --------
+    >>> SwapFields(ABSOLUTE).names
+    ('absolute_comparisons', 'absolute_swaps')
+    """
+
+    layout: BinLayout
+
+    @property
+    def comparisons(self) -> str:
+        """Per metric, configuration and bin: the comparisons."""
+        return f"{self.layout.kind}_comparisons"
+
+    @property
+    def swaps(self) -> str:
+        """Per metric, configuration and bin: the swaps."""
+        return f"{self.layout.kind}_swaps"
+
+    @property
+    def names(self) -> tuple[str, str]:
+        """``(comparisons, swaps)``."""
+        return self.comparisons, self.swaps
 
 
 @dataclass
@@ -172,8 +201,8 @@ class Swap:
     def fields(self, data: ScoreMatrix) -> dict[str, Kind]:
         """Counters per metric, configuration and bin; the largest set mean; topic counts."""
         shape = (len(self.metrics), len(self.configs))
-        out: dict[str, Kind] = {f"{lay.kind}_{what}": Count((*shape, lay.count))
-                                for lay in LAYOUTS for what in ("comparisons", "swaps")}
+        out: dict[str, Kind] = {name: Count((*shape, lay.count)) for lay in LAYOUTS
+                                for name in SwapFields(lay).names}
         out["max_performance"] = Extreme(shape, "max")
         out["unique_topics"] = Count((len(self.configs),))
         out["overlap"] = Count((len(self.configs),))
@@ -188,10 +217,8 @@ class Swap:
         ia, ib = pair_index(len(data.systems))
         pieces = [(ia[p0:p1], ib[p0:p1]) for p0, p1 in unit_ranges(*shard.items, CHUNK)]
         shape = (len(self.metrics), len(self.configs))
-        out: Partial = {
-            f"{lay.kind}_{what}": np.zeros((*shape, lay.count), np.int64)
-            for lay in LAYOUTS for what in ("comparisons", "swaps")
-        }
+        out: Partial = {name: np.zeros((*shape, lay.count), np.int64) for lay in LAYOUTS
+                        for name in SwapFields(lay).names}
         out["max_performance"] = np.full(shape, -np.inf)
         out["unique_topics"] = np.zeros(len(self.configs), np.int64)
         out["overlap"] = np.zeros(len(self.configs), np.int64)
@@ -227,8 +254,9 @@ class Swap:
         rel = relative_difference(ma[:, 0], mb[:, 0], absd)
         for lay, values in ((ABSOLUTE, absd), (RELATIVE, rel)):
             comps, hits = bin_counts(lay, values, swap)
-            out[f"{lay.kind}_comparisons"][mi, k] += comps
-            out[f"{lay.kind}_swaps"][mi, k] += hits
+            f = SwapFields(lay)
+            out[f.comparisons][mi, k] += comps
+            out[f.swaps][mi, k] += hits
 
     # -- tables ---------------------------------------------------------------------------
     def finalize(self, merged: dict[str, Any], data: ScoreMatrix) -> dict[str, pa.Table]:
@@ -241,8 +269,7 @@ class Swap:
         for mi, metric in enumerate(self.metrics):
             for k, (scheme, size) in enumerate(self.configs):
                 for lay in LAYOUTS:
-                    comps = s[f"{lay.kind}_comparisons"][mi, k]
-                    swaps = s[f"{lay.kind}_swaps"][mi, k]
+                    comps, swaps = (s[name][mi, k] for name in SwapFields(lay).names)
                     rate_cols["metric"] += [metric] * lay.count
                     rate_cols["sampling"] += [scheme] * lay.count
                     rate_cols["subset_size"] += [size] * lay.count
@@ -252,13 +279,13 @@ class Swap:
                     rate_cols["comparisons"] += comps.tolist()
                     rate_cols["swaps"] += swaps.tolist()
                     rate_cols["swap_rate"] += rates(swaps, comps).tolist()
-                total = int(s["absolute_comparisons"][mi, k].sum())
+                absolute = [s[name][mi, k] for name in SwapFields(ABSOLUTE).names]
+                relative = [s[name][mi, k] for name in SwapFields(RELATIVE).names]
+                total = int(absolute[0].sum())
                 max_perf = float(s["max_performance"][mi, k])
                 for conf in self.confidences:
-                    req, sens = _required(s["absolute_comparisons"][mi, k],
-                                          s["absolute_swaps"][mi, k], ABSOLUTE, 1.0 - conf)
-                    rreq, rsens = _required(s["relative_comparisons"][mi, k],
-                                            s["relative_swaps"][mi, k], RELATIVE, 1.0 - conf)
+                    req, sens = _required(*absolute, ABSOLUTE, 1.0 - conf)
+                    rreq, rsens = _required(*relative, RELATIVE, 1.0 - conf)
                     summary.append({
                         "metric": metric, "sampling": scheme, "subset_size": size,
                         "confidence": conf, "required_diff": req,
