@@ -42,6 +42,7 @@ from irsim.kit.common import (
     pair_index,
     unit_ranges,
 )
+from irsim.params import fingerprint
 from irsim.rng import REPLICATE_BLOCK
 from irsim.sampling.subsets import (
     check_scheme,
@@ -54,7 +55,8 @@ from irsim.sampling.systems import DEFAULT_RULE, check_drop, kept_runs
 from irsim.stats import get_test
 from irsim.stats.ties import score_tolerance, snap_zero, tied_order
 
-__all__ = ["ERROR_STREAM", "FULL_STREAM", "NO_TEST", "ErrorFields", "PairErrors", "check_schemes",
+__all__ = ["ERROR_STREAM", "FULL_STREAM", "NO_TEST", "ErrorFields", "PairErrors",
+           "PairErrorsStudy", "check_schemes",
            "check_sizes", "sampling_configs", "check_drop",
            "kept_systems", "compared_systems", "in_window", "rates", "set_block_bytes",
            "check_set_memory"]
@@ -460,3 +462,31 @@ class PairErrors:
                         cols["errors"] += errs.tolist()
                         cols["error_rate"] += rates(errs, comps).tolist()
         return cols
+
+
+class PairErrorsStudy:
+    """What the studies counted by a :class:`PairErrors` kernel over the pairs of their
+    ``systems`` share (``experiment=error_rates`` and ``experiment=effort``): the plan (pair
+    blocks, all trials in each) and the fingerprint (the study's ``CONFIG`` fields, with the
+    systems compared and the kernel's options, which build the error tables, as derived
+    values).
+
+    A subclass is a frozen dataclass with the fields ``systems``, ``errors`` and
+    ``shard_items`` and sets ``CONFIG`` to its ``Config``.
+    """
+
+    CONFIG: ClassVar[type]
+    systems: tuple[int, ...]
+    errors: PairErrors
+    shard_items: int
+
+    def plan_pairs(self) -> list[Shard]:
+        """Pair blocks of ``shard_items`` pairs; every shard holds all trials of its pairs."""
+        return self.errors.plan(len(self.systems), self.shard_items)
+
+    def fingerprint(self) -> dict:
+        """Parameters that determine the tables (from ``CONFIG``,
+        :func:`irsim.params.fingerprint`; the options that build the error tables through
+        the systems compared and the kernel)."""
+        return fingerprint(self, self.CONFIG, derived={"systems": self.systems,
+                                                       "errors": self.errors})

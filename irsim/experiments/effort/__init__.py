@@ -32,10 +32,10 @@ from irsim.engine.base import Partial, Shard
 from irsim.engine.partials import Kind
 from irsim.errors import ConfigError, param
 from irsim.experiments import Shards
-from irsim.experiments.error_rates import PairErrorsStudy
 from irsim.kit.common import check_positive_int, check_unique
 from irsim.kit.topicsets import (
     PairErrors,
+    PairErrorsStudy,
     check_drop,
     check_schemes,
     check_set_memory,

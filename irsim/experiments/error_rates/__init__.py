@@ -59,6 +59,7 @@ from irsim.kit.topicsets import (
     ERROR_STREAM,
     ErrorFields,
     PairErrors,
+    PairErrorsStudy,
     check_drop,
     check_schemes,
     check_set_memory,
@@ -67,7 +68,7 @@ from irsim.kit.topicsets import (
     rates,
     sampling_configs,
 )
-from irsim.params import fingerprint, option
+from irsim.params import option
 from irsim.registry import study
 from irsim.sampling.subsets import check_subset_size, set_means, subset_counts
 from irsim.sampling.systems import DEFAULT_RULE
@@ -80,7 +81,7 @@ from irsim.tables import bin_columns as _bins
 from irsim.tables import column as _c
 from irsim.tables import table_spec as _spec
 
-__all__ = ["Config", "ErrorRates", "PairErrorsStudy", "GrowthFit", "fit_growth", "make",
+__all__ = ["Config", "ErrorRates", "GrowthFit", "fit_growth", "make",
            "STREAM", "SD_STREAM", "WINDOWS"]
 
 #: Random stream of the topic sets.
@@ -146,34 +147,6 @@ class Config:
     test_B: int = option(
         1000, "Resamples of the Monte Carlo tests (``paired_bootstrap``, ``randomisation``).",
         tables="data")
-
-
-class PairErrorsStudy:
-    """What the studies counted by a :class:`~irsim.kit.topicsets.PairErrors` kernel over
-    the pairs of their ``systems`` share (:class:`ErrorRates`, and
-    :class:`~irsim.experiments.effort.Effort`): the plan (pair blocks, all trials in each)
-    and the fingerprint (the study's ``CONFIG`` fields, with the systems compared and the
-    kernel's options, which build the error tables, as derived values).
-
-    A subclass is a frozen dataclass with the fields ``systems``, ``errors`` and
-    ``shard_items`` and sets ``CONFIG`` to its ``Config``.
-    """
-
-    CONFIG: ClassVar[type]
-    systems: tuple[int, ...]
-    errors: PairErrors
-    shard_items: int
-
-    def plan_pairs(self) -> list[Shard]:
-        """Pair blocks of ``shard_items`` pairs; every shard holds all trials of its pairs."""
-        return self.errors.plan(len(self.systems), self.shard_items)
-
-    def fingerprint(self) -> dict:
-        """Parameters that determine the tables (from ``CONFIG``,
-        :func:`irsim.params.fingerprint`; the options that build the error tables through
-        the systems compared and the kernel)."""
-        return fingerprint(self, self.CONFIG, derived={"systems": self.systems,
-                                                       "errors": self.errors})
 
 
 @dataclass(frozen=True)
