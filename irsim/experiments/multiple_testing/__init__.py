@@ -84,7 +84,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 import pyarrow as pa
@@ -115,6 +115,7 @@ from irsim.simulate.joint_copula_model import (
     DEPENDENCE,
     MIN_EIGENVALUE,
     VINE_FAMILIES,
+    JointCollections,
     JointCopulaModel,
     collection_shifts,
     fit_joint_copula_model,
@@ -263,23 +264,50 @@ class Config(BayesOptions):
 
 @dataclass(frozen=True)
 class CollectionData:
-    """What the kernel reads: one fitted model per metric and the shifts of every
-    (m, m0) layout.
+    """What the kernel reads: one fitted model per metric, the shifts of every (m, m0)
+    layout and the generators of the layouts (:attr:`generators`).
 
     Attributes
     ----------
     models : tuple of JointCopulaModel
     shifts : tuple of dict
         Per metric, ``{(m, m0): ndarray (pool, m)}`` (:func:`collection_shifts`).
+    null_means : tuple of float
+        Per metric, the common true mean of the null systems the shifts reach.
+    spread : float
+        The other systems' true means are ``null_mean + spread k / m1``.
     """
 
     models: tuple[JointCopulaModel, ...]
     shifts: tuple[dict[tuple[int, int], np.ndarray], ...]
+    null_means: tuple[float, ...]
+    spread: float
 
     @property
     def metrics(self) -> tuple[str, ...]:
         """Metric names, in model order."""
         return tuple(md.metric for md in self.models)
+
+    @cached_property
+    def generators(self) -> tuple[dict[tuple[int, int, bool], JointCollections], ...]:
+        """Per metric, the generator of every layout ``(m, m0, shared)``
+        (:class:`~irsim.simulate.joint_copula_model.JointCollections`; ``shared``: the null
+        systems share one margin, ``null_margins=shared``), built once per data object: what
+        :class:`MultipleTesting` draws its collections through (the layouts of a metric
+        share their draws and latent sample).
+
+        Examples
+        --------
+        >>> model = JointCopulaModel.normal([0.3, 0.35, 0.4], [0.05] * 3, 0.5)
+        >>> gen = prepare([model], systems=(3,), shares=(0.5,), spread=0.05).generators[0]
+        >>> sorted(gen), gen[(3, 2, False)].true_means.round(6).tolist()
+        ([(3, 2, False), (3, 2, True)], [0.325, 0.325, 0.375])
+        """
+        return tuple({(m, m0, shared): JointCollections(md, m, m0, shift, mu0, self.spread,
+                                                        shared)
+                      for (m, m0), shift in table.items() for shared in (False, True)}
+                     for md, table, mu0 in zip(self.models, self.shifts, self.null_means,
+                                               strict=True))
 
     def describe(self) -> dict:
         """Summary for the manifest and the report header."""
@@ -424,24 +452,30 @@ class MultipleTesting(SimulatedTestFields):
             mi, ni, _, _ = self.config(item)
             groups.setdefault((mi, ni), []).append(item)
         for (mi, ni), items in groups.items():  # loops over metrics and sizes
-            model, n = data.models[mi], self.sizes[ni]
-            mkey = study_key(model.metric)
+            n = self.sizes[ni]
+            gens = [self.generator(data, item) for item in items]
+            mkey = study_key(data.models[mi].metric)
             for a, b in unit_ranges(*shard.reps, REPLICATE_BLOCK):
+                # the layouts of a metric share the draws and their latent sample
                 draws = blocked_draws(self.seed, TOPIC_STREAM, (mkey, n), a, b,
-                                      lambda rng, k, md=model, n=n: md.draw(rng, k, n))
-                order, logit = model.latent(draws, n)
+                                      lambda rng, k, g=gens[0], n=n: g.draw(rng, k, n))
+                latent = gens[0].latent(draws, n)
                 key = (mkey, n, a // REPLICATE_BLOCK)
-                for item in items:  # loop over (m, share_null) configurations
-                    _, _, si, hi = self.config(item)
-                    m = self.systems[si]
-                    m0 = true_null_count(m, self.shares[hi])
-                    shifts = data.shifts[mi][(m, m0)]
-                    x, margins = model.scores(order, logit, m, shifts, m0=m0,
-                                              shared=self.null_margins == "shared")
+                for item, gen in zip(items, gens, strict=True):  # (m, share_null) layouts
+                    x, means = gen.collections(latent)
                     row = item - i0
                     out["trials"][row] += b - a
-                    self._count(x, m0, key, row, out, model.true_means(margins, shifts))
+                    self._count(x, gen.m0, key, row, out, means)
         return out
+
+    def generator(self, data: CollectionData, item: int) -> JointCollections:
+        """The generator of configuration `item`: its metric's collections of ``m`` systems
+        with ``m0`` true nulls (:attr:`CollectionData.generators`), null margins shared or
+        not (``null_margins``)."""
+        mi, _, si, hi = self.config(item)
+        m = self.systems[si]
+        return data.generators[mi][(m, true_null_count(m, self.shares[hi]),
+                                    self.null_margins == "shared")]
 
     def _count(self, x: np.ndarray, m0: int, key: tuple[int, ...], row: int,
                out: Partial, means: np.ndarray) -> None:
@@ -855,7 +889,7 @@ def prepare(models: list[JointCopulaModel] | tuple[JointCopulaModel, ...], *,
     >>> sorted(data.shifts[0])
     [(3, 2), (3, 3)]
     """
-    shifts = []
+    shifts, means = [], []
     for md in models:
         if max(systems) > md.pool:
             raise ConfigError(f"{param('systems')}: collections of {max(systems)} systems, "
@@ -870,7 +904,8 @@ def prepare(models: list[JointCopulaModel] | tuple[JointCopulaModel, ...], *,
                 if (m, m0) not in table:
                     table[(m, m0)] = collection_shifts(md, m, m0, mu0, spread)
         shifts.append(table)
-    return CollectionData(tuple(models), tuple(shifts))
+        means.append(float(mu0))
+    return CollectionData(tuple(models), tuple(shifts), tuple(means), float(spread))
 
 
 
