@@ -29,16 +29,20 @@ or which systems a trial draws) and the two steps ``sample`` composes:
     nulls): the generators of one model at several deltas or layouts read the same draws
     (common random numbers).
 ``scores(draws, n)``
-    The scores ``(trials, k, n)`` of those trials, row by row: the scores of any rows of
-    `draws` are those rows of the scores of all of them, so a kernel may take the draws of
-    a block of trials once, slice them to its shard and score them with each generator of
-    the model; no table depends on the sharding.
+    The scores ``(trials, k, n)`` of those trials, row by row: a trial's scores depend on
+    its row of draws only (for :class:`~irsim.simulate.designs.UrbanoTrials` up to the last
+    bit: pyvinecopulib inverts the pair copulas' h-functions batch by batch, and a score can
+    differ by an ulp with the batch). A kernel takes the draws of a block of trials once,
+    cuts them to the trials it runs and scores them with each generator of the model;
+    shards are whole blocks, so it scores the same batches however the study is sharded
+    and no table depends on the sharding.
 
 ``sample(rng, trials, n)`` is ``scores(draw(rng, trials, n), n)``, bit for bit: a study's
 trials on ``n`` topics of block ``k`` (keys as the study gives them) are
 ``gen.sample(irsim.rng.rng_for(seed, stream, *key, k), 250, n)``
-(:data:`irsim.rng.REPLICATE_BLOCK` = 250 trials per block), which tests/test_generators.py
-checks for each study.
+(:data:`irsim.rng.REPLICATE_BLOCK` = 250 trials per block; a last, partial block of ``t``
+trials: ``gen.scores(gen.draw(rng, 250, n)[:t], n)``), which
+tests/test_generators_studies.py checks for each study.
 
 Examples
 --------

@@ -43,23 +43,27 @@ the FDR and the power are means over trials of per-trial shares in [0, 1], whose
 at most ``mean (1 - mean)``, so the Wilson interval with the summed shares as the count is a
 conservative band for them.
 
-Trials are drawn in blocks of :data:`~irsim.rng.REPLICATE_BLOCK` keyed by (metric,
-n, block) (stream :data:`TOPIC_STREAM`); the same latent draws serve every ``m`` and
-``share_null`` (common random numbers: a collection of 10 holds the systems of the
-collection of 5), and the Monte Carlo tests draw their resamples per block and batch of
-trials (shared by the pairs of a batch, as one run of all pairs shares them; the randomised
-Tukey HSD's B permutations are shared by the trials of a batch, so each trial's p-values are
-those of :func:`irsim.stats.randomised_tukey_hsd` with the key ``(metric, n, block, batch)``).
-Items are the (metric, n, m, share_null) configurations, replicates the trials; a kernel
-returns integer counters (:class:`~irsim.engine.partials.Count`): trials, and per (test,
-correction, alpha) the trials with a false rejection, the exact fixed-point sum
+Trials are drawn through the generators of the prepared data, one per (metric, m, m0, null
+margins) (:class:`~irsim.simulate.joint_copula_model.JointCollections`,
+:attr:`CollectionData.generators`; the :class:`~irsim.simulate.base.Generator` protocol), in
+blocks of :data:`~irsim.rng.REPLICATE_BLOCK` keyed by (metric, n, block) (stream
+:data:`TOPIC_STREAM`); the generators of a metric read the same draws and latent sample of a
+block, so they serve every ``m`` and ``share_null`` (common random numbers: a collection of
+10 holds the systems of the collection of 5), and the Monte Carlo tests draw their resamples
+per block and batch of trials (shared by the pairs of a batch, as one run of all pairs
+shares them; the randomised Tukey HSD's B permutations are shared by the trials of a batch,
+so each trial's p-values are those of :func:`irsim.stats.randomised_tukey_hsd` with the key
+``(metric, n, block, batch)``). Items are the (metric, n, m, share_null) configurations,
+replicates the trials; a kernel returns integer counters
+(:class:`~irsim.engine.partials.Count`): trials, and per (test, correction, alpha) the
+trials with a false rejection, the exact fixed-point sum
 (:class:`~irsim.engine.partials.Sum`, each ``V / R`` rounded to 2^-32) of ``V / R``, the sum
-of ``S`` and the sum of ``R``; no number depends on shard sizes, workers
-or the engine. For table ``type_m_s`` (issue 28: Type S and Type M errors of the pairs with a
-true difference, pooled) it adds, per (test, correction, alpha), a histogram of the significant
-comparisons' ratios ``|d| / |delta|`` rounded to ``1 / RATIO_SCALE`` (``delta`` from the
-systems' exact true means), the exact integer sums of those rounded ratios and of their
-squares, and the significant comparisons with the wrong sign.
+of ``S`` and the sum of ``R``; no number depends on shard sizes, workers or the engine. For
+table ``type_m_s`` (issue 28: Type S and Type M errors of the pairs with a true difference,
+pooled) it adds, per (test, correction, alpha), a histogram of the significant comparisons'
+ratios ``|d| / |delta|`` rounded to ``1 / RATIO_SCALE`` (``delta`` from the systems' exact
+true means), the exact integer sums of those rounded ratios and of their squares, and the
+significant comparisons with the wrong sign.
 
 With ``bayes`` set (issue 28), the Bayesian tests of
 :data:`irsim.stats.registry.BAYES_TESTS` (the rules of :class:`~irsim.kit.common.BayesRules`,
@@ -434,7 +438,9 @@ class MultipleTesting(SimulatedTestFields):
 
     # -- kernel -------------------------------------------------------------------------
     def kernel(self, shard: Shard, data: CollectionData) -> Partial:
-        """Counters of the shard's configurations over its trials."""
+        """Counters of the shard's configurations over its trials (drawn through the
+        generator of each configuration, :meth:`generator`: the draws and latent sample of a
+        block once for a metric, then each layout's collections and true means)."""
         i0, i1 = shard.items
         shape = (i1 - i0, len(self.tests), len(self.corrections), len(self.alphas))
         out = {"trials": np.zeros(i1 - i0, np.int64),

@@ -178,7 +178,9 @@ class TestErrors(TrialTests):
 
     # -- kernel -------------------------------------------------------------------------
     def kernel(self, shard: Shard, data: SimulationData) -> Partial:
-        """Rejection counters and summed mean differences of one shard."""
+        """Rejection counters and summed mean differences of one shard (its trials drawn
+        through the generators of ``data.generators``: :meth:`draws` once per block, scored
+        by the generator of each delta)."""
         self._configs(data)
         i0, i1 = shard.items
         alphas = np.asarray(self.alphas)
@@ -196,7 +198,7 @@ class TestErrors(TrialTests):
             gens, n = data.generators[mi], self.sizes[si]
             mkey = study_key(data.simulators[mi].metric)
             for a, b in unit_ranges(*shard.reps, REPLICATE_BLOCK):
-                draws = self.draws(gens[dis[0]], mkey, n, a, b)
+                draws = self.draws(gens[dis[0]], data.simulators[mi].metric, n, a, b)
                 key = (mkey, a // REPLICATE_BLOCK)
                 for di in dis:  # loop over deltas: their generators share the draws
                     trial = gens[di].scores(draws, n)
@@ -221,12 +223,13 @@ class TestErrors(TrialTests):
             out["bayes"] = bayes
         return out
 
-    def draws(self, gen: ShiftPairs, mkey: int, n: int, a: int, b: int) -> np.ndarray:
+    def draws(self, gen: ShiftPairs, metric: str, n: int, a: int, b: int
+              ) -> np.ndarray:
         """Raw draws (:meth:`~irsim.simulate.pairs.ShiftPairs.draw`) of trials ``[a, b)``
-        on `n` topics of the metric keyed `mkey`: block ``k`` of
+        on `n` topics of `metric`: block ``k`` of
         :data:`~irsim.rng.REPLICATE_BLOCK` trials from the stream :data:`TOPIC_STREAM` keyed
-        by ``(mkey, n, k)``."""
-        return blocked_draws(self.seed, TOPIC_STREAM, (mkey, n), a, b,
+        by ``(study_key(metric), n, k)``."""
+        return blocked_draws(self.seed, TOPIC_STREAM, (study_key(metric), n), a, b,
                              lambda rng, m: gen.draw(rng, m, n))
 
     # -- reduce -------------------------------------------------------------------------

@@ -237,7 +237,8 @@ class UrbanoStudy:
                 **t.bayes_fields(n)}
 
     def kernel(self, shard: Shard, data: UrbanoData) -> Partial:
-        """Counters of one shard (trials of a block are drawn once for every kind)."""
+        """Counters of one shard (trials of a block are drawn once for every kind,
+        :meth:`draws`, and scored by the generator of each kind, ``data.generators``)."""
         t = self.tests
         i0, i1 = shard.items
         self._configs(data)
@@ -264,7 +265,7 @@ class UrbanoStudy:
                         if stop <= a:
                             continue
                         if u is None:
-                            u = self.draws(gens[kind], mkey, n, a, b)
+                            u = self.draws(gens[kind], data.pools[mi].metric, n, a, b)
                         trial = gens[kind].scores(u[: stop - a], n)
                         base, exp = trial[:, 0], trial[:, 1]
                         row = (mi * len(t.sizes) + si) * self.kinds + kind - i0
@@ -309,12 +310,13 @@ class UrbanoStudy:
             out["bayes"] = bayes
         return out
 
-    def draws(self, gen: UrbanoTrials, mkey: int, n: int, a: int, b: int) -> np.ndarray:
+    def draws(self, gen: UrbanoTrials, metric: str, n: int, a: int, b: int
+              ) -> np.ndarray:
         """Raw draws (:meth:`~irsim.simulate.designs.UrbanoTrials.draw`) of trials ``[a, b)``
-        on `n` topics of the metric keyed `mkey`: block ``k`` of
+        on `n` topics of `metric`: block ``k`` of
         :data:`~irsim.rng.REPLICATE_BLOCK` trials from the stream :data:`URBANO_STREAM` keyed
-        by ``(mkey, n, k)``."""
-        return blocked_draws(self.tests.seed, URBANO_STREAM, (mkey, n), a, b,
+        by ``(study_key(metric), n, k)``."""
+        return blocked_draws(self.tests.seed, URBANO_STREAM, (study_key(metric), n), a, b,
                              lambda rng, m: gen.draw(rng, m, n))
 
     def finalize(self, merged: dict[str, np.ndarray], data: UrbanoData

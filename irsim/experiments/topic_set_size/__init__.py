@@ -416,7 +416,8 @@ class TopicSetSize:
                 "var_sum": Sum((rows,), along="items", bits=VAR_POINT.bits)}
 
     def kernel(self, shard: Shard, data: ScoreMatrix | CheckData) -> dict[str, np.ndarray]:
-        """The variance estimates of the shard's metrics, or the check's counters."""
+        """The variance estimates of the shard's metrics, or the check's counters (trials
+        drawn through the generator of each (metric, min_diff), ``data.simulation.generators``)."""
         metrics = self._metrics(data)
         matrix = self._matrix(data)
         k0, k1 = shard.items
