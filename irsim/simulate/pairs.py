@@ -28,9 +28,10 @@ True difference
 Shifted pairs
     :func:`prepare` tabulates, for every metric, the shift of every system's margin to
     ``mean + delta`` for each delta, and the ordered pairs ``(baseline, pair)`` whose baseline
-    reaches every delta (:class:`SimulationData`, what ``experiment=test_errors`` reads).
-    :class:`ShiftPairs` is one (metric, delta) of it as a
-    :class:`~irsim.simulate.base.Generator`.
+    reaches every delta (:class:`SimulationData`, what ``experiment=test_errors`` and
+    ``experiment=topic_set_size``'s check read). :class:`ShiftPairs` is one (metric, delta)
+    of it as a :class:`~irsim.simulate.base.Generator`; the studies draw their trials through
+    :attr:`SimulationData.generators`, one per (metric, delta).
 
 Examples
 --------
@@ -375,8 +376,10 @@ def fit_simulator(
 
 @dataclass(frozen=True)
 class SimulationData:
-    """Known-truth trials of shifted pairs (what ``experiment=test_errors`` reads): one
-    fitted simulator per metric, and per delta the shift of each baseline's margin.
+    """Known-truth trials of shifted pairs (what ``experiment=test_errors`` and
+    ``experiment=topic_set_size``'s check read): one fitted simulator per metric, per delta
+    the shift of each baseline's margin, and the generators of every (metric, delta)
+    (:attr:`generators`).
 
     Attributes
     ----------

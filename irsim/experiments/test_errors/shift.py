@@ -223,8 +223,7 @@ class TestErrors(TrialTests):
             out["bayes"] = bayes
         return out
 
-    def draws(self, gen: ShiftPairs, metric: str, n: int, a: int, b: int
-              ) -> np.ndarray:
+    def draws(self, gen: ShiftPairs, metric: str, n: int, a: int, b: int) -> np.ndarray:
         """Raw draws (:meth:`~irsim.simulate.pairs.ShiftPairs.draw`) of trials ``[a, b)``
         on `n` topics of `metric`: block ``k`` of
         :data:`~irsim.rng.REPLICATE_BLOCK` trials from the stream :data:`TOPIC_STREAM` keyed

@@ -310,8 +310,7 @@ class UrbanoStudy:
             out["bayes"] = bayes
         return out
 
-    def draws(self, gen: UrbanoTrials, metric: str, n: int, a: int, b: int
-              ) -> np.ndarray:
+    def draws(self, gen: UrbanoTrials, metric: str, n: int, a: int, b: int) -> np.ndarray:
         """Raw draws (:meth:`~irsim.simulate.designs.UrbanoTrials.draw`) of trials ``[a, b)``
         on `n` topics of `metric`: block ``k`` of
         :data:`~irsim.rng.REPLICATE_BLOCK` trials from the stream :data:`URBANO_STREAM` keyed
