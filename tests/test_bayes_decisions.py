@@ -69,9 +69,9 @@ def test_loop_reference_equals_the_table(normal_data, small_tables):
             counts = {b: dict.fromkeys(DECISIONS, 0) for b in BAYES}
             for a in range(0, study.trials, REPLICATE_BLOCK):
                 b = min(a + REPLICATE_BLOCK, study.trials)
-                base, pair, z1, z2 = study._latent(normal_data, 0, n, a, b)
-                theta = normal_data.thetas[0][di, base]
-                y, x = sim.scores(pair, z1, z2, margin_a=base, margin_b=base, theta_b=theta)
+                gen = normal_data.generators[0][di]
+                trial = gen.scores(study.draws(gen, sim.metric, n, a, b), n)
+                y, x = trial[:, 0], trial[:, 1]
                 key = (study_key(sim.metric), a // REPLICATE_BLOCK)
                 for i in range(len(x)):
                     got = {

@@ -8,8 +8,11 @@
   of the mean of independent per-trial means), and 4 standard errors are below 0.005, so a
   true mean off by 0.005 would fail; where a trial's true difference is known (delta), the
   ``true_means`` differ by exactly delta;
-- ``sample`` draws what the studies draw from their keyed streams, in the same order
-  (the oracle: the studies' own draw expressions on the same generator state).
+- ``sample`` is the models' lower-level methods on the same random numbers, in the same
+  order (the oracle: :meth:`TopicSimulator.scores`, ``PooledMetric.type1`` / ``type2``,
+  ``JointCopulaModel.draw`` / ``latent`` / ``scores`` called directly), and the two steps it
+  composes (``draw``, then ``scores``) give it bit for bit. That the studies draw their
+  trials through the generators: tests/test_generators_studies.py.
 """
 
 from __future__ import annotations
@@ -108,9 +111,13 @@ def test_joint_collections_means(joint_ap):
     _check_means(vine, 8000, 25, seed=7)
 
 
-def test_sample_draws_what_the_studies_draw(shift_ap, urbano_p10, joint_ap):
+def test_sample_is_the_models_own_draws(shift_ap, urbano_p10, joint_ap):
     n, trials = 20, 64
-    # design=shift / topic_set_size: one uniform, then 2 n normals per trial
+    for gen in (shift_ap, *urbano_p10, joint_ap):  # sample = scores(draw)
+        draws = gen.draw(np.random.default_rng(11), trials, n)
+        assert np.array_equal(gen.scores(draws, n),
+                              gen.sample(np.random.default_rng(11), trials, n))
+    # shift pairs: one uniform, then 2 n normals per trial
     rng = np.random.default_rng(8)
     block = np.concatenate([rng.random((trials, 1)), rng.standard_normal((trials, 2 * n))],
                            axis=1)
@@ -122,13 +129,13 @@ def test_sample_draws_what_the_studies_draw(shift_ap, urbano_p10, joint_ap):
                                      theta_b=shift_ap.theta[base])
     got = shift_ap.sample(np.random.default_rng(8), trials, n)
     assert np.array_equal(got[:, 0], y) and np.array_equal(got[:, 1], x)
-    # design=urbano2019: 3 + 2 n uniforms per trial
+    # Urbano 2019 trials: 3 + 2 n uniforms per trial
     type1, type2 = urbano_p10
     u = np.random.default_rng(9).random((trials, 3 + 2 * n))
     for gen, (b, e) in ((type1, type1.pool.type1(u, n)), (type2, type2.pool.type2(u, n, 0))):
         got = gen.sample(np.random.default_rng(9), trials, n)
         assert np.array_equal(got[:, 0], b) and np.array_equal(got[:, 1], e)
-    # multiple_testing: the model's draws, latent sample, scores
+    # joint collections: the model's draws, latent sample, scores
     model = joint_ap.model
     order, logit = model.latent(model.draw(np.random.default_rng(10), trials, n), n)
     want, _ = model.scores(order, logit, joint_ap.m, joint_ap.shifts, m0=joint_ap.m0)

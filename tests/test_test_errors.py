@@ -395,10 +395,10 @@ def test_rejection_counts_equal_scipy_per_trial():
                        "sign"), alternatives=alts, trials=300, seed=4,
                        wilcoxon_method="exact", sign_threshold=0.0)
     df = run_study(study, data)[0]["test_errors"].to_pandas()
-    base, pair, z1, z2 = study._latent(data, 0, 10, 0, 300)
+    draws = study.draws(data.generators[0][0], sim.metric, 10, 0, 300)
     for di, delta in enumerate(deltas):
-        y, x = sim.scores(pair, z1, z2, margin_a=base, margin_b=base,
-                          theta_b=data.thetas[0][di, base])
+        trial = data.generators[0][di].scores(draws, 10)
+        y, x = trial[:, 0], trial[:, 1]
         for alt in alts:
             p = {"t": [sps.ttest_rel(a, b, alternative=alt).pvalue for a, b in zip(x, y,
                                                                                   strict=True)],

@@ -179,13 +179,12 @@ def test_loop_reference_equals_the_table(normal_data, small_table):
         trials = []
         for a in range(0, study.trials, REPLICATE_BLOCK):
             b = min(a + REPLICATE_BLOCK, study.trials)
-            base, pair, z1, z2 = study._latent(normal_data, 0, n, a, b)
-            trials.append((base, pair, z1, z2))
+            trials.append(study.draws(normal_data.generators[0][0], sim.metric, n, a, b))
         for di, delta in enumerate(study.deltas):
             per_trial = []  # (d, {(test, alternative): p})
-            for base, pair, z1, z2 in trials:
-                theta = normal_data.thetas[0][di, base]
-                y, x = sim.scores(pair, z1, z2, margin_a=base, margin_b=base, theta_b=theta)
+            for draws in trials:
+                trial = normal_data.generators[0][di].scores(draws, n)
+                y, x = trial[:, 0], trial[:, 1]
                 for i in range(len(x)):
                     p = {}
                     for alt in study.alternatives:

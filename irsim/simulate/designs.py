@@ -277,9 +277,10 @@ class PooledMetric:
 @dataclass(frozen=True)
 class UrbanoTrials:
     """Type I (`delta_index` None) or Type II/III trials of a :class:`PooledMetric` as a
-    :class:`~irsim.simulate.base.Generator`: :meth:`sample` draws ``3 + 2 n`` uniforms per
-    trial (:meth:`draw`, what ``design=urbano2019`` draws from its keyed stream) and returns
-    (baseline, experimental) scores.
+    :class:`~irsim.simulate.base.Generator`: :meth:`draw` takes ``3 + 2 n`` uniforms per
+    trial (the same for every kind) and :meth:`scores` turns them into (baseline,
+    experimental) scores. ``design=urbano2019`` draws its trials this way, one generator per
+    (metric, kind) (``UrbanoData.generators`` of :mod:`irsim.experiments.test_errors`).
 
     Examples
     --------
@@ -308,17 +309,23 @@ class UrbanoTrials:
 
     @staticmethod
     def draw(rng: np.random.Generator, trials: int, n: int) -> np.ndarray:
-        """The uniforms of `trials` trials, shape ``(trials, 3 + 2 n)``."""
+        """The uniforms of `trials` trials, shape ``(trials, 3 + 2 n)`` (the same for Type
+        I and every delta: the kinds of a pool share their draws)."""
         return rng.random((trials, 3 + 2 * n))
+
+    def scores(self, draws: np.ndarray, n: int) -> np.ndarray:
+        """Scores ``(trials, 2, n)`` (baseline, experimental) of the trials of the uniforms
+        `draws` (:meth:`draw`; row by row): :meth:`PooledMetric.type1` or
+        :meth:`PooledMetric.type2`."""
+        if self.delta_index is None:
+            x, y = self.pool.type1(draws, int(n))
+        else:
+            x, y = self.pool.type2(draws, int(n), self.delta_index)
+        return np.stack([x, y], axis=1)
 
     def sample(self, rng: np.random.Generator, trials: int, n: int) -> np.ndarray:
         """`trials` trials on `n` topics, shape ``(trials, 2, n)`` (baseline, experimental)."""
-        u = self.draw(rng, int(trials), int(n))
-        if self.delta_index is None:
-            x, y = self.pool.type1(u, int(n))
-        else:
-            x, y = self.pool.type2(u, int(n), self.delta_index)
-        return np.stack([x, y], axis=1)
+        return self.scores(self.draw(rng, int(trials), int(n)), int(n))
 
     @property
     def true_means(self) -> np.ndarray:

@@ -559,9 +559,12 @@ def collection_shifts(model: JointCopulaModel, m: int, m0: int, null_mean: float
 @dataclass(frozen=True)
 class JointCollections:
     """Collections of `m` systems with `m0` true nulls as a
-    :class:`~irsim.simulate.base.Generator`: :meth:`JointCopulaModel.sample` with the shifts
-    of :func:`collection_shifts` (what ``experiment=multiple_testing`` draws per trial, in the
-    same order: the pool's selection keys, then the latent sample).
+    :class:`~irsim.simulate.base.Generator`: the draws of :meth:`JointCopulaModel.draw` (the
+    pool's selection keys, then the latent sample; the same for every layout of the model),
+    their latent sample (:meth:`latent`, also shared by the layouts) and the collections of
+    this layout with the shifts of :func:`collection_shifts` (:meth:`collections`).
+    ``experiment=multiple_testing`` draws its trials this way, one generator per (metric, m,
+    m0, shared null margins) (``CollectionData.generators`` of the study).
 
     Parameters
     ----------
@@ -585,6 +588,15 @@ class JointCollections:
     >>> from irsim.simulate.base import Generator
     >>> isinstance(gen, Generator)
     True
+
+    The exact true mean of every system drawn (each margin's own shift, within the 1e-10 of
+    :meth:`~irsim.simulate.margins.Margins.shift_for_mean` of `true_means`):
+
+    >>> x, means = gen.collections(gen.latent(gen.draw(np.random.default_rng(0), 5, 20), 20))
+    >>> bool((x == gen.sample(np.random.default_rng(0), 5, 20)).all())
+    True
+    >>> bool(np.abs(means - gen.true_means).max() < 1e-9), means.shape
+    (True, (5, 3))
     """
 
     model: JointCopulaModel
@@ -612,11 +624,38 @@ class JointCollections:
         model = fit_joint_copula_model(scores, **options)
         return cls.of(model, m, true_null_count(m, share_null), shared=shared)
 
+    def draw(self, rng: np.random.Generator, trials: int, n: int) -> np.ndarray:
+        """The raw random numbers of `trials` collections on `n` topics
+        (:meth:`JointCopulaModel.draw`: they depend on the model only)."""
+        return self.model.draw(rng, int(trials), int(n))
+
+    def latent(self, draws: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The order in which each trial of `draws` picks systems and its latent log-odds
+        (:meth:`JointCopulaModel.latent`: they depend on the model only, so a kernel computes
+        them once for every layout)."""
+        return self.model.latent(draws, int(n))
+
+    def collections(self, latent: tuple[np.ndarray, np.ndarray]
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """The collections of a :meth:`latent` sample, ``(trials, m, n)``, and the exact true
+        mean of each system drawn, ``(trials, m)`` (:meth:`JointCopulaModel.true_means`: the
+        mean of its margin under its own shift, which equals the position's
+        :attr:`true_means` to the 1e-10 of the shift)."""
+        order, logit = latent
+        x, margins = self.model.scores(order, logit, self.m, self.shifts, m0=self.m0,
+                                       shared=self.shared)
+        return x, self.model.true_means(margins, self.shifts)
+
+    def scores(self, draws: np.ndarray, n: int) -> np.ndarray:
+        """The collections ``(trials, m, n)`` of the raw `draws` (row by row; as
+        :meth:`collections`, without the true means)."""
+        order, logit = self.latent(draws, n)
+        return self.model.scores(order, logit, self.m, self.shifts, m0=self.m0,
+                                 shared=self.shared)[0]
+
     def sample(self, rng: np.random.Generator, trials: int, n: int) -> np.ndarray:
         """`trials` collections on `n` topics, shape ``(trials, m, n)``."""
-        x, _ = self.model.sample(rng, int(trials), int(n), self.m, self.shifts, m0=self.m0,
-                                 shared=self.shared)
-        return x
+        return self.scores(self.draw(rng, trials, n), n)
 
     @property
     def true_means(self) -> np.ndarray:

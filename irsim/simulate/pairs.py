@@ -28,9 +28,10 @@ True difference
 Shifted pairs
     :func:`prepare` tabulates, for every metric, the shift of every system's margin to
     ``mean + delta`` for each delta, and the ordered pairs ``(baseline, pair)`` whose baseline
-    reaches every delta (:class:`SimulationData`, what ``experiment=test_errors`` reads).
-    :class:`ShiftPairs` is one (metric, delta) of it as a
-    :class:`~irsim.simulate.base.Generator`.
+    reaches every delta (:class:`SimulationData`, what ``experiment=test_errors`` and
+    ``experiment=topic_set_size``'s check read). :class:`ShiftPairs` is one (metric, delta)
+    of it as a :class:`~irsim.simulate.base.Generator`; the studies draw their trials through
+    :attr:`SimulationData.generators`, one per (metric, delta).
 
 Examples
 --------
@@ -49,6 +50,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -374,8 +376,10 @@ def fit_simulator(
 
 @dataclass(frozen=True)
 class SimulationData:
-    """Known-truth trials of shifted pairs (what ``experiment=test_errors`` reads): one
-    fitted simulator per metric, and per delta the shift of each baseline's margin.
+    """Known-truth trials of shifted pairs (what ``experiment=test_errors`` and
+    ``experiment=topic_set_size``'s check read): one fitted simulator per metric, per delta
+    the shift of each baseline's margin, and the generators of every (metric, delta)
+    (:attr:`generators`).
 
     Attributes
     ----------
@@ -401,6 +405,22 @@ class SimulationData:
     def metrics(self) -> tuple[str, ...]:
         """Metric names, in simulator order."""
         return tuple(s.metric for s in self.simulators)
+
+    @cached_property
+    def generators(self) -> tuple[tuple[ShiftPairs, ...], ...]:
+        """The generator of every (metric, delta) (:class:`ShiftPairs`), built once per
+        data object: what the studies draw their trials through. The generators of a metric
+        share their draws (:meth:`ShiftPairs.draw` depends on neither delta nor metric).
+
+        Examples
+        --------
+        >>> sim = TopicSimulator.normal(means=[0.3, 0.4], sds=[0.1] * 2, rho=[0.5])
+        >>> gens = prepare([sim], [0.0, 0.05]).generators
+        >>> [round(float(np.diff(g.true_means)[0]), 9) for g in gens[0]]
+        [0.0, 0.05]
+        """
+        return tuple(tuple(ShiftPairs.of(self, mi, di) for di in range(len(self.deltas)))
+                     for mi in range(len(self.simulators)))
 
     def describe(self) -> dict:
         """Summary for the manifest and the report header."""
@@ -468,9 +488,11 @@ class ShiftPairs:
     A trial draws an ordered pair ``(baseline, pair)`` uniformly among `trial_pairs`; the
     baseline's scores come from its margin, the experimental system's from the same margin
     shifted by ``theta[baseline]`` (true mean: the baseline's + `delta`), tied by the pair's
-    Gaussian copula. :meth:`sample` draws what ``experiment=test_errors`` (``design=shift``)
-    and ``experiment=topic_set_size`` draw per trial, in the same order: one uniform (the
-    pair), then ``2 n`` standard normals (:meth:`draw`).
+    Gaussian copula. Per trial :meth:`draw` takes one uniform (the pair), then ``2 n``
+    standard normals, whatever the delta (the deltas of a metric share their draws), and
+    :meth:`scores` turns them into scores; ``experiment=test_errors`` (``design=shift``) and
+    ``experiment=topic_set_size``'s check draw their trials this way, one generator per
+    (metric, delta) (:attr:`SimulationData.generators`).
 
     Parameters
     ----------
@@ -515,12 +537,13 @@ class ShiftPairs:
         return np.concatenate([rng.random((trials, 1)), rng.standard_normal((trials, 2 * n))],
                               axis=1)
 
-    def scores(self, block: np.ndarray, n: int) -> np.ndarray:
-        """Scores ``(trials, 2, n)`` (baseline, experimental) from raw draws :meth:`draw`."""
+    def scores(self, draws: np.ndarray, n: int) -> np.ndarray:
+        """Scores ``(trials, 2, n)`` (baseline, experimental) from raw draws :meth:`draw`
+        (row by row)."""
         ordered = self.trial_pairs
-        pick = np.minimum((block[:, 0] * len(ordered)).astype(np.int64), len(ordered) - 1)
+        pick = np.minimum((draws[:, 0] * len(ordered)).astype(np.int64), len(ordered) - 1)
         base, pair = ordered[pick, 0], ordered[pick, 1]
-        y, x = self.simulator.scores(pair, block[:, 1:n + 1], block[:, n + 1:], margin_a=base,
+        y, x = self.simulator.scores(pair, draws[:, 1:n + 1], draws[:, n + 1:], margin_a=base,
                                      margin_b=base, theta_b=self.theta[base])
         return np.stack([y, x], axis=1)
 

@@ -43,23 +43,27 @@ the FDR and the power are means over trials of per-trial shares in [0, 1], whose
 at most ``mean (1 - mean)``, so the Wilson interval with the summed shares as the count is a
 conservative band for them.
 
-Trials are drawn in blocks of :data:`~irsim.rng.REPLICATE_BLOCK` keyed by (metric,
-n, block) (stream :data:`TOPIC_STREAM`); the same latent draws serve every ``m`` and
-``share_null`` (common random numbers: a collection of 10 holds the systems of the
-collection of 5), and the Monte Carlo tests draw their resamples per block and batch of
-trials (shared by the pairs of a batch, as one run of all pairs shares them; the randomised
-Tukey HSD's B permutations are shared by the trials of a batch, so each trial's p-values are
-those of :func:`irsim.stats.randomised_tukey_hsd` with the key ``(metric, n, block, batch)``).
-Items are the (metric, n, m, share_null) configurations, replicates the trials; a kernel
-returns integer counters (:class:`~irsim.engine.partials.Count`): trials, and per (test,
-correction, alpha) the trials with a false rejection, the exact fixed-point sum
+Trials are drawn through the generators of the prepared data, one per (metric, m, m0, null
+margins) (:class:`~irsim.simulate.joint_copula_model.JointCollections`,
+:attr:`CollectionData.generators`; the :class:`~irsim.simulate.base.Generator` protocol), in
+blocks of :data:`~irsim.rng.REPLICATE_BLOCK` keyed by (metric, n, block) (stream
+:data:`TOPIC_STREAM`); the generators of a metric read the same draws and latent sample of a
+block, so they serve every ``m`` and ``share_null`` (common random numbers: a collection of
+10 holds the systems of the collection of 5), and the Monte Carlo tests draw their resamples
+per block and batch of trials (shared by the pairs of a batch, as one run of all pairs
+shares them; the randomised Tukey HSD's B permutations are shared by the trials of a batch,
+so each trial's p-values are those of :func:`irsim.stats.randomised_tukey_hsd` with the key
+``(metric, n, block, batch)``). Items are the (metric, n, m, share_null) configurations,
+replicates the trials; a kernel returns integer counters
+(:class:`~irsim.engine.partials.Count`): trials, and per (test, correction, alpha) the
+trials with a false rejection, the exact fixed-point sum
 (:class:`~irsim.engine.partials.Sum`, each ``V / R`` rounded to 2^-32) of ``V / R``, the sum
-of ``S`` and the sum of ``R``; no number depends on shard sizes, workers
-or the engine. For table ``type_m_s`` (issue 28: Type S and Type M errors of the pairs with a
-true difference, pooled) it adds, per (test, correction, alpha), a histogram of the significant
-comparisons' ratios ``|d| / |delta|`` rounded to ``1 / RATIO_SCALE`` (``delta`` from the
-systems' exact true means), the exact integer sums of those rounded ratios and of their
-squares, and the significant comparisons with the wrong sign.
+of ``S`` and the sum of ``R``; no number depends on shard sizes, workers or the engine. For
+table ``type_m_s`` (issue 28: Type S and Type M errors of the pairs with a true difference,
+pooled) it adds, per (test, correction, alpha), a histogram of the significant comparisons'
+ratios ``|d| / |delta|`` rounded to ``1 / RATIO_SCALE`` (``delta`` from the systems' exact
+true means), the exact integer sums of those rounded ratios and of their squares, and the
+significant comparisons with the wrong sign.
 
 With ``bayes`` set (issue 28), the Bayesian tests of
 :data:`irsim.stats.registry.BAYES_TESTS` (the rules of :class:`~irsim.kit.common.BayesRules`,
@@ -84,7 +88,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 import pyarrow as pa
@@ -115,6 +119,7 @@ from irsim.simulate.joint_copula_model import (
     DEPENDENCE,
     MIN_EIGENVALUE,
     VINE_FAMILIES,
+    JointCollections,
     JointCopulaModel,
     collection_shifts,
     fit_joint_copula_model,
@@ -263,23 +268,50 @@ class Config(BayesOptions):
 
 @dataclass(frozen=True)
 class CollectionData:
-    """What the kernel reads: one fitted model per metric and the shifts of every
-    (m, m0) layout.
+    """What the kernel reads: one fitted model per metric, the shifts of every (m, m0)
+    layout and the generators of the layouts (:attr:`generators`).
 
     Attributes
     ----------
     models : tuple of JointCopulaModel
     shifts : tuple of dict
         Per metric, ``{(m, m0): ndarray (pool, m)}`` (:func:`collection_shifts`).
+    null_means : tuple of float
+        Per metric, the common true mean of the null systems the shifts reach.
+    spread : float
+        The other systems' true means are ``null_mean + spread k / m1``.
     """
 
     models: tuple[JointCopulaModel, ...]
     shifts: tuple[dict[tuple[int, int], np.ndarray], ...]
+    null_means: tuple[float, ...]
+    spread: float
 
     @property
     def metrics(self) -> tuple[str, ...]:
         """Metric names, in model order."""
         return tuple(md.metric for md in self.models)
+
+    @cached_property
+    def generators(self) -> tuple[dict[tuple[int, int, bool], JointCollections], ...]:
+        """Per metric, the generator of every layout ``(m, m0, shared)``
+        (:class:`~irsim.simulate.joint_copula_model.JointCollections`; ``shared``: the null
+        systems share one margin, ``null_margins=shared``), built once per data object: what
+        :class:`MultipleTesting` draws its collections through (the layouts of a metric
+        share their draws and latent sample).
+
+        Examples
+        --------
+        >>> model = JointCopulaModel.normal([0.3, 0.35, 0.4], [0.05] * 3, 0.5)
+        >>> gen = prepare([model], systems=(3,), shares=(0.5,), spread=0.05).generators[0]
+        >>> sorted(gen), gen[(3, 2, False)].true_means.round(6).tolist()
+        ([(3, 2, False), (3, 2, True)], [0.325, 0.325, 0.375])
+        """
+        return tuple({(m, m0, shared): JointCollections(md, m, m0, shift, mu0, self.spread,
+                                                        shared)
+                      for (m, m0), shift in table.items() for shared in (False, True)}
+                     for md, table, mu0 in zip(self.models, self.shifts, self.null_means,
+                                               strict=True))
 
     def describe(self) -> dict:
         """Summary for the manifest and the report header."""
@@ -406,7 +438,9 @@ class MultipleTesting(SimulatedTestFields):
 
     # -- kernel -------------------------------------------------------------------------
     def kernel(self, shard: Shard, data: CollectionData) -> Partial:
-        """Counters of the shard's configurations over its trials."""
+        """Counters of the shard's configurations over its trials (drawn through the
+        generator of each configuration, :meth:`generator`: the draws and latent sample of a
+        block once for a metric, then each layout's collections and true means)."""
         i0, i1 = shard.items
         shape = (i1 - i0, len(self.tests), len(self.corrections), len(self.alphas))
         out = {"trials": np.zeros(i1 - i0, np.int64),
@@ -424,24 +458,30 @@ class MultipleTesting(SimulatedTestFields):
             mi, ni, _, _ = self.config(item)
             groups.setdefault((mi, ni), []).append(item)
         for (mi, ni), items in groups.items():  # loops over metrics and sizes
-            model, n = data.models[mi], self.sizes[ni]
-            mkey = study_key(model.metric)
+            n = self.sizes[ni]
+            gens = [self.generator(data, item) for item in items]
+            mkey = study_key(data.models[mi].metric)
             for a, b in unit_ranges(*shard.reps, REPLICATE_BLOCK):
+                # the layouts of a metric share the draws and their latent sample
                 draws = blocked_draws(self.seed, TOPIC_STREAM, (mkey, n), a, b,
-                                      lambda rng, k, md=model, n=n: md.draw(rng, k, n))
-                order, logit = model.latent(draws, n)
+                                      lambda rng, k, g=gens[0], n=n: g.draw(rng, k, n))
+                latent = gens[0].latent(draws, n)
                 key = (mkey, n, a // REPLICATE_BLOCK)
-                for item in items:  # loop over (m, share_null) configurations
-                    _, _, si, hi = self.config(item)
-                    m = self.systems[si]
-                    m0 = true_null_count(m, self.shares[hi])
-                    shifts = data.shifts[mi][(m, m0)]
-                    x, margins = model.scores(order, logit, m, shifts, m0=m0,
-                                              shared=self.null_margins == "shared")
+                for item, gen in zip(items, gens, strict=True):  # (m, share_null) layouts
+                    x, means = gen.collections(latent)
                     row = item - i0
                     out["trials"][row] += b - a
-                    self._count(x, m0, key, row, out, model.true_means(margins, shifts))
+                    self._count(x, gen.m0, key, row, out, means)
         return out
+
+    def generator(self, data: CollectionData, item: int) -> JointCollections:
+        """The generator of configuration `item`: its metric's collections of ``m`` systems
+        with ``m0`` true nulls (:attr:`CollectionData.generators`), null margins shared or
+        not (``null_margins``)."""
+        mi, _, si, hi = self.config(item)
+        m = self.systems[si]
+        return data.generators[mi][(m, true_null_count(m, self.shares[hi]),
+                                    self.null_margins == "shared")]
 
     def _count(self, x: np.ndarray, m0: int, key: tuple[int, ...], row: int,
                out: Partial, means: np.ndarray) -> None:
@@ -855,7 +895,7 @@ def prepare(models: list[JointCopulaModel] | tuple[JointCopulaModel, ...], *,
     >>> sorted(data.shifts[0])
     [(3, 2), (3, 3)]
     """
-    shifts = []
+    shifts, means = [], []
     for md in models:
         if max(systems) > md.pool:
             raise ConfigError(f"{param('systems')}: collections of {max(systems)} systems, "
@@ -870,7 +910,8 @@ def prepare(models: list[JointCopulaModel] | tuple[JointCopulaModel, ...], *,
                 if (m, m0) not in table:
                     table[(m, m0)] = collection_shifts(md, m, m0, mu0, spread)
         shifts.append(table)
-    return CollectionData(tuple(models), tuple(shifts))
+        means.append(float(mu0))
+    return CollectionData(tuple(models), tuple(shifts), tuple(means), float(spread))
 
 
 

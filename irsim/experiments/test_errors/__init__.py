@@ -12,10 +12,13 @@ error); with ``delta > 0`` the experimental system is stochastically larger (pow
 
 Every test of :mod:`irsim.stats` (t, Wilcoxon, sign, randomisation, paired bootstrap) runs
 on the same trials; the rejections at each alpha (``p <= alpha``) are integer counters.
-Trials are drawn in blocks of :data:`~irsim.rng.REPLICATE_BLOCK` keyed by (metric,
-topic set size, block); the same latent draws serve every ``delta`` (common random
-numbers), and each block of trials has its own Monte Carlo resamples (keyed by block), so no
-number depends on shard sizes, workers or the engine.
+Trials are drawn through the generators of the prepared data, one per (metric, delta)
+(:class:`~irsim.simulate.pairs.ShiftPairs`, ``SimulationData.generators``; the
+:class:`~irsim.simulate.base.Generator` protocol), in blocks of
+:data:`~irsim.rng.REPLICATE_BLOCK` keyed by (metric, topic set size, block); the generators of
+a metric score the same draws of a block (common random numbers across ``delta``), and each
+block of trials has its own Monte Carlo resamples (keyed by block), so no number depends on
+shard sizes, workers or the engine.
 
 Items are the (metric, n, delta) configurations, replicates the trials. A kernel returns
 per configuration (fields along the items): rejections per (test, alternative, alpha) and
@@ -30,9 +33,10 @@ each design (:class:`Shift`, :class:`Urbano2019`) holds only its own parameters
 (:class:`UrbanoStudy`, issue 13) runs the paper's own design instead:
 generators of :mod:`irsim.simulate` (margins and copulas selected by AIC, fitted to every
 collection of a metric and pooled), Type I trials through the first run's margin, Type II/III
-trials with the experimental margin moved to baseline + delta; tables ``type_1``, ``type_2``,
-``type_3``, ``test_errors_families`` and ``test_errors_models``. The default
-``experiment/design=shift`` is the design above, unchanged.
+trials with the experimental margin moved to baseline + delta (one generator per metric and
+kind, :class:`~irsim.simulate.designs.UrbanoTrials`, ``UrbanoData.generators``); tables
+``type_1``, ``type_2``, ``type_3``, ``test_errors_families`` and ``test_errors_models``. The
+default ``experiment/design=shift`` is the design above, unchanged.
 
 Both designs also write table ``type_m_s`` (issue 28): Gelman and Carlin's Type S rate and
 exaggeration ratio of the significant trials (:mod:`irsim.stats.typems`). A kernel records, per

@@ -33,7 +33,7 @@ from irsim.kit.common import (
 )
 from irsim.params import document, option
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
-from irsim.simulate.pairs import SimulationData, fit_simulator, prepare
+from irsim.simulate.pairs import ShiftPairs, SimulationData, fit_simulator, prepare
 from irsim.stats.bayes import DECISIONS
 from irsim.stats.binomial import clopper_pearson
 from irsim.stats.typems import TypeMFields, TypeMRecord, TypeMRows
@@ -178,7 +178,9 @@ class TestErrors(TrialTests):
 
     # -- kernel -------------------------------------------------------------------------
     def kernel(self, shard: Shard, data: SimulationData) -> Partial:
-        """Rejection counters and summed mean differences of one shard."""
+        """Rejection counters and summed mean differences of one shard (its trials drawn
+        through the generators of ``data.generators``: :meth:`draws` once per block, scored
+        by the generator of each delta)."""
         self._configs(data)
         i0, i1 = shard.items
         alphas = np.asarray(self.alphas)
@@ -193,15 +195,14 @@ class TestErrors(TrialTests):
             mi, si, di = self.config(item)
             groups.setdefault((mi, si), []).append(di)
         for (mi, si), dis in groups.items():  # loops over metrics and sizes
-            sim, n = data.simulators[mi], self.sizes[si]
-            mkey = study_key(sim.metric)
+            gens, n = data.generators[mi], self.sizes[si]
+            mkey = study_key(data.simulators[mi].metric)
             for a, b in unit_ranges(*shard.reps, REPLICATE_BLOCK):
-                base, pair, z1, z2 = self._latent(data, mi, n, a, b)
+                draws = self.draws(gens[dis[0]], data.simulators[mi].metric, n, a, b)
                 key = (mkey, a // REPLICATE_BLOCK)
-                for di in dis:  # loop over deltas
-                    theta = data.thetas[mi][di, base]
-                    y, x = sim.scores(pair, z1, z2, margin_a=base, margin_b=base,
-                                      theta_b=theta)
+                for di in dis:  # loop over deltas: their generators share the draws
+                    trial = gens[di].scores(draws, n)
+                    y, x = trial[:, 0], trial[:, 1]
                     row = (mi * len(self.sizes) + si) * len(self.deltas) + di - i0
                     trials[row] += b - a
                     md = (x - y).mean(axis=1)
@@ -222,21 +223,13 @@ class TestErrors(TrialTests):
             out["bayes"] = bayes
         return out
 
-    def _latent(self, data: SimulationData, mi: int, n: int, a: int, b: int
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Trials ``[a, b)``: baseline system, pair and two (trials, n) normals."""
-        sim = data.simulators[mi]
-        ordered = data.trial_pairs[mi]
-
-        def draw(rng: np.random.Generator, m: int) -> np.ndarray:
-            return np.concatenate([rng.random((m, 1)), rng.standard_normal((m, 2 * n))],
-                                  axis=1)
-
-        block = blocked_draws(self.seed, TOPIC_STREAM, (study_key(sim.metric), n), a, b,
-                              draw)
-        pick = np.minimum((block[:, 0] * len(ordered)).astype(np.int64), len(ordered) - 1)
-        base, pair = ordered[pick, 0], ordered[pick, 1]
-        return base, pair, block[:, 1 : n + 1], block[:, n + 1 :]
+    def draws(self, gen: ShiftPairs, metric: str, n: int, a: int, b: int) -> np.ndarray:
+        """Raw draws (:meth:`~irsim.simulate.pairs.ShiftPairs.draw`) of trials ``[a, b)``
+        on `n` topics of `metric`: block ``k`` of
+        :data:`~irsim.rng.REPLICATE_BLOCK` trials from the stream :data:`TOPIC_STREAM` keyed
+        by ``(study_key(metric), n, k)``."""
+        return blocked_draws(self.seed, TOPIC_STREAM, (study_key(metric), n), a, b,
+                             lambda rng, m: gen.draw(rng, m, n))
 
     # -- reduce -------------------------------------------------------------------------
     def finalize(self, merged: dict[str, np.ndarray], data: SimulationData

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -28,7 +29,7 @@ from irsim.tables import table as build_table
 if TYPE_CHECKING:  # the urbano2019 design's modules load pyvinecopulib: imported when used
     from irsim.experiments import Shards
     from irsim.experiments.test_errors import Config
-    from irsim.simulate.designs import PooledMetric
+    from irsim.simulate.designs import PooledMetric, UrbanoTrials
 
 __all__ = ["Urbano2019", "UrbanoStudy", "UrbanoData", "urbano_data", "families_table",
            "models_table", "TAILS", "URBANO_STREAM", "MC_UNIT", "URBANO_SHARD_ITEMS",
@@ -117,6 +118,18 @@ class UrbanoData:
     def metrics(self) -> tuple[str, ...]:
         """Metric names, in pool order."""
         return tuple(p.metric for p in self.pools)
+
+    @cached_property
+    def generators(self) -> tuple[tuple[UrbanoTrials, ...], ...]:
+        """The generator of every (metric, kind) (:class:`~irsim.simulate.designs.UrbanoTrials`),
+        built once per data object: kind 0 Type I, kind ``k >= 1`` the Type II/III trials of
+        delta ``k - 1``; what :class:`UrbanoStudy` draws its trials through (the kinds of a
+        metric share their draws)."""
+        from irsim.simulate.designs import UrbanoTrials
+
+        return tuple((UrbanoTrials(pool), *(UrbanoTrials(pool, d)
+                                            for d in range(len(self.deltas))))
+                     for pool in self.pools)
 
     def describe(self) -> dict:
         """Summary for the manifest: collections, runs, pairs and the fitting time."""
@@ -224,7 +237,8 @@ class UrbanoStudy:
                 **t.bayes_fields(n)}
 
     def kernel(self, shard: Shard, data: UrbanoData) -> Partial:
-        """Counters of one shard (trials of a block are drawn once for every kind)."""
+        """Counters of one shard (trials of a block are drawn once for every kind,
+        :meth:`draws`, and scored by the generator of each kind, ``data.generators``)."""
         t = self.tests
         i0, i1 = shard.items
         self._configs(data)
@@ -239,23 +253,21 @@ class UrbanoStudy:
             mi, si, kind = self.config(item)
             groups.setdefault((mi, si), []).append(kind)
         for (mi, si), kinds in groups.items():  # metrics x sizes
-            pool, n = data.pools[mi], t.sizes[si]
-            mkey = study_key(pool.metric)
+            gens, n = data.generators[mi], t.sizes[si]
+            mkey = study_key(data.pools[mi].metric)
             for u0, u1 in unit_ranges(*shard.reps, MC_UNIT):
                 parts = []  # (row, kind, first trial row in the stack, trials)
                 xs, ys = [], []
                 for a, b in unit_ranges(u0, u1, REPLICATE_BLOCK):
                     u = None
-                    for kind in kinds:  # Type I and the deltas
+                    for kind in kinds:  # Type I and the deltas: their generators share draws
                         stop = min(b, self._trials(kind))
                         if stop <= a:
                             continue
                         if u is None:
-                            u = blocked_draws(t.seed, URBANO_STREAM, (mkey, n), a, b,
-                                              lambda rng, m, n=n: rng.random((m, 3 + 2 * n)))
-                        uu = u[: stop - a]
-                        base, exp = (pool.type1(uu, n) if kind == 0
-                                     else pool.type2(uu, n, kind - 1))
+                            u = self.draws(gens[kind], data.pools[mi].metric, n, a, b)
+                        trial = gens[kind].scores(u[: stop - a], n)
+                        base, exp = trial[:, 0], trial[:, 1]
                         row = (mi * len(t.sizes) + si) * self.kinds + kind - i0
                         trials[row] += stop - a
                         parts.append((row, kind, sum(len(v) for v in xs), stop - a, a))
@@ -297,6 +309,14 @@ class UrbanoStudy:
         if t.bayes:
             out["bayes"] = bayes
         return out
+
+    def draws(self, gen: UrbanoTrials, metric: str, n: int, a: int, b: int) -> np.ndarray:
+        """Raw draws (:meth:`~irsim.simulate.designs.UrbanoTrials.draw`) of trials ``[a, b)``
+        on `n` topics of `metric`: block ``k`` of
+        :data:`~irsim.rng.REPLICATE_BLOCK` trials from the stream :data:`URBANO_STREAM` keyed
+        by ``(study_key(metric), n, k)``."""
+        return blocked_draws(self.tests.seed, URBANO_STREAM, (study_key(metric), n), a, b,
+                             lambda rng, m: gen.draw(rng, m, n))
 
     def finalize(self, merged: dict[str, np.ndarray], data: UrbanoData
                  ) -> dict[str, pa.Table]:

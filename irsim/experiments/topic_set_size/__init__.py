@@ -28,11 +28,13 @@ Simulation check (``check_trials > 0``; table ``topic_set_size_check``)
     beta and min_diff of the paired t design, a known-truth generator fitted to the collection
     (:func:`irsim.simulate.pairs.fit_simulator`: per-system margins, a Gaussian copula per
     system pair, duplicates dropped; as ``experiment=test_errors``) simulates ``check_trials``
-    pairs of systems on the planned n new topics: a trial draws an ordered (baseline, pair)
-    uniformly, both systems take the baseline's margin, the second shifted to a true mean
-    difference of exactly ``min_diff``, tied by the pair's copula. The realised power is the
-    share of two-sided paired t tests with ``p <= alpha`` (Clopper-Pearson 95% band), beside
-    the planned power and the realised mean variance of a difference. Trials are drawn in
+    pairs of systems on the planned n new topics through the generator of (metric,
+    min_diff) (:class:`irsim.simulate.pairs.ShiftPairs`): a trial draws an ordered
+    (baseline, pair) uniformly, both systems take the baseline's margin, the second shifted
+    to a true mean difference of exactly ``min_diff``, tied by the pair's copula. The
+    realised power is the share of two-sided paired t tests with ``p <= alpha``
+    (Clopper-Pearson 95% band), beside the planned power and the realised mean variance of
+    a difference. Trials are drawn in
     blocks of 250 keyed by (seed, metric, n, block) (stream :data:`CHECK_STREAM`): items are
     the check configurations (``engine.shard_items``), replicates the trials
     (``engine.shard_replicates``, default 10000, rounded up to a multiple of 250); the
@@ -139,7 +141,8 @@ class Config:
 @dataclass(frozen=True)
 class CheckData:
     """The data of a run with the simulation check: the collection and the generator
-    fitted to it."""
+    fitted to it (``simulation.generators[metric][min_diff]``: the
+    :class:`~irsim.simulate.pairs.ShiftPairs` the check draws its trials through)."""
 
     matrix: ScoreMatrix
     simulation: SimulationData
@@ -413,7 +416,8 @@ class TopicSetSize:
                 "var_sum": Sum((rows,), along="items", bits=VAR_POINT.bits)}
 
     def kernel(self, shard: Shard, data: ScoreMatrix | CheckData) -> dict[str, np.ndarray]:
-        """The variance estimates of the shard's metrics, or the check's counters."""
+        """The variance estimates of the shard's metrics, or the check's counters (trials
+        drawn through the generator of each (metric, min_diff), ``data.simulation.generators``)."""
         metrics = self._metrics(data)
         matrix = self._matrix(data)
         k0, k1 = shard.items
@@ -428,22 +432,13 @@ class TopicSetSize:
             if not 2 <= n <= CHECK_MAX_N:
                 continue
             mi, ai, _, di = self._check_item(c)
-            sim = data.simulation.simulators[mi]
-            ordered = data.simulation.trial_pairs[mi]
-
-            def draw(rng: np.random.Generator, m: int, n: int = n) -> np.ndarray:
-                return np.concatenate([rng.random((m, 1)), rng.standard_normal((m, 2 * n))],
-                                      axis=1)
-
+            gen = data.simulation.generators[mi][di]
+            mkey = study_key(data.simulation.simulators[mi].metric)
             for a, b in unit_ranges(*shard.reps, REPLICATE_BLOCK):
-                block = blocked_draws(self.seed, CHECK_STREAM,
-                                      (study_key(sim.metric), n), a, b, draw)
-                pick = np.minimum((block[:, 0] * len(ordered)).astype(np.int64),
-                                  len(ordered) - 1)
-                base, pair = ordered[pick, 0], ordered[pick, 1]
-                theta = data.simulation.thetas[mi][di, base]
-                y, x = sim.scores(pair, block[:, 1:n + 1], block[:, n + 1:], margin_a=base,
-                                  margin_b=base, theta_b=theta)
+                block = blocked_draws(self.seed, CHECK_STREAM, (mkey, n), a, b,
+                                      lambda rng, m, g=gen, n=n: g.draw(rng, m, n))
+                trial = gen.scores(block, n)
+                y, x = trial[:, 0], trial[:, 1]
                 p = paired_t(x, y).pvalue
                 trials[row] += b - a
                 rejections[row] += int(np.count_nonzero(p <= self.alphas[ai]))
