@@ -5,7 +5,9 @@
   discrete-support detection;
 - :mod:`irsim.simulate.copulas`: pyvinecopulib pair copulas selected by AIC, their codes;
 - :mod:`irsim.simulate.base`: the :class:`~irsim.simulate.base.Generator` protocol
-  (``fit(scores)``, ``sample(rng, trials, n)``, ``true_means``) and its three generators:
+  (``fit(scores)``, ``true_means``, ``draw(rng, trials, n)`` / ``scores(draws, n)`` and
+  ``sample`` composing them: the one path by which the studies draw their trials) and its
+  three generators:
   :mod:`irsim.simulate.pairs` (the shift design's pairs under a Gaussian copula, NORTA),
   :mod:`irsim.simulate.joint_copula_model` (collections of m systems under one Gaussian or
   vine copula) and :mod:`irsim.simulate.designs` (Urbano 2019 trials over the
