@@ -46,7 +46,6 @@ from irsim.experiments.multiple_testing import (  # noqa: E402
 )
 from irsim.rng import REPLICATE_BLOCK  # noqa: E402
 from irsim.simulate.joint_copula_model import fit_joint_copula_model, true_null_count  # noqa: E402
-from irsim.stats.multiple import CORRECTIONS  # noqa: E402
 
 DEFAULT_DATA = Path(os.environ.get("IRSIM_TEST_DATA",
                                    Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -82,7 +81,7 @@ def main() -> None:
     fit_s = time.perf_counter() - t0
     data = prepare([model], systems=(args.m,), shares=(args.share,), spread=0.1)
     m0 = true_null_count(args.m, args.share)
-    shifts = data.shifts[0][(args.m, m0)]
+    gen = data.generators[0][(args.m, m0, False)]  # the study's own generator
     study = MultipleTesting(sizes=(args.n,), systems=(args.m,), shares=(args.share,),
                             alphas=(0.05,), trials=trials, B=args.B, pvalue="plus_one",
                             shard_replicates=trials)
@@ -92,8 +91,8 @@ def main() -> None:
         out = []
         for a in units:
             rng = np.random.default_rng(a[0])
-            order, logit = model.latent(model.draw(rng, REPLICATE_BLOCK, args.n), args.n)
-            out.append(model.scores(order, logit, args.m, shifts)[0])
+            draws = gen.draw(rng, REPLICATE_BLOCK, args.n)
+            out.append(gen.collections(gen.latent(draws, args.n)))  # scores, true means
         return out
 
     blocks = generate()
@@ -107,10 +106,9 @@ def main() -> None:
                               pvalue="plus_one")
 
         def run(one=one) -> None:
-            counters = {k: np.zeros((1, 1, len(CORRECTIONS), 1), np.int64)
-                        for k in ("familywise", "fdp", "true_rejections", "rejections")}
-            for k, x in enumerate(blocks):
-                one._count(x, m0, (0, args.n, k), 0, counters)
+            counters = one.counters(1)
+            for k, (x, means) in enumerate(blocks):
+                one._count(x, m0, (0, args.n, k), 0, counters, means)
 
         cpu, wall = timed(run, args.repeats)
         rows.append((f"{test} + corrections",

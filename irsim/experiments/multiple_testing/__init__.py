@@ -442,17 +442,7 @@ class MultipleTesting(SimulatedTestFields):
         generator of each configuration, :meth:`generator`: the draws and latent sample of a
         block once for a metric, then each layout's collections and true means)."""
         i0, i1 = shard.items
-        shape = (i1 - i0, len(self.tests), len(self.corrections), len(self.alphas))
-        out = {"trials": np.zeros(i1 - i0, np.int64),
-               **{k: np.zeros(shape, np.int64)
-                  for k in ("familywise", "true_rejections", "rejections", "tm_wrong")},
-               "fdp": FDP_POINT.zeros(shape),
-               "tm_hist": np.zeros((*shape, RATIO_CAP + 1), np.int64),
-               "tm_sum": np.zeros((*shape, 2), np.int64),
-               "tm_all": np.zeros((i1 - i0, 2), np.int64)}
-        if self.bayes:
-            out["bayes"] = np.zeros((i1 - i0, len(self.bayes), 3, len(DECISIONS)), np.int64)
-            out["bayes_familywise"] = np.zeros((i1 - i0, len(self.bayes)), np.int64)
+        out = self.counters(i1 - i0)
         groups: dict[tuple[int, int], list[int]] = {}
         for item in range(i0, i1):
             mi, ni, _, _ = self.config(item)
@@ -472,6 +462,22 @@ class MultipleTesting(SimulatedTestFields):
                     row = item - i0
                     out["trials"][row] += b - a
                     self._count(x, gen.m0, key, row, out, means)
+        return out
+
+    def counters(self, rows: int) -> Partial:
+        """Zero counters of `rows` configurations (what :meth:`kernel` fills with
+        :meth:`_count`)."""
+        shape = (rows, len(self.tests), len(self.corrections), len(self.alphas))
+        out = {"trials": np.zeros(rows, np.int64),
+               **{k: np.zeros(shape, np.int64)
+                  for k in ("familywise", "true_rejections", "rejections", "tm_wrong")},
+               "fdp": FDP_POINT.zeros(shape),
+               "tm_hist": np.zeros((*shape, RATIO_CAP + 1), np.int64),
+               "tm_sum": np.zeros((*shape, 2), np.int64),
+               "tm_all": np.zeros((rows, 2), np.int64)}
+        if self.bayes:
+            out["bayes"] = np.zeros((rows, len(self.bayes), 3, len(DECISIONS)), np.int64)
+            out["bayes_familywise"] = np.zeros((rows, len(self.bayes)), np.int64)
         return out
 
     def generator(self, data: CollectionData, item: int) -> JointCollections:
