@@ -161,7 +161,16 @@ class ReplayStudy:
 
     def kernel(self, shard, data):
         pick = np.arange(*shard.items) % len(self.rows["trials"])
-        return {k: np.take(v, pick, axis=0) for k, v in self.rows.items()}
+        out = {k: np.take(v, pick, axis=0) for k, v in self.rows.items()
+               if not k.startswith("tm_")}
+        # the Type M records (irsim.stats.typems.TypeMFields): one pair of fields per item
+        # block, (trials, configurations, ...) of this shard, filled from the real ones
+        (i0, i1), (r0, r1) = shard.items, shard.reps
+        for k, v in self.rows.items():
+            if k.startswith("tm_"):
+                out[f"{k.rsplit('_', 1)[0]}_{i0}"] = np.resize(v, (r1 - r0, i1 - i0,
+                                                                   *v.shape[2:]))
+        return out
 
     def fields(self, data):
         return self._fields
@@ -629,17 +638,23 @@ def main() -> None:
               f"{kernel_time(coef, 25, 1, 500):.2f} s")
 
     # -- full-design fields, merge, bytes, checkpoints -----------------------------------
-    fstudy, fdata = full_study(1, 250)
-    fields = fstudy.fields(fdata)
+    def fields_at(shard_items: int) -> dict:
+        """The full design's fields with item blocks of `shard_items` (the Type M records
+        are one pair of fields per block)."""
+        fstudy, fdata = full_study(shard_items, 250)
+        return fstudy.fields(fdata)
+
+    fields, fields_all = fields_at(1), fields_at(ITEMS)
     merge1, bytes1 = measure_merge(fields, rows, 1, 2000 if not q else 500)
-    merge_all, bytes_all = measure_merge(fields, rows, ITEMS, 400 if not q else 100)
+    merge_all, bytes_all = measure_merge(fields_all, rows, ITEMS, 400 if not q else 100)
     with tempfile.TemporaryDirectory(prefix="irsim-scale-") as tmpname:
         tmp = Path(tmpname)
         save1, file1, check1 = measure_checkpoints(fields, rows, 1, 200 if not q else 60, tmp)
-        save_all, file_all, _ = measure_checkpoints(fields, rows, ITEMS, 100 if not q else 30,
-                                                    tmp)
+        save_all, file_all, _ = measure_checkpoints(fields_all, rows, ITEMS,
+                                                    100 if not q else 30, tmp)
         t = time.perf_counter()
-        plan = full_study(1, 4000)[0].plan(fdata)
+        pstudy, pdata = full_study(1, 4000)
+        plan = pstudy.plan(pdata)
         plan_per = (time.perf_counter() - t) / len(plan)
         print(f"\npartials (full design: {ITEMS} configurations, 5 tests x 2 tails x 19 "
               f"alphas; 3 integer counters)")
@@ -665,7 +680,7 @@ def main() -> None:
             start1 = measure_actor_start(ray, pool_data, 1)
             startn = measure_actor_start(ray, pool_data, cpus, extra=20 if q else 50)
             e1 = measure_engine(ray, fields, rows, 1, shards, tmp, cpus)
-            e_all = measure_engine(ray, fields, rows, ITEMS, shards, tmp, cpus)
+            e_all = measure_engine(ray, fields_all, rows, ITEMS, shards, tmp, cpus)
             s_lo = measure_slots(ray, fields, rows, cpus)
             s_hi = measure_slots(ray, fields, rows, slots)
             d_worker = max(0.0, (s_hi["busy"] - s_lo["busy"]) / (slots - cpus))
