@@ -63,7 +63,9 @@ _NEAR_CONSTANT = 1e-4
 #: Rows x replicates of one GEMM of :func:`resampled_counts`, chosen by measurement (one
 #: core, n = 50): its product (1 MiB) and its packed draws (n x 1024) stay in a core's L2
 #: cache while every comparison reads the product; wider blocks of draws (64 x 8192, 4 MiB,
-#: before issue 30) are compared from L3, at about 3x the cost per comparison.
+#: before issue 30) are compared from L3, at about 3x the cost per comparison. At most
+#: 2,040 columns keep the word sums of the masks (255 words per byte lane; wider blocks are
+#: counted with ``np.count_nonzero``, slower).
 BLOCK_ROWS, BLOCK_COLS = 128, 1024
 
 #: Bytes of one gather of randomised Tukey HSD trials (trials x topics x systems).
@@ -489,11 +491,14 @@ def resampled_counts(lhs: np.ndarray, draws: np.ndarray, observed: np.ndarray,
     replicate for two-sided plus one one-sided alternative and ``obs >= 0``).
 
     One GEMM per block of :data:`BLOCK_ROWS` rows x :data:`BLOCK_COLS` draws into a
-    reused buffer (the draws transposed to contiguous once per column block), compared
-    while it is in cache into a reused boolean buffer and counted eight entries per word
-    (:func:`irsim.stats.ties.row_counts`). The counts do not depend on the blocking or on
-    the grouping of rows (an entry of the product is the same dot product in any block, and
-    a rounding difference is inside the tie tolerance).
+    reused buffer (the draws centred, divided and transposed to contiguous once per column
+    block, in place), compared while it is in cache into a reused boolean buffer, whose rows
+    are summed as machine words of eight booleans into byte lanes (one uint64 per row and
+    comparison; the bytes are summed once per column block). Every buffer, view and block
+    is built once per call, so a block costs one GEMM, one ufunc call per comparison and
+    one reduction. The counts do not depend on the blocking or on the grouping of rows (an
+    entry of the product is the same dot product in any block, and a rounding difference
+    is inside the tie tolerance).
 
     Examples
     --------
