@@ -8,8 +8,9 @@ prints (one core: BLAS and OpenMP pinned to 1 thread; CPU time of this process):
 - for the Monte Carlo tests, the ratio of that time to the **GEMM roofline** of the same
   resampling: the (trials x n) @ (n x B) float64 matrix product for both tails (the study
   counts both tails on one product), alone, operands ready, written block by block into one
-  reused buffer in the fastest of three block shapes (the kernel's cache-resident blocks,
-  the previous kernel's blocks and 512 x 65,536), chosen by a short probe (the arithmetic
+  reused buffer in the fastest of four block shapes (the kernel's cache-resident blocks,
+  the 128 x 1,024 blocks of issue 30's first pass, the previous kernel's blocks and
+  512 x 65,536), chosen by a short probe (the arithmetic
   the test cannot avoid; goal: within 1.5x). The Monte Carlo tests run on one unit of
   trials sharing their resamples, as the study does (``MC_UNIT`` = 4,000 trials: drawing
   the resamples is amortised over them). The kernel, the previous kernel and the roofline
@@ -89,6 +90,9 @@ def cpu(f, repeats: int = 1) -> float:
 
 #: Blocks of the previous kernel (rows x draws).
 PREVIOUS_BLOCK_ROWS, PREVIOUS_BLOCK_COLS = 64, 8192
+#: Rows of the kernel's blocks in issue 30's first pass (128 x 1,024: a faster GEMM alone
+#: than the kernel's own blocks on some machines, so the roofline probes it too).
+SESSION9_BLOCK_ROWS = 128
 
 
 def previous_kernel(lhs: np.ndarray, draws: np.ndarray, observed: np.ndarray,
@@ -215,6 +219,8 @@ def main() -> None:
 
     probe_rows, probe_cols = min(mc_trials, 512), whole.shape[1]
     candidates = {f"blocks {BLOCK_ROWS} x {BLOCK_COLS}": (BLOCK_ROWS, BLOCK_COLS),
+                  f"session-9 blocks {SESSION9_BLOCK_ROWS} x {BLOCK_COLS}":
+                  (SESSION9_BLOCK_ROWS, BLOCK_COLS),
                   f"previous blocks {PREVIOUS_BLOCK_ROWS} x {PREVIOUS_BLOCK_COLS}":
                   (PREVIOUS_BLOCK_ROWS, PREVIOUS_BLOCK_COLS),
                   f"whole {probe_rows} x {probe_cols}": (probe_rows, probe_cols)}

@@ -61,12 +61,14 @@ GMEAN_EPS = 1e-5
 _NEAR_CONSTANT = 1e-4
 
 #: Rows x replicates of one GEMM of :func:`resampled_counts`, chosen by measurement (one
-#: core, n = 50): its product (1 MiB) and its packed draws (n x 1024) stay in a core's L2
-#: cache while every comparison reads the product; wider blocks of draws (64 x 8192, 4 MiB,
+#: core, n = 50, L2 of 2 MiB per core): its product (768 KiB), its masks (96 KiB per
+#: comparison) and the draws (n x 1024, and BLAS's packed copy) stay in a core's L2 cache
+#: while every comparison reads the product; 128 rows (issue 30, session 9: a 1 MiB
+#: product) were 2-4% slower in the same runs, wider blocks of draws (64 x 8192, 4 MiB,
 #: before issue 30) are compared from L3, at about 3x the cost per comparison. At most
 #: 2,040 columns keep the word sums of the masks (255 words per byte lane; wider blocks are
 #: counted with ``np.count_nonzero``, slower).
-BLOCK_ROWS, BLOCK_COLS = 128, 1024
+BLOCK_ROWS, BLOCK_COLS = 96, 1024
 
 #: Bytes of one gather of randomised Tukey HSD trials (trials x topics x systems).
 _TUKEY_BYTES = 32 * 2**20
@@ -615,7 +617,7 @@ class _Tally:
         elementwise in float64."""
         width = len(draws)
         block_t = self.draws_buf[:self.n * width].reshape(self.n, width)
-        np.copyto(block_t, draws.T)  # to float64 (exact for integer draws)
+        np.copyto(block_t, np.asarray(draws).T)  # to float64 (exact for integer draws)
         if center is not None:
             np.subtract(block_t, np.asarray(center, np.float64)[:, None], out=block_t)
         if divisor is not None:
