@@ -571,7 +571,7 @@ class _Tally:
     """The comparisons of :func:`resampled_counts`, block of draws by block of draws.
 
     Every buffer is allocated once: the draws of a block (transposed, float64), the product
-    of a step (at most ``BLOCK_ROWS x BLOCK_COLS``, 1 MiB) and its masks (one per
+    of a step (at most ``BLOCK_ROWS x BLOCK_COLS`` floats) and its masks (one per
     comparison), with their views per block width. A mask row of ``width`` booleans is
     summed as ``width / 8`` machine words into one uint64 per slot (each of its 8 byte lanes
     counts at most ``width / 8 <= 255`` entries, so no lane carries into the next); after
