@@ -6,12 +6,17 @@ prints (one core: BLAS and OpenMP pinned to 1 thread; CPU time of this process):
 
 - trials per second per core (both tails, as the study runs them: two-sided and one-sided);
 - for the Monte Carlo tests, the ratio of that time to the **GEMM roofline** of the same
-  resampling: one (trials x n) @ (n x B) float64 matrix product for both tails (the study
-  counts both tails on one product), timed alone at the fastest of the whole shape, the
-  kernel's cache-resident blocks and the previous kernel's blocks (the arithmetic the test
-  cannot avoid; goal: within 1.5x). The Monte Carlo tests run on one unit of trials sharing
-  their resamples, as the study does (``MC_UNIT`` = 4,000 trials: drawing the resamples is
-  amortised over them);
+  resampling: the (trials x n) @ (n x B) float64 matrix product for both tails (the study
+  counts both tails on one product), alone, operands ready, written block by block into one
+  reused buffer in the fastest of four block shapes (the kernel's cache-resident blocks,
+  the 128 x 1,024 blocks of issue 30's first pass, the previous kernel's blocks and
+  512 x 65,536), chosen by a short probe (the arithmetic
+  the test cannot avoid; goal: within 1.5x). The Monte Carlo tests run on one unit of
+  trials sharing their resamples, as the study does (``MC_UNIT`` = 4,000 trials: drawing
+  the resamples is amortised over them). The kernel, the previous kernel and the roofline
+  product of the same size are timed in ``--repeats`` interleaved rounds (a shared machine's
+  load hits all three alike); each ratio is of the fastest round of each, and the spread of
+  the per-round ratios is printed beside it;
 - the same ratio, in the same run, of the **previous kernel** (kept here only:
   :func:`previous_counts`, the counting path before issue 30: one GEMM per 64 x 8192 block,
   every alternative compared on the whole block, and the shift bootstrap drawing its count
@@ -30,7 +35,7 @@ Usage::
 
     python bench/bench_test_errors.py [--data ../shared/data] [--runs 40] [--trials 1000]
                                       [--mc-trials 250] [--B 1000000] [--n 50]
-                                      [--loop-trials 2] [--fit-cache DIR]
+                                      [--loop-trials 2] [--repeats 3] [--fit-cache DIR]
 """
 
 from __future__ import annotations
@@ -85,6 +90,9 @@ def cpu(f, repeats: int = 1) -> float:
 
 #: Blocks of the previous kernel (rows x draws).
 PREVIOUS_BLOCK_ROWS, PREVIOUS_BLOCK_COLS = 64, 8192
+#: Rows of the kernel's blocks in issue 30's first pass (128 x 1,024: a faster GEMM alone
+#: than the kernel's own blocks on some machines, so the roofline probes it too).
+SESSION9_BLOCK_ROWS = 128
 
 
 def previous_kernel(lhs: np.ndarray, draws: np.ndarray, observed: np.ndarray,
@@ -171,6 +179,8 @@ def main() -> None:
     ap.add_argument("--B", type=int, default=1_000_000)
     ap.add_argument("--n", type=int, default=50)
     ap.add_argument("--loop-trials", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="interleaved rounds of the Monte Carlo kernels and their roofline")
     ap.add_argument("--fit-cache", type=Path, default=None)
     args = ap.parse_args()
     n, B = args.n, args.B
@@ -193,44 +203,56 @@ def main() -> None:
 
     gen_cpu = cpu(lambda: pool.type1(uniforms(0, trials), n))
     base, exp = pool.type1(uniforms(0, trials), n)
-    rows, previous = {}, {}
-    for test in TESTS:
-        k = mc_trials if test in MC else trials
-        x, y = exp[:k], base[:k]
-        p = {}
-        sec = cpu(lambda test=test, x=x, y=y, p=p: p.update(
-            new=study.pvalues(test, TAILS, x, y, (0, 0))))
-        rows[test] = (k, sec)
-        if test in MC:
-            sec_prev = cpu(lambda test=test, x=x, y=y, p=p: p.update(
-                old=previous_counts(test, x, y, B, study.seed, (0, 0))))
-            same = np.array_equal(np.rint(p["new"] * B).astype(np.int64), p["old"])
-            previous[test] = (sec_prev, same)
-
-    # GEMM roofline: one (trials x n) @ (n x B) product for both tails, operands ready; the
-    # fastest of a whole (rows x 65536) product, the kernel's blocks and the previous
-    # kernel's blocks (each into one reused output)
-    gemm_rows = min(mc_trials, 512)
-    lhs = np.random.default_rng(0).standard_normal((gemm_rows, n))
+    # GEMM roofline: the (trials x n) @ (n x B) product for both tails, operands ready, in
+    # blocks written into one reused buffer; the block shape is the fastest of a short probe
+    lhs = np.random.default_rng(0).standard_normal((mc_trials, n))
     whole = np.random.default_rng(1).standard_normal((n, min(B, 1 << 16)))
 
-    def blocked(rows_: int, cols: int) -> float:
+    def product(rows_: int, cols: int, columns: int, lhs_rows: int) -> None:
         block = np.ascontiguousarray(whole[:, :cols])
-        out = np.empty((rows_, block.shape[1]))
+        out = np.empty((min(rows_, lhs_rows), cols))
+        for c0 in range(0, columns, cols):
+            w = min(cols, columns - c0)
+            for r0 in range(0, lhs_rows, rows_):
+                h = min(rows_, lhs_rows - r0)
+                np.matmul(lhs[r0:r0 + h], block[:, :w], out=out[:h, :w])
 
-        def run() -> None:
-            for r0 in range(0, gemm_rows, rows_):
-                h = min(rows_, gemm_rows - r0)
-                np.matmul(lhs[r0:r0 + h], block, out=out[:h])
+    probe_rows, probe_cols = min(mc_trials, 512), whole.shape[1]
+    candidates = {f"blocks {BLOCK_ROWS} x {BLOCK_COLS}": (BLOCK_ROWS, BLOCK_COLS),
+                  f"session-9 blocks {SESSION9_BLOCK_ROWS} x {BLOCK_COLS}":
+                  (SESSION9_BLOCK_ROWS, BLOCK_COLS),
+                  f"previous blocks {PREVIOUS_BLOCK_ROWS} x {PREVIOUS_BLOCK_COLS}":
+                  (PREVIOUS_BLOCK_ROWS, PREVIOUS_BLOCK_COLS),
+                  f"whole {probe_rows} x {probe_cols}": (probe_rows, probe_cols)}
+    shapes = {name: cpu(lambda s=shape: product(*s, probe_cols, probe_rows), 3)
+              / (probe_rows * probe_cols) for name, shape in candidates.items()}
+    roof_shape = candidates[min(shapes, key=shapes.get)]
 
-        return cpu(run, 3) / (gemm_rows * block.shape[1])
-
-    shapes = {f"whole {gemm_rows} x {whole.shape[1]}":
-              cpu(lambda: lhs @ whole, 3) / (gemm_rows * whole.shape[1]),
-              f"blocks {BLOCK_ROWS} x {BLOCK_COLS}": blocked(BLOCK_ROWS, BLOCK_COLS),
-              f"previous blocks {PREVIOUS_BLOCK_ROWS} x {PREVIOUS_BLOCK_COLS}":
-              blocked(PREVIOUS_BLOCK_ROWS, PREVIOUS_BLOCK_COLS)}
-    per_product = min(shapes.values())
+    rows, previous, rounds = {}, {}, {test: [] for test in MC}
+    for test in TESTS:
+        if test in MC:
+            continue
+        x, y = exp[:trials], base[:trials]
+        rows[test] = (trials, cpu(lambda test=test, x=x, y=y: study.pvalues(
+            test, TAILS, x, y, (0, 0))))
+    for _ in range(max(1, args.repeats)):  # interleaved: new, previous, roofline
+        for test in MC:
+            x, y = exp[:mc_trials], base[:mc_trials]
+            p = {}
+            new = cpu(lambda test=test, x=x, y=y, p=p: p.update(
+                new=study.pvalues(test, TAILS, x, y, (0, 0))))
+            old = cpu(lambda test=test, x=x, y=y, p=p: p.update(
+                old=previous_counts(test, x, y, B, study.seed, (0, 0))))
+            roof = cpu(lambda: product(*roof_shape, B, mc_trials))
+            same = np.array_equal(np.rint(p["new"] * B).astype(np.int64), p["old"])
+            rounds[test].append((new, old, roof, same))
+    for test in MC:
+        new, old, roof, same = zip(*rounds[test], strict=True)
+        rows[test] = (mc_trials, min(new))
+        spread = [n_ / r_ for n_, r_ in zip(new, roof, strict=True)]
+        previous[test] = (min(old), all(same), min(roof) / mc_trials, min(spread), max(spread))
+    rows = {test: rows[test] for test in TESTS}
+    per_product = min(v[2] for v in previous.values()) / B  # the strictest round
     gemm_per_trial = per_product * B
     gflops = 2 * n / per_product / 1e9
 
@@ -250,28 +272,29 @@ def main() -> None:
           f"{fit_cpu:.2f} CPU s ({speed})")
     print(f"Type I trials of n = {n} topics; B = {B:,}; both tails (two-sided + "
           f"one-sided)\n")
-    head = (f"{'test':<18}{'trials':>8}{'trials/s/core':>15}{'vs GEMM roofline':>18}"
+    head = (f"{'test':<18}{'trials':>8}{'trials/s/core':>15}{'vs GEMM roofline':>22}"
             f"{'vs per-trial loop':>19}{'previous kernel':>17}{'speed-up':>10}")
     print(head)
     print("-" * len(head))
     gen_rate = trials / gen_cpu
-    print(f"{'generator':<18}{trials:>8}{gen_rate:>15,.1f}{'':>18}{'':>19}")
+    print(f"{'generator':<18}{trials:>8}{gen_rate:>15,.1f}{'':>22}{'':>19}")
     per_trial_sec = {"generator": 1 / gen_rate}
     for test, (k, sec) in rows.items():
         rate = k / sec
         per_trial_sec[test] = sec / k
         roof = loop_ratio = prev = speedup = ""
         if test in MC:
-            roof = f"{(sec / k) / gemm_per_trial:.2f}x slower"
+            sec_prev, same, _, lo, hi = previous[test]
+            roof = f"{(sec / k) / gemm_per_trial:.2f}x ({lo:.2f}-{hi:.2f})"
             loop_ratio = f"{loop[test] / (sec / k):.0f}x faster"
-            sec_prev, same = previous[test]
             prev = f"{(sec_prev / k) / gemm_per_trial:.2f}x slower"
             speedup = f"{sec_prev / sec:.2f}x" + ("" if same else " (COUNTS DIFFER)")
-        print(f"{test:<18}{k:>8}{rate:>15,.2f}{roof:>18}{loop_ratio:>19}{prev:>17}"
+        print(f"{test:<18}{k:>8}{rate:>15,.2f}{roof:>22}{loop_ratio:>19}{prev:>17}"
               f"{speedup:>10}")
-    print(f"\nGEMM roofline: {gflops:.1f} GFLOP/s per core "
-          f"({gemm_per_trial * 1e3:.2f} ms per trial for both tails, one product); "
-          "by shape (GFLOP/s): "
+    print(f"\nGEMM roofline: {gflops:.1f} GFLOP/s per core in blocks of {roof_shape[0]} x "
+          f"{roof_shape[1]} ({gemm_per_trial * 1e3:.2f} ms per trial for both tails, one "
+          f"product; fastest of {max(1, args.repeats)} rounds; ratios: fastest round of "
+          "each, the per-round range in brackets); probe by shape (GFLOP/s): "
           + ", ".join(f"{k} {2 * n / v / 1e9:.1f}" for k, v in shapes.items()))
 
     # projection: trials of the full design, cost per trial by size

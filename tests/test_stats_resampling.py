@@ -561,7 +561,8 @@ def test_resampled_counts_shift_draws_equal_the_caller_centred_draws_and_a_loop(
 
     rng = np.random.default_rng(31)
     n, B = 20, 2 * BLOCK_COLS + 77
-    rows = BLOCK_ROWS + 9
+    rows = 137  # two blocks of rows, the second partial
+    assert BLOCK_ROWS < rows < 2 * BLOCK_ROWS
     z = (rng.integers(0, 11, (rows, n)) - rng.integers(0, 11, (rows, n))) / 10
     counts = bootstrap_counts(8, "test", n, 0, B)
     cbar = counts.mean(axis=0)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from irsim.exact import Exact
-from irsim.stats.ties import TIE_RTOL, row_counts, snap_zero, tie_tolerance
+from irsim.stats.ties import TIE_RTOL, snap_zero, tie_tolerance
 
 __all__ = [
     "ZERO_VAR_RTOL",
@@ -61,10 +61,14 @@ GMEAN_EPS = 1e-5
 _NEAR_CONSTANT = 1e-4
 
 #: Rows x replicates of one GEMM of :func:`resampled_counts`, chosen by measurement (one
-#: core, n = 50): its product (1 MiB) and its packed draws (n x 1024) stay in a core's L2
-#: cache while every comparison reads the product; wider blocks of draws (64 x 8192, 4 MiB,
-#: before issue 30) are compared from L3, at about 3x the cost per comparison.
-BLOCK_ROWS, BLOCK_COLS = 128, 1024
+#: core, n = 50, L2 of 2 MiB per core): its product (768 KiB), its masks (96 KiB per
+#: comparison) and the draws (n x 1024, and BLAS's packed copy) stay in a core's L2 cache
+#: while every comparison reads the product; 128 rows (issue 30, session 9: a 1 MiB
+#: product) were 2-4% slower in the same runs, wider blocks of draws (64 x 8192, 4 MiB,
+#: before issue 30) are compared from L3, at about 3x the cost per comparison. At most
+#: 2,040 columns keep the word sums of the masks (255 words per byte lane; wider blocks are
+#: counted with ``np.count_nonzero``, slower).
+BLOCK_ROWS, BLOCK_COLS = 96, 1024
 
 #: Bytes of one gather of randomised Tukey HSD trials (trials x topics x systems).
 _TUKEY_BYTES = 32 * 2**20
@@ -489,11 +493,14 @@ def resampled_counts(lhs: np.ndarray, draws: np.ndarray, observed: np.ndarray,
     replicate for two-sided plus one one-sided alternative and ``obs >= 0``).
 
     One GEMM per block of :data:`BLOCK_ROWS` rows x :data:`BLOCK_COLS` draws into a
-    reused buffer (the draws transposed to contiguous once per column block), compared
-    while it is in cache into a reused boolean buffer and counted eight entries per word
-    (:func:`irsim.stats.ties.row_counts`). The counts do not depend on the blocking or on
-    the grouping of rows (an entry of the product is the same dot product in any block, and
-    a rounding difference is inside the tie tolerance).
+    reused buffer (the draws centred, divided and transposed to contiguous once per column
+    block, in place), compared while it is in cache into a reused boolean buffer, whose rows
+    are summed as machine words of eight booleans into byte lanes (one uint64 per row and
+    comparison; the bytes are summed once per column block). Every buffer, view and block
+    is built once per call, so a block costs one GEMM, one ufunc call per comparison and
+    one reduction. The counts do not depend on the blocking or on the grouping of rows (an
+    entry of the product is the same dot product in any block, and a rounding difference
+    is inside the tie tolerance).
 
     Examples
     --------
@@ -514,7 +521,11 @@ def resampled_counts(lhs: np.ndarray, draws: np.ndarray, observed: np.ndarray,
     rules = {"ge": (True, obs - tol), "le": (False, obs + tol), "ge_a": (True, a),
              "le_a": (False, -a)}
     counts: dict[str, np.ndarray] = {k: np.zeros(rows, np.int64) for k in rules}
-    groups = []  # rows of one sign of obs and one case of a > 0, and their comparisons
+    # rows of one sign of obs and one case of a > 0 form a group with its comparisons; its
+    # blocks of BLOCK_ROWS rows are "steps", and every (step, comparison, row) has one
+    # slot (a row of the count accumulators)
+    groups: list[tuple[np.ndarray, list[str], list[tuple[int, np.ndarray, list, int]]]] = []
+    slots = 0
     for pos in (True, False):
         for wide in (True, False):
             idx = np.flatnonzero((positive == pos) & (spread == wide))
@@ -529,29 +540,22 @@ def resampled_counts(lhs: np.ndarray, draws: np.ndarray, observed: np.ndarray,
                 sub = np.ascontiguousarray(lhs[idx])
                 thr = [rules[k][1][idx][:, None] for k in keys_]
                 ufuncs = [np.greater_equal if rules[k][0] else np.less_equal for k in keys_]
-                blocks = [(r0, sub[r0:r0 + BLOCK_ROWS],
-                           [(u, t[r0:r0 + BLOCK_ROWS]) for u, t in zip(ufuncs, thr, strict=True)])
-                          for r0 in range(0, len(idx), BLOCK_ROWS)]
-                groups.append((idx, keys_, blocks, np.zeros((len(keys_), len(idx)), np.int64)))
-    size = min(BLOCK_ROWS, rows) * min(BLOCK_COLS, total)
-    prod_buf, mask_buf = np.empty(size), np.empty(3 * size, np.bool_)
-    views: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray]] = {}
-    for c0 in range(0, total, BLOCK_COLS):
-        block = np.asarray(draws[c0:c0 + BLOCK_COLS], np.float64)
-        if center is not None:
-            block = block - center
-        if divisor is not None:
-            block = block / divisor
-        block_t = np.ascontiguousarray(block.T)
-        with np.errstate():  # restores the ufunc buffer size on exit
-            # a row of the product is compared with its threshold (a broadcast column) in
-            # place only if the ufunc buffer is at most a row long; else numpy copies
-            # both through its buffer, 3-4x slower
-            np.setbufsize(max(16, min(np.getbufsize(), block_t.shape[1] // 16 * 16)))
-            _count_block(groups, block_t, prod_buf, mask_buf, views)
-    for idx, keys_, _, acc in groups:
-        for key, c in zip(keys_, acc, strict=True):
-            counts[key][idx] = c
+                steps = []
+                for r0 in range(0, len(idx), BLOCK_ROWS):
+                    ops = [(u, t[r0:r0 + BLOCK_ROWS]) for u, t in zip(ufuncs, thr, strict=True)]
+                    steps.append((r0, sub[r0:r0 + BLOCK_ROWS], ops, slots))
+                    slots += len(keys_) * len(sub[r0:r0 + BLOCK_ROWS])
+                groups.append((idx, keys_, steps))
+    if slots:
+        tally = _Tally(groups, slots, lhs.shape[1], min(BLOCK_ROWS, rows),
+                       min(BLOCK_COLS, total))
+        for c0 in range(0, total, BLOCK_COLS):
+            tally.add(draws[c0:c0 + BLOCK_COLS], center, divisor)
+        found = tally.counts()
+        for idx, keys_, steps in groups:
+            for j, key in enumerate(keys_):
+                counts[key][idx] = np.concatenate(
+                    [found[s + j * len(sub):s + (j + 1) * len(sub)] for _, sub, _, s in steps])
     out = np.empty((rows, len(alternatives)), np.int64)
     for j, alt in enumerate(alternatives):
         if alt in ("greater", "less"):
@@ -563,21 +567,80 @@ def resampled_counts(lhs: np.ndarray, draws: np.ndarray, observed: np.ndarray,
     return out
 
 
-def _count_block(groups: list, block_t: np.ndarray, prod_buf: np.ndarray,
-                 mask_buf: np.ndarray, views: dict) -> None:
-    """The comparisons of :func:`resampled_counts` on one block of draws (``block_t``,
-    shape (n, width)), added to each group's counts; `views` caches the buffers' views by
-    (rows, comparisons, width)."""
-    width = block_t.shape[1]
-    for _, _, blocks, acc in groups:
-        k = len(acc)
-        for r0, sub, ops in blocks:
-            h = len(sub)
-            if (h, k, width) not in views:
-                views[h, k, width] = (prod_buf[:h * width].reshape(h, width),
-                                      mask_buf[:k * h * width].reshape(k, h, width))
-            prod, mask = views[h, k, width]
-            np.matmul(sub, block_t, out=prod)
-            for j, (compare, thr) in enumerate(ops):  # every comparison while in cache
-                compare(prod, thr, out=mask[j])
-            acc[:, r0:r0 + h] += row_counts(mask.reshape(k * h, width)).reshape(k, h)
+class _Tally:
+    """The comparisons of :func:`resampled_counts`, block of draws by block of draws.
+
+    Every buffer is allocated once: the draws of a block (transposed, float64), the product
+    of a step (at most ``BLOCK_ROWS x BLOCK_COLS`` floats) and its masks (one per
+    comparison), with their views per block width. A mask row of ``width`` booleans is
+    summed as ``width / 8`` machine words into one uint64 per slot (each of its 8 byte lanes
+    counts at most ``width / 8 <= 255`` entries, so no lane carries into the next); after
+    every block the lanes are added to an int64 accumulator of ``(slots, 8)``.
+    """
+
+    def __init__(self, groups: list, slots: int, n: int, rows: int, width: int) -> None:
+        self.groups, self.n = groups, n
+        k = max(len(keys) for _, keys, _ in groups)
+        self.prod_buf = np.empty(rows * width)
+        self.mask_buf = np.empty(k * rows * width, np.bool_)
+        self.draws_buf = np.empty(n * width)
+        self.lanes = np.zeros(slots, np.uint64)
+        self.bytes = np.zeros((slots, 8), np.int64)
+        self.plain = np.zeros(slots, np.int64)  # widths that are not whole words
+        self.steps: dict[int, list] = {}
+
+    def _steps(self, width: int) -> list:
+        """Per step: its rows, product, comparisons with their masks, and where its masks
+        are counted (words and lanes, or ``None`` and the plain count's rows)."""
+        if width not in self.steps:
+            words_ok = width % 8 == 0 and width // 8 <= 255
+            steps = []
+            for _, keys, group_steps in self.groups:
+                k = len(keys)
+                for _, sub, ops, s in group_steps:
+                    h = len(sub)
+                    prod = self.prod_buf[:h * width].reshape(h, width)
+                    mask = self.mask_buf[:k * h * width].reshape(k, h, width)
+                    compares = [(u, t, mask[j]) for j, (u, t) in enumerate(ops)]
+                    flat = mask.reshape(k * h, width)
+                    if words_ok:
+                        count = (flat.view(np.uint64), self.lanes[s:s + k * h])
+                    else:
+                        count = (None, (flat, slice(s, s + k * h)))
+                    steps.append((sub, prod, compares, count))
+            self.steps[width] = steps
+        return self.steps[width]
+
+    def add(self, draws: np.ndarray, center: np.ndarray | None, divisor: float | None
+            ) -> None:
+        """Count one block of draws (shape (width, n)): ``(draws - center) / divisor``,
+        elementwise in float64."""
+        width = len(draws)
+        block_t = self.draws_buf[:self.n * width].reshape(self.n, width)
+        np.copyto(block_t, np.asarray(draws).T)  # to float64 (exact for integer draws)
+        if center is not None:
+            np.subtract(block_t, np.asarray(center, np.float64)[:, None], out=block_t)
+        if divisor is not None:
+            np.divide(block_t, divisor, out=block_t)
+        with np.errstate():  # restores the ufunc buffer size on exit
+            # a row of the product is compared with its threshold (a broadcast column) in
+            # place only if the ufunc buffer is at most a row long; else numpy copies
+            # both through its buffer, 3-4x slower
+            np.setbufsize(max(16, min(np.getbufsize(), width // 16 * 16)))
+            words = False
+            for sub, prod, compares, (w, lanes) in self._steps(width):
+                np.matmul(sub, block_t, out=prod)
+                for compare, thr, mask in compares:  # every comparison while in cache
+                    compare(prod, thr, out=mask)
+                if w is not None:  # words of 8 booleans, summed lane by lane
+                    np.add.reduce(w, axis=1, out=lanes)
+                    words = True
+                else:
+                    flat, rows = lanes
+                    self.plain[rows] += np.count_nonzero(flat, axis=1)
+            if words:
+                np.add(self.bytes, self.lanes.view(np.uint8).reshape(-1, 8), out=self.bytes)
+
+    def counts(self) -> np.ndarray:
+        """The count of every slot so far."""
+        return self.bytes.sum(axis=1) + self.plain
