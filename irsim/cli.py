@@ -38,26 +38,42 @@ SUBCOMMANDS = {
     "list": "list experiments, collections, metrics, tests and CI methods",
     "collect": "merge a sweep's tables into one partitioned Parquet dataset: "
                "irsim collect <sweep dir> [<out dir>] [--partial]",
-    "compare": "is one run significantly better than another? experiment=compare on the named "
-               "systems: irsim compare <system> <system> ... [key=value ...]",
 }
+# and every study registered with a ``command`` (irsim.registry.study): irsim <study> A B ...
 
 
-def compare_overrides(args: list[str]) -> list[str]:
-    """``irsim compare A B ... [key=value ...]`` as the overrides of ``experiment=compare``:
-    the arguments without ``=`` name the systems (quoted for Hydra), the others pass as they
-    are.
+def command_overrides(study: str, args: list[str]) -> list[str]:
+    """``irsim <study> A B ... [key=value ...]`` as the overrides of ``experiment=<study>``,
+    for a study registered with a ``command`` field (:func:`irsim.registry.study`): the
+    arguments without ``=`` fill that field's list (quoted for Hydra), the others pass as
+    they are.
 
     Examples
     --------
-    >>> compare_overrides(["bm25", "dense-v2", "experiment.baseline=bm25", "seed=3"])
+    >>> command_overrides("compare", ["bm25", "dense-v2", "experiment.baseline=bm25", "seed=3"])
     ['experiment=compare', "experiment.systems=['bm25','dense-v2']", \
 'experiment.baseline=bm25', 'seed=3']
     """
+    from irsim.registry import get
+
+    field = get(study).command
     names = [a for a in args if "=" not in a and not a.startswith("-")]
     rest = [a for a in args if a not in names]
     quoted = ",".join("'" + n.replace("\\", "\\\\").replace("'", "\\'") + "'" for n in names)
-    return ["experiment=compare", *([f"experiment.systems=[{quoted}]"] if names else []), *rest]
+    return [f"experiment={study}", *([f"experiment.{field}=[{quoted}]"] if names else []),
+            *rest]
+
+
+def _study_command(word: str) -> str | None:
+    """The study whose subcommand `word` is (registered with a ``command``), else None."""
+    if not word.isidentifier() or word in SUBCOMMANDS:
+        return None
+    from irsim.registry import get
+
+    try:
+        return word if get(word).command else None
+    except IrsimError:
+        return None
 
 
 def _fail(err: BaseException | str, code: int = 2) -> None:
@@ -411,11 +427,10 @@ def _main(argv: list[str] | None) -> None:
             _fail("interrupted")
         except Exception as err:  # noqa: BLE001 - a bug: one line, not a traceback
             _fail(f"internal error: {type(err).__name__}: {err} (please report it)", code=1)
-        if cmd == "compare":
-            argv, prog = compare_overrides(rest), "irsim compare"
-        else:
-            argv = [*rest, "command=evaluate"]
-            prog = "irsim evaluate"
+        argv = [*rest, "command=evaluate"]  # the one left: evaluate
+        prog = "irsim evaluate"
+    elif argv and (name := _study_command(argv[0])) is not None:
+        argv, prog = command_overrides(name, argv[1:]), f"irsim {name}"
     informational = any(a in ("--help", "-h", "--hydra-help", "--info", "--cfg", "-c")
                         for a in argv)
     try:

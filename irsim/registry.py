@@ -183,6 +183,10 @@ class Study:
     headlines : dict of str to (tuple of str, str)
         Its summary tables as the sweep report and the per-collection report compare them:
         table -> (key columns, headline column).
+    command : str or None
+        The ``Config`` field (a list) that the subcommand ``irsim <name> A B ... [key=value
+        ...]`` fills with its positional arguments (``compare``: the systems); None: the
+        study has no subcommand.
     """
 
     name: str
@@ -197,6 +201,7 @@ class Study:
     tables: tuple[Any, ...] = field(default=())
     headlines: Mapping[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
     question: str = ""
+    command: str | None = None
 
     @property
     def kind(self) -> DataKind:
@@ -247,7 +252,7 @@ def study(name: str, *, config: type, data: str | DataKind, description: str,
           pools: Callable[[Any], bool] | None = None, report: str | None = None,
           tables: Sequence[Any] = (),
           headlines: Mapping[str, tuple[Sequence[str], str]] | None = None,
-          question: str | None = None
+          question: str | None = None, command: str | None = None
           ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the study `name`: a decorator for its ``make`` function.
 
@@ -278,6 +283,9 @@ def study(name: str, *, config: type, data: str | DataKind, description: str,
         side by side for every job (:func:`headlines`).
     question : str, optional
         The question it answers, for the table of studies (default: `description`).
+    command : str, optional
+        A field of `config`: the study is also the subcommand ``irsim <name> A B ...
+        [key=value ...]``, its positional arguments that field's list (see :class:`Study`).
 
     Returns
     -------
@@ -300,6 +308,8 @@ def study(name: str, *, config: type, data: str | DataKind, description: str,
         raise ValueError(f"study {name!r}: data={data!r} is not one of {tuple(_KINDS)}")
     if not dataclasses.is_dataclass(config):
         raise ValueError(f"study {name!r}: config must be a dataclass")
+    if command is not None and command not in {f.name for f in dataclasses.fields(config)}:
+        raise ValueError(f"study {name!r}: command={command!r} is not a field of its config")
     document(config)  # its docstring's Parameters section, from the fields' help
 
     def register(make: Callable[..., Any]) -> Callable[..., Any]:
@@ -307,7 +317,8 @@ def study(name: str, *, config: type, data: str | DataKind, description: str,
                       make=make, data=data, module=make.__module__, order=order,
                       pools=pools, report=report, tables=tuple(tables),
                       headlines={t: (tuple(k), v) for t, (k, v) in (headlines or {}).items()},
-                      question=" ".join((question or description).split()))
+                      question=" ".join((question or description).split()),
+                      command=command)
         old = _REGISTRY.get(name)
         if old is not None and old.module != entry.module:
             raise ValueError(f"study {name!r} is registered by {old.module} already")

@@ -198,6 +198,8 @@ def test_registration_refuses_programming_errors():
         registry.study("bw", config=Cfg, data="scores", description="x")
     with pytest.raises(ValueError, match="config must be a dataclass"):
         registry.study("bw", config=dict, data="matrix", description="x")
+    with pytest.raises(ValueError, match="command='systems' is not a field of its config"):
+        registry.study("bw", config=Cfg, data="matrix", description="x", command="systems")
     with pytest.raises(ValueError, match=r"Undocumented.B has no help text: declare it with "
                                          r"irsim.params.option"):
         registry.study("bw", config=Undocumented, data="matrix", description="x")

@@ -118,9 +118,12 @@ def test_bad_parameters_are_one_clear_error(kwargs, message):
 def test_the_compare_subcommand(tmp_path, capsys):
     """irsim compare A B ...: the named systems (any characters), the rest overrides; the
     Python door's tables; an unknown system is one line and exit code 2."""
-    from irsim.cli import compare_overrides, main
+    from irsim.cli import _study_command, command_overrides, main
 
-    assert compare_overrides(["a b", "it's", "seed=2"]) == [
+    # the subcommand comes from the registration (command="systems"), not from the CLI
+    assert [_study_command(w) for w in ("compare", "swap", "list", "experiment=x")] == [
+        "compare", None, None, None]
+    assert command_overrides("compare", ["a b", "it's", "seed=2"]) == [
         "experiment=compare", "experiment.systems=['a b','it\\'s']", "seed=2"]
     common = ["collection=matrix", f"collection.path={AP}", "collection.metric=AP",
               "experiment.B=300", "quiet=true"]

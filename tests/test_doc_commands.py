@@ -106,8 +106,8 @@ def test_every_documented_command_composes(where, command, monkeypatch, tmp_path
         except SystemExit as done:
             assert done.code in (0, None), capsys.readouterr().err
         return
-    if args and args[0] == "compare":
-        args = cli.compare_overrides(args[1:])
+    if args and cli._study_command(args[0]):
+        args = cli.command_overrides(args[0], args[1:])
     elif args and args[0] == "evaluate":
         args = args[1:]
     shared = [a.split("=", 1)[1] for a in args if a.startswith("data_dir=")]

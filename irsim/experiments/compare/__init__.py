@@ -217,7 +217,7 @@ def _pairs(data: ScoreMatrix, systems: Any, baseline: Any) -> tuple[tuple[str, s
 @study("compare", config=Config, data="matrix", order=15,
        description="is one run significantly better than another? per-pair means, difference "
                    "with CI, effect size and the p-values of every test, corrected",
-       tables=[COMPARISON],
+       tables=[COMPARISON], command="systems",
        headlines={"comparison": (("metric", "system_a", "system_b", "test"), "p_adjusted")},
        question=("Is my run significantly better than that one? Per pair of chosen systems: "
                  "the difference with its confidence interval, the effect size and every "
