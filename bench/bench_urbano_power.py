@@ -22,7 +22,9 @@ AP and P@10 in 11 min, P@10 and RR in 13 min; docs/studies/test_errors.md has th
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -49,7 +51,8 @@ DELTAS = (0.01, 0.03, 0.05, 0.07, 0.09)
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default="../shared/data")
+    ap.add_argument("--data", default=os.environ.get(
+        "IRSIM_TEST_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data")))
     ap.add_argument("--metrics", nargs="+", default=["AP", "nDCG@20"])
     ap.add_argument("--sizes", nargs="+", type=int, default=[25])
     ap.add_argument("--trials", type=int, default=3000)

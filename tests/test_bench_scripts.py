@@ -23,3 +23,57 @@ def test_bench_script_imports(path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)  # main() is guarded by __name__ == "__main__"
     assert callable(module.main)
+
+
+#: Every script at a tiny size (seconds each): what it prints is not checked (its ratios are
+#: timings), only that it runs to the end on today's API. A script left out says why.
+TINY = {
+    "bench_bayes": ["--pairs", "20", "--loop-pairs", "5", "--repeats", "1"],
+    "bench_ci": ["--repeats", "1", "--loop-cells", "2", "--loop-lists", "2", "--loop-reps",
+                 "2", "--no-local", "--workers", "1"],
+    "bench_discpower": ["--repeats", "1", "--loop-pairs", "3", "--B", "200"],
+    "bench_driver": ["--B", "200", "--repeats", "1", "--skip-ray"],
+    "bench_evaluate_paths": ["--runs", "5", "--topics", "5", "--docs", "50", "--repeats", "1"],
+    "bench_fit": ["--metrics", "AP", "--runs", "8", "--profile-pairs", "5", "--threads", "1"],
+    "bench_metrics": ["--runs", "5", "--topics", "5", "--docs", "50"],
+    "bench_multi_qrels": ["--synthetic", "--runs", "5", "--topics", "5", "--docs", "50",
+                          "--qrels", "2", "--repeat", "1"],
+    "bench_multiple_testing": ["--trials", "250", "--m", "5", "--n", "25", "--B", "200",
+                               "--repeats", "1"],
+    "bench_read": ["--runs", "5", "--topics", "5", "--docs", "50", "--repeats", "1",
+                   "--big-lines", "1000"],
+    "bench_stats": ["--repeats", "1", "--scipy-pairs", "5"],
+    "bench_swap": ["--repeats", "1", "--trials", "20", "--naive-trials", "5"],
+    "bench_test_errors": ["--runs", "8", "--trials", "250", "--mc-trials", "250", "--B",
+                          "1024", "--n", "25", "--loop-trials", "2", "--repeats", "1"],
+}
+NOT_RUN = {
+    "bench_exact": "no size options: minutes at its fixed sizes",
+    "bench_ray": "starts a Ray instance at B = 150,000 (minutes)",
+    "bench_scale": "its --quick run takes about 2 minutes (its model: tests/test_bench_scale.py)",
+    "bench_urbano_power": "fits the preset's pooled AP collections first (minutes)",
+}
+
+
+def test_every_script_is_run_or_says_why():
+    assert {p.stem for p in BENCH} == set(TINY) | set(NOT_RUN)
+
+
+@pytest.mark.slow  # about 2 minutes: every script at a tiny size
+@pytest.mark.parametrize("name", sorted(TINY))
+def test_bench_script_runs_at_a_tiny_size(name, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from conftest import SHARED_DATA, has_data
+
+    if not has_data():
+        pytest.skip(f"test data not found at {SHARED_DATA}")
+    root = BENCH[0].parents[1]
+    env = {**os.environ, "IRSIM_TEST_DATA": str(SHARED_DATA), "MPLBACKEND": "Agg",
+           "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    r = subprocess.run([sys.executable, str(root / "bench" / f"{name}.py"), *TINY[name]],
+                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.strip(), "the script printed nothing"
