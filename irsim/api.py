@@ -615,7 +615,9 @@ def _build_config(name: str, params: Mapping[str, Any]) -> Any:
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
+    from irsim.conf import choice_error
     from irsim.experiments import get
+    from irsim.params import promote
 
     config_cls = get(name).config
     base = OmegaConf.structured(config_cls)
@@ -646,9 +648,12 @@ def _build_config(name: str, params: Mapping[str, Any]) -> Any:
                               f"{type(value).__name__}")
         base[field] = OmegaConf.structured(value)  # the option, typed: its own keys only
     try:
-        merged = OmegaConf.merge(base, OmegaConf.create(_plain(params)))
+        merged = OmegaConf.merge(base, OmegaConf.create(promote(config_cls, _plain(params))))
         return OmegaConf.to_object(merged)
     except OmegaConfBaseException as err:
+        choice = choice_error(err)
+        if choice is not None:
+            raise choice from None
         key = getattr(err, "full_key", None) or "?"
         first = str(err).splitlines()[0]
         raise ConfigError(f"{key}: {first}") from None

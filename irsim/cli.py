@@ -241,6 +241,7 @@ def _precheck(overrides: list[str]) -> None:
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
+    from irsim.conf import choice_error
     from irsim.errors import unknown_name
 
     if any(a in ("-m", "--multirun") or a.startswith("-") for a in overrides):
@@ -280,6 +281,9 @@ def _precheck(overrides: list[str]) -> None:
             key = bad.partition("=")[0] or "key"
             _fail(f"config: {message}: quote a value with parentheses, e.g. "
                   f"'{key}=\"AP(rel=2)\"' (in a list: '{key}=[\"AP(rel=2)\"]')")
+        choice = choice_error(cause)
+        if choice is not None:
+            _fail(choice)
         if message.startswith("Error merging override") and cause is not None:
             arg = message.removeprefix("Error merging override").strip()
             first = str(cause).splitlines()[0].strip()
@@ -433,6 +437,10 @@ def _main(argv: list[str] | None) -> None:
         argv, prog = command_overrides(name, argv[1:]), f"irsim {name}"
     informational = any(a in ("--help", "-h", "--hydra-help", "--info", "--cfg", "-c")
                         for a in argv)
+    if not any(a in ("--help", "-h", "--hydra-help") for a in argv):
+        from irsim.runner import promote_overrides
+
+        argv = promote_overrides(argv)  # experiment.alpha=0.05: a list of one (typed lists)
     try:
         if not informational:
             _precheck(argv)

@@ -144,9 +144,27 @@ def sweep_jobs(sweep_dir: str | os.PathLike, *, finished: bool = True
             key = key.lstrip("+~")
             if key.startswith("hydra.") or key.startswith("hydra/") or key == "quiet":
                 continue
-            params[key] = value
+            params[key] = _label(value)
         jobs.append((job, params))
     return jobs
+
+
+def _label(value: str) -> str:
+    """A sweep parameter's label: the override's value, a list of one scalar as that scalar
+    (the command line writes ``experiment.alpha=0.01,0.05`` as ``[0.01],[0.05]`` for a list
+    field, :func:`irsim.runner.promote_overrides`).
+
+    Examples
+    --------
+    >>> _label("[0.01]"), _label("[0.01,0.05]"), _label("500"), _label("[[1,2]]")
+    ('0.01', '[0.01,0.05]', '500', '[[1,2]]')
+    """
+    text = value.strip()
+    if text.startswith("[") and text.endswith("]"):
+        inner = text[1:-1].strip()
+        if inner and not any(c in inner for c in "[],{}"):
+            return inner
+    return value
 
 
 def _finished(job: Path) -> bool:

@@ -2,8 +2,9 @@
 
 A study's ``Config`` (the Hydra structured config ``experiment=<name>`` and the keyword
 parameters of ``irsim.<name>``) declares every field with :func:`option`: its default, its
-help text, the type as users read it (``"float or list of float"``) when the annotation does
-not say it (OmegaConf has no unions, so such fields are typed ``Any``), and whether it
+help text, its type (the annotation: a list of scalars such as ``list[float]`` also takes
+one scalar, promoted by :func:`promote`; a closed set of values is a :class:`Choice`;
+``kind`` overrides how the type reads for the few fields typed ``Any``), and whether it
 affects the tables. Everything else reads that metadata:
 
 - :func:`document` writes the ``Parameters`` section of the Config's numpy docstring (the
@@ -23,7 +24,7 @@ Examples
 ... class Config:
 ...     '''Parameters of a toy study.'''
 ...     B: int = option(100, "Resamples per pair.")
-...     alpha: Any = option([0.05], "Significance levels.", kind="float or list of float")
+...     alpha: list[float] = option([0.05], "Significance levels.")
 ...     plot: bool = option(True, "Draw the figure.", tables=False)
 >>> print(Config.__doc__)
 Parameters of a toy study.
@@ -49,6 +50,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import enum
 import textwrap
 import types
 import typing
@@ -57,7 +59,7 @@ from dataclasses import MISSING, dataclass
 from typing import Any
 
 __all__ = ["option", "document", "parameters", "Parameter", "fingerprint", "kind_text", "section",
-           "ordered_fields"]
+           "ordered_fields", "Choice", "scalar_lists", "is_scalar", "promote"]
 
 #: Width of the generated docstring lines (help text is wrapped; the text is unchanged).
 WIDTH = 92
@@ -75,8 +77,8 @@ def option(default: Any = MISSING, help: str = "", *, kind: str | None = None,
     help : str
         What the parameter means, numpy-docstring markup (the one home of this text).
     kind : str, optional
-        The type as users read it (``"float or list of float"``, ``'{"none", "holm"}'``);
-        default: from the annotation (:func:`kind_text`).
+        The type as users read it, for a field typed ``Any`` (``"list of {metric,
+        depth}"``); default: from the annotation (:func:`kind_text`).
     tables : bool or "data"
         How the value reaches the tables (:func:`fingerprint`): True, the study object holds
         it (it enters the fingerprint); ``"data"``, ``make`` builds the kernel's data or
@@ -117,12 +119,19 @@ def _annotation(config: type, f: dataclasses.Field) -> Any:
 
 
 def kind_text(annotation: Any) -> str:
-    """The type as a numpy docstring states it.
+    """The type as a numpy docstring states it. A list of scalars also takes one scalar
+    (:func:`promote`), so it reads ``"X or list of X"``; a :class:`Choice` lists its values.
 
     Examples
     --------
     >>> kind_text(int), kind_text(int | None), kind_text(list[str]), kind_text(dict[str, int])
-    ('int', 'int, optional', 'list of str', 'dict of str to int')
+    ('int', 'int, optional', 'str or list of str', 'dict of str to int')
+    >>> class Mode(Choice):
+    ...     count = "count"
+    ...     plus_one = "plus_one"
+    >>> kind_text(Mode), kind_text(list[Mode] | None), kind_text(list[list[str]])
+    ('{"count", "plus_one"}', 'str or list of str, each of {"count", "plus_one"}, optional', \
+'list of list of str')
     """
     if isinstance(annotation, str):
         return annotation
@@ -132,12 +141,136 @@ def kind_text(annotation: Any) -> str:
         text = " or ".join(kind_text(a) for a in rest)
         return f"{text}, optional" if len(rest) < len(args) else text
     if origin in (list, tuple):
-        return f"list of {kind_text(args[0])}" if args else "list"
+        if not args:
+            return "list"
+        inner = typing.get_origin(args[0]) in (list, tuple)
+        item = f"list of {kind_text(typing.get_args(args[0])[0])}" if inner else \
+            kind_text(args[0])
+        if _is_choice(args[0]):  # griffe reads a leading "{...}" as the whole type
+            return f"str or list of str, each of {item}"
+        if _is_scalar_type(args[0]):
+            return f"{item} or list of {item}"
+        return f"list of {item}"
     if origin is dict:
         return f"dict of {kind_text(args[0])} to {kind_text(args[1])}" if args else "dict"
     if annotation is Any:
         return "object"
+    if _is_choice(annotation):
+        return "{" + ", ".join(f'"{m.value}"' for m in annotation) + "}"
     return getattr(annotation, "__name__", str(annotation))
+
+
+class Choice(enum.StrEnum):
+    """A parameter's closed set of values: Hydra and OmegaConf refuse any other value
+    themselves, the documentation lists them (:func:`kind_text`), and a member is the
+    string it names everywhere else (it compares, hashes, formats and serialises as that
+    string, so a run directory's fingerprint is unchanged by the type).
+
+    A member's name is its value (``plus_one = "plus_one"``), since OmegaConf reads a
+    command line's ``experiment.pvalue=plus_one`` by name. Calling the class with an
+    unknown value is a :class:`~irsim.errors.ConfigError` with the closest values.
+
+    Examples
+    --------
+    >>> class Mode(Choice):
+    ...     count = "count"
+    ...     plus_one = "plus_one"
+    >>> Mode("plus_one") == "plus_one", f"{Mode.count}", [Mode.count]
+    (True, 'count', ['count'])
+    >>> Mode("plus1")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: unknown Mode value 'plus1' (did you mean 'plus_one'?); ...
+    """
+
+    def __repr__(self) -> str:  # as the string it names (docs, messages, doctests)
+        return repr(self.value)
+
+    @classmethod
+    def _missing_(cls, value: object) -> Any:
+        from irsim.errors import unknown_name
+
+        raise unknown_name(f"{cls.__name__} value", str(value), [m.value for m in cls])
+
+    @classmethod
+    def values(cls) -> tuple[str, ...]:
+        """The values as plain strings, in declaration order."""
+        return tuple(m.value for m in cls)
+
+
+def _is_choice(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, enum.Enum)
+
+
+def _is_scalar_type(annotation: Any) -> bool:
+    return annotation in (int, float, str, bool) or _is_choice(annotation)
+
+
+def _list_item(annotation: Any) -> Any:
+    """The item type of a (possibly optional) list annotation, else None."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        rest = [a for a in args if a is not type(None)]
+        return _list_item(rest[0]) if len(rest) == 1 else None
+    if origin in (list, tuple) and args:
+        return args[0]
+    return None
+
+
+def scalar_lists(config: type) -> frozenset[str]:
+    """The fields of dataclass `config` typed as a list of scalars: each also takes one
+    scalar, promoted to a one-element list (:func:`promote`).
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class Config:
+    ...     alpha: list[float] = option([0.05], "Levels.")
+    ...     metrics: list[str] | None = option(None, "Metrics.")
+    ...     pairs: list[list[str]] | None = option(None, "Pairs.")
+    ...     B: int = option(100, "Resamples.")
+    >>> sorted(scalar_lists(Config))
+    ['alpha', 'metrics']
+    """
+    try:
+        hints = typing.get_type_hints(config)
+    except Exception:  # noqa: BLE001 - unresolvable annotations: nothing to promote
+        return frozenset()
+    return frozenset(f.name for f in dataclasses.fields(config)
+                     if _is_scalar_type(_list_item(hints.get(f.name))))
+
+
+def is_scalar(value: Any) -> bool:
+    """Whether `value` is one scalar a list field may take (not a list, mapping or None).
+
+    Examples
+    --------
+    >>> is_scalar(0.05), is_scalar("t"), is_scalar([0.05]), is_scalar(None)
+    (True, True, False, False)
+    """
+    import numbers
+
+    return isinstance(value, str | numbers.Number | enum.Enum)
+
+
+def promote(config: type, values: Mapping[str, Any]) -> dict[str, Any]:
+    """`values` (keyword parameters of `config`) with each scalar given for a list field
+    as a one-element list: ``alpha=0.05`` is ``alpha=[0.05]``, in both doors (the command
+    line's overrides are rewritten the same way, :func:`irsim.runner.promote_overrides`).
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class Config:
+    ...     alpha: list[float] = option([0.05], "Levels.")
+    ...     B: int = option(100, "Resamples.")
+    >>> promote(Config, {"alpha": 0.01, "B": 200}), promote(Config, {"alpha": [0.01]})
+    ({'alpha': [0.01], 'B': 200}, {'alpha': [0.01]})
+    """
+    lists = scalar_lists(config)
+    return {k: [v] if k in lists and is_scalar(v) else v for k, v in values.items()}
 
 
 @dataclass(frozen=True)
@@ -268,7 +401,7 @@ def fingerprint(study: Any, config: type, *, renamed: Mapping[str, str | None] |
     >>> from dataclasses import dataclass
     >>> @dataclass
     ... class Config:
-    ...     alpha: Any = option(0.05, "Levels.", kind="float or list of float")
+    ...     alpha: list[float] = option([0.05], "Levels.")
     ...     metrics: Any = option(None, "Metrics.", tables="data")
     ...     plot: bool = option(True, "Draw the figure.", tables=False)
     >>> @dataclass

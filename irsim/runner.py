@@ -28,17 +28,19 @@ from irsim.kit.loading import metrics_arg, progress_bar
 from irsim.provenance import manifest, table_digests
 from irsim.rng import check_seed
 
-__all__ = ["compose_config", "run", "evaluate_command", "write_manifest", "matrix_to_long",
-           "describe_data", "check_seed", "check_run_dir", "check_keys", "check_ray_address",
-           "auth_message", "completed", "COMPLETE",
-           "print_summary"]
+__all__ = ["compose_config", "promote_overrides", "run", "evaluate_command", "write_manifest",
+           "matrix_to_long", "describe_data", "check_seed", "check_run_dir", "check_keys",
+           "check_ray_address", "auth_message", "completed", "COMPLETE", "print_summary"]
 
 log = logging.getLogger(__name__)
 
 
-def compose_config(overrides: list[str] | None = None, *, hydra: bool = False) -> DictConfig:
+def compose_config(overrides: list[str] | None = None, *, hydra: bool = False,
+                   promote: bool = True) -> DictConfig:
     """The irsim config with command-line style overrides, without running anything
-    (`hydra`: also compose and return Hydra's own node, so ``hydra.*`` overrides are checked).
+    (`hydra`: also compose and return Hydra's own node, so ``hydra.*`` overrides are checked;
+    `promote`: a scalar given for a list is a list of one, :func:`promote_overrides`, as on
+    the command line).
 
     Examples
     --------
@@ -51,9 +53,114 @@ def compose_config(overrides: list[str] | None = None, *, hydra: bool = False) -
     from irsim.conf import register
 
     register()
+    overrides = promote_overrides(list(overrides or [])) if promote else list(overrides or [])
     with initialize_config_module(config_module="irsim.conf", version_base="1.3"):
-        return compose(config_name="config", overrides=list(overrides or []),
+        return compose(config_name="config", overrides=overrides,
                        return_hydra_config=hydra)
+
+
+#: Config groups whose selection decides the types of the keys below them.
+_GROUPS = ("collection", "experiment", "engine")
+#: Sweep functions whose elements are not rewritten (their order or meaning is their own).
+_OWN_SWEEPS = ("shuffle(", "tag(", "interval(", "glob(")
+
+
+def promote_overrides(overrides: list[str]) -> list[str]:
+    """The command line's overrides with each scalar given for a list-typed key written as
+    a one-element list, as :func:`irsim.params.promote` does for keywords:
+    ``experiment.alpha=0.05`` is ``experiment.alpha=[0.05]``, and a sweep's scalars are
+    swept as lists (``experiment.alpha=0.01,0.05`` is ``experiment.alpha=[0.01],[0.05]``,
+    ``range(2,5)`` too). The types come from the config the group selections compose (each
+    experiment of a sweep over experiments: a key is promoted only where it is a list in
+    every one). Anything else (flags, ``hydra.*``, deletions, interpolations, sweeps such as
+    ``shuffle(...)``, a command line that does not compose) is left as given, for Hydra
+    and :func:`irsim.cli` to judge.
+
+    Examples
+    --------
+    >>> promote_overrides(["experiment.alpha=0.05", "experiment.B=200", "seed=1"])
+    ['experiment.alpha=[0.05]', 'experiment.B=200', 'seed=1']
+    >>> promote_overrides(["-m", "experiment=compare", "experiment.alpha=0.01,0.05"])
+    ['-m', 'experiment=compare', 'experiment.alpha=0.01,0.05']
+    >>> promote_overrides(["-m", "experiment.alpha=0.01,[0.05,0.1]", "metrics=AP"])
+    ['-m', 'experiment.alpha=[0.01],[0.05,0.1]', 'metrics=[AP]']
+    """
+    import itertools
+
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from irsim.conf.schema import IrsimConfig
+    from irsim.params import scalar_lists
+
+    def key_of(arg: str) -> str:
+        return arg.lstrip("+~").partition("=")[0].strip()
+
+    args = [(i, a) for i, a in enumerate(overrides) if not a.startswith("-") and "=" in a
+            and not key_of(a).startswith(("hydra.", "hydra/")) and "@" not in key_of(a)]
+    selections = [a for _, a in args if key_of(a) in _GROUPS or "/" in key_of(a)]
+    top = scalar_lists(IrsimConfig)
+    wanted = {i: key_of(a) for i, a in args if "." in key_of(a) or key_of(a) in top}
+    if not wanted:
+        return list(overrides)
+    parser = OverridesParser.create()
+    try:
+        choices = []
+        for arg in selections:
+            parsed = parser.parse_override(arg)
+            values = ([str(v) for v in parsed.sweep_string_iterator()]
+                      if parsed.is_sweep_override() else [parsed.get_value_element_as_str()])
+            choices.append([f"{arg.partition('=')[0]}={v}" for v in values])
+        configs = [compose_config(list(combo), promote=False)
+                   for combo in itertools.product(*choices)]
+    except Exception:  # noqa: BLE001 - it does not compose: Hydra and the precheck say why
+        return list(overrides)
+
+    def is_list(key: str) -> bool:
+        head, _, leaf = key.rpartition(".")
+        for cfg in configs:
+            node: Any = cfg
+            for part in head.split(".") if head else []:
+                node = node.get(part) if isinstance(node, DictConfig) else None
+            cls = IrsimConfig if not head else (
+                OmegaConf.get_type(node) if isinstance(node, DictConfig) else None)
+            if cls is None or leaf not in scalar_lists(cls):
+                return False
+        return True
+
+    out = list(overrides)
+    for i, key in wanted.items():
+        if is_list(key):
+            out[i] = _promoted(parser, overrides[i])
+    return out
+
+
+def _promoted(parser: Any, arg: str) -> str:
+    """One override of a list-typed key with its scalars as one-element lists."""
+    from hydra.core.override_parser.types import QuotedString
+
+    from irsim.params import is_scalar
+
+    prefix = arg[:len(arg) - len(arg.lstrip("+~"))]
+    key, _, text = arg[len(prefix):].partition("=")
+    if "${" in text or text.strip().startswith(_OWN_SWEEPS):
+        return arg
+    try:
+        parsed = parser.parse_override(arg)
+        if parsed.is_delete():
+            return arg
+        if not parsed.is_sweep_override():
+            value = parsed.value()
+            return f"{prefix}{key}=[{parsed.get_value_element_as_str()}]" \
+                if is_scalar(value) else arg
+        values = list(parsed.sweep_iterator())
+        texts = [str(t) for t in parsed.sweep_string_iterator()]
+    except Exception:  # noqa: BLE001 - Hydra reports a bad override itself
+        return arg
+    if len(values) != len(texts):
+        return arg
+    return f"{prefix}{key}=" + ",".join(
+        f"[{t}]" if is_scalar(v) or isinstance(v, QuotedString) else t
+        for v, t in zip(values, texts, strict=True))
 
 
 def check_run_dir(run_dir: Path) -> None:

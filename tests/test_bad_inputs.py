@@ -152,7 +152,7 @@ CASES = [
     ("B-zero", lambda t: ["experiment.B=0"], "experiment.B must be an integer >= 1"),
     ("alpha-outside", lambda t: ["experiment.alpha=[0.05,1.2]"], "inside (0, 1)"),
     ("alpha-text", lambda t: ["experiment.alpha=[abc]"],
-     "experiment.alpha must be numbers inside (0, 1), got ['abc']"),
+     "experiment.alpha: Value 'abc' of type 'str' could not be converted to Float"),
     ("alpha-zero", lambda t: ["experiment.alpha=[0]"], "inside (0, 1)"),
     ("offline-missing", lambda t: ["collection=adhoc8", f"data_dir={t}", "offline=true"],
      "offline"),

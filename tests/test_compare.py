@@ -105,14 +105,32 @@ def test_shards_do_not_change_the_tables(result):
     (dict(systems=["run2"], baseline="run2"), "names no system besides the baseline"),
     (dict(systems=["run2", "run3"], tests=["tukey_hsd"]), "unknown test of experiment=compare"),
     (dict(systems=["run2", "run3"], ci_level=1.5), r"ci_level must be inside \(0, 1\)"),
-    # typed fields (list[str] | None, str | None, list[str]): OmegaConf refuses the wrong type
-    (dict(systems="run2"), r"^systems: Invalid value assigned: .* is not a ListConfig"),
+    # typed fields: OmegaConf refuses the wrong type; a scalar for a list is a list of one
+    (dict(systems="run2"), "must name at least two systems"),
     (dict(baseline=["run2"]), r"^baseline: Cannot convert 'ListConfig' to string"),
-    (dict(systems=["run2", "run3"], tests="t"), r"^tests: Invalid value assigned"),
+    (dict(systems=["run2", "run3"], tests=1.5), r"unknown test of experiment=compare '1.5'"),
+    (dict(systems=["run2", "run3"], correction="hlm"),
+     r"^unknown value of correction 'hlm' \(did you mean 'holm'\?\); valid: bh, bonferroni"),
+    (dict(systems=["run2", "run3"], B=[5]),
+     r"^B: Value '\[5\]' of type 'ListConfig' could not be converted to Integer"),
 ])
 def test_bad_parameters_are_one_clear_error(kwargs, message):
     with pytest.raises(irsim.ConfigError, match=message):
         irsim.compare(frame(), metric="AP", **kwargs)
+
+
+def test_a_scalar_for_a_list_is_a_list_of_one_in_both_doors(tmp_path):
+    """``tests="t"`` is ``tests=["t"]`` in Python, and ``experiment.tests=t`` is
+    ``experiment.tests=[t]`` on the command line: the same tables."""
+    one = irsim.compare(frame(), metric="AP", systems=SYSTEMS, tests="t", B=200, seed=3)
+    listed = irsim.compare(frame(), metric="AP", systems=SYSTEMS, tests=["t"], B=200, seed=3)
+    assert one.tables["comparison"].equals(listed.tables["comparison"])
+    assert set(one.tables["comparison"].column("test").to_pylist()) == {"t"}
+    from irsim.runner import compose_config
+
+    cfg = compose_config(["experiment=compare", "experiment.tests=t",
+                          "experiment.systems=run2"])
+    assert list(cfg.experiment.tests) == ["t"] and list(cfg.experiment.systems) == ["run2"]
 
 
 def test_the_compare_subcommand(tmp_path, capsys):

@@ -175,6 +175,6 @@ def test_effort_compares_the_systems_the_rule_keeps():
 
 
 def test_bad_rule_is_one_clear_error():
-    with pytest.raises(ConfigError, match="^drop_rule must be one of quantile, count; "
-                                          "got 'floor'"):
+    with pytest.raises(ConfigError, match="^unknown value of drop_rule 'floor'; valid: count, "
+                                          "quantile$"):
         irsim.error_rates(web2012_47(), drop_bottom=0.25, drop_rule="floor")

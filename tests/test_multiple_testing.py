@@ -428,10 +428,11 @@ def test_report_has_the_figures(tmp_path):
     ({"systems": [1]}, "^systems must list collection sizes >= 2"),
     ({"systems": [500]}, "^systems: collections of 500 systems, but metric AP has"),
     ({"share_null": [1.5]}, r"^share_null must list numbers in \[0, 1\]"),
-    ({"corrections": ["holms"]}, "unknown correction 'holms'"),
+    ({"corrections": ["holms"]}, r"unknown value of corrections\[0\] 'holms' \(did you mean "
+                                 "'holm'"),
     ({"tests": ["tukey"]}, "unknown test for experiment=multiple_testing 'tukey'"),
     ({"spread": 0}, "^spread must be > 0"),
-    ({"dependence": "clayton"}, "unknown dependence 'clayton'"),
+    ({"dependence": "clayton"}, "unknown value of dependence 'clayton'; valid: gaussian, vine"),
     ({"vine_truncation": 0}, "^vine_truncation must be an integer >= 1"),
     ({"trials": 0}, "^trials must be an integer >= 1"),
     ({"null_mean": 1.2}, r"^null_mean must be inside \(0, 1\)"),

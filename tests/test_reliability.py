@@ -206,7 +206,7 @@ def test_presets_run(preset, collection, runs):
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"drop_bottom": 1.0}, "^drop_bottom must be in"),
-    ({"drop_rule": "floor"}, "^drop_rule must be one of quantile, count; got 'floor'"),
+    ({"drop_rule": "floor"}, "^unknown value of drop_rule 'floor'; valid: count, quantile$"),
     ({"targets": [1.2]}, "^targets must list values inside"),
     ({"B": 1}, "^B must be >= 2"),
     ({"ci_level": 95}, "^ci_level must be inside"),

@@ -84,7 +84,7 @@ def test_collect_merges_jobs_with_parameters(tmp_path):
     dp["experiment.B"] = dp["experiment.B"].astype(str)
     assert len(dp) == 3 * 2 * 2  # jobs x tests x alphas
     assert set(zip(dp["experiment.B"], dp["metrics"], dp["metric"], strict=True)) == {
-        ("100", "[AP]", "AP"), ("200", "[AP]", "AP"), ("100", "[RR]", "RR")}
+        ("100", "AP", "AP"), ("200", "AP", "AP"), ("100", "RR", "RR")}  # a list of one: its item
     assert "hydra.verbose" not in dp.columns
     with pytest.raises(InputError, match="no job with results"):
         collect(tmp_path / "merged")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["register", "registered", "store", "check_keys", "unknown_key"]
+__all__ = ["register", "registered", "store", "check_keys", "unknown_key", "choice_error"]
 
 _REGISTERED = False
 
@@ -167,3 +167,37 @@ def unknown_key(cfg: Any, key: str) -> Any:
     elif node.startswith("experiment.") and parent is not None and "name" in parent:
         what = f"parameter of {node.replace('.', '/')}={parent.name}"  # a group's option
     return unknown_name(what, key, valid)
+
+
+def choice_error(err: BaseException | None) -> Any:
+    """OmegaConf's refusal of a value outside a :class:`~irsim.params.Choice` (a command
+    line's override or a keyword of ``irsim.<study>``) as one
+    :class:`~irsim.errors.ConfigError` naming the key, the closest values and every valid
+    one; None for any other error.
+
+    Examples
+    --------
+    >>> from irsim.runner import compose_config
+    >>> try:
+    ...     compose_config(["experiment.pvalue=plusone"])
+    ... except Exception as err:
+    ...     print(choice_error(err.__cause__))
+    config: unknown value of experiment.pvalue 'plusone' (did you mean 'plus_one'?); valid: \
+count, plus_one
+    """
+    import enum
+    import typing
+
+    from omegaconf.errors import ValidationError
+
+    from irsim.errors import unknown_name
+
+    if not isinstance(err, ValidationError):
+        return None
+    choice = getattr(getattr(err, "child_node", None), "enum_type", None)
+    if choice is None:  # an item of a list of choices
+        args = typing.get_args(getattr(err, "ref_type", None))
+        choice = args[0] if args else None
+    if not (isinstance(choice, type) and issubclass(choice, enum.Enum)):
+        return None
+    return unknown_name(f"value of {err.full_key}", str(err.value), [m.name for m in choice])

@@ -40,8 +40,8 @@ class IrsimConfig:
 
     seed: Any = _help("seed of every random draw (an integer >= 0; checked by "
                       "irsim.rng.check_seed)", 0)
-    metrics: Any = _help("metrics to study; null = the collection's default list (for a "
-                         "score matrix: all its metrics)")
+    metrics: list[str] | None = _help("metrics to study; null = the collection's default list "
+                                      "(for a score matrix: all its metrics)")
     data_dir: str | None = _help("where named collections are found / downloaded; null = "
                                  "$IRSIM_DATA_DIR or ~/.cache/irsim")
     offline: bool = _help("never download anything (collections must already be in "
@@ -58,7 +58,7 @@ class _Collection:
     kind: str = ""
     name: str = ""
     description: str = ""
-    default_metrics: Any = _help("metrics studied when the top-level metrics is null")
+    default_metrics: list[str] | None = _help("metrics studied when the top-level metrics is null")
 
 
 @dataclass

@@ -11,6 +11,7 @@ import numpy as np
 
 from irsim.errors import ConfigError, param
 from irsim.params import document, option
+from irsim.stats.bootstrap import BootstrapStatistic
 
 __all__ = [
     "as_tuple",
@@ -379,9 +380,9 @@ def check_simulated_tests(study: Any) -> None:
     if study.wilcoxon_method not in WILCOXON_METHODS:
         raise unknown_name(param("wilcoxon_method"), str(study.wilcoxon_method),
                            WILCOXON_METHODS)
-    if study.bootstrap_statistic not in ("t", "mean"):
+    if study.bootstrap_statistic not in BootstrapStatistic.values():
         raise unknown_name(param("bootstrap_statistic"), str(study.bootstrap_statistic),
-                           ("t", "mean"))
+                           BootstrapStatistic.values())
     if not float(study.sign_threshold) >= 0:
         raise ConfigError(f"{param('sign_threshold')} must be >= 0, got "
                           f"{study.sign_threshold}")

@@ -55,13 +55,25 @@ from irsim.metrics.evaluate import (
     topic_factors,
 )
 from irsim.metrics.measures import Measure
+from irsim.params import Choice
 
 __all__ = ["UNJUDGED_RULES", "evaluate_many", "composite_qrels", "condense"]
 
 log = logging.getLogger(__name__)
 
 #: Rules for reference-judged pairs the other assessor did not judge.
-UNJUDGED_RULES = ("reference", "nonrelevant", "condensed")
+
+
+class Unjudged(Choice):
+    """What a document one assessor judged and another did not counts as under the other's
+    qrels."""
+
+    reference = "reference"
+    nonrelevant = "nonrelevant"
+    condensed = "condensed"
+
+
+UNJUDGED_RULES = Unjudged.values()
 
 
 def composite_qrels(reference: Qrels, other: Qrels, *, unjudged: str = "reference",

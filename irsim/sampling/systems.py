@@ -51,6 +51,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from irsim.errors import ConfigError, InputError, param
+from irsim.params import Choice
 
 __all__ = ["DUPLICATE_TOL", "RULES", "DEFAULT_RULE", "check_share", "check_rule", "check_drop",
            "bottom_count", "bottom_mask", "duplicate_mask", "kept_runs"]
@@ -58,10 +59,17 @@ __all__ = ["DUPLICATE_TOL", "RULES", "DEFAULT_RULE", "check_share", "check_rule"
 #: Two systems are duplicates when their scores differ by at most this on every topic.
 DUPLICATE_TOL = 1e-5
 
-#: The bottom-share rules (see the module docstring).
-RULES = ("quantile", "count")
+
+class DropRule(Choice):
+    """A bottom-share rule (see the module docstring)."""
+
+    quantile = "quantile"
+    count = "count"
+
+
+RULES = DropRule.values()
 #: The studies' rule unless ``drop_rule`` says otherwise: the paper's (Urbano's code).
-DEFAULT_RULE = "quantile"
+DEFAULT_RULE = DropRule.quantile
 
 
 def check_share(value: Any, key: str | None = None) -> float:

@@ -81,6 +81,7 @@ from scipy.stats import rankdata
 
 from irsim.errors import ConfigError, InputError, unknown_name
 from irsim.exact import corrcoef
+from irsim.params import Choice
 from irsim.simulate.margins import Margins
 from irsim.simulate.pairs import fit_simulator
 
@@ -101,7 +102,16 @@ __all__ = [
 ]
 
 #: Dependence models of :func:`fit_joint_copula_model`.
-DEPENDENCE = ("gaussian", "vine")
+
+
+class CopulaDependence(Choice):
+    """The copula of a simulated collection: Gaussian or a vine."""
+
+    gaussian = "gaussian"
+    vine = "vine"
+
+
+DEPENDENCE = CopulaDependence.values()
 #: Default floor on the smallest eigenvalue of the Gaussian copula's correlation matrix.
 MIN_EIGENVALUE = 0.01
 #: Default pair-copula families of the vine (the independence copula is always allowed).

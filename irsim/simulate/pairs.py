@@ -58,6 +58,7 @@ from scipy.special import ndtri
 
 from irsim.errors import ConfigError, InputError, unknown_name
 from irsim.exact import corrcoef
+from irsim.params import Choice
 from irsim.sampling.systems import kept_runs
 from irsim.simulate.margins import (
     Margins,
@@ -81,7 +82,16 @@ __all__ = [
 ]
 
 #: Dependence targets of :func:`fit_simulator`.
-DEPENDENCE = ("pearson", "kendall")
+
+
+class PairDependence(Choice):
+    """The dependence a simulated pair keeps: Pearson's r or Kendall's tau."""
+
+    pearson = "pearson"
+    kendall = "kendall"
+
+
+DEPENDENCE = PairDependence.values()
 #: Hermite terms of the NORTA correlation series.
 HERMITE_TERMS = 600
 #: Largest latent correlation (the Hermite series converges slowly near 1).

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from irsim.errors import ConfigError, InputError, unknown_name
+from irsim.params import Choice
 from irsim.rng import REPLICATE_BLOCK
 
 __all__ = [
@@ -34,8 +35,20 @@ __all__ = [
     "row_chunks",
 ]
 
-ALTERNATIVES = ("two-sided", "less", "greater")
-PVALUE_MODES = ("count", "plus_one")
+
+
+class PValueMode(Choice):
+    """How a Monte Carlo p-value counts: ``count/B`` (Sakai) or ``(count + 1)/(B + 1)``."""
+
+    count = "count"
+    plus_one = "plus_one"
+
+
+#: The alternatives of a test (``two-sided`` is no Python name: the functional form).
+Alternative = Choice("Alternative", [(a, a) for a in ("two-sided", "less", "greater")],
+                     module=__name__)
+ALTERNATIVES = Alternative.values()
+PVALUE_MODES = PValueMode.values()
 
 #: Default cap (bytes) on the working memory of one resampling step.
 DEFAULT_MEMORY_BUDGET = 256 * 2**20

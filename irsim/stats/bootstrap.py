@@ -24,6 +24,7 @@ import numpy as np
 
 from irsim.errors import ConfigError, InputError
 from irsim.exact import Exact
+from irsim.params import Choice
 from irsim.sampling.topics import bootstrap_counts, bootstrap_indices, indices_to_counts
 from irsim.stats._validation import (
     DEFAULT_MEMORY_BUDGET,
@@ -53,6 +54,14 @@ __all__ = ["SUMMARIES", "BootstrapTestResult", "paired_bootstrap", "unpaired_boo
 
 #: Summaries of :func:`unpaired_bootstrap`.
 SUMMARIES = ("mean", "gmean", "worst")
+
+
+class BootstrapStatistic(Choice):
+    """The paired bootstrap's statistic: studentised (``t``, Sakai) or the mean difference
+    (``mean``, Urbano)."""
+
+    t = "t"
+    mean = "mean"
 
 #: Target bytes of one block of (pairs x resamples) sums: small enough to stay in cache
 #: between the GEMM that writes it and the comparisons that read it.
@@ -206,7 +215,7 @@ def paired_bootstrap(
     [0.604, 0.0, 0.0]
     """
     alternatives, several = check_alternatives(alternative)
-    statistic = check_choice("paired bootstrap statistic", statistic, ("t", "mean"))
+    statistic = check_choice("paired bootstrap statistic", statistic, BootstrapStatistic.values())
     mc = monte_carlo_iv(B=B, seed=seed, study=study, pvalue_mode=pvalue_mode,
                         memory_budget=memory_budget, key=key)
     # studentised on 2 topics: the centred differences are (d, -d) and every resample has

@@ -21,11 +21,24 @@ import operator
 import numpy as np
 
 from irsim.errors import ConfigError, InputError, unknown_name
+from irsim.params import Choice
 
 __all__ = ["CORRECTIONS", "adjust", "reject"]
 
 #: Correction names, as configs and tables spell them.
-CORRECTIONS = ("none", "bonferroni", "holm", "bh", "by")
+
+
+class Correction(Choice):
+    """A multiple-comparison correction of a family of p-values (:func:`adjust`)."""
+
+    none = "none"
+    bonferroni = "bonferroni"
+    holm = "holm"
+    bh = "bh"
+    by = "by"
+
+
+CORRECTIONS = Correction.values()
 
 
 def _check_method(method: object) -> str:

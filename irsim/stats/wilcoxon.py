@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
+from irsim.params import Choice
 from irsim.stats._validation import (
     DEFAULT_MEMORY_BUDGET,
     check_alternative,
@@ -25,8 +26,26 @@ from irsim.stats._validation import (
 
 __all__ = ["WILCOXON_METHODS", "WilcoxonResult", "wilcoxon"]
 
-WILCOXON_METHODS = ("auto", "exact", "approx", "r")
-ZERO_METHODS = ("wilcox", "pratt")
+
+
+class WilcoxonMethod(Choice):
+    """How the signed-rank test's p-value is computed (:func:`wilcoxon`)."""
+
+    auto = "auto"
+    exact = "exact"
+    approx = "approx"
+    r = "r"
+
+
+class ZeroMethod(Choice):
+    """Zero differences in the signed-rank test: dropped or ranked (:func:`wilcoxon`)."""
+
+    wilcox = "wilcox"
+    pratt = "pratt"
+
+
+WILCOXON_METHODS = WilcoxonMethod.values()
+ZERO_METHODS = ZeroMethod.values()
 
 
 @dataclass(frozen=True)

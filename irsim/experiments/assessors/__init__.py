@@ -96,6 +96,7 @@ from irsim.experiments.assessors.data import (
 from irsim.experiments.assessors.gstudy import gstudy_tables
 from irsim.experiments.assessors.prepare import (
     AssessorData,
+    Relabel,
     check_config,
     composites,
     parallel_composites,
@@ -106,10 +107,13 @@ from irsim.experiments.assessors.swaps import swap_counts, swap_table
 from irsim.experiments.assessors.tables import TABLE_SPECS
 from irsim.kit.bins import ABSOLUTE
 from irsim.kit.common import BayesOptions, BayesRules, Shards
+from irsim.metrics.multi import Unjudged
 from irsim.params import fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK
+from irsim.stats._validation import PValueMode
 from irsim.stats.kendall import rank_agreement, top_k_overlap
+from irsim.stats.multiple import Correction
 from irsim.stats.registry import SIMULTANEOUS, TESTS
 from irsim.tables import table
 
@@ -147,10 +151,10 @@ class Config(BayesOptions):
         None, "The grade scale (categories of the kappas, in order). Default: the integers from "
         "the reference's lowest to its highest grade. A grade of another qrels outside it is an "
         "error.", tables="data")
-    unjudged: str = option(
-        "reference", "What a passage judged by the reference but not by the other assessor counts "
-        "as when evaluating under the other qrels: ``reference`` (the reference's grade: the "
-        "qrels differ only where the assessors disagree), ``nonrelevant`` (grade 0) or "
+    unjudged: Unjudged = option(
+        Unjudged.reference, "What a passage judged by the reference but not by the other assessor "
+        "counts as when evaluating under the other qrels: ``reference`` (the reference's grade: "
+        "the qrels differ only where the assessors disagree), ``nonrelevant`` (grade 0) or "
         "``condensed`` (unjudged; the other qrels' runs are evaluated on condensed lists, Sakai "
         "2007).", tables="data")
     groups: list[list[str]] | None = option(
@@ -164,7 +168,7 @@ class Config(BayesOptions):
         ["t", "randomisation"], "Significance tests (:data:`irsim.stats.TESTS`: t, wilcoxon, "
         "sign, randomisation, paired_bootstrap, unpaired_bootstrap, tukey_hsd, "
         "randomised_tukey_hsd).")
-    corrections: list[str] = option(
+    corrections: list[Correction] = option(
         ["none", "holm"], "Multiple-comparison corrections over all system pairs "
         "(:data:`irsim.stats.CORRECTIONS`: none, bonferroni, holm, bh, by); Tukey HSD tests get "
         "``none`` only.")
@@ -175,9 +179,9 @@ class Config(BayesOptions):
     test_B: int = option(
         10000, "Replicates of the Monte Carlo tests (randomisation, bootstrap, randomised Tukey "
         "HSD; the randomisation test is exact when ``2**topics <= test_B``).")
-    pvalue: str = option(
-        "plus_one", "P-value of the Monte Carlo tests: ``plus_one`` (``(count + 1) / (B + 1)``, "
-        "never 0, so corrections over many pairs stay valid) or ``count`` (``count / B``).")
+    pvalue: PValueMode = option(
+        PValueMode.plus_one, "P-value of the Monte Carlo tests: ``plus_one`` (``(count + 1) / (B + "
+        "1)``, never 0, so corrections over many pairs stay valid) or ``count`` (``count / B``).")
     top_k: int = option(10, "k of the top-k agreement (capped at the number of systems).")
     g_assessors: list[str] | None = option(
         None, "The levels of the G-study's assessor facet (qrels names, given or composite; the "
@@ -203,11 +207,11 @@ class Config(BayesOptions):
     simulate_prior: float = option(
         1.0, "Dirichlet pseudo-count per cell of the confusion matrix (1: add-one smoothing).",
         tables="data")
-    simulate_relabel: str = option(
-        "all", "Which reference judgments a simulated assessor relabels: ``all`` (every judgment "
-        "of ``simulate_from``'s topics: a new assessor judging the whole pool, the planning "
-        "question) or ``judged`` (only the passages ``simulate_from`` re-judged, the others keep "
-        "the reference's grade: the process that produced the observed qrels with "
+    simulate_relabel: Relabel = option(
+        Relabel.all, "Which reference judgments a simulated assessor relabels: ``all`` (every "
+        "judgment of ``simulate_from``'s topics: a new assessor judging the whole pool, the "
+        "planning question) or ``judged`` (only the passages ``simulate_from`` re-judged, the "
+        "others keep the reference's grade: the process that produced the observed qrels with "
         "``unjudged=reference``, to validate the model).", tables="data")
     planning_sizes: list[int] | None = option(
         None, "Topic-set sizes of the planning table (>= 2); all topics are always added. A size "

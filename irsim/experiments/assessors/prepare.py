@@ -18,6 +18,7 @@ from irsim.errors import ConfigError, InputError, param, unknown_name
 from irsim.experiments.assessors.data import AssessorInput
 from irsim.kit.common import BayesRules
 from irsim.metrics.multi import UNJUDGED_RULES, composite_qrels, evaluate_many
+from irsim.params import Choice
 from irsim.simulate.assessor import AssessorModel, depth_bins, fit_assessor_model
 from irsim.stats import agreement as agr
 from irsim.stats.multiple import CORRECTIONS
@@ -31,8 +32,15 @@ log = logging.getLogger(__name__)
 __all__ = ["LabelPair", "SimSetup", "AssessorData", "composites", "parallel_composites",
            "best_ranks", "check_config", "prepare", "RELABEL_RULES"]
 
-#: How a simulated assessor relabels the reference (``experiment.simulate_relabel``).
-RELABEL_RULES = ("all", "judged")
+
+class Relabel(Choice):
+    """How a simulated assessor relabels the reference (``experiment.simulate_relabel``)."""
+
+    all = "all"
+    judged = "judged"
+
+
+RELABEL_RULES = Relabel.values()
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ from irsim.kit.common import (
 )
 from irsim.params import fingerprint, option
 from irsim.registry import study
-from irsim.stats.multiple import CORRECTIONS, adjust
+from irsim.stats.multiple import CORRECTIONS, Correction, adjust
 from irsim.stats.registry import TESTS
 from irsim.stats.ttest import paired_t
 from irsim.tables import Column, TableSpec, table
@@ -102,9 +102,9 @@ class Config:
         "(:data:`irsim.stats.TESTS`).")
     B: int = option(10000, "Monte Carlo samples of the randomisation and bootstrap tests.")
     alpha: float = option(0.05, "Significance level of column ``significant``.")
-    correction: str = option(
-        "holm", "Multiple-comparison correction over the chosen pairs, per metric and test.",
-        kind='{"none", "bonferroni", "holm", "bh", "by"}')
+    correction: Correction = option(
+        Correction.holm, "Multiple-comparison correction over the chosen pairs, per metric and "
+        "test.")
     ci_level: float = option(0.95, "Confidence level of the interval of the difference.")
     metrics: list[str] | None = option(
         None, "The metrics to compare on (default: every metric of the data).", tables="data")

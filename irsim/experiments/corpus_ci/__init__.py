@@ -72,7 +72,7 @@ from irsim.kit.common import (
     check_positive_int,
     unit_ranges,
 )
-from irsim.params import fingerprint, option
+from irsim.params import Choice, fingerprint, option
 from irsim.registry import study
 from irsim.sampling.corpus import CorpusSampler
 from irsim.stats.ci import LOGIT_EPS, bootstrap_ci
@@ -101,8 +101,15 @@ __all__ = ["Config", "make", "CorpusCI", "SubsetFields", "METHODS", "RUN_UNIT",
            "CORPUS_BLOCK", "STREAM", "classify", "split_summary"]
 
 
-#: Interval methods (``<method>_small_r`` are added when the correction is on).
-METHODS = ("normal", "logit", "bca")
+class CorpusMethod(Choice):
+    """An interval method (``<method>_small_r`` are added when the correction is on)."""
+
+    normal = "normal"
+    logit = "logit"
+    bca = "bca"
+
+
+METHODS = CorpusMethod.values()
 #: Runs per kernel unit: draws are keyed per unit, shards are whole units.
 RUN_UNIT = 4
 #: Replicates per keyed draw block (small: the closed form runs in cache-sized pieces).
@@ -192,9 +199,8 @@ class Config:
     B: int = option(2000, "Corpus bootstrap replicates per run x topic (the paper: 2000; >= 2).")
     alpha: float = option(
         0.05, "Intervals at level ``1 - alpha`` (0.05: z = 1.96, predicted within share 0.834).")
-    methods: Any = option(
-        list(METHODS), "Any of ``normal`` (AP +- z sd), ``logit``, ``bca``.",
-        kind="str or list of str")
+    methods: list[CorpusMethod] = option(
+        list(METHODS), "Any of ``normal`` (AP +- z sd), ``logit``, ``bca``.")
     small_r: bool = option(
         True, "Also report every method with the small-R correction (``<method>_small_r``: silver "
         "bullets / lead balloons).")
@@ -210,9 +216,9 @@ class Config:
     rel: int = option(
         1, "Relevance threshold: grade >= `rel` is relevant (AP of graded collections such as "
         "TREC DL is customarily computed with ``rel = 2``).", tables="data")
-    pairs: list[Any] | None = option(
+    pairs: list[list[str]] | None = option(
         None, "System pairs for the meta-analysis, e.g. ``[[runA, runB], [runA, runC]]``; None: "
-        "every pair.", kind="list of [str, str], optional")
+        "every pair.")
 
 
 

@@ -34,7 +34,6 @@ executor.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -55,7 +54,7 @@ from irsim.kit.common import (
     resolve_metrics,
     select_metrics,
 )
-from irsim.params import fingerprint, option
+from irsim.params import Choice, fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, rng_for
 from irsim.sampling.subsets import subset_indices
@@ -73,8 +72,18 @@ __all__ = ["Config", "make", "Coverage", "METHODS", "PARK_ALPHAS",
            "TOPIC_STREAM", "BOOT_STREAM", "RELABEL_STREAM", "relabelling"]
 
 
-#: Interval methods of this study (config names, ``method`` column).
-METHODS = ("normal", "t", "percentile", "basic", "bca", "studentised_logit")
+class CoverageMethod(Choice):
+    """An interval method of this study (config names, ``method`` column)."""
+
+    normal = "normal"
+    t = "t"
+    percentile = "percentile"
+    basic = "basic"
+    bca = "bca"
+    studentised_logit = "studentised_logit"
+
+
+METHODS = CoverageMethod.values()
 #: Park's levels: alpha = 0.05, 0.10, ..., 0.50.
 PARK_ALPHAS = tuple(round(0.05 * i, 2) for i in range(1, 11))
 #: Random streams: the topic samples, their bootstrap resamples, the per-system relabelling.
@@ -89,22 +98,21 @@ class Config:
     """Parameters of ``experiment=coverage`` (Park 2011)."""
 
     name: str = option("coverage", "``coverage``.")
-    metrics: Any = option(
+    metrics: list[str] | None = option(
         None, "Metrics of the collection to study (default: all of them; the top-level "
-        "``metrics`` wins when both are set).", kind="str or list of str, optional")
-    methods: Any = option(
+        "``metrics`` wins when both are set).")
+    methods: list[CoverageMethod] = option(
         list(METHODS), "Interval methods: ``normal``, ``t``, ``percentile``, ``basic``, ``bca``, "
         "``studentised_logit`` (distinct; ``studentised_logit`` needs scores in [0, 1]: a "
-        "collection with any other score is refused, naming metric, system and topic).",
-        kind="str or list of str")
-    sizes: Any = option(
+        "collection with any other score is refused, naming metric, system and topic).")
+    sizes: list[int] = option(
         [5, 10, 20], "Topics per sample ``n`` (distinct; drawn without replacement; 2 <= n <= the "
-        "collection's topics).", kind="int or list of int")
+        "collection's topics).")
     samples: int = option(1000, "Topic samples per size.")
     B: int = option(1000, "Bootstrap resamples per interval (>= 2 for the bootstrap methods).")
-    alpha: Any = option(
+    alpha: list[float] = option(
         list(PARK_ALPHAS), "Intervals at level ``1 - alpha`` (default: Park's 0.05, 0.10, ..., "
-        "0.50).", kind="float or list of float")
+        "0.50).")
 
 
 

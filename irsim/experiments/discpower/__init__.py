@@ -127,9 +127,11 @@ from irsim.kit.tables import SWAP_RATES, SWAP_SUMMARY
 from irsim.params import fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK
+from irsim.stats._validation import PValueMode
 from irsim.stats.bayes import DECISIONS
-from irsim.stats.multiple import CORRECTIONS, adjust
+from irsim.stats.multiple import CORRECTIONS, Correction, adjust
 from irsim.stats.resample import gmean_scores, log_scores
+from irsim.stats.wilcoxon import WilcoxonMethod, ZeroMethod
 from irsim.tables import BAYES_RULE, BAYES_TEST, claim, schema, table
 from irsim.tables import FLOAT as _F
 from irsim.tables import INT as _I
@@ -180,32 +182,30 @@ class Config(BayesOptions):
     B: int = option(
         1000, "Bootstrap samples (and randomised Tukey HSD trials, randomisation-test sign "
         "vectors, and swap-method samples per set).")
-    alpha: Any = option(
-        [0.01, 0.05], "Significance levels of discriminative power and the estimated difference.",
-        kind="float or list of float")
+    alpha: list[float] = option(
+        [0.01, 0.05], "Significance levels of discriminative power and the estimated difference.")
     estimated_diff: bool = option(
         True, "Compute the estimated difference required for ASL < alpha. It keeps the "
         "``ceil(max(alpha) B)`` largest replicates of every pair, 24 bytes each per test and "
         "metric; a study whose lists would exceed 2 GiB is refused (turn this off for very large "
         "B: ASLs and the other tables stay exact).")
-    pvalue: str = option(
-        "count", "ASL as ``count/B`` (Sakai) or ``(count+1)/(B+1)``.",
-        kind='{"count", "plus_one"}')
+    pvalue: PValueMode = option(
+        PValueMode.count, "ASL as ``count/B`` (Sakai) or ``(count+1)/(B+1)``.")
     gmean: bool = option(
         False, "Add ``AG <metric>`` (paired bootstrap, t and Tukey on ``log(x + 1e-5)``) and ``G "
         "<metric>`` (unpaired bootstrap test of the geometric mean) for every metric.")
     stability: bool = option(
         False, "The stability method (minority rate, proportion of ties) on the paired test's "
         "samples ``Q*b``: table ``stability``.")
-    fuzziness: Any = option(
+    fuzziness: list[float] = option(
         list(DEFAULT_FUZZINESS), "Fuzziness values of the stability method (Sakai: 0.01, 0.02, "
-        "..., 0.20).", kind="float or list of float")
+        "..., 0.20).")
     swap: bool = option(
         False, "The bootstrap swap method on ``Q*b`` and a second set ``Q'*b`` (21 absolute bins "
         "of 0.01): tables ``swap_rates`` and ``swap_summary``.")
-    swap_confidence: Any = option(
+    swap_confidence: list[float] = option(
         [0.95], "Confidence levels of the swap method's required difference (swap rate <= 1 - "
-        "confidence; Sakai: 0.95).", kind="float or list of float")
+        "confidence; Sakai: 0.95).")
     rankcorr: bool = option(
         False, "Kendall's tau between the system rankings of every metric pair, with the Z0 test "
         "and the bootstrap standard error: table ``rankcorr``.")
@@ -215,21 +215,20 @@ class Config(BayesOptions):
     top_by: str | None = option(
         None, "Metric that ranks the systems for `top_systems` (None: the first metric).",
         tables="data")
-    correction: str = option(
-        "none", "Multiple-comparison correction of each family of all system pairs of a metric "
-        "and test (:func:`irsim.stats.adjust`): column ``asl_adjusted`` and the adjusted "
+    correction: Correction = option(
+        Correction.none, "Multiple-comparison correction of each family of all system pairs of a "
+        "metric and test (:func:`irsim.stats.adjust`): column ``asl_adjusted`` and the adjusted "
         "sensitivity. Tukey HSD and randomised Tukey HSD are simultaneous tests already: their "
-        "``asl_adjusted`` is their ASL.", kind='{"none", "bonferroni", "holm", "bh", "by"}')
+        "``asl_adjusted`` is their ASL.")
     agreement: bool = option(
         False, "Test agreement (Smucker et al. 2007) of every pair of tests: table "
         "``test_agreement`` and a scatter-plot matrix of p-values in the report.")
-    wilcoxon_method: str = option(
-        "auto", "Mode of the Wilcoxon signed-rank test (:func:`irsim.stats.wilcoxon`).",
-        kind='{"auto", "exact", "approx", "r"}')
+    wilcoxon_method: WilcoxonMethod = option(
+        WilcoxonMethod.auto, "Mode of the Wilcoxon signed-rank test "
+        "(:func:`irsim.stats.wilcoxon`).")
     wilcoxon_correction: bool = option(False, "Continuity correction of its normal approximation.")
-    wilcoxon_zero_method: str = option(
-        "wilcox", "Zero differences: dropped (``wilcox``) or ranked (``pratt``).",
-        kind='{"wilcox", "pratt"}')
+    wilcoxon_zero_method: ZeroMethod = option(
+        ZeroMethod.wilcox, "Zero differences: dropped (``wilcox``) or ranked (``pratt``).")
     sign_threshold: float = option(
         0.0, "Tie threshold of the sign test: topics with ``|x - y| <= threshold`` are dropped "
         "(Urbano et al. use 0.01).")

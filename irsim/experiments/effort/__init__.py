@@ -46,7 +46,7 @@ from irsim.kit.topicsets import (
 from irsim.params import option
 from irsim.registry import study
 from irsim.sampling.pooling import pool_runs, pooled_qrels
-from irsim.sampling.systems import DEFAULT_RULE
+from irsim.sampling.systems import DEFAULT_RULE, DropRule
 from irsim.tables import ERRORS, SAMPLING, SUBSET, schema, table
 from irsim.tables import FLOAT as _F
 from irsim.tables import INT as _I
@@ -76,15 +76,15 @@ class Config:
         "compared, e.g. ``[{metric: AP, depth: 100}, {metric: P@10, depth: 10}]`` (the default; "
         "null also means it); depth null keeps the full qrels. From Python, ``(metric, depth)`` "
         "pairs work too.", kind="list of {metric, depth}, optional")
-    sampling: Any = option(
+    sampling: list[str] = option(
         ["disjoint"], "Topic-set schemes: ``disjoint``, ``replacement``, ``independent``.",
-        kind="str or list of str", tables="data")
-    subset_sizes: Any = option([5, 10, 15, 20, 25], "Topic-set sizes.", kind="int or list of int",
+        tables="data")
+    subset_sizes: list[int] = option([5, 10, 15, 20, 25], "Topic-set sizes.",
         tables="data")
     trials: int = option(50, "Repetitions per pair, each a new pair of topic sets.", tables="data")
     drop_bottom: float = option(
         0.0, "Share of systems with the lowest mean (of the first series) left out.", tables="data")
-    drop_rule: str = option(
+    drop_rule: DropRule = option(
         DEFAULT_RULE, "How ``drop_bottom`` leaves systems out: ``quantile`` (those whose mean is "
         "below the ``drop_bottom`` quantile of the means, R's type 7, as Urbano's code) or "
         "``count`` (the ``floor(drop_bottom * systems)`` lowest means; Sanderson & Zobel 2005).",

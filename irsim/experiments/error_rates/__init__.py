@@ -71,7 +71,7 @@ from irsim.kit.topicsets import (
 from irsim.params import option
 from irsim.registry import study
 from irsim.sampling.subsets import check_subset_size, set_means, subset_counts
-from irsim.sampling.systems import DEFAULT_RULE
+from irsim.sampling.systems import DEFAULT_RULE, DropRule
 from irsim.stats import get_test
 from irsim.tables import ERRORS, METRIC, SAMPLING, SUBSET, table
 from irsim.tables import FLOAT as _F
@@ -101,29 +101,28 @@ class Config:
     """Parameters of ``experiment=error_rates``."""
 
     name: str = option("error_rates", "``error_rates``.")
-    metrics: Any = option(
-        None, "Metrics of the collection to study (default: all; the top-level ``metrics`` wins).",
-        kind="str or list of str, optional")
-    sampling: Any = option(
+    metrics: list[str] | None = option(
+        None, "Metrics of the collection to study (default: all; the top-level ``metrics`` wins).")
+    sampling: list[str] = option(
         ["disjoint"], "Topic-set schemes: ``disjoint``, ``replacement``, ``independent``.",
-        kind="str or list of str", tables="data")
-    subset_sizes: Any = option(
+        tables="data")
+    subset_sizes: list[int] = option(
         [5, 10, 15, 20, 25], "Topic-set sizes (the paper: 5, 10, 15, 20, 25); ``disjoint`` needs "
-        "``c <= n/2``.", kind="int or list of int", tables="data")
+        "``c <= n/2``.", tables="data")
     trials: int = option(
         50, "Repetitions per pair, each a new pair of topic sets (the paper: 50).", tables="data")
-    tests: Any = option(
+    tests: list[str] | None = option(
         ["t", "sign", "wilcoxon"], "Significance tests on the first set to condition on: ``t``, "
         "``sign``, ``wilcoxon``, ``paired_bootstrap``, ``randomisation``; the unconditioned rates "
-        'are always reported (``test="none"``).', kind="str or list of str, optional",
+        'are always reported (``test="none"``).',
         tables="data")
-    windows: Any = option(
+    windows: list[list[float]] | None = option(
         [list(w) for w in WINDOWS], "p-value windows ``lo < p <= hi`` (``lo = 0`` includes p = "
-        "0).", kind="list of [lo, hi], optional", tables="data")
+        "0).", tables="data")
     drop_bottom: float = option(
         0.0, "Share of systems with the lowest mean left out (the paper: 0.25 by MAP).",
         tables="data")
-    drop_rule: str = option(
+    drop_rule: DropRule = option(
         DEFAULT_RULE, "How ``drop_bottom`` leaves systems out: ``quantile`` (those whose mean is "
         "below the ``drop_bottom`` quantile of the means, R's type 7, as Urbano's code) or "
         "``count`` (the ``floor(drop_bottom * systems)`` lowest means; Sanderson & Zobel 2005).",
@@ -131,18 +130,16 @@ class Config:
     drop_metric: str | None = option(
         None, "Metric ranking the systems for `drop_bottom` (default: the first metric).",
         tables="data")
-    target_sizes: Any = option(
-        [50], "Sizes the fitted exponential error rates are extrapolated to.",
-        kind="int or list of int, optional")
+    target_sizes: list[int] | None = option(
+        [50], "Sizes the fitted exponential error rates are extrapolated to.")
     min_comparisons: int = option(
         10, "A size enters a bin's fit only with at least this many comparisons.")
     full_alpha: float = option(
         0.05, "Level of the full-topic-set significance table (``p <= full_alpha``).",
         tables="data")
-    sd_sizes: Any = option(
+    sd_sizes: list[int] | None = option(
         None, "Sample sizes of the standard-deviation table (default 5, 10, ... up to n/2: "
-        "samples are drawn without replacement, so the sd shrinks to 0 as the size nears n).",
-        kind="int or list of int, optional")
+        "samples are drawn without replacement, so the sd shrinks to 0 as the size nears n).")
     sd_samples: int = option(100, "Samples per size of the standard-deviation table (>= 2).")
     test_B: int = option(
         1000, "Resamples of the Monte Carlo tests (``paired_bootstrap``, ``randomisation``).",

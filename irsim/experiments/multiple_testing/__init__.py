@@ -110,7 +110,7 @@ from irsim.kit.common import (
     unit_ranges,
 )
 from irsim.kit.tables import TYPE_M_S
-from irsim.params import fingerprint, option
+from irsim.params import Choice, fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.sampling.permutations import topic_permutations
@@ -119,6 +119,7 @@ from irsim.simulate.joint_copula_model import (
     DEPENDENCE,
     MIN_EIGENVALUE,
     VINE_FAMILIES,
+    CopulaDependence,
     JointCollections,
     JointCopulaModel,
     collection_shifts,
@@ -126,15 +127,19 @@ from irsim.simulate.joint_copula_model import (
     null_pair_mask,
     true_null_count,
 )
+from irsim.simulate.margins.tabulated import MarginKind
 from irsim.stats import get_test
+from irsim.stats._validation import PValueMode
 from irsim.stats.anova import studentized_ranges
 from irsim.stats.bayes import DECISIONS
 from irsim.stats.binomial import wilson
-from irsim.stats.multiple import CORRECTIONS, reject
+from irsim.stats.bootstrap import BootstrapStatistic
+from irsim.stats.multiple import CORRECTIONS, Correction, reject
 from irsim.stats.registry import SIMULTANEOUS
 from irsim.stats.resample import TUKEY_GEMM_MAX_SYSTEMS, tukey_ranges_batched
 from irsim.stats.ties import tie_tolerance
 from irsim.stats.typems import TypeMRows
+from irsim.stats.wilcoxon import WilcoxonMethod
 from irsim.tables import FLOAT as _F
 from irsim.tables import INT as _I
 from irsim.tables import METRIC, claim
@@ -174,8 +179,16 @@ RATIO_CAP = 4000
 #: shards, so its progress bar moves and an interrupted run resumes (one shard of everything
 #: sat at 0/1 for ten minutes). Shard sizes never change the tables.
 SHARD_ITEMS, SHARD_REPLICATES = 1, 500
-#: How null systems get their margins (see :class:`Config`).
-NULL_MARGINS = ("own", "shared")
+
+
+class NullMargins(Choice):
+    """How null systems get their margins (see :class:`Config`)."""
+
+    own = "own"
+    shared = "shared"
+
+
+NULL_MARGINS = NullMargins.values()
 #: Bytes of one batch of pair differences handed to a test (trials x pairs x topics).
 BATCH_BYTES = 32 * 2**20
 #: Bytes of one gather of permuted scores of the randomised Tukey HSD (trials x permutations x
@@ -202,7 +215,7 @@ class Config(BayesOptions):
         "studentized range, two-way ANOVA residual mean square) and ``randomised_tukey_hsd`` (B "
         "permutations of the scores across systems within each topic; ``B`` and ``pvalue`` as for "
         "the other Monte Carlo tests).")
-    corrections: list[str] = option(
+    corrections: list[Correction] = option(
         list(CORRECTIONS), "Corrections over the family of all pairs of a collection: ``none``, "
         "``bonferroni``, ``holm``, ``bh`` (Benjamini-Hochberg), ``by`` (Benjamini-Yekutieli). The "
         "Tukey tests control the family-wise error themselves: for them every correction's "
@@ -218,12 +231,11 @@ class Config(BayesOptions):
     spread: float = option(
         0.1, "The other systems' true means are ``null_mean + spread k / m1``, k = 1 .. m1.",
         tables="data")
-    null_margins: str = option(
-        "own", "``own``: each null system keeps its own margin, shifted to the null mean (equal "
-        "means: the null of the t, randomisation and bootstrap tests; the sign and Wilcoxon nulls "
-        "need not hold). ``shared``: all null systems of a collection take the margin of the "
-        "first one (exchangeable null pairs: every test's null holds exactly).",
-        kind='{"own", "shared"}')
+    null_margins: NullMargins = option(
+        NullMargins.own, "``own``: each null system keeps its own margin, shifted to the null mean "
+        "(equal means: the null of the t, randomisation and bootstrap tests; the sign and Wilcoxon "
+        "nulls need not hold). ``shared``: all null systems of a collection take the margin of the "
+        "first one (exchangeable null pairs: every test's null holds exactly).")
     null_mean: float | None = option(
         None, "Common true mean of the null systems (default: the median of the systems' means "
         "minus spread / 2).", tables="data")
@@ -234,12 +246,11 @@ class Config(BayesOptions):
     B: int = option(
         1000, "Resamples of the Monte Carlo tests (randomisation, paired bootstrap, randomised "
         "Tukey HSD).")
-    pvalue: str = option(
-        "count", "Monte Carlo p-value ``count/B`` or ``(count+1)/(B+1)``.",
-        kind='{"count", "plus_one"}')
-    dependence: str = option(
-        "gaussian", "Copula across all systems: Gaussian (normal-score correlation, shrunk to "
-        "positive definite) or a vine fitted with pyvinecopulib.", kind='{"gaussian", "vine"}',
+    pvalue: PValueMode = option(
+        PValueMode.count, "Monte Carlo p-value ``count/B`` or ``(count+1)/(B+1)``.")
+    dependence: CopulaDependence = option(
+        CopulaDependence.gaussian, "Copula across all systems: Gaussian (normal-score correlation, "
+        "shrunk to positive definite) or a vine fitted with pyvinecopulib.",
         tables="data")
     min_eigenvalue: float = option(
         MIN_EIGENVALUE, "Gaussian: floor of the smallest eigenvalue of the shrunk correlation "
@@ -250,18 +261,17 @@ class Config(BayesOptions):
     vine_families: list[str] = option(
         list(VINE_FAMILIES), "Vine: pair-copula families (pyvinecopulib names; independence is "
         "always allowed).", tables="data")
-    margin: str = option(
-        "auto", "Margins of the generator: ``auto`` is empirical for discrete metrics, else "
-        "kernel.", kind='{"auto", "kernel", "empirical"}', tables="data")
+    margin: MarginKind = option(
+        MarginKind.auto, "Margins of the generator: ``auto`` is empirical for discrete metrics, "
+        "else kernel.", tables="data")
     drop_duplicates: bool = option(True, "Leave out runs identical to another run.", tables="data")
     drop_bottom: float = option(0.0, "Leave out this share of the worst runs.", tables="data")
-    wilcoxon_method: str = option(
-        "auto", ":func:`irsim.stats.wilcoxon` ``method``: ``auto``, ``exact``, ``approx`` or "
-        "``r``.")
+    wilcoxon_method: WilcoxonMethod = option(
+        WilcoxonMethod.auto, ":func:`irsim.stats.wilcoxon` ``method``: ``auto``, ``exact``, "
+        "``approx`` or ``r``.")
     sign_threshold: float = option(0.0, "Tie threshold of the sign test (``|d| <=`` it is a tie).")
-    bootstrap_statistic: str = option(
-        "t", "Paired bootstrap statistic: studentised (Sakai) or shift (Urbano).",
-        kind='{"t", "mean"}')
+    bootstrap_statistic: BootstrapStatistic = option(
+        BootstrapStatistic.t, "Paired bootstrap statistic: studentised (Sakai) or shift (Urbano).")
     ci_level: float = option(0.95, "Level of the Wilson bands.")
 
 

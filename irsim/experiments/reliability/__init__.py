@@ -68,7 +68,7 @@ from irsim.kit.topicsets import check_drop, kept_systems
 from irsim.params import fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
-from irsim.sampling.systems import DEFAULT_RULE
+from irsim.sampling.systems import DEFAULT_RULE, DropRule
 from irsim.sampling.topics import bootstrap_indices
 from irsim.stats.gtheory import GStudy, e_rho2, feldt_interval, g_study, phi, topics_for
 from irsim.stats.kendall import concordance, pair_signs, tau_b, ties
@@ -135,27 +135,24 @@ class Config:
     """Parameters of ``experiment=reliability`` (generalizability theory)."""
 
     name: str = option("reliability", "``reliability``.")
-    metrics: Any = option(
-        None, "Metrics of the collection (default: all; the top-level ``metrics`` wins).",
-        kind="str or list of str, optional")
+    metrics: list[str] | None = option(
+        None, "Metrics of the collection (default: all; the top-level ``metrics`` wins).")
     drop_bottom: float = option(
         0.0, "Share of runs left out, the worst by the metric's mean (0: none; Urbano 2016: "
         "0.25).")
-    drop_rule: str = option(
+    drop_rule: DropRule = option(
         DEFAULT_RULE, "How ``drop_bottom`` leaves runs out: ``quantile`` (the runs whose mean is "
         "below the ``drop_bottom`` quantile of the means, R's type 7, as Urbano's code) or "
         "``count`` (the ``floor(drop_bottom * runs)`` lowest means).")
-    targets: Any = option(
-        [0.8, 0.9, 0.95], "Target values of E(rho^2) and Phi for the topics-needed table.",
-        kind="float or list of float")
+    targets: list[float] = option(
+        [0.8, 0.9, 0.95], "Target values of E(rho^2) and Phi for the topics-needed table.")
     max_topics: int = option(200, "The D-study curve covers 1 .. max_topics topics.")
     B: int = option(1000, "Bootstrap resamples of the topics (>= 2).")
     ci_level: float = option(0.95, "Level of the intervals.")
     check_trials: int = option(
         0, "Simulated collections per size for the simulation check (0: no check).")
-    check_topics: Any = option(
-        [25, 50, 100], "Topic set sizes of the simulation check (>= 2).",
-        kind="int or list of int")
+    check_topics: list[int] = option(
+        [25, 50, 100], "Topic set sizes of the simulation check (>= 2).")
 
 
 

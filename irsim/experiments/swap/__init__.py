@@ -122,22 +122,20 @@ class Config:
     """Parameters of ``experiment=swap``."""
 
     name: str = option("swap", "``swap``.")
-    metrics: Any = option(
-        None, "Metrics of the collection to study (default: all; the top-level ``metrics`` wins).",
-        kind="str or list of str, optional")
-    sampling: Any = option(
+    metrics: list[str] | None = option(
+        None, "Metrics of the collection to study (default: all; the top-level ``metrics`` wins).")
+    sampling: list[str] = option(
         ["disjoint", "replacement", "independent"], "Schemes: ``disjoint``, ``independent``, "
-        "``replacement``, ``bootstrap`` (a name or a list; sweep with ``-m``).",
-        kind="str or list of str", tables="data")
-    subset_sizes: Any = option(
+        "``replacement``, ``bootstrap`` (a name or a list; sweep with ``-m``).", tables="data")
+    subset_sizes: list[int] | None = option(
         None, "Topic-set sizes ``c`` (default ``n // 2``); ``c <= n/2`` for ``disjoint``, ``c <= "
         "n`` for ``independent`` and ``replacement``; ``bootstrap`` always uses ``c = n``.",
-        kind="int or list of int, optional", tables="data")
+        tables="data")
     trials: int = option(
         1000, "Trials (pairs of topic sets) per scheme and size; Sakai used 1000.")
-    confidence: Any = option(
+    confidence: list[float] = option(
         list(CONFIDENCES), "Confidence levels of the required difference (swap rate <= 1 - "
-        "level).", kind="float or list of float")
+        "level).")
 
 
 @dataclass(frozen=True)

@@ -105,6 +105,9 @@ from irsim.kit.common import BayesOptions
 from irsim.params import option
 from irsim.registry import study
 from irsim.simulate.pairs import SimulationData
+from irsim.stats._validation import Alternative, PValueMode
+from irsim.stats.bootstrap import BootstrapStatistic
+from irsim.stats.wilcoxon import WilcoxonMethod
 
 __all__ = [
     "ALPHAS",
@@ -161,26 +164,26 @@ class Config(BayesOptions):
         "(0: Type I error).")
     alpha: list[float] = option(
         list(ALPHAS), "Significance levels; a test rejects when ``p <= alpha``.")
-    alternatives: list[str] = option(
+    alternatives: list[Alternative] = option(
         ["two-sided"], "``two-sided``, ``greater`` (the experimental system is better) and/or "
         "``less``.")
     trials: int = option(10000, "Simulated system pairs per (metric, topic set size, delta).")
     B: int = option(1000, "Resamples of the Monte Carlo tests (randomisation, paired bootstrap).")
-    pvalue: str = option(
-        "count", "Monte Carlo p-value ``count/B`` (as in the papers) or ``(count+1)/(B+1)``.",
-        kind='{"count", "plus_one"}')
+    pvalue: PValueMode = option(
+        PValueMode.count, "Monte Carlo p-value ``count/B`` (as in the papers) or "
+        "``(count+1)/(B+1)``.")
     drop_duplicates: bool = option(True, "Leave out runs identical to another run.", tables="data")
     drop_bottom: float = option(
         0.0, "Leave out this share of the worst runs (Urbano et al.: 0.1).", tables="data")
-    wilcoxon_method: str = option(
-        "auto", ":func:`irsim.stats.wilcoxon` ``method``: ``auto``, ``exact``, ``approx`` or "
-        "``r`` (R's defaults).")
+    wilcoxon_method: WilcoxonMethod = option(
+        WilcoxonMethod.auto, ":func:`irsim.stats.wilcoxon` ``method``: ``auto``, ``exact``, "
+        "``approx`` or ``r`` (R's defaults).")
     sign_threshold: float = option(
         0.0, "Tie threshold of the sign test: differences with ``|d| <=`` it are ties (Urbano et "
         "al.: 0.01).")
-    bootstrap_statistic: str = option(
-        "t", "Paired bootstrap statistic: studentised (``t``, Sakai) or shift (``mean``, Urbano).",
-        kind='{"t", "mean"}')
+    bootstrap_statistic: BootstrapStatistic = option(
+        BootstrapStatistic.t, "Paired bootstrap statistic: studentised (``t``, Sakai) or shift "
+        "(``mean``, Urbano).")
     ci_level: float = option(0.95, "Level of the binomial (Clopper-Pearson) bands of the rates.")
     design: Design = option(
         factory=Shift, help="The design, a config group: ``experiment/design=shift`` (the "

@@ -33,7 +33,8 @@ from irsim.kit.common import (
 )
 from irsim.params import document, option
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
-from irsim.simulate.pairs import ShiftPairs, SimulationData, fit_simulator, prepare
+from irsim.simulate.margins.tabulated import MarginKind
+from irsim.simulate.pairs import PairDependence, ShiftPairs, SimulationData, fit_simulator, prepare
 from irsim.stats.bayes import DECISIONS
 from irsim.stats.binomial import clopper_pearson
 from irsim.stats.typems import TypeMFields, TypeMRecord, TypeMRows
@@ -65,12 +66,12 @@ class Shift(Design):
     NAME: ClassVar[str] = "shift"
 
     name: str = option("shift", "``shift``.")
-    margin: str = option(
-        "auto", "Margins of the generator: ``auto`` is empirical for discrete metrics such as "
-        "P@10 and RR, else kernel.", kind='{"auto", "kernel", "empirical"}', tables="data")
-    dependence: str = option(
-        "pearson", "What each pair's Gaussian copula reproduces: the Pearson correlation (NORTA) "
-        "or Kendall's tau.", kind='{"pearson", "kendall"}', tables="data")
+    margin: MarginKind = option(
+        MarginKind.auto, "Margins of the generator: ``auto`` is empirical for discrete metrics "
+        "such as P@10 and RR, else kernel.", tables="data")
+    dependence: PairDependence = option(
+        PairDependence.pearson, "What each pair's Gaussian copula reproduces: the Pearson "
+        "correlation (NORTA) or Kendall's tau.", tables="data")
 
     def make(self, config: Any, data: Any, *, seed: int, shards: Shards,
              engine: Engine | None = None) -> tuple[TestErrors, SimulationData]:

@@ -69,7 +69,7 @@ from irsim.kit.common import (
     select_metrics,
     unit_ranges,
 )
-from irsim.params import fingerprint, option
+from irsim.params import Choice, fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.simulate.pairs import SimulationData, fit_simulator, prepare
@@ -94,10 +94,24 @@ __all__ = ["Config", "make", "TopicSetSize", "DESIGNS",
            "DIFF_VARIANCES", "CHECK_STREAM", "CheckData", "pair_variances"]
 
 
-#: Designs (config names, ``design`` column).
-DESIGNS = ("paired_t", "anova", "ci")
-#: Estimates of the variance of a per-topic difference.
-DIFF_VARIANCES = ("residual", "pairs_median", "pairs_max")
+class SizeDesign(Choice):
+    """A topic-set-size design (config names, ``design`` column)."""
+
+    paired_t = "paired_t"
+    anova = "anova"
+    ci = "ci"
+
+
+class DiffVariance(Choice):
+    """An estimate of the variance of a per-topic difference."""
+
+    residual = "residual"
+    pairs_median = "pairs_median"
+    pairs_max = "pairs_max"
+
+
+DESIGNS = SizeDesign.values()
+DIFF_VARIANCES = DiffVariance.values()
 #: Random stream of the simulation check's trials.
 CHECK_STREAM = "topic_set_size/check"
 #: Default trials per shard of the simulation check.
@@ -114,25 +128,22 @@ class Config:
     """Parameters of ``experiment=topic_set_size`` (Sakai 2016)."""
 
     name: str = option("topic_set_size", "``topic_set_size``.")
-    metrics: Any = option(
-        None, "Metrics of the collection (default: all; the top-level ``metrics`` wins).",
-        kind="str or list of str, optional")
-    designs: Any = option(
-        list(DESIGNS), "``paired_t``, ``anova`` and/or ``ci``.", kind="str or list of str")
-    alpha: Any = option(
-        [0.01, 0.05], "Significance levels (``ci``: intervals at ``1 - alpha``).",
-        kind="float or list of float")
-    beta: Any = option(
-        [0.1, 0.2], "Type II error rates: power ``1 - beta`` (not used by ``ci``).",
-        kind="float or list of float")
-    min_diff: Any = option(
+    metrics: list[str] | None = option(
+        None, "Metrics of the collection (default: all; the top-level ``metrics`` wins).")
+    designs: list[SizeDesign] = option(
+        list(DESIGNS), "``paired_t``, ``anova`` and/or ``ci``.")
+    alpha: list[float] = option(
+        [0.01, 0.05], "Significance levels (``ci``: intervals at ``1 - alpha``).")
+    beta: list[float] = option(
+        [0.1, 0.2], "Type II error rates: power ``1 - beta`` (not used by ``ci``).")
+    min_diff: list[float] = option(
         [0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2], "Minimum detectable differences (``ci``: the "
-        "largest acceptable half-width).", kind="float or list of float")
-    m: Any = option(
-        [2, 10, 50], "Systems compared by the one-way ANOVA (>= 2).", kind="int or list of int")
-    diff_variance: str = option(
-        "residual", "Variance of a per-topic difference for ``paired_t`` and ``ci``: ``residual`` "
-        "(``2 V_E``), ``pairs_median`` or ``pairs_max`` (over the system pairs).")
+        "largest acceptable half-width).")
+    m: list[int] = option(
+        [2, 10, 50], "Systems compared by the one-way ANOVA (>= 2).")
+    diff_variance: DiffVariance = option(
+        DiffVariance.residual, "Variance of a per-topic difference for ``paired_t`` and ``ci``: "
+        "``residual`` (``2 V_E``), ``pairs_median`` or ``pairs_max`` (over the system pairs).")
     check_trials: int = option(
         0, "Simulated trials per paired t configuration for the planned-vs-realised power check "
         "(0: no check).")

@@ -43,6 +43,7 @@ from numpy.typing import ArrayLike
 from scipy.special import expit, log_ndtr, ndtr
 
 from irsim.errors import ConfigError, InputError, unknown_name
+from irsim.params import Choice
 from irsim.simulate.margins.support import detect_support
 
 __all__ = [
@@ -60,7 +61,17 @@ __all__ = [
 ]
 
 #: Margin kinds of :func:`fit_margins`.
-MARGIN_KINDS = ("auto", "kernel", "empirical")
+
+
+class MarginKind(Choice):
+    """How a simulated margin is built from observed scores (:func:`margin_for`)."""
+
+    auto = "auto"
+    kernel = "kernel"
+    empirical = "empirical"
+
+
+MARGIN_KINDS = MarginKind.values()
 #: Knots of a tabulated kernel margin (equally spaced on the logit scale).
 KERNEL_BINS = 512
 #: Largest |theta| of a proportional-odds shift.
