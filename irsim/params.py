@@ -59,7 +59,8 @@ from dataclasses import MISSING, dataclass
 from typing import Any
 
 __all__ = ["option", "document", "parameters", "Parameter", "fingerprint", "kind_text", "section",
-           "ordered_fields", "Choice", "scalar_lists", "is_scalar", "promote"]
+           "ordered_fields", "Choice", "scalar_lists", "is_scalar", "promote", "normalise",
+           "Options"]
 
 #: Width of the generated docstring lines (help text is wrapped; the text is unchanged).
 WIDTH = 92
@@ -239,6 +240,79 @@ def scalar_lists(config: type) -> frozenset[str]:
         return frozenset()
     return frozenset(f.name for f in dataclasses.fields(config)
                      if _is_scalar_type(_list_item(hints.get(f.name))))
+
+
+def _hints(config: type) -> dict[str, Any]:
+    cache = config.__dict__.get("_irsim_hints")
+    if cache is None:
+        try:
+            cache = typing.get_type_hints(config)
+        except Exception:  # noqa: BLE001 - annotations that do not resolve: nothing typed
+            cache = {}
+        config._irsim_hints = cache  # type: ignore[attr-defined]
+    return cache
+
+
+def normalise(obj: Any, prefix: str = "") -> None:
+    """Give each field of dataclass instance `obj` the type its annotation declares, in
+    place: a scalar for a list of scalars becomes a list of one, a string for a
+    :class:`Choice` (or a list of them) becomes its member (an unknown one is a
+    :class:`~irsim.errors.ConfigError` naming the parameter and the closest values). The
+    ``__post_init__`` of :class:`Options` calls it, so a ``Config`` built directly holds
+    what Hydra and ``irsim.<study>`` build. `prefix` is the path of `obj`'s fields in
+    messages (``"design."`` for a config group's option).
+
+    Examples
+    --------
+    >>> from irsim.experiments.discpower import Config
+    >>> from irsim.stats.multiple import Correction
+    >>> c = Config(alpha=0.01, correction="holm", tests="t")
+    >>> c.alpha, c.tests, c.correction is Correction.holm
+    ([0.01], ['t'], True)
+    >>> Config(correction="hlm")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: unknown value of experiment.correction 'hlm' (did you ...
+    """
+    from irsim.errors import param, unknown_name
+
+    hints = _hints(type(obj))
+
+    def member(choice: type[enum.Enum], name: str, value: Any) -> Any:
+        if isinstance(value, choice) or not isinstance(value, str):
+            return value  # another type: OmegaConf or make says what is wrong with it
+        try:
+            return choice[value]
+        except KeyError:
+            raise unknown_name(f"value of {param(prefix + name)}", value,
+                               [m.name for m in choice]) from None
+
+    for f in dataclasses.fields(obj):
+        annotation = hints.get(f.name)
+        value = getattr(obj, f.name)
+        item = _list_item(annotation)
+        if _is_scalar_type(item):
+            if is_scalar(value):
+                value = [value]
+            if _is_choice(item) and isinstance(value, list):
+                value = [member(item, f.name, v) for v in value]
+        else:
+            choice = next((a for a in (annotation, *typing.get_args(annotation))
+                           if _is_choice(a)), None)
+            if choice is not None:
+                value = member(choice, f.name, value)
+        if value is not getattr(obj, f.name):
+            object.__setattr__(obj, f.name, value)
+
+
+@dataclass
+class Options:
+    """Base of a study's ``Config`` (and of a config group's options): its
+    ``__post_init__`` types the values as the annotations say (:func:`normalise`). A
+    subclass with a ``__post_init__`` of its own calls ``super().__post_init__()``."""
+
+    def __post_init__(self) -> None:
+        normalise(self)
 
 
 def is_scalar(value: Any) -> bool:

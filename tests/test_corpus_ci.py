@@ -699,7 +699,7 @@ def test_normalised_difference_matches_the_interval():
 def test_bad_configuration_is_refused(small, small_docs):
     data, study, _ = small
     shards = Shards()
-    with pytest.raises(ConfigError, match="CI method"):
+    with pytest.raises(ConfigError, match="unknown value of experiment.methods 'percentiles'"):
         make(Config(methods=["normal", "percentiles"]), small_docs, seed=0, shards=shards)
     with pytest.raises(ConfigError, match="alpha"):
         make(Config(alpha=1.5), small_docs, seed=0, shards=shards)

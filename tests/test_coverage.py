@@ -218,7 +218,7 @@ def test_ray_two_workers_equal_local(ray_local, small):
 
 def test_bad_configuration_is_refused():
     m = urbano_matrix("adhoc5_ap", "AP", systems=3)
-    with pytest.raises(ConfigError, match="CI method"):
+    with pytest.raises(ConfigError, match="unknown value of experiment.methods 'jackknife'"):
         study_of(m, 0, methods=["percentile", "jackknife"])
     with pytest.raises(ConfigError, match="sizes"):
         study_of(m, 0, sizes=[1])

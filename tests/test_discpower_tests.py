@@ -288,9 +288,9 @@ def test_agreement_on_real_data_equals_direct_computation():
 # -------------------------------------------------------------------------- parameters
 @pytest.mark.parametrize("kw,msg", [
     ({"tests": ["sgn"]}, "did you mean 'sign'"),
-    ({"correction": "holms"}, "unknown experiment.correction value 'holms' (did you mean "
+    ({"correction": "holms"}, "unknown value of experiment.correction 'holms' (did you mean "
                               "'holm'?)"),
-    ({"wilcoxon_method": "exakt"}, "experiment.wilcoxon_method value 'exakt'"),
+    ({"wilcoxon_method": "exakt"}, "experiment.wilcoxon_method 'exakt'"),
     ({"wilcoxon_zero_method": "zsplit"}, "experiment.wilcoxon_zero_method"),
     ({"sign_threshold": -0.1}, "experiment.sign_threshold must be a number >= 0"),
     ({"sign_threshold": "x"}, "experiment.sign_threshold must be a number >= 0"),

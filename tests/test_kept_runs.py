@@ -218,6 +218,25 @@ def test_compared_systems_is_kept_systems():
                 tuple(old_kept_systems(m, share, "AP", rule).tolist())
 
 
+def _config(share, rule):
+    """reliability's Config holding `rule` as given: a Config built with an unknown rule is
+    refused by its own type first (``irsim.params.Options``), before ``make`` checks the
+    share and the rule with the one check every caller shares."""
+    from irsim.experiments import reliability as rel
+
+    config = rel.Config(drop_bottom=share)
+    object.__setattr__(config, "drop_rule", rule)
+    return config
+
+
+def test_a_config_refuses_an_unknown_rule_itself():
+    from irsim.experiments import reliability as rel
+
+    with pytest.raises(ConfigError, match=r"unknown value of experiment.drop_rule 'floor'; "
+                                          r"valid: count, quantile"):
+        rel.Config(drop_rule="floor")
+
+
 @pytest.mark.parametrize(("share", "rule", "message"), [
     (1.0, "quantile", "drop_bottom must be in [0, 1), got 1.0"),
     (-0.1, "count", "drop_bottom must be in [0, 1), got -0.1"),
@@ -235,8 +254,7 @@ def test_one_check_for_every_caller(share, rule, message):
         "prepare_runs": lambda: prepare_runs(x, True, share, rule),
         "prepare_fit": lambda: prepare_fit(x, metric="AP", name="web2012", drop_bottom=share,
                                            drop_rule=rule),
-        "reliability": lambda: rel.make(rel.Config(drop_bottom=share, drop_rule=rule), m,
-                                        seed=0, shards=Shards()),
+        "reliability": lambda: rel.make(_config(share, rule), m, seed=0, shards=Shards()),
     }
     if rule == "quantile":  # fit_simulator's rule is fixed
         calls["fit_simulator"] = lambda: fit_simulator(x, drop_bottom=share)

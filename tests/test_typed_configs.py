@@ -88,28 +88,32 @@ def test_choices_keep_every_value_as_before():
 
 
 @pytest.mark.parametrize("name", ["discpower", "multiple_testing", "test_errors"])
-def test_a_composed_config_gives_the_fingerprint_of_plain_strings(name):
-    """The same study from Hydra (Choice members) and from plain strings: equal
-    fingerprints, byte for byte in json."""
+def test_a_study_holding_choices_has_the_fingerprint_of_plain_strings(name):
+    """The study made from a composed config holds Choice members; its fingerprint is
+    byte for byte the json of the same values as plain strings (a run directory made before
+    the types resumes)."""
     from omegaconf import OmegaConf
     from test_params import SMALL, _made
 
-    cfg = compose_config([f"experiment={name}"])
-
-    composed = OmegaConf.to_object(cfg.experiment)
-    assert any(isinstance(getattr(composed, f.name), Choice)
-               for f in dataclasses.fields(composed))
-    plain = type(composed)(**{
-        f.name: (str(v) if isinstance(v := getattr(composed, f.name), Choice) else
-                 [str(x) for x in v] if isinstance(v, list) and v and isinstance(v[0], Choice)
-                 else v)
-        for f in dataclasses.fields(composed)})
+    composed = OmegaConf.to_object(compose_config([f"experiment={name}"]).experiment)
     small = {*SMALL.get(name, {}), "name"}
-    a = _made(name, **{k: v for k, v in vars(composed).items() if k not in small})
-    b = _made(name, **{k: v for k, v in vars(plain).items() if k not in small})
-    assert isinstance(a.pvalue, Choice) and not isinstance(b.pvalue, Choice)
-    assert json.dumps(a.fingerprint(), sort_keys=True, default=str) == json.dumps(
-        b.fingerprint(), sort_keys=True, default=str)
+    study = _made(name, **{k: v for k, v in vars(composed).items() if k not in small})
+    assert isinstance(study.pvalue, Choice)
+
+    def plain(value):
+        if isinstance(value, Choice):
+            return str.__str__(value)
+        if isinstance(value, (list, tuple)):
+            return type(value)(plain(v) for v in value)
+        if isinstance(value, dict):
+            return {k: plain(v) for k, v in value.items()}
+        return value
+
+    fingerprint = study.fingerprint()
+    strings = {k: plain(v) for k, v in fingerprint.items()}
+    assert not any(isinstance(v, Choice) for v in strings.values())
+    assert json.dumps(fingerprint, sort_keys=True, default=str) == json.dumps(
+        strings, sort_keys=True, default=str)
 
 
 def test_promote_keeps_lists_and_non_list_fields():
@@ -206,3 +210,42 @@ def test_a_sweep_over_a_list_field_with_scalars_collects_by_the_scalars(tmp_path
     labels = table["experiment.alpha"].astype(str)
     assert sorted(zip(labels, table["alpha"], strict=True)) == [("0.01", 0.01), ("0.05", 0.05)]
     assert set(table["metric"]) == {"AP"} and set(table["test"]) == {"t"}
+
+
+@pytest.mark.parametrize("name,config", list(_configs()), ids=lambda v: str(v))
+def test_a_config_built_directly_holds_what_hydra_builds(name, config):
+    """``Config(...)`` in Python types its values as Hydra does (``irsim.params.Options``):
+    the defaults are already typed, a scalar for a list field is a list of one, a string for
+    a Choice its member, equal to what OmegaConf builds from the same values."""
+    from omegaconf import OmegaConf
+
+    from irsim.params import Options
+
+    assert issubclass(config, Options), name
+    default = config()
+    hints = typing.get_type_hints(config)
+    fields = [f for f in dataclasses.fields(config) if f.name not in
+              getattr(config, "GROUPS", {})]
+    lists = scalar_lists(config)
+    for f in fields:
+        value = getattr(default, f.name)
+        if f.name in lists:
+            assert value is None or isinstance(value, list), (name, f.name)
+        if isinstance(hints[f.name], type) and issubclass(hints[f.name], Choice):
+            assert isinstance(value, hints[f.name]), (name, f.name)
+    # one scalar per list field and the plain string of every Choice
+    given = {}
+    for f in fields:
+        value = getattr(default, f.name)
+        if f.name in lists and value:
+            given[f.name] = str(value[0]) if isinstance(value[0], Choice) else value[0]
+        elif isinstance(value, Choice):
+            given[f.name] = str(value)
+    direct = config(**given)
+    composed = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(config),
+                                                   promote(config, given)))
+    for f in fields:
+        a, b = getattr(direct, f.name), getattr(composed, f.name)
+        assert a == b and type(a) is type(b), (name, f.name, a, b)
+        if isinstance(a, list):
+            assert [type(x) for x in a] == [type(x) for x in b], (name, f.name)

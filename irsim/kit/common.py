@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from irsim.errors import ConfigError, param
-from irsim.params import document, option
+from irsim.params import Options, document, option
 from irsim.stats.bootstrap import BootstrapStatistic
 
 __all__ = [
@@ -438,7 +438,7 @@ BAYES_OPTIONS: dict[str, Any] = {"bayes_threshold": 3.0, "bayes_r": math.sqrt(2.
 
 
 @dataclass
-class BayesOptions:
+class BayesOptions(Options):
     """The options of the Bayesian tests, declared once: a study that decides pairs with
     them inherits these fields in its ``Config`` (``class Config(BayesOptions)``;
     :class:`BayesRules` checks them and holds the rules). Without a Bayesian test none of

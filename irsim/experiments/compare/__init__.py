@@ -46,7 +46,7 @@ from irsim.kit.common import (
     check_positive_int,
     select_metrics,
 )
-from irsim.params import fingerprint, option
+from irsim.params import Options, fingerprint, option
 from irsim.registry import study
 from irsim.stats.multiple import CORRECTIONS, Correction, adjust
 from irsim.stats.registry import TESTS
@@ -86,7 +86,7 @@ COMPARISON = TableSpec(
 
 
 @dataclass
-class Config:
+class Config(Options):
     """Parameters of ``experiment=compare``."""
 
     name: str = option("compare", "``compare``.")

@@ -72,7 +72,7 @@ from irsim.kit.common import (
     check_positive_int,
     unit_ranges,
 )
-from irsim.params import Choice, fingerprint, option
+from irsim.params import Choice, Options, fingerprint, option
 from irsim.registry import study
 from irsim.sampling.corpus import CorpusSampler
 from irsim.stats.ci import LOGIT_EPS, bootstrap_ci
@@ -192,7 +192,7 @@ class SubsetFields:
 
 
 @dataclass
-class Config:
+class Config(Options):
     """Parameters of ``experiment=corpus_ci`` (Cormack & Lynam 2006)."""
 
     name: str = option("corpus_ci", "``corpus_ci``.")

@@ -54,7 +54,7 @@ from irsim.kit.common import (
     resolve_metrics,
     select_metrics,
 )
-from irsim.params import Choice, fingerprint, option
+from irsim.params import Choice, Options, fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, rng_for
 from irsim.sampling.subsets import subset_indices
@@ -94,7 +94,7 @@ _BOOTSTRAPPED = ("percentile", "basic", "bca", "studentised_logit")
 
 
 @dataclass
-class Config:
+class Config(Options):
     """Parameters of ``experiment=coverage`` (Park 2011)."""
 
     name: str = option("coverage", "``coverage``.")

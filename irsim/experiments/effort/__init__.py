@@ -43,7 +43,7 @@ from irsim.kit.topicsets import (
     compared_systems,
     sampling_configs,
 )
-from irsim.params import option
+from irsim.params import Options, option
 from irsim.registry import study
 from irsim.sampling.pooling import pool_runs, pooled_qrels
 from irsim.sampling.systems import DEFAULT_RULE, DropRule
@@ -65,7 +65,7 @@ SHARD_ITEMS = 4096
 
 
 @dataclass
-class Config:
+class Config(Options):
     """Parameters of ``experiment=effort`` (needs a document-level collection: synthetic or
     trec).
     """

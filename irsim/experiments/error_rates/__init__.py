@@ -68,7 +68,7 @@ from irsim.kit.topicsets import (
     rates,
     sampling_configs,
 )
-from irsim.params import option
+from irsim.params import Options, option
 from irsim.registry import study
 from irsim.sampling.subsets import check_subset_size, set_means, subset_counts
 from irsim.sampling.systems import DEFAULT_RULE, DropRule
@@ -97,7 +97,7 @@ SHARD_ITEMS = 4096
 
 
 @dataclass
-class Config:
+class Config(Options):
     """Parameters of ``experiment=error_rates``."""
 
     name: str = option("error_rates", "``error_rates``.")

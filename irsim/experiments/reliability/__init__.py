@@ -65,7 +65,7 @@ from irsim.kit.common import (
     unit_ranges,
 )
 from irsim.kit.topicsets import check_drop, kept_systems
-from irsim.params import fingerprint, option
+from irsim.params import Options, fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.sampling.systems import DEFAULT_RULE, DropRule
@@ -131,7 +131,7 @@ def block_bytes(reps: int, systems: int, topics: int) -> int:
 
 
 @dataclass
-class Config:
+class Config(Options):
     """Parameters of ``experiment=reliability`` (generalizability theory)."""
 
     name: str = option("reliability", "``reliability``.")

@@ -68,7 +68,7 @@ from irsim.kit.topicsets import (
     rates,
     sampling_configs,
 )
-from irsim.params import fingerprint, option
+from irsim.params import Options, fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK
 from irsim.sampling.subsets import set_means, set_overlap, subset_counts, unique_topics
@@ -118,7 +118,7 @@ class SwapFields:
 
 
 @dataclass
-class Config:
+class Config(Options):
     """Parameters of ``experiment=swap``."""
 
     name: str = option("swap", "``swap``.")

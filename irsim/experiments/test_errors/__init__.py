@@ -202,6 +202,7 @@ class Config(BayesOptions):
     GROUPS: ClassVar[dict[str, dict[str, type]]] = {"design": DESIGNS}
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if isinstance(self.design, str):  # Python: design="urbano2019" (its defaults)
             if self.design not in DESIGNS:
                 raise unknown_name(param("design"), self.design, tuple(DESIGNS))

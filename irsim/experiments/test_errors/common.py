@@ -19,7 +19,7 @@ from irsim.kit.common import (
     check_positive_int,
     simulated_test_options,
 )
-from irsim.params import fingerprint
+from irsim.params import Options, fingerprint, normalise
 from irsim.stats import get_test
 from irsim.stats._validation import ALTERNATIVES
 from irsim.stats.bayes import DECISIONS
@@ -111,7 +111,7 @@ def bayes_decisions_table(counts: np.ndarray, trials: np.ndarray, keys: list[dic
 
 
 @dataclass
-class Design:
+class Design(Options):
     """A design of experiment=test_errors: one option of the config group
     ``experiment/design`` (``experiment/design=<name>`` on the command line, ``design=`` in
     Python), whose fields are the design's own parameters (``experiment.design.<key>``) and
@@ -130,6 +130,7 @@ class Design:
     NAME: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
+        normalise(self, "design.")
         name = getattr(self, "name", self.NAME)
         if name != self.NAME:
             raise ConfigError(f"design name {name!r} is not this design ({self.NAME}): select "

@@ -69,7 +69,7 @@ from irsim.kit.common import (
     select_metrics,
     unit_ranges,
 )
-from irsim.params import Choice, fingerprint, option
+from irsim.params import Choice, Options, fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.simulate.pairs import SimulationData, fit_simulator, prepare
@@ -124,7 +124,7 @@ CHECK_MAX_N = 10_000
 
 
 @dataclass
-class Config:
+class Config(Options):
     """Parameters of ``experiment=topic_set_size`` (Sakai 2016)."""
 
     name: str = option("topic_set_size", "``topic_set_size``.")
