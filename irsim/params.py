@@ -234,10 +234,7 @@ def scalar_lists(config: type) -> frozenset[str]:
     >>> sorted(scalar_lists(Config))
     ['alpha', 'metrics']
     """
-    try:
-        hints = typing.get_type_hints(config)
-    except Exception:  # noqa: BLE001 - unresolvable annotations: nothing to promote
-        return frozenset()
+    hints = _hints(config)
     return frozenset(f.name for f in dataclasses.fields(config)
                      if _is_scalar_type(_list_item(hints.get(f.name))))
 
@@ -335,13 +332,9 @@ def promote(config: type, values: Mapping[str, Any]) -> dict[str, Any]:
 
     Examples
     --------
-    >>> from dataclasses import dataclass
-    >>> @dataclass
-    ... class Config:
-    ...     alpha: list[float] = option([0.05], "Levels.")
-    ...     B: int = option(100, "Resamples.")
-    >>> promote(Config, {"alpha": 0.01, "B": 200}), promote(Config, {"alpha": [0.01]})
-    ({'alpha': [0.01], 'B': 200}, {'alpha': [0.01]})
+    >>> from irsim.experiments.discpower import Config
+    >>> promote(Config, {"alpha": 0.01, "B": 200}), promote(Config, {"tests": ["t"]})
+    ({'alpha': [0.01], 'B': 200}, {'tests': ['t']})
     """
     lists = scalar_lists(config)
     return {k: [v] if k in lists and is_scalar(v) else v for k, v in values.items()}
