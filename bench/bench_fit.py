@@ -15,8 +15,10 @@ bottom 10% of runs dropped; ``--metrics AP`` gives the quick variant's four coll
    family labels, runs, margins bit for bit):
 
    - ``engine=local, threads=2``: the preset's path
-     (:func:`~irsim.simulate.fit_engine.fit_pair_copula_models`, each selection's families on 2
-     pyvinecopulib threads), writing the cache;
+     (:func:`~irsim.simulate.fit_engine.fit_pair_copula_models`, each shard's pairs fitted on
+     2 threads, one selection per thread), writing the cache;
+   - the path before it: each selection's families on 2 pyvinecopulib threads, pair after
+     pair;
    - ``--ray``: engine=ray with 2 workers (Ray started by the row, listening on 127.0.0.1,
      shut down by handle);
    - a cache hit (the models the preset's row wrote, read back).
@@ -143,6 +145,24 @@ def profile(reqs: list[dict], pairs: int) -> None:
           f"{100 * (t_obs + t_code) * n_pairs / (sel + total_prep):.1f}%")
 
 
+def family_threads(reqs: list[dict], threads: int) -> list[PairCopulaModel]:
+    """The path before pairs were split over threads: each selection's families on
+    `threads` pyvinecopulib threads, one pair after the other."""
+    models = []
+    for r in reqs:
+        t0 = time.perf_counter()
+        task = prepare_fit(**r)
+        a, b = np.triu_indices(len(task.kept), 1)
+        ctl = cop.controls(task.families, threads)
+        codes = np.array([
+            cop.encode(pv.Bicop.from_data(cop.pseudo_obs(
+                np.column_stack([task.kept[i], task.kept[j]]),
+                np.random.default_rng([task.seed, task.key, i, j])), controls=ctl))
+            for i, j in zip(a.tolist(), b.tolist(), strict=True)])
+        models.append(task.finish(codes, time.perf_counter() - t0))
+    return models
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -180,6 +200,8 @@ def main() -> None:
         cached = [dict(r, cache_dir=d) for r in reqs]
         row(f"engine=local, threads={n} (the preset)",
             lambda: fit_pair_copula_models(cached, threads=n))
+        row(f"families on {n} threads per selection (before)",
+            lambda: family_threads(reqs, n))
         if args.ray:
             with Engine("ray", {"workers": n, "num_cpus": n}) as eng:
                 row(f"engine=ray, {n} workers (Ray start)",

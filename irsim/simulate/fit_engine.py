@@ -101,7 +101,7 @@ class CopulaFits:
     shard_pairs : int
         Pairs per shard (changes no code).
     threads : int
-        Threads of each selection (changes no code).
+        Threads fitting a shard's pairs, one selection per thread (changes no code).
     """
 
     families: tuple[str, ...] = cop.FAMILIES

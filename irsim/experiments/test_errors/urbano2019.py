@@ -74,7 +74,8 @@ class Urbano2019(Design):
         None, "Directory of fitted generators, keyed by the data and the fitting options (a "
         "rerun or a sweep skips fitting); None: fit every time.", tables=False)
     fit_threads: int = option(
-        1, "Threads of each copula selection (results do not depend on it).", tables=False)
+        1, "Threads fitting the copula selections, one selection per thread (results do not "
+        "depend on it).", tables=False)
 
     def make(self, config: Config, data: Any, *, seed: int, shards: Shards,
              engine: Engine | None = None) -> tuple[UrbanoStudy, UrbanoData]:
