@@ -7,6 +7,7 @@ A sampler is a pure function of (seed, study, key, replicate range). Count matri
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from irsim.rng import blocked_draws
 
@@ -37,7 +38,7 @@ def bootstrap_indices(
     )
 
 
-def indices_to_counts(idx: np.ndarray, n: int, dtype=np.float64) -> np.ndarray:
+def indices_to_counts(idx: np.ndarray, n: int, dtype: DTypeLike = np.float64) -> np.ndarray:
     """Turn a (replicates, draws) index matrix into a (replicates, n) count matrix.
 
     Examples
@@ -52,15 +53,21 @@ def indices_to_counts(idx: np.ndarray, n: int, dtype=np.float64) -> np.ndarray:
 
 
 def bootstrap_counts(
-    seed: int, study: str, n: int, start: int, stop: int, *, key: tuple[int, ...] = ()
+    seed: int, study: str, n: int, start: int, stop: int, *, key: tuple[int, ...] = (),
+    dtype: DTypeLike = np.float64,
 ) -> np.ndarray:
     """Count matrix of bootstrap samples ``start:stop`` over `n` topics (see
-    :func:`bootstrap_indices`); row sums are `n`.
+    :func:`bootstrap_indices`); row sums are `n`. `dtype`: float64 (ready for a GEMM) or
+    an integer type that holds `n` (e.g. ``uint8``: an eighth of the memory, no float
+    pass).
 
     Examples
     --------
     >>> c = bootstrap_counts(0, "demo", 4, 0, 2)
     >>> c.sum(axis=1).tolist()
     [4.0, 4.0]
+    >>> bool((bootstrap_counts(0, "demo", 4, 0, 2, dtype=np.uint8) == c).all())
+    True
     """
-    return indices_to_counts(bootstrap_indices(seed, study, n, start, stop, key=key), n)
+    return indices_to_counts(bootstrap_indices(seed, study, n, start, stop, key=key), n,
+                             dtype)

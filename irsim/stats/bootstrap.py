@@ -229,17 +229,21 @@ def paired_bootstrap(
     count = np.zeros((len(z), len(alternatives)), np.int64)
     chunks = list(mc.replicate_chunks(8 * n))
     kept, cbar = None, np.zeros(n)
+    # counts drawn as bincount's int64 (no float pass) for the shift method and kept as
+    # small integers (the kernel converts them block by block); floats for the studentised
+    drawn = np.float64 if statistic == "t" else np.int64
     if statistic == "mean":
         # m*b - mean(m*) = (c_b - cbar) . z / n, where cbar is the mean count of each topic
         # over the B samples: a property of the samples alone, summed in a first pass that
         # keeps the counts as small integers (n B bytes) if they fit the memory budget (else
         # the second pass draws them again); drawn in small chunks (no large temporaries)
-        small = np.uint8 if n < 2**8 else np.uint16
-        if n < 2**16 and n * mc.B * np.dtype(small).itemsize <= mc.memory_budget:
+        small = np.uint8 if n < 2**8 else np.uint16 if n < 2**16 else np.int64
+        if n * mc.B * np.dtype(small).itemsize <= mc.memory_budget:
             kept = np.empty((mc.B, n), small)
         for start, stop in mc.replicate_chunks(max(8 * n, mc.memory_budget >> 13)):
-            counts = bootstrap_counts(mc.seed, mc.study, n, start, stop, key=mc.key)
-            cbar += counts.sum(axis=0)
+            counts = bootstrap_counts(mc.seed, mc.study, n, start, stop, key=mc.key,
+                                      dtype=drawn)
+            cbar += counts.sum(axis=0)  # integer sums: exact
             if kept is not None:
                 kept[start:stop] = counts
         cbar /= mc.B
@@ -248,7 +252,8 @@ def paired_bootstrap(
                                       divisor=n)
             chunks = []
     for start, stop in chunks:
-        counts = bootstrap_counts(mc.seed, mc.study, n, start, stop, key=mc.key)
+        counts = bootstrap_counts(mc.seed, mc.study, n, start, stop, key=mc.key,
+                                  dtype=drawn)
         if statistic == "t":  # p = s2 / s1^2 orders |t*| (resample.paired_ratio)
             ct = np.ascontiguousarray(counts.T, dtype=np.float64)
             for rows in row_chunks(len(z), 16 * (stop - start), _CACHE_BYTES):

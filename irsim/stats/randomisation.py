@@ -121,7 +121,8 @@ def randomisation_test(
     pvalue_mode : {"count", "plus_one"}
         Monte Carlo p-value ``count/B`` or ``(count+1)/(B+1)``; exact p is ``count/2**n``.
     memory_budget : int
-        Bytes per chunk of (pairs x sign vectors).
+        Bytes of sign vectors held at once: all B of them (int8, ``n B`` bytes) if they fit,
+        else chunks of them.
 
     Returns
     -------
@@ -184,10 +185,20 @@ def randomisation_test(
                                        2**n)
         return result(count, count / 2**n, 2**n)
     count = np.zeros((len(z), len(alternatives)), np.int64)
-    # small chunks of signs (8,000 resamples at the default budget): no temporaries of the
-    # budget's size (each a fresh allocation, its pages faulted in); the counts do not
-    # depend on the chunking
-    for start, stop in mc.replicate_chunks(max(8 * n, mc.memory_budget >> 13)):
-        signs = sign_flips(mc.seed, mc.study, n, start, stop, key=mc.key)
+    # the signs as int8 (n B bytes; the kernel converts them block by block): all B in one
+    # call if they fit the memory budget, drawn in small chunks (no temporaries of the
+    # budget's size); else chunks of them (8,000 resamples at the default budget). The
+    # counts do not depend on the chunking
+    small = max(8 * n, mc.memory_budget >> 13)
+    whole = n * mc.B <= mc.memory_budget
+    if whole:
+        signs = np.empty((mc.B, n), np.int8)
+        for start, stop in mc.replicate_chunks(small):
+            signs[start:stop] = sign_flips(mc.seed, mc.study, n, start, stop, key=mc.key,
+                                           dtype=np.int8)
+        count += resampled_counts(z, signs, s_obs, alternatives, scale)
+        return result(count, mc.pvalue(count), mc.B)
+    for start, stop in mc.replicate_chunks(small):
+        signs = sign_flips(mc.seed, mc.study, n, start, stop, key=mc.key, dtype=np.int8)
         count += resampled_counts(z, signs, s_obs, alternatives, scale)
     return result(count, mc.pvalue(count), mc.B)
