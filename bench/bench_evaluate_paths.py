@@ -9,14 +9,19 @@ every contender sees the same load; the best of ``--repeats`` is kept:
 2. ``pytrec_eval``: ``parse_qrel`` + ``RelevanceEvaluator`` + ``parse_run`` / ``evaluate``
    per run file (parse + evaluate, its documented use);
 3. ``baseline`` (optional, ``--baseline-python``): ``irsim.evaluate(paths)`` as imported by
-   another interpreter, e.g. the virtualenv of the main branch, to measure a change.
+   another interpreter, e.g. the virtualenv of the main branch, to measure a change;
+4. ``trec_eval`` (when its C binary is found: ``--trec-eval PATH``, else ``$TREC_EVAL``, else
+   ``trec_eval`` on the ``PATH``): the binary as its users run it, one process per run file,
+   ``trec_eval -q -m map -m P.10 -m ndcg_cut.10 -m recip_rank -m Rprec qrels run``, its output
+   read from a pipe (wall time, and the CPU time of its processes).
 
-Before timing, the per-topic values of irsim and pytrec_eval are checked to agree (1e-12).
-Printed: the ratios pytrec_eval / irsim (issue 30's goal: >= 1.5x) and baseline / irsim.
-Usage::
+Before timing, the per-topic values of irsim and pytrec_eval are checked to agree (1e-12),
+and those of the binary to agree with irsim's to its printed 4 decimals (every run file).
+Printed: the ratios pytrec_eval / irsim (issue 30's goal: >= 1.5x), trec_eval / irsim (goal:
+> 1) and baseline / irsim. Usage::
 
     python bench/bench_evaluate_paths.py [--runs 100] [--topics 50] [--docs 1000]
-        [--repeats 3] [--baseline-python /work/venv/bin/python]
+        [--repeats 3] [--baseline-python /work/venv/bin/python] [--trec-eval PATH]
 
 Ratios only; no absolute target is tested.
 """
@@ -26,9 +31,12 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
+import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -74,6 +82,52 @@ def timed_child(python: str, kind: str, qpath: Path, paths: list[Path]) -> tuple
     return float(wall), float(cpu)
 
 
+#: trec_eval's -m options of the measures (TREC names their output).
+TREC_EVAL_MEASURES = ["map", "P.10", "ndcg_cut.10", "recip_rank", "Rprec"]
+
+
+def trec_eval_command(binary: str, qpath: Path, path: Path) -> list[str]:
+    """The binary's command line for one run file: per topic (-q), the five measures."""
+    return [binary, "-q", *(a for m in TREC_EVAL_MEASURES for a in ("-m", m)), str(qpath),
+            str(path)]
+
+
+def children_cpu() -> float:
+    """CPU seconds of this process's finished children."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def timed_trec_eval(binary: str, qpath: Path, paths: list[Path]) -> tuple[float, float]:
+    """(wall, CPU) seconds of the binary over every run file, one process per file."""
+    t, c = time.perf_counter(), children_cpu()
+    for p in paths:
+        subprocess.run(trec_eval_command(binary, qpath, p), stdout=subprocess.PIPE,
+                       check=True)
+    return time.perf_counter() - t, children_cpu() - c
+
+
+def check_trec_eval(binary: str, paths: list[Path], qpath: Path) -> float:
+    """Largest |irsim - trec_eval| over every (run, topic, measure) of the binary's -q
+    output (printed to 4 decimals)."""
+    df = run_irsim(paths, qpath)
+    want = {(s, str(t), m): v for s, t, m, v in zip(df.system, df.topic, df.metric, df.value,
+                                                    strict=True)}
+    names = dict(zip(TREC, IRSIM, strict=True))
+    worst, seen = 0.0, 0
+    for p in paths:
+        out = subprocess.run(trec_eval_command(binary, qpath, p), capture_output=True,
+                             text=True, check=True).stdout
+        for line in out.splitlines():
+            measure, topic, value = line.split()
+            if topic != "all" and measure in names:
+                worst = max(worst, abs(float(value) - want[(p.stem, topic, names[measure])]))
+                seen += 1
+    if seen != len(want):
+        raise SystemExit(f"trec_eval printed {seen} per-topic values, irsim {len(want)}")
+    return worst
+
+
 def check_agreement(paths: list[Path], qpath: Path) -> float:
     """Largest |irsim - pytrec_eval| over every (run, topic, measure)."""
     df, res = run_irsim(paths, qpath), run_pytrec(paths, qpath)
@@ -94,7 +148,10 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--baseline-python", default=None,
                     help="an interpreter whose irsim is the baseline (e.g. main's venv)")
+    ap.add_argument("--trec-eval", default=None,
+                    help="trec_eval's C binary (default: $TREC_EVAL, else trec_eval on PATH)")
     args = ap.parse_args()
+    binary = args.trec_eval or os.environ.get("TREC_EVAL") or shutil.which("trec_eval")
 
     from bench_metrics import make_data
 
@@ -114,9 +171,14 @@ def main() -> None:
         del runs
         worst = check_agreement(paths, qpath)
         assert worst <= 1e-12, worst
+        if binary:
+            worst_binary = check_trec_eval(binary, paths, qpath)
+            assert worst_binary <= 5.0001e-5, worst_binary
         for r in range(args.repeats):
             for label, python, kind in contenders:
                 times.setdefault(label, []).append(timed_child(python, kind, qpath, paths))
+            if binary:
+                times.setdefault("trec_eval", []).append(timed_trec_eval(binary, qpath, paths))
             print(f"round {r + 1} (load {os.getloadavg()[0]:.1f}): "
                   + ", ".join(f"{n} {v[-1][0]:.2f} s (CPU {v[-1][1]:.2f})"
                               for n, v in times.items()), flush=True)
@@ -127,11 +189,20 @@ def main() -> None:
         print(f"  {name:12s} {wall[name]:7.2f} s  (CPU {cpu[name]:.2f} s)")
     print(f"\npytrec_eval / irsim: {wall['pytrec_eval'] / wall['irsim']:.2f}x wall, "
           f"{cpu['pytrec_eval'] / cpu['irsim']:.2f}x CPU   (goal >= 1.5x)")
+    if binary:
+        print(f"trec_eval / irsim:   {wall['trec_eval'] / wall['irsim']:.2f}x wall, "
+              f"{cpu['trec_eval'] / cpu['irsim']:.2f}x CPU   (goal > 1: ahead of the binary; "
+              f"one trec_eval process per run file, as it is run)")
+    else:
+        print("trec_eval: its C binary was not found (--trec-eval PATH, $TREC_EVAL or the "
+              "PATH); not timed")
     if "baseline" in times:
         print(f"baseline / irsim:    {wall['baseline'] / wall['irsim']:.2f}x wall, "
               f"{cpu['baseline'] / cpu['irsim']:.2f}x CPU   (pytrec_eval / baseline: "
               f"{wall['pytrec_eval'] / wall['baseline']:.2f}x wall)")
-    print(f"(values agree with pytrec_eval: max |diff| {worst:.1e})")
+    print(f"(values agree with pytrec_eval: max |diff| {worst:.1e}"
+          + (f"; with trec_eval to its 4 decimals: max |diff| {worst_binary:.1e})" if binary
+             else ")"))
 
 
 if __name__ == "__main__":

@@ -77,3 +77,49 @@ def test_bench_script_runs_at_a_tiny_size(name, tmp_path):
                        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.strip(), "the script printed nothing"
+
+
+#: A stand-in for trec_eval's C binary (its command line and -q output; the values from
+#: pytrec_eval, trec_eval's own code): the real binary cannot be installed from PyPI, Debian
+#: or npm, so this checks the bench's plumbing, parsing and agreement check.
+FAKE_TREC_EVAL = '''
+import sys, pytrec_eval
+args = sys.argv[1:]
+assert args[0] == "-q", args
+measures = [args[i + 1] for i in range(1, len(args) - 2, 2)]
+qrels_path, run_path = args[-2:]
+with open(qrels_path) as f:
+    qrel = pytrec_eval.parse_qrel(f)
+with open(run_path) as f:
+    run = pytrec_eval.parse_run(f)
+res = pytrec_eval.RelevanceEvaluator(qrel, set(measures)).evaluate(run)
+for topic, values in sorted(res.items()):
+    for name, v in sorted(values.items()):
+        print(f"{name:<22}\\t{topic}\\t{v:.4f}")
+'''
+
+
+@pytest.mark.slow  # seconds: the evaluate bench with a trec_eval contender
+def test_bench_evaluate_paths_times_a_trec_eval_binary(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    fake = tmp_path / "trec_eval"
+    fake.write_text(f"#!{sys.executable}\n{FAKE_TREC_EVAL}")
+    fake.chmod(0o755)
+    root = BENCH[0].parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root),
+                                                        os.environ.get("PYTHONPATH", "")])}
+    r = subprocess.run([sys.executable, str(root / "bench" / "bench_evaluate_paths.py"),
+                        *TINY["bench_evaluate_paths"], "--trec-eval", str(fake)],
+                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "trec_eval / irsim:" in r.stdout
+    assert "with trec_eval to its 4 decimals: max |diff|" in r.stdout
+    # a stand-in that prints another value fails the agreement check
+    fake.write_text(f"#!{sys.executable}\n" + FAKE_TREC_EVAL.replace("{v:.4f}", "{v + 0.01:.4f}"))
+    r = subprocess.run([sys.executable, str(root / "bench" / "bench_evaluate_paths.py"),
+                        *TINY["bench_evaluate_paths"], "--trec-eval", str(fake)],
+                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=900)
+    assert r.returncode != 0 and "AssertionError" in r.stderr
