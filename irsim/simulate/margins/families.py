@@ -590,6 +590,11 @@ def fit_run_margins(scores: ArrayLike, support: Support | None = None
 EXPONENT_MAX = 1e6
 
 
+#: Knots x rows of one block of :func:`power_mean` (a few arrays of this many floats stay in
+#: the L2 cache).
+_POWER_BLOCK = 16_384
+
+
 def _segment_power_average(g0: np.ndarray, g1: np.ndarray, c: np.ndarray) -> np.ndarray:
     """Average of ``g^c`` over a segment where ``g`` runs linearly from `g0` to `g1` (both in
     [0, 1]): ``(g1^(c+1) - g0^(c+1)) / ((c + 1)(g1 - g0))``, or Simpson's rule on a segment
@@ -618,16 +623,26 @@ def power_mean(margins: Margins, rows: ArrayLike, gamma: ArrayLike) -> np.ndarra
     [0.5, 0.75, 0.25]
     """
     rows = np.asarray(rows, np.int64)
-    gamma = np.broadcast_to(np.asarray(gamma, np.float64), rows.shape)[..., None]
-    x, F = margins.x[rows], np.clip(margins.F[rows], 0.0, 1.0)
-    up = gamma >= 0
-    c = np.exp(np.abs(gamma))
-    # 1 - F_T = 1 - F^a (up) or (1 - F)^b (down), averaged over each segment
-    avg = _segment_power_average(np.where(up, F[..., :-1], 1.0 - F[..., :-1]),
-                                 np.where(up, F[..., 1:], 1.0 - F[..., 1:]), c)
-    tail = np.where(up, 1.0 - avg, avg)
-    dx = np.diff(x, axis=-1)
-    return x[..., 0] + np.where(dx > 0, dx * tail, 0.0).sum(axis=-1)
+    gamma = np.broadcast_to(np.asarray(gamma, np.float64), rows.shape)
+    flat_rows, flat_gamma = rows.reshape(-1), gamma.reshape(-1)
+    out = np.empty(len(flat_rows))
+    # a block of rows at a time, so that the dozen elementwise passes below stay in cache
+    # (1.6-2x faster on long knot grids). Each row is computed and summed on its own; only
+    # numpy's choice of power loop may depend on the block's shape, which moved 1 of 20,000
+    # effTransform exponents by an ulp (the urbano2019 preset's tables are unchanged)
+    step = max(1, _POWER_BLOCK // max(1, margins.x.shape[-1]))
+    for a in range(0, len(flat_rows), step):
+        r, g = flat_rows[a:a + step], flat_gamma[a:a + step, None]
+        x, F = margins.x[r], np.clip(margins.F[r], 0.0, 1.0)
+        up = g >= 0
+        c = np.exp(np.abs(g))
+        # 1 - F_T = 1 - F^a (up) or (1 - F)^b (down), averaged over each segment
+        avg = _segment_power_average(np.where(up, F[..., :-1], 1.0 - F[..., :-1]),
+                                     np.where(up, F[..., 1:], 1.0 - F[..., 1:]), c)
+        tail = np.where(up, 1.0 - avg, avg)
+        dx = np.diff(x, axis=-1)
+        out[a:a + step] = x[..., 0] + np.where(dx > 0, dx * tail, 0.0).sum(axis=-1)
+    return out.reshape(rows.shape)
 
 
 def power_uniform(u: ArrayLike, gamma: ArrayLike) -> np.ndarray:
