@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import SHARED_DATA
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
@@ -39,7 +40,6 @@ from irsim.stats.kendall import (
     tau_b_matrix,
     top_k_overlap,
 )
-from tests.conftest import SHARED_DATA
 
 RNG = np.random.default_rng(20250713)
 

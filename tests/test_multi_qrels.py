@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import SHARED_DATA
+from test_metrics_pytrec_eval import generate
 
 from irsim.data.trec import read_qrels, read_run
 from irsim.data.types import Qrels, Runs
@@ -15,8 +17,6 @@ from irsim.errors import ConfigError, InputError
 from irsim.metrics import composite_qrels, evaluate, evaluate_many
 from irsim.metrics.block import UNJUDGED
 from irsim.metrics.multi import UNJUDGED_RULES, condense
-from tests.conftest import SHARED_DATA
-from tests.test_metrics_pytrec_eval import generate
 
 MEASURES = ["AP", "nDCG@10", "P@10", "RR"]
 TREC = {"map": "AP", "ndcg_cut_10": "nDCG@10", "P_10": "P@10", "recip_rank": "RR"}

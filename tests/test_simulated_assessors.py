@@ -11,6 +11,7 @@ import sys
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from conftest import SHARED_DATA, dl19_files
 from scipy import stats as sps
 from test_golden import assert_bit_identical
 
@@ -24,7 +25,6 @@ from irsim.simulate.assessor import (
     fit_assessor_model,
     simulate_grades,
 )
-from tests.conftest import SHARED_DATA, dl19_files
 
 DL19 = SHARED_DATA / "dl19-assessors"
 RUNS = ("bm25base_p", "bm25tuned_rm3_p", "colbert_rankgpt4", "colbert_rankzephyr",

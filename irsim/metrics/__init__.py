@@ -5,7 +5,11 @@
 'P@10'
 """
 
-from irsim.metrics import ntcir_measures, trec_measures  # noqa: F401  (register the kernels)
+from irsim.metrics import (  # noqa: F401  (register the kernels)
+    linear,
+    ntcir_measures,
+    trec_measures,
+)
 from irsim.metrics.aggregate import aggregate
 from irsim.metrics.evaluate import evaluate
 from irsim.metrics.measures import Measure, available_measures, parse_measure

@@ -120,7 +120,14 @@ def _norm_b(v: Any) -> float:
     return float(v)
 
 
+def _norm_p(v: Any) -> float:
+    if not _is_real(v) or not 0 < v < 1:
+        raise ValueError("p (persistence) must be a number in (0, 1)")
+    return float(v)
+
+
 _NORMALISERS: dict[str, Callable[[Any], Any]] = {
+    "p": _norm_p,
     "rel": _norm_rel,
     "gains": _norm_gains,
     "beta": _norm_beta,

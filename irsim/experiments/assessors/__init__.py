@@ -38,7 +38,8 @@ are exact (:class:`irsim.exact.Exact`), so tables do not depend on the shard siz
 executor.
 
 The package holds one part per module: the ``Config``, the study object and the registration
-here; the data kind and its loaders in :mod:`~irsim.experiments.assessors.data`; the checks
+here; the data kind and its loaders in :mod:`irsim.kit.qrels_set` (shared with
+the budget study); the checks
 and the prepared data (composites, label pairs, scores, the assessor model) in
 :mod:`~irsim.experiments.assessors.prepare`; label, rank and decision agreement in
 :mod:`~irsim.experiments.assessors.agreement`; the Bayesian decision agreement in
@@ -86,13 +87,6 @@ from irsim.experiments.assessors.bayes import (
     bayes_decision_counts,
     bayes_table,
 )
-from irsim.experiments.assessors.data import (
-    KIND,
-    AssessorInput,
-    load_from_config,
-    load_from_python,
-    read_assessor_runs,
-)
 from irsim.experiments.assessors.gstudy import gstudy_tables
 from irsim.experiments.assessors.prepare import (
     AssessorData,
@@ -107,6 +101,13 @@ from irsim.experiments.assessors.swaps import swap_counts, swap_table
 from irsim.experiments.assessors.tables import TABLE_SPECS
 from irsim.kit.bins import ABSOLUTE
 from irsim.kit.common import BayesOptions, BayesRules, Shards
+from irsim.kit.qrels_set import (
+    KIND,
+    AssessorInput,
+    load_from_config,
+    load_from_python,
+    read_assessor_runs,
+)
 from irsim.metrics.multi import Unjudged
 from irsim.params import fingerprint, option
 from irsim.registry import study

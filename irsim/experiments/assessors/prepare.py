@@ -15,8 +15,8 @@ import numpy as np
 from irsim.data.matrix import ScoreMatrix
 from irsim.data.types import Qrels, Runs
 from irsim.errors import ConfigError, InputError, param, unknown_name
-from irsim.experiments.assessors.data import AssessorInput
 from irsim.kit.common import BayesRules
+from irsim.kit.qrels_set import AssessorInput
 from irsim.metrics.multi import UNJUDGED_RULES, composite_qrels, evaluate_many
 from irsim.params import Choice
 from irsim.simulate.assessor import AssessorModel, depth_bins, fit_assessor_model

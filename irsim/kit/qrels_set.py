@@ -1,6 +1,6 @@
-"""The assessors study's data kind: runs and several named qrels of the same topics
-(``runs_qrels_set``), read from the command line's ``collection`` or the Python door's
-keywords."""
+"""The data kind of the studies that compare qrels (assessors, budget): runs and several
+named qrels of the same topics (``runs_qrels_set``), read from the command line's
+``collection`` or the Python door's keywords."""
 
 from __future__ import annotations
 
@@ -9,16 +9,13 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from irsim.data.types import Qrels, Runs
 from irsim.errors import ConfigError, InputError
 from irsim.registry import data_kind
-
-if TYPE_CHECKING:
-    from irsim.experiments.assessors import Config
 
 __all__ = ["AssessorInput", "read_assessor_runs", "load_from_config", "load_from_python",
            "KIND"]
@@ -150,13 +147,14 @@ def _read_qrels_set(spec: Any, data_dir: str | None = None) -> dict[str, Qrels]:
     return out
 
 
-def load_from_config(cfg: Any, config: Config) -> AssessorInput:
+def load_from_config(cfg: Any, config: Any) -> AssessorInput:
     """The command line's data: ``collection.runs`` (a directory, glob, file or list) and
     ``collection.qrels`` (a mapping of names to files, or files / a glob named by their
     stems), relative paths also looked up in ``data_dir``."""
     col = cfg.collection
     if col.get("kind") != "trec":
-        raise ConfigError("experiment=assessors reads TREC runs and qrels: use collection=trec "
+        raise ConfigError(f"experiment={config.name} reads TREC runs and qrels: use "
+                          "collection=trec "
                           "collection.runs=<dir or glob> +collection.qrels={name: file, ...}")
     data_dir = cfg.get("data_dir")
     data_dir = None if data_dir is None else str(data_dir)
@@ -169,13 +167,14 @@ def load_from_config(cfg: Any, config: Config) -> AssessorInput:
                          int(col.get("depth") or 1000))
 
 
-def load_from_python(data: Any, keywords: Mapping[str, Any], config: Config) -> AssessorInput:
-    """The Python door's data: ``irsim.assessors(runs=..., qrels={...}, reference=...)``;
+def load_from_python(data: Any, keywords: Mapping[str, Any], config: Any) -> AssessorInput:
+    """The Python door's data: ``irsim.<study>(runs=..., qrels={...}, ...)``;
     `data` may be an :class:`AssessorInput` (then no keywords)."""
     if isinstance(data, AssessorInput):
         return data
     if data is not None:
-        raise ConfigError("irsim.assessors takes its data as keywords: runs=<files or Runs>, "
+        raise ConfigError(f"irsim.{config.name} takes its data as keywords: runs=<files or "
+                          "Runs>, "
                           "qrels={name: file or Qrels, ...}")
     if keywords.get("runs") is None:
         raise ConfigError("runs is required (a directory, glob, list of run files or Runs)")
