@@ -29,6 +29,8 @@ def test_bench_script_imports(path):
 #: timings), only that it runs to the end on today's API. A script left out says why.
 TINY = {
     "bench_bayes": ["--pairs", "20", "--loop-pairs", "5", "--repeats", "1"],
+    "bench_budget": ["--synthetic", "--trials", "50", "--naive-trials", "1", "--budgets",
+                     "0.3"],
     "bench_ci": ["--repeats", "1", "--loop-cells", "2", "--loop-lists", "2", "--loop-reps",
                  "2", "--no-local", "--workers", "1"],
     "bench_discpower": ["--repeats", "1", "--loop-pairs", "3", "--B", "200"],

@@ -138,7 +138,7 @@ def _made(name: str, **params: Any):
                                  ("nist", "andrew-parry"))
         data = AssessorInput(read_assessor_runs(runs),
                              {n: read_qrels(p) for n, p in qrels.items()})
-        params = {"reference": "nist", "metrics": ["AP"], **params}
+        params = {"metrics": ["AP"], **KIND_PARAMS.get(name, {}), **params}
     config = entry.config(**{**SMALL.get(name, {}), **params})
     study, _ = make_study(name, config, data, seed=3, shards=Shards())
     return study
@@ -154,7 +154,12 @@ SMALL: dict[str, dict[str, Any]] = {
     "test_errors": {"trials": 250, "sizes": [10], "B": 100},
     "multiple_testing": {"trials": 250, "systems": [5], "sizes": [10], "B": 100},
     "assessors": {"simulate_trials": 0, "B": 50, "test_B": 50, "swap_trials": 10},
+    "budget": {"trials": 10},
 }
+#: The qrels roles of the studies reading a set of qrels (DL19: nist and andrew-parry).
+KIND_PARAMS: dict[str, dict[str, Any]] = {"assessors": {"reference": "nist"},
+                                          "budget": {"gold": "nist", "proxy": [], "votes": True,
+                                                     "metrics": ["AP", "P@10"]}}
 
 
 @pytest.mark.parametrize("name", names())
@@ -194,6 +199,8 @@ CHANGES = {
     "error_rates": [("min_comparisons", 3), ("subset_sizes", [6])],
     "effort": [("trials", 6)],
     "assessors": [("top_k", 5), ("planning_probability", 0.9)],
+    "budget": [("alpha", 0.01), ("pilot", 0.3), ("trials", 20), ("agreement_target", 0.8),
+               ("corrections", ["bh"]), ("coverage_tolerance", 0.02)],
 }
 
 

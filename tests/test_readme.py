@@ -143,6 +143,80 @@ def _reliability_check() -> dict[str, str]:
             "tau": join("tau_mean", lambda v: f"{v:.2f}")}
 
 
+def _f(v: float) -> str:
+    """.942 below 1 (three decimals), 1.09 above (three figures)."""
+    return f"{v:.3f}".lstrip("0") if abs(v) < 1 else f"{v:.3g}"
+
+
+def _budget_tables() -> dict[str, pd.DataFrame]:
+    return tables_of("experiment=budget_dl19")
+
+
+def _budget_row(unit: str, metric: str, budget: float) -> dict:
+    t = _budget_tables()
+    iv = t["budget_intervals"]
+    iv = iv[(iv.unit == unit) & (iv.metric == metric) & (iv.budget == budget)
+            & (iv.target == "mean")].set_index("estimator")
+    dec = t["budget_decisions"]
+    dec = dec[(dec.unit == unit) & (dec.metric == metric) & (dec.budget == budget)
+              & (dec.correction == "holm")].set_index("estimator")
+    return {"n": f"{int(iv.loc['gold', 'n']):,}",
+            **{e: f"{_f(iv.loc[e, 'coverage'])} / {_f(iv.loc[e, 'width'])}"
+               for e in ("gold", "ppi", "ppi_pp", "stratified")},
+            "agree": f"{_f(dec.loc['gold', 'agreement'])} / "
+                     f"{_f(dec.loc['stratified', 'agreement'])}"}
+
+
+#: The worked example's table: (unit, metric, budget) per row.
+BUDGET_ROWS = (("judgments", "P(rel=2)@10", 0.2), ("judgments", "P(rel=2)@10", 0.75),
+               ("judgments", "DCG@10", 0.75), ("topics", "AP(rel=2)", 0.3),
+               ("topics", "nDCG@10", 0.75))
+
+
+def _budget_table() -> dict[str, str]:
+    out = {}
+    for i, row in enumerate(BUDGET_ROWS):
+        out.update({f"{k}{i}": v for k, v in _budget_row(*row).items()})
+    return out
+
+
+def _budget_table_template() -> str:
+    head = ("| people judge | metric | budget | gold alone: coverage / width | PPI | PPI++ | "
+            "stratified PPI | decision agreement (gold / stratified) | |---|---|---|---|---|"
+            "---|---|---| ")
+    rows = [f"| {u} | {m} | {b:g} ({{n{i}}}{' topics' if u == 'topics' else ''}) | "
+            f"{{gold{i}}} | {{ppi{i}}} | {{ppi_pp{i}}} | {{stratified{i}}} | {{agree{i}}} |"
+            for i, (u, m, b) in enumerate(BUDGET_ROWS)]
+    return head + " ".join(rows)
+
+
+def _budget_prose() -> dict[str, str]:
+    t = _budget_tables()
+    iv, dec = t["budget_intervals"], t["budget_decisions"]
+    holm = dec[dec.correction == "holm"]
+    p = iv[(iv.estimator == "proxy") & (iv.metric == "P(rel=2)@10") & (iv.unit == "topics")
+           & (iv.budget == 0.1)].set_index("target")
+    pd_ = holm[(holm.estimator == "proxy") & (holm.metric == "P(rel=2)@10")].iloc[0]
+    judg = iv[(iv.unit == "judgments") & iv.estimator.isin(["gold", "ppi", "ppi_pp"])]
+    strat = iv[(iv.unit == "judgments") & (iv.estimator == "stratified")]
+    top = iv[(iv.unit == "topics") & iv.estimator.isin(["ppi_pp", "stratified"])]
+    plan = t["budget_planning"]
+    rec = plan[plan.recommended].set_index("metric")
+    sample = holm[holm.estimator != "proxy"]
+    proxy = holm[holm.estimator == "proxy"]
+    return {"bias": _f(-p.loc["mean", "bias"]), "cov_m": _f(p.loc["mean", "coverage"]),
+            "cov_d": _f(p.loc["difference", "coverage"]), "gained": f"{pd_.gained:.0f}",
+            "lost": f"{pd_.lost:.0f}", "j_lo": _f(judg.coverage.min()),
+            "j_hi": _f(judg.coverage.max()), "s_lo": _f(strat[strat.budget == 0.1].coverage.min()),
+            "s_hi": _f(strat[strat.budget >= 0.3].coverage.min()),
+            "r_p": f"{rec.loc['P(rel=2)@10', 'cost_ratio']:.2f}",
+            "r_d": f"{rec.loc['DCG@10', 'cost_ratio']:.2f}",
+            "a_p": _f(rec.loc["P(rel=2)@10", "agreement"]),
+            "a_d": _f(rec.loc["DCG@10", "agreement"]),
+            "u_lo": _f(top.coverage.min()), "u_hi": _f(top.coverage.max()),
+            "pa": _f(proxy.agreement.max()), "g_max": f"{sample.gained.max():.0f}"}
+
+
 @dataclass(frozen=True)
 class Quote:
     """A sentence of a page (``page``, relative to the repository) with its numbers as
@@ -190,6 +264,28 @@ QUOTES = (
           "On TREC-8 AP: true E(rho^2) {true} at 10 / 25 / 100 topics, realised squared "
           "correlation {corr}, estimator bias {bias}; Kendall's tau with the true ordering "
           "is only {tau}.", _reliability_check),
+    Quote("budget", "docs/studies/budget.md",
+          "alone it misses the systems' P(rel=2)@10 by {bias} on average (coverage of its "
+          "means' intervals {cov_m}, of the differences' {cov_d}) and calls {gained} of 1,830 "
+          "pairs significant that full NIST judging does not (Holm; {lost} lost).",
+          _budget_prose),
+    Quote("budget_table", "docs/studies/budget.md", _budget_table_template(), _budget_table),
+    Quote("budget_judgments", "docs/studies/budget.md",
+          "gold alone, PPI and PPI++ keep close to their promise at every budget (coverage "
+          "{j_lo}-{j_hi}, for "
+          "the means and the differences); the stratified PPI from 0.3 of the pool (at least "
+          "{s_hi}; {s_lo} at 0.1, where its pilot is small)", _budget_prose),
+    Quote("budget_planning", "docs/studies/budget.md",
+          "The planning answer: **stratified PPI on judgments from 75% of the pool** for "
+          "P(rel=2)@10 and DCG@10 (agreement {a_p} and {a_d}; gold alone would need {r_p} and "
+          "{r_d} times the gold judgments for the same width, the pool capping what it can "
+          "use).", _budget_prose),
+    Quote("budget_topics", "docs/studies/budget.md",
+          "PPI++ and the stratified estimator under-cover (down to {u_lo})", _budget_prose),
+    Quote("budget_decisions", "docs/studies/budget.md",
+          "The proxy alone reaches {pa} but by gaining false positives; the sample-based "
+          "estimators lose power instead (they never gain more than {g_max} pairs here).",
+          _budget_prose),
 )
 
 

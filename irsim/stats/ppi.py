@@ -249,7 +249,7 @@ def neyman_allocation(n: np.ndarray | int, sizes: np.ndarray, sd: np.ndarray,
     hi = np.broadcast_to(sizes, (R, H)).astype(np.float64)
     free = np.ones((R, H), bool)
     alloc = lo.astype(np.float64)
-    for _ in range(H + 1):  # bound-fixing passes (at most one stratum more per pass)
+    for _ in range(2 * H + 1):  # bound-fixing passes (one stratum more at least per pass)
         fixed = np.where(free, 0.0, alloc).sum(axis=1)
         left = total - fixed
         w = np.where(free, sizes * sd, 0.0)
@@ -259,11 +259,13 @@ def neyman_allocation(n: np.ndarray | int, sizes: np.ndarray, sd: np.ndarray,
                          free / np.maximum(nfree, 1))
         prop = share * left[:, None]
         new = np.where(free, np.clip(prop, lo, hi), alloc)
-        hit = free & ((prop < lo) | (prop > hi))
+        over, under = free & (prop > hi), free & (prop < lo)
         alloc = new
-        if not hit.any():
+        if not (over.any() or under.any()):
             break
-        # fix the strata out of bounds; the others share what is left in the next pass
+        # fix the strata above their size first (what they cannot take goes to the
+        # others, which may lift those below their minimum); only then those below
+        hit = np.where(over.any(axis=1, keepdims=True), over, under)
         free = free & ~hit
     base = np.floor(alloc + 1e-9).astype(np.int64)
     short = total - base.sum(axis=1)
