@@ -7,6 +7,11 @@ tau-b ``= S / sqrt((n0 - t_1)(n0 - t_2))`` with ``n0 = k(k-1)/2`` (tau-a when th
 ties; what :func:`scipy.stats.kendalltau` computes by default). These are integer sums over
 pairs, so blocks of pairs add up in any order. Sakai's Z0 test (SIGIR 2006, Eq. 12):
 ``Z0 = |tau| / sqrt(2(2k+5) / (9k(k-1)))``, standard normal under no correlation.
+
+Every ranking of means follows the tie rule: means equal within
+:data:`~irsim.stats.ties.TIE_RTOL` are made equal first (:func:`~irsim.stats.ties.snap_ties`;
+the pair signs of a study are those of its snapped means), and tau_AP with ties is its mean
+over every order of the tied items (:func:`tau_ap`), never the order of the input.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats as sps
+
+from irsim.stats.ties import snap_ties
 
 __all__ = ["pair_signs", "concordance", "ties", "tau_b", "tau_b_matrix", "z0_test", "tau_ap",
            "ranks", "rank_changes", "top_k_overlap", "RankAgreement", "rank_agreement"]
@@ -137,16 +144,39 @@ def _reference_and_rankings(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.
 
 
 def _tau_ap_one_way(truth: np.ndarray, est: np.ndarray) -> np.ndarray:
-    """tau_AP of rankings by `est` (..., n) against the ranking by `truth` (..., n)."""
+    """tau_AP of rankings by `est` (..., n) against the ranking by `truth` (..., n), both
+    already snapped (:func:`~irsim.stats.ties.snap_ties`): its mean over every order of the
+    items tied in `est` (and in `truth`), in closed form.
+
+    As a sum over items ``v``, ``tau_AP = 2 / (n - 1) * sum_v E_v - 1`` with ``E_v`` the
+    share of the items above ``v`` that `truth` also puts above it, ``C(pos v) / (pos v -
+    1)`` (0 at the top). ``c(u, v)`` = 1, 1/2 or 0 as `truth` puts ``u`` above, level with
+    or below ``v`` (the mean over the orders of a tie in `truth`). With ``L`` items above
+    ``v`` in `est` and ``g - 1`` level with it, ``v`` is at ``L + k`` with probability
+    ``1/g`` for each ``k = 1..g``, with ``k - 1`` of the others (a uniform subset) above it:
+    ``E_v = (A S0 + B / (g - 1) S1) / g``, ``A`` and ``B`` the sums of ``c(u, v)`` over the
+    items above and level, ``S0 = sum_k 1 / (L + k - 1)`` and ``S1 = sum_k (k - 1) / (L + k -
+    1)`` over the ``k`` with ``L + k > 1``.
+    """
     n = truth.shape[-1]
-    order = np.argsort(-est, axis=-1, kind="stable")  # ties: the item order
-    t = np.take_along_axis(truth, order, axis=-1)  # reference scores in estimated order
-    # correct[..., i, j]: item at estimated position j (< i) is above it in the reference
-    diff = t[..., None, :] - t[..., :, None]  # t_j - t_i
-    correct = (diff > 0) + 0.5 * (diff == 0)
-    above = np.tri(n, n, -1, dtype=bool)  # j < i
-    c = np.where(above, correct, 0.0).sum(axis=-1)[..., 1:]  # C(i), positions 2..n
-    return 2.0 / (n - 1) * (c / np.arange(1, n)).sum(axis=-1) - 1.0
+    tu, tv = truth[..., :, None], truth[..., None, :]  # [u, v]
+    c = (tu > tv) + 0.5 * (tu == tv)  # u above v in truth: right (1), half (tie), wrong
+    eu, ev = est[..., :, None], est[..., None, :]
+    above = eu > ev
+    level = eu == ev
+    level &= ~np.eye(n, dtype=bool)
+    L = above.sum(axis=-2)
+    g = 1 + level.sum(axis=-2)
+    A = np.where(above, c, 0.0).sum(axis=-2)
+    B = np.where(level, c, 0.0).sum(axis=-2)
+    harmonic = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, n + 1))])
+    s0 = np.where(g == 1, 1.0 / np.maximum(L, 1),  # no tie: exactly 1/L
+                  harmonic[L + g - 1] - harmonic[np.maximum(L, 1) - 1])
+    s0 = np.where(L + g > 1, s0, 0.0)
+    s1 = (g - (L == 0)) - L * s0
+    e = (A * s0 + np.where(g > 1, B / np.maximum(g - 1, 1), 0.0) * s1) / g
+    e = np.sort(e, axis=-1)  # a sum in a fixed order: the same float in any item order
+    return 2.0 / (n - 1) * e.sum(axis=-1) - 1.0
 
 
 def tau_ap(x: ArrayLike, y: ArrayLike, *, symmetric: bool = False) -> np.ndarray:
@@ -159,8 +189,13 @@ def tau_ap(x: ArrayLike, y: ArrayLike, *, symmetric: bool = False) -> np.ndarray
     ``symmetric=True`` averages both directions. Without ties and with both rankings the
     same it is 1; reversed, -1.
 
-    Ties: the `y` ranking breaks them by item order; a pair tied in `x` counts as half
-    correct.
+    Ties follow the tie rule: scores within :data:`~irsim.stats.ties.TIE_RTOL` of
+    ``max(1, |score|)`` of each other are one score (:func:`~irsim.stats.ties.snap_ties`),
+    and tau_AP is its mean over every order of the tied items, each equally likely (in
+    closed form, not by enumeration), so it never depends on the order of the items: a pair
+    tied in `x` counts as half correct, and tied items of `y` take each of their positions
+    with equal chance. When every item is tied in `x` or in `y` it is 0 (tau-b is
+    undefined there).
 
     Parameters
     ----------
@@ -181,6 +216,16 @@ def tau_ap(x: ArrayLike, y: ArrayLike, *, symmetric: bool = False) -> np.ndarray
     >>> tau_ap(x, np.stack([x, -x, [0.5, 0.4, 0.3, 0.1, 0.2], [0.4, 0.5, 0.3, 0.2, 0.1]]))
     ... # doctest: +NORMALIZE_WHITESPACE
     array([ 1. , -1. ,  0.875,  0.5 ])
+
+    Ties: the mean over both orders of the two systems tied in `y`, and 0 when all are
+    tied, whatever their order:
+
+    >>> y = np.array([0.4, 0.4, 0.3, 0.2, 0.1])
+    >>> float(tau_ap(x, y)), float(np.mean([tau_ap(x, y + [1e-3, 0, 0, 0, 0]),
+    ...                                     tau_ap(x, y + [0, 1e-3, 0, 0, 0])]))
+    (0.75, 0.75)
+    >>> float(tau_ap(x, np.full(5, 0.2))), float(tau_ap(x[::-1], np.full(5, 0.2)))
+    (0.0, 0.0)
     """
     xv = np.asarray(x, np.float64)
     yv = np.asarray(y, np.float64)
@@ -189,26 +234,33 @@ def tau_ap(x: ArrayLike, y: ArrayLike, *, symmetric: bool = False) -> np.ndarray
                          f"{xv.shape} and {yv.shape}")
     if not (np.isfinite(xv).all() and np.isfinite(yv).all()):
         raise ValueError("scores must be finite")
-    n = xv.shape[-1]
-    if n < 2:
+    if xv.shape[-1] < 2:
         raise ValueError("tau_AP needs at least 2 items")
+    return _tau_ap_snapped(snap_ties(xv), snap_ties(yv), symmetric)
+
+
+def _tau_ap_snapped(xv: np.ndarray, yv: np.ndarray, symmetric: bool = False) -> np.ndarray:
+    """:func:`tau_ap` of scores already snapped by :func:`~irsim.stats.ties.snap_ties`."""
     shape = np.broadcast_shapes(xv.shape, yv.shape)
-    xb, yv = np.broadcast_to(xv, shape), np.broadcast_to(yv, shape)
-    out = _tau_ap_one_way(xb, yv)
+    xb, yb = np.broadcast_to(xv, shape), np.broadcast_to(yv, shape)
+    out = _tau_ap_one_way(xb, yb)
     if symmetric:
-        out = 0.5 * (out + _tau_ap_one_way(yv, xb))
+        out = 0.5 * (out + _tau_ap_one_way(yb, xb))
     return out
 
 
 def ranks(scores: ArrayLike) -> np.ndarray:
     """Ranks (1 = highest score) along the last axis; ties share the best rank ("min").
+    Ties follow the tie rule (:func:`~irsim.stats.ties.snap_ties`).
 
     Examples
     --------
     >>> ranks([0.2, 0.5, 0.2, 0.9]).tolist()
     [3, 2, 3, 1]
+    >>> ranks([0.1 + 0.2, 0.3, 0.9]).tolist()   # 0.30000000000000004 ties with 0.3
+    [2, 2, 1]
     """
-    s = np.asarray(scores, np.float64)
+    s = snap_ties(np.asarray(scores, np.float64))
     # rank = 1 + number of items with a strictly higher score
     return 1 + (s[..., None, :] > s[..., :, None]).sum(axis=-1)
 
@@ -245,7 +297,7 @@ def rank_changes(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
 
 def top_k_overlap(x: ArrayLike, y: ArrayLike, k: int) -> np.ndarray:
     """Share of the `k` best items by `x` that are among the `k` best by `y` (per ranking
-    of `y`); ties at the cut are broken by item order.
+    of `y`); ties (:func:`~irsim.stats.ties.snap_ties`) at the cut are broken by item order.
 
     Examples
     --------
@@ -256,6 +308,7 @@ def top_k_overlap(x: ArrayLike, y: ArrayLike, k: int) -> np.ndarray:
     0.0
     """
     xv, yv = _reference_and_rankings(x, y)
+    xv, yv = snap_ties(xv), snap_ties(yv)
     n = xv.shape[-1]
     if isinstance(k, bool) or not 1 <= int(k) <= n:
         raise ValueError(f"k must be in 1..{n}, got {k!r}")
@@ -321,7 +374,10 @@ def rank_agreement(x: ArrayLike, y: ArrayLike, *, B: int = 1000, seed: int = 0,
     Topics are resampled with replacement (count matrices of
     :func:`irsim.sampling.topics.bootstrap_counts`, keyed by ``(seed, study, key)``), the
     same topics for both matrices; resampled system means are exact sums
-    (:class:`irsim.exact.Exact`), so tied systems stay tied on every machine.
+    (:class:`irsim.exact.Exact`), the same on every machine, and means equal in exact
+    arithmetic are made equal (:func:`~irsim.stats.ties.snap_ties`) before they are ranked,
+    so every statistic is that of the exact means (tau-b and rho as
+    :func:`scipy.stats.kendalltau` and :func:`scipy.stats.spearmanr` give them there).
 
     Parameters
     ----------
@@ -363,16 +419,18 @@ def rank_agreement(x: ArrayLike, y: ArrayLike, *, B: int = 1000, seed: int = 0,
     level = check_confidence_level(confidence_level)
     B = check_int("B", B, minimum=1)
     ex, ey = Exact(xv, l1=T), Exact(yv, l1=T)
-    mx, my = ex.total(axis=1)[:, None] / T, ey.total(axis=1)[:, None] / T
-    obs = (float(_tau_b_columns(mx, my)[0]), float(tau_ap(mx[:, 0], my[:, 0])),
+    mx = snap_ties(ex.total(axis=1)[:, None] / T, axis=0)
+    my = snap_ties(ey.total(axis=1)[:, None] / T, axis=0)
+    obs = (float(_tau_b_columns(mx, my)[0]), float(_tau_ap_snapped(mx[:, 0], my[:, 0])),
            float(_spearman_columns(mx, my)[0]))
     stars: list[list[np.ndarray]] = [[], [], []]
     for start in range(0, B, REPLICATE_BLOCK):  # bounded memory: one block at a time
         stop = min(B, start + REPLICATE_BLOCK)
         c = bootstrap_counts(seed, study, T, start, stop, key=key).T  # (T, m)
-        bx, by = (ex @ c) / T, (ey @ c) / T  # (S, m) exact means
+        bx = snap_ties((ex @ c) / T, axis=0)  # (S, m) exact means, ties snapped
+        by = snap_ties((ey @ c) / T, axis=0)
         stars[0].append(_tau_b_columns(bx, by))
-        stars[1].append(tau_ap(bx.T, by.T))
+        stars[1].append(_tau_ap_snapped(bx.T, by.T))
         stars[2].append(_spearman_columns(bx, by))
     alpha = (1.0 - level) / 2.0
 

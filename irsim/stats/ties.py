@@ -6,7 +6,10 @@ metrics make exact ties common; one relative tolerance, :data:`TIE_RTOL`, decide
 
 - a difference that is 0 in exact arithmetic is set to exactly 0 (:func:`snap_zero` with
   :func:`score_tolerance` for differences of means of a score matrix, or an elementwise
-  ``TIE_RTOL * scale``), so swaps, signs and ties of discrete metrics are exact;
+  ``TIE_RTOL * scale``), so swaps, signs and ties of discrete metrics are exact; values that
+  are ranked (system means before Kendall's tau, tau_AP, ranks) are snapped together first
+  (:func:`snap_ties`: values within the tolerance of each other become one value, a
+  transitive rule that does not depend on the order of the values);
 - "at least as extreme as observed" in Monte Carlo tests (:func:`count_extreme`, with
   :func:`tie_tolerance`): a relative tolerance, the one-sided alternatives, and an absolute
   floor for statistics that are 0 in exact arithmetic.
@@ -16,8 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["TIE_RTOL", "score_tolerance", "snap_zero", "tie_tolerance", "count_extreme",
-           "count_extremes", "row_counts", "tied_order"]
+__all__ = ["TIE_RTOL", "score_tolerance", "snap_zero", "snap_ties", "tie_tolerance",
+           "count_extreme", "count_extremes", "row_counts", "tied_order"]
 
 #: Relative tolerance of "equal" (see the module docstring). It absorbs the rounding
 #: difference between a GEMM and a direct sum so that exact ties of discrete metrics count as
@@ -63,6 +66,60 @@ def tied_order(values: np.ndarray, tol: float) -> np.ndarray:
     np.put_along_axis(key, order, group, axis=-1)
     cols = np.broadcast_to(np.arange(v.shape[-1]), v.shape)
     return np.lexsort((cols, key), axis=-1)
+
+
+def snap_ties(values: np.ndarray, axis: int = -1, *, scale: float = 1.0) -> np.ndarray:
+    """`values` with every cluster of tied values along `axis` replaced by its smallest
+    member, so that values equal in exact arithmetic are exactly equal (a new array).
+
+    Two values that are neighbours in sorted order are tied when they differ by at most
+    ``TIE_RTOL * max(scale, |a|, |b|)`` (:data:`TIE_RTOL`; infinite magnitudes count as 0);
+    a cluster is a run of tied neighbours. So the rule is transitive (a tie is membership of
+    one cluster) and does not depend on the order of the values: permuting them along
+    `axis` permutes the result. A cluster may span more than the tolerance (a chain of
+    ties); on a grid metric its members are one value up to rounding. NaN is never tied.
+
+    Every ranking of means goes through it before Kendall's tau-b, tau_AP or ranks are
+    taken: means equal in exact arithmetic (8.2/13 summed from two different multisets of
+    tenths) come out an ulp apart, and a plain comparison would rank them by that ulp.
+
+    Parameters
+    ----------
+    values : array_like
+        E.g. system means, systems along `axis`.
+    axis : int
+        The axis of the values ranked together; every other position is snapped on its own.
+    scale : float
+        Floor of the magnitude of the tolerance (1: an absolute ``TIE_RTOL`` near 0, as for
+        metrics in [0, 1]; the largest score of the matrix makes it the tolerance of
+        :func:`score_tolerance`, so differences of snapped means need no :func:`snap_zero`).
+
+    Returns
+    -------
+    ndarray of float64, the shape of `values`
+
+    Examples
+    --------
+    >>> v = np.array([0.1 + 0.2, 0.5, 0.3])   # 0.30000000000000004 and 0.3
+    >>> snap_ties(v).tolist()
+    [0.3, 0.5, 0.3]
+    >>> snap_ties(np.array([[1.0, 1.0 + 1e-6], [2.0, 2.0 + 1e-12]]), axis=1).tolist()
+    [[1.0, 1.000001], [2.0, 2.0]]
+    """
+    v = np.moveaxis(np.array(values, np.float64, ndmin=1), axis, -1)
+    n = v.shape[-1]
+    order = np.argsort(v, axis=-1, kind="stable")
+    s = np.take_along_axis(v, order, axis=-1)
+    mag = np.abs(s)
+    mag[np.isinf(mag)] = 0.0
+    tol = TIE_RTOL * np.maximum(np.maximum(mag[..., 1:], mag[..., :-1]), scale)
+    tied = np.diff(s, axis=-1) <= tol  # False for NaN and for +-inf next to a finite value
+    start = np.broadcast_to(np.arange(n), s.shape).copy()
+    start[..., 1:][tied] = 0
+    np.maximum.accumulate(start, axis=-1, out=start)  # first position of each one's cluster
+    out = np.empty_like(v)
+    np.put_along_axis(out, order, np.take_along_axis(s, start, axis=-1), axis=-1)
+    return np.moveaxis(out, -1, axis).reshape(np.shape(values))
 
 
 def snap_zero(d: np.ndarray, tol: np.ndarray | float) -> np.ndarray:

@@ -16,6 +16,7 @@ from irsim.stats import agreement as agr
 from irsim.stats.kendall import ranks
 from irsim.stats.multiple import reject
 from irsim.stats.registry import TESTS
+from irsim.stats.ties import snap_ties
 from irsim.tables import table
 
 __all__ = ["LABEL_STREAM", "RANK_STREAM", "TEST_STREAM", "LABEL_STATS", "CATEGORIES",
@@ -155,10 +156,11 @@ def decision_counts(p_ref: np.ndarray, p_oth: np.ndarray, d_ref: np.ndarray,
 
 
 def system_means(x: np.ndarray) -> np.ndarray:
-    """Mean per system (row) of `x` from its exact sum (as
-    :func:`~irsim.stats.kendall.rank_agreement`), so tied systems tie on every CPU."""
+    """Mean per system (row) of `x` from its exact sum, means equal in exact arithmetic made
+    equal (:func:`~irsim.stats.ties.snap_ties`), as
+    :func:`~irsim.stats.kendall.rank_agreement` ranks them: tied systems tie on every CPU."""
     T = x.shape[1]
-    return Exact(x, l1=T).total(axis=1) / T
+    return snap_ties(Exact(x, l1=T).total(axis=1) / T)
 
 
 def pair_differences(x: np.ndarray) -> np.ndarray:

@@ -21,6 +21,7 @@ from irsim.simulate.assessor import simulate_grades
 from irsim.stats import agreement as agr
 from irsim.stats.kendall import concordance, pair_signs, tau_b, ties
 from irsim.stats.multiple import reject
+from irsim.stats.ties import snap_ties
 from irsim.stats.ttest import paired_t
 from irsim.tables import table
 
@@ -66,7 +67,8 @@ def trial_stats(xs: np.ndarray, ys: np.ndarray, *, alpha: float,
     m, S, n = xs.shape
     ia, ib = np.triu_indices(S, 1)
     P = len(ia)
-    mx, my = exact_mean(xs, axis=-1), exact_mean(ys, axis=-1)
+    # exact means, ties snapped (the tie rule: tau-b of the exact means)
+    mx, my = snap_ties(exact_mean(xs, axis=-1)), snap_ties(exact_mean(ys, axis=-1))
     dx, dy = mx[:, ia] - mx[:, ib], my[:, ia] - my[:, ib]
     sx, sy = pair_signs(dx).T, pair_signs(dy).T  # (pairs, trials)
     out = np.empty((m, 1 + len(corrections) * len(DECISION_COUNTS)))

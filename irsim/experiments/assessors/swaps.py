@@ -11,7 +11,7 @@ from irsim.experiments.assessors.prepare import AssessorData
 from irsim.kit.bins import ABSOLUTE, bin_counts, is_swap, required_difference
 from irsim.rng import REPLICATE_BLOCK
 from irsim.sampling.subsets import set_means, subset_counts
-from irsim.stats.ties import score_tolerance, snap_zero
+from irsim.stats.ties import score_tolerance, snap_ties, snap_zero
 from irsim.tables import table
 
 __all__ = ["SWAP_STREAM", "swap_counts", "block_ranges_aligned", "swap_table"]
@@ -24,8 +24,9 @@ def swap_counts(data: AssessorData, u0: int, u1: int, start: int, stop: int, *,
                 seed: int) -> np.ndarray:
     """Comparisons and swaps per absolute-difference bin of the swap units ``u0:u1`` ((qrels,
     metric): the reference first, then the others) over trials ``start:stop``, as
-    ``experiment=swap`` counts them (disjoint halves, exact set means, ties within the score
-    tolerance are 0, a single zero difference is a swap). Returns the whole
+    ``experiment=swap`` counts them (disjoint halves, exact set means with their ties
+    snapped, differences within the score tolerance are 0, a single zero difference is a
+    swap). Returns the whole
     (units, bins, 2) counter with the units' rows filled (tested against a loop over
     trials and pairs in ``tests/test_assessors.py``).
     """
@@ -44,7 +45,7 @@ def swap_counts(data: AssessorData, u0: int, u1: int, start: int, stop: int, *,
         tol = score_tolerance(x)
         for t0, t1 in block_ranges_aligned(start, stop):
             counts = subset_counts("disjoint", seed, SWAP_STREAM, T, c, t0, t1)
-            means = set_means(x, counts, c)  # (trials, 2, systems)
+            means = snap_ties(set_means(x, counts, c))  # (trials, 2, systems), tie rule
             d = snap_zero(means[:, 0, ia] - means[:, 0, ib], tol)
             d2 = snap_zero(means[:, 1, ia] - means[:, 1, ib], tol)
             comps, hits = bin_counts(ABSOLUTE, np.abs(d), is_swap(d, d2, zero_swaps=True))

@@ -83,7 +83,8 @@ RANK_AGREEMENT = TableSpec(
                          "same resampled topics for both qrels)"),
      _c("tau_b_high", _F, "upper bound"),
      _c("tau_ap", _F, "AP rank correlation tau_AP (Yilmaz et al. 2008), the reference "
-                      "ranking as the truth: swaps near the top cost more"),
+                      "ranking as the truth: swaps near the top cost more (tied systems: "
+                      "the mean over their orders)"),
      _c("tau_ap_low", _F, "lower bound of its interval"),
      _c("tau_ap_high", _F, "upper bound"),
      _c("spearman", _F, "Spearman's rho between the system means"),
@@ -103,8 +104,9 @@ SYSTEM_MEANS = TableSpec(
     "other qrels' topics.",
     (*_QM,
      _c("system", _S, "run"),
-     _c("reference_mean", _F, "mean over the topics under the reference"),
-     _c("mean", _F, "mean over the same topics under `qrels`"),
+     _c("reference_mean", _F, "mean over the topics under the reference (means equal in "
+                              "exact arithmetic are one value: the tie rule)"),
+     _c("mean", _F, "mean over the same topics under `qrels` (the same rule)"),
      _c("reference_rank", _I, "rank under the reference (1 = best; ties share the best "
                               "rank)"),
      _c("rank", _I, "rank under `qrels`"),

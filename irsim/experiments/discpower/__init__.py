@@ -131,6 +131,7 @@ from irsim.stats._validation import PValueMode
 from irsim.stats.bayes import DECISIONS
 from irsim.stats.multiple import CORRECTIONS, Correction, adjust
 from irsim.stats.resample import gmean_scores, log_scores
+from irsim.stats.ties import snap_ties
 from irsim.stats.wilcoxon import WilcoxonMethod, ZeroMethod
 from irsim.tables import BAYES_RULE, BAYES_TEST, claim, schema, table
 from irsim.tables import FLOAT as _F
@@ -926,7 +927,7 @@ def _top_systems(matrix: ScoreMatrix, count: int, by: str | None) -> ScoreMatrix
     metric = by or matrix.metrics[0]
     if count >= len(matrix.systems):
         return matrix
-    means = matrix.metric(metric).mean(axis=1)
+    means = snap_ties(matrix.metric(metric).mean(axis=1))  # tie rule; ties: system order
     keep = np.sort(np.argsort(-means, kind="stable")[:count])
     return matrix.select(systems=[matrix.systems[i] for i in keep])
 

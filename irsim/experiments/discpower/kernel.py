@@ -40,7 +40,7 @@ from irsim.stats.resample import (
     unpaired_replicates,
     unpaired_weights,
 )
-from irsim.stats.ties import count_extreme, tie_tolerance
+from irsim.stats.ties import count_extreme, snap_ties, tie_tolerance
 
 if TYPE_CHECKING:
     from irsim.data.matrix import ScoreMatrix
@@ -126,11 +126,15 @@ class ShardKernel:
         return ma - mb, np.abs(ma) + np.abs(mb)
 
     def sample_scores(self, vi: int, ct: np.ndarray) -> np.ndarray:
-        """``M(X, Q*b)`` of every system on every sample of a unit: (systems, samples)."""
+        """``M(X, Q*b)`` of every system on every sample of a unit: (systems, samples),
+        ranked by the tie rule (:func:`~irsim.stats.ties.snap_ties` over the systems, with
+        the relative tolerance of :func:`~irsim.stats.resample.sample_differences`)."""
         v = self.variants[vi]
         if v.kind == "g":
-            return np.exp(self.exact[v.metric, True].right(ct) / self.n)
-        return self.exact[v.metric, False].right(ct) / self.n
+            s = np.exp(self.exact[v.metric, True].right(ct) / self.n)
+        else:
+            s = self.exact[v.metric, False].right(ct) / self.n
+        return snap_ties(s, axis=0, scale=0.0)
 
     def draws(self, a: int, b: int) -> dict:
         """Everything of replicate unit ``[a, b)`` that all pairs share: the samples and

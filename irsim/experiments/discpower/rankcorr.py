@@ -4,7 +4,8 @@ bootstrap standard error (Sakai 2006, Section 4).
 A helper of the discpower experiment (not an experiment of its own). Tau-b and the Z0 test
 are :mod:`irsim.stats.kendall`'s, computed from the signs of the system-pair differences
 ``D = M(X) - M(Y)`` under the two metrics, which the experiment already has for every pair
-and bootstrap sample (concordance sums and tie counts are integers, so blocks of pairs add up
+and bootstrap sample, of means snapped by the tie rule (:func:`irsim.stats.ties.snap_ties`;
+concordance sums and tie counts are integers, so blocks of pairs add up
 in any order). The bootstrap standard
 error is the standard deviation (ddof=1) of ``tau*b`` computed on every bootstrap sample
 ``Q*b`` of the paired test.
@@ -19,6 +20,7 @@ import pyarrow as pa
 
 from irsim.stats.kendall import concordance, pair_signs, tau_b, ties, z0_test
 from irsim.stats.resample import sample_differences
+from irsim.stats.ties import snap_ties
 from irsim.tables import schema, table
 
 __all__ = ["tau_matrices", "rankcorr_table"]
@@ -51,7 +53,9 @@ def tau_matrices(scores: Sequence[np.ndarray], conc: Mapping[tuple[int, int], np
     """
     k = len(scores[0])
     ia, ib = np.triu_indices(k, 1)
-    signs = [pair_signs(sample_differences(np.asarray(s)[:, None], ia, ib)[0]) for s in scores]
+    # the tie rule, as on the bootstrap samples (ShardKernel.sample_scores)
+    signs = [pair_signs(sample_differences(snap_ties(np.asarray(s, np.float64), scale=0.0)
+                                           [:, None], ia, ib)[0]) for s in scores]
     m = len(scores)
     obs = np.full((m, m), np.nan)
     boot = np.full((m, m, len(tie_counts[0])), np.nan)

@@ -72,6 +72,7 @@ from irsim.sampling.systems import DEFAULT_RULE, DropRule
 from irsim.sampling.topics import bootstrap_indices
 from irsim.stats.gtheory import GStudy, e_rho2, feldt_interval, g_study, phi, topics_for
 from irsim.stats.kendall import concordance, pair_signs, tau_b, ties
+from irsim.stats.ties import snap_ties
 from irsim.tables import FLOAT as _F
 from irsim.tables import INT as _I
 from irsim.tables import METRIC, table
@@ -315,7 +316,9 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
 
 def true_means(scores: np.ndarray, var_system: float) -> np.ndarray:
     """System means of `scores` (systems, topics) shrunk towards their grand mean so that
-    their variance (ddof 1) is `var_system` (the check's known truth).
+    their variance (ddof 1) is `var_system` (the check's known truth). Means equal in exact
+    arithmetic are made equal first (:func:`irsim.stats.ties.snap_ties`), so the true
+    ranking ties them and the realised tau-b counts them as ties.
 
     Examples
     --------
@@ -323,7 +326,7 @@ def true_means(scores: np.ndarray, var_system: float) -> np.ndarray:
     >>> round(float(np.var(mu, ddof=1)), 6), round(float(mu.mean()), 6)
     (0.01, 0.4)
     """
-    means = np.asarray(scores, float).mean(axis=1)
+    means = snap_ties(np.asarray(scores, float).mean(axis=1))  # tied systems stay tied
     spread = float(np.var(means, ddof=1))
     scale = np.sqrt(var_system / spread) if spread > 0 else 0.0
     return means.mean() + scale * (means - means.mean())
@@ -460,7 +463,7 @@ class Reliability:
                 sim = (mu[None, :, None] + sd_t * z[:, None, :n]
                        + sd_e * z[:, n:].reshape(m, k, n))
                 est = g_study(sim)
-                means = sim.mean(axis=2)
+                means = snap_ties(sim.mean(axis=2))  # the tie rule over the systems
                 dm = means - means.mean(axis=1, keepdims=True)
                 dmu = mu - mu.mean()
                 with np.errstate(invalid="ignore", divide="ignore"):

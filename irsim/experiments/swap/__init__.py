@@ -72,7 +72,7 @@ from irsim.params import Options, fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK
 from irsim.sampling.subsets import set_means, set_overlap, subset_counts, unique_topics
-from irsim.stats.ties import score_tolerance, snap_zero
+from irsim.stats.ties import score_tolerance, snap_ties, snap_zero
 from irsim.tables import claim, table
 
 __all__ = ["Config", "Swap", "SwapFields", "make", "STREAM", "CONFIDENCES"]
@@ -230,6 +230,7 @@ class Swap:
                     means = set_means(x, counts, size)  # (trials, 2, systems)
                     out["max_performance"][mi, k] = max(out["max_performance"][mi, k],
                                                         float(means.max()))
+                    means = snap_ties(means)  # the tie rule over the systems of each set
                     # blocks of ~CHUNK comparisons (trials x pairs) stay in cache; the work
                     # is elementwise with integer counters, so blocking changes no number
                     for a, b in pieces:
