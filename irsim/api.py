@@ -324,10 +324,11 @@ def _paths(spec: Any, what: str) -> list[Path]:
 
 
 def as_doc_collection(runs: Any, qrels: Any, *, depth: int = 1000, missing: str = "error",
-                      scores: str = "float32") -> DocCollection:
+                      scores: str = "float64") -> DocCollection:
     """TREC runs and graded qrels given as paths (files, glob patterns, lists) or as
     :class:`~irsim.data.Runs` / :class:`~irsim.data.Qrels` (run files' scores read as
-    `scores`: ``float32`` as trec_eval, or ``float64``; see :func:`irsim.data.read_runs`).
+    `scores`: ``float64`` as trec_eval 10.0, or ``float32`` as trec_eval <= 9.0.8 and
+    pytrec_eval; see :func:`irsim.data.read_runs`).
 
     Examples
     --------
@@ -357,7 +358,7 @@ def as_doc_collection(runs: Any, qrels: Any, *, depth: int = 1000, missing: str 
 
 
 def evaluate(runs: Any, qrels: Any, metrics: Any, *, depth: int | None = 1000,
-             missing: str = "error", scores: str = "float32") -> pd.DataFrame:
+             missing: str = "error", scores: str = "float64") -> pd.DataFrame:
     """Per-topic scores of every run, exactly as trec_eval computes them.
 
     Parameters
@@ -368,13 +369,16 @@ def evaluate(runs: Any, qrels: Any, metrics: Any, *, depth: int | None = 1000,
     metrics : str or list of str
         Measures as ir_measures names them (``AP``, ``P@10``, ``nDCG@10``, ``AP(rel=2)``...).
     depth : int or None
-        Lists are cut after this many documents (trec_eval ``-M``).
+        Lists are cut after this many documents: the default 1000 is ``trec_eval -M1000``
+        (the same as trec_eval without ``-M`` on runs of at most 1000 documents per
+        topic); None is trec_eval without ``-M`` (no cut).
     missing : {"error", "zero", "drop"}
         Topics not shared by runs and qrels.
-    scores : {"float32", "float64"}
-        Run files' scores as trec_eval reads them (``float32``, the default: scores equal
-        in single precision tie, ties go by docno descending) or with every digit
-        (``float64``).
+    scores : {"float64", "float32"}
+        How run files' scores rank (ties by docno descending in both): ``float64`` (the
+        default) with every digit, as trec_eval 10.0, NIST's current release, reads them;
+        ``float32`` at single precision, as trec_eval <= 9.0.8 and pytrec_eval read them
+        (scores equal in single precision tie). See :func:`irsim.data.read_run`.
 
     Returns
     -------

@@ -1,7 +1,8 @@
-"""Run files are ranked as trec_eval ranks them (issue 29): scores are read in single
-precision (trec_eval's ``float sim``), so scores that differ only beyond float32 tie and the
-tie goes by docno descending, exactly as pytrec_eval (trec_eval 9.0.8) computes it;
-``scores="float64"`` ranks by every digit."""
+"""``scores="float32"`` ranks run files as trec_eval <= 9.0.8 and pytrec_eval (which embeds
+9.0.8's code) do (issue 29): scores are read in single precision (their ``float sim``), so
+scores that differ only beyond float32 tie and the tie goes by docno descending;
+``scores="float64"``, the default, ranks by every digit as trec_eval 10.0 does (its ``double
+sim``; tested against the binary in tests/test_trec_eval_binary.py)."""
 
 from __future__ import annotations
 

@@ -82,8 +82,10 @@ class TrecCollection(_Collection):
     name: str = "trec"
     runs: Any = _help("a glob, a file or a list of files")
     qrels: Any = _help("a qrels file, or {assessor: file} for several assessors")
-    depth: int = _help("documents per ranked list irsim evaluates", 1000)
-    scores: str = _help("run scores read as float32 (trec_eval) or float64", "float32")
+    depth: int = _help("documents per ranked list irsim evaluates: 1000 is trec_eval "
+                       "-M1000; a depth >= the longest list is trec_eval without -M", 1000)
+    scores: str = _help("run scores ranked as float64 (trec_eval 10.0) or float32 "
+                        "(trec_eval <= 9.0.8, pytrec_eval)", "float64")
     missing: str = _help("a topic in runs but not qrels (or the reverse): error | zero | "
                          "drop", "error")
 

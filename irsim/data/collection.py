@@ -138,7 +138,7 @@ def load_doc_collection(
         if missing not in ("error", "zero", "drop"):
             raise unknown_name("collection.missing policy", str(missing),
                                ("error", "zero", "drop"))
-        runs = read_runs(run_files, scores=str(_get(cfg, "scores", "float32")))
+        runs = read_runs(run_files, scores=str(_get(cfg, "scores", "float64")))
         return DocCollection(runs, read_qrels(qrels_files[0]), int(_get(cfg, "depth", 1000)),
                              missing)
     raise ConfigError(f"collection kind {kind!r} has no document-level data; use a 'trec' "

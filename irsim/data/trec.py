@@ -454,16 +454,18 @@ def _run_stem(p: Path) -> str:
     return stem if stem and suffix.lower() in _RUN_SUFFIXES else name
 
 
-#: How run scores are kept: ``float32`` as trec_eval reads them (``float sim`` in its
-#: trec_format.h: scores equal in single precision tie, and ties go by docno descending), or
-#: ``float64`` (every digit of the file ranks).
-SCORE_PRECISIONS = ("float32", "float64")
+#: How run scores rank, ties always by docno descending: ``float64`` (the default) as
+#: trec_eval 10.0 reads them (``double sim`` in its trec_format.h: every digit of the file
+#: ranks), or ``float32`` as trec_eval up to 9.0.8 and pytrec_eval (which embeds 9.0.8's code)
+#: read them (``float sim``: scores equal in single precision tie).
+SCORE_PRECISIONS = ("float64", "float32")
 _F32_MAX = float(np.finfo(np.float32).max)
 
 
 def trec_eval_scores(score: np.ndarray) -> np.ndarray:
-    """`score` rounded to single precision as trec_eval stores it (as float64 values;
-    magnitudes beyond the float32 range saturate, so they tie as trec_eval's infinities do).
+    """`score` rounded to single precision as trec_eval up to 9.0.8 and pytrec_eval store it
+    (as float64 values; magnitudes beyond the float32 range saturate, so they tie as those
+    tools' infinities do): the ``scores="float32"`` mode. trec_eval 10.0 keeps the doubles.
 
     Examples
     --------
@@ -503,7 +505,7 @@ def _read_one_run(path: PathT, name: str | None) -> _RunFile:
     return _RunFile(name, p, topics, docnos, np.concatenate(scores), lines)
 
 
-def _assemble(parts: list[_RunFile], scores: str = "float32") -> Runs:
+def _assemble(parts: list[_RunFile], scores: str = "float64") -> Runs:
     """The runs of the files, each file checked for a docno repeated within a topic (codes
     of all the files at once: each string is hashed once) and the names for repeats."""
     topic = _Codes.encode([c for part in parts for c in part.topic])
@@ -541,7 +543,7 @@ def _check_precision(scores: str) -> str:
     return scores
 
 
-def read_run(path: PathT, name: str | None = None, *, scores: str = "float32") -> Runs:
+def read_run(path: PathT, name: str | None = None, *, scores: str = "float64") -> Runs:
     """Read one TREC run file (``qid Q0 docno rank score tag``, any whitespace, ``.gz`` ok).
 
     Parameters
@@ -551,11 +553,16 @@ def read_run(path: PathT, name: str | None = None, *, scores: str = "float32") -
         The run's name; by default its tag if the file uses a single tag, else the file
         name without ``.gz`` and a results extension (``.txt``, ``.run``, ``.res``,
         ``.trec``, ``.tsv``; ``input.bm25`` stays ``input.bm25``).
-    scores : {"float32", "float64"}
-        ``float32`` (default): scores rank at single precision, as trec_eval reads them,
-        so scores equal in single precision tie (and ties go by docno descending) exactly
-        as in trec_eval and pytrec_eval; ``float64``: every digit of the file ranks. The
-        scores are kept as read (``Runs.score``); ``Runs.precision`` records the choice.
+    scores : {"float64", "float32"}
+        ``float64`` (default): every digit of the file ranks, as in trec_eval 10.0, the
+        current release (its ``double sim``); ``float32``: scores rank at single precision,
+        as in trec_eval up to 9.0.8 and in pytrec_eval, which embeds 9.0.8's code (its
+        ``float sim``), so scores equal in single precision tie. Ties go by docno
+        descending in both. The default follows NIST's current release, which computes
+        the trec_eval figures published from now on; ``float32`` reproduces figures
+        computed with the older versions or with tools built on pytrec_eval. The two
+        differ only where scores differ beyond single precision. The scores are kept as
+        read (``Runs.score``); ``Runs.precision`` records the choice.
 
     Returns
     -------
@@ -586,15 +593,16 @@ def read_run(path: PathT, name: str | None = None, *, scores: str = "float32") -
     return _assemble([_read_one_run(path, name)], _check_precision(scores))
 
 
-def read_runs(paths: Iterable[PathT] | PathT, *, scores: str = "float32") -> Runs:
+def read_runs(paths: Iterable[PathT] | PathT, *, scores: str = "float64") -> Runs:
     """Read several TREC run files into one :class:`Runs` (one run per file).
 
     Parameters
     ----------
     paths : iterable of str or path-like
         The run files, in the order the runs are to appear.
-    scores : {"float32", "float64"}
-        As :func:`read_run` (default ``float32``, trec_eval's precision).
+    scores : {"float64", "float32"}
+        As :func:`read_run`: ``float64`` (default) as trec_eval 10.0, ``float32`` as
+        trec_eval <= 9.0.8 and pytrec_eval.
 
     Returns
     -------

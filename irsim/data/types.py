@@ -161,9 +161,10 @@ class Runs:
     sources : tuple of str
         The file each run came from (same order as `names`).
     precision : {"float64", "float32"}
-        The precision scores are ranked at: ``float32`` as trec_eval reads a run file
-        (scores equal in single precision tie; the readers' default), ``float64`` every
-        digit (the default for runs built in memory).
+        The precision scores are ranked at (the default, in memory and in the readers, is
+        ``float64``): ``float64`` every digit, as trec_eval 10.0 reads a run file;
+        ``float32`` as trec_eval <= 9.0.8 and pytrec_eval read it (scores equal in single
+        precision tie).
     """
 
     names: tuple[str, ...]

@@ -82,7 +82,7 @@ def _expand(spec: Any, what: str, data_dir: str | None = None) -> list[Path]:
     return out
 
 
-def read_assessor_runs(spec: Any, *, scores: str = "float32",
+def read_assessor_runs(spec: Any, *, scores: str = "float64",
                        data_dir: str | None = None) -> Runs:
     """Read run files (a directory, glob, file or list), one run per file named by its file
     name without ``.gz`` and a results extension.
@@ -161,7 +161,7 @@ def load_from_config(cfg: Any, config: Any) -> AssessorInput:
     if col.get("runs") is None:
         raise ConfigError("collection.runs is required (a directory, glob or list of run "
                           "files)")
-    runs = read_assessor_runs(col.runs, scores=str(col.get("scores") or "float32"),
+    runs = read_assessor_runs(col.runs, scores=str(col.get("scores") or "float64"),
                               data_dir=data_dir)
     return AssessorInput(runs, _read_qrels_set(col.get("qrels"), data_dir),
                          int(col.get("depth") or 1000))
@@ -179,11 +179,11 @@ def load_from_python(data: Any, keywords: Mapping[str, Any], config: Any) -> Ass
     if keywords.get("runs") is None:
         raise ConfigError("runs is required (a directory, glob, list of run files or Runs)")
     runs = read_assessor_runs(keywords["runs"], scores=str(keywords.get("scores")
-                                                            or "float32"))
+                                                            or "float64"))
     return AssessorInput(runs, _read_qrels_set(keywords.get("qrels")),
                          int(keywords.get("depth") or 1000))
 
 
 KIND = data_kind("runs_qrels_set", description="runs and several qrels of the same topics",
                  from_config=load_from_config, from_python=load_from_python,
-                 keywords={"runs": None, "qrels": None, "depth": 1000, "scores": "float32"})
+                 keywords={"runs": None, "qrels": None, "depth": 1000, "scores": "float64"})

@@ -388,7 +388,9 @@ def evaluate(
         Names as ir_measures spells them (``AP``, ``P@10``, ``nDCG@10``, ``AP(rel=2)``,
         ``Q@100`` ...), see :func:`irsim.metrics.available_measures`.
     depth : int or None, default 1000
-        Each list is cut after this many documents (trec_eval ``-M``; None: no cut).
+        Each list is cut after this many documents: 1000 is ``trec_eval -M1000``, None
+        (no cut) is trec_eval without ``-M`` (the two agree on runs of at most 1000
+        documents per topic).
     missing : {"error", "zero", "drop"}
         What to do with topics not shared by the runs and the qrels (module docstring).
     max_cells : int
