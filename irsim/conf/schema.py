@@ -80,8 +80,10 @@ class TrecCollection(_Collection):
 
     kind: str = "trec"
     name: str = "trec"
-    runs: Any = _help("a glob, a file or a list of files")
+    runs: Any = _help("a directory, a glob, a file or a list of them")
     qrels: Any = _help("a qrels file, or {assessor: file} for several assessors")
+    run_names: str = _help("runs named by file name (without .gz and a results extension) "
+                           "or by tag: file | tag", "file")
     depth: int = _help("documents per ranked list irsim evaluates", 1000)
     scores: str = _help("run scores read as float32 (trec_eval) or float64", "float32")
     missing: str = _help("a topic in runs but not qrels (or the reverse): error | zero | "
