@@ -204,21 +204,42 @@ def check_comparison(table, oracle) -> None:
         np.testing.assert_allclose(t["p_value"], sps.ttest_rel(x, y).pvalue, rtol=1e-9)
 
 
-def test_irsim_compare_on_the_shipped_runs_from_the_command_line(tmp_path):
-    """The issue's command: exit 0, the pair named by file, numbers equal to pytrec_eval."""
+def compare_args(out: Path) -> list[str]:
+    """The issue's command line (after ``irsim``)."""
+    return ["compare", *PAIR, "collection=trec", f"collection.runs={RUNS}/*",
+            f"collection.qrels={NIST}", "quiet=true", f"hydra.run.dir={out}"]
+
+
+def check_console(stdout: str) -> None:
+    assert f"system_a={PAIR[0]}, system_b={PAIR[1]}" in stdout
+    assert [ln.split()[0] for ln in stdout.splitlines()[2:6]] == list(METRICS)
+
+
+def test_irsim_compare_on_the_shipped_runs_from_the_command_line(tmp_path, capsys):
+    """The issue's command (the console script's main, in process: no SystemExit is exit 0):
+    the pair named by file, numbers equal to pytrec_eval's."""
+    from irsim.cli import main
+
+    shipped()
+    main(compare_args(tmp_path / "run"))
+    check_console(capsys.readouterr().out)
+    table = pq.read_table(tmp_path / "run" / "results" / "comparison.parquet")
+    check_comparison(table, pytrec_eval_per_topic(PAIR))
+
+
+@pytest.mark.slow
+def test_irsim_compare_on_the_shipped_runs_as_a_process(tmp_path):
+    """The same command as a process: exit status 0."""
     shipped()
     out = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
-    r = subprocess.run([sys.executable, "-m", "irsim", "compare", *PAIR, "collection=trec",
-                        f"collection.runs={RUNS}/*", f"collection.qrels={NIST}",
-                        "quiet=true", f"hydra.run.dir={out}"],
+    r = subprocess.run([sys.executable, "-m", "irsim", *compare_args(out)],
                        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
     assert r.returncode == 0, r.stderr
-    assert f"system_a={PAIR[0]}, system_b={PAIR[1]}" in r.stdout
-    assert [ln.split()[0] for ln in r.stdout.splitlines()[2:6]] == list(METRICS)
-    table = pq.read_table(out / "results" / "comparison.parquet")
-    check_comparison(table, pytrec_eval_per_topic(PAIR))
+    check_console(r.stdout)
+    check_comparison(pq.read_table(out / "results" / "comparison.parquet"),
+                     pytrec_eval_per_topic(PAIR))
 
 
 def test_irsim_compare_on_the_shipped_runs_from_python():
