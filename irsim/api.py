@@ -14,9 +14,11 @@
   ``irsim.test_errors(design="urbano2019")`` pools them (:func:`as_collection_set`), every
   other study runs on each (:func:`as_collection_list`) and its tables start with a column
   ``collection``;
-- or, with ``runs=`` and ``qrels=`` (paths, glob patterns or :class:`~irsim.data.Runs` /
-  :class:`~irsim.data.Qrels`), TREC runs and graded qrels: document-level studies read them
-  directly, the others evaluate ``metrics`` first (trec_eval-exact).
+- or, with ``runs=`` and ``qrels=`` (files, a directory of run files, glob patterns or
+  :class:`~irsim.data.Runs` / :class:`~irsim.data.Qrels`), TREC runs and graded qrels:
+  document-level studies read them directly, the others evaluate ``metrics`` first
+  (trec_eval-exact); runs are named by file name, or by tag with ``run_names="tag"``
+  (:func:`irsim.data.trec.name_runs`).
 
 Each study function's keyword-only parameters are the experiment's ``Config`` fields (the
 same names, defaults and meanings as the ``experiment.`` keys), plus ``seed``, ``engine``
@@ -45,7 +47,6 @@ irsim.errors.ConfigError: B must be an integer >= 1, got 0
 from __future__ import annotations
 
 import dataclasses
-import glob
 import inspect
 import os
 import time
@@ -72,8 +73,8 @@ __all__ = ["Result", "evaluate", "execute", "as_score_matrix", "as_doc_collectio
            "matrix_to_long", "ConfigParameter", "config_parameters"]
 
 #: Keywords every study function takes besides its Config fields.
-_COMMON = ("runs", "qrels", "metric", "metrics", "seed", "engine", "workers", "shard_items",
-           "shard_replicates", "progress")
+_COMMON = ("runs", "qrels", "run_names", "metric", "metrics", "seed", "engine", "workers",
+           "shard_items", "shard_replicates", "progress")
 
 
 # ----------------------------------------------------------------------------------- data
@@ -308,27 +309,14 @@ def as_collection_list(data: Mapping[str, Any], metrics: Any = None) -> Collecti
     return CollectionList(tuple((n, ScoreMatrix.stack(ms)) for n, ms in groups.items()))
 
 
-def _paths(spec: Any, what: str) -> list[Path]:
-    items = [spec] if isinstance(spec, str | os.PathLike) else list(spec)
-    out: list[Path] = []
-    for item in items:
-        text = os.path.expanduser(str(item))
-        hits = sorted(glob.glob(text)) if any(ch in text for ch in "*?[") else [text]
-        if not hits:
-            raise InputError(f"no files match the {what} pattern", file=text)
-        for h in hits:
-            if not Path(h).is_file():
-                raise InputError(f"{what} file not found", file=h)
-            out.append(Path(h))
-    return out
-
-
 def as_doc_collection(runs: Any, qrels: Any, *, depth: int = 1000, missing: str = "error",
-                      scores: str = "float64") -> DocCollection:
-    """TREC runs and graded qrels given as paths (files, glob patterns, lists) or as
-    :class:`~irsim.data.Runs` / :class:`~irsim.data.Qrels` (run files' scores read as
-    `scores`: ``float64`` as trec_eval 10.0, or ``float32`` as trec_eval <= 9.0.8 and
-    pytrec_eval; see :func:`irsim.data.read_runs`).
+                      scores: str = "float64", run_names: str = "file") -> DocCollection:
+    """TREC runs and graded qrels given as paths (files, directories, glob patterns, lists:
+    :func:`irsim.data.collection.list_files`) or as :class:`~irsim.data.Runs` /
+    :class:`~irsim.data.Qrels` (run files' scores read as `scores`: ``float64`` as
+    trec_eval 10.0, or ``float32`` as trec_eval <= 9.0.8 and pytrec_eval, see
+    :func:`irsim.data.read_runs`; runs named by `run_names`, by ``file`` name or by ``tag``:
+    :func:`irsim.data.trec.name_runs`).
 
     Examples
     --------
@@ -340,15 +328,16 @@ def as_doc_collection(runs: Any, qrels: Any, *, depth: int = 1000, missing: str 
     >>> len(docs.runs), len(docs.qrels)
     (2, 2)
     """
+    from irsim.data.collection import list_files
     from irsim.data.trec import read_qrels, read_runs
     from irsim.data.types import Qrels, Runs
 
     if runs is None or qrels is None:
         raise ConfigError("runs and qrels are both needed for document-level data")
     if not isinstance(runs, Runs):
-        runs = read_runs(_paths(runs, "runs"), scores=scores)
+        runs = read_runs(list_files(runs, "runs"), scores=scores, run_names=run_names)
     if not isinstance(qrels, Qrels):
-        files = _paths(qrels, "qrels")
+        files = list_files(qrels, "qrels")
         if len(files) != 1:
             raise ConfigError(f"qrels must name one file, got {len(files)}")
         qrels = read_qrels(files[0])
@@ -358,14 +347,15 @@ def as_doc_collection(runs: Any, qrels: Any, *, depth: int = 1000, missing: str 
 
 
 def evaluate(runs: Any, qrels: Any, metrics: Any, *, depth: int | None = 1000,
-             missing: str = "error", scores: str = "float64") -> pd.DataFrame:
+             missing: str = "error", scores: str = "float64",
+             run_names: str = "file") -> pd.DataFrame:
     """Per-topic scores of every run, exactly as trec_eval computes them.
 
     Parameters
     ----------
     runs, qrels
-        Paths (files, glob patterns or lists of them) or :class:`~irsim.data.Runs` /
-        :class:`~irsim.data.Qrels`.
+        Paths (files, a directory of run files, glob patterns or lists of them) or
+        :class:`~irsim.data.Runs` / :class:`~irsim.data.Qrels`.
     metrics : str or list of str
         Measures as ir_measures names them (``AP``, ``P@10``, ``nDCG@10``, ``AP(rel=2)``...).
     depth : int or None
@@ -379,6 +369,11 @@ def evaluate(runs: Any, qrels: Any, metrics: Any, *, depth: int | None = 1000,
         default) with every digit, as trec_eval 10.0, NIST's current release, reads them;
         ``float32`` at single precision, as trec_eval <= 9.0.8 and pytrec_eval read them
         (scores equal in single precision tie). See :func:`irsim.data.read_run`.
+    run_names : {"file", "tag"}
+        A run file's system name: its file name without ``.gz`` and a results extension
+        (``file``, the default: ``runs/bm25.run.gz`` is ``bm25``) or its tag (``tag``);
+        two runs of one name are an error naming both files
+        (:func:`irsim.data.trec.name_runs`).
 
     Returns
     -------
@@ -394,12 +389,13 @@ def evaluate(runs: Any, qrels: Any, metrics: Any, *, depth: int | None = 1000,
     >>> _ = (d / "run").write_text("1 Q0 d2 1 3.0 r\\n1 Q0 d1 2 2.0 r\\n1 Q0 d3 3 1.0 r\\n")
     >>> evaluate(d / "run", d / "qrels", ["AP", "P@2"])
       system topic metric     value
-    0      r     1     AP  0.583333
-    1      r     1    P@2  0.500000
+    0    run     1     AP  0.583333
+    1    run     1    P@2  0.500000
     """
     from irsim.metrics import evaluate as evaluate_matrix
     names = [metrics] if isinstance(metrics, str) else [str(m) for m in metrics]
-    docs = as_doc_collection(runs, qrels, depth=depth or 0, missing=missing, scores=scores)
+    docs = as_doc_collection(runs, qrels, depth=depth or 0, missing=missing, scores=scores,
+                             run_names=run_names)
     matrix = evaluate_matrix(docs.runs, docs.qrels, names, depth=depth, missing=missing)
     return matrix_to_long(matrix).to_pandas()[["system", "topic", "metric", "value"]]
 
@@ -708,7 +704,7 @@ def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
         elif runs is not None or qrels is not None:
             if data is not None:
                 raise ConfigError("give the data either positionally or as runs=/qrels=")
-            docs = as_doc_collection(runs, qrels)
+            docs = as_doc_collection(runs, qrels, run_names=common.get("run_names") or "file")
             if entry.data == "docs":
                 data = docs
             else:
@@ -816,7 +812,8 @@ def study_function(name: str) -> Callable[..., Result]:
         params.append(P(f.name, P.KEYWORD_ONLY, default=_default(f)))
     from irsim.experiments import get
 
-    extra = {**get(name).kind.keywords, "runs": None, "qrels": None, "metric": None,
+    extra = {**get(name).kind.keywords, "runs": None, "qrels": None, "run_names": "file",
+             "metric": None,
              "metrics": None, "seed": 0, "engine": "local", "workers": None,
              "shard_items": None, "shard_replicates": None, "progress": None}
     for key, default in extra.items():

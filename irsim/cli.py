@@ -126,7 +126,7 @@ def _hydra_entry(cfg: DictConfig) -> None:
             _print_headline(cfg.experiment.name, tables)
     except IrsimError as err:
         _discard_fresh_run_dir(run_dir)
-        _fail(err)
+        _fail(f"{err}{_run_names_hint(err, cfg)}")
     except KeyboardInterrupt:
         _interrupted(run_dir, multirun)
     except OSError as err:  # a read-only or full filesystem, a vanished directory
@@ -141,6 +141,18 @@ def _hydra_entry(cfg: DictConfig) -> None:
               f"report it)", code=1)
     # the last line, quiet or not: where the results are
     print(f"irsim: results in {run_dir}", file=sys.stderr)
+
+
+def _run_names_hint(err: BaseException, cfg: DictConfig) -> str:
+    """For an unknown system of TREC run files (``irsim compare <tag> ...``): how the runs
+    are named and the key that names them the other way; else ''."""
+    col = cfg.get("collection")
+    if col is None or col.get("kind") != "trec" or "unknown system" not in str(err):
+        return ""
+    rule = str(col.get("run_names") or "file")
+    other = "tag" if rule == "file" else "file"
+    return (f" (runs are named by {'file name' if rule == 'file' else 'tag'}; "
+            f"collection.run_names={other} names them by {other})")
 
 
 #: What Hydra writes into a run directory before irsim runs (``.hydra/`` and the log).

@@ -309,7 +309,7 @@ CASES = [
     # issue 29: a number where files are expected, an absurd cut-off, a score beyond 1e100
     ("runs-a-number", lambda t: ["experiment=effort", "collection=trec", "collection.runs=5",
                                  f"collection.qrels={QRELS}"],
-     "collection.runs must be a file, a glob or a list of them, got 5"),
+     "collection.runs must be a file, a directory, a glob pattern or a list of them, got 5"),
     ("cutoff-absurd", lambda t: ["metrics=[P@99999999999]"],
      "metric P@99999999999: cut-off must be at most 1,000,000"),
     ("score-1e308", lambda t: matrix_file(t, "a,b\n0.1,0.2\n0.3,1e308\n"),

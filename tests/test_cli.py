@@ -335,6 +335,7 @@ def test_evaluate_prints_trec_eval_summary_and_writes_report(tmp_path):
     r = irsim("evaluate", "collection=trec",
               f"collection.runs={SHARED_DATA}/trec_eval/results.test",
               f"collection.qrels={SHARED_DATA}/trec_eval/qrels.test",
+              "collection.run_names=tag",  # named by its tag, as trec_eval's runid
               "metrics=[AP,P@10]", "quiet=true", f"hydra.run.dir={out}", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     # trec_eval 10.0 (out.test.aq): map all 0.1785, P_10 all 0.3000 (run STANDARD)

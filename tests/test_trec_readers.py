@@ -51,7 +51,8 @@ def test_read_graded_qrels_keeps_negative_grades():
 
 def test_read_trec_eval_run():
     r = read_run(DATA / "results.test")
-    assert r.names == ("STANDARD",)
+    assert r.names == ("results.test",)  # by file name (".test" is no results extension)
+    assert read_run(DATA / "results.test", run_names="tag").names == ("STANDARD",)
     assert len(r) == 1500
     assert r.run.dtype == np.int32 and set(r.run.tolist()) == {0}
     assert r.topic.dtype == object and r.docno.dtype == object
@@ -65,7 +66,8 @@ def test_gzip_and_whitespace_variants(tmp_path):
     gz = read_run(write(tmp_path / "r.txt.gz", gzip.compress(text.encode())))
     assert plain.docno.tolist() == gz.docno.tolist() == ["d1", "d2", "d3"]
     assert plain.score.tolist() == gz.score.tolist() == [2.5, 0.1, -0.5]
-    assert gz.names == ("tag",)
+    assert gz.names == ("r",)
+    assert read_run(tmp_path / "r.txt.gz", run_names="tag").names == ("tag",)
 
 
 def test_docno_codes_cached_by_reader_match_recomputed(tmp_path):
@@ -83,18 +85,24 @@ def test_run_names(tmp_path):
     b = write(tmp_path / "b.res.gz", gzip.compress(b"1 Q0 x 1 1.0 t1\n1 Q0 y 1 0.5 t2\n"))
     c = write(tmp_path / "input.bm25", "1 Q0 x 1 1.0 t1\n1 Q0 y 1 0.5 t2\n")
     runs = read_runs([a, b, c])
-    # mixed tags: the file name without .gz and a results extension
-    assert runs.names == ("alpha", "b", "input.bm25")
+    # the file name without .gz and a results extension (input.<tag> kept whole)
+    assert runs.names == ("a", "b", "input.bm25")
     assert runs.run.tolist() == [0, 1, 1, 2, 2]
     assert read_run(a, name="mine").names == ("mine",)
-    assert read_runs(a).names == ("alpha",)
+    assert read_runs(a).names == ("a",)
+    assert read_runs(a, run_names="tag").names == ("alpha",)
 
 
 def test_two_files_with_the_same_name(tmp_path):
     a = write(tmp_path / "a.run", "1 Q0 x 1 1.0 same\n")
     b = write(tmp_path / "b.run", "1 Q0 x 1 1.0 same\n")
-    e = error(read_runs, [a, b])
+    assert read_runs([a, b]).names == ("a", "b")  # by file: no clash
+    e = error(lambda: read_runs([a, b], run_names="tag"))
     assert "b.run" in str(e) and "a.run" in str(e) and "'same'" in str(e)
+    (tmp_path / "sub").mkdir()
+    c = write(tmp_path / "sub" / "a.txt", "1 Q0 x 1 1.0 other\n")
+    e = error(read_runs, [a, c])
+    assert e.file == str(c) and str(a) in str(e) and "run name 'a' (by file)" in str(e)
 
 
 def test_no_run_files():
@@ -266,7 +274,9 @@ def test_chunks_give_the_file_read_whole(tmp_path, monkeypatch, layout, gz, size
     seen = _small_chunks(monkeypatch, size)
     got = read_run(path)
     assert len(seen) > 3 and max(seen) <= size + 60  # a chunk: `size` + the rest of a line
-    assert got.names == whole.names == ("tag",)
+    assert got.names == whole.names == ("r",)
+    # the tag read over every chunk: one tag, as read whole
+    assert read_run(path, run_names="tag").names == ("tag",)
     for a in ("topic", "docno", "score", "run"):
         assert getattr(got, a).tolist() == getattr(whole, a).tolist(), a
     for c, w in zip(got.docno_codes(), whole.docno_codes(), strict=True):
@@ -316,9 +326,11 @@ def test_non_utf8_in_a_later_chunk_gives_the_file_offset(tmp_path, monkeypatch):
 def test_tags_across_chunks_name_the_run(tmp_path, monkeypatch):
     _small_chunks(monkeypatch, 50)
     one = b"".join(b"1 Q0 d%d 1 1.0 same\n" % i for i in range(30))
-    assert read_run(write(tmp_path / "a.run", one)).names == ("same",)
-    two = one + b"1 Q0 other 1 1.0 else\n"
-    assert read_run(write(tmp_path / "b.run", two)).names == ("b",)
+    assert read_run(write(tmp_path / "a.run", one), run_names="tag").names == ("same",)
+    two = one + b"1 Q0 other 1 1.0 else\n"  # a second tag in the last chunk
+    e = error(lambda: read_run(write(tmp_path / "b.run", two), run_names="tag"))
+    assert "more than one tag (first seen: 'else', 'same')" in str(e)
+    assert read_run(tmp_path / "b.run").names == ("b",)
 
 
 def test_duplicate_in_gzip_qrels_across_chunks(tmp_path, monkeypatch):

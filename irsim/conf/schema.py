@@ -80,8 +80,10 @@ class TrecCollection(_Collection):
 
     kind: str = "trec"
     name: str = "trec"
-    runs: Any = _help("a glob, a file or a list of files")
+    runs: Any = _help("a directory, a glob, a file or a list of them")
     qrels: Any = _help("a qrels file, or {assessor: file} for several assessors")
+    run_names: str = _help("runs named by file name (without .gz and a results extension) "
+                           "or by tag: file | tag", "file")
     depth: int = _help("documents per ranked list irsim evaluates: 1000 is trec_eval "
                        "-M1000; a depth >= the longest list is trec_eval without -M", 1000)
     scores: str = _help("run scores ranked as float64 (trec_eval 10.0) or float32 "

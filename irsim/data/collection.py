@@ -16,7 +16,7 @@ from irsim.data.types import Qrels, Runs
 from irsim.errors import ConfigError, InputError, unknown_name
 
 __all__ = ["DocCollection", "load_score_matrix", "load_doc_collection", "wanted_metrics",
-           "KINDS"]
+           "list_files", "KINDS"]
 
 KINDS = ("synthetic_trec", "synthetic_scores", "matrix", "trec")
 
@@ -64,38 +64,111 @@ def _local(spec: Any, data_dir: str | None, offline: bool, name: Any = None) -> 
                         collection=None if name is None else str(name))
 
 
-def _files(spec: Any, data_dir: str | None, offline: bool, what: str,
-           name: Any = None) -> list[Path]:
+def _skip_dirs(hits: list[str], what: str, where: str) -> list[str]:
+    """The files among `hits` (directories skipped, said once in a warning)."""
+    dirs = [h for h in hits if os.path.isdir(h)]
+    if dirs:  # runs/* beside an earlier run directory: files only, said once
+        log.warning("%s=%s: skipping %d director%s (%s)", what, where, len(dirs),
+                    "y" if len(dirs) == 1 else "ies",
+                    ", ".join(dirs[:3]) + (", ..." if len(dirs) > 3 else ""))
+    return [h for h in hits if h not in dirs]
+
+
+def _directory_files(d: Path, what: str) -> list[Path]:
+    """The files of directory `d`, sorted by name (hidden files left out, subdirectories
+    skipped with a warning)."""
+    entries = sorted(str(p) for p in d.iterdir() if not p.name.startswith("."))
+    files = _skip_dirs(entries, what, str(d))
+    if not files:
+        raise InputError(f"{what}: the directory holds no files", file=d)
+    return [Path(f) for f in files]
+
+
+def list_files(spec: Any, what: str = "runs", *, data_dir: str | os.PathLike | None = None,
+               offline: bool = False, collection: Any = None) -> list[Path]:
+    """The files `spec` names, in order: every door that reads run or qrels files lists
+    them here (``collection.runs``, ``irsim.evaluate``, ``runs=`` of the study functions,
+    the assessors study).
+
+    Parameters
+    ----------
+    spec : str, path-like, mapping or list of them
+        A file; a directory (its files, sorted by name: hidden files and subdirectories left
+        out); a glob pattern (its files, sorted; directories it matches are skipped with a
+        warning); a registry entry ``{file, url, sha256}`` (downloaded once into the data
+        directory unless `offline`); or a list of these.
+    what : str
+        What the files are, as the user gave them (``collection.runs``, ``runs``): named in
+        messages.
+    data_dir : str or path-like, optional
+        Where a relative path or pattern not found in the working directory is looked up
+        (the command line passes its data directory; None: the working directory only).
+    offline, collection
+        Never download; the collection named in a registry entry's messages.
+
+    Returns
+    -------
+    list of Path
+
+    Raises
+    ------
+    InputError
+        A file, directory or pattern that names nothing (the message says where it looked),
+        a directory without files, a pattern that matches directories only.
+    ConfigError
+        `spec` is missing or of another type.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> for f in ("b.run", "a.run.gz", ".hidden"):
+    ...     _ = (d / f).write_text("")
+    >>> [p.name for p in list_files(d)]
+    ['a.run.gz', 'b.run']
+    >>> [p.name for p in list_files([str(d / "b*"), d / "a.run.gz"])]
+    ['b.run', 'a.run.gz']
+    """
     if spec is None:
-        raise ConfigError(f"collection.{what} is required for collection kind 'trec'")
-    if isinstance(spec, str | os.PathLike):
+        raise ConfigError(f"{what} is required: a file, a directory, a glob pattern or a list "
+                          "of them")
+    if isinstance(spec, str | os.PathLike) or (hasattr(spec, "items") and "file" in spec):
         items = [spec]
     elif isinstance(spec, Sequence):  # a list (an OmegaConf ListConfig is one)
         items = list(spec)
     else:
-        raise ConfigError(f"collection.{what} must be a file, a glob or a list of them, got "
-                          f"{spec!r}")
+        raise ConfigError(f"{what} must be a file, a directory, a glob pattern or a list of "
+                          f"them, got {spec!r}")
     out: list[Path] = []
     for item in items:
-        text = str(item)
-        if any(ch in text for ch in "*?["):
-            hits = sorted(glob.glob(os.path.expanduser(text)))
-            if not hits and data_dir is not None:
-                hits = sorted(glob.glob(str(Path(data_dir) / text)))
+        if hasattr(item, "items"):  # a registry entry {file, url, sha256}
+            out.append(_local(item, None if data_dir is None else str(data_dir), offline,
+                              collection))
+            continue
+        here = Path(str(item)).expanduser()
+        roots = [here] + ([Path(data_dir).expanduser() / here]
+                          if data_dir is not None and not here.is_absolute() else [])
+        if any(ch in str(item) for ch in "*?["):
+            hits: list[str] = []
+            for root in roots:
+                hits = sorted(glob.glob(str(root)))
+                if hits:
+                    break
             if not hits:
-                raise InputError(f"no files match collection.{what} pattern", file=text)
-            dirs = [h for h in hits if os.path.isdir(h)]
-            if dirs:  # runs/* beside an earlier run directory: files only, said once
-                log.warning("collection.%s=%s: skipping %d director%s (%s)", what, text,
-                            len(dirs), "y" if len(dirs) == 1 else "ies",
-                            ", ".join(dirs[:3]) + (", ..." if len(dirs) > 3 else ""))
-                hits = [h for h in hits if h not in dirs]
-                if not hits:
-                    raise InputError(f"collection.{what} pattern matches directories only",
-                                     file=text)
-            out.extend(Path(h) for h in hits)
-        else:
-            out.append(_local(item, data_dir, offline, name))
+                raise InputError(f"no files match the {what} pattern", file=str(item))
+            files = _skip_dirs(hits, what, str(item))
+            if not files:
+                raise InputError(f"{what} pattern matches directories only", file=str(item))
+            out.extend(Path(h) for h in files)
+            continue
+        # lexists: a symlink here (even a looping or broken one) is the file meant; its reader
+        # reports what is wrong with it
+        found = next((r for r in roots if os.path.lexists(r)), None)
+        if found is None:
+            looked = (f": looked in the working directory ({Path.cwd() / here}) and in the "
+                      f"data directory ({roots[1]})" if len(roots) > 1 else "")
+            raise InputError(f"{what} file not found{looked}", file=str(item))
+        out.extend(_directory_files(found, what) if found.is_dir() else [found])
     return out
 
 
@@ -127,18 +200,21 @@ def load_doc_collection(
         )
         return DocCollection(runs, qrels, int(_get(cfg, "depth", 1000)), "error")
     if kind == "trec":
+        from irsim.data.registry import data_dir_from
         from irsim.data.trec import read_qrels, read_runs
 
-        run_files = _files(_get(cfg, "runs"), data_dir, offline, "runs", _get(cfg, "name"))
-        qrels_files = _files(_get(cfg, "qrels"), data_dir, offline, "qrels",
-                             _get(cfg, "name"))
+        where = {"data_dir": data_dir_from(data_dir), "offline": offline,
+                 "collection": _get(cfg, "name")}
+        run_files = list_files(_get(cfg, "runs"), "collection.runs", **where)
+        qrels_files = list_files(_get(cfg, "qrels"), "collection.qrels", **where)
         if len(qrels_files) != 1:
             raise ConfigError(f"collection.qrels must name one file, got {len(qrels_files)}")
         missing = _get(cfg, "missing", "error")
         if missing not in ("error", "zero", "drop"):
             raise unknown_name("collection.missing policy", str(missing),
                                ("error", "zero", "drop"))
-        runs = read_runs(run_files, scores=str(_get(cfg, "scores", "float64")))
+        runs = read_runs(run_files, scores=str(_get(cfg, "scores", "float64")),
+                         run_names=str(_get(cfg, "run_names", "file")))
         return DocCollection(runs, read_qrels(qrels_files[0]), int(_get(cfg, "depth", 1000)),
                              missing)
     raise ConfigError(f"collection kind {kind!r} has no document-level data; use a 'trec' "

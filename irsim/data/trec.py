@@ -19,8 +19,8 @@ qrels : ``qid iter docno rel``
     as in trec_eval). A (qid, docno) pair may appear once.
 run : ``qid Q0 docno rank score tag``
     Ranking is by ``score`` (the rank column is ignored, as in trec_eval); a docno may
-    appear once per topic. The run is named by its ``tag`` when one tag is used in the
-    whole file, else by the file name without ``.gz`` and a results extension.
+    appear once per topic. Runs are named by one rule, :func:`name_runs`: by file name
+    (without ``.gz`` and a results extension; the default) or by tag (``run_names="tag"``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from __future__ import annotations
 import gzip
 import os
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from os import PathLike
 from pathlib import Path
@@ -42,7 +42,8 @@ import pyarrow.csv as pacsv
 from irsim.data.types import Qrels, Runs, missing_file, sorted_codes
 from irsim.errors import ConfigError, InputError, unknown_name
 
-__all__ = ["read_qrels", "read_run", "read_runs", "trec_eval_scores", "SCORE_PRECISIONS"]
+__all__ = ["read_qrels", "read_run", "read_runs", "trec_eval_scores", "SCORE_PRECISIONS",
+           "name_runs", "file_stem", "RUN_NAMES"]
 
 PathT = str | PathLike
 
@@ -445,13 +446,108 @@ def read_qrels(path: PathT) -> Qrels:
 
 _RUN_SUFFIXES = (".txt", ".run", ".runs", ".res", ".trec", ".tsv", ".tab")
 
+#: How runs read from files are named (:func:`name_runs`): ``file`` (the default) or ``tag``.
+RUN_NAMES = ("file", "tag")
 
-def _run_stem(p: Path) -> str:
-    """File name without ``.gz`` and a usual results extension (``input.bm25`` is kept
-    whole: TREC submissions are often named ``input.<tag>``)."""
+
+def file_stem(path: PathT) -> str:
+    """The file name without ``.gz`` and a usual results extension (``.txt``, ``.run``,
+    ``.runs``, ``.res``, ``.trec``, ``.tsv``, ``.tab``); any other extension is kept
+    (``input.bm25`` stays whole: TREC's archived runs are named ``input.<tag>``).
+
+    Examples
+    --------
+    >>> [file_stem(p) for p in ("runs/bm25.run.gz", "input.bm25.gz", "results.test")]
+    ['bm25', 'input.bm25', 'results.test']
+    """
+    p = Path(path)
     name = p.name[:-3] if p.name.endswith(".gz") else p.name
     stem, suffix = Path(name).stem, Path(name).suffix
     return stem if stem and suffix.lower() in _RUN_SUFFIXES else name
+
+
+def name_runs(paths: Sequence[PathT], tags: Sequence[Iterable[str]] | None = None, *,
+              by: str = "file") -> tuple[str, ...]:
+    """The names of the runs read from `paths` (one run per file): irsim's one naming rule,
+    applied by every door that reads run files (:func:`read_runs`, :func:`irsim.evaluate`,
+    the study functions' ``runs=``, ``collection=trec``, ``irsim evaluate``, ``irsim
+    compare``, the assessors study).
+
+    Parameters
+    ----------
+    paths : sequence of str or path-like
+        The run files, one run each.
+    tags : sequence of iterables of str, optional
+        The distinct tags (last column) of each file; needed when ``by="tag"``.
+    by : {"file", "tag"}
+        ``file`` (default): the file name without ``.gz`` and a results extension
+        (:func:`file_stem`); the files of one directory never collide, and the name is the
+        one ``ls`` shows. ``tag``: the file's run tag, as trec_eval reports it (a file
+        holding several tags is refused); participants' tags often repeat (four TREC DL
+        2019 passage runs share the tag ``mono-electra``).
+
+    Returns
+    -------
+    tuple of str
+        One name per file, in order.
+
+    Raises
+    ------
+    InputError
+        Two files get the same name (the message names both files and how to tell them
+        apart), or ``by="tag"`` and a file holds more than one tag.
+    ConfigError
+        `by` is neither ``file`` nor ``tag``.
+
+    Examples
+    --------
+    >>> name_runs(["a/bm25.run", "a/dense.txt.gz"])
+    ('bm25', 'dense')
+    >>> name_runs(["a/large.gz", "a/base.gz"], [{"mono-electra"}, {"mono-electra"}], by="tag")
+    ... # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    irsim.errors.InputError: a/base.gz: run name 'mono-electra' (by tag) is also the name of
+    a/large.gz; two runs need two names: name runs by file (run_names=file; on the command
+    line collection.run_names=file)
+    """
+    _check_rule(by)
+    paths = [Path(p) for p in paths]
+    if by == "file":
+        names = [file_stem(p) for p in paths]
+    else:
+        if tags is None:
+            raise ConfigError("name_runs(by='tag') needs the tags of each file")
+        names = []
+        for p, file_tags in zip(paths, tags, strict=True):
+            distinct = sorted(set(file_tags))
+            if len(distinct) != 1:
+                shown = ", ".join(repr(t) for t in distinct[:2])
+                raise InputError(
+                    "the run is to be named by its tag, but the file holds "
+                    f"{f'more than one tag (first seen: {shown})' if distinct else 'no tag'}: "
+                    "name runs by file (run_names=file; on the command line "
+                    "collection.run_names=file)", file=p)
+            names.append(distinct[0])
+    first: dict[str, Path] = {}
+    clash: list[tuple[Path, str]] = []  # (the later file, its name) of every name repeated
+    for p, name in zip(paths, names, strict=True):
+        if name in first:
+            clash.append((p, name))
+        else:
+            first[name] = p
+    if clash:
+        p, name = clash[0]
+        others = sorted({n for _, n in clash} - {name})
+        more = (f" ({len(others)} more name{'s are' if len(others) > 1 else ' is'} shared: "
+                f"{', '.join(repr(n) for n in others[:3])}{', ...' if len(others) > 3 else ''})"
+                if others else "")
+        fix = ("rename one of the files, or name runs by tag (run_names=tag; on the command "
+               "line collection.run_names=tag)" if by == "file" else
+               "name runs by file (run_names=file; on the command line "
+               "collection.run_names=file)")
+        raise InputError(f"run name {name!r} (by {by}) is also the name of {first[name]}"
+                         f"{more}; two runs need two names: {fix}", file=p)
+    return tuple(names)
 
 
 #: How run scores rank, ties always by docno descending: ``float64`` (the default) as
@@ -476,17 +572,19 @@ def trec_eval_scores(score: np.ndarray) -> np.ndarray:
 
 
 class _RunFile:
-    """One run file as read: its name, path, topic and docno columns (a chunk's Arrow array
-    each), scores and the lines of its rows."""
+    """One run file as read: the name given to it (None: :func:`name_runs` names it), its
+    path, topic and docno columns (a chunk's Arrow array each), scores, the lines of its
+    rows and its distinct tags (up to two, read when runs are named by tag)."""
 
-    def __init__(self, name: str, path: Path, topic: list[pa.Array], docno: list[pa.Array],
-                 score: np.ndarray, lines: _Lines):
+    def __init__(self, name: str | None, path: Path, topic: list[pa.Array],
+                 docno: list[pa.Array], score: np.ndarray, lines: _Lines, tags: set[str]):
         self.name, self.path, self.topic, self.docno = name, path, topic, docno
-        self.score, self.lines = score, lines
+        self.score, self.lines, self.tags = score, lines, tags
 
 
-def _read_one_run(path: PathT, name: str | None) -> _RunFile:
-    """Read and check one run file (the duplicate check is :func:`_assemble`'s)."""
+def _read_one_run(path: PathT, name: str | None, by: str = "file") -> _RunFile:
+    """Read and check one run file (the duplicate check is :func:`_assemble`'s); its tags
+    are read when it is to be named by tag (`by`)."""
     p, tables = _tables(path, 6, _RUN_COLUMNS)
     topics, docnos, scores, lines = [], [], [], _Lines()
     tags: set[str] = set()
@@ -496,18 +594,17 @@ def _read_one_run(path: PathT, name: str | None) -> _RunFile:
         topics += _pieces(topic)
         docnos += _pieces(docno)
         lines.add(t)
-        if name is None and len(tags) < 2 and len(tag):
+        if name is None and by == "tag" and len(tags) < 2 and len(tag):
             tags.update(pc.unique(tag).to_pylist())
     if lines.rows == 0:
         raise InputError("empty file (no data lines)", file=p)
-    if name is None:
-        name = tags.pop() if len(tags) == 1 else _run_stem(p)
-    return _RunFile(name, p, topics, docnos, np.concatenate(scores), lines)
+    return _RunFile(name, p, topics, docnos, np.concatenate(scores), lines, tags)
 
 
-def _assemble(parts: list[_RunFile], scores: str = "float64") -> Runs:
+def _assemble(parts: list[_RunFile], scores: str = "float64", by: str = "file") -> Runs:
     """The runs of the files, each file checked for a docno repeated within a topic (codes
-    of all the files at once: each string is hashed once) and the names for repeats."""
+    of all the files at once: each string is hashed once), named by :func:`name_runs`
+    (rule `by`) unless a name was given."""
     topic = _Codes.encode([c for part in parts for c in part.topic])
     docno = _Codes.encode([c for part in parts for c in part.docno])
     for part in parts:
@@ -517,16 +614,12 @@ def _assemble(parts: list[_RunFile], scores: str = "float64") -> Runs:
     for part, end, n in zip(parts, ends, counts, strict=True):
         _check_unique(part.path, part.lines, topic, docno, "in the run",
                       slice(int(end - n), int(end)))
-    seen: dict[str, Path] = {}
-    for part in parts:
-        if part.name in seen:
-            raise InputError(
-                f"run name {part.name!r} is also used by {seen[part.name]} (run names must be "
-                "unique)", file=part.path,
-            )
-        seen[part.name] = part.path
+    if all(part.name is not None for part in parts):
+        names = tuple(str(part.name) for part in parts)
+    else:
+        names = name_runs([part.path for part in parts], [part.tags for part in parts], by=by)
     return Runs.from_codes(
-        names=tuple(part.name for part in parts),
+        names=names,
         run=np.repeat(np.arange(len(parts), dtype=np.int32), counts),
         topic=topic.sorted(),
         docno=docno.sorted(),
@@ -543,16 +636,19 @@ def _check_precision(scores: str) -> str:
     return scores
 
 
-def read_run(path: PathT, name: str | None = None, *, scores: str = "float64") -> Runs:
+def read_run(path: PathT, name: str | None = None, *, scores: str = "float64",
+             run_names: str = "file") -> Runs:
     """Read one TREC run file (``qid Q0 docno rank score tag``, any whitespace, ``.gz`` ok).
 
     Parameters
     ----------
     path : str or path-like
     name : str, optional
-        The run's name; by default its tag if the file uses a single tag, else the file
-        name without ``.gz`` and a results extension (``.txt``, ``.run``, ``.res``,
-        ``.trec``, ``.tsv``; ``input.bm25`` stays ``input.bm25``).
+        The run's name; by default the name `run_names` gives it.
+    run_names : {"file", "tag"}
+        The naming rule (:func:`name_runs`): the file name without ``.gz`` and a results
+        extension (``file``, the default: ``bm25.run.gz`` is ``bm25``, ``input.bm25`` stays
+        ``input.bm25``) or the run's tag (``tag``).
     scores : {"float64", "float32"}
         ``float64`` (default): every digit of the file ranks, as in trec_eval 10.0, the
         current release (its ``double sim``); ``float32``: scores rank at single precision,
@@ -584,57 +680,72 @@ def read_run(path: PathT, name: str | None = None, *, scores: str = "float64") -
     >>> _ = open(p, "w").write("301 Q0 d1 1 2.5 myrun\\n301 Q0 d2 2 1.5 myrun\\n")
     >>> r = read_run(p)
     >>> r.names, r.docno.tolist(), r.score.tolist()
-    (('myrun',), ['d1', 'd2'], [2.5, 1.5])
+    (('bm25',), ['d1', 'd2'], [2.5, 1.5])
+    >>> read_run(p, run_names="tag").names
+    ('myrun',)
     >>> _ = open(p, "w").write("301 Q0 d1 1 2.5 myrun\\n301 Q0 d2 2 NaN myrun\\n")
     >>> read_run(p)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     irsim.errors.InputError: ...bm25.run:2: non-finite score 'NaN'
     """
-    return _assemble([_read_one_run(path, name)], _check_precision(scores))
+    _check_precision(scores)
+    return _assemble([_read_one_run(path, name, _check_rule(run_names))], scores, run_names)
 
 
-def read_runs(paths: Iterable[PathT] | PathT, *, scores: str = "float64") -> Runs:
+def _check_rule(run_names: str) -> str:
+    if run_names not in RUN_NAMES:
+        raise unknown_name("run_names rule", str(run_names), RUN_NAMES)
+    return run_names
+
+
+def read_runs(paths: Iterable[PathT] | PathT, *, scores: str = "float64",
+              run_names: str = "file") -> Runs:
     """Read several TREC run files into one :class:`Runs` (one run per file).
 
     Parameters
     ----------
     paths : iterable of str or path-like
-        The run files, in the order the runs are to appear.
+        The run files, in the order the runs are to appear
+        (:func:`irsim.data.collection.list_files` lists those of a directory or a glob).
     scores : {"float64", "float32"}
         As :func:`read_run`: ``float64`` (default) as trec_eval 10.0, ``float32`` as
         trec_eval <= 9.0.8 and pytrec_eval.
+    run_names : {"file", "tag"}
+        The naming rule (:func:`name_runs`): by file name (default) or by tag.
 
     Returns
     -------
     Runs
-        Runs named by their tag (when unique within the file) or file stem.
+        One run per file, named by `run_names`.
 
     Raises
     ------
     InputError
-        As :func:`read_run`, or when two files give the same run name.
+        As :func:`read_run`, or when two files get the same run name (the message names
+        both files and the fix), or a file named by tag holds several tags.
     ConfigError
-        If no path is given.
+        If no path is given, or `run_names` is not a rule.
 
     Examples
     --------
     >>> import tempfile, os
     >>> d = tempfile.mkdtemp()
-    >>> for tag in ("a", "b"):
-    ...     _ = open(os.path.join(d, tag + ".txt"), "w").write(f"1 Q0 x 1 1.0 {tag}\\n")
+    >>> for f in ("a", "b"):  # two files of one tag
+    ...     _ = open(os.path.join(d, f + ".txt"), "w").write("1 Q0 x 1 1.0 same\\n")
     >>> read_runs([os.path.join(d, "a.txt"), os.path.join(d, "b.txt")]).names
     ('a', 'b')
     """
     if isinstance(paths, str | PathLike):
         paths = [paths]
     _check_precision(scores)
+    by = _check_rule(run_names)
     paths = list(paths)
     threads = min(READ_THREADS or os.cpu_count() or 1, len(paths))
     if threads > 1:  # Arrow parses without the GIL; results (and the first error) in order
         with ThreadPoolExecutor(threads) as pool:
-            parts = list(pool.map(lambda p: _read_one_run(p, None), paths))
+            parts = list(pool.map(lambda p: _read_one_run(p, None, by), paths))
     else:
-        parts = [_read_one_run(p, None) for p in paths]
+        parts = [_read_one_run(p, None, by) for p in paths]
     if not parts:
         raise ConfigError("no run files given")
-    return _assemble(parts, scores)
+    return _assemble(parts, scores, by)

@@ -4,23 +4,18 @@ named qrels of the same topics (``runs_qrels_set``), read from the command line'
 
 from __future__ import annotations
 
-import glob
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from irsim.data.collection import list_files
 from irsim.data.types import Qrels, Runs
 from irsim.errors import ConfigError, InputError
 from irsim.registry import data_kind
 
 __all__ = ["AssessorInput", "read_assessor_runs", "load_from_config", "load_from_python",
            "KIND"]
-
-_RUN_SUFFIXES = (".txt", ".run", ".runs", ".res", ".trec", ".tsv", ".tab")
 
 
 @dataclass(frozen=True)
@@ -30,8 +25,9 @@ class AssessorInput:
     Attributes
     ----------
     runs : Runs
-        One run per file, named by the file name (not the run tag: two runs of DL19 share
-        the tag ``mono-electra``).
+        One run per file, named by irsim's rule (:func:`irsim.data.trec.name_runs`): by
+        file name unless ``run_names="tag"`` (four runs of DL19 share the tag
+        ``mono-electra``).
     qrels : dict of str to Qrels
         The qrels by name, in the order given.
     depth : int
@@ -50,42 +46,17 @@ class AssessorInput:
                 "depth": self.depth}
 
 
-def _run_name(p: Path) -> str:
-    name = p.name[:-3] if p.name.endswith(".gz") else p.name
-    stem, suffix = Path(name).stem, Path(name).suffix
-    return stem if stem and suffix.lower() in _RUN_SUFFIXES else name
-
-
 def _expand(spec: Any, what: str, data_dir: str | None = None) -> list[Path]:
-    """Files of a path, a directory (its files), a glob pattern or a list of them; a
-    relative path not found here is looked up in `data_dir`."""
-    items = [spec] if isinstance(spec, str | os.PathLike) else list(spec)
-    out: list[Path] = []
-    for item in items:
-        text = os.path.expanduser(str(item))
-        roots = [text] + ([str(Path(data_dir) / text)]
-                          if data_dir and not os.path.isabs(text) else [])
-        hits: list[str] = []
-        for root in roots:
-            if any(ch in root for ch in "*?["):
-                hits = sorted(h for h in glob.glob(root) if os.path.isfile(h))
-            elif os.path.isdir(root):
-                hits = sorted(str(p) for p in Path(root).iterdir()
-                              if p.is_file() and not p.name.startswith("."))
-            elif os.path.isfile(root):
-                hits = [root]
-            if hits:
-                break
-        if not hits:
-            raise InputError(f"no {what} file found", file=text)
-        out.extend(Path(h) for h in hits)
-    return out
+    """Files of a path, a directory (its files), a glob pattern or a list of them
+    (:func:`irsim.data.collection.list_files`)."""
+    return list_files(spec, what, data_dir=data_dir)
 
 
-def read_assessor_runs(spec: Any, *, scores: str = "float64",
+def read_assessor_runs(spec: Any, *, scores: str = "float64", run_names: str = "file",
                        data_dir: str | None = None) -> Runs:
-    """Read run files (a directory, glob, file or list), one run per file named by its file
-    name without ``.gz`` and a results extension.
+    """Read run files (a directory, glob, file or list), one run per file named by irsim's
+    rule (:func:`irsim.data.trec.name_runs`: by file name without ``.gz`` and a results
+    extension, or by tag with ``run_names="tag"``).
 
     Examples
     --------
@@ -96,25 +67,11 @@ def read_assessor_runs(spec: Any, *, scores: str = "float64",
     >>> read_assessor_runs(d).names
     ('a', 'b')
     """
-    from irsim.data.trec import read_run
+    from irsim.data.trec import read_runs
 
     if isinstance(spec, Runs):
         return spec
-    files = _expand(spec, "run", data_dir)
-    parts = [read_run(p, name=_run_name(p), scores=scores) for p in files]
-    seen: dict[str, Path] = {}
-    for p, r in zip(files, parts, strict=True):
-        if r.names[0] in seen:
-            raise InputError(f"run name {r.names[0]!r} is also used by {seen[r.names[0]]}",
-                             file=p)
-        seen[r.names[0]] = p
-    counts = [len(r) for r in parts]
-    return Runs(names=tuple(r.names[0] for r in parts),
-                run=np.repeat(np.arange(len(parts), dtype=np.int32), counts),
-                topic=np.concatenate([r.topic for r in parts]),
-                docno=np.concatenate([r.docno for r in parts]),
-                score=np.concatenate([r.score for r in parts]),
-                sources=tuple(str(p) for p in files), precision=scores)
+    return read_runs(_expand(spec, "runs", data_dir), scores=scores, run_names=run_names)
 
 
 def _read_qrels_set(spec: Any, data_dir: str | None = None) -> dict[str, Qrels]:
@@ -138,9 +95,11 @@ def _read_qrels_set(spec: Any, data_dir: str | None = None) -> dict[str, Qrels]:
         if not out:
             raise ConfigError("qrels must name at least two qrels")
         return out
+    from irsim.data.trec import file_stem
+
     out = {}
     for p in _expand(spec, "qrels", data_dir):
-        name = _run_name(p)
+        name = file_stem(p)
         if name in out:
             raise InputError(f"two qrels files are named {name!r}", file=p)
         out[name] = read_qrels(p)
@@ -156,12 +115,14 @@ def load_from_config(cfg: Any, config: Any) -> AssessorInput:
         raise ConfigError(f"experiment={config.name} reads TREC runs and qrels: use "
                           "collection=trec "
                           "collection.runs=<dir or glob> +collection.qrels={name: file, ...}")
-    data_dir = cfg.get("data_dir")
-    data_dir = None if data_dir is None else str(data_dir)
+    from irsim.data.registry import data_dir_from
+
+    data_dir = str(data_dir_from(cfg.get("data_dir")))
     if col.get("runs") is None:
         raise ConfigError("collection.runs is required (a directory, glob or list of run "
                           "files)")
     runs = read_assessor_runs(col.runs, scores=str(col.get("scores") or "float64"),
+                              run_names=str(col.get("run_names") or "file"),
                               data_dir=data_dir)
     return AssessorInput(runs, _read_qrels_set(col.get("qrels"), data_dir),
                          int(col.get("depth") or 1000))
@@ -179,11 +140,13 @@ def load_from_python(data: Any, keywords: Mapping[str, Any], config: Any) -> Ass
     if keywords.get("runs") is None:
         raise ConfigError("runs is required (a directory, glob, list of run files or Runs)")
     runs = read_assessor_runs(keywords["runs"], scores=str(keywords.get("scores")
-                                                            or "float64"))
+                                                            or "float64"),
+                              run_names=str(keywords.get("run_names") or "file"))
     return AssessorInput(runs, _read_qrels_set(keywords.get("qrels")),
                          int(keywords.get("depth") or 1000))
 
 
 KIND = data_kind("runs_qrels_set", description="runs and several qrels of the same topics",
                  from_config=load_from_config, from_python=load_from_python,
-                 keywords={"runs": None, "qrels": None, "depth": 1000, "scores": "float64"})
+                 keywords={"runs": None, "qrels": None, "depth": 1000, "scores": "float64",
+                           "run_names": "file"})

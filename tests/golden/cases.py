@@ -6,7 +6,8 @@ The tables were recorded (``python tests/golden/record.py``) before the study ki
 take more than a few seconds is recorded with smaller sizes (fewer trials or replicates):
 the code path is the same, only the loop counts shrink. Parameters added later are pinned to
 the value that reproduces the recorded behaviour (``experiment.splits=1``: the one MD5 split of
-the first session).
+the first session; ``collection.run_names=tag``: runs were named by their tag when the file
+held one).
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ CASES: dict[str, list[str]] = {
     "corpus_ci_trec_eval": ["experiment=corpus_ci", "collection=trec",
                             "collection.runs={data}/trec_eval/results.test",
                             "collection.qrels={data}/trec_eval/qrels.test",
+                            "collection.run_names=tag",  # recorded as the tag STANDARD
                             "experiment.B=300", "experiment.validate=false"],
     "web2012_test_errors": ["experiment=test_errors", "collection=web2012", "data_dir={data}",
                             "metrics=[nDCG@20]", "experiment.trials=200", "experiment.B=200",
