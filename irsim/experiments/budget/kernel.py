@@ -33,7 +33,7 @@ from irsim.stats.decisions import CATEGORIES, decision_categories
 from irsim.stats.kendall import concordance, pair_signs, tau_ap, tau_b, ties
 from irsim.stats.multiple import reject
 from irsim.stats.ppi import Moments, finite_ppi, neyman_allocation
-from irsim.stats.ties import TIE_RTOL
+from irsim.stats.ties import TIE_RTOL, snap_ties
 
 __all__ = ["ESTIMATORS", "TARGET_STATS", "Layout", "trials"]
 
@@ -248,22 +248,6 @@ def _record(out: np.ndarray, est: np.ndarray, half: np.ndarray, truth: np.ndarra
     out[:, lay.DEFINED] = 1.0
 
 
-def _snap(x: np.ndarray) -> np.ndarray:
-    """Values of each row within the tie tolerance of their sorted neighbour made equal
-    (to the smallest of the run): ties of means computed in another order stay ties."""
-    order = np.argsort(x, axis=-1, kind="stable")
-    xs = np.take_along_axis(x, order, axis=-1)
-    tol = TIE_RTOL * (1.0 + np.abs(xs))
-    new = np.concatenate([np.ones_like(xs[..., :1], bool),
-                          np.diff(xs, axis=-1) > tol[..., 1:]], axis=-1)
-    first = np.where(new, np.arange(xs.shape[-1]), 0)
-    first = np.maximum.accumulate(first, axis=-1)
-    snapped = np.take_along_axis(xs, first, axis=-1)
-    out = np.empty_like(x)
-    np.put_along_axis(out, order, snapped, axis=-1)
-    return out
-
-
 def _rank_and_decide(out: np.ndarray, est: np.ndarray, var_dec: np.ndarray, df,
                      truth: np.ndarray, ref_reject: np.ndarray, S: int, alpha: float,
                      corrections: tuple[str, ...], lay: Layout) -> None:
@@ -272,7 +256,7 @@ def _rank_and_decide(out: np.ndarray, est: np.ndarray, var_dec: np.ndarray, df,
     differences by the tie rule)."""
     tol = TIE_RTOL * (1.0 + np.abs(truth))
     ia, ib = np.triu_indices(S, 1)
-    means = _snap(est[:, :S])
+    means = snap_ties(est[:, :S], axis=-1)
     d_est = means[:, ia] - means[:, ib]
     d_true = truth[ia] - truth[ib]
     s_est = pair_signs(d_est).T
