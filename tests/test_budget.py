@@ -351,3 +351,15 @@ def test_bad_inputs(tmp_path):
                      progress=False)
     with pytest.raises(ConfigError, match=r"proxy"):
         irsim.budget(runs=runs, qrels=qrels, trials=2, progress=False)
+
+
+def test_no_test_module_imports_the_tests_package():
+    """ppi-python's wheel installs a top-level ``tests`` package that shadows this
+    directory (it has no ``__init__.py``): test modules import ``conftest`` and each other by
+    module name, never through ``tests.``."""
+    import re
+
+    here = Path(__file__).resolve().parent
+    bad = [p.name for p in here.rglob("*.py")
+           if re.search(r"^\s*(from tests[. ]|import tests\b)", p.read_text(), re.M)]
+    assert not bad, bad

@@ -196,7 +196,7 @@ def test_qrels_topic_missing_from_run_is_an_error(files):
         evaluate(runs, read_qrels(files / "qrels.txt"), ["AP"])
     e = info.value
     assert e.file == str(files / "short.run")
-    assert "topic '2'" in str(e) and "missing from run 'sh'" in str(e)
+    assert "topic '2'" in str(e) and "missing from run 'short'" in str(e)
 
 
 def test_missing_zero_is_trec_eval_c(files):
