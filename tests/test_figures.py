@@ -9,6 +9,14 @@ written:
 - an axes' legend covers none of that axes' data points and crosses none of its lines;
 - a panel draws at most 12 series (lines of the legend), no two of which look alike (same
   colour, line style and marker), and no two bar groups share a colour;
+- no colour is repeated within a panel, except as one of two factors: series of one colour
+  are told apart by their line styles (never by a marker alone, as a colour cycle that wraps
+  would);
+- a figure draws every series its data hold (``Expect.series``) or says in words how many
+  it draws ("12 of 16");
+- every text is at least 8 pt at the saved size (points of a PNG shown at 100 dpi);
+- the saved image is at most 1800 x 2000 px, its sides at most 4:1, with no blank band
+  over 15% of a side at an edge;
 - the figure title lies inside the figure and overlaps no axes, no axes title and no
   figure legend; no axes title overlaps another axes;
 - a series of a single point is drawn with a visible marker;
@@ -23,7 +31,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +43,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_hex
 from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
 import irsim
@@ -48,6 +57,20 @@ MAX_SERIES = 12
 #: Pixels of slack in every geometric comparison (antialiasing, rounding).
 SLACK = 1.0
 
+#: Smallest text in points at the saved size (a PNG shown at 100 dpi: text of a figure saved
+#: at fewer dots per inch counts smaller).
+MIN_POINTS = 8.0
+
+#: Largest saved image, (width, height) in pixels, and the widest ratio of its sides.
+MAX_PIXELS = (1800, 2000)
+MAX_ASPECT = 4.0
+
+#: Largest blank band at an edge of the saved image, as a share of that side.
+MAX_BLANK = 0.15
+
+#: A figure that draws fewer series than its data hold says so in words like these.
+DROPPED_NOTE = re.compile(r"\b(\d+) of (\d+)\b")
+
 
 # ------------------------------------------------------------------------------- the checks
 
@@ -58,11 +81,14 @@ class Expect:
 
     ``sizes``: figure-name pattern -> (axis, sampled sizes) whose tick labels must be exactly
     those sizes; ``categorical``: figure-name patterns whose x values are categorical (no
-    line may join them).
+    line may join them); ``series``: figure-name pattern -> the number of series its data
+    hold (the figure draws that many distinct legend entries over its panels, or says in
+    words that it draws fewer: "12 of 16").
     """
 
     sizes: dict[str, tuple[str, list[float]]] = field(default_factory=dict)
     categorical: tuple[str, ...] = ()
+    series: dict[str, int] = field(default_factory=dict)
 
 
 def _renderer(fig: Figure) -> Any:
@@ -128,6 +154,61 @@ def _ticks(ax: Any, axis: str) -> tuple[list[float], list[str]]:
     return locs, labels
 
 
+def _visible_texts(artist: Any) -> Iterator[Any]:
+    """The visible texts under `artist` (an artist hidden hides everything under it: the
+    tick labels of a hidden axis, the texts of an axes turned off)."""
+    if not artist.get_visible():
+        return
+    if isinstance(artist, Text):
+        yield artist
+    for child in artist.get_children():
+        yield from _visible_texts(child)
+
+
+def _texts(fig: Figure, renderer: Any) -> list[Any]:
+    """The visible, non-empty texts drawn inside the figure (titles, labels, tick labels,
+    legends, annotations), each once."""
+    box = _shrunk(fig.bbox, -SLACK)
+    out: dict[int, Any] = {}
+    for t in _visible_texts(fig):
+        if not t.get_text().strip() or id(t) in out:
+            continue
+        ext = t.get_window_extent(renderer)
+        if ext.width > 0 and ext.height > 0 and box.overlaps(ext):
+            out[id(t)] = t
+    return list(out.values())
+
+
+def _legend_labels(fig: Figure) -> set[str]:
+    """The entries of every legend of the figure (its panels' and its own)."""
+    legends = [*fig.legends, *(ax.get_legend() for ax in _axes(fig))]
+    return {t.get_text() for leg in legends if leg is not None for t in leg.get_texts()
+            if t.get_text().strip()}
+
+
+def _series_colours(ax: Any) -> dict[str, dict[str, str]]:
+    """Colour -> {legend label: line style} of the series of `ax` drawn in it (lines,
+    markers, filled areas and bar groups with a label; style ``"None"`` when no line joins
+    the series)."""
+    out: dict[str, dict[str, str]] = {}
+
+    def add(colour: Any, label: str, style: Any = "None") -> None:
+        if label and not label.startswith("_"):
+            style = "None" if style in (None, "", " ", "none") else str(style)
+            out.setdefault(to_hex(colour, keep_alpha=False), {})[label] = style
+
+    for ln in _data_lines(ax):
+        add(ln.get_color(), ln.get_label(), ln.get_linestyle())
+    for c in ax.collections:
+        colours = c.get_facecolor() if len(c.get_facecolor()) else c.get_edgecolor()
+        if len(colours) and c.get_visible():
+            add(colours[0], c.get_label())
+    for c in ax.containers:
+        if isinstance(c, BarContainer) and c.patches:
+            add(c.patches[0].get_facecolor(), c.get_label())
+    return out
+
+
 def problems(fig: Figure, path: Path, expect: Expect | None = None) -> list[str]:
     """What is wrong with `fig` (saved as `path`), one message per finding."""
     expect = expect or Expect()
@@ -181,6 +262,13 @@ def problems(fig: Figure, path: Path, expect: Expect | None = None) -> list[str]
                 if isinstance(c, BarContainer) and c.patches]
         if len(set(bars)) < len(bars):
             found.append(f"{name}: panel {i} repeats a bar colour: {bars}")
+        for colour, styles in _series_colours(ax).items():
+            # a colour repeats only as one factor of two (the other: the line style)
+            if len(styles) > 1 and ("None" in styles.values()
+                                    or len(set(styles.values())) < len(styles)):
+                found.append(f"{name}: panel {i} ({ax.get_title()!r}) draws {len(styles)} "
+                             f"series in one colour {colour} told apart by no line style: "
+                             f"{sorted(styles)[:4]}")
     suptitle = getattr(fig, "_suptitle", None)
     if suptitle is not None and suptitle.get_text().strip():
         box = suptitle.get_window_extent(renderer)
@@ -210,6 +298,15 @@ def problems(fig: Figure, path: Path, expect: Expect | None = None) -> list[str]
             if sorted(locs) != want or sorted(labels, key=float) != [f"{s:g}" for s in want]:
                 found.append(f"{name}: panel {i}'s {axis} ticks are {labels} at {locs}, not "
                              f"the sampled sizes {[f'{s:g}' for s in want]}")
+    texts = _texts(fig, renderer)
+    for pattern, total in expect.series.items():
+        if not fnmatch.fnmatch(name, pattern):
+            continue
+        drawn = len(_legend_labels(fig))
+        said = any(int(m[1]) == drawn and int(m[2]) == total
+                   for t in texts for m in DROPPED_NOTE.finditer(t.get_text()))
+        if drawn != total and not said:
+            found.append(f"{name}: draws {drawn} of {total} series and does not say so")
     if any(fnmatch.fnmatch(name, p) for p in expect.categorical):
         for i, ax in enumerate(axes):
             joined = [ln.get_label() for ln in _data_lines(ax)
@@ -217,6 +314,38 @@ def problems(fig: Figure, path: Path, expect: Expect | None = None) -> list[str]
             if joined:
                 found.append(f"{name}: panel {i} joins categorical values with lines: "
                              f"{joined[:3]}")
+    return found
+
+
+def saved_problems(path: Path, smallest: tuple[float, str] | None = None) -> list[str]:
+    """What is wrong with the image saved at `path` (its smallest text, in points at the
+    figure's size, is `smallest`): its size, shape, blank edges, the text at the saved
+    size."""
+    from PIL import Image
+
+    name = path.name
+    found = []
+    with Image.open(path) as im:
+        width, height = im.size
+        dpi = round(float(im.info.get("dpi", (100.0, 100.0))[0]))  # stored per metre
+        pixels = np.asarray(im.convert("RGB"), dtype=np.int16)
+    if width > MAX_PIXELS[0] or height > MAX_PIXELS[1]:
+        found.append(f"{name}: {width} x {height} px, more than {MAX_PIXELS[0]} x "
+                     f"{MAX_PIXELS[1]}")
+    if max(width / height, height / width) > MAX_ASPECT:
+        found.append(f"{name}: {width} x {height} px, sides more than {MAX_ASPECT:g}:1")
+    blank = (np.abs(pixels - pixels[0, 0]).max(axis=2) <= 8)
+    rows, cols = blank.all(axis=1), blank.all(axis=0)
+    for side, line, length in (("top", rows, height), ("bottom", rows[::-1], height),
+                               ("left", cols, width), ("right", cols[::-1], width)):
+        run = int(np.argmin(line)) if not line.all() else len(line)
+        if run > MAX_BLANK * length:
+            found.append(f"{name}: {run} px blank at the {side} ({run / length:.0%})")
+    if smallest is not None:
+        size = smallest[0] * min(1.0, dpi / 100.0)
+        if size < MIN_POINTS - 1e-9:
+            found.append(f"{name}: text of {size:.3g} pt at the saved size ({smallest[0]:g} pt "
+                         f"at {dpi:g} dpi): {smallest[1][:40]!r}")
     return found
 
 
@@ -228,9 +357,23 @@ class Collector:
         self.names: list[str] = []
         self.found: list[str] = []
 
+        self.paths: list[Path] = []
+        self.smallest: dict[str, tuple[float, str]] = {}
+
     def __call__(self, fig: Figure, path: Path) -> None:
         self.names.append(path.name)
+        self.paths.append(path)
         self.found += problems(fig, path, self.expect)
+        texts = _texts(fig, _renderer(fig))
+        if texts:
+            small = min(texts, key=lambda t: t.get_fontsize())
+            self.smallest[path.name] = (small.get_fontsize(), small.get_text())
+
+    def check_saved(self) -> None:
+        """The checks of the images saved: pixel size, shape, blank edges and the smallest
+        text at the saved size."""
+        for path in self.paths:
+            self.found += saved_problems(path, self.smallest.get(path.name))
 
 
 def _declared(study: str, png: str) -> bool:
@@ -245,6 +388,7 @@ def render(study: str, run: Callable[[], Any], out: Path, expect: Expect | None 
     seen = Collector(expect)
     with figure_hook(seen):
         res.report(out)
+    seen.check_saved()
     pngs = sorted(p.name for p in out.glob("*.png"))
     assert sorted(seen.names) == pngs, "a figure was saved outside irsim.report.save_figure"
     for png in pngs:
@@ -382,6 +526,7 @@ def _sweep_figures(sweep: Path, expect: Expect) -> Collector:
     seen = Collector(expect)
     with figure_hook(seen):
         write_sweep_report(sweep)
+    seen.check_saved()
     assert "sweep_discpower.png" in seen.names
     return seen
 
