@@ -179,11 +179,12 @@ def _texts(fig: Figure, renderer: Any) -> list[Any]:
     return list(out.values())
 
 
-def _legend_labels(fig: Figure) -> set[str]:
-    """The entries of every legend of the figure (its panels' and its own)."""
+def _legend_entries(fig: Figure) -> list[str]:
+    """The entries of every legend of the figure (its panels' and its own), one per
+    series drawn."""
     legends = [*fig.legends, *(ax.get_legend() for ax in _axes(fig))]
-    return {t.get_text() for leg in legends if leg is not None for t in leg.get_texts()
-            if t.get_text().strip()}
+    return [t.get_text() for leg in legends if leg is not None for t in leg.get_texts()
+            if t.get_text().strip()]
 
 
 def _series_colours(ax: Any) -> dict[str, dict[str, str]]:
@@ -302,7 +303,7 @@ def problems(fig: Figure, path: Path, expect: Expect | None = None) -> list[str]
     for pattern, total in expect.series.items():
         if not fnmatch.fnmatch(name, pattern):
             continue
-        drawn = len(_legend_labels(fig))
+        drawn = len(_legend_entries(fig))
         said = any(int(m[1]) == drawn and int(m[2]) == total
                    for t in texts for m in DROPPED_NOTE.finditer(t.get_text()))
         if drawn != total and not said:
@@ -514,7 +515,7 @@ def _sweep(root: Path, scores: Any, jobs: list[dict[str, Any]]) -> Path:
         job = root / str(i)
         irsim.discpower(scores, seed=1, **params).report(job)
         (job / ".hydra").mkdir()
-        overrides = [f"experiment.{k}=" + (f"[{','.join(v)}]" if isinstance(v, list) else
+        overrides = [f"experiment.{k}=" + (f"[{','.join(map(str, v))}]" if isinstance(v, list) else
                                            str(v)) for k, v in params.items()]
         (job / ".hydra" / "overrides.yaml").write_text(yaml.safe_dump(overrides))
     return root
@@ -532,13 +533,18 @@ def _sweep_figures(sweep: Path, expect: Expect) -> Collector:
 
 
 @pytest.mark.slow  # over 4 s on a loaded 2-core machine
-def test_sweep_figure_of_a_numeric_parameter(scores, tmp_path):
-    """One numeric parameter swept: a numeric axis whose ticks are the swept values; the
-    legend (12 entries: metric x test x alpha) covers no point and stays inside."""
+def test_sweep_figure_of_a_numeric_parameter(tmp_path):
+    """One numeric parameter swept: a numeric axis whose ticks are the swept values; all
+    16 rows (4 metrics x 2 tests x 2 levels) drawn, RR's too, a panel per metric, no colour
+    repeated in a panel; the legends cover no point and stay inside."""
+    four = synthetic_scores(systems=8, topics=30, metrics=("AP", "P@10", "nDCG@10", "RR"),
+                            seed=3).matrix
     values = [100, 150, 300]
-    sweep = _sweep(tmp_path / "sw", scores,
-                   [{"B": b, "tests": ["paired_bootstrap", "t"]} for b in values])
-    seen = _sweep_figures(sweep, Expect(sizes={"sweep_*": ("x", values)}))
+    sweep = _sweep(tmp_path / "sw", four,
+                   [{"B": b, "tests": ["paired_bootstrap", "t"], "alpha": [0.05, 0.1]}
+                    for b in values])
+    seen = _sweep_figures(sweep, Expect(sizes={"sweep_*": ("x", values)},
+                                        series={"sweep_discpower.png": 16}))
     assert not seen.found, "\n".join(seen.found)
 
 
