@@ -417,6 +417,13 @@ def docs() -> tuple[Any, Any]:
 
 # ------------------------------------------------------------------------------- the studies
 
+def _relabelled(qrels: Any) -> Any:
+    """`qrels` with every seventh grade changed (a second assessor)."""
+    return irsim.data.Qrels(qrels.topic, qrels.docno,
+                            np.where(np.arange(len(qrels.grade)) % 7 == 0,
+                                     (qrels.grade + 1) % 4, qrels.grade))
+
+
 SD_SIZES = [4, 7, 10, 13, 16]
 M_VALUES = [4, 6]
 
@@ -439,8 +446,8 @@ FAST = {
                  Expect(), ("coverage_*",)),
     "reliability": (lambda s, d: irsim.reliability(s, B=50, max_topics=60, seed=1),
                     Expect(), ("d_study.png",)),
-    "topic_set_size": (lambda s, d: irsim.topic_set_size(s, seed=1),
-                       Expect(), ("topic_set_size_AP.png",)),
+    "topic_set_size": (lambda s, d: irsim.topic_set_size(s, check_trials=20, seed=1),
+                       Expect(), ("topic_set_size_AP.png", "topic_set_size_check.png")),
     "test_errors": (lambda s, d: irsim.test_errors(
         s, tests=["t", "sign"], sizes=[10, 20], deltas=[0.0, 0.05, 0.1],
         alpha=[0.01, 0.05, 0.1], trials=40, B=50, seed=1,
@@ -455,14 +462,31 @@ FAST = {
     "compare": (lambda s, d: irsim.compare(s, systems=list(s.systems[:4]), B=200, seed=1),
                 Expect(), ("compare_*",)),
     "assessors": (lambda s, d: irsim.assessors(
-        runs=d[0], qrels={"ref": d[1], "other": irsim.data.Qrels(
-            d[1].topic, d[1].docno, np.where(np.arange(len(d[1].grade)) % 7 == 0,
-                                             (d[1].grade + 1) % 4, d[1].grade))},
+        runs=d[0], qrels={"ref": d[1], "other": _relabelled(d[1])},
         reference="ref", rel=1, metrics=["AP", "P@10"], tests=["t"], corrections=["none"],
-        B=20, max_topics=30, seed=1),
+        B=20, max_topics=30, seed=1, simulate_trials=20, simulate_from="other",
+        planning_sizes=[5, 10, 20]),
         Expect(), ("assessors_kappa.png", "assessors_means_*", "assessors_bump_*",
-                   "assessors_decisions.png", "assessors_dstudy.png")),
+                   "assessors_decisions.png", "assessors_dstudy.png",
+                   "assessors_simulated_tau.png")),
+    "budget": (lambda s, d: irsim.budget(
+        runs=d[0], qrels={"ref": d[1], "llm": _relabelled(d[1])},
+        metrics=["P@10", "DCG@10"], budgets=[0.3, 0.6], trials=20, seed=1, progress=False),
+        Expect(), ("budget_coverage_llm.png", "budget_width_llm.png",
+                   "budget_agreement_llm.png")),
 }
+
+
+def test_every_declared_figure_is_drawn_by_a_test():
+    """Every figure a report module declares is among the figures some test here draws."""
+    drawn = {p for _, _, must in FAST.values() for p in must}
+    drawn |= {"multiple_testing_*", "bayes_multiple_testing_*", "type3_error.png",
+              "sweep_discpower.png", "compare_*", "assessors_*"}  # the tests below
+    for study, names in figures().items():
+        for declared in names:
+            pattern = re.sub(r"<[^>]+>", "*", declared)
+            assert any(fnmatch.fnmatch(d.replace("*", "x"), pattern) or d == pattern
+                       for d in drawn), f"{study}'s {declared} is drawn by no figure test"
 
 
 @pytest.mark.parametrize("study", list(FAST))

@@ -361,9 +361,9 @@ def simulated_tau(planning: pa.Table, out_dir: Path, *, target: float | None = N
     for ax, metric in zip(axes, metrics, strict=False):
         part = df[df["metric"] == metric].sort_values("topics")
         ax.fill_between(part["topics"], part["tau_q05"], part["tau_q95"], color="C0",
-                        alpha=0.25, linewidth=0, label="5-95%")
+                        alpha=0.25, linewidth=0)
         ax.plot(part["topics"], part["tau_q50"], color="C0", marker="o", markersize=3,
-                linewidth=1.2, label="median")
+                linewidth=1.2)
         if target is not None:
             ax.axhline(target, color="#c92a2a", linestyle=":", linewidth=1.0)
             ax.annotate(f"target {target:g}", (0.02, target), xycoords=("axes fraction", "data"),
@@ -374,11 +374,9 @@ def simulated_tau(planning: pa.Table, out_dir: Path, *, target: float | None = N
         ax.grid(alpha=0.3)
     for ax in axes[len(metrics):]:
         ax.set_visible(False)
-    handles, names = axes[0].get_legend_handles_labels()
-    fig.legend(handles, names, fontsize=8, loc="outside lower center", ncol=2)
     fig.supxlabel("topics", fontsize=8)
     fig.supylabel("tau-b, simulated assessor vs reference", fontsize=8)
-    fig.suptitle("simulated assessors: median and 5-95% of tau-b", fontsize=9)
+    fig.suptitle("simulated assessors: median (line) and 5-95% (band) of tau-b", fontsize=9)
     return save_figure(fig, Path(out_dir) / "assessors_simulated_tau.png")
 
 
