@@ -149,7 +149,7 @@ def means_panels(means: pa.Table, ranks: pa.Table, out_dir: Path, metric: str) -
     qrels = list(dict.fromkeys(df["qrels"]))
     cols = min(4 if len(qrels) <= 16 else 6, len(qrels))
     rows = math.ceil(len(qrels) / cols)
-    fig = Figure(figsize=(2.7 * cols + 0.6, 2.5 * rows + 0.4), dpi=110)
+    fig = Figure(figsize=(2.6 * cols + 0.6, 2.4 * rows + 0.4), dpi=110)
     axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
     lo = float(min(df["reference_mean"].min(), df["mean"].min()))
     hi = float(max(df["reference_mean"].max(), df["mean"].max()))
