@@ -664,13 +664,14 @@ SHRINK = {"trials": 10, "power_trials": 10, "check_trials": 20, "samples": 30,
 
 
 def _presets() -> list[str]:
-    """Presets of studies reading score matrices or runs and qrels (the assessors preset
-    names DL19's qrels files: its figures are checked on synthetic qrels by
-    test_every_figure_of_a_study_passes_the_checks[assessors])."""
+    """Presets of studies reading score matrices or runs and qrels (the assessors and
+    budget presets name DL19's qrels files: their figures are checked on synthetic qrels
+    by test_every_figure_of_a_study_passes_the_checks[assessors] and [budget])."""
     from importlib.resources import files
 
     return sorted(p.name[:-5] for p in (files("irsim.conf") / "experiment").iterdir()
-                  if p.name.endswith(".yaml") and not p.name.startswith("assessors"))
+                  if p.name.endswith(".yaml")
+                  and not p.name.startswith(("assessors", "budget")))
 
 
 @pytest.mark.slow
