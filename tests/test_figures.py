@@ -9,6 +9,14 @@ written:
 - an axes' legend covers none of that axes' data points and crosses none of its lines;
 - a panel draws at most 12 series (lines of the legend), no two of which look alike (same
   colour, line style and marker), and no two bar groups share a colour;
+- no colour is repeated within a panel, except as one of two factors: series of one colour
+  are told apart by their line styles (never by a marker alone, as a colour cycle that wraps
+  would);
+- a figure draws every series its data hold (``Expect.series``) or says in words how many
+  it draws ("12 of 16");
+- every text is at least 8 pt at the saved size (points of a PNG shown at 100 dpi);
+- the saved image is at most 1800 x 2000 px, its sides at most 4:1, with no blank band
+  over 15% of a side at an edge;
 - the figure title lies inside the figure and overlaps no axes, no axes title and no
   figure legend; no axes title overlaps another axes;
 - a series of a single point is drawn with a visible marker;
@@ -23,7 +31,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +43,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_hex
 from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
 import irsim
@@ -48,6 +57,20 @@ MAX_SERIES = 12
 #: Pixels of slack in every geometric comparison (antialiasing, rounding).
 SLACK = 1.0
 
+#: Smallest text in points at the saved size (a PNG shown at 100 dpi: text of a figure saved
+#: at fewer dots per inch counts smaller).
+MIN_POINTS = 8.0
+
+#: Largest saved image, (width, height) in pixels, and the widest ratio of its sides.
+MAX_PIXELS = (1800, 2000)
+MAX_ASPECT = 4.0
+
+#: Largest blank band at an edge of the saved image, as a share of that side.
+MAX_BLANK = 0.15
+
+#: A figure that draws fewer series than its data hold says so in words like these.
+DROPPED_NOTE = re.compile(r"\b(\d+) of (\d+)\b")
+
 
 # ------------------------------------------------------------------------------- the checks
 
@@ -58,11 +81,14 @@ class Expect:
 
     ``sizes``: figure-name pattern -> (axis, sampled sizes) whose tick labels must be exactly
     those sizes; ``categorical``: figure-name patterns whose x values are categorical (no
-    line may join them).
+    line may join them); ``series``: figure-name pattern -> the number of series its data
+    hold (the figure draws that many distinct legend entries over its panels, or says in
+    words that it draws fewer: "12 of 16").
     """
 
     sizes: dict[str, tuple[str, list[float]]] = field(default_factory=dict)
     categorical: tuple[str, ...] = ()
+    series: dict[str, int] = field(default_factory=dict)
 
 
 def _renderer(fig: Figure) -> Any:
@@ -128,6 +154,62 @@ def _ticks(ax: Any, axis: str) -> tuple[list[float], list[str]]:
     return locs, labels
 
 
+def _visible_texts(artist: Any) -> Iterator[Any]:
+    """The visible texts under `artist` (an artist hidden hides everything under it: the
+    tick labels of a hidden axis, the texts of an axes turned off)."""
+    if not artist.get_visible():
+        return
+    if isinstance(artist, Text):
+        yield artist
+    for child in artist.get_children():
+        yield from _visible_texts(child)
+
+
+def _texts(fig: Figure, renderer: Any) -> list[Any]:
+    """The visible, non-empty texts drawn inside the figure (titles, labels, tick labels,
+    legends, annotations), each once."""
+    box = _shrunk(fig.bbox, -SLACK)
+    out: dict[int, Any] = {}
+    for t in _visible_texts(fig):
+        if not t.get_text().strip() or id(t) in out:
+            continue
+        ext = t.get_window_extent(renderer)
+        if ext.width > 0 and ext.height > 0 and box.overlaps(ext):
+            out[id(t)] = t
+    return list(out.values())
+
+
+def _legend_entries(fig: Figure) -> list[str]:
+    """The entries of every legend of the figure (its panels' and its own), one per
+    series drawn."""
+    legends = [*fig.legends, *(ax.get_legend() for ax in _axes(fig))]
+    return [t.get_text() for leg in legends if leg is not None for t in leg.get_texts()
+            if t.get_text().strip()]
+
+
+def _series_colours(ax: Any) -> dict[str, dict[str, str]]:
+    """Colour -> {legend label: line style} of the series of `ax` drawn in it (lines,
+    markers, filled areas and bar groups with a label; style ``"None"`` when no line joins
+    the series)."""
+    out: dict[str, dict[str, str]] = {}
+
+    def add(colour: Any, label: str, style: Any = "None") -> None:
+        if label and not label.startswith("_"):
+            style = "None" if style in (None, "", " ", "none") else str(style)
+            out.setdefault(to_hex(colour, keep_alpha=False), {})[label] = style
+
+    for ln in _data_lines(ax):
+        add(ln.get_color(), ln.get_label(), ln.get_linestyle())
+    for c in ax.collections:
+        colours = c.get_facecolor() if len(c.get_facecolor()) else c.get_edgecolor()
+        if len(colours) and c.get_visible():
+            add(colours[0], c.get_label())
+    for c in ax.containers:
+        if isinstance(c, BarContainer) and c.patches:
+            add(c.patches[0].get_facecolor(), c.get_label())
+    return out
+
+
 def problems(fig: Figure, path: Path, expect: Expect | None = None) -> list[str]:
     """What is wrong with `fig` (saved as `path`), one message per finding."""
     expect = expect or Expect()
@@ -181,6 +263,13 @@ def problems(fig: Figure, path: Path, expect: Expect | None = None) -> list[str]
                 if isinstance(c, BarContainer) and c.patches]
         if len(set(bars)) < len(bars):
             found.append(f"{name}: panel {i} repeats a bar colour: {bars}")
+        for colour, styles in _series_colours(ax).items():
+            # a colour repeats only as one factor of two (the other: the line style)
+            if len(styles) > 1 and ("None" in styles.values()
+                                    or len(set(styles.values())) < len(styles)):
+                found.append(f"{name}: panel {i} ({ax.get_title()!r}) draws {len(styles)} "
+                             f"series in one colour {colour} told apart by no line style: "
+                             f"{sorted(styles)[:4]}")
     suptitle = getattr(fig, "_suptitle", None)
     if suptitle is not None and suptitle.get_text().strip():
         box = suptitle.get_window_extent(renderer)
@@ -210,6 +299,15 @@ def problems(fig: Figure, path: Path, expect: Expect | None = None) -> list[str]
             if sorted(locs) != want or sorted(labels, key=float) != [f"{s:g}" for s in want]:
                 found.append(f"{name}: panel {i}'s {axis} ticks are {labels} at {locs}, not "
                              f"the sampled sizes {[f'{s:g}' for s in want]}")
+    texts = _texts(fig, renderer)
+    for pattern, total in expect.series.items():
+        if not fnmatch.fnmatch(name, pattern):
+            continue
+        drawn = len(_legend_entries(fig))
+        said = any(int(m[1]) == drawn and int(m[2]) == total
+                   for t in texts for m in DROPPED_NOTE.finditer(t.get_text()))
+        if drawn != total and not said:
+            found.append(f"{name}: draws {drawn} of {total} series and does not say so")
     if any(fnmatch.fnmatch(name, p) for p in expect.categorical):
         for i, ax in enumerate(axes):
             joined = [ln.get_label() for ln in _data_lines(ax)
@@ -217,6 +315,38 @@ def problems(fig: Figure, path: Path, expect: Expect | None = None) -> list[str]
             if joined:
                 found.append(f"{name}: panel {i} joins categorical values with lines: "
                              f"{joined[:3]}")
+    return found
+
+
+def saved_problems(path: Path, smallest: tuple[float, str] | None = None) -> list[str]:
+    """What is wrong with the image saved at `path` (its smallest text, in points at the
+    figure's size, is `smallest`): its size, shape, blank edges, the text at the saved
+    size."""
+    from PIL import Image
+
+    name = path.name
+    found = []
+    with Image.open(path) as im:
+        width, height = im.size
+        dpi = round(float(im.info.get("dpi", (100.0, 100.0))[0]))  # stored per metre
+        pixels = np.asarray(im.convert("RGB"), dtype=np.int16)
+    if width > MAX_PIXELS[0] or height > MAX_PIXELS[1]:
+        found.append(f"{name}: {width} x {height} px, more than {MAX_PIXELS[0]} x "
+                     f"{MAX_PIXELS[1]}")
+    if max(width / height, height / width) > MAX_ASPECT:
+        found.append(f"{name}: {width} x {height} px, sides more than {MAX_ASPECT:g}:1")
+    blank = (np.abs(pixels - pixels[0, 0]).max(axis=2) <= 8)
+    rows, cols = blank.all(axis=1), blank.all(axis=0)
+    for side, line, length in (("top", rows, height), ("bottom", rows[::-1], height),
+                               ("left", cols, width), ("right", cols[::-1], width)):
+        run = int(np.argmin(line)) if not line.all() else len(line)
+        if run > MAX_BLANK * length:
+            found.append(f"{name}: {run} px blank at the {side} ({run / length:.0%})")
+    if smallest is not None:
+        size = smallest[0] * min(1.0, dpi / 100.0)
+        if size < MIN_POINTS - 1e-9:
+            found.append(f"{name}: text of {size:.3g} pt at the saved size ({smallest[0]:g} pt "
+                         f"at {dpi:g} dpi): {smallest[1][:40]!r}")
     return found
 
 
@@ -228,9 +358,23 @@ class Collector:
         self.names: list[str] = []
         self.found: list[str] = []
 
+        self.paths: list[Path] = []
+        self.smallest: dict[str, tuple[float, str]] = {}
+
     def __call__(self, fig: Figure, path: Path) -> None:
         self.names.append(path.name)
+        self.paths.append(path)
         self.found += problems(fig, path, self.expect)
+        texts = _texts(fig, _renderer(fig))
+        if texts:
+            small = min(texts, key=lambda t: t.get_fontsize())
+            self.smallest[path.name] = (small.get_fontsize(), small.get_text())
+
+    def check_saved(self) -> None:
+        """The checks of the images saved: pixel size, shape, blank edges and the smallest
+        text at the saved size."""
+        for path in self.paths:
+            self.found += saved_problems(path, self.smallest.get(path.name))
 
 
 def _declared(study: str, png: str) -> bool:
@@ -245,6 +389,7 @@ def render(study: str, run: Callable[[], Any], out: Path, expect: Expect | None 
     seen = Collector(expect)
     with figure_hook(seen):
         res.report(out)
+    seen.check_saved()
     pngs = sorted(p.name for p in out.glob("*.png"))
     assert sorted(seen.names) == pngs, "a figure was saved outside irsim.report.save_figure"
     for png in pngs:
@@ -272,6 +417,13 @@ def docs() -> tuple[Any, Any]:
 
 # ------------------------------------------------------------------------------- the studies
 
+def _relabelled(qrels: Any) -> Any:
+    """`qrels` with every seventh grade changed (a second assessor)."""
+    return irsim.data.Qrels(qrels.topic, qrels.docno,
+                            np.where(np.arange(len(qrels.grade)) % 7 == 0,
+                                     (qrels.grade + 1) % 4, qrels.grade))
+
+
 SD_SIZES = [4, 7, 10, 13, 16]
 M_VALUES = [4, 6]
 
@@ -294,13 +446,14 @@ FAST = {
                  Expect(), ("coverage_*",)),
     "reliability": (lambda s, d: irsim.reliability(s, B=50, max_topics=60, seed=1),
                     Expect(), ("d_study.png",)),
-    "topic_set_size": (lambda s, d: irsim.topic_set_size(s, seed=1),
-                       Expect(), ("topic_set_size_AP.png",)),
+    "topic_set_size": (lambda s, d: irsim.topic_set_size(s, check_trials=20, seed=1),
+                       Expect(), ("topic_set_size_AP.png", "topic_set_size_check.png")),
     "test_errors": (lambda s, d: irsim.test_errors(
         s, tests=["t", "sign"], sizes=[10, 20], deltas=[0.0, 0.05, 0.1],
         alpha=[0.01, 0.05, 0.1], trials=40, B=50, seed=1,
         bayes=["jzs_bf", "t_posterior", "bayesian_bootstrap"]),
-        Expect(), ("type1_error_*", "power_*", "bayes_decisions.png")),
+        Expect(), ("type1_error_*", "power_*", "bayes_decisions.png", "exaggeration_*",
+                   "type_s_*")),
     "effort": (lambda s, d: irsim.effort(
         runs=d[0], qrels=d[1], pools=[{"metric": "AP", "depth": 20},
                                       {"metric": "AP", "depth": 50}],
@@ -310,14 +463,31 @@ FAST = {
     "compare": (lambda s, d: irsim.compare(s, systems=list(s.systems[:4]), B=200, seed=1),
                 Expect(), ("compare_*",)),
     "assessors": (lambda s, d: irsim.assessors(
-        runs=d[0], qrels={"ref": d[1], "other": irsim.data.Qrels(
-            d[1].topic, d[1].docno, np.where(np.arange(len(d[1].grade)) % 7 == 0,
-                                             (d[1].grade + 1) % 4, d[1].grade))},
+        runs=d[0], qrels={"ref": d[1], "other": _relabelled(d[1])},
         reference="ref", rel=1, metrics=["AP", "P@10"], tests=["t"], corrections=["none"],
-        B=20, max_topics=30, seed=1),
+        B=20, max_topics=30, seed=1, simulate_trials=20, simulate_from="other",
+        planning_sizes=[5, 10, 20]),
         Expect(), ("assessors_kappa.png", "assessors_means_*", "assessors_bump_*",
-                   "assessors_decisions.png", "assessors_dstudy.png")),
+                   "assessors_decisions.png", "assessors_dstudy.png",
+                   "assessors_simulated_tau.png")),
+    "budget": (lambda s, d: irsim.budget(
+        runs=d[0], qrels={"ref": d[1], "llm": _relabelled(d[1])},
+        metrics=["P@10", "DCG@10"], budgets=[0.3, 0.6], trials=20, seed=1, progress=False),
+        Expect(), ("budget_coverage_llm.png", "budget_width_llm.png",
+                   "budget_agreement_llm.png")),
 }
+
+
+def test_every_declared_figure_is_drawn_by_a_test():
+    """Every figure a report module declares is among the figures some test here draws."""
+    drawn = {p for _, _, must in FAST.values() for p in must}
+    drawn |= {"multiple_testing_*", "bayes_multiple_testing_*", "type3_error.png",
+              "sweep_discpower.png", "compare_*", "assessors_*"}  # the tests below
+    for study, names in figures().items():
+        for declared in names:
+            pattern = re.sub(r"<[^>]+>", "*", declared)
+            assert any(fnmatch.fnmatch(d, pattern) or fnmatch.fnmatch(pattern, d)
+                       for d in drawn), f"{study}'s {declared} is drawn by no figure test"
 
 
 @pytest.mark.parametrize("study", list(FAST))
@@ -359,6 +529,79 @@ def test_type3_figure_with_one_delta(shared_data, tmp_path):
     assert not seen.found, "\n".join(seen.found)
 
 
+def test_compare_of_190_pairs(tmp_path):
+    """20 systems (190 pairs): the figure stays within bounds (a matrix of the systems, not
+    a 9,559-px forest), its text at 8 pt, no blank ends."""
+    many = synthetic_scores(systems=20, topics=20, metrics=("AP",), seed=3).matrix
+    seen = render("compare", lambda: irsim.compare(many, systems=list(many.systems), B=20,
+                                                   seed=1), tmp_path, Expect(),
+                  ("compare_AP.png",))
+    assert not seen.found, "\n".join(seen.found)
+
+
+def test_assessors_figures_at_the_preset_size(tmp_path):
+    """The assessors figures with the preset's dimensions (9 qrels and their 16 composites,
+    4 metrics x 2 tests x 3 corrections, 61 systems), from tables of those shapes: sparse
+    and dense kappa pairs, decisions with all-"neither" bars, four tau panels."""
+    import pyarrow as pa
+
+    from irsim.experiments.assessors import report as ar
+    from irsim.report import figure_hook
+
+    rng = np.random.default_rng(0)
+    people = ["nist"] + [f"assessor-{i}" for i in range(8)]
+    mixes = [f"mix{i:04b}" for i in range(16)]
+    sparse = [("nist", p) for p in people[1:]] + [(people[i], people[i + 1])
+                                                  for i in range(1, 9, 2)]
+    everyone = people + mixes
+    dense = [(a, b) for i, a in enumerate(everyone) for b in everyone[i + 1:]]
+    metrics = ["AP(rel=2)", "nDCG@10", "P(rel=2)@10", "RR(rel=2)"]
+    combos = [(m, t, c) for m in metrics for t in ("t", "randomisation")
+              for c in ("none", "holm", "bh")]
+    decisions = pa.table({
+        "qrels": ["mix0000"] * len(combos), "metric": [m for m, _, _ in combos],
+        "test": [t for _, t, _ in combos], "correction": [c for _, _, c in combos],
+        "pairs": [1830] * len(combos),
+        "both": [0 if t == "randomisation" and c == "holm" else 900 for _, t, c in combos],
+        "neither": [1830 if t == "randomisation" and c == "holm" else 800
+                    for _, t, c in combos],
+        "lost": [0 if t == "randomisation" and c == "holm" else 60 for _, t, c in combos],
+        "gained": [0 if t == "randomisation" and c == "holm" else 60 for _, t, c in combos],
+        "opposite": [0 if t == "randomisation" and c == "holm" else 10 for _, t, c in combos]})
+    sizes = [5, 10, 15, 20, 25, 30, 35, 40, 60, 80, 100, 150, 200, 300]
+    q50 = np.tile(1 - 0.6 / np.sqrt(sizes), len(metrics))
+    planning = pa.table({"metric": np.repeat(metrics, len(sizes)),
+                         "correction": ["none"] * (len(metrics) * len(sizes)),
+                         "topics": sizes * len(metrics), "tau_q05": q50 - 0.08,
+                         "tau_q50": q50, "tau_q95": q50 + 0.05})
+    systems = [f"run{i}" for i in range(61)]
+    ref = rng.uniform(0.2, 0.7, len(systems))
+    means = pa.table({"qrels": np.repeat(everyone[1:], len(systems)),
+                      "metric": ["AP"] * (len(everyone) - 1) * len(systems),
+                      "system": systems * (len(everyone) - 1),
+                      "reference_mean": np.tile(ref, len(everyone) - 1),
+                      "mean": np.tile(ref, len(everyone) - 1)
+                      + rng.normal(0, 0.03, (len(everyone) - 1) * len(systems))})
+    ranks = pa.table({"qrels": everyone[1:], "metric": ["AP"] * (len(everyone) - 1),
+                      "tau_b": rng.uniform(0.7, 0.95, len(everyone) - 1)})
+    for pairs in (sparse, dense):
+        out = tmp_path / str(len(pairs))
+        out.mkdir()
+        seen = Collector()
+        with figure_hook(seen):
+            ar.kappa_heatmap(pa.table({
+                "qrels_a": [a for a, _ in pairs], "qrels_b": [b for _, b in pairs],
+                "labels": ["binary"] * len(pairs), "statistic": ["kappa"] * len(pairs),
+                "mean": rng.uniform(0.2, 0.6, len(pairs)),
+                "low": np.full(len(pairs), 0.1), "high": np.full(len(pairs), 0.7)}), out)
+            ar.decision_bars(decisions, out)
+            ar.simulated_tau(planning, out, target=0.9)
+            ar.means_panels(means, ranks, out, "AP")
+        seen.check_saved()
+        assert len(seen.names) == 4
+        assert not seen.found, "\n".join(seen.found)
+
+
 # ------------------------------------------------------------------------------- the sweep
 
 
@@ -370,7 +613,7 @@ def _sweep(root: Path, scores: Any, jobs: list[dict[str, Any]]) -> Path:
         job = root / str(i)
         irsim.discpower(scores, seed=1, **params).report(job)
         (job / ".hydra").mkdir()
-        overrides = [f"experiment.{k}=" + (f"[{','.join(v)}]" if isinstance(v, list) else
+        overrides = [f"experiment.{k}=" + (f"[{','.join(map(str, v))}]" if isinstance(v, list) else
                                            str(v)) for k, v in params.items()]
         (job / ".hydra" / "overrides.yaml").write_text(yaml.safe_dump(overrides))
     return root
@@ -382,18 +625,24 @@ def _sweep_figures(sweep: Path, expect: Expect) -> Collector:
     seen = Collector(expect)
     with figure_hook(seen):
         write_sweep_report(sweep)
+    seen.check_saved()
     assert "sweep_discpower.png" in seen.names
     return seen
 
 
 @pytest.mark.slow  # over 4 s on a loaded 2-core machine
-def test_sweep_figure_of_a_numeric_parameter(scores, tmp_path):
-    """One numeric parameter swept: a numeric axis whose ticks are the swept values; the
-    legend (12 entries: metric x test x alpha) covers no point and stays inside."""
+def test_sweep_figure_of_a_numeric_parameter(tmp_path):
+    """One numeric parameter swept: a numeric axis whose ticks are the swept values; all
+    16 rows (4 metrics x 2 tests x 2 levels) drawn, RR's too, a panel per metric, no colour
+    repeated in a panel; the legends cover no point and stay inside."""
+    four = synthetic_scores(systems=8, topics=30, metrics=("AP", "P@10", "nDCG@10", "RR"),
+                            seed=3).matrix
     values = [100, 150, 300]
-    sweep = _sweep(tmp_path / "sw", scores,
-                   [{"B": b, "tests": ["paired_bootstrap", "t"]} for b in values])
-    seen = _sweep_figures(sweep, Expect(sizes={"sweep_*": ("x", values)}))
+    sweep = _sweep(tmp_path / "sw", four,
+                   [{"B": b, "tests": ["paired_bootstrap", "t"], "alpha": [0.05, 0.1]}
+                    for b in values])
+    seen = _sweep_figures(sweep, Expect(sizes={"sweep_*": ("x", values)},
+                                        series={"sweep_discpower.png": 16}))
     assert not seen.found, "\n".join(seen.found)
 
 
@@ -415,13 +664,14 @@ SHRINK = {"trials": 10, "power_trials": 10, "check_trials": 20, "samples": 30,
 
 
 def _presets() -> list[str]:
-    """Presets of studies reading score matrices or runs and qrels (the assessors preset
-    names DL19's qrels files: its figures are checked on synthetic qrels by
-    test_every_figure_of_a_study_passes_the_checks[assessors])."""
+    """Presets of studies reading score matrices or runs and qrels (the assessors and
+    budget presets name DL19's qrels files: their figures are checked on synthetic qrels
+    by test_every_figure_of_a_study_passes_the_checks[assessors] and [budget])."""
     from importlib.resources import files
 
     return sorted(p.name[:-5] for p in (files("irsim.conf") / "experiment").iterdir()
-                  if p.name.endswith(".yaml") and not p.name.startswith("assessors"))
+                  if p.name.endswith(".yaml")
+                  and not p.name.startswith(("assessors", "budget")))
 
 
 @pytest.mark.slow

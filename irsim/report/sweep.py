@@ -37,10 +37,11 @@ def headlines() -> dict[str, tuple[tuple[str, ...], str]]:
 #: Figures of a sweep report (``<table>`` is a table of :func:`headlines` the jobs wrote).
 FIGURES = ("sweep_<table>.png",)
 
-#: At most this many rows (key combinations) per table in sweep.md and lines per figure.
+#: At most this many rows (key combinations) per table in sweep.md, and lines per panel of
+#: a figure (a panel per value of the first key).
 MAX_ROWS = 40
 MAX_LINES = 12
-#: Markers of the lines beyond the ten colours of the default cycle.
+#: Markers of the lines, in turn (a second cue beside the colour).
 _MARKERS = ("o", "s", "^", "D")
 
 
@@ -79,44 +80,69 @@ def _wide(table: pa.Table, keys: tuple[str, ...], value: str, labels: dict[str, 
 
 def _plot(wide: Any, keys: tuple[str, ...], value: str, jobs: list[str],
           xs: list[float] | None, xlabel: str, path: Path, title: str) -> bool:
-    """The headline of every row (key combination, first MAX_LINES) against the jobs: on a
-    numeric axis ticked at the swept values when one numeric parameter is swept (points
-    joined by lines), else one tick per job and points only (categorical values are not
-    joined). The legend stands right of the panel, off the data."""
+    """The headline of every row (key combination) against the jobs, one panel per value
+    of the first key (the metric, say) with at most MAX_LINES lines each (a panel with
+    more draws the first MAX_LINES and says "12 of 16" in its title), every line of a
+    panel in its own colour: on a numeric axis ticked at the swept values when one numeric
+    parameter is swept (points joined by lines), else one tick per job and points only
+    (categorical values are not joined). Each panel's legend stands right of it."""
+    import math
+
     from matplotlib.figure import Figure
 
     from irsim.report import save_figure
 
     if wide.empty or not jobs:
         return False
-    shown = wide.head(MAX_LINES)
-    fig = Figure(figsize=(9.5 if len(shown) > 1 else 7.5, 4.5), dpi=120)
-    ax = fig.subplots()
+    keys = tuple(k for k in keys if k in wide.columns)
+    split, rest = (keys[0], keys[1:]) if len(keys) > 1 else (None, keys)
+    groups = (list(wide.groupby(split, sort=False)) if split is not None
+              else [(None, wide)])
+    cols = 1 if len(groups) == 1 else 2
+    rows = math.ceil(len(groups) / cols)
+    width = 6.0 if cols == 1 else 11.5
+    fig = Figure(figsize=(width, 3.2 * rows + 0.8), dpi=110, layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
     positions = xs if xs is not None else list(range(len(jobs)))
-    for i, (_, row) in enumerate(shown.iterrows()):
-        label = ", ".join(str(row[k]) for k in keys if k in row.index)
-        ax.plot(positions, [row[j] for j in jobs], color=f"C{i % 10}",
-                marker=_MARKERS[(i // 10) % len(_MARKERS)],
-                linestyle="-" if xs is not None else "none", label=label)
-    ax.set_xticks(positions)
-    if xs is None:
-        ax.set_xticklabels(jobs, rotation=30, ha="right", fontsize=8)
-        ax.set_xlim(-0.5, len(jobs) - 0.5)
-    else:
-        ax.set_xticklabels([f"{v:g}" for v in positions], fontsize=8)
-        ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(value)
-    more = len(wide) - len(shown)
-    ax.set_title(title + (f" (first {len(shown)} of {len(wide)} rows)" if more > 0 else ""),
-                 fontsize=10)
-    ax.legend(fontsize=7, title=", ".join(k for k in keys if k in wide.columns),
-              title_fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0),
-              borderaxespad=0.0)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
+    for ax, (head, part) in zip(axes, groups, strict=False):
+        shown = part.head(MAX_LINES)
+        cmap = "tab10" if len(shown) <= 10 else "tab20"
+        for i, (_, row) in enumerate(shown.iterrows()):
+            label = ", ".join(str(row[k]) for k in rest) or str(head)
+            ax.plot(positions, [row[j] for j in jobs], color=_colour(cmap, i),
+                    marker=_MARKERS[i % len(_MARKERS)],
+                    linestyle="-" if xs is not None else "none", label=label)
+        ax.set_xticks(positions)
+        if xs is None:
+            ax.set_xticklabels(jobs, rotation=30, ha="right", fontsize=8)
+            ax.set_xlim(-0.5, len(jobs) - 0.5)
+        else:
+            ax.set_xticklabels([f"{v:g}" for v in positions], fontsize=8)
+            ax.xaxis.set_minor_locator(NullLocator())
+        ax.tick_params(axis="y", labelsize=8)
+        ax.set_xlabel(xlabel, fontsize=8)
+        ax.set_ylabel(value, fontsize=8)
+        more = f" ({len(shown)} of {len(part)} rows)" if len(part) > len(shown) else ""
+        ax.set_title((f"{split} = {head}" if split is not None else title) + more,
+                     fontsize=9)
+        ax.legend(fontsize=8, title=", ".join(rest) or None, title_fontsize=8,
+                  loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+        ax.grid(alpha=0.3)
+    for ax in axes[len(groups):]:
+        ax.set_visible(False)
+    if split is not None:
+        fig.suptitle(title, fontsize=10)
     save_figure(fig, path)
     return True
+
+
+def _colour(cmap: str, i: int) -> Any:
+    """The `i`-th colour of a qualitative colour map (tab20: its darker shades first)."""
+    from matplotlib import colormaps
+
+    if cmap == "tab20":
+        i = 2 * i if i < 10 else 2 * (i - 10) + 1
+    return colormaps[cmap](i)
 
 
 def write_sweep_report(sweep_dir: str | os.PathLike, *, partial: bool = False) -> Path:

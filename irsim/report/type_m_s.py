@@ -27,6 +27,9 @@ FIGURES = ("exaggeration_<alternative>.png", "type_s_<alternative>.png")
 _COLORS = {"t": "tab:blue", "wilcoxon": "tab:orange", "sign": "tab:green",
            "randomisation": "tab:red", "paired_bootstrap": "tab:purple",
            "tukey_hsd": "tab:brown", "randomised_tukey_hsd": "tab:pink"}
+#: The tests' names in the legends of every figure of a test_errors report.
+TEST_LABELS = {"t": "t test", "wilcoxon": "Wilcoxon", "sign": "sign",
+               "randomisation": "randomisation", "paired_bootstrap": "bootstrap"}
 
 
 def _alpha(df: pd.DataFrame, target: float = 0.05) -> float:
@@ -106,16 +109,18 @@ def _panels(rows: list, cols: list, title: str) -> tuple[Figure, np.ndarray]:
     fig = Figure(figsize=(max(3.4 * len(cols) + 1.0, 7.0), 2.8 * len(rows) + 1.3))
     axes = np.atleast_2d(fig.subplots(len(rows), len(cols), squeeze=False, sharex=True,
                                       sharey=True))
-    fig.subplots_adjust(left=0.1, right=0.97, top=1 - 0.9 / fig.get_figheight(),
-                        bottom=0.75 / fig.get_figheight(), wspace=0.08, hspace=0.25)
-    fig.suptitle(title, fontsize=10)
+    height = fig.get_figheight()
+    fig.subplots_adjust(left=0.1, right=0.97, top=1 - 1.0 / height, bottom=0.65 / height,
+                        wspace=0.08, hspace=0.28)
+    fig.suptitle(title, fontsize=12, y=1 - 0.12 / height)
     return fig, axes
 
 
 def _grid_plots(df: pd.DataFrame, out_dir: Path, stem: str, title: str, xlabel: str,
                 ylabel: str, draw: Any) -> list[Path]:
     """One figure per alternative, one panel per (metric, n): ``draw(ax, cell, alt)`` draws
-    a panel's series; legend under the panels; saved as ``<stem>_<alternative>.png``."""
+    a panel's series; the legend under the title, as test_errors' other figures place it
+    (the tests named as there); saved as ``<stem>_<alternative>.png``."""
     paths = []
     for alt, sub in df.groupby("alternative", sort=False):
         metrics, sizes = list(dict.fromkeys(sub["metric"])), sorted(set(sub["n"]))
@@ -125,13 +130,15 @@ def _grid_plots(df: pd.DataFrame, out_dir: Path, stem: str, title: str, xlabel: 
                 ax = axes[i, j]
                 draw(ax, sub[(sub["metric"] == metric) & (sub["n"] == n)], alt, n)
                 ax.set_title(f"{metric}, n = {n}", fontsize=9)
+                ax.tick_params(which="both", labelsize=8)
                 if i == len(metrics) - 1:
-                    ax.set_xlabel(xlabel)
+                    ax.set_xlabel(xlabel, fontsize=9)
                 if j == 0:
-                    ax.set_ylabel(ylabel)
+                    ax.set_ylabel(ylabel, fontsize=9)
         handles, labels = axes[0, 0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6),
-                   fontsize=8, frameon=False)
+        fig.legend(handles, [TEST_LABELS.get(lab, lab) for lab in labels], loc="upper center",
+                   ncol=min(len(labels), 6), fontsize=9, frameon=False,
+                   bbox_to_anchor=(0.5, 1 - 0.42 / fig.get_figheight()))
         path = Path(out_dir) / f"{stem}_{alt}.png"
         save_figure(fig, path)
         paths.append(path)

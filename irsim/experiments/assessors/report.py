@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from irsim.report import markdown_table, safe_name, save_figure
 
@@ -36,8 +37,11 @@ _CATEGORY_COLOURS = {"both": "#2b8a3e", "neither": "#adb5bd", "lost": "#e8590c",
 
 def kappa_heatmap(labels: pa.Table, out_dir: Path, *, labels_kind: str = "binary",
                   statistic: str = "kappa") -> Path:
-    """Mean per-topic agreement of every pair of qrels as a symmetric heatmap (blank: the
-    two share no judged passage). Returns the PNG path.
+    """Mean per-topic agreement of every pair of qrels that share judged passages. When
+    most pairs do (at least half of them), a lower-triangle heatmap with the value in each
+    cell, its colours spanning the values (no diagonal of 1s); else one row per pair with
+    its value and bootstrap interval (``low``..``high``, when the table has them), so no
+    cell is empty. Returns the PNG path.
 
     Examples
     --------
@@ -50,31 +54,78 @@ def kappa_heatmap(labels: pa.Table, out_dir: Path, *, labels_kind: str = "binary
     """
     df = labels.to_pandas()
     df = df[(df["labels"] == labels_kind) & (df["statistic"] == statistic)]
+    df = df[np.isfinite(df["mean"].to_numpy(float))]
     names = list(dict.fromkeys(q for pair in zip(df["qrels_a"], df["qrels_b"], strict=True)
                                for q in pair))
     n = len(names)
-    grid = np.full((n, n), np.nan)
-    np.fill_diagonal(grid, 1.0)
-    pos = {q: i for i, q in enumerate(names)}
-    for a, b, v in zip(df["qrels_a"], df["qrels_b"], df["mean"], strict=True):
-        grid[pos[a], pos[b]] = grid[pos[b], pos[a]] = v
-    size = max(4.5, 0.45 * n + 2.5)
-    fig = Figure(figsize=(size, size * 0.85), dpi=120)
-    ax = fig.subplots()
-    im = ax.imshow(np.ma.masked_invalid(grid), cmap="viridis", vmin=min(0.0, np.nanmin(grid)),
-                   vmax=1.0)
-    ax.set_xticks(range(n), names, rotation=60, ha="right", fontsize=7)
-    ax.set_yticks(range(n), names, fontsize=7)
-    if n <= 14:
-        for i in range(n):
-            for j in range(n):
-                if i != j and not math.isnan(grid[i, j]):
-                    ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=6,
-                            color="white" if grid[i, j] < 0.6 else "black")
-    fig.colorbar(im, ax=ax, shrink=0.8)
-    ax.set_title(f"mean per-topic {statistic} ({labels_kind} labels)", fontsize=9)
-    fig.tight_layout()
+    title = f"mean per-topic {statistic} ({labels_kind} labels)"
+    if n >= 3 and len(df) >= 0.5 * n * (n - 1) / 2:
+        fig = _kappa_grid(df, names, title)
+    else:
+        fig = _kappa_rows(df, title)
     return save_figure(fig, Path(out_dir) / "assessors_kappa.png")
+
+
+def _kappa_grid(df: pd.DataFrame, names: list[str], title: str) -> Figure:
+    """The lower triangle of the pairs' means (row below column), values in the cells."""
+    n = len(names)
+    pos = {q: i for i, q in enumerate(names)}
+    grid = np.full((n, n), np.nan)
+    for a, b, v in zip(df["qrels_a"], df["qrels_b"], df["mean"], strict=True):
+        i, j = sorted((pos[a], pos[b]))
+        grid[j, i] = v
+    grid = grid[1:, :-1]
+    lo, hi = float(np.nanmin(grid)), float(np.nanmax(grid))
+    if hi - lo < 1e-9:
+        lo, hi = lo - 0.05, hi + 0.05
+    cell = 0.5
+    label = 0.075 * max(len(q) for q in names) + 0.4
+    fig = Figure(figsize=(cell * (n - 1) + label + 1.4, cell * (n - 1) + label + 0.5),
+                 dpi=110, layout="constrained")
+    ax = fig.subplots()
+    im = ax.imshow(np.ma.masked_invalid(grid), cmap="viridis", vmin=lo, vmax=hi)
+    ax.set_xticks(range(n - 1), names[:-1], rotation=60, ha="right", fontsize=8)
+    ax.set_yticks(range(n - 1), names[1:], fontsize=8)
+    for i in range(n - 1):
+        for j in range(i + 1):
+            if not math.isnan(grid[i, j]):
+                ax.text(j, i, f"{grid[i, j]:.2f}".replace("0.", "."), ha="center",
+                        va="center", fontsize=8,
+                        color="white" if grid[i, j] < lo + 0.55 * (hi - lo) else "black")
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    fig.colorbar(im, ax=ax, shrink=0.8).ax.tick_params(labelsize=8)
+    ax.set_title(title + "; blank: no shared judgments", fontsize=9)
+    return fig
+
+
+def _kappa_rows(df: pd.DataFrame, title: str) -> Figure:
+    """One row per pair: its mean as a dot with the value, its interval as a bar."""
+    df = df.sort_values("mean", ascending=False)
+    rows = len(df)
+    fig = Figure(figsize=(7.0, min(max(0.26 * rows + 1.2, 2.6), 16.0)), dpi=110,
+                 layout="constrained")
+    ax = fig.subplots()
+    y = np.arange(rows)
+    mean = df["mean"].to_numpy(float)
+    if {"low", "high"} <= set(df.columns):
+        low, high = df["low"].to_numpy(float), df["high"].to_numpy(float)
+        ok = np.isfinite(low) & np.isfinite(high)
+        ax.hlines(y[ok], low[ok], high[ok], color="#74c0fc", linewidth=2.5,
+                  label="bootstrap interval")
+    ax.plot(mean, y, "o", color="#1864ab", markersize=4, label="mean over topics")
+    for yi, v in zip(y, mean, strict=True):
+        ax.annotate(f"{v:.2f}", (v, yi), xytext=(0, 4), textcoords="offset points",
+                    ha="center", fontsize=8)
+    ax.set_yticks(y, [f"{a} – {b}" for a, b in zip(df["qrels_a"], df["qrels_b"], strict=True)],
+                  fontsize=8)
+    ax.set_ylim(rows - 0.4, -0.8)
+    ax.tick_params(axis="x", labelsize=8)
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_xlabel("agreement (1 = identical labels)", fontsize=8)
+    ax.set_title(title + f": the {rows} pairs with shared judgments", fontsize=9)
+    ax.legend(fontsize=8, loc="lower right")
+    return fig
 
 
 def means_panels(means: pa.Table, ranks: pa.Table, out_dir: Path, metric: str) -> Path:
@@ -96,9 +147,9 @@ def means_panels(means: pa.Table, ranks: pa.Table, out_dir: Path, metric: str) -
                                      for c in ("qrels", "metric", "tau_b")), strict=True)
            if m == metric}
     qrels = list(dict.fromkeys(df["qrels"]))
-    cols = min(4, len(qrels))
+    cols = min(4 if len(qrels) <= 16 else 6, len(qrels))
     rows = math.ceil(len(qrels) / cols)
-    fig = Figure(figsize=(2.6 * cols + 0.6, 2.5 * rows + 0.4), dpi=110)
+    fig = Figure(figsize=(2.6 * cols + 0.6, 2.4 * rows + 0.4), dpi=110)
     axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
     lo = float(min(df["reference_mean"].min(), df["mean"].min()))
     hi = float(max(df["reference_mean"].max(), df["mean"].max()))
@@ -107,7 +158,9 @@ def means_panels(means: pa.Table, ranks: pa.Table, out_dir: Path, metric: str) -
         ax.plot([lo, hi], [lo, hi], color="gray", linewidth=0.7, linestyle=":")
         ax.scatter(part["reference_mean"], part["mean"], s=9)
         ax.set_title(f"{q}: tau = {tau.get(q, float('nan')):.3f}", fontsize=8)
-        ax.tick_params(labelsize=6)
+        ax.tick_params(labelsize=8)
+        ax.xaxis.set_major_locator(MaxNLocator(4))
+        ax.yaxis.set_major_locator(MaxNLocator(4))
     for ax in axes[len(qrels):]:
         ax.set_visible(False)
     fig.supxlabel(f"{metric} under the reference", fontsize=8)
@@ -135,19 +188,29 @@ def decision_bars(decisions: pa.Table, out_dir: Path) -> Path:
     for c in cats:
         df[c] = df[c] / df["pairs"]
     g = df.groupby(["metric", "test", "correction"], sort=False)[cats].mean()
-    labels = [f"{m}\n{t}\n{c}" for m, t, c in g.index]
-    fig = Figure(figsize=(max(5.0, 0.8 * len(g) + 1.5), 4.4), dpi=120)
+    labels = [f"{m}, {t}, {c}" for m, t, c in g.index]
+    rows = len(g)
+    fig = Figure(figsize=(7.5, min(max(0.32 * rows + 1.6, 2.6), 16.0)), dpi=110,
+                 layout="constrained")
     ax = fig.subplots()
-    bottom = np.zeros(len(g))
+    left = np.zeros(rows)
+    y = np.arange(rows)
     for c in cats:
-        ax.bar(range(len(g)), g[c].to_numpy(), bottom=bottom, color=_CATEGORY_COLOURS[c],
-               label=c)
-        bottom += g[c].to_numpy()
-    ax.set_xticks(range(len(g)), labels, fontsize=6)
-    ax.set_ylabel("share of system pairs (mean over qrels)")
-    ax.set_ylim(0, 1)
-    ax.legend(fontsize=7, ncol=5, loc="upper center", bbox_to_anchor=(0.5, 1.12))
-    fig.tight_layout()
+        share = g[c].to_numpy()
+        ax.barh(y, share, left=left, color=_CATEGORY_COLOURS[c], label=c, height=0.7)
+        for yi, x0, v in zip(y, left, share, strict=True):
+            if v >= 0.08:  # the share written in its segment when there is room
+                ax.text(x0 + v / 2, yi, f"{v:.0%}", ha="center", va="center", fontsize=8,
+                        color="black" if c == "neither" else "white")
+        left += share
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.set_ylim(rows - 0.5, -0.5)
+    ax.set_xlim(0, 1)
+    ax.tick_params(axis="x", labelsize=8)
+    ax.set_xlabel("share of system pairs (mean over the other qrels)", fontsize=8)
+    ax.set_title("significance decisions against the reference's (metric, test, "
+                 "correction)", fontsize=9)
+    fig.legend(*ax.get_legend_handles_labels(), fontsize=8, ncol=5, loc="outside lower center")
     return save_figure(fig, Path(out_dir) / "assessors_decisions.png")
 
 
@@ -198,7 +261,7 @@ def bump_chart(means: pa.Table, out_dir: Path, metric: str, *, ranks: pa.Table |
     for i, s in enumerate(systems):
         if s not in movers:
             ax.plot(x, rank[i], color="#ced4da", linewidth=0.6, zorder=1)
-    gap = max(1.0, n / 40.0)  # labels at least this many ranks apart
+    gap = max(1.0, n / 30.0)  # labels at least this many ranks apart
     last, placed = -np.inf, {}
     for s in sorted(movers, key=lambda s: rank[systems.index(s), -1]):
         last = placed[s] = max(rank[systems.index(s), -1], last + gap)
@@ -208,16 +271,17 @@ def bump_chart(means: pa.Table, out_dir: Path, metric: str, *, ranks: pa.Table |
                 zorder=3)
         ax.annotate(f"{s} (±{int(moves[s])})", (x[-1], rank[i, -1]),
                     xytext=(x[-1] + 0.4, placed[s]), textcoords="data", va="center",
-                    fontsize=6, color=colours[k % 10], annotation_clip=False)
-    ax.set_xticks(x, names, rotation=60, ha="right", fontsize=6)
+                    fontsize=8, color=colours[k % 10], annotation_clip=False)
+    ax.set_xticks(x, names, rotation=60, ha="right", fontsize=8)
     ax.set_ylim(n + 0.5, 0.5)
     ax.set_ylabel("rank (1 = best)", fontsize=8)
-    ax.tick_params(axis="y", labelsize=6)
+    ax.tick_params(axis="y", labelsize=8)
     ax.set_xlim(-0.3, x[-1] + 0.3)
     ax.set_title(f"{metric}: system ranks under each qrels; labelled: the {len(movers)} "
-                 "largest moves against the reference on the same topics (±)", fontsize=8)
+                 "largest moves\nagainst the reference on the same topics (±)", fontsize=9)
     fig.tight_layout()
-    fig.subplots_adjust(right=max(0.6, 1.0 - 1.6 / fig.get_figwidth()))
+    room = 0.3 + 0.065 * max((len(f"{s} (±{int(moves[s])})") for s in movers), default=0)
+    fig.subplots_adjust(right=max(0.6, 1.0 - room / fig.get_figwidth()))
     return save_figure(fig, Path(out_dir) / f"assessors_bump_{safe_name(metric)}.png")
 
 
@@ -258,16 +322,16 @@ def dstudy_curves(dstudy: pa.Table, gstudy: pa.Table | None, out_dir: Path, *,
                         linewidth=1.2, label=f"{na} per topic, {design}")
         if observed is not None:
             ax.axvline(observed, color="gray", linestyle=":", linewidth=0.8)
-        ax.set_title(metric, fontsize=8)
+        ax.set_title(metric, fontsize=9)
         ax.set_xscale("log")
         ax.set_ylim(0, 1.02)
-        ax.tick_params(labelsize=6)
+        ax.tick_params(which="both", labelsize=8)
         ax.grid(alpha=0.3)
     for ax in axes[len(metrics):]:
         ax.set_visible(False)
     handles, names = axes[0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="outside right upper", fontsize=7,
-               title="assessors", title_fontsize=7)
+    fig.legend(handles, names, loc="outside right upper", fontsize=8,
+               title="assessors", title_fontsize=8)
     note = f" (dotted: the G-study's {observed})" if observed else ""
     fig.supxlabel("topics, log scale" + note, fontsize=8)
     fig.supylabel("E(rho^2)", fontsize=8)
@@ -276,8 +340,8 @@ def dstudy_curves(dstudy: pa.Table, gstudy: pa.Table | None, out_dir: Path, *,
 
 def simulated_tau(planning: pa.Table, out_dir: Path, *, target: float | None = None
                   ) -> Path:
-    """The simulated tau-b distribution against topics: median and 5-95% band per metric,
-    the target as a dotted line. Returns the PNG path.
+    """The simulated tau-b distribution against topics: median and 5-95% band, one panel
+    per metric, the target as a labelled dotted line. Returns the PNG path.
 
     Examples
     --------
@@ -289,22 +353,30 @@ def simulated_tau(planning: pa.Table, out_dir: Path, *, target: float | None = N
     """
     df = planning.to_pandas()
     df = df[df["correction"] == df["correction"].iloc[0]]
-    fig = Figure(figsize=(5.2, 3.4), dpi=120, layout="constrained")
-    ax = fig.subplots()
-    for k, metric in enumerate(dict.fromkeys(df["metric"])):
+    metrics = list(dict.fromkeys(df["metric"]))
+    cols = min(2, len(metrics))
+    rows = math.ceil(len(metrics) / cols)
+    fig = Figure(figsize=(3.6 * cols + 0.6, 2.6 * rows + 0.7), dpi=110, layout="constrained")
+    axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False, sharey=True)).ravel()
+    for ax, metric in zip(axes, metrics, strict=False):
         part = df[df["metric"] == metric].sort_values("topics")
-        ax.fill_between(part["topics"], part["tau_q05"], part["tau_q95"], color=f"C{k}",
-                        alpha=0.2, linewidth=0)
-        ax.plot(part["topics"], part["tau_q50"], color=f"C{k}", marker="o", markersize=3,
-                linewidth=1.2, label=metric)
-    if target is not None:
-        ax.axhline(target, color="gray", linestyle=":", linewidth=0.9)
-    ax.set_xlabel("topics", fontsize=8)
-    ax.set_ylabel("tau-b, simulated assessor vs reference", fontsize=8)
-    ax.set_title("median and 5-95% of the simulated assessors", fontsize=8)
-    ax.tick_params(labelsize=7)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+        ax.fill_between(part["topics"], part["tau_q05"], part["tau_q95"], color="C0",
+                        alpha=0.25, linewidth=0)
+        ax.plot(part["topics"], part["tau_q50"], color="C0", marker="o", markersize=3,
+                linewidth=1.2)
+        if target is not None:
+            ax.axhline(target, color="#c92a2a", linestyle=":", linewidth=1.0)
+            ax.annotate(f"target {target:g}", (0.02, target), xycoords=("axes fraction", "data"),
+                        xytext=(0, 2), textcoords="offset points", fontsize=8,
+                        color="#c92a2a", va="bottom")
+        ax.set_title(metric, fontsize=9)
+        ax.tick_params(labelsize=8)
+        ax.grid(alpha=0.3)
+    for ax in axes[len(metrics):]:
+        ax.set_visible(False)
+    fig.supxlabel("topics", fontsize=8)
+    fig.supylabel("tau-b, simulated assessor vs reference", fontsize=8)
+    fig.suptitle("simulated assessors: median (line) and 5-95% (band) of tau-b", fontsize=9)
     return save_figure(fig, Path(out_dir) / "assessors_simulated_tau.png")
 
 

@@ -119,11 +119,12 @@ def budget_figure(tables: dict[str, pa.Table], out_dir: Path, proxy: str, what: 
     if what == "coverage":
         handles += [axes[0, 0].plot([], [], color="black", ls=":", label="differences")[0],
                     axes[0, 0].plot([], [], color="black", ls="-", label="means")[0]]
-    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8,
-               frameon=False)
+    ncol = min(len(handles), 4)
+    legend_rows = -(-len(handles) // ncol)
+    fig.legend(handles=handles, loc="lower center", ncol=ncol, fontsize=8, frameon=False)
     title = {"agreement": f"{label} ({correction})"}.get(what, label)
     fig.suptitle(f"{title}: proxy {proxy}", fontsize=10)
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    fig.tight_layout(rect=(0, (0.25 * legend_rows + 0.1) / fig.get_figheight(), 1, 1))
     return save_figure(fig, Path(out_dir) / f"budget_{what}_{safe_name(proxy)}.png")
 
 
@@ -141,7 +142,8 @@ def _panel(ax, cell: pd.DataFrame, what: str) -> None:
                 ax.axhline(float(np.nanmean(y)), color=_COLOURS[est], ls="--" if ls == "-"
                            else ls, lw=1.2)
                 continue
-            ax.plot(r["judgments"], y, color=_COLOURS[est], ls=ls, marker="o", ms=3, lw=1.2)
+            ax.plot(r["judgments"], y, color=_COLOURS[est], ls=ls, marker="o",
+                    ms=3 if len(r) > 1 else 5, lw=1.2)
     if what == "coverage":
         nominal = float(cell["nominal"].iloc[0])
         ax.axhline(nominal, color="black", lw=0.8)

@@ -130,7 +130,7 @@ def within_spread_plot(validation: pa.Table, summary: pa.Table, out_dir: Path
         ax.set_ylabel("share of the other half's AP within", fontsize=8)
         ax.tick_params(labelsize=8)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="lower left")
+        ax.legend(fontsize=8, loc="lower left")
     fig.suptitle("Split-corpus validation over MD5 splits: within share per split, mean and "
                  "its t interval", fontsize=11)
     fig.tight_layout()
@@ -181,10 +181,10 @@ def map_interval_plot(map_split: pa.Table, out_dir: Path, *,
         step = max(1, int(np.ceil(len(part) / 40)))
         ax.set_xticks(x[::step])
         ax.set_xticklabels([str(s) for s in part["system"].to_numpy()[::step]], rotation=90,
-                           fontsize=6 if len(part) > 20 else 7)
+                           fontsize=8)
         ax.set_ylabel(measure + (" (logit units)" if measure == "L-MAP" else ""))
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="upper left")
+        ax.legend(fontsize=8, loc="upper left")
     if not drawn:
         return []
     fig.suptitle(f"MAP / L-MAP intervals from one half of the corpus ({direction})",

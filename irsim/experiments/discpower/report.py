@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from irsim.report import figure_lines, markdown_table, safe_name, save_figure
 from irsim.report.plots import FIGURES as ASL_FIGURES
@@ -327,7 +328,7 @@ def tau_matrix(rankcorr: pa.Table, out_dir: str | Path) -> list[Path]:
                 ax.text(j, i, f"se={se[i, j]:.3f}", ha="center", va="center", fontsize=fs,
                         color="black")
             elif i == j:
-                ax.text(j, i, names[i], ha="center", va="center", fontsize=fs - 1,
+                ax.text(j, i, names[i], ha="center", va="center", fontsize=max(fs - 1, 8),
                         color="dimgrey")
     ax.set_xticks(range(m))
     ax.set_xticklabels(names, rotation=30, ha="right", fontsize=fs)
@@ -364,7 +365,7 @@ def pvalue_matrices(asl: pa.Table, out_dir: str | Path) -> list[Path]:
         if len(tests) < 2:
             continue
         k = len(tests)
-        fig = Figure(figsize=(1.9 * k + 0.6, 1.9 * k + 0.4), dpi=110)
+        fig = Figure(figsize=(2.1 * k + 0.6, 2.1 * k + 0.4), dpi=110)
         axes = np.asarray(fig.subplots(k, k, squeeze=False))
         for i, ti in enumerate(tests):
             for j, tj in enumerate(tests):
@@ -372,6 +373,9 @@ def pvalue_matrices(asl: pa.Table, out_dir: str | Path) -> list[Path]:
                 pi, pj = wide[ti].to_numpy(), wide[tj].to_numpy()
                 if i == j:
                     ax.hist(pi[np.isfinite(pi)], bins=20, range=(0, 1), color="C0")
+                    ax.set_xlim(0, 1)
+                    ax.set_xticks([0, 0.5, 1], ["0", ".5", "1"])
+                    ax.yaxis.set_major_locator(MaxNLocator(3, integer=True))
                 elif i > j:
                     ax.scatter(pj, pi, s=3, alpha=0.4, color="C0", linewidths=0)
                     ax.plot([0, 1], [0, 1], color="grey", linewidth=0.6)
@@ -379,6 +383,8 @@ def pvalue_matrices(asl: pa.Table, out_dir: str | Path) -> list[Path]:
                     ax.axvline(0.05, color="C3", linestyle="--", linewidth=0.6)
                     ax.set_xlim(0, 1)
                     ax.set_ylim(0, 1)
+                    ax.set_xticks([0, 0.5, 1], ["0", ".5", "1"])
+                    ax.set_yticks([0, 0.5, 1], ["0", ".5", "1"])
                 else:
                     ok = np.isfinite(pi) & np.isfinite(pj)
                     r = (np.corrcoef(pi[ok], pj[ok])[0, 1] if ok.sum() > 1
@@ -389,10 +395,10 @@ def pvalue_matrices(asl: pa.Table, out_dir: str | Path) -> list[Path]:
                     ax.set_xticks([])
                     ax.set_yticks([])
                 if i == k - 1:
-                    ax.set_xlabel(tj.replace("_", " "), fontsize=7)
+                    ax.set_xlabel(tj.replace("_", " "), fontsize=8)
                 if j == 0:
-                    ax.set_ylabel(ti.replace("_", " "), fontsize=7)
-                ax.tick_params(labelsize=6)
+                    ax.set_ylabel(ti.replace("_", " "), fontsize=8)
+                ax.tick_params(labelsize=8)
         fig.suptitle(f"p-values of every system pair by test: {metric}", fontsize=10)
         fig.tight_layout()
         paths.append(save_figure(fig, Path(out_dir) / f"pvalues_{safe_name(str(metric))}.png"))

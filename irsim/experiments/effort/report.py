@@ -46,7 +46,7 @@ def effort_plot(summary: pa.Table, out_dir: Path | str) -> list[Path]:
                     label=f"{metric}, depth-{depth} pools")
             for _, row in line.iterrows():
                 ax.annotate(f"{int(row.subset_size)}", (row.effort, row.error_rate),
-                            textcoords="offset points", xytext=(3, 3), fontsize=7,
+                            textcoords="offset points", xytext=(3, 3), fontsize=8,
                             color="grey")
         ax.set_xscale("log")
         ax.margins(x=0.08, y=0.1)

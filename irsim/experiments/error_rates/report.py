@@ -122,8 +122,8 @@ def error_rate_plots(errors: pa.Table, extrapolation: pa.Table | None, out_dir: 
                 for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
                     seen.setdefault(lab, h)
             if seen:
-                axes[-1, col].legend(list(seen.values()), list(seen), fontsize=7,
-                                     title="|d| on first set", title_fontsize=7,
+                axes[-1, col].legend(list(seen.values()), list(seen), fontsize=8,
+                                     title="|d| on first set", title_fontsize=8,
                                      ncol=min(len(seen), 6), loc="upper center",
                                      bbox_to_anchor=(0.5, -0.2), frameon=False)
         fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / height))

@@ -46,7 +46,7 @@ def d_study_plot(d_study: pa.Table, out_dir: Path, targets: list[float] | None =
     ax.set_ylim(0, 1)
     ax.set_xlim(0, float(df["topics"].max()))
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right", ncol=2)
+    ax.legend(fontsize=8, loc="lower right", ncol=2)
     ax.set_title("D-study: E(rho^2) (solid) and Phi (dashed) against the number of topics")
     fig.tight_layout()
     return save_figure(fig, Path(out_dir) / "d_study.png")

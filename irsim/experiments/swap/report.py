@@ -85,7 +85,7 @@ def reference_lines(ax: Any, levels: tuple[float, ...] = (0.05, 0.10, 0.20)) -> 
         ax.axhline(level, color="grey", linestyle=":", linewidth=0.8)
         ax.annotate(f"{level:.0%}", (1, level), xycoords=("axes fraction", "data"),
                     textcoords="offset points", xytext=(-2, 2), ha="right", va="bottom",
-                    fontsize=7, color="grey")
+                    fontsize=8, color="grey")
 
 
 def required_diff_cells(summary: pa.Table, rates: pa.Table | None) -> list[str]:

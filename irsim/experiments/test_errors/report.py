@@ -25,8 +25,7 @@ FIGURES = ("type1_error_<tail>.png", "power_<tail>.png", "type3_error.png",
            *type_m_s.FIGURES, "bayes_decisions.png")
 _COLORS = {"t": "tab:blue", "wilcoxon": "tab:orange", "sign": "tab:green",
            "randomisation": "tab:red", "paired_bootstrap": "tab:purple"}
-_LABELS = {"t": "t test", "wilcoxon": "Wilcoxon", "sign": "sign",
-           "randomisation": "randomisation", "paired_bootstrap": "bootstrap"}
+_LABELS = type_m_s.TEST_LABELS
 
 
 def nearest_alpha(alphas, target: float = 0.05) -> float:
@@ -176,7 +175,8 @@ def _single_xlim(ax, values: np.ndarray, *, log: bool = False) -> bool:
 def type1_plots(table: pa.Table, out_dir: Path) -> list[Path]:
     """Per alternative: Type I error rate (delta = 0) against alpha on log-log axes, one
     panel per (metric, n), one line per test with its Clopper-Pearson band; the diagonal
-    is the nominal level. Rates of 0 are drawn at the bottom edge."""
+    is the nominal level. Rates of 0 are drawn on a dotted line labelled 0 above the
+    bottom edge, whole."""
     df = table.to_pandas()
     df = df[df["delta"] == 0.0]
     paths: list[Path] = []
@@ -197,7 +197,12 @@ def type1_plots(table: pa.Table, out_dir: Path) -> list[Path]:
             ax.set_yscale("log")
             if not _single_xlim(ax, part["alpha"], log=True):
                 ax.set_xlim(amin / 1.3, amax * 1.3)
-            ax.set_ylim(floor, max(amax * 1.5, float(part["ci_hi"].max()) * 1.1))
+            ax.set_ylim(floor / 1.8, max(amax * 1.5, float(part["ci_hi"].max()) * 1.1))
+            if (cell["rate"] < floor).any():  # rates of 0 (and below the floor) drawn on it
+                ax.axhline(floor, color="grey", linestyle=":", linewidth=0.7)
+                ax.annotate("0", (0.0, floor), xycoords=("axes fraction", "data"),
+                            xytext=(-3, 0), textcoords="offset points", ha="right",
+                            va="center", fontsize=8)
             _finish_panel(ax, cell, metric, n, **edges,
                           xlabel="significance level alpha", ylabel="Type I error rate")
         _legend(fig, tests)
@@ -537,8 +542,8 @@ def bayes_plots(tables: dict[str, pa.Table], out_dir: Path, alpha: float = 0.05
     handles += [Line2D([], [], color="grey", linestyle="-", label="different"),
                 Line2D([], [], color="grey", linestyle="--", marker="s", markersize=3,
                        label="equivalent")]
-    fig.legend(handles=handles, loc="upper center", ncol=min(len(handles), 3), fontsize=8,
-               frameon=False, bbox_to_anchor=(0.5, 1 - 0.36 / height))
+    fig.legend(handles=handles, loc="upper center", ncol=min(len(handles), 3), fontsize=9,
+               frameon=False, bbox_to_anchor=(0.5, 1 - 0.42 / height))
     fig.subplots_adjust(top=1 - 1.25 / height)
     return [save_figure(fig, Path(out_dir) / "bayes_decisions.png")]
 

@@ -86,7 +86,7 @@ def topic_set_size_plots(tss: pa.Table, out_dir: Path) -> list[Path]:
             ax.set_xlabel("half-width" if design == "ci" else "minimum difference")
             ax.grid(alpha=0.3, which="both")
             n_lines = len(ax.get_legend_handles_labels()[1])  # below the panel, off the data
-            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16),
+            ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16),
                       ncol=2 if n_lines > 4 else 1, frameon=False)
         axes[0].set_ylabel("topics needed")
         fig.suptitle(f"Topic set size design for {metric}")
@@ -111,8 +111,13 @@ def check_plot(check: pa.Table, out_dir: Path) -> Path:
     """
     df = check.to_pandas()
     groups = list(df.groupby(["alpha", "beta"], sort=True))
-    fig = Figure(figsize=(4.6 * len(groups) + 0.6, 4.2), dpi=120)
-    axes = np.atleast_1d(fig.subplots(1, len(groups), sharey=True))
+    cols = min(2, len(groups))
+    rows_ = -(-len(groups) // cols)
+    fig = Figure(figsize=(4.6 * cols + 0.6, 3.6 * rows_ + 0.6), dpi=120)
+    axes = np.atleast_1d(fig.subplots(rows_, cols, sharey=True, squeeze=False)).ravel()
+    for ax in axes[len(groups):]:
+        ax.set_visible(False)
+    axes = axes[:len(groups)]
     for ax, ((alpha, beta), part) in zip(axes, groups, strict=True):
         for i, (metric, rows) in enumerate(part.groupby("metric", sort=False)):
             rows = rows.sort_values("min_diff")
@@ -127,8 +132,9 @@ def check_plot(check: pa.Table, out_dir: Path) -> Path:
         ax.set_title(f"alpha = {alpha:g}, beta = {beta:g}")
         ax.set_xlabel("minimum difference (true difference simulated)")
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("power of the paired t test at the planned n")
-    axes[-1].legend(fontsize=7)
+    for ax in axes[::cols]:
+        ax.set_ylabel("power of the paired t test\nat the planned n")
+    axes[-1].legend(fontsize=8)
     fig.suptitle("Planned against realised power on simulated collections of the planned size")
     fig.tight_layout()
     return save_figure(fig, Path(out_dir) / "topic_set_size_check.png")
