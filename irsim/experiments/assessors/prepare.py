@@ -301,6 +301,11 @@ def prepare(config: Config, data: AssessorInput) -> AssessorData:
         raise ConfigError(f"{param('rel')}={config.rel} does not split the scale "
                           f"{scale.tolist()} into relevant and non-relevant grades")
     mixes = composites(qrels, config.groups) if config.groups else {}
+    clash = sorted(set(mixes) & set(qrels))
+    if clash:
+        raise ConfigError(f"qrels {clash[0]!r} has the name of a composite built from "
+                          f"{param('groups')} ({', '.join(clash)}): rename it (composites are "
+                          "named mix<member of each group>)")
     labelled = {**qrels, **mixes}
 
     # label pairs: every two given qrels sharing a judged pair; each composite with the ref
@@ -472,6 +477,10 @@ def _g_levels(config: Config, qrels: Mapping[str, Qrels], others: Sequence[str],
         if len(set(levels)) != len(levels) or not levels:
             raise ConfigError(f"{param('g_assessors')} must name distinct qrels, got "
                               f"{levels}")
+        if len(levels) < 2:
+            raise ConfigError(f"{param('g_assessors')} names one qrels ({levels[0]!r}): the "
+                              "G-study needs at least 2 assessors (with one, the assessor "
+                              "components have no degrees of freedom)")
     elif config.groups:
         levels = [ref, *parallel_composites(config.groups)]
     else:
