@@ -15,7 +15,7 @@ import numpy as np
 from irsim.data.matrix import ScoreMatrix
 from irsim.data.types import Qrels, Runs
 from irsim.errors import ConfigError, InputError, param, unknown_name
-from irsim.kit.common import BayesRules
+from irsim.kit.common import BayesRules, check_resamples
 from irsim.kit.qrels_set import AssessorInput
 from irsim.metrics.multi import UNJUDGED_RULES, composite_qrels, evaluate_many
 from irsim.params import Choice
@@ -236,6 +236,9 @@ def check_config(config: Config) -> None:
         v = getattr(config, k)
         if isinstance(v, bool) or int(v) < 1:
             raise ConfigError(f"{param(k)} must be a positive integer, got {v!r}")
+    # a Monte Carlo p-value moves in steps of 1/test_B
+    check_resamples(int(config.test_B), [float(config.alpha)], param("test_B"), param("alpha"),
+                    tests=list(config.tests))
     for k in ("simulate_trials", "swap_trials"):
         v = getattr(config, k)
         if isinstance(v, bool) or int(v) < 0:
