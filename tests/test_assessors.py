@@ -441,26 +441,34 @@ def test_assessor_gstudy_equals_g_study3_of_independently_evaluated_scores(data,
         assert len(part) == 200 * 5  # the default grid
 
 
-def test_assessor_gstudy_of_the_reference_alone_is_the_two_facet_g_study(data):
-    from irsim.experiments.assessors import read_assessor_runs
-    from irsim.stats.gtheory import g_study
-
+def test_g_assessors_with_one_level_is_refused(data):
+    """One assessor leaves the assessor components without degrees of freedom (reported as
+    zero variance, with a D-study built on them): refused with one line (issue 46). The
+    one-assessor reduction itself is checked on g_study3 directly (g_study3(x[:, :, None]))."""
     runs, qrels = data
-    res = irsim.assessors(runs=runs, qrels=qrels, reference="nist", g_assessors=["nist"],
-                          max_topics=10, max_assessors=2, **{**SMALL, "tests": ["t"],
-                                                             "corrections": ["none"]})
-    gs = res.to_pandas("assessor_gstudy")
-    df = irsim.evaluate(read_assessor_runs(runs), qrels["nist"], ["AP"], depth=1000,
-                        missing="drop")
-    x = df.pivot(index="system", columns="topic", values="value").to_numpy()
-    g = g_study(x)
-    rows = gs[gs.metric == "AP"].set_index("component")
-    assert rows.topics.iloc[0] == x.shape[1] == 43
-    np.testing.assert_allclose(rows.loc[["system", "topic", "system_topic"], "variance"],
-                               [g.var_system, g.var_topic, g.var_residual], rtol=1e-9)
-    assert (rows.loc[["assessor", "system_assessor", "topic_assessor", "residual"],
-                     "variance"] == 0).all()
-    assert res.tables["assessor_dstudy"].num_rows == 2 * 2 * 10 * 2
+    with pytest.raises(ConfigError, match=r"g_assessors.*names one qrels.*at least 2"):
+        irsim.assessors(runs=runs, qrels=qrels, reference="nist", g_assessors=["nist"],
+                        **{**SMALL, "tests": ["t"], "corrections": ["none"]})
+
+
+def test_a_qrels_named_like_a_composite_is_refused_and_renamed_agrees_fully(data):
+    """A qrels passed as `mix1` when groups build a composite `mix1` collided with it (two
+    `mix1` rows, neither the copy of the reference): refused, naming the clash (issue 46).
+    Under another name the copy of the reference agrees with it exactly (tau-b = 1)."""
+    runs, qrels = data
+    kw = {**SMALL, "tests": ["t"], "corrections": ["none"], "metrics": ["AP"],
+          "simulate_trials": 0, "swap_trials": 0}
+    groups = [["andrew-parry", "eugene-yang"]]
+    with pytest.raises(ConfigError, match=r"qrels 'mix1' has the name of a composite"):
+        irsim.assessors(runs=runs, qrels={**qrels, "mix1": qrels["nist"]}, reference="nist",
+                        groups=groups, **kw)
+    res = irsim.assessors(runs=runs, qrels={**qrels, "nistcopy": qrels["nist"]},
+                          reference="nist", groups=groups, **kw)
+    rank = res.to_pandas("rank_agreement")
+    assert sorted(set(rank.qrels)) == ["andrew-parry", "eugene-yang", "mix1", "mix2",
+                                       "nistcopy"]
+    copy = rank[rank.qrels == "nistcopy"]
+    assert len(copy) == 1 and copy.tau_b.iloc[0] == 1.0 and copy.tau_ap.iloc[0] == 1.0
 
 
 def test_g_assessors_bad_input_is_one_clear_error(data):

@@ -18,6 +18,18 @@ __all__ = ["ScoreMatrix"]
 #: thousands are far inside).
 MAX_SCORE = 1e100
 
+#: Longest metric, system or topic name: each table row repeats its names (a 100,000-character
+#: metric name made discpower's table of 8,256 pairs need 3 GiB).
+MAX_ID = 1000
+
+#: Smallest scale of a system's scores a study accepts: a (metric, system) row whose largest
+#: magnitude is nonzero and below it is refused, since squares and cubes of its scores
+#: underflow double precision (scores times 1e-155 turned sensitivity .57/.71 into 1.0/1.0;
+#: at 1e-310 the t test gave p = 1 and the bootstrap 0). A single tiny score in a row of
+#: ordinary ones (RBP of a document at rank 1000) is fine: the row's scale decides.
+MIN_SCALE = 1e-100
+
+
 @dataclass(frozen=True)
 class ScoreMatrix:
     """Per-topic scores of many systems under one or more metrics.
@@ -62,6 +74,11 @@ class ScoreMatrix:
             raise InputError(f"values have shape {values.shape}, ids give {expected}", file=where)
         for name in ("metrics", "systems", "topics"):
             ids = getattr(self, name)
+            long = next((i for i in ids if len(i) > MAX_ID), None)
+            if long is not None:  # every table row repeats it (8256 pairs x 100,000: 3 GiB)
+                raise InputError(f"a {name[:-1]} name of {len(long):,} characters "
+                                 f"({long[:20]!r}...) is over the {MAX_ID:,}-character "
+                                 f"limit: shorten it", file=where)
             if len(set(ids)) != len(ids):
                 dup = next(i for i in ids if ids.count(i) > 1)
                 raise InputError(f"duplicate {name[:-1]} id {dup!r}", file=where)
@@ -80,6 +97,16 @@ class ScoreMatrix:
                 f"(sums of squares over topics would overflow); rescale the scores",
                 file=where,
             )
+        if values.size:
+            scale = np.abs(values).max(axis=2)
+            tiny = (scale > 0) & (scale < MIN_SCALE)
+            if tiny.any():
+                m, s = np.argwhere(tiny)[0]
+                raise InputError(
+                    f"scores of system {self.systems[s]!r} for metric {self.metrics[m]!r} are "
+                    f"all below {MIN_SCALE:g} in magnitude (largest {scale[m, s]:g}): their "
+                    "squares underflow double precision, which changes every test and "
+                    "interval; rescale the scores", file=where)
         values.setflags(write=False)
 
     @property

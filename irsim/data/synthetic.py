@@ -27,6 +27,10 @@ from irsim.data.types import Qrels, Runs
 from irsim.errors import ConfigError
 from irsim.rng import check_seed, rng_for
 
+#: Working memory a synthetic collection may take (irsim.kit.common.MEMORY_BUDGET: the
+#: data layer imports no kit).
+_MEMORY_BUDGET = 2 * 2**30
+
 __all__ = ["LINKS", "SyntheticScores", "link_mean", "synthetic_scores", "synthetic_trec"]
 
 #: Links from the latent scale to scores in [0, 1].
@@ -352,6 +356,14 @@ def synthetic_trec(
     depth = _count("depth", depth)
     if depth > docs:
         raise ConfigError(f"depth ({depth}) must be <= docs_per_topic ({docs})")
+    # the ranked lists (int64), their docno references and scores, the per-run draws of
+    # topics x docs: refused before anything is allocated (irsim.kit.common.MEMORY_BUDGET)
+    need = 8.0 * (3 * runs * topics * depth + 4 * topics * docs)
+    if need > _MEMORY_BUDGET:
+        raise ConfigError(f"the synthetic collection ({runs} runs x {topics} topics x {depth} "
+                          f"documents) would need about {need / 2**30:.1f} GiB of memory, over "
+                          f"the {_MEMORY_BUDGET / 2**30:g} GiB budget: lower collection.runs, "
+                          "collection.topics or collection.depth")
     seed = check_seed(seed)
     try:
         levels = sorted({int(g) for g in grades})

@@ -213,25 +213,37 @@ def check_alphas(alphas: Sequence[float], name: str = "experiment.alpha") -> tup
 
 
 def check_resamples(B: int, alphas: Sequence[float], b_key: str = "experiment.B",
-                    alpha_key: str = "experiment.alpha") -> int:
-    """Refuse a number of resamples too small for the smallest significance level.
+                    alpha_key: str = "experiment.alpha",
+                    tests: Sequence[str] | None = None) -> int:
+    """Refuse a number of resamples too small for the smallest significance level (the one
+    rule of every study whose tests resample: discpower, compare, assessors, error_rates,
+    test_errors, multiple_testing).
 
     An achieved significance level from `B` resamples is a multiple of ``1/B`` (count mode)
     or at least ``1/(B+1)`` (add-one mode), so it cannot resolve a level ``alpha < 1/B``:
     with count p-values ``ASL < alpha`` then means "no resample as extreme as the observed
     one", decided by a handful of draws (B=1: 88% of adhoc8's pairs "significant" at 0.01);
     with add-one p-values no pair can be significant. ``B * alpha >= 1`` for every alpha is
-    required: ``B >= ceil(1 / min(alpha))``.
+    required: ``B >= ceil(1 / min(alpha))``. With `tests` (names of
+    :data:`irsim.stats.TESTS`) the rule applies only when one of them is a Monte Carlo test
+    (a name outside the registry, e.g. a Bayesian test, is not).
 
     Examples
     --------
     >>> check_resamples(100, [0.01, 0.05])
     100
+    >>> check_resamples(1, [0.05], tests=["t", "wilcoxon"])  # no test resamples
+    1
     >>> check_resamples(1, [0.01, 0.05])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     irsim.errors.ConfigError: config: experiment.B=1 is too small for experiment.alpha=0.01: ...
     """
+    if tests is not None:
+        from irsim.stats import TESTS
+
+        if not any(t in TESTS and TESTS[t].monte_carlo for t in tests):
+            return B
     low = min(alphas)
     need = math.ceil(1.0 / low - 1e-9)
     if B < need:
@@ -350,6 +362,55 @@ def check_memory(nbytes: float, what: str, lower: str, budget: float | None = No
     if nbytes > budget:
         raise ConfigError(f"{what} would need about {nbytes / 2**30:.1f} GiB of memory, over "
                           f"the {budget / 2**30:g} GiB budget: lower {lower}")
+
+
+def fields_bytes(fields: Any) -> float:
+    """Bytes the engine allocates for a study's typed fields (``study.fields(data)``,
+    :mod:`irsim.engine.partials`) before any shard runs: int64/float64 words per element
+    of each field's shape (a fixed-point :class:`~irsim.engine.partials.Sum`: one word; a
+    :class:`~irsim.engine.partials.TopK`: ``rows x k`` values, indices and companions).
+
+    Examples
+    --------
+    >>> from irsim.engine.partials import Count, Slab
+    >>> fields_bytes({"n": Count((1000, 3)), "p": Slab((10, 5))})
+    24410.0
+    """
+    total = 0.0
+    for f in fields.values():
+        if hasattr(f, "rows") and hasattr(f, "k"):  # TopK
+            total += float(f.rows) * float(f.k) * 8 * (2 + int(getattr(f, "aux", 0)))
+            continue
+        shape = getattr(f, "shape", None)
+        if shape is None:
+            continue
+        n = math.prod(float(x) for x in shape)
+        per = np.dtype(getattr(f, "dtype", "int64")).itemsize if not hasattr(f, "bits") else 8
+        flags = float(shape[0]) if shape and hasattr(f, "fill") else 0.0  # a Slab's "set"
+        total += n * per + flags
+    return total
+
+
+def check_study_memory(study: Any, data: Any, lower: str, extra: float = 0.0) -> Any:
+    """Refuse (:func:`check_memory`) a study whose partial results (:func:`fields_bytes` of
+    ``study.fields(data)``) plus `extra` bytes of one shard's working memory would exceed
+    the budget, before the engine allocates anything; `lower` names the parameters that size
+    them. Returns `study`: each study's ``make`` ends with it.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from irsim.engine.partials import Count
+    >>> big = SimpleNamespace(name="toy", fields=lambda d: {"n": Count((10**9, 99))})
+    >>> check_study_memory(big, None, "experiment.trials")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: experiment=toy (its partial results and one shard) ...
+    """
+    name = getattr(study, "name", type(study).__name__)
+    check_memory(fields_bytes(study.fields(data)) + float(extra),
+                 f"experiment={name} (its partial results and one shard)", lower)
+    return study
 
 
 def check_simulated_tests(study: Any) -> None:
@@ -697,6 +758,14 @@ you mean 'mean'?); valid: mean, t
         object.__setattr__(self, "trials", check_positive_int(self.trials, param("trials")))
         object.__setattr__(self, "B", check_positive_int(self.B, param("B")))
         check_simulated_tests(self)
+
+    def check_resamples(self) -> Any:
+        """Refuse `B` too small for the smallest of the study's `alphas` when one of its
+        `tests` is a Monte Carlo test (:func:`check_resamples`; the studies' ``make``
+        calls it, so a study object built directly for a unit test may use a small `B`);
+        returns the study."""
+        check_resamples(self.B, self.alphas, param("B"), param("alpha"), tests=self.tests)
+        return self
 
     def test_options(self, test: str, stream: str, key: tuple[int, ...]) -> dict[str, Any]:
         """The keyword options of paired test `test` (:func:`irsim.stats.get_test`) as the

@@ -330,6 +330,21 @@ class PairErrors:
         return shard_grid(n_systems * (n_systems - 1) // 2,
                           aligned_block(shard_items, PAIR_UNIT), self.trials, self.trials)
 
+    def working_bytes(self, systems: int) -> float:
+        """Working memory of :meth:`count`: the topic-set draws of every trial and
+        configuration at once (two sets of int64 indices), and per configuration the set
+        means of every system and trial with their gathered copies.
+
+        Examples
+        --------
+        >>> e = PairErrors(configs=(("disjoint", 5),), trials=1000, tests=(), windows=(),
+        ...                full_alpha=0.05, test_B=1000, seed=0)
+        >>> e.working_bytes(10)
+        720000.0
+        """
+        draws = sum(2 * 8.0 * size for _, size in self.configs)
+        return float(self.trials) * (draws + 4 * 2 * 8.0 * systems)
+
     def fields(self, n_metrics: int) -> dict[str, Kind]:
         """The integer counters :meth:`count` returns, summed over shards."""
         nm, nk, nw, nt = n_metrics, len(self.configs), len(self.conditions()), len(self.tests)

@@ -100,7 +100,7 @@ from irsim.experiments.assessors.simulation import simulate_trials, simulation_t
 from irsim.experiments.assessors.swaps import swap_counts, swap_table
 from irsim.experiments.assessors.tables import TABLE_SPECS
 from irsim.kit.bins import ABSOLUTE
-from irsim.kit.common import BayesOptions, BayesRules, Shards
+from irsim.kit.common import BayesOptions, BayesRules, Shards, check_study_memory
 from irsim.kit.qrels_set import (
     KIND,
     AssessorInput,
@@ -429,7 +429,7 @@ def make(config: Config, data: AssessorInput, *, seed: int, shards: Shards
     simulation = () if sim is None else (
         sim.name, bool(config.simulate_per_topic), float(config.simulate_prior),
         str(config.simulate_relabel), *sim.sizes)
-    return Assessors(seed=int(seed), B=int(config.B), test_B=int(config.test_B),
+    study = Assessors(seed=int(seed), B=int(config.B), test_B=int(config.test_B),
                      alpha=float(config.alpha), tests=tuple(config.tests),
                      corrections=tuple(config.corrections), top_k=int(config.top_k),
                      per_shard=per_shard, pvalue=str(config.pvalue),
@@ -439,5 +439,10 @@ def make(config: Config, data: AssessorInput, *, seed: int, shards: Shards
                      simulation=simulation, tau_target=float(config.tau_target),
                      agreement_target=float(config.agreement_target),
                      probability=float(config.planning_probability),
-                     swap_trials=int(config.swap_trials), bayes=BayesRules.of(config)
-                     ), prepared
+                     swap_trials=int(config.swap_trials), bayes=BayesRules.of(config))
+    # one row's bootstrap intervals: B replicates of every topic, and the test_B resamples
+    topics = max(len(s.topics) for s in prepared.scores.values())
+    check_study_memory(study, prepared, f"{param('B')}, {param('test_B')} or "
+                       f"{param('simulate_trials')}",
+                       extra=4 * 8 * topics * max(int(config.B), int(config.test_B)))
+    return study, prepared

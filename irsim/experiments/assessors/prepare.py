@@ -15,7 +15,7 @@ import numpy as np
 from irsim.data.matrix import ScoreMatrix
 from irsim.data.types import Qrels, Runs
 from irsim.errors import ConfigError, InputError, param, unknown_name
-from irsim.kit.common import BayesRules
+from irsim.kit.common import BayesRules, check_resamples
 from irsim.kit.qrels_set import AssessorInput
 from irsim.metrics.multi import UNJUDGED_RULES, composite_qrels, evaluate_many
 from irsim.params import Choice
@@ -236,6 +236,9 @@ def check_config(config: Config) -> None:
         v = getattr(config, k)
         if isinstance(v, bool) or int(v) < 1:
             raise ConfigError(f"{param(k)} must be a positive integer, got {v!r}")
+    # a Monte Carlo p-value moves in steps of 1/test_B
+    check_resamples(int(config.test_B), [float(config.alpha)], param("test_B"), param("alpha"),
+                    tests=list(config.tests))
     for k in ("simulate_trials", "swap_trials"):
         v = getattr(config, k)
         if isinstance(v, bool) or int(v) < 0:
@@ -301,6 +304,11 @@ def prepare(config: Config, data: AssessorInput) -> AssessorData:
         raise ConfigError(f"{param('rel')}={config.rel} does not split the scale "
                           f"{scale.tolist()} into relevant and non-relevant grades")
     mixes = composites(qrels, config.groups) if config.groups else {}
+    clash = sorted(set(mixes) & set(qrels))
+    if clash:
+        raise ConfigError(f"qrels {clash[0]!r} has the name of a composite built from "
+                          f"{param('groups')} ({', '.join(clash)}): rename it (composites are "
+                          "named mix<member of each group>)")
     labelled = {**qrels, **mixes}
 
     # label pairs: every two given qrels sharing a judged pair; each composite with the ref
@@ -472,6 +480,10 @@ def _g_levels(config: Config, qrels: Mapping[str, Qrels], others: Sequence[str],
         if len(set(levels)) != len(levels) or not levels:
             raise ConfigError(f"{param('g_assessors')} must name distinct qrels, got "
                               f"{levels}")
+        if len(levels) < 2:
+            raise ConfigError(f"{param('g_assessors')} names one qrels ({levels[0]!r}): the "
+                              "G-study needs at least 2 assessors (with one, the assessor "
+                              "components have no degrees of freedom)")
     elif config.groups:
         levels = [ref, *parallel_composites(config.groups)]
     else:

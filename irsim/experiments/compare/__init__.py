@@ -44,6 +44,7 @@ from irsim.kit.common import (
     check_alphas,
     check_choices,
     check_positive_int,
+    check_resamples,
     select_metrics,
 )
 from irsim.params import Options, fingerprint, option
@@ -238,7 +239,8 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Any
     level = float(config.ci_level)
     if not 0.0 < level < 1.0:
         raise ConfigError(f"{param('ci_level')} must be inside (0, 1), got {config.ci_level}")
-    B = check_positive_int(config.B, param("B"))
+    B = check_resamples(check_positive_int(config.B, param("B")), [alpha], param("B"),
+                        param("alpha"), tests=tests)
     pairs = _pairs(data, config.systems, config.baseline)
     keep = sorted({s for p in pairs for s in p}, key=data.systems.index)
     return Compare(pairs=pairs, tests=tests, B=B, alpha=alpha, correction=correction,

@@ -70,6 +70,7 @@ from irsim.kit.common import (
     aligned_block,
     check_choices,
     check_positive_int,
+    check_study_memory,
     unit_ranges,
 )
 from irsim.params import Choice, Options, fingerprint, option
@@ -413,6 +414,9 @@ def make(config: Config, data: DocCollection, *, seed: int, shards: Shards
                      pairs=pairs, seed=int(seed), shard_items=shard_runs)
     lists = corpus_lists(data, rel=int(rel), split=validate, splits=splits)
     study.check(lists)
+    # one unit's AP* (RUN_UNIT runs x topics x B) and its sorted / transformed copies
+    check_study_memory(study, lists, param("B"),
+                       extra=3 * 8 * RUN_UNIT * len(lists.topics) * B)
     return study, lists
 
 

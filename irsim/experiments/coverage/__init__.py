@@ -50,6 +50,7 @@ from irsim.kit.common import (
     check_alphas,
     check_choices,
     check_positive_int,
+    check_study_memory,
     check_unique,
     resolve_metrics,
     select_metrics,
@@ -198,6 +199,9 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     study = Coverage(metrics=tuple(matrix.metrics), methods=methods, sizes=checked,
                      samples=samples, B=B, alphas=alphas, seed=int(seed),
                      shard_items=shard_items, shard_replicates=shard_reps)
+    # the partial results and one sample's bootstrap weights (B x n) and replicates (S x B)
+    check_study_memory(study, matrix, f"{param('B')} or {param('sizes')}",
+                       extra=3 * 8 * B * (max(checked) + len(matrix.systems)))
     return study, matrix
 
 

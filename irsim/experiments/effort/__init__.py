@@ -32,7 +32,7 @@ from irsim.engine.base import Partial, Shard
 from irsim.engine.partials import Kind
 from irsim.errors import ConfigError, param
 from irsim.experiments import Shards
-from irsim.kit.common import check_positive_int, check_unique
+from irsim.kit.common import check_positive_int, check_study_memory, check_unique
 from irsim.kit.topicsets import (
     PairErrors,
     PairErrorsStudy,
@@ -344,4 +344,6 @@ def make(config: Config, data: DocCollection, *, seed: int, shards: Shards
                         seed=int(seed), extras=False)
     systems = compared_systems(derived.matrix, drop_bottom, derived.matrix.metrics[0],
                                drop_rule)
-    return Effort(pools=pools, systems=systems, errors=errors, shard_items=items), derived
+    study = Effort(pools=pools, systems=systems, errors=errors, shard_items=items)
+    return check_study_memory(study, derived, param("trials"),
+                              extra=errors.working_bytes(len(systems))), derived

@@ -52,6 +52,8 @@ from irsim.kit.common import (
     as_tuple,
     check_memory,
     check_positive_int,
+    check_resamples,
+    check_study_memory,
     check_unique,
     select_metrics,
 )
@@ -508,6 +510,13 @@ sampling of 2 sets from 50 topics
     if check_positive_int(config.sd_samples, param("sd_samples")) < 2:
         raise ConfigError(f"{param('sd_samples')} must be >= 2, got {config.sd_samples}")
     test_B = check_positive_int(config.test_B, param("test_B"))
+    # a Monte Carlo p-value moves in steps of 1/test_B: resolve full_alpha and the windows
+    check_resamples(test_B, [float(config.full_alpha)], param("test_B"), param("full_alpha"),
+                    tests=tests)
+    if windows:
+        check_resamples(test_B, [v for lo, hi in windows for v in (lo, hi, hi - lo) if v > 0],
+                        param("test_B"), f"{param('windows')} (smallest edge or width)",
+                        tests=tests)
     items, _ = shards.get(SHARD_ITEMS, 1000)
     check_positive_int(items, param("shard_items", "engine"))
 
@@ -531,4 +540,6 @@ sampling of 2 sets from 50 topics
                        target_sizes=targets, min_comparisons=min_comparisons,
                        sd_sizes=sd_sizes, sd_samples=int(config.sd_samples), seed=int(seed),
                        shard_items=items)
+    check_study_memory(study, matrix, param("trials"),
+                       extra=errors.working_bytes(len(systems)))
     return study, matrix

@@ -1089,7 +1089,7 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
         shard_items=items,
         shard_replicates=replicates,
         **simulated_test_options(config),
-    )
+    ).check_resamples()  # a Monte Carlo p-value moves in steps of 1/B
     if config.dependence not in DEPENDENCE:
         raise unknown_name(param("dependence"), str(config.dependence), DEPENDENCE)
     spread = float(config.spread)

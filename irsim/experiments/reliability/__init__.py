@@ -59,6 +59,7 @@ from irsim.kit.common import (
     as_tuple,
     check_memory,
     check_positive_int,
+    check_study_memory,
     check_systems_differ,
     resolve_metrics,
     select_metrics,
@@ -311,6 +312,7 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
                         shard_items=items, check_trials=trials,
                         check_topics=sizes if trials else (),
                         shard_replicates=aligned_block(reps, REPLICATE_BLOCK))
+    check_study_memory(study, matrix, f"{param('B')} or {param('check_trials')}")
     return study, matrix
 
 

@@ -20,6 +20,7 @@ from irsim.kit.common import (
     simulated_test_options,
 )
 from irsim.params import Options, fingerprint, normalise
+from irsim.rng import REPLICATE_BLOCK
 from irsim.stats import get_test
 from irsim.stats._validation import ALTERNATIVES
 from irsim.stats.bayes import DECISIONS
@@ -143,6 +144,19 @@ class Design(Options):
         shared parameters) and this design's own."""
         raise NotImplementedError(f"{type(self).__name__} does not define make")
 
+
+
+def trial_block_bytes(sizes: tuple[int, ...]) -> float:
+    """Working memory of one block of :data:`~irsim.rng.REPLICATE_BLOCK` trials on the
+    largest topic set: draws, scores of both systems, their differences and the tests'
+    intermediates, about 8 float64 arrays of ``trials x 2 x n``.
+
+    Examples
+    --------
+    >>> trial_block_bytes((25, 100)) / 2**20  # MiB
+    3.0517578125
+    """
+    return 8.0 * 8 * REPLICATE_BLOCK * 2 * max(sizes)
 
 
 @dataclass(frozen=True)

@@ -26,9 +26,11 @@ from irsim.experiments.test_errors.common import (
     SHARD_REPLICATES,
     Design,
     TrialTests,
+    trial_block_bytes,
 )
 from irsim.kit.common import (
     aligned_block,
+    check_study_memory,
     unit_ranges,
 )
 from irsim.params import document, option
@@ -95,7 +97,9 @@ class Shift(Design):
                                 drop_bottom=float(config.drop_bottom))
             sims.append(sim)
             sources.append(data.select(metrics=[metric], systems=sim.systems).values[0])
-        return study, prepare(sims, study.deltas, sources)
+        data = prepare(sims, study.deltas, sources)
+        return check_study_memory(study, data, f"{param('trials')} or {param('sizes')}",
+                                  extra=trial_block_bytes(study.sizes)), data
 
 
 @dataclass(frozen=True)

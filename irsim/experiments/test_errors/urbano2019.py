@@ -17,8 +17,14 @@ from irsim.engine.base import Partial, Shard, shard_grid
 from irsim.engine.partials import Count
 from irsim.engine.session import Engine
 from irsim.errors import ConfigError, param
-from irsim.experiments.test_errors.common import Design, TrialTests
-from irsim.kit.common import aligned_block, check_positive_int, unit_ranges
+from irsim.experiments.test_errors.common import Design, TrialTests, trial_block_bytes
+from irsim.kit.common import (
+    aligned_block,
+    check_memory,
+    check_positive_int,
+    check_study_memory,
+    unit_ranges,
+)
 from irsim.params import document, option
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.stats.bayes import DECISIONS
@@ -88,7 +94,13 @@ class Urbano2019(Design):
         tests = TrialTests.of(config, seed=seed, shard_items=items,
                               shard_replicates=replicates)
         study = UrbanoStudy(tests, int(self.power_trials) or tests.trials, deltas)
-        return study, urbano_data(config, data, seed, study.deltas, engine)
+        # refused before the copulas are fitted: the shard's block of trials; the partial
+        # results once the pools are known
+        check_memory(trial_block_bytes(tests.sizes), "a block of test_errors trials",
+                     param("sizes"))
+        pools = urbano_data(config, data, seed, study.deltas, engine)
+        return check_study_memory(study, pools, f"{param('trials')} or {param('sizes')}",
+                                  extra=trial_block_bytes(tests.sizes)), pools
 
 
 @dataclass(frozen=True)
