@@ -154,7 +154,7 @@ def test_every_case_has_golden_tables():
 #: all (and every case under each BLAS kernel).
 SLOW_CASES = {"adhoc8_ap_p10", "cormack_lynam2006", "corpus_ci_synthetic",
               "discpower_all_methods", "matrix_adhoc8_ap", "sakai2006", "sanderson_zobel2005",
-              "urbano_test_errors"}
+              "urbano_test_errors", "budget_dl19"}
 
 
 @pytest.mark.parametrize("case", [

@@ -64,4 +64,6 @@ CASES: dict[str, list[str]] = {
     "web2012_test_errors": ["experiment=test_errors", "collection=web2012", "data_dir={data}",
                             "metrics=[nDCG@20]", "experiment.trials=200", "experiment.B=200",
                             "experiment.sizes=[25]", "experiment.deltas=[0.0,0.03]"],
+    # studies added after the redesign, recorded when they landed
+    "budget_dl19": ["experiment=budget_dl19", "data_dir={data}", "experiment.trials=60"],
 }
