@@ -72,6 +72,9 @@ def test_label_agreement_equals_agreement_functions_and_sklearn(small):
     for r, (labels, stat) in enumerate(LABEL_STATS):
         row = lab[(lab.qrels_a == "nist") & (lab.qrels_b == "andrew-parry")
                   & (lab.labels == labels) & (lab.statistic == stat)].iloc[0]
+        if stat == "fleiss_reference":  # two assessors and the reference: not a pair with it
+            assert np.isnan(row["mean"]) and np.isnan(row.pooled) and row["items"] == 0
+            continue
         a, b = (g, g) if labels == "graded" else (g >= 2, g >= 2)
         if stat == "alpha_ordinal":
             _, vals = agr.krippendorff_alpha_per_topic(a.astype(float), topic, "ordinal")

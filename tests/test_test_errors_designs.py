@@ -56,7 +56,8 @@ def test_each_design_holds_only_its_own_fields():
 
     own = {name: {f.name for f in dataclasses.fields(cls)} for name, cls in DESIGNS.items()}
     assert own == {"shift": {"name", "margin", "dependence"},
-                   "urbano2019": {"name", "power_trials", "fit_cache", "fit_threads"}}
+                   "urbano2019": {"name", "power_trials", "fit_cache", "fit_threads",
+                                  "margin_families"}}
     shared = {f.name for f in dataclasses.fields(Config)}
     assert not shared & (own["shift"] | own["urbano2019"]) - {"name"}
     assert Config().design == Shift() and Config(design="urbano2019").design == Urbano2019()
@@ -77,7 +78,8 @@ def test_the_composed_config_has_the_chosen_design():
     assert design("experiment/design=urbano2019", "experiment.design.power_trials=7") == \
         Urbano2019(power_trials=7)
     preset = OmegaConf.to_object(compose_config(["experiment=urbano2019"]).experiment)
-    assert preset.design == Urbano2019(power_trials=1000, fit_threads=2)
+    assert preset.design == Urbano2019(power_trials=1000, fit_threads=2,
+                                       margin_families=["truncnorm", "beta", "kernel", "bks"])
     assert (preset.drop_bottom, preset.sign_threshold) == (0.1, 0.01)
 
 
@@ -177,8 +179,10 @@ def test_a_key_of_the_other_design_is_refused_in_python():
         irsim.test_errors(df, metric="AP", design=3)
     with pytest.raises(TypeError, match="power_trials"):
         Shift(power_trials=3)  # a dataclass: the other design's field is no keyword of it
-    with pytest.raises(ConfigError, match=r"unknown parameter of design 'urbano2019' 'margin'; "
-                                          r"valid: fit_cache, fit_threads, power_trials$"):
+    with pytest.raises(ConfigError, match=r"unknown parameter of design 'urbano2019' 'margin' "
+                                          r"\(did you mean 'margin_families'\?\); valid: "
+                                          r"fit_cache, fit_threads, margin_families, "
+                                          r"power_trials$"):
         irsim.test_errors(df, metric="AP", design={"name": "urbano2019", "margin": "kernel"})
 
 

@@ -55,6 +55,7 @@ from irsim.sampling.systems import check_drop, kept_runs
 from irsim.simulate import copulas as cop
 from irsim.simulate.margins import (
     CONTINUOUS,
+    CONTINUOUS_ALL,
     DISCRETE,
     MARGINS_VERSION,
     Margins,
@@ -360,7 +361,9 @@ def prepare_fit(scores: ArrayLike, *, metric: str, name: str,
                 drop_duplicates: bool = True, drop_bottom: float = 0.1,
                 drop_rule: str = "quantile",
                 families: tuple[str, ...] = cop.FAMILIES, support: Support | None = None,
-                cache_dir: str | os.PathLike | None = None) -> PairCopulaModel | FitTask:
+                cache_dir: str | os.PathLike | None = None,
+                continuous_families: tuple[str, ...] = CONTINUOUS
+                ) -> PairCopulaModel | FitTask:
     """The cached model of `scores`, or the :class:`FitTask` of its copula selections (data
     preparation and margins done). Parameters as :func:`fit_pair_copula_model`.
 
@@ -391,7 +394,11 @@ def prepare_fit(scores: ArrayLike, *, metric: str, name: str,
     if support is not None:  # the discrete families (issue 13: categorical added)
         options["discrete_families"] = list(DISCRETE)
     else:  # issue 29: simIReff's continuous families
-        options["continuous_families"] = list(CONTINUOUS)
+        bad = [f for f in continuous_families if f not in CONTINUOUS_ALL]
+        if bad or not continuous_families:
+            raise InputError(f"continuous margin families must be some of {CONTINUOUS_ALL}, "
+                             f"got {list(continuous_families)}")
+        options["continuous_families"] = list(continuous_families)
     options["margins"] = MARGINS_VERSION  # issue 29: simIReff's fitting rules
     path = key = None
     if cache_dir is not None:
@@ -410,7 +417,7 @@ def prepare_fit(scores: ArrayLike, *, metric: str, name: str,
     if np.count_nonzero(keep) < 2:
         raise InputError(f"collection {name} {metric}: fewer than 2 runs left to simulate")
     kept = x[keep]
-    margins, fits = fit_run_margins(kept, support)
+    margins, fits = fit_run_margins(kept, support, tuple(continuous_families))
     return FitTask(name=name, metric=metric, names=names, keep=keep, kept=kept,
                    seed=int(seed), key=study_key(f"{name}/{metric}"),
                    families=tuple(families), margins=margins,
@@ -424,8 +431,8 @@ def fit_pair_copula_model(scores: ArrayLike, *, metric: str, name: str,
                    drop_duplicates: bool = True, drop_bottom: float = 0.1,
                    drop_rule: str = "quantile",
                    families: tuple[str, ...] = cop.FAMILIES, support: Support | None = None,
-                   cache_dir: str | os.PathLike | None = None, threads: int = 1
-                   ) -> PairCopulaModel:
+                   cache_dir: str | os.PathLike | None = None, threads: int = 1,
+                   continuous_families: tuple[str, ...] = CONTINUOUS) -> PairCopulaModel:
     """Fit the generator to a (runs, topics) matrix of one metric in this process (see the
     module docstring).
 
@@ -450,11 +457,15 @@ def fit_pair_copula_model(scores: ArrayLike, *, metric: str, name: str,
         None: no cache.
     threads : int
         Threads pyvinecopulib uses per selection (the result does not depend on it).
+    continuous_families : tuple of str
+        The margin families of a continuous metric, selected per run by AIC
+        (:data:`~irsim.simulate.margins.families.CONTINUOUS`;
+        :data:`~irsim.simulate.margins.families.CONTINUOUS_SIMIREFF` adds simIReff's ``bks``).
     """
     task = prepare_fit(scores, metric=metric, name=name, runs=runs, seed=seed,
                        drop_duplicates=drop_duplicates, drop_bottom=drop_bottom,
                        drop_rule=drop_rule, families=families, support=support,
-                       cache_dir=cache_dir)
+                       cache_dir=cache_dir, continuous_families=continuous_families)
     if isinstance(task, PairCopulaModel):
         return task
     t0 = time.perf_counter()

@@ -90,6 +90,8 @@ from irsim.experiments.assessors.bayes import (
 from irsim.experiments.assessors.gstudy import gstudy_tables
 from irsim.experiments.assessors.prepare import (
     AssessorData,
+    FleissReference,
+    KappaTopics,
     Relabel,
     check_config,
     composites,
@@ -165,6 +167,19 @@ class Config(BayesOptions):
         "in each group (``mix1211``; with a group of more than 9 members, ``mix1-2-11-1``). A "
         "topic judged by several groups is taken from the first group (in this order) that judged "
         "it.", tables="data")
+    kappa_topics: KappaTopics = option(
+        KappaTopics.all, "The topics of the label agreement (``label_agreement``, "
+        "``label_agreement_topic``, ``confusion``): ``all`` (every topic both qrels judged) or "
+        "``pair_only`` (only the topics judged by at most two of the given qrels other than the "
+        "reference: for two assessors, the topics judged by exactly the pair, as the SIGIR 2025 "
+        "paper's per-pair kappas; DL19's topic 168216, judged by all eight assessors, is left "
+        "out). A pair left with no topic is left out.", tables="data")
+    fleiss_reference: FleissReference = option(
+        FleissReference.once, "How the reference's label counts in the ``fleiss_reference`` "
+        "statistic (Fleiss' kappa of two qrels and the reference): ``once`` (three raters) or "
+        "``per_assessor`` (once per assessor of the pair, four raters: a, b, the reference "
+        "twice, as the SIGIR 2025 paper's notebook merges the NIST rows, which gives its "
+        "published Fleiss' kappas).", tables="data")
     tests: list[str] = option(
         ["t", "randomisation"], "Significance tests (:data:`irsim.stats.TESTS`: t, wilcoxon, "
         "sign, randomisation, paired_bootstrap, unpaired_bootstrap, tukey_hsd, "

@@ -32,7 +32,8 @@ TEST_STREAM = "assessors/tests"
 
 #: (labels, statistic) rows of the label-agreement tables, in order.
 LABEL_STATS = (("graded", "kappa"), ("graded", "kappa_linear"), ("graded", "kappa_quadratic"),
-               ("graded", "alpha_ordinal"), ("binary", "kappa"), ("binary", "alpha_ordinal"))
+               ("graded", "alpha_ordinal"), ("binary", "kappa"), ("binary", "alpha_ordinal"),
+               ("graded", "fleiss_reference"))
 _WEIGHTS = {"kappa": None, "kappa_linear": "linear", "kappa_quadratic": "quadratic"}
 #: Decision categories of a system pair (reference vs other qrels).
 CATEGORIES = ("both", "neither", "lost", "gained", "opposite")
@@ -70,12 +71,30 @@ def label_values(pair: LabelPair, scale: np.ndarray, rel: int
                                                   pair.topic, "ordinal")
     values = []
     for labels, stat in LABEL_STATS:
-        if stat == "alpha_ordinal":
+        if stat == "fleiss_reference":
+            values.append(_fleiss_reference(pair, ids, scale))
+        elif stat == "alpha_ordinal":
             values.append(alpha_g if labels == "graded" else alpha_b)
         else:
             values.append(agr.kappa_from_confusion(graded if labels == "graded" else binary,
                                                    _WEIGHTS[stat]))
     return ids, items, values, (graded, binary)
+
+
+def _fleiss_reference(pair: LabelPair, ids: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """Per-topic Fleiss' kappa of the pair and the reference (``pair.fleiss_labels``: the
+    reference once or once per assessor, ``experiment.fleiss_reference``) on the passages
+    all three judged, aligned with the pair's topics `ids` (NaN: a topic without such
+    passages, or a pair with the reference)."""
+    out = np.full(len(ids), np.nan)
+    if pair.fleiss_labels is None:
+        return out
+    fid, k = agr.fleiss_kappa_per_topic(pair.fleiss_labels, pair.fleiss_topic,
+                                        categories=scale)
+    pos = {t: i for i, t in enumerate(ids.tolist())}
+    for t, v in zip(fid.tolist(), k.tolist(), strict=True):
+        out[pos[t]] = v
+    return out
 
 
 def label_row(pair: LabelPair, scale: np.ndarray, rel: int, *, B: int, level: float,
@@ -93,6 +112,13 @@ def label_row(pair: LabelPair, scale: np.ndarray, rel: int, *, B: int, level: fl
             ci = agr.mean_kappa_ci(v, confidence_level=level, B=B, seed=seed,
                                    study=LABEL_STREAM, key=(key, r))
             out[r, 1], out[r, 2] = ci.low, ci.high
+        if stat == "fleiss_reference":
+            if pair.fleiss_labels is not None:
+                out[r, 7] = len(pair.fleiss_labels)
+                out[r, 4] = agr.fleiss_kappa_labels(pair.fleiss_labels, categories=scale)
+            else:
+                out[r, 7] = 0
+            continue
         if stat == "alpha_ordinal":
             g = pair.grades if labels == "graded" else (pair.grades >= rel).astype(float)
             out[r, 4] = agr.krippendorff_alpha(g, "ordinal") if len(np.unique(g)) > 1 \

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 __all__ = ["LabelPair", "SimSetup", "AssessorData", "composites", "parallel_composites",
-           "best_ranks", "check_config", "prepare", "RELABEL_RULES"]
+           "best_ranks", "check_config", "prepare", "RELABEL_RULES", "KappaTopics",
+           "FleissReference", "pair_only_topics", "reference_raters"]
 
 
 class Relabel(Choice):
@@ -43,6 +44,21 @@ class Relabel(Choice):
 RELABEL_RULES = Relabel.values()
 
 
+class KappaTopics(Choice):
+    """Which topics a label pair's agreement is computed on (``experiment.kappa_topics``)."""
+
+    all = "all"
+    pair_only = "pair_only"
+
+
+class FleissReference(Choice):
+    """How often the reference's label counts in ``fleiss_reference``
+    (``experiment.fleiss_reference``)."""
+
+    once = "once"
+    per_assessor = "per_assessor"
+
+
 @dataclass(frozen=True)
 class LabelPair:
     """Two qrels' jointly judged labels."""
@@ -51,6 +67,57 @@ class LabelPair:
     b: str
     topic: np.ndarray  # (n,) topic ids
     grades: np.ndarray  # (n, 2)
+    #: Topic ids and labels (items x raters: a, b, then the reference once or twice) of the
+    #: passages a, b and the reference all judged; None for a pair with the reference.
+    fleiss_topic: np.ndarray | None = None
+    fleiss_labels: np.ndarray | None = None
+
+    def restricted(self, keep: set) -> LabelPair | None:
+        """The pair on the topics in `keep` only (None when none is left)."""
+        rows = np.isin(self.topic, list(keep))
+        if not rows.any():
+            return None
+        ft, fl = self.fleiss_topic, self.fleiss_labels
+        if ft is not None:
+            frows = np.isin(ft, list(keep))
+            ft, fl = (ft[frows], fl[frows]) if frows.any() else (None, None)
+        return LabelPair(self.a, self.b, self.topic[rows], self.grades[rows], ft, fl)
+
+
+def pair_only_topics(qrels: Mapping[str, Qrels], reference: str) -> set:
+    """Topics judged by at most two of the given qrels other than `reference`: for two
+    assessors, the topics judged by exactly the pair (``kappa_topics=pair_only``; the SIGIR
+    2025 paper's "topics judged by exactly two assessors").
+
+    Examples
+    --------
+    >>> obj = lambda *s: np.array(s, dtype=object)
+    >>> q = lambda *t: Qrels(obj(*t), obj(*("d",) * len(t)), np.zeros(len(t), np.int64))
+    >>> qs = {"ref": q("1", "2"), "a": q("1", "2"), "b": q("1", "2"), "c": q("2")}
+    >>> sorted(pair_only_topics(qs, "ref"))
+    ['1']
+    """
+    judged: dict[Any, int] = {}
+    for name, q in qrels.items():
+        if name != reference:
+            for t in set(np.asarray(q.topic).tolist()):
+                judged[t] = judged.get(t, 0) + 1
+    return {t for t, k in judged.items() if k <= 2}
+
+
+def reference_raters(a: Qrels, b: Qrels, ref: Qrels, rule: str
+                     ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Topic ids and the items x raters labels of the passages `a`, `b` and `ref` all
+    judged: columns a, b and the reference once (``rule="once"``) or once per assessor
+    (``"per_assessor"``: a, b, ref, ref, as the SIGIR 2025 paper's notebook counts it);
+    ``(None, None)`` when no passage was judged by all three."""
+    try:
+        t, _, g = agr.joint_labels(a, b, ref)
+    except InputError as err:
+        if "share no" in err.problem:
+            return None, None
+        raise
+    return t, (g if rule == FleissReference.once else g[:, [0, 1, 2, 2]])
 
 
 @dataclass(frozen=True)
@@ -243,6 +310,10 @@ def check_config(config: Config) -> None:
         v = getattr(config, k)
         if isinstance(v, bool) or int(v) < 0:
             raise ConfigError(f"{param(k)} must be an integer >= 0, got {v!r}")
+    for name, rules in (("kappa_topics", KappaTopics.values()),
+                        ("fleiss_reference", FleissReference.values())):
+        if getattr(config, name) not in rules:
+            raise unknown_name(param(name) + " rule", str(getattr(config, name)), rules)
     if config.simulate_relabel not in RELABEL_RULES:
         raise unknown_name(param("simulate_relabel") + " rule", str(config.simulate_relabel),
                            RELABEL_RULES)
@@ -325,10 +396,15 @@ def prepare(config: Config, data: AssessorInput) -> AssessorData:
                                  f"(topic, passage) pair with the reference {ref_name!r}",
                                  file=qrels[b if a == ref_name else a].source) from None
             continue
-        pairs.append(LabelPair(a, b, t, g))
+        fleiss = (None, None) if ref_name in (a, b) else reference_raters(
+            qrels[a], qrels[b], ref, config.fleiss_reference)
+        pairs.append(LabelPair(a, b, t, g, *fleiss))
     for n, q in mixes.items():
         t, _, g = agr.joint_labels(ref, q)
         pairs.append(LabelPair(ref_name, n, t, g))
+    if config.kappa_topics == KappaTopics.pair_only:
+        keep = pair_only_topics(qrels, ref_name)
+        pairs = [r for r in (p.restricted(keep) for p in pairs) if r is not None]
 
     # scores: the reference over all its topics, each other qrels over its own topics
     others = given + list(mixes)

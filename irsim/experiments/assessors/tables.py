@@ -28,7 +28,11 @@ _STAT = (_c("labels", _S, "`graded`: the grades as given; `binary`: grades binar
          _c("statistic", _S, "`kappa`: Cohen's kappa; `kappa_linear` / `kappa_quadratic`: "
                              "weighted by the linear / squared distance of the grades' "
                              "positions on the scale; `alpha_ordinal`: Krippendorff's alpha, "
-                             "ordinal distance"))
+                             "ordinal distance; `fleiss_reference`: Fleiss' kappa of the two "
+                             "qrels and the reference on the passages all three judged, the "
+                             "reference counted once or once per assessor "
+                             "(`experiment.fleiss_reference`; NaN for a pair with the "
+                             "reference or a composite; no pooled interval)"))
 
 LABEL_AGREEMENT = TableSpec(
     "label_agreement", ("assessors",),
