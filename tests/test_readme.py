@@ -217,6 +217,41 @@ def _budget_prose() -> dict[str, str]:
             "pa": _f(proxy.agreement.max()), "g_max": f"{sample.gained.max():.0f}"}
 
 
+def _assessors_published() -> dict[str, str]:
+    """The SIGIR 2025 paper's per-group kappas out of one call each (the calls of
+    tests/test_assessors_published.py)."""
+    import itertools
+
+    import irsim
+
+    groups = (("ferdinand-schlatt", "froebe"), ("andrew-parry", "eugene-yang"),
+              ("guglielmo-faggioli", "harry-scells"), ("saber-zerhoudi", "sean-macavaney"))
+    dl19 = SHARED_DATA / "dl19-assessors"
+    names = ("nist", *itertools.chain.from_iterable(groups))
+    runs = [str(dl19 / "runs" / f"{r}.gz") for r in ("bm25base_p", "bm25tuned_rm3_p",
+                                                      "idst_bert_p1")]
+    qrels = {n: str(dl19 / "qrels" / f"{n}.txt") for n in names}
+    small = {"B": 10, "test_B": 20, "metrics": ["P@10"], "tests": ["t"],
+             "corrections": ["none"], "reference": "nist"}
+
+    def lab(**kw) -> pd.DataFrame:
+        return irsim.assessors(runs=runs, qrels=qrels, **small, **kw).to_pandas(
+            "label_agreement")
+
+    def mean(t: pd.DataFrame, pair, labels: str, stat: str) -> float:
+        return t[(t.qrels_a == pair[0]) & (t.qrels_b == pair[1]) & (t.labels == labels)
+                 & (t.statistic == stat)]["mean"].iloc[0]
+
+    pair_only, per_assessor, default = (lab(kappa_topics="pair_only"),
+                                        lab(fleiss_reference="per_assessor"), lab())
+    out = {"c_all": f3(mean(default, groups[0], "binary", "kappa")).lstrip("0")}
+    for i, g in enumerate(groups, 1):
+        out[f"c{i}"] = f3(mean(pair_only, g, "binary", "kappa")).lstrip("0")
+        out[f"f{i}"] = f3(mean(per_assessor, g, "graded", "fleiss_reference")).lstrip("0")
+        out[f"o{i}"] = f3(mean(default, g, "graded", "fleiss_reference")).lstrip("0")
+    return out
+
+
 @dataclass(frozen=True)
 class Quote:
     """A sentence of a page (``page``, relative to the repository) with its numbers as
@@ -286,6 +321,14 @@ QUOTES = (
           "The proxy alone reaches {pa} but by gaining false positives; the sample-based "
           "estimators lose power instead (they never gain more than {g_max} pairs here).",
           _budget_prose),
+    Quote("assessors_published", "docs/studies/assessors.md",
+          "| mean over topics of Cohen's kappa of the two assessors, binarised at grade 2 | "
+          "{c1}, {c2}, {c3}, {c4} | `experiment.kappa_topics=pair_only`, row `binary` / "
+          "`kappa`, column `mean` | `all`: group 1 {c_all} (topic 168216 counted), the others "
+          "unchanged | | mean over topics of Fleiss' kappa of the two assessors and NIST, 4 "
+          "grades | {f1}, {f2}, {f3}, {f4} | `experiment.fleiss_reference=per_assessor`, row "
+          "`graded` / `fleiss_reference`, column `mean` (every topic: the paper's group 1 list "
+          "includes 168216) | `once`: {o1}, {o2}, {o3}, {o4} |", _assessors_published),
 )
 
 
