@@ -63,6 +63,10 @@ class PresetTime:
         The quick variant's ``about <N> <unit>`` ('' without one).
     quick_note : str
         What closes the ``quick:`` line in parentheses (how it was measured), or ''.
+    needs : tuple of str
+        Overrides the preset's own first usage line (``#   irsim experiment=<name> ...``)
+        passes that say where its data is (``data_dir=/path/to/data``): the quick variant
+        needs them too.
     """
 
     text: str
@@ -70,6 +74,7 @@ class PresetTime:
     quick: tuple[str, ...] = ()
     quick_text: str = ""
     quick_note: str = ""
+    needs: tuple[str, ...] = ()
 
     def quick_command(self, preset: str) -> str:
         """The quick variant as a command line ('' without one), quoted for a POSIX shell.
@@ -79,11 +84,14 @@ class PresetTime:
         >>> PresetTime("about 9 min", 540.0, ("experiment.alpha=[0.05]",), "about 1 min"
         ...            ).quick_command("p")
         "irsim experiment=p 'experiment.alpha=[0.05]'"
+        >>> PresetTime("about 9 min", 540.0, ("experiment.B=9",), "about 1 min",
+        ...            needs=("data_dir=/path/to/data",)).quick_command("p")
+        'irsim experiment=p data_dir=/path/to/data experiment.B=9'
         """
         if not self.quick:
             return ""
         return " ".join(["irsim", f"experiment={preset}",
-                         *(shell_arg(*q.split("=", 1)) for q in self.quick)])
+                         *(shell_arg(*q.split("=", 1)) for q in (*self.needs, *self.quick))])
 
 
 def _about(line: str, name: str) -> tuple[str, float]:
@@ -128,9 +136,13 @@ def parse_preset_time(text: str, name: str = "?") -> PresetTime | None:
     ValueError: preset p: a time line must start 'about <N> <s|min|h>', got '12 minutes'
     """
     fields: dict[str, str] = {}
+    needs: tuple[str, ...] | None = None
     for line in text.splitlines():
         if not line.startswith("#"):
             break  # the header ends at the first key
+        words = line.lstrip("# ").split()
+        if needs is None and words[:2] == ["irsim", f"experiment={name}"]:
+            needs = tuple(w for w in words[2:] if w.startswith("data_dir="))
         key, sep, value = line.lstrip("# ").partition(":")
         if sep and key in ("expected", "quick"):
             if key in fields:
@@ -153,7 +165,7 @@ def parse_preset_time(text: str, name: str = "?") -> PresetTime | None:
         if not sep or head != quick_text or not quick or not all("=" in q for q in quick):
             raise ValueError(f"preset {name}: write '# quick: about <N> <unit> with "
                              f"key=value ... [(note)]', got {fields['quick']!r}")
-    return PresetTime(fields["expected"], seconds, quick, quick_text, note)
+    return PresetTime(fields["expected"], seconds, quick, quick_text, note, needs or ())
 
 
 def catalog() -> dict[str, dict[str, str]]:
@@ -214,6 +226,12 @@ def print_catalog(args: Iterable[str] = ()) -> None:
         print("Run a study:    irsim experiment=<name> collection=<name> [key=value ...]")
         print("Run a preset:   irsim experiment=<preset>   (docs/studies/)")
         print("Parameters:     irsim show <experiment|preset>")
+        from irsim.experiments import studies
+
+        for s in studies():  # the studies that are also subcommands (registry: command=)
+            if s.command:
+                print(f"{s.name.capitalize() + ':':<16}irsim {s.name} <{s.command}> ... "
+                      f"[key=value ...]   (irsim {s.name} --help)")
         print("Recompute:      irsim --force ...   (a finished run directory is not rerun)")
         print("Sweep report:   irsim report <sweep dir>   (irsim collect <sweep dir> merges)")
         print("Per-topic:      irsim evaluate collection=trec collection.runs=... "

@@ -28,6 +28,8 @@ log = logging.getLogger("irsim")
 
 #: ``--force``: recompute a run directory that already holds this run's finished results.
 _FORCE = False
+#: The sweep directory of the multirun under way (set by its jobs; named when it ends).
+_SWEEP: Path | None = None
 
 SUBCOMMANDS = {
     "show": "every parameter of an experiment or preset with its default, type and meaning: "
@@ -62,6 +64,50 @@ def command_overrides(study: str, args: list[str]) -> list[str]:
     quoted = ",".join("'" + n.replace("\\", "\\\\").replace("'", "\\'") + "'" for n in names)
     return [f"experiment={study}", *([f"experiment.{field}=[{quoted}]"] if names else []),
             *rest]
+
+
+def command_help(study: str) -> str:
+    """The short help of the subcommand ``irsim <study> --help`` (a study registered with a
+    ``command``): usage, the question it answers, its parameters with their defaults in one
+    line each, where its data comes from, and an example.
+
+    Examples
+    --------
+    >>> print(command_help("compare").splitlines()[0])
+    usage: irsim compare A B [C ...] [key=value ...]
+    """
+    import textwrap
+
+    from irsim.api import config_parameters
+    from irsim.catalog import _plain, override_value
+    from irsim.registry import get
+
+    s = get(study)
+    params = config_parameters(s.config)
+    field = next(p for p in params if p.name == s.command)
+    width = max(len(f"experiment.{p.name}={override_value(p.default)}") for p in params
+                if p.name != s.command)
+    lines = [f"usage: irsim {study} A B [C ...] [key=value ...]", "",
+             *textwrap.wrap(s.question + ".", 92), "",
+             *textwrap.wrap(f"A B ...: experiment.{s.command}. {_plain(field.meaning)}", 92),
+             "",
+             "Options (key=value; every parameter in full: irsim show " + study + "):"]
+    for p in params:
+        if p.name != s.command:
+            key = f"experiment.{p.name}={override_value(p.default)}"
+            lines.append(f"  {key:<{width}}  {_plain(p.meaning)}")
+    lines += ["",
+              "Data (any collection; runs are named by file name, collection.run_names=tag "
+              "names them by tag):",
+              "  collection=trec collection.runs='runs/*' collection.qrels=qrels.txt "
+              "'metrics=[AP,nDCG@10]'",
+              "  collection=matrix collection.path=scores.csv collection.metric=AP",
+              "", "Example:",
+              f"  irsim {study} bm25 dense collection=trec collection.runs='runs/*' "
+              "collection.qrels=qrels.txt", "",
+              "The answer is printed on stdout; the run directory holds results/*.parquet, "
+              "report.md and figures."]
+    return "\n".join(lines)
 
 
 def _study_command(word: str) -> str | None:
@@ -117,6 +163,9 @@ def _hydra_entry(cfg: DictConfig) -> None:
                     handler, logging.FileHandler):
                 handler.setLevel(logging.WARNING)
     multirun = hc.mode == RunMode.MULTIRUN
+    if multirun:
+        global _SWEEP
+        _SWEEP = Path(hc.sweep.dir).absolute()
     try:
         if cfg.get("command", "run") == "evaluate":
             evaluate_command(cfg, run_dir)
@@ -141,6 +190,23 @@ def _hydra_entry(cfg: DictConfig) -> None:
               f"report it)", code=1)
     # the last line, quiet or not: where the results are
     print(f"irsim: results in {run_dir}", file=sys.stderr)
+
+
+def sweep_lines(sweep: Path) -> list[str]:
+    """What the end of a multirun prints: where its jobs are and the two commands that
+    read them all.
+
+    Examples
+    --------
+    >>> for line in sweep_lines(Path("/tmp/sw")):
+    ...     print(line)
+    irsim: sweep in /tmp/sw (one directory per job)
+    irsim: its report (every job side by side): irsim report /tmp/sw
+    irsim: all rows of every job in one dataset: irsim collect /tmp/sw
+    """
+    return [f"irsim: sweep in {sweep} (one directory per job)",
+            f"irsim: its report (every job side by side): irsim report {sweep}",
+            f"irsim: all rows of every job in one dataset: irsim collect {sweep}"]
 
 
 def _run_names_hint(err: BaseException, cfg: DictConfig) -> str:
@@ -402,7 +468,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _main(argv: list[str] | None) -> None:
-    global _FORCE
+    global _FORCE, _SWEEP
+    _SWEEP = None
     argv = list(sys.argv[1:] if argv is None else argv)
     _FORCE = "--force" in argv
     argv = [a for a in argv if a != "--force"]
@@ -446,6 +513,9 @@ def _main(argv: list[str] | None) -> None:
         argv = [*rest, "command=evaluate"]  # the one left: evaluate
         prog = "irsim evaluate"
     elif argv and (name := _study_command(argv[0])) is not None:
+        if any(a in ("--help", "-h") for a in argv[1:]):  # its own short help, not Hydra's
+            print(command_help(name))
+            return
         argv, prog = command_overrides(name, argv[1:]), f"irsim {name}"
     informational = any(a in ("--help", "-h", "--hydra-help", "--info", "--cfg", "-c")
                         for a in argv)
@@ -480,6 +550,8 @@ def _main(argv: list[str] | None) -> None:
                 except IrsimError as err:
                     _fail(err)
             _hydra_entry()
+        if _SWEEP is not None:  # a multirun's end: its folder and what reads it
+            print("\n".join(sweep_lines(_SWEEP)), file=sys.stderr)
     except KeyboardInterrupt:
         _fail("interrupted")
 

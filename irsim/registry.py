@@ -52,8 +52,8 @@ from typing import Any
 from irsim.errors import unknown_name
 from irsim.params import document
 
-__all__ = ["Study", "DataKind", "DATA_KINDS", "ENTRY_POINTS", "study", "data_kind", "get",
-           "names", "studies", "headlines", "kinds", "on_register", "PACKAGE_ENTRY_POINTS"]
+__all__ = ["Study", "Headline", "DataKind", "DATA_KINDS", "ENTRY_POINTS", "study", "data_kind",
+           "get", "names", "studies", "headlines", "kinds", "on_register", "PACKAGE_ENTRY_POINTS"]
 
 #: The data kinds irsim's loaders read for a study: ``"matrix"`` (per-topic scores,
 #: :class:`~irsim.data.ScoreMatrix`; with several collections, one study per collection
@@ -146,6 +146,73 @@ def kinds() -> dict[str, DataKind]:
 
 
 @dataclass(frozen=True)
+class Headline:
+    """A summary table of a study: what a sweep report and a per-collection report compare
+    (`keys`, `value`) and what the console prints at the end of a run
+    (:func:`irsim.report.headline_text`, which also reads the other fields). A registration's
+    ``headlines={table: (keys, value)}`` is the plain form of ``Headline(keys, value)``; it
+    unpacks as ``keys, value``.
+
+    Attributes
+    ----------
+    keys : tuple of str
+        The key columns of a row.
+    value : str
+        The headline column.
+    also : tuple of str
+        More columns of the same rows printed beside `value` on the console (compare's
+        difference, interval and effect size): a numeric one equal to `value` in every row
+        is left out, a string one is shown only beside a numeric one (stated once above the
+        table when it has one value over the rows shown).
+    where : mapping of str to value
+        The rows the console shows, by column: a number keeps the rows at the value of that
+        column nearest to it (``{"alpha": 0.05}``), ``"middle"`` those at the middle of the
+        column's distinct non-zero values (``{"delta": "middle"}``), ``"first"`` those at
+        the value of the table's first row, anything else the rows equal to it.
+    summary : str or None
+        A key the console summarises away: the minimum (with the key's value where it is
+        reached), median and maximum of `value` over it, per combination of the other keys.
+    samples : str or None
+        A column holding the Monte Carlo samples B of each row (null for closed-form tests):
+        a p-value `value` of 0 there prints as ``<1/B``, never as 0.
+    table : str or None
+        The table read (default: the name the headline is registered under, so that one
+        table can give the console two headlines; a sweep report compares only the headline
+        registered under the table's own name).
+    rows : int
+        The most rows the console prints (then it names the Parquet file holding all).
+    label : str or None
+        What the rows shown are, printed after the table's name (``"Type I error"``).
+    """
+
+    keys: tuple[str, ...]
+    value: str
+    also: tuple[str, ...] = ()
+    where: Mapping[str, Any] = field(default_factory=dict)
+    summary: str | None = None
+    samples: str | None = None
+    table: str | None = None
+    rows: int = 20
+    label: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "keys", tuple(self.keys))
+        object.__setattr__(self, "also", tuple(self.also))
+        object.__setattr__(self, "where", dict(self.where))
+
+    def __iter__(self):  # noqa: ANN204 - ``keys, value = headline``
+        return iter((self.keys, self.value))
+
+
+def _headline(spec: Any) -> Headline:
+    """A registration's headline: a :class:`Headline` as it is, ``(keys, value)`` as one."""
+    if isinstance(spec, Headline):
+        return spec
+    keys, value = spec
+    return Headline(tuple(keys), value)
+
+
+@dataclass(frozen=True)
 class Study:
     """A registered study: what the registration declared.
 
@@ -180,9 +247,10 @@ class Study:
     tables : tuple of irsim.tables.TableSpec or irsim.tables.Claim
         Tables the study declares beside those of :mod:`irsim.tables` (registered there), and
         its claims on tables several studies write (:func:`irsim.tables.claim`).
-    headlines : dict of str to (tuple of str, str)
-        Its summary tables as the sweep report and the per-collection report compare them:
-        table -> (key columns, headline column).
+    headlines : dict of str to Headline
+        Its summary tables as the sweep report and the per-collection report compare them
+        and the console prints them: table -> :class:`Headline` (key columns, headline
+        column, ...).
     command : str or None
         The ``Config`` field (a list) that the subcommand ``irsim <name> A B ... [key=value
         ...]`` fills with its positional arguments (``compare``: the systems); None: the
@@ -199,7 +267,7 @@ class Study:
     pools: Callable[[Any], bool] | None = None
     report: str | None = None
     tables: tuple[Any, ...] = field(default=())
-    headlines: Mapping[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
+    headlines: Mapping[str, Headline] = field(default_factory=dict)
     question: str = ""
     command: str | None = None
 
@@ -251,7 +319,7 @@ def study(name: str, *, config: type, data: str | DataKind, description: str,
           order: int = 1000,
           pools: Callable[[Any], bool] | None = None, report: str | None = None,
           tables: Sequence[Any] = (),
-          headlines: Mapping[str, tuple[Sequence[str], str]] | None = None,
+          headlines: Mapping[str, tuple[Sequence[str], str] | Headline] | None = None,
           question: str | None = None, command: str | None = None
           ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the study `name`: a decorator for its ``make`` function.
@@ -279,8 +347,9 @@ def study(name: str, *, config: type, data: str | DataKind, description: str,
     tables : sequence of irsim.tables.TableSpec
         Tables it writes that :mod:`irsim.tables` does not declare yet.
     headlines : dict, optional
-        ``{table: (key columns, headline column)}``: the summary tables a sweep report shows
-        side by side for every job (:func:`headlines`).
+        ``{table: (key columns, headline column)}`` or ``{name: Headline(...)}``: the summary
+        tables a sweep report shows side by side for every job (:func:`headlines`) and the
+        console prints at the end of a run (:class:`Headline`).
     question : str, optional
         The question it answers, for the table of studies (default: `description`).
     command : str, optional
@@ -316,7 +385,7 @@ def study(name: str, *, config: type, data: str | DataKind, description: str,
         entry = Study(name=name, description=" ".join(description.split()), config=config,
                       make=make, data=data, module=make.__module__, order=order,
                       pools=pools, report=report, tables=tuple(tables),
-                      headlines={t: (tuple(k), v) for t, (k, v) in (headlines or {}).items()},
+                      headlines={t: _headline(h) for t, h in (headlines or {}).items()},
                       question=" ".join((question or description).split()),
                       command=command)
         old = _REGISTRY.get(name)
@@ -375,8 +444,10 @@ def studies() -> list[Study]:
 
 def headlines() -> dict[str, tuple[tuple[str, ...], str]]:
     """Every study's summary tables, in listing order: table -> (key columns, headline
-    column) (what ``irsim report <sweep dir>`` and a per-collection report compare)."""
-    return {t: h for s in studies() for t, h in s.headlines.items()}
+    column) (what ``irsim report <sweep dir>`` and a per-collection report compare; a
+    console-only headline, registered under another name than its table's, is left out)."""
+    return {t: (h.keys, h.value) for s in studies() for t, h in s.headlines.items()
+            if h.table in (None, t)}
 
 
 def names() -> list[str]:

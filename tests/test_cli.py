@@ -498,3 +498,48 @@ def test_executor_options_one_check():
         check_options("ray", {"worker": 2})
     with pytest.raises(ConfigError, match="'shard_items'"):  # the planner's, not the actors'
         check_options("ray", {"shard_items": 2})
+
+
+def test_help_and_list_name_the_compare_command():
+    r = irsim("--help")
+    assert r.returncode == 0 and "irsim compare A B [C ...] [key=value ...]" in r.stdout
+    r = irsim("list")
+    assert r.returncode == 0
+    assert "irsim compare <systems> ... [key=value ...]   (irsim compare --help)" in r.stdout
+
+
+def test_compare_help_is_its_own_short_help():
+    from irsim.api import config_parameters
+    from irsim.catalog import override_value
+    from irsim.experiments import get
+
+    r = irsim("compare", "--help")
+    assert r.returncode == 0 and r.stderr == ""
+    lines = r.stdout.splitlines()
+    assert lines[0] == "usage: irsim compare A B [C ...] [key=value ...]"
+    assert "== Config ==" not in r.stdout and len(lines) < 35  # not Hydra's 60+ lines
+    for p in config_parameters(get("compare").config):  # every option with its default
+        if p.name != "systems":
+            assert f"  experiment.{p.name}={override_value(p.default)} " in r.stdout, p.name
+    assert irsim("compare", "-h").stdout == r.stdout
+
+
+@pytest.mark.slow
+def test_compare_command_prints_the_difference_and_a_multirun_names_its_sweep(tmp_path):
+    from irsim.cli import sweep_lines
+
+    scores = pd.read_csv(SHARED_DATA / "urbano" / "adhoc8_ap.csv")
+    r = irsim("compare", "run2", "run3", "collection=matrix",
+              f"collection.path={SHARED_DATA}/urbano/adhoc8_ap.csv", "collection.metric=AP",
+              "experiment.B=200", "quiet=true", f"hydra.run.dir={tmp_path / 'cmp'}")
+    assert r.returncode == 0, r.stderr
+    d = scores.run2 - scores.run3
+    assert r.stdout.splitlines()[1].startswith(f"diff={d.mean():.4g}  ci_lo=")
+    assert r.stdout.splitlines()[1].endswith(f"effect_size={d.mean() / d.std():.4g}")
+    # a sweep ends by naming its folder and the two commands that read all its jobs
+    sweep = tmp_path / "sweep"
+    r = irsim("-m", "experiment.B=50,60", "experiment.tests=[t]", "quiet=true",
+              f"hydra.sweep.dir={sweep}", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.strip().splitlines()[-3:] == sweep_lines(sweep)
+    assert irsim("report", str(sweep)).returncode == 0 and (sweep / "sweep.md").is_file()

@@ -65,11 +65,13 @@ def test_every_number_equals_its_oracle(result):
         holm = multipletests(ps, method="holm")[1]
         assert part.p_adjusted.to_numpy() == pytest.approx(holm, rel=1e-12)
         assert (part.significant == (part.p_adjusted < 0.05)).all()
-    # the printed answer names the corrected p-values
+    # the printed answer: per pair the difference, its interval and effect size, then the
+    # corrected p-values (tests/test_console.py checks its numbers)
     lines = result.headline().splitlines()
-    assert lines[0] == "comparison: p_adjusted by test (metric=AP)"
-    assert lines[1].split() == ["system_a", "system_b", "t", "wilcoxon", "sign",
-                                "randomisation", "paired_bootstrap"]
+    assert lines[0] == "comparison: p_adjusted by test (correction=holm, metric=AP)"
+    assert lines[1].split() == ["system_a", "system_b", "diff", "ci_lo", "ci_hi",
+                                "effect_size", "t", "wilcoxon", "sign", "randomisation",
+                                "paired_bootstrap"]
     assert [ln.split()[:2] for ln in lines[2:]] == [list(p) for p in pairs]
 
 
@@ -147,8 +149,10 @@ def test_the_compare_subcommand(tmp_path, capsys):
               "experiment.B=300", "quiet=true"]
     main(["compare", "run2", "run9", *common, f"hydra.run.dir={tmp_path / 'run'}"])
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "comparison: p_adjusted (metric=AP, system_a=run2, system_b=run9)"
-    assert [ln.split()[0] for ln in out[2:5]] == ["t", "wilcoxon", "randomisation"]
+    assert out[0] == ("comparison: p_adjusted (correction=holm, metric=AP, system_a=run2, "
+                      "system_b=run9)")
+    assert out[1].startswith("diff=") and out[2].split() == ["test", "p_adjusted"]
+    assert [ln.split()[0] for ln in out[3:6]] == ["t", "wilcoxon", "randomisation"]
     py = irsim.compare(frame(), metric="AP", systems=["run2", "run9"], B=300)
     assert pq.read_table(tmp_path / "run" / "results" / "comparison.parquet").equals(
         py.tables["comparison"])

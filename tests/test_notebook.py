@@ -60,7 +60,12 @@ def executed(tmp_path_factory):
     nb.cells.append(probe)
     nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
                             resources={"metadata": {"path": str(where)}}).execute()
-    return nb, where
+    # the notebook writes its files into a temporary folder of its own, which it prints
+    out = _stdout(_cell(nb, "make-csv")).strip()
+    assert out.startswith("files in "), out
+    # nothing beside the notebook (run in place under docs/, such files broke mkdocs --strict)
+    assert sorted(p.name for p in where.iterdir()) == [], "the notebook wrote beside itself"
+    return nb, Path(out.removeprefix("files in "))
 
 
 @pytest.mark.slow
@@ -74,17 +79,17 @@ def test_the_notebook_runs_without_error_or_warning_in_this_interpreter(executed
             for out in cell.outputs:
                 assert out.output_type != "error", cell.source
                 assert not (out.output_type == "stream" and out.name == "stderr"), out.text
-    assert (where / "first-study" / "ap.csv").is_file()
+    assert (where / "ap.csv").is_file()
 
 
 @pytest.mark.slow
 def test_discpower_in_the_notebook_is_irsim_discpower_of_its_csv(executed):
     nb, where = executed
-    scores = pd.read_csv(where / "first-study" / "ap.csv", dtype={"topic": str})
+    scores = pd.read_csv(where / "ap.csv", dtype={"topic": str})
     assert scores.shape == (50, 7) and list(scores)[0] == "topic"
     direct = irsim.discpower(scores, metric="AP", B=200, seed=1, progress=False)
     assert _stdout(_cell(nb, "discpower-headline")).strip() == direct.headline().strip()
-    written = pd.read_parquet(where / "first-study" / "discpower" / "results" /
+    written = pd.read_parquet(where / "discpower" / "results" /
                               "discpower.parquet")
     expected = direct.to_pandas("discpower")
     pd.testing.assert_frame_equal(written, expected)
@@ -103,11 +108,11 @@ def test_discpower_in_the_notebook_is_irsim_discpower_of_its_csv(executed):
 @pytest.mark.slow
 def test_compare_in_the_notebook_matches_scipy_and_statsmodels(executed):
     nb, where = executed
-    scores = pd.read_csv(where / "first-study" / "ap.csv", dtype={"topic": str})
+    scores = pd.read_csv(where / "ap.csv", dtype={"topic": str})
     runs = ["dense", "splade", "monot5"]
     p = np.array([stats.ttest_rel(scores[r], scores["bm25"]).pvalue for r in runs])
     holm = multipletests(p, method="holm")[1]
-    table = pd.read_parquet(where / "first-study" / "compare" / "results" /
+    table = pd.read_parquet(where / "compare" / "results" /
                             "comparison.parquet")
     t = table[table.test == "t"].set_index("system_a").loc[runs]
     np.testing.assert_allclose(t.p_value, p, rtol=1e-10)
@@ -118,14 +123,18 @@ def test_compare_in_the_notebook_matches_scipy_and_statsmodels(executed):
     np.testing.assert_allclose(t.ci_lo, d.mean(axis=0) - half, rtol=1e-10)
     np.testing.assert_allclose(t.effect_size, d.mean(axis=0) / d.std(axis=0, ddof=1),
                                rtol=1e-10)
-    # the headline the notebook printed: each run's Holm-corrected t p-value as the reports
-    # print numbers (irsim.report.fmt: 4 significant digits, 3 under 1e-4)
+    # the headline the notebook printed: per run its difference with the 95% interval and
+    # effect size, then each test's Holm-corrected p-value, as the reports print numbers
+    # (irsim.report.fmt: 4 significant digits, 3 under 1e-4)
     lines = _stdout(_cell(nb, "compare-headline")).strip().splitlines()
-    assert lines[0] == "comparison: p_adjusted by test (metric=AP, system_b=bm25)"
-    assert lines[1].split() == ["system_a", "t", "wilcoxon", "randomisation"]
-    shown = {ln.split()[0]: float(ln.split()[1]) for ln in lines[2:]}
+    assert lines[0] == "comparison: p_adjusted by test (correction=holm, metric=AP, system_b=bm25)"
+    assert lines[1].split() == ["system_a", "diff", "ci_lo", "ci_hi", "effect_size", "t",
+                                "wilcoxon", "randomisation"]
+    shown = {ln.split()[0]: [float(v) for v in ln.split()[1:6]] for ln in lines[2:]}
     assert list(shown) == runs
-    assert [shown[r] for r in runs] == [float(fmt(q)) for q in holm]
+    want = np.column_stack([d.mean(axis=0), d.mean(axis=0) - half, d.mean(axis=0) + half,
+                            d.mean(axis=0) / d.std(axis=0, ddof=1), holm])
+    assert [shown[r] for r in runs] == [[float(fmt(v)) for v in row] for row in want]
     # and the per-pair report it wrote has the same numbers
     report = _stdout(_cell(nb, "compare-report"))
     assert "## Per-pair comparison" in report
@@ -142,6 +151,6 @@ def test_the_notebook_shows_figures_and_writes_both_reports(executed):
         assert len(images) == 1, tag
     for study, figure in (("discpower", "asl_curve_paired_bootstrap.png"),
                           ("compare", "compare_AP.png")):
-        run = where / "first-study" / study
+        run = where / study
         assert (run / "report.md").is_file() and (run / "manifest.json").is_file()
         assert (run / figure).stat().st_size > 1000

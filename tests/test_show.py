@@ -182,3 +182,22 @@ def test_engine_options_are_typed_configs():
     assert compose_config(["engine=ray", "engine.workers=3"]).engine.workers == 3
     with pytest.raises(ConfigError, match="unknown engine 'dask'; valid: local, ray"):
         engine_defaults("dask")
+
+
+def test_a_quick_variant_passes_the_data_dir_its_preset_needs(tmp_path):
+    """The quick variant of a preset whose own usage line passes data_dir passes it too, and
+    without the data the run says where it looked (both places), in one line."""
+    from irsim.catalog import preset_time
+
+    quick = preset_time("assessors_dl19").quick_command("assessors_dl19")
+    assert quick.startswith("irsim experiment=assessors_dl19 data_dir=/path/to/data ")
+    assert quick in show_text("assessors_dl19")
+    plain = preset_time("cormack_lynam2006").quick_command("cormack_lynam2006")
+    assert plain and "data_dir" not in plain  # synthetic data: nothing to point at
+    r = irsim("experiment=assessors_dl19", f"data_dir={tmp_path}", "quiet=true",
+              f"hydra.run.dir={tmp_path / 'run'}", cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.strip() == (
+        f"irsim: error: dl19-assessors/runs: runs file not found: looked in the working "
+        f"directory ({tmp_path / 'dl19-assessors/runs'}) and in the data directory "
+        f"({tmp_path / 'dl19-assessors/runs'})")

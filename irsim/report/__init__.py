@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 __all__ = ["write_report", "report_command", "markdown_table", "fmt", "MISSING",
            "mean_scores", "figures", "rows_of", "per_collection_sections", "across_collections",
-           "figures_markdown", "safe_name", "save_figure", "figure_hook", "figure_lines"]
+           "figures_markdown", "headline_text", "pvalue_text", "safe_name", "save_figure",
+           "figure_hook", "figure_lines"]
 
 #: Callables that :func:`save_figure` calls with ``(figure, path)`` before it writes a figure
 #: (registered by :func:`figure_hook`; the figure tests check every figure here).
@@ -409,16 +410,58 @@ def figures_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
-def headline_text(name: str, tables: dict[str, pa.Table], *, max_rows: int = 20) -> str:
+def pvalue_text(p: Any, samples: Any = None) -> str:
+    """A p-value as the console prints it (:func:`fmt`), except a Monte Carlo p-value of 0
+    (``count/B`` with no sample as extreme): ``<1/B`` with B the `samples` it was drawn
+    from, since 0 is not a p-value anyone observed.
+
+    Examples
+    --------
+    >>> pvalue_text(0.0, 10000), pvalue_text(0.0312, 10000), pvalue_text(0.0, None)
+    ('<0.0001', '0.0312', '0')
+    >>> pvalue_text(1 / 2001, 2000)  # plus_one: (0 + 1) / (B + 1)
+    '0.0004998'
+    """
+    import math
+
+    if samples is not None and not (isinstance(samples, float) and math.isnan(samples)) \
+            and p is not None and float(p) == 0.0 and int(samples) > 0:
+        return f"<{fmt(1.0 / int(samples))}"
+    return fmt(p)
+
+
+def _pick(column: Any, target: Any) -> Any:
+    """The value of `column` (a pandas Series) that a headline's ``where`` keeps (see
+    :class:`irsim.registry.Headline`); None when there is none."""
+    import numbers
+
+    values = list(dict.fromkeys(column.dropna().tolist()))
+    if not values:
+        return None
+    if isinstance(target, str) and target == "first":
+        return values[0]
+    if isinstance(target, str) and target == "middle":
+        nonzero = sorted(v for v in values if v != 0)
+        return nonzero[(len(nonzero) - 1) // 2] if nonzero else None
+    if isinstance(target, numbers.Number) and all(isinstance(v, numbers.Number)
+                                                  for v in values):
+        return min(values, key=lambda v: (abs(float(v) - float(target)), float(v)))
+    return target
+
+
+def headline_text(name: str, tables: dict[str, pa.Table], *, max_rows: int | None = None
+                  ) -> str:
     """The answer of a run on the console: each summary table of study `name` (its
-    registration's ``headlines``: key columns and headline column) as a short aligned text
-    table; keys with one value across the table are stated once above it. Empty when the
-    study declares no headline.
+    registration's ``headlines``, :class:`irsim.registry.Headline`: key columns, headline
+    column, the rows and columns the console shows) as a short aligned text table; keys
+    with one value across the rows shown are stated once above it. Empty when the study
+    declares no headline.
 
     Examples
     --------
     >>> t = pa.table({"metric": ["AP", "AP"], "test": ["t", "sign"], "alpha": [0.05, 0.05],
-    ...               "sensitivity": [0.61, 0.4]})
+    ...               "sensitivity": [0.61, 0.4], "correction": ["none"] * 2,
+    ...               "sensitivity_adjusted": [0.61, 0.4]})
     >>> print(headline_text("discpower", {"discpower": t}))
     discpower: sensitivity (alpha=0.05, metric=AP)
     test  sensitivity
@@ -445,37 +488,89 @@ def headline_text(name: str, tables: dict[str, pa.Table], *, max_rows: int = 20)
     except ConfigError:
         return ""
     blocks: list[str] = []
-    for tname, (keys, value) in wanted.items():
+    for hname, h in wanted.items():
+        tname, value = h.table or hname, h.value
+        title = f"{tname} ({h.label})" if h.label else tname
         table = tables.get(tname)
         if table is None or value not in table.column_names or not table.num_rows:
             continue
-        cols = (["collection"] if "collection" in table.column_names else []) + [
-            k for k in keys if k in table.column_names]
-        df = table.select([*cols, value]).to_pandas()
+        names = table.column_names
+        cols = (["collection"] if "collection" in names else []) + [
+            k for k in h.keys if k in names]
+        also = [c for c in h.also if c in names and c not in cols and c != value]
+        samples = h.samples if h.samples in names else None
+        df = table.select(list(dict.fromkeys([*cols, *also, value, *filter(None, [samples]),
+                                              *(c for c in h.where if c in names)]))
+                          ).to_pandas()
+        for col, target in h.where.items():
+            if col in df.columns:
+                keep = _pick(df[col], target)
+                df = df[df[col] == keep] if keep is not None else df.iloc[:0]
+        if df.empty:
+            continue
+        df = df.reset_index(drop=True)
         fixed = [k for k in cols if df[k].nunique(dropna=False) == 1]
         varying = [k for k in cols if k not in fixed]
-        where = ", ".join(f"{k}={fmt(df[k].iloc[0])}" for k in sorted(fixed))
-        head = f"{tname}: {value}" + (f" ({where})" if where else "")
+        numeric = {c: pd.api.types.is_numeric_dtype(df[c]) for c in also}
+        also = [c for c in also if not (  # a copy of the value adds nothing
+            numeric[c] and df[c].astype(float).equals(df[value].astype(float)))]
+        if not any(numeric[c] for c in also):  # strings only qualify numbers shown
+            also = []
+        stated = fixed + [c for c in also if not numeric[c] and
+                          df[c].nunique(dropna=False) == 1]
+        also = [c for c in also if c not in stated]
+        # numeric `also` columns with one value over several rows: one line below the title
+        constant = [c for c in also if df[c].nunique(dropna=False) == 1]
+        also = [c for c in also if c not in constant]
+        where = ", ".join(f"{k}={fmt(df[k].iloc[0])}" for k in sorted(stated))
+        suffix = f" ({where})" if where else ""
+        line2 = ["  ".join(f"{c}={fmt(df[c].iloc[0])}" for c in constant)] if constant else []
+        cells = [pvalue_text(p, b) for p, b in zip(
+            df[value], df[samples] if samples else [None] * len(df), strict=True)]
+        df["\0value"] = cells
         spread = varying[-1] if len(varying) >= 2 else None
-        if spread is not None and df[spread].nunique() <= 6 and not df.duplicated(
-                varying).any():  # the last key's values as columns: a compact grid
+        if h.summary is not None and h.summary in varying and len(varying) >= 1:
+            over = h.summary
+            rest = [k for k in varying if k != over]
+            groups = df.groupby(rest, sort=False, dropna=False) if rest else [((), df)]
+            body = []
+            for key, part in groups:
+                v = part[value].astype(float)
+                low = part.loc[v.idxmin()] if v.notna().any() else None
+                body.append([*(key if isinstance(key, tuple) else (key,))][:len(rest)] + [
+                    fmt(v.min()), fmt(low[over]) if low is not None else fmt(None),
+                    fmt(v.median()), fmt(v.max())])
+            head = f"{title}: {value} over {df[over].nunique()} {over}{suffix}"
+            titles = [*rest, "min", f"{over} at min", "median", "max"]
+        elif spread is not None and df[spread].nunique() <= 6 and not df.duplicated(
+                varying).any() and all(df.groupby(varying[:-1], sort=False)[c].nunique(
+                    dropna=False).max() <= 1 for c in also):
+            # the last key's values as columns: a compact grid (`also` columns before them)
             columns = list(dict.fromkeys(df[spread]))
-            wide = df.pivot(index=varying[:-1], columns=spread, values=value)
+            wide = df.pivot(index=varying[:-1], columns=spread, values="\0value")
+            firsts = df.drop_duplicates(varying[:-1]).set_index(varying[:-1])[also]
             order = list(dict.fromkeys(map(tuple, df[varying[:-1]].to_numpy().tolist())))
-            wide = wide.reindex(pd.MultiIndex.from_tuples(order) if len(varying) > 2
-                                else [o[0] for o in order])[columns]
-            body = [[*(k if isinstance(k, tuple) else (k,)), *vals] for k, vals in zip(
-                wide.index, wide.to_numpy().tolist(), strict=True)]
-            head = f"{tname}: {value} by {spread}" + (f" ({where})" if where else "")
-            titles = [*varying[:-1], *(f"{spread}={fmt(c)}" if not isinstance(c, str) else c
-                                       for c in columns)]
+            index = pd.MultiIndex.from_tuples(order) if len(varying) > 2 else \
+                [o[0] for o in order]
+            wide = wide.reindex(index)[columns]
+            firsts = firsts.reindex(index)
+            body = [[*(k if isinstance(k, tuple) else (k,)), *map(fmt, extra), *vals]
+                    for k, extra, vals in zip(wide.index, firsts.to_numpy(object).tolist(),
+                                              wide.to_numpy(object).tolist(), strict=True)]
+            head = f"{title}: {value} by {spread}{suffix}"
+            titles = [*varying[:-1], *also, *(f"{spread}={fmt(c)}" if not isinstance(c, str)
+                                              else c for c in columns)]
         else:
-            body = df[[*varying, value]].to_numpy(object).tolist()
-            titles = [*varying, value]
-        if len(body) > max_rows:
-            head += f"; first {max_rows} of {len(body)} rows (all: results/{tname}.parquet)"
-        rows = [titles] + [[fmt(v) for v in r] for r in body[:max_rows]]
+            body = [[*map(fmt, r[:len(varying)]), r[-1], *map(fmt, r[len(varying):-1])]
+                    for r in df[[*varying, *also, "\0value"]].to_numpy(object).tolist()]
+            head = f"{title}: {value}{suffix}"
+            titles = [*varying, value, *also]
+        limit = max_rows if max_rows is not None else h.rows
+        if len(body) > limit:
+            head += f"; first {limit} of {len(body)} rows (all: results/{tname}.parquet)"
+        rows = [titles] + [[c if isinstance(c, str) else fmt(c) for c in r]
+                           for r in body[:limit]]
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        blocks.append("\n".join([head, *("  ".join(c.ljust(w) for c, w in zip(
+        blocks.append("\n".join([head, *line2, *("  ".join(c.ljust(w) for c, w in zip(
             r, widths, strict=True)).rstrip() for r in rows)]))
     return "\n\n".join(blocks)

@@ -54,6 +54,7 @@ and the prepared data (composites, label pairs, scores, the assessor model) in
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -112,7 +113,7 @@ from irsim.kit.qrels_set import (
 )
 from irsim.metrics.multi import Unjudged
 from irsim.params import fingerprint, option
-from irsim.registry import study
+from irsim.registry import Headline, study
 from irsim.rng import REPLICATE_BLOCK
 from irsim.stats._validation import PValueMode
 from irsim.stats.kendall import rank_agreement, top_k_overlap
@@ -124,7 +125,7 @@ log = logging.getLogger(__name__)
 
 __all__ = ["Config", "AssessorInput", "AssessorData", "Assessors", "load_from_config",
            "load_from_python", "read_assessor_runs", "composites", "parallel_composites",
-           "KIND", "LABEL_STATS", "CATEGORIES", "make"]
+           "KIND", "LABEL_STATS", "CATEGORIES", "make", "default_test_B"]
 
 
 # ----------------------------------------------------------------------------- config
@@ -192,9 +193,13 @@ class Config(BayesOptions):
         0.05, "Significance level of the tests; the intervals' level is ``1 - alpha``.")
     B: int = option(
         1000, "Bootstrap resamples of topics for every interval (label and rank agreement).")
-    test_B: int = option(
-        10000, "Replicates of the Monte Carlo tests (randomisation, bootstrap, randomised Tukey "
-        "HSD; the randomisation test is exact when ``2**topics <= test_B``).")
+    test_B: int | None = option(
+        None, "Replicates of the Monte Carlo tests (randomisation, bootstrap, randomised Tukey "
+        "HSD; the randomisation test is exact when ``2**topics <= test_B``). None: 10,000, or "
+        "more where a Monte Carlo test is corrected by Bonferroni or Holm over more pairs than "
+        "10,000 replicates can reject (the smallest p-value ``1/(test_B+1)`` must pass ``alpha "
+        "/ pairs``): the smallest multiple of 1,000 that can (61 runs, 1,830 pairs, alpha .05: "
+        "37,000).")
     pvalue: PValueMode = option(
         PValueMode.plus_one, "P-value of the Monte Carlo tests: ``plus_one`` (``(count + 1) / (B + "
         "1)``, never 0, so corrections over many pairs stay valid) or ``count`` (``count / B``).")
@@ -403,13 +408,41 @@ class Assessors:
                                  probability=self.probability)
 
 
+def default_test_B(config: Config, pairs: int) -> int:
+    """``test_B`` when the config leaves it None: 10,000, or the smallest multiple of 1,000
+    whose smallest Monte Carlo p-value ``1/(test_B+1)`` passes ``alpha / pairs`` when a
+    Monte Carlo test is corrected by Bonferroni or Holm over `pairs` (so that every default
+    can reject).
+
+    Examples
+    --------
+    >>> default_test_B(Config(), 1830), default_test_B(Config(), 28)
+    (37000, 10000)
+    >>> default_test_B(Config(corrections=["none", "bh"]), 1830)
+    10000
+    """
+    need = 0
+    if set(config.corrections) & {"bonferroni", "holm"} and any(
+            TESTS[t].monte_carlo and t not in SIMULTANEOUS for t in config.tests
+            if t in TESTS):
+        need = math.ceil(pairs / float(config.alpha))  # (B + 1) alpha >= pairs, B + 1 > it
+    return max(10000, -(-need // 1000) * 1000)
+
+
 @study("assessors", config=Config, data=KIND, order=110, tables=list(TABLE_SPECS),
        description="whose judgments? label, ranking and significance-decision agreement "
                    "between a reference qrels and other assessors' (people, LLMs, "
                    "composites)",
-       headlines={"rank_agreement": (("qrels", "metric"), "tau_b"),
-                  "decision_agreement": (("qrels", "metric", "test", "correction"),
-                                         "agreement")},
+       # the console: mean kappa of every qrels against the reference (binary and graded
+       # labels), and tau-b and decision agreement summarised over the qrels
+       headlines={"label_agreement": Headline(
+                      ("qrels_a", "qrels_b", "statistic", "labels"), "mean",
+                      where={"statistic": "kappa", "qrels_a": "first"}, rows=30,
+                      label="kappa against the reference, mean over topics"),
+                  "rank_agreement": Headline(("qrels", "metric"), "tau_b", summary="qrels"),
+                  "decision_agreement": Headline(
+                      ("qrels", "metric", "test", "correction"), "agreement",
+                      summary="qrels", rows=30)},
        question=("Whose judgments? Can another assessor's, a crowd's or an LLM's qrels replace "
                  "the official ones: agreement of labels (kappa, alpha), of system rankings "
                  "(tau-b, tau_AP) and of significance decisions (pairs lost, gained, flipped) "
@@ -425,14 +458,15 @@ def make(config: Config, data: AssessorInput, *, seed: int, shards: Shards
     prepared = prepare(config, data)
     S = len(prepared.systems)
     pairs = S * (S - 1) // 2
+    test_B = default_test_B(config, pairs) if config.test_B is None else int(config.test_B)
     for test in config.tests:
         if TESTS[test].monte_carlo and test not in SIMULTANEOUS:
             for corr in set(config.corrections) & {"bonferroni", "holm"}:
                 # the smallest Monte Carlo p-value, 1 / (test_B + 1), must pass alpha / pairs
-                if (int(config.test_B) + 1) * float(config.alpha) < pairs:
+                if (test_B + 1) * float(config.alpha) < pairs:
                     log.warning("%s with %s over %d pairs cannot reject anything with %s=%d "
                                 "(the smallest p-value is 1/(test_B+1)); raise it above %d",
-                                test, corr, pairs, param("test_B"), config.test_B,
+                                test, corr, pairs, param("test_B"), test_B,
                                 int(pairs / float(config.alpha)))
     per_shard, per_rep = shards.get(4, REPLICATE_BLOCK)
     if per_shard < 1:
@@ -444,7 +478,7 @@ def make(config: Config, data: AssessorInput, *, seed: int, shards: Shards
     simulation = () if sim is None else (
         sim.name, bool(config.simulate_per_topic), float(config.simulate_prior),
         str(config.simulate_relabel), *sim.sizes)
-    study = Assessors(seed=int(seed), B=int(config.B), test_B=int(config.test_B),
+    study = Assessors(seed=int(seed), B=int(config.B), test_B=test_B,
                      alpha=float(config.alpha), tests=tuple(config.tests),
                      corrections=tuple(config.corrections), top_k=int(config.top_k),
                      per_shard=per_shard, pvalue=str(config.pvalue),
@@ -459,5 +493,5 @@ def make(config: Config, data: AssessorInput, *, seed: int, shards: Shards
     topics = max(len(s.topics) for s in prepared.scores.values())
     check_study_memory(study, prepared, f"{param('B')}, {param('test_B')} or "
                        f"{param('simulate_trials')}",
-                       extra=4 * 8 * topics * max(int(config.B), int(config.test_B)))
+                       extra=4 * 8 * topics * max(int(config.B), test_B))
     return study, prepared

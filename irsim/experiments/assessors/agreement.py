@@ -119,12 +119,18 @@ def label_row(pair: LabelPair, scale: np.ndarray, rel: int, *, B: int, level: fl
             else:
                 out[r, 7] = 0
             continue
+        counts = graded if labels == "graded" else binary
         if stat == "alpha_ordinal":
             g = pair.grades if labels == "graded" else (pair.grades >= rel).astype(float)
             out[r, 4] = agr.krippendorff_alpha(g, "ordinal") if len(np.unique(g)) > 1 \
                 else np.nan
+            if len(ids) >= 2:  # the pooled kappas' resampled topics
+                levels = scale if labels == "graded" else np.array([0.0, 1.0])
+                ci = agr.pooled_alpha_ci(counts, levels, "ordinal", confidence_level=level,
+                                         B=B, seed=seed, study=LABEL_STREAM + "/pooled",
+                                         key=(key,))
+                out[r, 5], out[r, 6] = ci.low, ci.high
             continue
-        counts = graded if labels == "graded" else binary
         out[r, 4] = agr.kappa_from_confusion(counts.sum(axis=0), _WEIGHTS[stat])
         if len(ids) >= 2:
             ci = agr.pooled_kappa_ci(counts, _WEIGHTS[stat], confidence_level=level, B=B,

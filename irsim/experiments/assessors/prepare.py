@@ -301,11 +301,14 @@ def check_config(config: Config) -> None:
         raise ConfigError(f"{param('alpha')} must be in (0, 1), got {config.alpha}")
     for k in ("B", "test_B", "top_k", "max_topics", "max_assessors"):
         v = getattr(config, k)
+        if v is None and k == "test_B":  # chosen from the number of pairs (make)
+            continue
         if isinstance(v, bool) or int(v) < 1:
             raise ConfigError(f"{param(k)} must be a positive integer, got {v!r}")
     # a Monte Carlo p-value moves in steps of 1/test_B
-    check_resamples(int(config.test_B), [float(config.alpha)], param("test_B"), param("alpha"),
-                    tests=list(config.tests))
+    if config.test_B is not None:  # the default (None) is chosen large enough in make
+        check_resamples(int(config.test_B), [float(config.alpha)], param("test_B"),
+                        param("alpha"), tests=list(config.tests))
     for k in ("simulate_trials", "swap_trials"):
         v = getattr(config, k)
         if isinstance(v, bool) or int(v) < 0:
@@ -384,7 +387,7 @@ def prepare(config: Config, data: AssessorInput) -> AssessorData:
 
     # label pairs: every two given qrels sharing a judged pair; each composite with the ref
     pairs = []
-    names = list(qrels)
+    names = [ref_name, *given]  # the reference first: qrels_a of every pair it is in
     for a, b in itertools.combinations(names, 2):
         try:
             t, _, g = agr.joint_labels(qrels[a], qrels[b])

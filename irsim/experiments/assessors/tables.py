@@ -51,8 +51,8 @@ LABEL_AGREEMENT = TableSpec(
      _c("high", _F, "upper bound of that interval"),
      _c("pooled", _F, "the statistic on all pairs both judged, pooled over topics"),
      _c("pooled_low", _F, "lower bound of the bootstrap-over-topics interval of `pooled` "
-                          "(kappas: resampled pooled confusion matrices; alpha: NaN, not "
-                          "computed)"),
+                          "(the statistic of each resample's pooled confusion matrix; the "
+                          "same resampled topics for every statistic of the pair)"),
      _c("pooled_high", _F, "upper bound of that interval")))
 
 LABEL_AGREEMENT_TOPIC = TableSpec(

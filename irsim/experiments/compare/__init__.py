@@ -48,7 +48,8 @@ from irsim.kit.common import (
     select_metrics,
 )
 from irsim.params import Options, fingerprint, option
-from irsim.registry import study
+from irsim.registry import Headline, study
+from irsim.stats._validation import PValueMode
 from irsim.stats.multiple import CORRECTIONS, Correction, adjust
 from irsim.stats.registry import TESTS
 from irsim.stats.ttest import paired_t
@@ -83,6 +84,10 @@ COMPARISON = TableSpec(
      Column("p_adjusted", _F, "p-value corrected over the chosen pairs of the metric and test "
                               "(`correction`)"),
      Column("correction", _S, "`none`, `bonferroni`, `holm`, `bh` or `by`"),
+     Column("B", pa.int64(), "Monte Carlo samples of the test (`B`; null for the "
+                             "closed-form tests t, Wilcoxon and sign)"),
+     Column("pvalue", _S, "`count` (`count/B`) or `plus_one` (`(count+1)/(B+1)`) for the "
+                          "Monte Carlo tests; null for the closed-form ones"),
      Column("significant", pa.bool_(), "`p_adjusted < alpha`")))
 
 
@@ -102,6 +107,10 @@ class Config(Options):
         "``randomisation``, ``paired_bootstrap``, ``unpaired_bootstrap`` "
         "(:data:`irsim.stats.TESTS`).")
     B: int = option(10000, "Monte Carlo samples of the randomisation and bootstrap tests.")
+    pvalue: PValueMode = option(
+        PValueMode.count, "Monte Carlo p-value ``count/B`` (as the papers define it; 0 when no "
+        "sample is as extreme, printed on the console as ``<1/B``) or ``(count+1)/(B+1)`` "
+        "(``plus_one``, never 0).")
     alpha: float = option(0.05, "Significance level of column ``significant``.")
     correction: Correction = option(
         Correction.holm, "Multiple-comparison correction over the chosen pairs, per metric and "
@@ -122,6 +131,7 @@ class Compare:
     correction: str
     ci_level: float
     seed: int
+    pvalue: str = "count"
     name: str = "compare"
 
     def fingerprint(self) -> dict[str, Any]:
@@ -154,7 +164,8 @@ class Compare:
         x, y = self._xy(data, k)
         test = mc[j]
         result = TESTS[test].function(x, y, B=self.B, seed=self.seed,
-                                      study=f"{STREAM}/{test}", key=(k,))
+                                      study=f"{STREAM}/{test}", key=(k,),
+                                      pvalue_mode=self.pvalue)
         return {"p": np.asarray(result.pvalue, np.float64)[None, :]}
 
     def finalize(self, merged: dict[str, Any], data: ScoreMatrix) -> dict[str, pa.Table]:
@@ -190,6 +201,8 @@ class Compare:
                     rows["p_value"].append(float(p[i]))
                     rows["p_adjusted"].append(float(p_adj[i]))
                     rows["correction"].append(self.correction)
+                    rows["B"].append(self.B if test in mc else None)
+                    rows["pvalue"].append(self.pvalue if test in mc else None)
                     rows["significant"].append(bool(p_adj[i] < self.alpha))
         return {"comparison": table("comparison", rows)}
 
@@ -219,7 +232,11 @@ def _pairs(data: ScoreMatrix, systems: Any, baseline: Any) -> tuple[tuple[str, s
        description="is one run significantly better than another? per-pair means, difference "
                    "with CI, effect size and the p-values of every test, corrected",
        tables=[COMPARISON], command="systems",
-       headlines={"comparison": (("metric", "system_a", "system_b", "test"), "p_adjusted")},
+       # the console: per pair the difference, its interval and effect size, then the
+       # corrected p-value of every test (a Monte Carlo p of 0 printed as <1/B)
+       headlines={"comparison": Headline(
+           ("metric", "system_a", "system_b", "test"), "p_adjusted", samples="B",
+           also=("diff", "ci_lo", "ci_hi", "effect_size", "correction"))},
        question=("Is my run significantly better than that one? Per pair of chosen systems: "
                  "the difference with its confidence interval, the effect size and every "
                  "test's p-value, corrected"))
@@ -243,5 +260,7 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Any
                         param("alpha"), tests=tests)
     pairs = _pairs(data, config.systems, config.baseline)
     keep = sorted({s for p in pairs for s in p}, key=data.systems.index)
+    (pvalue,) = check_choices([config.pvalue], PValueMode.values(), "p-value mode",
+                              param("pvalue"))
     return Compare(pairs=pairs, tests=tests, B=B, alpha=alpha, correction=correction,
-                   ci_level=level, seed=int(seed)), data.select(systems=keep)
+                   ci_level=level, seed=int(seed), pvalue=str(pvalue)), data.select(systems=keep)

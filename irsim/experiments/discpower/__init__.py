@@ -125,7 +125,7 @@ from irsim.kit.common import (
 )
 from irsim.kit.tables import SWAP_RATES, SWAP_SUMMARY
 from irsim.params import fingerprint, option
-from irsim.registry import study
+from irsim.registry import Headline, study
 from irsim.rng import REPLICATE_BLOCK
 from irsim.stats._validation import PValueMode
 from irsim.stats.bayes import DECISIONS
@@ -827,7 +827,8 @@ TABLE_SPECS = (
                     "(every test of irsim.stats), multiple-comparison corrections, sensitivity, "
                     "estimated difference, test agreement, G-metrics, stability, bootstrap swap "
                     "method, Kendall tau with bootstrap SE"),
-       headlines={"discpower": (("metric", "test", "alpha"), "sensitivity"),
+       headlines={"discpower": Headline(("metric", "test", "alpha"), "sensitivity",
+                                          also=("sensitivity_adjusted", "correction")),
                   "stability": (("metric", "fuzziness"), "minority_rate"),
                   "rankcorr": (("metric_a", "metric_b"), "tau")},
        question=("Which metric discriminates more system pairs, and what difference does "

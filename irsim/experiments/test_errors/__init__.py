@@ -103,7 +103,7 @@ from irsim.experiments.test_errors.urbano2019 import (
 )
 from irsim.kit.common import BayesOptions
 from irsim.params import option
-from irsim.registry import study
+from irsim.registry import Headline, study
 from irsim.simulate.pairs import SimulationData
 from irsim.stats._validation import Alternative, PValueMode
 from irsim.stats.bootstrap import BootstrapStatistic
@@ -213,6 +213,10 @@ class Config(BayesOptions):
                               f"{type(self.design).__name__}")
 
 
+#: The key columns of table ``test_errors``'s rates.
+_RATE_KEYS = ("metric", "test", "alternative", "n", "delta", "alpha")
+
+
 def _pools_collections(config: Config) -> bool:
     """Whether the config's design pools several collections of a metric (one generator per
     metric over all of them; ``urbano2019``) or runs on each (``shift``)."""
@@ -225,8 +229,13 @@ def _pools_collections(config: Config) -> bool:
        description=("known-truth simulation: Type I error and power of the t, Wilcoxon, sign, "
                     "randomisation and bootstrap tests on topics simulated from a real collection "
                     "(Urbano et al. 2019)"),
-       headlines={"test_errors": (
-           ("metric", "test", "alternative", "n", "delta", "alpha"), "rate")},
+       # the console: Type I error at alpha .05 (delta 0) and power at the middle delta,
+       # per test and topic set size; a sweep compares the whole table
+       headlines={"test_errors": Headline(_RATE_KEYS, "rate", label="Type I error",
+                                          where={"delta": 0.0, "alpha": 0.05}),
+                  "test_errors_power": Headline(_RATE_KEYS, "rate", table="test_errors",
+                                                label="power",
+                                                where={"delta": "middle", "alpha": 0.05})},
        question=("True Type I error and power of every test, on topics simulated to look like "
                  "a real collection; Type I, II and III errors as Urbano et al. (2019) ran "
                  "them"))
