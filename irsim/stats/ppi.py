@@ -46,6 +46,7 @@ import numpy as np
 from scipy import stats as sps
 
 from irsim.stats.ci import CIResult, ConfidenceInterval
+from irsim.stats.ties import TIE_RTOL
 
 __all__ = ["Moments", "ppi_mean", "finite_ppi", "tuned_lambda", "stratified",
            "neyman_allocation", "PPI_METHODS"]
@@ -81,9 +82,16 @@ class Moments:
         return cls(np.asarray(y.shape[axis], np.float64), y.sum(axis), (y * y).sum(axis),
                    f.sum(axis), (f * f).sum(axis), (y * f).sum(axis))
 
-    def _centred(self, sxy: np.ndarray, sx: np.ndarray, sy: np.ndarray) -> np.ndarray:
+    def _centred(self, sxy: np.ndarray, sx: np.ndarray, sy: np.ndarray, sxx: np.ndarray,
+                 syy: np.ndarray) -> np.ndarray:
+        """``(sum xy - sum x sum y / n) / (n - 1)``, 0 where it is within the tie rule's
+        tolerance of the raw second moments (``TIE_RTOL * sqrt(sum x^2 sum y^2)``): a
+        variance that is 0 in exact arithmetic (a constant sample) is 0 on every CPU, not
+        the rounding error of two large sums."""
         with np.errstate(invalid="ignore", divide="ignore"):
-            return (sxy - sx * sy / self.n) / (self.n - 1)
+            c = (sxy - sx * sy / self.n) / (self.n - 1)
+            scale = np.sqrt(np.abs(sxx * syy)) / (self.n - 1)
+        return np.where(np.abs(c) <= TIE_RTOL * scale, 0.0, c)
 
     @property
     def mean_y(self) -> np.ndarray:
@@ -98,24 +106,27 @@ class Moments:
     @property
     def var_y(self) -> np.ndarray:
         """Sample variance of ``y`` (ddof=1), never below 0."""
-        return np.maximum(self._centred(self.syy, self.sy, self.sy), 0.0)
+        return np.maximum(self._centred(self.syy, self.sy, self.sy, self.syy, self.syy), 0.0)
 
     @property
     def var_f(self) -> np.ndarray:
         """Sample variance of ``f`` (ddof=1), never below 0."""
-        return np.maximum(self._centred(self.sff, self.sf, self.sf), 0.0)
+        return np.maximum(self._centred(self.sff, self.sf, self.sf, self.sff, self.sff), 0.0)
 
     @property
     def cov(self) -> np.ndarray:
         """Sample covariance of ``y`` and ``f`` (ddof=1)."""
-        return self._centred(self.syf, self.sy, self.sf)
+        return self._centred(self.syf, self.sy, self.sf, self.syy, self.sff)
 
     def rectifier(self, lam: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
         """Mean and sample variance (ddof=1) of ``y - lam f``."""
         lam = np.asarray(lam, np.float64)
         mean = self.mean_y - lam * self.mean_f
-        var = self.var_y - 2.0 * lam * self.cov + lam * lam * self.var_f
-        return mean, np.maximum(var, 0.0)
+        vy, cov, vf = self.var_y, self.cov, self.var_f
+        var = vy - 2.0 * lam * cov + lam * lam * vf
+        # y - lam f constant on the sample: 0, by the tie rule (not a rounding residue)
+        scale = vy + 2.0 * np.abs(lam * cov) + lam * lam * vf
+        return mean, np.where(var <= TIE_RTOL * scale, 0.0, var)
 
 
 def tuned_lambda(m: Moments) -> np.ndarray:

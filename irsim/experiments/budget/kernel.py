@@ -313,7 +313,9 @@ def _stratified(keys: np.ndarray, n: int, cell: _Cell, pilot: float,
     s1, s2 = cell.values.residuals(groups, rank < pilot_alloc[strata][None, :])
     k = pilot_alloc[None, :, None].astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        var_r = np.maximum((s2 - s1 * s1 / k) / (k - 1), 0.0)
+        var_r = (s2 - s1 * s1 / k) / (k - 1)
+        # a constant residual is 0 by the tie rule, not a rounding residue
+        var_r = np.where(var_r <= TIE_RTOL * np.abs(s2) / (k - 1), 0.0, var_r)
     sd = np.sqrt(np.nan_to_num(var_r).mean(axis=2))
     alloc = neyman_allocation(np.full(R, n), sizes, sd, minimum=pilot_alloc)
     chosen = rank < np.take_along_axis(alloc, np.broadcast_to(strata, (R, len(strata))),
