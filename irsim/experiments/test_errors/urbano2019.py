@@ -76,6 +76,10 @@ class Urbano2019(Design):
     fit_threads: int = option(
         1, "Threads fitting the copula selections, one selection per thread (results do not "
         "depend on it).", tables=False)
+    fit_cache_verify: int = option(
+        0, "Pairs refitted (margins and copula) to check each model read from ``fit_cache`` "
+        "against the data; a model that differs is refused (the cache trusts its directory: "
+        "its checksum catches damage, not a forgery); 0: none.", tables=False)
 
     def make(self, config: Config, data: Any, *, seed: int, shards: Shards,
              engine: Engine | None = None) -> tuple[UrbanoStudy, UrbanoData]:
@@ -441,7 +445,8 @@ def urbano_data(config: Config, data: Any, seed: int, deltas: tuple[float, ...],
     fits = [(metric, {"scores": matrix.metric(metric), "metric": metric, "name": cname,
                       "runs": tuple(matrix.systems), "seed": int(seed),
                       "drop_duplicates": bool(config.drop_duplicates),
-                      "drop_bottom": float(config.drop_bottom), "cache_dir": design.fit_cache})
+                      "drop_bottom": float(config.drop_bottom), "cache_dir": design.fit_cache,
+                      "verify": int(design.fit_cache_verify)})
             for metric, cols in parts.items() for cname, matrix in cols]
     from irsim.simulate.designs import PooledMetric
     from irsim.simulate.fit_engine import fit_pair_copula_models
