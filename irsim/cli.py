@@ -301,6 +301,13 @@ def _precheck_one(overrides: list[str]) -> None:
             first = str(cause).splitlines()[0].strip()
             message = f"{arg.partition('=')[0]}: {first}"
         _fail(f"config: {message}")
+    try:
+        check_seed(cfg.get("seed"))
+        check_keys(cfg)  # a key added with +: refused by OmegaConf (irsim.conf.check_keys)
+    except IrsimError as err:
+        _fail(err)
+    except OmegaConfBaseException:
+        pass  # an interpolation that does not resolve: said below
     if not any("${hydra:" in a for a in plain):  # Hydra's resolver: set when it runs
         from omegaconf import OmegaConf
 
@@ -312,11 +319,6 @@ def _precheck_one(overrides: list[str]) -> None:
             key = getattr(err, "full_key", None)
             _fail(f"config: {key + ': ' if key else ''}cannot resolve an interpolation "
                   f"({first})")
-    try:
-        check_seed(cfg.get("seed"))
-        check_keys(cfg)  # a key added with +: refused by OmegaConf (irsim.conf.check_keys)
-    except IrsimError as err:
-        _fail(err)
 
 
 def _precheck(overrides: list[str]) -> list[list[str]] | None:
