@@ -137,13 +137,22 @@ def test_an_interpolation_that_cannot_resolve_is_one_line(tmp_path, capsys, monk
     ("experiment.B=100,abc", "experiment.B: Value 'abc' of type 'str' could not be converted "
                              "to Integer"),
     ("experiment.B=choice()", "empty choice is not legal"),
-    ("experiment.alpha=[0.05],[x]", "experiment.alpha")])
+    ("experiment.alpha=[0.05],[x]", "experiment.alpha: Value 'x' of type 'str' could not be "
+                                    "converted to Float"),
+    ("seed=range(30)", None),
+    ("seed=1,-1", "seed must be an integer >= 0, got -1"),
+    ("collection=synthetic,nope", "unknown collection 'nope'")])
 def test_a_bad_value_in_any_job_of_a_sweep_is_one_line_before_hydra(tmp_path, capsys,
                                                                     monkeypatch, sweep,
                                                                     needle):
     monkeypatch.chdir(tmp_path)
-    line = refused(["-m", sweep, "quiet=true", "metrics=[AP]",
-                    f"hydra.sweep.dir={tmp_path / 'sw'}"], capsys)
+    if needle is None:  # 30 jobs, the last bad: found (each job's values checked)
+        sweep, needle = "experiment.B=100,200,abc", "'abc' of type 'str'"
+        args = ["-m", "seed=range(30)", sweep]
+    else:
+        args = ["-m", sweep]
+    line = refused([*args, "quiet=true", "metrics=[AP]", f"hydra.sweep.dir={tmp_path / 'sw'}"],
+                   capsys)
     assert needle in line, line
     assert list(tmp_path.iterdir()) == []  # no multirun.yaml left behind
 
