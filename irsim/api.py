@@ -685,6 +685,7 @@ def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
     t0 = time.perf_counter()
     with python_parameters():
         seed = check_seed(seed)
+        _check_progress(common.get("progress"))
         config = _build_config(name, kwargs)
         options = engine_defaults(engine)
         options.pop("name")
@@ -774,6 +775,14 @@ def interactive() -> bool:
         return sys.stderr.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def _check_progress(on: Any) -> None:
+    """``progress`` is True, False or None (a bar when a person is watching); anything else
+    (``'no'``, which is truthy) is refused."""
+    if on is not None and not isinstance(on, bool | np.bool_):
+        raise ConfigError(f"progress must be True, False or None (a bar when a person is "
+                          f"watching), got {on!r}")
 
 
 def _progress(name: str, on: bool | None):

@@ -313,17 +313,17 @@ def _stored_group(path: str) -> list[str] | None:
     return sorted(name.removesuffix(".yaml") for name in node)
 
 
-def _precheck(overrides: list[str]) -> None:
-    """Compose the config of a single run before Hydra does, so that a bad override gives
-    one line and exit code 2 (Hydra would print several lines and exit 1)."""
+def _precheck_one(overrides: list[str]) -> DictConfig:
+    """Compose the config of one run (a single run, or one job of a sweep) before Hydra
+    does, so that a bad override gives one line and exit code 2 (Hydra would print several
+    lines and exit 1); interpolations are resolved too (``${oc.env:X}`` of an unset
+    variable, an unknown resolver)."""
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
     from irsim.conf import choice_error
     from irsim.errors import unknown_name
 
-    if any(a in ("-m", "--multirun") or a.startswith("-") for a in overrides):
-        return  # sweeps and Hydra flags: Hydra validates each job itself
     plain = [a for a in overrides if not a.lstrip("+~").startswith(("hydra.", "hydra/"))]
     hydra_args = [a for a in overrides if a not in plain]
     for arg in plain:
@@ -342,7 +342,7 @@ def _precheck(overrides: list[str]) -> None:
             _fail(f"config: {group}={value}: {field} is a config group: select it with "
                   f"{head}/{field}={value} (its own parameters: {group}.<key>)")
     try:
-        from irsim.runner import check_keys, check_seed, compose_config
+        from irsim.runner import compose_config
 
         cfg = compose_config(plain)
         if hydra_args:  # Hydra's own keys: checked too (Hydra would print a traceback)
@@ -367,11 +367,142 @@ def _precheck(overrides: list[str]) -> None:
             first = str(cause).splitlines()[0].strip()
             message = f"{arg.partition('=')[0]}: {first}"
         _fail(f"config: {message}")
+    _check_composed(cfg, plain)
+    return cfg
+
+
+def _check_composed(cfg: DictConfig, plain: list[str]) -> None:
+    """The checks of a composed config: the seed, keys added with ``+``, interpolations."""
+    from omegaconf.errors import OmegaConfBaseException
+
+    from irsim.runner import check_keys, check_seed
+
     try:
         check_seed(cfg.get("seed"))
         check_keys(cfg)  # a key added with +: refused by OmegaConf (irsim.conf.check_keys)
     except IrsimError as err:
         _fail(err)
+    except OmegaConfBaseException:
+        pass  # an interpolation that does not resolve: said below
+    if not any("${hydra:" in a for a in plain):  # Hydra's resolver: set when it runs
+        from omegaconf import OmegaConf
+
+        try:
+            OmegaConf.to_container(cfg, resolve=True)
+        except OmegaConfBaseException as err:
+            first = ([ln.strip() for ln in str(err).splitlines() if ln.strip()] or
+                     [type(err).__name__])[0]
+            key = getattr(err, "full_key", None)
+            _fail(f"config: {key + ': ' if key else ''}cannot resolve an interpolation "
+                  f"({first})")
+
+
+def _precheck(overrides: list[str]) -> list[list[str]] | None:
+    """Check a command line's overrides before Hydra runs anything (:func:`_precheck_one`);
+    for a sweep (``-m``), the overrides of its jobs, enough of them that every swept value
+    is composed once (a bad value in any job is one line and exit code 2, before Hydra
+    writes ``multirun.yaml``). Returns the jobs checked (one for a single run), or None
+    when the command line holds other Hydra flags or another sweeper (Hydra checks it)."""
+    multirun = any(a in ("-m", "--multirun") for a in overrides)
+    args = [a for a in overrides if a not in ("-m", "--multirun")]
+    if any(a.startswith("-") for a in args):
+        return None  # Hydra flags: Hydra validates the jobs itself
+    if not multirun:
+        _precheck_one(args)
+        return [args]
+    if any(a.lstrip("+~").startswith(("hydra/sweeper", "hydra/launcher")) for a in args):
+        return None  # another sweeper's syntax
+    jobs = _sweep_jobs(args)
+    first = _precheck_one(jobs[0])
+    for job in jobs[1:]:
+        changed = [o for o in job if o not in jobs[0]]
+        if not _set_values(first, changed, job):  # a group or a new key: composed
+            _precheck_one(job)
+    return jobs
+
+
+def _set_values(cfg: DictConfig, changed: list[str], job: list[str]) -> bool:
+    """Check a sweep job that differs from the composed `cfg` only in values of existing
+    keys, by setting them on a copy of `cfg` (the typed nodes convert or refuse each value,
+    as Hydra's compose would, at a fraction of its cost); False when a change is not such a
+    value (a config group, ``+``/``~`` keys, ``hydra.*``): the job is composed instead."""
+    import copy
+
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    parsed = []
+    for item in changed:
+        if item.startswith(("+", "~")) or item.startswith(("hydra.", "hydra/")):
+            return False
+        try:
+            override = OverridesParser.create().parse_override(item)
+        except HydraException:
+            return False
+        key = override.key_or_group
+        if "/" in key or not _is_value(cfg, key):
+            return False  # a config group, a mapping or a new key: composed
+        parsed.append((key, override.value()))
+    copy_ = copy.deepcopy(cfg)
+    for key, value in parsed:
+        try:
+            OmegaConf.update(copy_, key, value, merge=False)
+        except OmegaConfBaseException as err:
+            first = ([ln.strip() for ln in str(err).splitlines() if ln.strip()] or
+                     [type(err).__name__])[0]
+            _fail(f"config: {key}: {first}")
+    _check_composed(copy_, [a for a in job if not a.startswith(("hydra.", "hydra/"))])
+    return True
+
+
+def _sweep_jobs(args: list[str]) -> list[list[str]]:
+    """The jobs of a sweep (Hydra's basic sweeper) that together hold every swept value
+    (the first job, then each job with a value not seen yet: at most one job per value);
+    a sweep that does not parse is one line (exit code 2).
+
+    Examples
+    --------
+    >>> _sweep_jobs(["experiment.B=100,200", "seed=1,2,3"])  # doctest: +NORMALIZE_WHITESPACE
+    [['experiment.B=100', 'seed=1'], ['experiment.B=100', 'seed=2'],
+     ['experiment.B=100', 'seed=3'], ['experiment.B=200', 'seed=1']]
+    """
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    try:
+        parsed = OverridesParser.create().parse_overrides(args)
+        batches = BasicSweeper.split_arguments(parsed, None)
+    except HydraException as err:
+        lines = [ln.strip() for ln in str(err).splitlines()
+                 if ln.strip() and not ln.strip().startswith("See https")]
+        detail = lines[1] if len(lines) > 1 else ""
+        detail = detail.split(": ", 1)[-1] if detail.startswith("ValueError") else detail
+        _fail(f"config: {lines[0] if lines else err}" + (f": {detail}" if detail else ""))
+    seen: set[str] = set()
+    jobs = []
+    for batch in batches:
+        for job in batch:
+            if not jobs or set(job) - seen:
+                jobs.append(list(job))
+                seen |= set(job)
+    return jobs
+
+
+def _is_value(cfg: DictConfig, key: str) -> bool:
+    """Whether `key` names an existing value (not a mapping) of `cfg`."""
+    from omegaconf import OmegaConf
+
+    head, _, last = key.rpartition(".")
+    try:
+        parent = OmegaConf.select(cfg, head, throw_on_missing=False) if head else cfg
+        if not OmegaConf.is_dict(parent) or last not in parent:
+            return False
+        return not OmegaConf.is_dict(parent._get_node(last))
+    except Exception:  # noqa: BLE001 - anything unusual: composed instead
+        return False
 
 
 def _explicit_run_dir(argv: list[str]) -> Path | None:
@@ -404,13 +535,85 @@ def _explicit_sweep_dir(argv: list[str]) -> Path | None:
     return None
 
 
+def _dir_value(argv: list[str], key: str) -> str | None:
+    """The value of the last ``key=...`` override of `argv` (quotes removed), else None."""
+    for arg in reversed(argv):
+        name, sep, value = arg.partition("=")
+        if sep and name.lstrip("+~") == key:
+            value = value.strip()
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            return value
+    return None
+
+
+def _override(key: str, path: Path) -> str:
+    """``key=<path>`` as a Hydra override (quoted when the path holds Hydra's syntax)."""
+    import re
+
+    text = str(path)
+    if re.fullmatch(r"[\w./\-:~+@%]+", text):
+        return f"{key}={text}"
+    return f"{key}='" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _own_directory(stack: ExitStack, argv: list[str], job: list[str]) -> list[str]:
+    """The command line with the run (or sweep) directory made explicit, before Hydra
+    resolves it: Hydra's default (``outputs/<date>/<time>``, ``outputs/multirun/...``) is
+    resolved here and, when a run or sweep of the same second already has it, the next free
+    ``<time>-1``, ``<time>-2``... is taken; it is locked at once (held in `stack`) so that
+    two sweeps started in the same second never share a directory (the second would
+    overwrite the first's ``multirun.yaml`` and job configs). A directory given by an
+    interpolation is resolved here too (then locked and checked as an explicit one).
+    `job`: the overrides of one job (composed to resolve the directory)."""
+    from irsim.engine.checkpoint import run_dir_lock
+    from irsim.runner import check_path_length, compose_config
+
+    sweep = any(a in ("-m", "--multirun") for a in argv)
+    key = "hydra.sweep.dir" if sweep else "hydra.run.dir"
+    given = _dir_value(argv, key)
+    if given is not None and "${" not in given:
+        return argv  # explicit: locked and checked by the caller
+    try:
+        node = compose_config(job, hydra=True).hydra
+        base = Path(str(node.sweep.dir if sweep else node.run.dir))
+    except Exception:  # noqa: BLE001 - Hydra resolves (and reports) it itself
+        return argv
+    argv = [a for a in argv if a.partition("=")[0].lstrip("+~") != key]
+    if given is not None:  # an interpolation, resolved once: then an explicit directory
+        return [*argv, _override(key, base)]
+    try:
+        check_path_length(base, key)
+    except IrsimError as err:
+        _fail(err)
+    for n in range(1000):
+        here = base if n == 0 else base.with_name(f"{base.name}-{n}")
+        if here.is_symlink() or (here.exists() and (not here.is_dir() or any(here.iterdir()))):
+            continue  # another run's or sweep's, or not a directory
+        held = ExitStack()
+        try:
+            held.enter_context(run_dir_lock(here))
+        except IrsimError:
+            continue  # another irsim holds it this very moment
+        if any(here.iterdir()):
+            held.close()
+            continue
+        stack.enter_context(held)
+        return [*argv, _override(key, here)]
+    _fail(f"{base}: no free directory beside it (tried {base.name}-1 to {base.name}-999): "
+          f"give {key}")
+    return argv
+
+
 def _lock_sweep_dir(stack: ExitStack, sweep: Path, argv: list[str]) -> None:
     """Hold the sweep directory for the whole sweep, before Hydra writes into it: a second
     sweep there (running, or with other overrides) is refused with one line."""
     from irsim.collect import check_sweep_dir, sweep_task
     from irsim.engine.checkpoint import run_dir_lock
+    from irsim.runner import check_path_length
 
     try:
+        check_path_length(sweep, "hydra.sweep.dir")
         stack.enter_context(run_dir_lock(sweep))
     except IrsimError as err:
         if "in use" not in str(err):
@@ -524,15 +727,16 @@ def _main(argv: list[str] | None) -> None:
 
         argv = promote_overrides(argv)  # experiment.alpha=0.05: a list of one (typed lists)
     try:
-        if not informational:
-            _precheck(argv)
-        sys.argv = [prog, *argv]
+        jobs = None if informational else _precheck(argv)
         from irsim.conf import register
 
         register()
-        explicit = None if informational else _explicit_run_dir(argv)
-        sweep = None if informational else _explicit_sweep_dir(argv)
         with ExitStack() as stack:
+            if jobs:  # Hydra's default directory, or one given by an interpolation
+                argv = _own_directory(stack, argv, jobs[0])
+            sys.argv = [prog, *argv]
+            explicit = None if informational else _explicit_run_dir(argv)
+            sweep = None if informational else _explicit_sweep_dir(argv)
             if sweep is not None:
                 _lock_sweep_dir(stack, sweep, argv)
             if explicit is not None:

@@ -5,7 +5,8 @@ irsim writes into a run directory only when the directory is new or empty (Hydra
 :data:`OWNED` or a ``manifest.json`` of an irsim run. Anything else is refused with one line
 before anything is written (:func:`check_claimable`); so is a ``results/`` or
 ``checkpoints/`` that is a symlink (irsim never writes through one nor removes files behind
-it).
+it), and so is a symlinked ``.hydra/`` or a file in it that Hydra would write through (a
+symlink, a hard link) onto someone else's file.
 
 :data:`OWNED` lists, relative to the directory, the files irsim wrote there: the tables of
 ``results/`` and the report with its plots. A file is recorded before it is written, and only
@@ -28,8 +29,8 @@ from typing import Any
 
 from irsim.errors import InputError
 
-__all__ = ["OWNED", "CHECKPOINTS_MARK", "check_links", "check_claimable", "check_writable",
-           "claim", "owned",
+__all__ = ["OWNED", "CHECKPOINTS_MARK", "HYDRA_FILES", "check_links", "check_hydra_files",
+           "check_claimable", "check_writable", "claim", "owned",
            "record", "remove_owned", "is_irsim_dir", "make_checkpoints", "remove_checkpoints",
            "record_report", "atomic_write"]
 
@@ -42,7 +43,8 @@ _LINKED_PNG = re.compile(r"\]\(([^)/\s]+\.png)\)")
 
 
 def check_links(run_dir: str | os.PathLike) -> None:
-    """Refuse a ``results/`` or ``checkpoints/`` of `run_dir` that is a symlink.
+    """Refuse a ``results/``, ``checkpoints/`` or ``.hydra/`` of `run_dir` that is a symlink,
+    and files of ``.hydra/`` that Hydra would write through (:func:`check_hydra_files`).
 
     Examples
     --------
@@ -55,13 +57,61 @@ def check_links(run_dir: str | os.PathLike) -> None:
     irsim.errors.InputError: .../results: is a symlink (-> ...): irsim never writes through ...
     """
     run_dir = Path(run_dir)
-    for name in ("results", "checkpoints"):
+    for name in ("results", "checkpoints", ".hydra"):
         path = run_dir / name
         if path.is_symlink():
             raise InputError(f"is a symlink (-> {os.readlink(path)}): irsim never writes "
                              f"through a symlinked {name}/ nor removes files behind it; "
                              f"replace it with a directory or choose another run directory",
                              file=path)
+    check_hydra_files(run_dir / ".hydra", HYDRA_FILES)
+    if run_dir.is_dir():  # Hydra appends its log (<job name>.log) to the run directory's
+        check_hydra_files(run_dir, sorted(p.name for p in run_dir.glob("*.log")))
+
+
+#: The files Hydra writes into a run directory's ``.hydra/`` (the composed config, the
+#: command line's overrides, Hydra's own config).
+HYDRA_FILES = ("config.yaml", "hydra.yaml", "overrides.yaml")
+
+
+def check_hydra_files(folder: str | os.PathLike, names: Iterable[str]) -> None:
+    """Refuse, before Hydra writes them, files of `folder` (``.hydra/``, a sweep's
+    ``multirun.yaml``) that Hydra would write through onto another file: a symlink or a
+    file with other hard links (Hydra truncates and rewrites it in place), or `folder`
+    being a file.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "thesis.tex").write_text("x")
+    >>> (d / "config.yaml").symlink_to(d / "thesis.tex")
+    >>> check_hydra_files(d, HYDRA_FILES)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.InputError: .../config.yaml: is a symlink (-> .../thesis.tex): Hydra would ...
+    """
+    folder = Path(folder)
+    if not folder.is_symlink() and folder.exists() and not folder.is_dir():
+        raise InputError("is a file, not a directory", file=folder)
+    if not folder.is_dir():
+        return
+    for name in names:
+        path = folder / name
+        if path.is_symlink():
+            raise InputError(f"is a symlink (-> {os.readlink(path)}): Hydra would write this "
+                             f"run's config or log through it onto another file; remove the link "
+                             f"or choose another directory", file=path)
+        if path.is_dir():
+            raise InputError("is a directory, not a file", file=path)
+        try:
+            links = path.stat().st_nlink if path.exists() else 1
+        except OSError:
+            links = 1
+        if links > 1:
+            raise InputError(f"has {links - 1} other hard link(s): Hydra would rewrite this "
+                             f"file in place and change the others; remove it or choose "
+                             f"another directory", file=path)
 
 
 def check_writable(run_dir: str | os.PathLike) -> None:

@@ -30,7 +30,8 @@ from irsim.rng import check_seed
 
 __all__ = ["compose_config", "promote_overrides", "run", "evaluate_command", "write_manifest",
            "matrix_to_long", "describe_data", "check_seed", "check_run_dir", "check_keys",
-           "check_ray_address", "auth_message", "completed", "COMPLETE", "print_summary"]
+           "check_path_length", "check_ray_address", "auth_message", "completed", "COMPLETE",
+           "print_summary"]
 
 log = logging.getLogger(__name__)
 
@@ -169,13 +170,58 @@ def check_run_dir(run_dir: Path) -> None:
     :func:`irsim.rundir.check_writable`)."""
     from irsim.errors import InputError
 
-    for path in (run_dir, run_dir / "results", run_dir / "checkpoints"):
-        if path.is_symlink() and not path.exists():
-            raise InputError(f"is a dangling symlink (-> {os.readlink(path)}): irsim cannot "
-                             f"write its results there; fix the link or choose another run "
-                             f"directory (hydra.run.dir)", file=path)
-        if path.exists() and not path.is_dir():
-            raise InputError("is a file, not a directory", file=path)
+    check_path_length(run_dir, "hydra.run.dir")
+    try:
+        for path in (run_dir, run_dir / "results", run_dir / "checkpoints"):
+            if path.is_symlink() and not path.exists():
+                raise InputError(f"is a dangling symlink (-> {os.readlink(path)}): irsim "
+                                 f"cannot write its results there; fix the link or choose "
+                                 f"another run directory (hydra.run.dir)", file=path)
+            if path.exists() and not path.is_dir():
+                raise InputError("is a file, not a directory", file=path)
+    except OSError as err:  # a component that is not a directory, a loop, no permission
+        raise InputError(f"cannot be used as a run directory ({err.strerror or err}): choose "
+                         f"another run directory (hydra.run.dir)", file=run_dir) from None
+
+
+def check_path_length(path: str | os.PathLike, key: str) -> None:
+    """Refuse a directory name the file system cannot hold: a component longer than its
+    ``NAME_MAX`` (255 bytes on Linux) or a path longer than ``PATH_MAX``; `key` is the
+    setting that names it (``hydra.run.dir``).
+
+    Examples
+    --------
+    >>> check_path_length("x" * 300, "hydra.run.dir")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.InputError: xxx...: the name 'xxx...' is 300 bytes long, over the 255 ...
+    """
+    from irsim.errors import InputError
+
+    path = Path(path)
+    base = Path(".")
+    for parent in path.parents:  # the nearest existing directory (the file system asked)
+        with contextlib.suppress(OSError):
+            if parent.is_dir():
+                base = parent
+                break
+    try:
+        name_max = os.pathconf(base, "PC_NAME_MAX")
+        path_max = os.pathconf(base, "PC_PATH_MAX")
+    except (OSError, ValueError, AttributeError):
+        name_max, path_max = 255, 4096
+    shown = str(path) if len(str(path)) <= 80 else str(path)[:60] + "..."
+    for part in path.parts:
+        size = len(os.fsencode(part))
+        if size > name_max:
+            part_shown = part if len(part) <= 40 else part[:20] + "..."
+            raise InputError(f"the name {part_shown!r} is {size} bytes long, over the "
+                             f"{name_max} bytes a file name may have here: choose a shorter "
+                             f"{key}", file=shown)
+    size = len(os.fsencode(os.path.abspath(path)))
+    if size >= path_max:
+        raise InputError(f"the path is {size} bytes long, over the {path_max} bytes a path "
+                         f"may have here: choose a shorter {key}", file=shown)
 
 
 #: What a run into a directory that already holds its results reports.

@@ -15,6 +15,7 @@ from irsim.errors import ConfigError, InputError
 from irsim.registry import data_kind
 
 __all__ = ["AssessorInput", "read_assessor_runs", "load_from_config", "load_from_python",
+           "check_qrels_name",
            "KIND"]
 
 
@@ -74,6 +75,38 @@ def read_assessor_runs(spec: Any, *, scores: str = "float64", run_names: str = "
     return read_runs(_expand(spec, "runs", data_dir), scores=scores, run_names=run_names)
 
 
+def check_qrels_name(name: str, file: Any = None) -> str:
+    """A qrels name as tables list it: not empty and without a comma (a table's ``levels``
+    column joins the names of several qrels with commas, so ``a,b`` would read as two).
+
+    Examples
+    --------
+    >>> check_qrels_name("nist")
+    'nist'
+    >>> check_qrels_name("a,b")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: qrels name 'a,b': a comma is not allowed in a qrels name ...
+    """
+    if not name.strip():
+        raise ConfigError(f"qrels name {name!r}: a qrels needs a non-empty name")
+    if "," in name:
+        where = f" (file {file})" if file is not None else ""
+        raise ConfigError(f"qrels name {name!r}{where}: a comma is not allowed in a qrels name "
+                          f"(tables list several qrels joined by commas); rename it")
+    return name
+
+
+def _depth(value: Any) -> int:
+    """The rank depth (trec_eval -M) of the runs: a positive integer; None is 1000."""
+    if value is None:
+        return 1000
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"depth must be a positive integer (trec_eval -M; None: 1000), "
+                          f"got {value!r}")
+    return int(value)
+
+
 def _read_qrels_set(spec: Any, data_dir: str | None = None) -> dict[str, Qrels]:
     """Named qrels from a mapping (name -> path or Qrels) or from paths / globs / a
     directory (each file named by its stem)."""
@@ -84,6 +117,7 @@ def _read_qrels_set(spec: Any, data_dir: str | None = None) -> dict[str, Qrels]:
     if isinstance(spec, Mapping) or hasattr(spec, "items"):
         out = {}
         for name, value in dict(spec.items()).items():
+            check_qrels_name(str(name))
             if isinstance(value, Qrels):
                 out[str(name)] = Qrels(value.topic, value.docno, value.grade,
                                        source=value.source or str(name))
@@ -99,7 +133,7 @@ def _read_qrels_set(spec: Any, data_dir: str | None = None) -> dict[str, Qrels]:
 
     out = {}
     for p in _expand(spec, "qrels", data_dir):
-        name = file_stem(p)
+        name = check_qrels_name(file_stem(p), p)
         if name in out:
             raise InputError(f"two qrels files are named {name!r}", file=p)
         out[name] = read_qrels(p)
@@ -124,8 +158,11 @@ def load_from_config(cfg: Any, config: Any) -> AssessorInput:
     runs = read_assessor_runs(col.runs, scores=str(col.get("scores") or "float64"),
                               run_names=str(col.get("run_names") or "file"),
                               data_dir=data_dir)
-    return AssessorInput(runs, _read_qrels_set(col.get("qrels"), data_dir),
-                         int(col.get("depth") or 1000))
+    try:
+        depth = _depth(col.get("depth"))
+    except ConfigError as err:
+        raise ConfigError(f"collection.{str(err).removeprefix('config: ')}") from None
+    return AssessorInput(runs, _read_qrels_set(col.get("qrels"), data_dir), depth)
 
 
 def load_from_python(data: Any, keywords: Mapping[str, Any], config: Any) -> AssessorInput:
@@ -143,7 +180,7 @@ def load_from_python(data: Any, keywords: Mapping[str, Any], config: Any) -> Ass
                                                             or "float64"),
                               run_names=str(keywords.get("run_names") or "file"))
     return AssessorInput(runs, _read_qrels_set(keywords.get("qrels")),
-                         int(keywords.get("depth") or 1000))
+                         _depth(keywords.get("depth")))
 
 
 KIND = data_kind("runs_qrels_set", description="runs and several qrels of the same topics",

@@ -356,6 +356,7 @@ def report_command(args: list[str]) -> None:
             raise InputError(f"manifest is a JSON {type(info).__name__}, not an object",
                              file=manifest)
     tables = read_tables(run_dir)  # a corrupt table: InputError naming it
+    _check_schemas(run_dir, tables)
     from irsim import rundir
 
     if not rundir.is_irsim_dir(run_dir):  # report.md and plots would overwrite others' files
@@ -367,6 +368,25 @@ def report_command(args: list[str]) -> None:
         raise InputError(f"cannot write the report: {err.strerror or err}",
                          file=err.filename or run_dir) from None
     print(path)
+
+
+def _check_schemas(run_dir: Path, tables: dict[str, pa.Table]) -> None:
+    """Refuse a table of a run directory that is not the table irsim writes under its name
+    (another Parquet file copied over it): its columns and types are checked against the
+    table registry (:func:`irsim.tables.check`; columns declared since an older irsim may
+    be missing). A table of a name irsim does not write is left to the report (ignored)."""
+    from irsim import tables as registry
+
+    known = registry.registered()
+    for name, table in tables.items():
+        if name not in known:
+            continue
+        try:
+            registry.check(name, table, allow_missing_optional=True)
+        except (ValueError, TypeError) as err:
+            raise InputError(f"is not the {name} table irsim writes ({err}); irsim report "
+                             f"reads the tables irsim wrote: rerun the study",
+                             file=run_dir / "results" / f"{name}.parquet") from None
 
 
 def figures() -> dict[str, tuple[str, ...]]:

@@ -25,6 +25,16 @@ sha256 of its payload (margins and the model's JSON, copulas included); an entry
 load or to verify (damaged, forged, another entry's file, an older irsim's entry without a
 checksum) is refitted and overwritten, with a one-line warning.
 
+The cache trusts its directory: the checksum catches damage and misplaced files, not a
+forgery by someone who can write there (they can recompute it). An entry whose checksum
+matches but whose content is malformed (its JSON, a copula, margins or run lists that are
+not a model of the data) was not written by irsim: it is refused with one line
+(:class:`~irsim.errors.InputError`) naming the entry, never refitted over silently. With
+``verify=k`` a cached model is checked against the data before it is used: its kept runs
+are recomputed and ``k`` pairs, drawn at random (seeded by the collection), are refitted
+(margins and copula) and must equal the entry bit for bit; a difference is refused the same
+way. Keep the cache in a directory only you can write.
+
 Examples
 --------
 >>> rng = np.random.default_rng(0)
@@ -224,6 +234,52 @@ class _BadEntry(Exception):
     """A cache entry that does not verify."""
 
 
+def _forged(path: Path, why: str) -> InputError:
+    """The error of an entry whose checksum matches but whose content is not irsim's."""
+    return InputError(f"fit cache entry {why}, although its checksum matches: it was not "
+                      f"written by irsim (the cache trusts its directory, {path.parent}); "
+                      f"remove the entry (it is then refitted) and keep the cache where only "
+                      f"you can write", file=path)
+
+
+def _model_of(path: Path, text: str, x: np.ndarray, F: np.ndarray) -> PairCopulaModel:
+    """The model of a verified entry's payload; a malformed one raises :func:`_forged`."""
+    try:
+        meta = json.loads(text)
+        if not isinstance(meta, dict):
+            raise ValueError("the model JSON is no object")
+        runs, dropped = tuple(meta["runs"]), tuple(meta["dropped"])
+        copulas, families = tuple(meta["copulas"]), tuple(meta["copula_families"])
+        margin_families = tuple(meta["margin_families"])
+        texts = (meta["name"], meta["metric"], meta["support"], *runs, *dropped, *copulas,
+                 *families, *margin_families)
+        if not all(isinstance(t, str) for t in texts):
+            raise ValueError("a name, run, family or copula that is no string")
+        n = len(runs)
+        if n < 2 or len(copulas) != n * (n - 1) // 2 or len(families) != len(copulas) or \
+                len(margin_families) != n:
+            raise ValueError(f"{n} runs with {len(copulas)} copulas and "
+                             f"{len(margin_families)} margins")
+        support = None if meta["support"] == "continuous" else meta["support"]
+        margins = Margins(x, F, kind="fitted", support=support)
+        if margins.systems != n:
+            raise ValueError(f"{margins.systems} margins for {n} runs")
+        for k, spec in enumerate(copulas):
+            try:
+                cop.load(spec)
+            except Exception as err:  # noqa: BLE001 - pyvinecopulib: RuntimeError
+                first = (str(err).splitlines() or [type(err).__name__])[0]
+                raise ValueError(f"copula {k} does not parse ({first})") from None
+        observed = float(meta["observed_error"])
+    except (KeyError, TypeError, ValueError, InputError) as err:
+        why = f"missing {err}" if isinstance(err, KeyError) else str(err)
+        raise _forged(path, f"is malformed ({why.splitlines()[0] if why else 'unreadable'})"
+                      ) from None
+    return PairCopulaModel(meta["name"], meta["metric"], runs, dropped, margins,
+                           margin_families, meta["support"], copulas, families,
+                           observed).timed(0.0, True)
+
+
 def _load(path: Path, key: str) -> PairCopulaModel:
     """The model of cache entry `path`, verified against `key` and its checksum; raises
     :class:`_BadEntry` (or whatever reading it raises) otherwise."""
@@ -235,14 +291,39 @@ def _load(path: Path, key: str) -> PairCopulaModel:
             raise _BadEntry("the entry of another collection or options")
         if str(z["sha256"]) != _payload_digest(key, x, F, text):
             raise _BadEntry("checksum mismatch")
-    meta = json.loads(text)
-    support = None if meta["support"] == "continuous" else meta["support"]
-    margins = Margins(x, F, kind="fitted", support=support)
-    return PairCopulaModel(meta["name"], meta["metric"], tuple(meta["runs"]),
-                           tuple(meta["dropped"]), margins, tuple(meta["margin_families"]),
-                           meta["support"], tuple(meta["copulas"]),
-                           tuple(meta["copula_families"]),
-                           float(meta["observed_error"])).timed(0.0, True)
+    return _model_of(path, text, x, F)
+
+
+def _verify(path: Path, model: PairCopulaModel, x: np.ndarray, names: tuple[str, ...],
+            keep: np.ndarray, support: Support | None, seed: int, families: tuple[str, ...],
+            pairs: int, continuous_families: tuple[str, ...] = CONTINUOUS) -> None:
+    """Check a cached `model` against the data: its kept and dropped runs are those of
+    `keep`, and `pairs` pairs drawn at random (seeded by the seed and the collection) refit
+    to the same margins and copulas, bit for bit; otherwise :func:`_forged`."""
+    runs = tuple(n for n, k in zip(names, keep, strict=True) if k)
+    dropped = tuple(n for n, k in zip(names, keep, strict=True) if not k)
+    if model.runs != runs or model.dropped != dropped:
+        raise _forged(path, "keeps other runs than the data's (verify)")
+    kept = x[keep]
+    n = len(runs)
+    total = n * (n - 1) // 2
+    key = study_key(f"{model.name}/{model.metric}")
+    rng = np.random.default_rng([int(seed), key, 0x5E7F])
+    chosen = np.sort(rng.choice(total, size=min(int(pairs), total), replace=False))
+    a, b = np.triu_indices(n, 1)
+    rows = np.unique(np.concatenate([a[chosen], b[chosen]]))
+    margins, fits = fit_run_margins(kept[rows], support, continuous_families)
+    for r, row in enumerate(rows.tolist()):
+        if not (np.array_equal(margins.x[r], model.margins.x[row]) and
+                np.array_equal(margins.F[r], model.margins.F[row]) and
+                fits[r].family == model.margin_families[row]):
+            raise _forged(path, f"differs from a refit of the margin of run {runs[row]} "
+                                f"(verify)")
+    for p in chosen.tolist():
+        code = fit_pairs(kept, seed, key, p, p + 1, families)[0]
+        if cop.decode(code) != model.copulas[p]:
+            raise _forged(path, f"differs from a refit of the copula of runs {runs[a[p]]} "
+                                f"and {runs[b[p]]} (verify)")
 
 
 def fit_pairs(kept: np.ndarray, seed: int, key: int, lo: int, hi: int,
@@ -362,7 +443,7 @@ def prepare_fit(scores: ArrayLike, *, metric: str, name: str,
                 drop_rule: str = "quantile",
                 families: tuple[str, ...] = cop.FAMILIES, support: Support | None = None,
                 cache_dir: str | os.PathLike | None = None,
-                continuous_families: tuple[str, ...] = CONTINUOUS
+                continuous_families: tuple[str, ...] = CONTINUOUS, verify: int = 0
                 ) -> PairCopulaModel | FitTask:
     """The cached model of `scores`, or the :class:`FitTask` of its copula selections (data
     preparation and margins done). Parameters as :func:`fit_pair_copula_model`.
@@ -379,6 +460,9 @@ def prepare_fit(scores: ArrayLike, *, metric: str, name: str,
     """
     t0 = time.perf_counter()
     check_drop(drop_bottom, drop_rule, keys=_DROP_KEYS)
+    if isinstance(verify, bool) or not isinstance(verify, int | np.integer) or verify < 0:
+        raise InputError(f"verify={verify!r}: the number of pairs refitted to check a cached "
+                         f"model is an integer >= 0")
     x = np.asarray(scores, np.float64)
     if x.ndim != 2 or len(x) < 2:
         raise InputError(f"collection {name} {metric}: need a (runs >= 2, topics) matrix")
@@ -406,7 +490,14 @@ def prepare_fit(scores: ArrayLike, *, metric: str, name: str,
         path = Path(cache_dir).expanduser() / f"{key}.npz"
         if path.is_file():
             try:
-                return _load(path, key)
+                model = _load(path, key)
+                if verify:
+                    keep = prepare_runs(x, drop_duplicates, drop_bottom, drop_rule)
+                    _verify(path, model, x, names, keep, support, seed, tuple(families),
+                            verify, tuple(continuous_families))
+                return model
+            except InputError:  # checksum right, content not irsim's: refused
+                raise
             except Exception as err:  # noqa: BLE001 - damaged, forged, foreign: refitted
                 first = (str(err).strip().splitlines() or [""])[0]
                 why = first if isinstance(err, _BadEntry) else \
@@ -432,7 +523,8 @@ def fit_pair_copula_model(scores: ArrayLike, *, metric: str, name: str,
                    drop_rule: str = "quantile",
                    families: tuple[str, ...] = cop.FAMILIES, support: Support | None = None,
                    cache_dir: str | os.PathLike | None = None, threads: int = 1,
-                   continuous_families: tuple[str, ...] = CONTINUOUS) -> PairCopulaModel:
+                   continuous_families: tuple[str, ...] = CONTINUOUS,
+                   verify: int = 0) -> PairCopulaModel:
     """Fit the generator to a (runs, topics) matrix of one metric in this process (see the
     module docstring).
 
@@ -461,11 +553,16 @@ def fit_pair_copula_model(scores: ArrayLike, *, metric: str, name: str,
         The margin families of a continuous metric, selected per run by AIC
         (:data:`~irsim.simulate.margins.families.CONTINUOUS`;
         :data:`~irsim.simulate.margins.families.CONTINUOUS_SIMIREFF` adds simIReff's ``bks``).
+    verify : int
+        Pairs refitted to check a model read from the cache (0: none; see the module
+        docstring): a model that is not the data's is refused with
+        :class:`~irsim.errors.InputError`.
     """
     task = prepare_fit(scores, metric=metric, name=name, runs=runs, seed=seed,
                        drop_duplicates=drop_duplicates, drop_bottom=drop_bottom,
                        drop_rule=drop_rule, families=families, support=support,
-                       cache_dir=cache_dir, continuous_families=continuous_families)
+                       cache_dir=cache_dir, continuous_families=continuous_families,
+                       verify=verify)
     if isinstance(task, PairCopulaModel):
         return task
     t0 = time.perf_counter()

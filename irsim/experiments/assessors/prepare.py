@@ -360,6 +360,9 @@ def prepare(config: Config, data: AssessorInput) -> AssessorData:
     """Check `config` against `data`, build the composites and label pairs, evaluate
     every qrels once and set up the simulation: what the kernel reads."""
     qrels = dict(data.qrels)
+    if len(data.runs.names) < 2:  # rank agreement (Kendall's tau) needs two systems
+        raise InputError(f"{len(data.runs.names)} run given: the assessors study compares "
+                         f"the ranking of the runs under each qrels and needs at least 2 runs")
     _check_names(config, qrels)
     ref_name = config.reference
     ref = qrels[ref_name]

@@ -89,6 +89,10 @@ class Urbano2019(Design):
         "1999; :data:`irsim.simulate.margins.CONTINUOUS_SIMIREFF`). The paper fitted all four "
         "(the ``urbano2019`` preset does): without ``bks`` the sign and Wilcoxon tests get up "
         "to .09 more power than the paper on nDCG@20 and AP.", tables="data")
+    fit_cache_verify: int = option(
+        0, "Pairs refitted (margins and copula) to check each model read from ``fit_cache`` "
+        "against the data; a model that differs is refused (the cache trusts its directory: "
+        "its checksum catches damage, not a forgery); 0: none.", tables=False)
 
     def make(self, config: Config, data: Any, *, seed: int, shards: Shards,
              engine: Engine | None = None) -> tuple[UrbanoStudy, UrbanoData]:
@@ -467,7 +471,8 @@ def urbano_data(config: Config, data: Any, seed: int, deltas: tuple[float, ...],
                       "runs": tuple(matrix.systems), "seed": int(seed),
                       "drop_duplicates": bool(config.drop_duplicates),
                       "drop_bottom": float(config.drop_bottom), "cache_dir": design.fit_cache,
-                      "continuous_families": tuple(design.margin_families)})
+                      "continuous_families": tuple(design.margin_families),
+                      "verify": int(design.fit_cache_verify)})
             for metric, cols in parts.items() for cname, matrix in cols]
     from irsim.simulate.designs import PooledMetric
     from irsim.simulate.fit_engine import fit_pair_copula_models
