@@ -8,18 +8,27 @@ with its own ``--temp-dir``, ``--node-ip-address`` and ``--num-cpus``. The clien
 driver, ``ray job submit``) stays in the root namespace and reaches the head over the bridge,
 as a user on another machine of the cluster would.
 
+The driver (``irsim``, any ``ray.init``) must run *on a node* of the cluster: it is the owner
+of the objects it puts (the study's data) and the other nodes fetch them from the address of
+the node it attached to. A driver in the root namespace attaches to the head's raylet (found
+by ``ps``), announces the head's address but listens in the root namespace: some workers never
+get the data and the run hangs. Run it inside a node with :meth:`Cluster.on_node` (``ip netns
+exec``), as one runs ``irsim`` on the head of a real cluster; from outside the cluster use
+``ray job submit`` (HTTP to the head's dashboard), which works from the root namespace.
+
 As a script (root; everything is torn down when it ends)::
 
     # a 3-node cluster until Ctrl-C: prints the address and the client's environment
     sudo python jobs/cluster_harness.py --nodes 3
-    # run one command against it ({address}: HEAD:6379, {dashboard}: http://HEAD:8265)
+    # run one command on the head node ({address}: HEAD:6379, {dashboard}: http://HEAD:8265)
     sudo python jobs/cluster_harness.py --nodes 3 -- \\
         irsim engine=ray engine.address={address} experiment.B=1000
 
 In Python (tests/test_real_cluster.py)::
 
     with Cluster(nodes=3) as c:
-        subprocess.run([..., f"engine.address={c.address}"], env=c.client_env())
+        subprocess.run(c.on_node(["irsim", f"engine.address={c.address}", ...]),
+                       env=c.client_env())
 
 Two traps of a cluster on one machine, both handled here:
 
@@ -115,6 +124,32 @@ def _comm(pid: int) -> str:
         return ""
 
 
+def cleanup_stale() -> list[str]:
+    """Tear down what a harness whose process is gone left behind (it was killed before its
+    tear-down ran): namespaces ``irsim-<pid>-<i>`` of a dead `pid`, the processes in them
+    (that harness's ``ray start`` and descendants), their veths and bridge. Returns the
+    namespaces removed."""
+    r = _ip("netns", "list", check=False)
+    removed = []
+    for line in r.stdout.splitlines():
+        name = line.split()[0] if line.split() else ""
+        parts = name.split("-")
+        if len(parts) != 3 or parts[0] != "irsim" or not parts[1].isdigit():
+            continue
+        if os.path.exists(f"/proc/{parts[1]}"):
+            continue  # its harness is alive
+        for word in _ip("netns", "pids", name, check=False).stdout.split():
+            try:
+                os.kill(int(word), signal.SIGKILL)
+            except OSError:
+                pass
+        _ip("netns", "del", name, check=False)
+        _ip("link", "del", f"irsv{parts[1]}n{parts[2]}", check=False)
+        _ip("link", "del", f"irsb{parts[1]}", check=False)
+        removed.append(name)
+    return removed
+
+
 @dataclass
 class Node:
     """One node: its namespace, address, root-side veth, ``ray start`` process and log."""
@@ -183,7 +218,7 @@ class Cluster:
         self.keep_logs = keep_logs
         self.base = Path(base) if base else Path(tempfile.mkdtemp(prefix="irsc-", dir="/tmp"))
         self.base.mkdir(parents=True, exist_ok=True)
-        tag = f"{os.getpid() % 100000}"
+        tag = str(os.getpid())
         self.bridge = f"irsb{tag}"
         self.token = secrets.token_hex(16) if auth == "token" else None
         node_env = node_env or {}
@@ -208,6 +243,11 @@ class Cluster:
     def dashboard(self) -> str:
         """The head's dashboard and job server (``ray job submit --address``)."""
         return f"http://{self.head_ip}:{DASHBOARD_PORT}"
+
+    def on_node(self, cmd: list[str], index: int = 0) -> list[str]:
+        """`cmd` run inside node `index`'s namespace (default the head): where a driver
+        must run (see the module's docstring)."""
+        return ["ip", "netns", "exec", self.nodes[index].netns, *cmd]
 
     def auth_env(self) -> dict[str, str]:
         """The variables a client needs to be let in (``RAY_AUTH_MODE``, ``RAY_AUTH_TOKEN``)."""
@@ -235,6 +275,7 @@ class Cluster:
         """Make the network, start the head, then the workers; return when every node has
         started (its ``ray start`` printed "Ray runtime started")."""
         atexit.register(self.stop)
+        cleanup_stale()
         try:
             self._make_network()
             self._start_node(self.nodes[0])
@@ -251,6 +292,9 @@ class Cluster:
     def _make_network(self) -> None:
         if _ip("link", "show", self.bridge, check=False).returncode == 0:
             raise RuntimeError(f"bridge {self.bridge} exists already (another harness?)")
+        if f" {self.subnet}.1/" in _ip("-o", "addr", "show", check=False).stdout:
+            raise RuntimeError(f"{self.subnet}.1 is in use on this machine (another harness "
+                               f"running?): choose another subnet")
         self._network = True
         _ip("link", "add", self.bridge, "type", "bridge")
         _ip("addr", "add", f"{self.subnet}.1/24", "dev", self.bridge)
@@ -347,6 +391,27 @@ class Cluster:
         os.kill(pid, signal.SIGKILL)
         return pid
 
+    def restart_node(self, index: int) -> None:
+        """End what is left of worker node `index` (after a fault) and start it again."""
+        if index == 0:
+            raise ValueError("the head cannot be restarted (the cluster would be a new one)")
+        node = self.nodes[index]
+        if node.proc is not None and node.proc.poll() is None:
+            try:
+                os.killpg(node.proc.pid, signal.SIGTERM)
+                node.proc.wait(timeout=STOP_GRACE)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        for pid, start in node.pids():
+            if _start_time(pid) == start:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        node.log.unlink(missing_ok=True)
+        self._start_node(node)
+        self._wait_started(node)
+
     def link(self, index: int, up: bool) -> None:
         """Take node `index`'s link to the bridge down (a partition) or bring it back."""
         _ip("link", "set", self.nodes[index].veth, "up" if up else "down")
@@ -388,9 +453,10 @@ def main(argv: list[str] | None = None) -> int:
         if command:
             cmd = [c.format(address=cluster.address, dashboard=cluster.dashboard)
                    for c in command]
-            return subprocess.run(cmd, env=cluster.client_env()).returncode
+            return subprocess.run(cluster.on_node(cmd), env=cluster.client_env()).returncode
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in cluster.auth_env().items())
-        print(f"export {exports}\n# irsim engine=ray engine.address={cluster.address} ...\n"
+        print(f"# on the head node: ip netns exec {cluster.nodes[0].netns} bash\n"
+              f"export {exports}\n# irsim engine=ray engine.address={cluster.address} ...\n"
               f"# ray job submit --address {cluster.dashboard} -- python jobs/irsim_job.py "
               f"...\n# Ctrl-C ends the cluster", flush=True)
         while True:
