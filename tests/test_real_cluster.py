@@ -43,6 +43,10 @@ NODES = 3
 FAULT_CASE = ["experiment=discpower", "experiment.B=40000", "engine.shard_items=1",
               "engine.shard_replicates=1"]
 
+#: seconds a partition lasts: beyond Ray's health check (5 failed checks 3 s apart), so the
+#: GCS declares the node dead
+PARTITION_SECONDS = 20
+
 BUDGET_RUNS = ("bm25base_p", "bm25tuned_rm3_p", "colbert_rankgpt4", "bm25base_ax_p")
 
 
@@ -279,3 +283,29 @@ def test_driver_killed_and_rerun_resumes(cluster, fault_reference, tmp_path):
     assert run["shards_resumed"] >= 30 and run["shards_computed"] >= 1, run
     assert run["shards_resumed"] + run["shards_computed"] == run["shards"], run
     assert_same_tables(got, fault_reference, "discpower resumed after the driver was killed")
+
+
+def test_partition_of_a_worker_node(cluster, fault_reference, tmp_path):
+    """A worker node's link taken down mid-run for longer than Ray's health check allows
+    (the GCS declares the node dead), then brought back: the run finishes with the tables of
+    engine=local (the node's shards are retried on the others)."""
+    run_dir = tmp_path / "ray"
+    proc = irsim_on_head(cluster, FAULT_CASE, run_dir, wait=False)
+    try:
+        _wait_for_checkpoints(proc, run_dir, 20)
+        cluster.link(2, up=False)
+        t0 = time.monotonic()
+        time.sleep(PARTITION_SECONDS)
+        cluster.link(2, up=True)
+        out, err = proc.communicate(timeout=240)
+    finally:
+        cluster.link(2, up=True)
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        cluster.restart_node(2)
+    print(f"\npartition of {PARTITION_SECONDS} s: the run ended {time.monotonic() - t0:.1f} s "
+          f"after the link went down")
+    assert proc.returncode == 0, err[-3000:]
+    assert "[state-dump]" not in out + err
+    assert_same_tables(tables(run_dir), fault_reference, "discpower with a partition")
