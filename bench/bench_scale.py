@@ -3,6 +3,10 @@ projected to 8, 64 and 512 nodes of 64 cores running the full Urbano 2019 design
 
     nice python bench/bench_scale.py           # ~2 min on 2 cores
     nice python bench/bench_scale.py --quick   # ~1 min: fewer shards, smaller B
+    # on a real cluster (3 network namespaces, `ray start` each: jobs/cluster_harness.py;
+    # the bench runs on its head node, the model checked against a run on that cluster)
+    sudo python jobs/cluster_harness.py --nodes 3 -- \
+        python bench/bench_scale.py --quick --address {address}
 
 **What is measured** (one run, this machine):
 
@@ -245,6 +249,19 @@ def measure_kernel(pool, args) -> tuple[dict, dict, dict]:
 def kernel_time(coef: dict, n: int, units: float, trials: float, B: int = B_FULL) -> float:
     a, u, w, v = coef[n]
     return units * (a + u * B) + trials * (w + v * B)
+
+
+@contextmanager
+def joined_cluster(address: str):
+    """A running cluster (``ray start``), this process its driver (run it on a node of the
+    cluster: jobs/cluster_harness.py runs commands on its head node)."""
+    import ray
+
+    ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
 
 
 @contextmanager
@@ -577,6 +594,9 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer shards, smaller B (~1 min)")
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--nodes", type=int, default=3, help="simulated nodes (1 CPU each)")
+    ap.add_argument("--address", default=None,
+                    help="measure on this running cluster (HEAD:6379; run on one of its nodes) "
+                         "instead of a simulated one")
     ap.add_argument("--shards", type=int, default=None, help="shards per engine run")
     ap.add_argument("--slots", type=int, default=None, help="actor slots of the dispatch run")
     ap.add_argument("--bandwidth", type=float, default=1.25e9,
@@ -673,7 +693,10 @@ def main() -> None:
         del plan
 
         # -- the simulated cluster -------------------------------------------------------
-        with simulated_cluster(args.nodes) as ray:
+        where = (joined_cluster(args.address) if args.address
+                 else simulated_cluster(args.nodes))
+        with where as ray:
+            alive = sum(1 for n in ray.nodes() if n.get("Alive"))
             cpus = int(ray.cluster_resources()["CPU"])
             put_rate = wire_bytes(pool_data) / best(lambda: ray.put(pool_data), 3)
             same = check_real_run(pool_data)
@@ -691,8 +714,10 @@ def main() -> None:
                  "ready": start1["ready"], "data_bytes": data_bytes,
                  "bandwidth": args.bandwidth}
             check = model_check(ray, pool, coef, m, min(2, cpus), q)
-        print(f"\nsimulated cluster: {args.nodes} nodes x 1 CPU (ray.cluster_utils.Cluster, "
-              f"127.0.0.1), {cpus} actors; real UrbanoStudy (B = 200) on it equals "
+        kind = (f"the cluster at {args.address}: {alive} nodes (ray start), {cpus} CPUs"
+                if args.address else f"simulated cluster: {args.nodes} nodes x 1 CPU "
+                f"(ray.cluster_utils.Cluster, 127.0.0.1)")
+        print(f"\n{kind}, {cpus} actors; real UrbanoStudy (B = 200) on it equals "
               f"engine=local: {'yes' if same else 'NO'}")
         create = startn["create"]
         print(f"  actor start (RayPool until every actor answers): 1 actor {start1['ready']:.2f}"

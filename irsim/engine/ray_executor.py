@@ -104,6 +104,61 @@ def _stderr_to_log() -> Iterator[None]:
                 log.info("ray: %s", text)
 
 
+def _first_sentence(message: str, limit: int = 200) -> str:
+    """The first sentence of Ray's first line of `message`, at most `limit` characters.
+
+    Examples
+    --------
+    >>> _first_sentence("Raylet is terminated. Termination is unexpected.\\n  [state-dump] ...")
+    'Raylet is terminated'
+    """
+    line = next((ln.strip() for ln in message.splitlines() if ln.strip()), "")
+    first = line.split(". ", 1)[0].rstrip(".")
+    return first if len(first) <= limit else first[:limit - 3] + "..."
+
+
+class RayEventsToLog:
+    """Ray's cluster events on the driver's console as one irsim warning each.
+
+    Ray's driver prints every error the cluster publishes (a raylet that died, a node marked
+    dead) to stdout, whatever ``log_to_driver`` says, with up to hundreds of lines of the
+    dead raylet's log (``[state-dump]``). While installed, such a message becomes one
+    warning of this module's logger: its first sentence and where Ray's full logs are (each
+    node's ``<temp dir>/session_latest/logs``; the dead raylet's in its ``raylet.out``);
+    the same sentence is said once. Ray's other output (task output, with ``log_to_driver``)
+    is left to Ray. :meth:`restore` puts Ray's printer back.
+    """
+
+    def __init__(self) -> None:
+        import ray._private.worker as ray_worker
+
+        self._module = ray_worker
+        self._original = ray_worker.print_to_stdstream
+        self._seen: set[str] = set()
+        node = getattr(ray_worker, "_global_node", None)
+        try:
+            self.logs = node.get_logs_dir_path() if node is not None else None
+        except Exception:  # noqa: BLE001 - diagnostics only
+            self.logs = None
+        ray_worker.print_to_stdstream = self._print
+
+    def _print(self, data: dict, ignore_prefix: bool) -> None:
+        if data.get("pid") != "raylet":
+            self._original(data, ignore_prefix)
+            return
+        for message in data.get("lines", []):
+            first = _first_sentence(str(message))
+            if first and first not in self._seen:
+                self._seen.add(first)
+                where = (f"{self.logs} on this node, <temp dir>/session_latest/logs on the "
+                         f"others") if self.logs else "each node's session_latest/logs"
+                log.warning("Ray: %s (Ray's full logs: %s)", first, where)
+
+    def restore(self) -> None:
+        if self._module.print_to_stdstream == self._print:
+            self._module.print_to_stdstream = self._original
+
+
 #: The watchdog of a Ray instance irsim starts: it reads ``pid starttime`` lines from its
 #: stdin, a pipe whose write end only the driver holds. EOF means the driver is gone (also
 #: after ``kill -9``); it then gives the listed processes GRACE seconds to exit and SIGKILLs
@@ -329,6 +384,7 @@ class RayPool:
         self.ray = ray
         self.started = False
         self.watchdog: Watchdog | None = None
+        self.events: RayEventsToLog | None = None
         if not ray.is_initialized():
             if not address:
                 loopback_only()  # the instance about to start, and its processes
@@ -351,6 +407,7 @@ class RayPool:
                 raise ConfigError(f"{where}: Ray did not start ({first})") from None
             finally:  # ray.init installs its own SIGTERM handler (sys.exit): keep the host's
                 _restore_signal_handlers(handlers)
+            self.events = RayEventsToLog()
             self.started = not keep_alive
             self.watchdog = None if address else Watchdog(before)
             if keep_alive:
@@ -537,6 +594,9 @@ class RayPool:
             self._kill(a)
         self.actors = []
         if self.started:
+            if self.events is not None:
+                self.events.restore()
+                self.events = None
             self.ray.shutdown()
             self.started = False
             if self.watchdog is not None:
