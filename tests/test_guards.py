@@ -196,3 +196,39 @@ def test_cli_memory_refusals_are_one_line(tmp_path, capsys):
     line = refused(["collection=matrix", f"collection.path={path}",
                     "collection.metric=" + "A" * 100_000], tmp_path, capsys)
     assert "a metric name of 100,000 characters" in line and "m.csv" in line, line
+
+
+# ------------------------------------------------------------ Ray under a memory limit
+def _irsim_under_limit(limit: int, run_dir, *extra: str):
+    import resource
+    import subprocess
+    import sys
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    cmd = [sys.executable, "-m", "irsim", "experiment.B=200", "metrics=[AP]", "quiet=true",
+           f"hydra.run.dir={run_dir}", *extra]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, preexec_fn=cap)
+
+
+@pytest.mark.ray
+def test_ray_under_a_virtual_memory_limit(tmp_path):
+    """`ulimit -v 8 GiB`: Ray's default object store (30% of the memory) cannot be mapped and
+    Ray used to die without a word; irsim caps the store to fit and the run gives the tables
+    of engine=local. Below 2 GiB: one line naming the limit and the fix, exit 2."""
+    import pyarrow.parquet as pq
+
+    r = _irsim_under_limit(8 * 2**30, tmp_path / "ray", "engine=ray", "engine.workers=2")
+    assert r.returncode == 0, (r.stdout + r.stderr)[-2000:]
+    assert "object store is capped" in r.stdout + r.stderr
+    local = _irsim_under_limit(8 * 2**30, tmp_path / "local", "engine=local")
+    assert local.returncode == 0, local.stderr[-2000:]
+    for name in ("asl", "discpower"):
+        got = pq.read_table(tmp_path / "ray" / "results" / f"{name}.parquet")
+        assert got.equals(pq.read_table(tmp_path / "local" / "results" / f"{name}.parquet"))
+    small = _irsim_under_limit(2**30, tmp_path / "small", "engine=ray")
+    assert small.returncode == 2
+    err = [ln for ln in small.stderr.splitlines() if ln.strip()]
+    assert len(err) == 1 and "virtual-memory limit of 1.00 GiB" in err[0], small.stderr
+    assert "engine=local" in err[0]

@@ -341,6 +341,41 @@ def _restore_signal_handlers(handlers: dict[int, Any] | None) -> None:
         if handler is not None:
             signal.signal(sig, handler)
 
+#: The smallest virtual-memory limit (``ulimit -v``) under which a local Ray instance starts
+#: (its processes reserve address space beyond the object store).
+MIN_ADDRESS_SPACE = 2 * 2**30
+
+
+def object_store_for_limit() -> int | None:
+    """Ray's object store for a local instance under a virtual-memory limit
+    (``RLIMIT_AS``, ``ulimit -v``): None without a limit (Ray's default, 30% of the
+    memory, whose mapping alone exceeds a limit of a few GiB: Ray would die without a
+    word); an eighth of the limit otherwise, which leaves Ray's processes their address
+    space. A limit below :data:`MIN_ADDRESS_SPACE` is refused in one line.
+
+    Examples
+    --------
+    >>> import resource
+    >>> resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY or \
+    ...     object_store_for_limit() is None
+    True
+    """
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if soft == resource.RLIM_INFINITY:
+        return None
+    if soft < MIN_ADDRESS_SPACE:
+        raise ConfigError(f"a virtual-memory limit of {soft / 2**30:.2f} GiB (ulimit -v) is "
+                          f"too small for a local Ray instance (at least "
+                          f"{MIN_ADDRESS_SPACE / 2**30:.0f} GiB): raise it (ulimit -v "
+                          f"unlimited) or run with engine=local")
+    store = max(80 * 2**20, soft // 8)
+    log.warning("a virtual-memory limit of %.1f GiB (ulimit -v): Ray's object store is "
+                "capped at %.2f GiB", soft / 2**30, store / 2**30)
+    return int(store)
+
+
 class RayPool:
     """A pool of shard-running actors on a (started or joined) Ray cluster.
 
@@ -396,6 +431,9 @@ class RayPool:
                 kwargs["address"] = "local"
                 kwargs["num_cpus"] = num_cpus
                 kwargs["_node_ip_address"] = "127.0.0.1"
+                store = object_store_for_limit()
+                if store is not None:
+                    kwargs["object_store_memory"] = store
             before = Watchdog.children() if not address else set()
             handlers = _signal_handlers()
             try:
