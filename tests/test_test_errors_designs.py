@@ -57,7 +57,7 @@ def test_each_design_holds_only_its_own_fields():
     own = {name: {f.name for f in dataclasses.fields(cls)} for name, cls in DESIGNS.items()}
     assert own == {"shift": {"name", "margin", "dependence"},
                    "urbano2019": {"name", "power_trials", "fit_cache", "fit_threads",
-                                  "margin_families"}}
+                                  "margin_families", "fit_cache_verify"}}
     shared = {f.name for f in dataclasses.fields(Config)}
     assert not shared & (own["shift"] | own["urbano2019"]) - {"name"}
     assert Config().design == Shift() and Config(design="urbano2019").design == Urbano2019()
@@ -181,7 +181,7 @@ def test_a_key_of_the_other_design_is_refused_in_python():
         Shift(power_trials=3)  # a dataclass: the other design's field is no keyword of it
     with pytest.raises(ConfigError, match=r"unknown parameter of design 'urbano2019' 'margin' "
                                           r"\(did you mean 'margin_families'\?\); valid: "
-                                          r"fit_cache, fit_threads, margin_families, "
+                                          r"fit_cache, fit_cache_verify, fit_threads, margin_families, "
                                           r"power_trials$"):
         irsim.test_errors(df, metric="AP", design={"name": "urbano2019", "margin": "kernel"})
 

@@ -264,7 +264,7 @@ def make(config: Config, data: Any, *, seed: int, shards: Shards, engine: Engine
     True
     >>> Config(design="urbano2019").design  # doctest: +NORMALIZE_WHITESPACE
     Urbano2019(name='urbano2019', power_trials=0, fit_cache=None, fit_threads=1,
-               fit_cache_verify=0)
+               margin_families=['truncnorm', 'beta', 'kernel'], fit_cache_verify=0)
     >>> Config(design=Shift(margin="kernel")).design.margin
     'kernel'
     """
