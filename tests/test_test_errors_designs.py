@@ -181,8 +181,8 @@ def test_a_key_of_the_other_design_is_refused_in_python():
         Shift(power_trials=3)  # a dataclass: the other design's field is no keyword of it
     with pytest.raises(ConfigError, match=r"unknown parameter of design 'urbano2019' 'margin' "
                                           r"\(did you mean 'margin_families'\?\); valid: "
-                                          r"fit_cache, fit_cache_verify, fit_threads, margin_families, "
-                                          r"power_trials$"):
+                                          r"fit_cache, fit_cache_verify, fit_threads, "
+                                          r"margin_families, power_trials$"):
         irsim.test_errors(df, metric="AP", design={"name": "urbano2019", "margin": "kernel"})
 
 
