@@ -10,13 +10,16 @@ the budget, at least 2 per stratum) and then the Neyman allocation of the whole 
 from the pilot's residual standard deviations take the smallest keys of each stratum.
 
 Every sum over a sample is one matrix product of the 0/1 selection of a block of
-:data:`KEY_BLOCK` trials with the units' values (per group of units, a batched product over
-groups padded to the largest: strata, topics). Blocks are aligned on the trial index and
-always computed whole, so every product has the same shape whatever the shard: the tables
-are bit-identical on one machine for any shard size or executor; across CPUs floats may
-differ in their last bits, and every decision on them (coverage, ties of the ranking,
-rejections) follows the tie rule (:mod:`irsim.stats.ties`). Items are the systems and then
-every pair of systems (the difference a - b, a < b).
+:data:`KEY_BLOCK` trials with the units' values (:class:`Groups`: one product per stratum,
+the units sorted by stratum once; the per-topic sums of the judgments unit's decisions are
+the systems' only, the pairs' variances following from the systems' covariance matrices
+over topics). Blocks are aligned on the trial index and always computed whole, so every
+product has the same shape whatever the shard: the tables are bit-identical on one machine
+for any shard size or executor; across BLAS kernels floats may differ in their last bits
+(the golden tables' tolerance), and every decision on them (coverage, ties of the ranking,
+zero variances and the tuned weights they decide, rejections) follows the tie rule
+(:mod:`irsim.stats.ties`). Items are the systems and then every pair of systems (the
+difference a - b, a < b).
 """
 
 from __future__ import annotations
@@ -46,8 +49,6 @@ STREAM = "budget/keys"
 #: Trials per block of the keys' random stream (fixed: the keys do not depend on the
 #: shard size).
 KEY_BLOCK = 50
-#: Bound on trials x strata of one batch of stratified products (memory).
-STRATA_BATCH = 512
 
 
 @dataclass(frozen=True)
