@@ -356,8 +356,8 @@ def object_store_for_limit() -> int | None:
     Examples
     --------
     >>> import resource
-    >>> resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY or \
-    ...     object_store_for_limit() is None
+    >>> unlimited = resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY
+    >>> object_store_for_limit() is None or not unlimited
     True
     """
     import resource
