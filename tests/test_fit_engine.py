@@ -211,7 +211,9 @@ def test_the_cache_skips_fitting(tmp_path, serial):
 
 #: The small urbano2019 study of these tests (parameters of test_errors' Config): the preset
 #: ``experiment=urbano2019``'s values, with fewer sizes, deltas, trials and tests.
-STUDY = dict(design=Urbano2019(power_trials=250, fit_threads=2), sizes=[10], deltas=[0.05],
+STUDY = dict(design=Urbano2019(power_trials=250, fit_threads=2,
+                               margin_families=["truncnorm", "beta", "kernel", "bks"]),
+             sizes=[10], deltas=[0.05],
              trials=250, B=50, tests=["t", "sign"], alpha=[0.05], drop_bottom=0.1,
              drop_duplicates=True, wilcoxon_method="r", sign_threshold=0.01,
              bootstrap_statistic="mean", alternatives=["two-sided", "greater"])
