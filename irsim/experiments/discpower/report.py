@@ -365,7 +365,8 @@ def pvalue_matrices(asl: pa.Table, out_dir: str | Path) -> list[Path]:
         if len(tests) < 2:
             continue
         k = len(tests)
-        fig = Figure(figsize=(2.1 * k + 0.6, 2.1 * k + 0.4), dpi=110)
+        side = min(2.1 * k + 0.6, 16.0)  # at most 1760 px at 110 dpi
+        fig = Figure(figsize=(side, side + 0.3), dpi=110)
         axes = np.asarray(fig.subplots(k, k, squeeze=False))
         for i, ti in enumerate(tests):
             for j, tj in enumerate(tests):
@@ -400,6 +401,6 @@ def pvalue_matrices(asl: pa.Table, out_dir: str | Path) -> list[Path]:
                     ax.set_ylabel(ti.replace("_", " "), fontsize=8)
                 ax.tick_params(labelsize=8)
         fig.suptitle(f"p-values of every system pair by test: {metric}", fontsize=10)
-        fig.tight_layout()
+        fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / (side + 0.3)))
         paths.append(save_figure(fig, Path(out_dir) / f"pvalues_{safe_name(str(metric))}.png"))
     return paths

@@ -78,7 +78,7 @@ def error_rate_plots(errors: pa.Table, extrapolation: pa.Table | None, out_dir: 
         panels = [(c, kind) for c in conds for kind in ("absolute", "relative")]
         ncols = 2
         nrows = len(conds)
-        height = 3.6 * nrows + 1.0  # + the legends under the bottom row
+        height = 3.6 * nrows + 1.3  # + the legends under the bottom row
         fig = Figure(figsize=(11, height), dpi=100)
         axes = np.atleast_2d(fig.subplots(nrows, ncols, squeeze=False))
         for ax, ((test, lo, hi), kind) in zip(axes.ravel(), panels, strict=True):
@@ -124,7 +124,7 @@ def error_rate_plots(errors: pa.Table, extrapolation: pa.Table | None, out_dir: 
             if seen:
                 axes[-1, col].legend(list(seen.values()), list(seen), fontsize=8,
                                      title="|d| on first set", title_fontsize=8,
-                                     ncol=min(len(seen), 6), loc="upper center",
+                                     ncol=min(len(seen), 4), loc="upper center",
                                      bbox_to_anchor=(0.5, -0.2), frameon=False)
         fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / height))
         paths.append(save_figure(
