@@ -725,27 +725,37 @@ def pooled_kappa_ci(counts: ArrayLike, weights: str | None = None, *,
     >>> bool(np.isclose(ci.mean, cohen_kappa(a, b))), ci.topics
     (True, 4)
     """
-    from irsim.sampling.topics import bootstrap_counts
-    from irsim.stats._validation import check_confidence_level, check_int
-
     c = np.asarray(counts)
     if c.ndim != 3 or c.shape[1] != c.shape[2]:
         raise InputError(f"counts must be (topics, L, L) confusion matrices, got {c.shape}")
+    return _pooled_ci(c, lambda m: kappa_from_confusion(m, weights), confidence_level, B,
+                      seed, study, key)
+
+
+def _pooled_ci(c: np.ndarray, statistic, confidence_level: float, B: int, seed: int,
+               study: str, key: Sequence[int]) -> AgreementCI:
+    """`statistic` of the confusion matrices `c` (topics, L, L) summed over the topics, with
+    the percentile interval of its bootstrap over topics: each resample's pooled matrix is
+    ``sum_t c_bt * C_t``, all resamples as one integer-valued product (exact in float64);
+    resamples whose statistic is undefined are left out of the percentiles."""
+    from irsim.sampling.topics import bootstrap_counts
+    from irsim.stats._validation import check_confidence_level, check_int
+
     T, L = c.shape[0], c.shape[1]
     if T < 2:
         raise InputError(f"a bootstrap over topics needs at least 2 topics, got {T}")
     level = check_confidence_level(confidence_level)
     B = check_int("B", B, minimum=1)
-    kappa = float(kappa_from_confusion(c.sum(axis=0), weights))
+    value = float(statistic(c.sum(axis=0).astype(np.float64)))
     draws = bootstrap_counts(seed, study, T, 0, B, key=tuple(key))  # (B, T)
     pooled = (draws @ c.reshape(T, L * L).astype(np.float64)).reshape(B, L, L)
-    star = kappa_from_confusion(pooled, weights)
+    star = statistic(pooled)
     star = star[~np.isnan(star)]
     if len(star) == 0:
-        return AgreementCI(kappa, float("nan"), float("nan"), T, level)
-    alpha = (1.0 - level) / 2.0
-    low, high = np.quantile(star, [alpha, 1.0 - alpha])
-    return AgreementCI(kappa, float(low), float(high), T, level)
+        return AgreementCI(value, float("nan"), float("nan"), T, level)
+    tail = (1.0 - level) / 2.0
+    low, high = np.quantile(star, [tail, 1.0 - tail])
+    return AgreementCI(value, float(low), float(high), T, level)
 
 
 def pooled_alpha_ci(counts: ArrayLike, values: ArrayLike, level: str = "ordinal", *,
@@ -789,9 +799,6 @@ def pooled_alpha_ci(counts: ArrayLike, values: ArrayLike, level: str = "ordinal"
     >>> bool(np.isclose(ci.mean, krippendorff_alpha(np.c_[a, b], "ordinal"))), ci.topics
     (True, 4)
     """
-    from irsim.sampling.topics import bootstrap_counts
-    from irsim.stats._validation import check_confidence_level, check_int
-
     c = np.asarray(counts)
     v = np.asarray(values, dtype=np.float64)
     if c.ndim != 3 or c.shape[1] != c.shape[2] or c.shape[1] != len(v):
@@ -799,19 +806,7 @@ def pooled_alpha_ci(counts: ArrayLike, values: ArrayLike, level: str = "ordinal"
                          f"values, got {c.shape}")
     if level not in ALPHA_LEVELS:
         raise ConfigError(f"level must be one of {list(ALPHA_LEVELS)}, got {level!r}")
-    T, L = c.shape[0], c.shape[1]
-    if T < 2:
-        raise InputError(f"a bootstrap over topics needs at least 2 topics, got {T}")
-    conf = check_confidence_level(confidence_level)
-    B = check_int("B", B, minimum=1)
-    total = c.sum(axis=0).astype(np.float64)
-    alpha = float(_alpha_from_coincidences(total + total.T, v, level))
-    draws = bootstrap_counts(seed, study, T, 0, B, key=tuple(key))  # (B, T)
-    pooled = (draws @ c.reshape(T, L * L).astype(np.float64)).reshape(B, L, L)
-    star = _alpha_from_coincidences(pooled + pooled.transpose(0, 2, 1), v, level)
-    star = star[~np.isnan(star)]
-    if len(star) == 0:
-        return AgreementCI(alpha, float("nan"), float("nan"), T, conf)
-    tail = (1.0 - conf) / 2.0
-    low, high = np.quantile(star, [tail, 1.0 - tail])
-    return AgreementCI(alpha, float(low), float(high), T, conf)
+    # two raters: the coincidence matrix is C + C^T
+    return _pooled_ci(c, lambda m: _alpha_from_coincidences(m + np.swapaxes(m, -1, -2), v,
+                                                             level),
+                      confidence_level, B, seed, study, key)
