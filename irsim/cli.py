@@ -13,6 +13,7 @@ import logging
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import hydra
@@ -26,10 +27,21 @@ __all__ = ["main"]
 
 log = logging.getLogger("irsim")
 
-#: ``--force``: recompute a run directory that already holds this run's finished results.
-_FORCE = False
-#: The sweep directory of the multirun under way (set by its jobs; named when it ends).
-_SWEEP: Path | None = None
+
+
+@dataclass
+class _Invocation:
+    """What one ``irsim`` command line tells Hydra's entry point beside its config (Hydra's
+    ``@hydra.main`` function takes no arguments, so the one invocation under way is held
+    here, reset by :func:`main` for each call)."""
+
+    #: ``--force``: recompute a run directory that already holds this run's results.
+    force: bool = False
+    #: The sweep directory of the multirun under way (set by its jobs; named when it ends).
+    sweep: Path | None = None
+
+
+_STATE = _Invocation()
 
 SUBCOMMANDS = {
     "show": "every parameter of an experiment or preset with its default, type and meaning: "
@@ -164,14 +176,13 @@ def _hydra_entry(cfg: DictConfig) -> None:
                 handler.setLevel(logging.WARNING)
     multirun = hc.mode == RunMode.MULTIRUN
     if multirun:
-        global _SWEEP
-        _SWEEP = Path(hc.sweep.dir).absolute()
+        _STATE.sweep = Path(hc.sweep.dir).absolute()
     try:
         if cfg.get("command", "run") == "evaluate":
             evaluate_command(cfg, run_dir)
         else:
             # the jobs of a multirun share one Ray instance instead of starting one each
-            tables = run(cfg, run_dir, keep_ray=multirun, force=_FORCE)
+            tables = run(cfg, run_dir, keep_ray=multirun, force=_STATE.force)
             _print_headline(cfg.experiment.name, tables)
     except IrsimError as err:
         _discard_fresh_run_dir(run_dir)
@@ -278,367 +289,6 @@ def _ray_error(err: BaseException, cfg: DictConfig) -> str | None:
     return None
 
 
-def _config_names(group: str) -> list[str]:
-    import importlib.resources as resources
-
-    if group == "engine":  # typed: irsim.engine.config
-        from irsim.engine.config import ENGINES
-
-        return sorted(ENGINES)
-    root = resources.files("irsim.conf") / group
-    names = {e.name[:-5] for e in root.iterdir() if e.name.endswith(".yaml")}
-    if group == "experiment":  # experiments are structured configs; presets are YAML
-        from irsim.experiments import names as study_names
-
-        names |= set(study_names())
-    return sorted(names)
-
-
-def _stored_group(path: str) -> list[str] | None:
-    """The options of the config group `path` that a study stores in Hydra's ConfigStore
-    (``experiment/design``: test_errors' designs, :func:`irsim.conf.store`), None when
-    `path` is not such a group."""
-    from hydra.core.config_store import ConfigStore
-
-    from irsim.conf import register
-
-    if "/" not in path or not path.startswith("experiment/"):
-        return None
-    register()
-    node: object = ConfigStore.instance().repo
-    for part in path.split("/"):
-        node = node.get(part) if isinstance(node, dict) else None
-    if not isinstance(node, dict):
-        return None
-    return sorted(name.removesuffix(".yaml") for name in node)
-
-
-def _precheck_one(overrides: list[str]) -> DictConfig:
-    """Compose the config of one run (a single run, or one job of a sweep) before Hydra
-    does, so that a bad override gives one line and exit code 2 (Hydra would print several
-    lines and exit 1); interpolations are resolved too (``${oc.env:X}`` of an unset
-    variable, an unknown resolver)."""
-    from hydra.errors import HydraException
-    from omegaconf.errors import OmegaConfBaseException
-
-    from irsim.conf import choice_error
-    from irsim.errors import unknown_name
-
-    plain = [a for a in overrides if not a.lstrip("+~").startswith(("hydra.", "hydra/"))]
-    hydra_args = [a for a in overrides if a not in plain]
-    for arg in plain:
-        key, sep, value = arg.partition("=")
-        group = key.lstrip("+~")
-        if sep and group in ("collection", "experiment", "engine"):
-            names = _config_names(group)
-            if value not in names:
-                _fail(unknown_name(group, value, names))
-        options = _stored_group(group.replace(".", "/")) if sep else None
-        if options is not None and "/" in group:  # a study's config group: experiment/design
-            if value not in options:
-                _fail(unknown_name(group, value, options))
-        elif options is not None:  # experiment.design=x: the group's old spelling, a key
-            head, _, field = group.rpartition(".")
-            _fail(f"config: {group}={value}: {field} is a config group: select it with "
-                  f"{head}/{field}={value} (its own parameters: {group}.<key>)")
-    try:
-        from irsim.runner import compose_config
-
-        cfg = compose_config(plain)
-        if hydra_args:  # Hydra's own keys: checked too (Hydra would print a traceback)
-            compose_config([*plain, *hydra_args], hydra=True)
-    except (HydraException, OmegaConfBaseException, ValueError) as err:
-        lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()] or [str(err)]
-        message = lines[0]
-        if message.startswith("Could not override") and len(lines) > 1:
-            key = message.split("'")[1] if "'" in message else "?"
-            _fail(_unknown_key(plain, key))
-        cause = err.__cause__
-        if message.startswith("Error parsing override") and any(c in message for c in "()"):
-            _, _, bad = message.partition("'")
-            key = bad.partition("=")[0] or "key"
-            _fail(f"config: {message}: quote a value with parentheses, e.g. "
-                  f"'{key}=\"AP(rel=2)\"' (in a list: '{key}=[\"AP(rel=2)\"]')")
-        choice = choice_error(cause)
-        if choice is not None:
-            _fail(choice)
-        if message.startswith("Error merging override") and cause is not None:
-            arg = message.removeprefix("Error merging override").strip()
-            first = str(cause).splitlines()[0].strip()
-            message = f"{arg.partition('=')[0]}: {first}"
-        _fail(f"config: {message}")
-    _check_composed(cfg, plain)
-    return cfg
-
-
-def _check_composed(cfg: DictConfig, plain: list[str]) -> None:
-    """The checks of a composed config: the seed, keys added with ``+``, interpolations."""
-    from omegaconf.errors import OmegaConfBaseException
-
-    from irsim.runner import check_keys, check_seed
-
-    try:
-        check_seed(cfg.get("seed"))
-        check_keys(cfg)  # a key added with +: refused by OmegaConf (irsim.conf.check_keys)
-    except IrsimError as err:
-        _fail(err)
-    except OmegaConfBaseException:
-        pass  # an interpolation that does not resolve: said below
-    if not any("${hydra:" in a for a in plain):  # Hydra's resolver: set when it runs
-        from omegaconf import OmegaConf
-
-        try:
-            OmegaConf.to_container(cfg, resolve=True)
-        except OmegaConfBaseException as err:
-            first = ([ln.strip() for ln in str(err).splitlines() if ln.strip()] or
-                     [type(err).__name__])[0]
-            key = getattr(err, "full_key", None)
-            _fail(f"config: {key + ': ' if key else ''}cannot resolve an interpolation "
-                  f"({first})")
-
-
-def _precheck(overrides: list[str]) -> list[list[str]] | None:
-    """Check a command line's overrides before Hydra runs anything (:func:`_precheck_one`);
-    for a sweep (``-m``), the overrides of its jobs, enough of them that every swept value
-    is composed once (a bad value in any job is one line and exit code 2, before Hydra
-    writes ``multirun.yaml``). Returns the jobs checked (one for a single run), or None
-    when the command line holds other Hydra flags or another sweeper (Hydra checks it)."""
-    multirun = any(a in ("-m", "--multirun") for a in overrides)
-    args = [a for a in overrides if a not in ("-m", "--multirun")]
-    if any(a.startswith("-") for a in args):
-        return None  # Hydra flags: Hydra validates the jobs itself
-    if not multirun:
-        _precheck_one(args)
-        return [args]
-    if any(a.lstrip("+~").startswith(("hydra/sweeper", "hydra/launcher")) for a in args):
-        return None  # another sweeper's syntax
-    jobs = _sweep_jobs(args)
-    first = _precheck_one(jobs[0])
-    for job in jobs[1:]:
-        changed = [o for o in job if o not in jobs[0]]
-        if not _set_values(first, changed, job):  # a group or a new key: composed
-            _precheck_one(job)
-    return jobs
-
-
-def _set_values(cfg: DictConfig, changed: list[str], job: list[str]) -> bool:
-    """Check a sweep job that differs from the composed `cfg` only in values of existing
-    keys, by setting them on a copy of `cfg` (the typed nodes convert or refuse each value,
-    as Hydra's compose would, at a fraction of its cost); False when a change is not such a
-    value (a config group, ``+``/``~`` keys, ``hydra.*``): the job is composed instead."""
-    import copy
-
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-    from hydra.errors import HydraException
-    from omegaconf import OmegaConf
-    from omegaconf.errors import OmegaConfBaseException
-
-    parsed = []
-    for item in changed:
-        if item.startswith(("+", "~")) or item.startswith(("hydra.", "hydra/")):
-            return False
-        try:
-            override = OverridesParser.create().parse_override(item)
-        except HydraException:
-            return False
-        key = override.key_or_group
-        if "/" in key or not _is_value(cfg, key):
-            return False  # a config group, a mapping or a new key: composed
-        parsed.append((key, override.value()))
-    copy_ = copy.deepcopy(cfg)
-    for key, value in parsed:
-        try:
-            OmegaConf.update(copy_, key, value, merge=False)
-        except OmegaConfBaseException as err:
-            first = ([ln.strip() for ln in str(err).splitlines() if ln.strip()] or
-                     [type(err).__name__])[0]
-            _fail(f"config: {key}: {first}")
-    _check_composed(copy_, [a for a in job if not a.startswith(("hydra.", "hydra/"))])
-    return True
-
-
-def _sweep_jobs(args: list[str]) -> list[list[str]]:
-    """The jobs of a sweep (Hydra's basic sweeper) that together hold every swept value
-    (the first job, then each job with a value not seen yet: at most one job per value);
-    a sweep that does not parse is one line (exit code 2).
-
-    Examples
-    --------
-    >>> _sweep_jobs(["experiment.B=100,200", "seed=1,2,3"])  # doctest: +NORMALIZE_WHITESPACE
-    [['experiment.B=100', 'seed=1'], ['experiment.B=100', 'seed=2'],
-     ['experiment.B=100', 'seed=3'], ['experiment.B=200', 'seed=1']]
-    """
-    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-    from hydra.errors import HydraException
-
-    try:
-        parsed = OverridesParser.create().parse_overrides(args)
-        batches = BasicSweeper.split_arguments(parsed, None)
-    except HydraException as err:
-        lines = [ln.strip() for ln in str(err).splitlines()
-                 if ln.strip() and not ln.strip().startswith("See https")]
-        detail = lines[1] if len(lines) > 1 else ""
-        detail = detail.split(": ", 1)[-1] if detail.startswith("ValueError") else detail
-        _fail(f"config: {lines[0] if lines else err}" + (f": {detail}" if detail else ""))
-    seen: set[str] = set()
-    jobs = []
-    for batch in batches:
-        for job in batch:
-            if not jobs or set(job) - seen:
-                jobs.append(list(job))
-                seen |= set(job)
-    return jobs
-
-
-def _is_value(cfg: DictConfig, key: str) -> bool:
-    """Whether `key` names an existing value (not a mapping) of `cfg`."""
-    from omegaconf import OmegaConf
-
-    head, _, last = key.rpartition(".")
-    try:
-        parent = OmegaConf.select(cfg, head, throw_on_missing=False) if head else cfg
-        if not OmegaConf.is_dict(parent) or last not in parent:
-            return False
-        return not OmegaConf.is_dict(parent._get_node(last))
-    except Exception:  # noqa: BLE001 - anything unusual: composed instead
-        return False
-
-
-def _explicit_run_dir(argv: list[str]) -> Path | None:
-    """The ``hydra.run.dir=...`` of a single run's command line (None: Hydra's default, an
-    interpolation, or a sweep)."""
-    if any(a in ("-m", "--multirun") for a in argv):
-        return None
-    for arg in reversed(argv):
-        key, sep, value = arg.partition("=")
-        if sep and key.lstrip("+~") == "hydra.run.dir":
-            value = value.strip()
-            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-                value = value[1:-1]
-            return None if (not value or "${" in value) else Path(value)
-    return None
-
-
-def _explicit_sweep_dir(argv: list[str]) -> Path | None:
-    """The ``hydra.sweep.dir=...`` of a sweep's command line (None: not a sweep, Hydra's
-    default, or an interpolation)."""
-    if not any(a in ("-m", "--multirun") for a in argv):
-        return None
-    for arg in reversed(argv):
-        key, sep, value = arg.partition("=")
-        if sep and key.lstrip("+~") == "hydra.sweep.dir":
-            value = value.strip()
-            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-                value = value[1:-1]
-            return None if (not value or "${" in value) else Path(value)
-    return None
-
-
-def _dir_value(argv: list[str], key: str) -> str | None:
-    """The value of the last ``key=...`` override of `argv` (quotes removed), else None."""
-    for arg in reversed(argv):
-        name, sep, value = arg.partition("=")
-        if sep and name.lstrip("+~") == key:
-            value = value.strip()
-            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-                value = value[1:-1]
-            return value
-    return None
-
-
-def _override(key: str, path: Path) -> str:
-    """``key=<path>`` as a Hydra override (quoted when the path holds Hydra's syntax)."""
-    import re
-
-    text = str(path)
-    if re.fullmatch(r"[\w./\-:~+@%]+", text):
-        return f"{key}={text}"
-    return f"{key}='" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def _own_directory(stack: ExitStack, argv: list[str], job: list[str]) -> list[str]:
-    """The command line with the run (or sweep) directory made explicit, before Hydra
-    resolves it: Hydra's default (``outputs/<date>/<time>``, ``outputs/multirun/...``) is
-    resolved here and, when a run or sweep of the same second already has it, the next free
-    ``<time>-1``, ``<time>-2``... is taken; it is locked at once (held in `stack`) so that
-    two sweeps started in the same second never share a directory (the second would
-    overwrite the first's ``multirun.yaml`` and job configs). A directory given by an
-    interpolation is resolved here too (then locked and checked as an explicit one).
-    `job`: the overrides of one job (composed to resolve the directory)."""
-    from irsim.engine.checkpoint import run_dir_lock
-    from irsim.runner import check_path_length, compose_config
-
-    sweep = any(a in ("-m", "--multirun") for a in argv)
-    key = "hydra.sweep.dir" if sweep else "hydra.run.dir"
-    given = _dir_value(argv, key)
-    if given is not None and "${" not in given:
-        return argv  # explicit: locked and checked by the caller
-    try:
-        node = compose_config(job, hydra=True).hydra
-        base = Path(str(node.sweep.dir if sweep else node.run.dir))
-    except Exception:  # noqa: BLE001 - Hydra resolves (and reports) it itself
-        return argv
-    argv = [a for a in argv if a.partition("=")[0].lstrip("+~") != key]
-    if given is not None:  # an interpolation, resolved once: then an explicit directory
-        return [*argv, _override(key, base)]
-    try:
-        check_path_length(base, key)
-    except IrsimError as err:
-        _fail(err)
-    for n in range(1000):
-        here = base if n == 0 else base.with_name(f"{base.name}-{n}")
-        if here.is_symlink() or (here.exists() and (not here.is_dir() or any(here.iterdir()))):
-            continue  # another run's or sweep's, or not a directory
-        held = ExitStack()
-        try:
-            held.enter_context(run_dir_lock(here))
-        except IrsimError:
-            continue  # another irsim holds it this very moment
-        if any(here.iterdir()):
-            held.close()
-            continue
-        stack.enter_context(held)
-        return [*argv, _override(key, here)]
-    _fail(f"{base}: no free directory beside it (tried {base.name}-1 to {base.name}-999): "
-          f"give {key}")
-    return argv
-
-
-def _lock_sweep_dir(stack: ExitStack, sweep: Path, argv: list[str]) -> None:
-    """Hold the sweep directory for the whole sweep, before Hydra writes into it: a second
-    sweep there (running, or with other overrides) is refused with one line."""
-    from irsim.collect import check_sweep_dir, sweep_task
-    from irsim.engine.checkpoint import run_dir_lock
-    from irsim.runner import check_path_length
-
-    try:
-        check_path_length(sweep, "hydra.sweep.dir")
-        stack.enter_context(run_dir_lock(sweep))
-    except IrsimError as err:
-        if "in use" not in str(err):
-            _fail(err)
-        _fail(f"{sweep}: sweep directory in use by another irsim sweep (wait for it or choose "
-              f"another hydra.sweep.dir)")
-    try:
-        check_sweep_dir(sweep, sweep_task(argv))
-    except IrsimError as err:
-        _fail(err)
-
-
-def _unknown_key(overrides: list[str], key: str) -> str:
-    """Hydra refused to set `key`, which its typed node does not declare: the message of
-    :func:`irsim.conf.unknown_key` on the config composed without it."""
-    from irsim.conf import unknown_key
-    from irsim.runner import compose_config
-
-    rest = [a for a in overrides if a.lstrip("+~").partition("=")[0] != key]
-    try:
-        return str(unknown_key(compose_config(rest), key))
-    except Exception:  # noqa: BLE001 - the rest does not compose either: the key alone
-        return f"config: unknown config key {key!r}"
-
-
 @contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
     """Within the block, SIGTERM (``kill``, a scheduler's time limit) ends irsim as Ctrl-C
@@ -671,10 +321,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _main(argv: list[str] | None) -> None:
-    global _FORCE, _SWEEP
-    _SWEEP = None
     argv = list(sys.argv[1:] if argv is None else argv)
-    _FORCE = "--force" in argv
+    _STATE.force, _STATE.sweep = "--force" in argv, None
     argv = [a for a in argv if a != "--force"]
     prog = "irsim"
     if argv and argv[0] in SUBCOMMANDS:
@@ -727,37 +375,45 @@ def _main(argv: list[str] | None) -> None:
 
         argv = promote_overrides(argv)  # experiment.alpha=0.05: a list of one (typed lists)
     try:
-        jobs = None if informational else _precheck(argv)
-        from irsim.conf import register
-
-        register()
-        with ExitStack() as stack:
-            if jobs:  # Hydra's default directory, or one given by an interpolation
-                argv = _own_directory(stack, argv, jobs[0])
-            sys.argv = [prog, *argv]
-            explicit = None if informational else _explicit_run_dir(argv)
-            sweep = None if informational else _explicit_sweep_dir(argv)
-            if sweep is not None:
-                _lock_sweep_dir(stack, sweep, argv)
-            if explicit is not None:
-                from irsim.engine.checkpoint import run_dir_lock
-                from irsim.rundir import check_claimable, check_writable
-                from irsim.runner import check_run_dir
-
-                # taken before Hydra writes .hydra/ into the directory, so that a second run
-                # into a busy directory (or a run into a foreign one) changes nothing there
-                try:
-                    check_run_dir(explicit)  # a file, a dangling symlink
-                    stack.enter_context(run_dir_lock(explicit))
-                    check_claimable(explicit)  # a foreign directory: refused, unchanged
-                    check_writable(explicit)  # before Hydra and before any computation
-                except IrsimError as err:
-                    _fail(err)
-            _hydra_entry()
-        if _SWEEP is not None:  # a multirun's end: its folder and what reads it
-            print("\n".join(sweep_lines(_SWEEP)), file=sys.stderr)
+        _run_hydra(argv, prog, informational)
+    except IrsimError as err:
+        _fail(err)
     except KeyboardInterrupt:
         _fail("interrupted")
+
+
+def _run_hydra(argv: list[str], prog: str, informational: bool) -> None:
+    """Check the overrides (:mod:`irsim.overrides`), make the run or sweep directory explicit
+    and lock it (:mod:`irsim.dirs`), then run Hydra's entry point; a multirun ends by naming
+    its folder and the commands that read it."""
+    from irsim.conf import register
+    from irsim.dirs import explicit_run_dir, explicit_sweep_dir, lock_sweep_dir, own_directory
+    from irsim.overrides import precheck
+
+    jobs = None if informational else precheck(argv)
+    register()
+    with ExitStack() as stack:
+        if jobs:  # Hydra's default directory, or one given by an interpolation
+            argv = own_directory(stack, argv, jobs[0])
+        sys.argv = [prog, *argv]
+        explicit = None if informational else explicit_run_dir(argv)
+        sweep = None if informational else explicit_sweep_dir(argv)
+        if sweep is not None:
+            lock_sweep_dir(stack, sweep, argv)
+        if explicit is not None:
+            from irsim.engine.checkpoint import run_dir_lock
+            from irsim.rundir import check_claimable, check_writable
+            from irsim.runner import check_run_dir
+
+            # taken before Hydra writes .hydra/ into the directory, so that a second run
+            # into a busy directory (or a run into a foreign one) changes nothing there
+            check_run_dir(explicit)  # a file, a dangling symlink
+            stack.enter_context(run_dir_lock(explicit))
+            check_claimable(explicit)  # a foreign directory: refused, unchanged
+            check_writable(explicit)  # before Hydra and before any computation
+        _hydra_entry()
+    if _STATE.sweep is not None:  # a multirun's end: its folder and what reads it
+        print("\n".join(sweep_lines(_STATE.sweep)), file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -90,6 +90,8 @@ def _jobs(args: list[str]) -> list[list[str]]:
 @pytest.mark.parametrize("where,command", COMMANDS, ids=[w for w, _ in COMMANDS])
 def test_every_documented_command_composes(where, command, monkeypatch, tmp_path, capsys):
     from irsim import cli
+    from irsim.errors import IrsimError
+    from irsim.overrides import precheck
 
     args = _args(command)
     if args is None:
@@ -118,7 +120,6 @@ def test_every_documented_command_composes(where, command, monkeypatch, tmp_path
                     assert (SHARED_DATA / path.removeprefix("../shared/data/")).exists(), path
     for job in _jobs(args):
         try:
-            cli._precheck(job)
-        except SystemExit as err:
-            pytest.fail(f"{where}: {command!r} is refused: {capsys.readouterr().err.strip()} "
-                        f"(exit {err.code})")
+            precheck(job)
+        except IrsimError as err:
+            pytest.fail(f"{where}: {command!r} is refused: {err}")

@@ -161,7 +161,7 @@ def test_the_jobs_checked_cover_every_swept_value():
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    from irsim.cli import _sweep_jobs
+    from irsim.overrides import sweep_jobs as _sweep_jobs
 
     args = ["experiment.B=100,200,300", "seed=range(4)", "quiet=true"]
     jobs = _sweep_jobs(args)
