@@ -498,8 +498,6 @@ def headline_text(name: str, tables: dict[str, pa.Table], *, max_rows: int | Non
     t     0.5         0.61
     sign  0.3         0.4
     """
-    import pandas as pd
-
     from irsim.errors import ConfigError
     from irsim.registry import get
 
@@ -507,90 +505,112 @@ def headline_text(name: str, tables: dict[str, pa.Table], *, max_rows: int | Non
         wanted = get(name).headlines
     except ConfigError:
         return ""
-    blocks: list[str] = []
-    for hname, h in wanted.items():
-        tname, value = h.table or hname, h.value
-        title = f"{tname} ({h.label})" if h.label else tname
-        table = tables.get(tname)
-        if table is None or value not in table.column_names or not table.num_rows:
-            continue
-        names = table.column_names
-        cols = (["collection"] if "collection" in names else []) + [
-            k for k in h.keys if k in names]
-        also = [c for c in h.also if c in names and c not in cols and c != value]
-        samples = h.samples if h.samples in names else None
-        df = table.select(list(dict.fromkeys([*cols, *also, value, *filter(None, [samples]),
-                                              *(c for c in h.where if c in names)]))
-                          ).to_pandas()
-        for col, target in h.where.items():
-            if col in df.columns:
-                keep = _pick(df[col], target)
-                df = df[df[col] == keep] if keep is not None else df.iloc[:0]
-        if df.empty:
-            continue
-        df = df.reset_index(drop=True)
-        fixed = [k for k in cols if df[k].nunique(dropna=False) == 1]
-        varying = [k for k in cols if k not in fixed]
-        numeric = {c: pd.api.types.is_numeric_dtype(df[c]) for c in also}
-        also = [c for c in also if not (  # a copy of the value adds nothing
-            numeric[c] and df[c].astype(float).equals(df[value].astype(float)))]
-        if not any(numeric[c] for c in also):  # strings only qualify numbers shown
-            also = []
-        stated = fixed + [c for c in also if not numeric[c] and
-                          df[c].nunique(dropna=False) == 1]
-        also = [c for c in also if c not in stated]
-        # numeric `also` columns with one value over several rows: one line below the title
-        constant = [c for c in also if df[c].nunique(dropna=False) == 1]
-        also = [c for c in also if c not in constant]
-        where = ", ".join(f"{k}={fmt(df[k].iloc[0])}" for k in sorted(stated))
-        suffix = f" ({where})" if where else ""
-        line2 = ["  ".join(f"{c}={fmt(df[c].iloc[0])}" for c in constant)] if constant else []
-        cells = [pvalue_text(p, b) for p, b in zip(
-            df[value], df[samples] if samples else [None] * len(df), strict=True)]
-        df["\0value"] = cells
-        spread = varying[-1] if len(varying) >= 2 else None
-        if h.summary is not None and h.summary in varying and len(varying) >= 1:
-            over = h.summary
-            rest = [k for k in varying if k != over]
-            groups = df.groupby(rest, sort=False, dropna=False) if rest else [((), df)]
-            body = []
-            for key, part in groups:
-                v = part[value].astype(float)
-                low = part.loc[v.idxmin()] if v.notna().any() else None
-                body.append([*(key if isinstance(key, tuple) else (key,))][:len(rest)] + [
-                    fmt(v.min()), fmt(low[over]) if low is not None else fmt(None),
-                    fmt(v.median()), fmt(v.max())])
-            head = f"{title}: {value} over {df[over].nunique()} {over}{suffix}"
-            titles = [*rest, "min", f"{over} at min", "median", "max"]
-        elif spread is not None and df[spread].nunique() <= 6 and not df.duplicated(
-                varying).any() and all(df.groupby(varying[:-1], sort=False)[c].nunique(
-                    dropna=False).max() <= 1 for c in also):
-            # the last key's values as columns: a compact grid (`also` columns before them)
-            columns = list(dict.fromkeys(df[spread]))
-            wide = df.pivot(index=varying[:-1], columns=spread, values="\0value")
-            firsts = df.drop_duplicates(varying[:-1]).set_index(varying[:-1])[also]
-            order = list(dict.fromkeys(map(tuple, df[varying[:-1]].to_numpy().tolist())))
-            index = pd.MultiIndex.from_tuples(order) if len(varying) > 2 else \
-                [o[0] for o in order]
-            wide = wide.reindex(index)[columns]
-            firsts = firsts.reindex(index)
-            body = [[*(k if isinstance(k, tuple) else (k,)), *map(fmt, extra), *vals]
-                    for k, extra, vals in zip(wide.index, firsts.to_numpy(object).tolist(),
-                                              wide.to_numpy(object).tolist(), strict=True)]
-            head = f"{title}: {value} by {spread}{suffix}"
-            titles = [*varying[:-1], *also, *(f"{spread}={fmt(c)}" if not isinstance(c, str)
-                                              else c for c in columns)]
-        else:
-            body = [[*map(fmt, r[:len(varying)]), r[-1], *map(fmt, r[len(varying):-1])]
-                    for r in df[[*varying, *also, "\0value"]].to_numpy(object).tolist()]
-            head = f"{title}: {value}{suffix}"
-            titles = [*varying, value, *also]
-        limit = max_rows if max_rows is not None else h.rows
-        if len(body) > limit:
-            head += f"; first {limit} of {len(body)} rows (all: results/{tname}.parquet)"
-        rows = [titles] + [[c if isinstance(c, str) else fmt(c) for c in r]
-                           for r in body[:limit]]
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        blocks.append("\n".join([head, *line2, *("  ".join(c.ljust(w) for c, w in zip(
-            r, widths, strict=True)).rstrip() for r in rows)]))
-    return "\n\n".join(blocks)
+    blocks = [_headline_block(hname, h, tables, max_rows) for hname, h in wanted.items()]
+    return "\n\n".join(b for b in blocks if b)
+
+
+def _headline_block(hname: str, h: Any, tables: dict[str, pa.Table],
+                    max_rows: int | None) -> str:
+    """One summary table of :func:`headline_text` (empty when its table has no such rows)."""
+    tname, value = h.table or hname, h.value
+    title = f"{tname} ({h.label})" if h.label else tname
+    table = tables.get(tname)
+    if table is None or value not in table.column_names or not table.num_rows:
+        return ""
+    names = table.column_names
+    cols = (["collection"] if "collection" in names else []) + [
+        k for k in h.keys if k in names]
+    also = [c for c in h.also if c in names and c not in cols and c != value]
+    samples = h.samples if h.samples in names else None
+    df = table.select(list(dict.fromkeys([*cols, *also, value, *filter(None, [samples]),
+                                          *(c for c in h.where if c in names)]))
+                      ).to_pandas()
+    for col, target in h.where.items():
+        if col in df.columns:
+            keep = _pick(df[col], target)
+            df = df[df[col] == keep] if keep is not None else df.iloc[:0]
+    if df.empty:
+        return ""
+    df = df.reset_index(drop=True)
+    fixed = [k for k in cols if df[k].nunique(dropna=False) == 1]
+    varying = [k for k in cols if k not in fixed]
+    also, stated, constant = _headline_columns(df, fixed, also, value)
+    where = ", ".join(f"{k}={fmt(df[k].iloc[0])}" for k in sorted(stated))
+    suffix = f" ({where})" if where else ""
+    line2 = ["  ".join(f"{c}={fmt(df[c].iloc[0])}" for c in constant)] if constant else []
+    df["\0value"] = [pvalue_text(p, b) for p, b in zip(
+        df[value], df[samples] if samples else [None] * len(df), strict=True)]
+    spread = varying[-1] if len(varying) >= 2 else None
+    if h.summary is not None and h.summary in varying:
+        body, titles, what = _headline_summary(df, varying, h.summary, value)
+    elif spread is not None and df[spread].nunique() <= 6 and not df.duplicated(
+            varying).any() and all(df.groupby(varying[:-1], sort=False)[c].nunique(
+                dropna=False).max() <= 1 for c in also):
+        body, titles, what = _headline_grid(df, varying, also, value)
+    else:
+        body = [[*map(fmt, r[:len(varying)]), r[-1], *map(fmt, r[len(varying):-1])]
+                for r in df[[*varying, *also, "\0value"]].to_numpy(object).tolist()]
+        titles, what = [*varying, value, *also], value
+    head = f"{title}: {what}{suffix}"
+    limit = max_rows if max_rows is not None else h.rows
+    if len(body) > limit:
+        head += f"; first {limit} of {len(body)} rows (all: results/{tname}.parquet)"
+    rows = [titles] + [[c if isinstance(c, str) else fmt(c) for c in r] for r in body[:limit]]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join([head, *line2, *("  ".join(c.ljust(w) for c, w in zip(
+        r, widths, strict=True)).rstrip() for r in rows)])
+
+
+def _headline_columns(df: Any, fixed: list[str], also: list[str], value: str
+                      ) -> tuple[list[str], list[str], list[str]]:
+    """The extra columns of a headline block: ``(also shown per row, stated once in the
+    title, constant numbers shown on one line below it)``."""
+    import pandas as pd
+
+    numeric = {c: pd.api.types.is_numeric_dtype(df[c]) for c in also}
+    also = [c for c in also if not (  # a copy of the value adds nothing
+        numeric[c] and df[c].astype(float).equals(df[value].astype(float)))]
+    if not any(numeric[c] for c in also):  # strings only qualify numbers shown
+        also = []
+    stated = fixed + [c for c in also if not numeric[c] and df[c].nunique(dropna=False) == 1]
+    also = [c for c in also if c not in stated]
+    # numeric `also` columns with one value over several rows: one line below the title
+    constant = [c for c in also if df[c].nunique(dropna=False) == 1]
+    return [c for c in also if c not in constant], stated, constant
+
+
+def _headline_summary(df: Any, varying: list[str], over: str, value: str
+                      ) -> tuple[list[list], list[str], str]:
+    """Rows of min, where the min is, median and max of `value` over the key `over`."""
+    rest = [k for k in varying if k != over]
+    groups = df.groupby(rest, sort=False, dropna=False) if rest else [((), df)]
+    body = []
+    for key, part in groups:
+        v = part[value].astype(float)
+        low = part.loc[v.idxmin()] if v.notna().any() else None
+        body.append([*(key if isinstance(key, tuple) else (key,))][:len(rest)] + [
+            fmt(v.min()), fmt(low[over]) if low is not None else fmt(None),
+            fmt(v.median()), fmt(v.max())])
+    titles = [*rest, "min", f"{over} at min", "median", "max"]
+    return body, titles, f"{value} over {df[over].nunique()} {over}"
+
+
+def _headline_grid(df: Any, varying: list[str], also: list[str], value: str
+                   ) -> tuple[list[list], list[str], str]:
+    """The last key's values as columns: a compact grid (`also` columns before them)."""
+    import pandas as pd
+
+    spread = varying[-1]
+    columns = list(dict.fromkeys(df[spread]))
+    wide = df.pivot(index=varying[:-1], columns=spread, values="\0value")
+    firsts = df.drop_duplicates(varying[:-1]).set_index(varying[:-1])[also]
+    order = list(dict.fromkeys(map(tuple, df[varying[:-1]].to_numpy().tolist())))
+    index = pd.MultiIndex.from_tuples(order) if len(varying) > 2 else [o[0] for o in order]
+    wide = wide.reindex(index)[columns]
+    firsts = firsts.reindex(index)
+    body = [[*(k if isinstance(k, tuple) else (k,)), *map(fmt, extra), *vals]
+            for k, extra, vals in zip(wide.index, firsts.to_numpy(object).tolist(),
+                                      wide.to_numpy(object).tolist(), strict=True)]
+    titles = [*varying[:-1], *also, *(f"{spread}={fmt(c)}" if not isinstance(c, str) else c
+                                      for c in columns)]
+    return body, titles, f"{value} by {spread}"
