@@ -362,7 +362,7 @@ def resampled_asl(study: Any, test: str, vi: int, values: np.ndarray,
     B = study.B
     raw_by_alpha: dict[float, float | None] = {}
     spec = get_test(test)
-    if spec.batched is None:  # by its function on each shard's pairs
+    if spec.batched not in BATCHED:  # by its function on each shard's pairs
         return merged[PermutationFields(vi).pair_asl(test)], {a: None for a in study.alphas}
     if spec.batched == "tukey_ranges":
         ranges = np.sort(merged[PermutationFields(vi).tukey_ranges])
