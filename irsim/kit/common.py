@@ -640,12 +640,13 @@ mean 'jzs_bf'?); valid: bayesian_bootstrap, jzs_bf, t_posterior
 
     def rule(self, name: str, B: int) -> str:
         """The decision rule of Bayesian test `name` as the tables spell it (`B`: the
-        Bayesian bootstrap's posterior draws)."""
-        if name == "jzs_bf":
-            return f"BF10 >= {self.threshold:g} (r={self.r:.4g})"
-        if name == "t_posterior":
-            return f"{100 * self.prob:g}% HDI vs ROPE +-{self.rope:g}"
-        return f"P >= {self.prob:g} (ROPE +-{self.rope:g}, B={B})"
+        Bayesian bootstrap's posterior draws; :attr:`irsim.stats.registry.BayesTestSpec.label`).
+        """
+        from irsim.stats.registry import get_bayes_test
+
+        return get_bayes_test(name).label.format(
+            threshold=self.threshold, r=self.r, prob=self.prob, percent=100 * self.prob,
+            rope=self.rope, B=B)
 
     def decide(self, name: str, x: np.ndarray, y: np.ndarray | None = None, *, B: int = 1000,
                seed: int = 0, study: str = "stats/bayesian_bootstrap",
@@ -657,8 +658,7 @@ mean 'jzs_bf'?); valid: bayesian_bootstrap, jzs_bf, t_posterior
         from irsim.stats.registry import get_bayes_test
 
         spec = get_bayes_test(name)
-        opts: dict[str, Any] = ({"r": self.r, "threshold": self.threshold}
-                                if name == "jzs_bf" else {"rope": self.rope, "prob": self.prob})
+        opts: dict[str, Any] = {k: getattr(self, k) for k in spec.rule}
         if spec.monte_carlo:
             opts.update(B=B, seed=seed, study=study, key=key)
         return spec.function(x, y, **opts)
@@ -787,14 +787,4 @@ you mean 'mean'?); valid: mean, t
         """
         from irsim.stats import get_test
 
-        options: dict[str, Any] = {}
-        if test == "wilcoxon":
-            options["method"] = self.wilcoxon_method
-        elif test == "sign":
-            options["threshold"] = float(self.sign_threshold)
-        elif test == "paired_bootstrap":
-            options["statistic"] = self.bootstrap_statistic
-        if get_test(test).monte_carlo:
-            options.update(B=self.B, seed=self.seed, study=f"{stream}/{test}", key=key,
-                           pvalue_mode=self.pvalue)
-        return options
+        return get_test(test).keywords(self, stream=stream, key=key)

@@ -148,13 +148,11 @@ def pvalues(test: str, x: np.ndarray, *, B: int, seed: int, key: tuple[int, ...]
     if spec.monte_carlo:
         kw = {"B": B, "seed": seed, "study": f"{TEST_STREAM}/{test}", "key": key,
               "pvalue_mode": pvalue}
-    if spec.kind == "all_pairs":
+    if spec.simultaneous:
         return np.asarray(spec.function(x, **kw).pvalue, np.float64)
     ia, ib = np.triu_indices(x.shape[0], 1)
-    p = np.asarray(spec.function(x[ia], x[ib], **kw).pvalue, np.float64).reshape(len(ia))
-    if test == "t":  # identical runs: scipy's NaN is no evidence of a difference
-        p = np.nan_to_num(p, nan=1.0)
-    return p
+    # identical runs: the test's identical_pvalue (t: scipy's NaN is no evidence)
+    return spec.pvalues(x[ia], x[ib], **kw).reshape(len(ia))
 
 
 def decision_counts(p_ref: np.ndarray, p_oth: np.ndarray, d_ref: np.ndarray,

@@ -51,16 +51,15 @@ from irsim.params import Options, fingerprint, option
 from irsim.registry import Headline, study
 from irsim.stats._validation import PValueMode
 from irsim.stats.multiple import CORRECTIONS, Correction, adjust
-from irsim.stats.registry import TESTS
+from irsim.stats.registry import get_test, tests_of
 from irsim.stats.ttest import paired_t
 from irsim.tables import Column, TableSpec, table
 
-__all__ = ["Config", "Compare", "make", "PAIR_TESTS", "MONTE_CARLO", "STREAM", "COMPARISON"]
+__all__ = ["Config", "Compare", "make", "PAIR_KINDS", "STREAM", "COMPARISON"]
 
-#: Tests of one pair at a time (those of :data:`irsim.stats.TESTS` of kind paired/unpaired).
-PAIR_TESTS = tuple(n for n, s in TESTS.items() if s.kind in ("paired", "unpaired"))
-#: The Monte Carlo ones, run in the kernel.
-MONTE_CARLO = tuple(n for n in PAIR_TESTS if TESTS[n].monte_carlo)
+#: The kinds of test compare runs: one pair at a time (the tests of :data:`irsim.stats.TESTS`
+#: of these kinds; the Monte Carlo ones run in the kernel).
+PAIR_KINDS = ("paired", "unpaired")
 #: Random streams: ``compare/<test>``, keyed by the metric's index.
 STREAM = "compare"
 
@@ -140,7 +139,7 @@ class Compare:
         return fingerprint(self, Config, derived={"pairs": [list(p) for p in self.pairs]})
 
     def _mc(self) -> tuple[str, ...]:
-        return tuple(t for t in self.tests if t in MONTE_CARLO)
+        return tuple(t for t in self.tests if get_test(t).monte_carlo)
 
     def plan(self, data: ScoreMatrix) -> list[Shard]:
         """One shard per (metric, Monte Carlo test): item ``k * tests + j``."""
@@ -163,10 +162,9 @@ class Compare:
         k, j = divmod(shard.items[0], len(mc))
         x, y = self._xy(data, k)
         test = mc[j]
-        result = TESTS[test].function(x, y, B=self.B, seed=self.seed,
-                                      study=f"{STREAM}/{test}", key=(k,),
-                                      pvalue_mode=self.pvalue)
-        return {"p": np.asarray(result.pvalue, np.float64)[None, :]}
+        spec = get_test(test)
+        p = spec.pvalues(x, y, **spec.keywords(self, stream=STREAM, key=(k,)))
+        return {"p": p[None, :]}
 
     def finalize(self, merged: dict[str, Any], data: ScoreMatrix) -> dict[str, pa.Table]:
         mc = self._mc()
@@ -180,11 +178,8 @@ class Compare:
             for test in self.tests:
                 if test in mc:
                     p = merged["p"][k * len(mc) + mc.index(test)]
-                elif test == "t":
-                    # all differences 0 (identical runs): no evidence of a difference
-                    p = np.where(np.isnan(t.pvalue) & (t.sd == 0), 1.0, t.pvalue)
-                else:
-                    p = np.asarray(TESTS[test].function(x, y).pvalue, np.float64)
+                else:  # identical runs: the test's identical_pvalue (t: 1, not NaN)
+                    p = get_test(test).pvalues(x, y, **get_test(test).study_options(self))
                 p_adj = adjust(p, self.correction)
                 for i, (sa, sb) in enumerate(self.pairs):
                     rows["metric"].append(metric)
@@ -246,7 +241,7 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Any
     data = select_metrics(data, config.metrics)
     if len(data.topics) < 2:
         raise ConfigError(f"compare needs >= 2 topics, got {len(data.topics)}")
-    tests = check_choices(as_tuple(config.tests) or (), PAIR_TESTS,
+    tests = check_choices(as_tuple(config.tests) or (), tests_of(*PAIR_KINDS),
                           "test of experiment=compare", param("tests"))
     if not tests:
         raise ConfigError(f"{param('tests')} lists no test")

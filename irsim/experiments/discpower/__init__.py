@@ -81,6 +81,7 @@ from irsim.experiments.discpower.fields import (
     SampleFields,
 )
 from irsim.experiments.discpower.kernel import (
+    BATCHED,
     PAIRED_STREAM,
     TUKEY_STREAM,
     UNPAIRED_STREAM,
@@ -89,15 +90,11 @@ from irsim.experiments.discpower.kernel import (
     working_bytes,
 )
 from irsim.experiments.discpower.pairtests import (
-    CLOSED_FORM,
-    RESAMPLED,
-    SIMULTANEOUS,
-    TESTS,
     WILCOXON_METHODS,
     ZERO_METHODS,
     TestOptions,
     closed_form_asl,
-    randomisation_asl,
+    resampled_pair_asl,
 )
 from irsim.experiments.discpower.rankcorr import rankcorr_table, tau_matrices
 from irsim.experiments.discpower.stability import (
@@ -130,6 +127,7 @@ from irsim.rng import REPLICATE_BLOCK
 from irsim.stats._validation import PValueMode
 from irsim.stats.bayes import DECISIONS
 from irsim.stats.multiple import CORRECTIONS, Correction, adjust
+from irsim.stats.registry import TESTS, get_test
 from irsim.stats.resample import gmean_scores, log_scores
 from irsim.stats.ties import snap_ties
 from irsim.stats.wilcoxon import WilcoxonMethod, ZeroMethod
@@ -365,8 +363,9 @@ class DiscPower(BayesFields):
         """The metrics of the tables: every metric, then ``AG`` and ``G`` ones if gmean."""
         out = [Variant(m, m, "mean", self.tests) for m in data.metrics]
         if self.gmean:
-            ag = tuple(t for t in self.tests if t != "unpaired_bootstrap")
-            g = tuple(t for t in self.tests if t == "unpaired_bootstrap")
+            # the unpaired tests compare geometric means (G), the others the logs (AG)
+            ag = tuple(t for t in self.tests if get_test(t).kind != "unpaired")
+            g = tuple(t for t in self.tests if get_test(t).kind == "unpaired")
             out += [Variant(f"AG {m}", m, "ag", ag) for m in data.metrics]
             out += [Variant(f"G {m}", m, "g", g) for m in data.metrics]
         names = [v.name for v in out]
@@ -382,7 +381,7 @@ class DiscPower(BayesFields):
     def plan(self, data: ScoreMatrix) -> list[Shard]:
         """Pair blocks x replicate blocks (no replicates when no test resamples)."""
         tests = {t for v in self.variants(data) for t in v.tests}
-        resampled = bool(tests & set(RESAMPLED)) or self.sampled_methods
+        resampled = any(get_test(t).monte_carlo for t in tests) or self.sampled_methods
         items, reps = self.shard_shape(_pairs(data), topk=self.keeps_topk)
         return shard_grid(_pairs(data), aligned_block(items, PAIR_UNIT),
                           self.B if resampled else 0, aligned_block(reps, REPLICATE_BLOCK))
@@ -446,10 +445,10 @@ class DiscPower(BayesFields):
                     elif self.estimated_diff:  # paired: |mean| of the sample beside |t*|
                         out[f.top] = TopK(P, self.k, aux=int(f.test == "paired"))
             perm = PermutationFields(vi)
-            if "randomised_tukey_hsd" in v.tests:
+            if any(get_test(t).batched == "tukey_ranges" for t in v.tests):
                 out[perm.tukey_ranges] = Slab((B,), along="reps")
-            if "randomisation" in v.tests:  # p-values, by the first replicate block's shards
-                out[perm.randomisation_asl] = Slab((P,), along="items")
+            for test in _by_function(v.tests):  # p-values, by the first replicate block's shards
+                out[perm.pair_asl(test)] = Slab((P,), along="items")
         sampled = self.sampled(data)
         for x, vi in enumerate(sampled):
             s = SampleFields(vi)
@@ -481,9 +480,10 @@ class DiscPower(BayesFields):
         if r0 == 0:  # the randomisation test draws its own B sign vectors
             ia, ib = (i[slice(*shard.items)] for i in pair_index(len(data.systems)))
             for vi, v in enumerate(self.variants(data)):
-                if "randomisation" in v.tests and r1 > r0:
-                    out[PermutationFields(vi).randomisation_asl] = randomisation_asl(
-                        _values(v, data), ia, ib, B=self.B, seed=self.seed, pvalue=self.pvalue)
+                for test in _by_function(v.tests) if r1 > r0 else ():
+                    out[PermutationFields(vi).pair_asl(test)] = resampled_pair_asl(
+                        test, _values(v, data), ia, ib, B=self.B, seed=self.seed,
+                        pvalue=self.pvalue, options=self.options)
             out.update(self.bayes_kernel(shard, data))
         return out
 
@@ -532,13 +532,13 @@ class DiscPower(BayesFields):
             diff = _observed_diff(v, data)
             by_metric.append((v.name, {}))
             for test in v.tests:
-                if test in CLOSED_FORM:
+                if get_test(test).closed_form:
                     asl, raw_by_alpha = closed_form_asl(test, _values(v, data), self.alphas,
                                                         self.options)
                 else:
                     asl, raw_by_alpha = resampled_asl(self, test, vi, _values(v, data), merged)
                 # the Tukey tests are simultaneous over all pairs already
-                adjusted = asl if test in SIMULTANEOUS else adjust(asl, self.correction)
+                adjusted = asl if get_test(test).simultaneous else adjust(asl, self.correction)
                 by_metric[-1][1][test] = asl
                 for col, values in (("metric", [v.name] * P), ("test", [test] * P),
                                     ("system_a", systems[ia]), ("system_b", systems[ib]),
@@ -647,6 +647,13 @@ class DiscPower(BayesFields):
 def _pairs(data: ScoreMatrix) -> int:
     k = len(data.systems)
     return k * (k - 1) // 2
+
+
+def _by_function(tests: tuple[str, ...]) -> list[str]:
+    """The Monte Carlo tests of `tests` without a batched path of the kernel
+    (:data:`~.kernel.BATCHED`): run by their function on each shard's pairs (the
+    randomisation test)."""
+    return [t for t in tests if get_test(t).monte_carlo and get_test(t).batched not in BATCHED]
 
 
 def _values(v: Variant, data: ScoreMatrix) -> np.ndarray:
@@ -906,11 +913,12 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     if c.top_systems is not None:
         data = _top_systems(data, c.top_systems, c.top_by)
     _check_data(study, data)
-    if any(t in RESAMPLED for t in tests):  # an ASL moves in steps of 1/B
+    specs = [get_test(t) for t in tests]
+    if any(s.monte_carlo for s in specs):  # an ASL moves in steps of 1/B
         check_resamples(study.B, study.alphas, param("B"), param("alpha"))
-    if "paired_bootstrap" in tests:  # 2 topics: t* = 0 for every resample
+    if any(s.batched == "paired_bootstrap" for s in specs):  # 2 topics: t* = 0 always
         check_paired_bootstrap_topics(len(data.topics), param("tests"))
-    monte_carlo = [t for t in tests if t in RESAMPLED and t not in SIMULTANEOUS]
+    monte_carlo = [s.name for s in specs if s.monte_carlo and not s.simultaneous]
     if study.correction in ("bonferroni", "holm") and monte_carlo:
         need = math.ceil(_pairs(data) / max(study.alphas))
         if study.B < need:  # the smallest Monte Carlo ASL, 1/(B+1), cannot pass alpha/pairs
@@ -942,8 +950,9 @@ def _check_data(study: DiscPower, data: ScoreMatrix) -> None:
         raise ConfigError(f"discriminative power needs >= 2 topics, got {len(data.topics)}")
     variants = study.variants(data)
     tests = {t for v in variants for t in v.tests}
-    need = working_bytes(len(data.topics), study.B, paired="paired_bootstrap" in tests
-                         or study.sampled_methods, unpaired="unpaired_bootstrap" in tests,
+    batched = {get_test(t).batched for t in tests}
+    need = working_bytes(len(data.topics), study.B, paired="paired_bootstrap" in batched
+                         or study.sampled_methods, unpaired="unpaired_bootstrap" in batched,
                          swap=study.swap)
     check_memory(need, f"discpower's bootstrap samples ({min(study.B, 1000)} replicates of "
                  f"{len(data.topics)} topics at once)", f"{param('B')} or the number of "

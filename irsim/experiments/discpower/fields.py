@@ -86,7 +86,12 @@ class PermutationFields:
     @property
     def randomisation_asl(self) -> str:
         """Per pair, the randomisation test's ASL (Slab along the pairs)."""
-        return f"randomisation_asl_{self.variant}"
+        return self.pair_asl("randomisation")
+
+    def pair_asl(self, test: str) -> str:
+        """Per pair, the ASL of Monte Carlo `test` run by its function on each shard's
+        pairs (no batched path; Slab along the pairs)."""
+        return f"{test}_asl_{self.variant}"
 
 
 @dataclass(frozen=True)

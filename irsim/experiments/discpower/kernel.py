@@ -20,7 +20,6 @@ from irsim.engine.partials import topk_rows
 from irsim.exact import Exact
 from irsim.experiments.discpower.bootswap import SWAP_STREAM, swap_counts, topic_overlap
 from irsim.experiments.discpower.fields import BootstrapFields, PermutationFields, SampleFields
-from irsim.experiments.discpower.pairtests import RESAMPLED
 from irsim.experiments.discpower.stability import stability_counts
 from irsim.kit.bins import ABSOLUTE
 from irsim.kit.common import PAIR_UNIT, pair_index, unit_ranges
@@ -29,6 +28,7 @@ from irsim.sampling.permutations import topic_permutations
 from irsim.sampling.topics import bootstrap_counts, bootstrap_indices, indices_to_counts
 from irsim.stats.bootstrap import count_t
 from irsim.stats.kendall import concordance, pair_signs, ties
+from irsim.stats.registry import get_test
 from irsim.stats.resample import (
     gmean_scores,
     log_scores,
@@ -46,12 +46,15 @@ if TYPE_CHECKING:
     from irsim.data.matrix import ScoreMatrix
     from irsim.experiments.discpower import DiscPower
 
-__all__ = ["PAIRED_STREAM", "UNPAIRED_STREAM", "TUKEY_STREAM", "ShardKernel",
+__all__ = ["BATCHED", "PAIRED_STREAM", "UNPAIRED_STREAM", "TUKEY_STREAM", "ShardKernel",
            "resampled_asl", "working_bytes"]
 
 PAIRED_STREAM = "discpower/paired"
 UNPAIRED_STREAM = "discpower/unpaired"
 TUKEY_STREAM = "discpower/tukey"
+#: The batched resampling paths this kernel runs (a test's ``batched``,
+#: :class:`irsim.stats.registry.TestSpec`): the resamples drawn once for many pairs.
+BATCHED = ("paired_bootstrap", "unpaired_bootstrap", "tukey_ranges")
 #: Replicate units whose top-k candidates are selected together (1000 replicates).
 _CHUNK_UNITS = 4
 
@@ -87,8 +90,9 @@ class ShardKernel:
         self.variants = study.variants(data)
         ia, ib = pair_index(self.systems)
         self.pairs = [(ia[p0:p1], ib[p0:p1]) for p0, p1 in unit_ranges(*shard.items, PAIR_UNIT)]
-        self.tested = {t: [i for i, v in enumerate(self.variants) if t in v.tests]
-                       for t in RESAMPLED}
+        self.tested = {b: [i for i, v in enumerate(self.variants)
+                           if any(get_test(t).batched == b for t in v.tests)]
+                       for b in BATCHED}
         self.sampled = study.sampled(data)
         raw = {m: np.asarray(data.metric(m), np.float64) for m in data.metrics}
         self.scores = {(m, False): x for m, x in raw.items()}
@@ -306,10 +310,10 @@ class ShardKernel:
     def per_replicate(self, u: dict) -> None:
         """All-systems work of a replicate unit: Tukey ranges, swap-set statistics."""
         study, a = self.study, u["a"]
-        if self.tested["randomised_tukey_hsd"]:
+        if self.tested["tukey_ranges"]:
             perm = topic_permutations(study.seed, TUKEY_STREAM, self.systems, self.n, a,
                                       u["b"])
-            for vi in self.tested["randomised_tukey_hsd"]:
+            for vi in self.tested["tukey_ranges"]:
                 st = np.ascontiguousarray(self.values(vi).T)
                 self.put(PermutationFields(vi).tukey_ranges, a, tukey_ranges(st, perm))
         if study.swap:
@@ -357,9 +361,10 @@ def resampled_asl(study: Any, test: str, vi: int, values: np.ndarray,
     """
     B = study.B
     raw_by_alpha: dict[float, float | None] = {}
-    if test == "randomisation":
-        return merged[PermutationFields(vi).randomisation_asl], {a: None for a in study.alphas}
-    if test == "randomised_tukey_hsd":
+    spec = get_test(test)
+    if spec.batched not in BATCHED:  # by its function on each shard's pairs
+        return merged[PermutationFields(vi).pair_asl(test)], {a: None for a in study.alphas}
+    if spec.batched == "tukey_ranges":
         ranges = np.sort(merged[PermutationFields(vi).tukey_ranges])
         means = values.mean(axis=1)
         ia, ib = pair_index(len(values))

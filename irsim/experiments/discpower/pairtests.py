@@ -1,15 +1,17 @@
-"""The significance tests of the discpower study: names, options and the tests computed once
-from the whole score matrix.
+"""The significance tests of the discpower study: options and the tests computed once from
+the whole score matrix.
 
-Every test of :mod:`irsim.stats` runs in discpower. The Monte Carlo ones run in the study's
-kernel, sharded over pairs x replicates: the paired and unpaired bootstrap and randomised
-Tukey HSD on the batched kernels of :mod:`irsim.stats.resample`
-(:mod:`~irsim.experiments.discpower.kernel`), the randomisation test by
-:func:`irsim.stats.randomisation_test` on each shard's pairs (:func:`randomisation_asl`).
-The others are computed here at the end, in fixed blocks of pairs, by the functions of
-:mod:`irsim.stats` (:func:`closed_form_asl`): Wilcoxon (:func:`irsim.stats.wilcoxon`), sign
+Every test of :data:`irsim.stats.TESTS` runs in discpower, as its registration says
+(:class:`irsim.stats.registry.TestSpec`). The Monte Carlo ones run in the study's kernel,
+sharded over pairs x replicates: those with a batched path (``batched``: the paired and
+unpaired bootstrap and randomised Tukey HSD) on the batched kernels of
+:mod:`irsim.stats.resample` (:mod:`~irsim.experiments.discpower.kernel`), the others (the
+randomisation test) by their function on each shard's pairs (:func:`resampled_pair_asl`).
+The closed-form ones are computed here at the end, in fixed blocks of pairs, by their
+registered functions (:func:`closed_form_asl`): Wilcoxon (:func:`irsim.stats.wilcoxon`), sign
 (:func:`irsim.stats.sign_test`), Tukey HSD (:func:`irsim.stats.tukey_hsd`) and the t test
-(two-sided p of :func:`irsim.stats.ttest.t_statistic`: scipy's ``ttest_rel``, also for a
+(its batched path, two-sided p of :func:`irsim.stats.ttest.t_statistic`: scipy's
+``ttest_rel``, also for a
 pair whose differences are a constant non-zero value: t = +-inf and p = 0; a pair whose
 differences are all 0, such as two identical runs, gets p = 1 where scipy gives NaN: no
 evidence of a difference, never significant, and no NaN in the tables, the corrections or
@@ -27,33 +29,21 @@ largest ``|mean(s z)|`` per pair) would need the sign-flip sums, which
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as sps
 
 from irsim.kit.common import PAIR_UNIT, unit_ranges
-from irsim.stats.anova import anova_two_way, tukey_hsd
-from irsim.stats.randomisation import randomisation_test
-from irsim.stats.registry import SIMULTANEOUS
-from irsim.stats.sign import sign_test
-from irsim.stats.ttest import t_statistic
-from irsim.stats.wilcoxon import WILCOXON_METHODS, ZERO_METHODS, wilcoxon
+from irsim.stats.registry import get_test
+from irsim.stats.wilcoxon import WILCOXON_METHODS, ZERO_METHODS
 
-__all__ = ["TESTS", "RESAMPLED", "CLOSED_FORM", "SIMULTANEOUS", "WILCOXON_METHODS",
-           "ZERO_METHODS", "RANDOMISATION_STREAM", "TestOptions", "closed_form_asl",
-           "randomisation_asl"]
+__all__ = ["WILCOXON_METHODS", "ZERO_METHODS", "STREAM", "RANDOMISATION_STREAM",
+           "TestOptions", "closed_form_asl", "resampled_pair_asl", "randomisation_asl"]
 
-#: Tests discpower runs, by config name (those of :data:`irsim.stats.TESTS`).
-TESTS = ("paired_bootstrap", "unpaired_bootstrap", "t", "randomised_tukey_hsd", "wilcoxon",
-         "sign", "randomisation", "tukey_hsd")
-#: Tests drawing random replicates (computed by the study's kernel).
-RESAMPLED = ("paired_bootstrap", "unpaired_bootstrap", "randomised_tukey_hsd", "randomisation")
-#: Tests computed once from the whole matrix.
-CLOSED_FORM = ("t", "wilcoxon", "sign", "tukey_hsd")
+#: Random streams of the Monte Carlo tests run by their function: ``discpower/<test>``.
+STREAM = "discpower"
 #: Random stream of the randomisation test's sign vectors.
-RANDOMISATION_STREAM = "discpower/randomisation"
+RANDOMISATION_STREAM = f"{STREAM}/randomisation"
 #: Pairs per block of the closed-form tests (bounds memory; results do not depend on it).
 _BLOCK = 8 * PAIR_UNIT
 
@@ -85,15 +75,21 @@ def closed_form_asl(test: str, x: np.ndarray, alphas: tuple[float, ...],
                     options: TestOptions = TestOptions()
                     ) -> tuple[np.ndarray, dict[float, float | None]]:
     """Two-sided p-values of every system pair of `x` (pairs ``a < b`` in row-major order) by
-    `test`, and the estimated difference required for p < alpha (None: not defined).
+    closed-form `test`, and the estimated difference required for p < alpha (None: not
+    defined): the test's function on all pairs at once (a simultaneous test) or on fixed
+    blocks of pairs (its batched path over differences where it has one), and its
+    ``required_difference``.
 
     Parameters
     ----------
-    test : {"t", "wilcoxon", "sign", "tukey_hsd"}
+    test : str
+        A closed-form test of :data:`irsim.stats.TESTS` (``t``, ``wilcoxon``, ``sign``,
+        ``tukey_hsd``, ...).
     x : ndarray, shape (systems, topics)
         Per-topic values (the logs for ``AG`` metrics).
     alphas : tuple of float
     options : TestOptions
+        The options a test takes by its registration (Wilcoxon's, the sign test's).
 
     Returns
     -------
@@ -112,52 +108,45 @@ def closed_form_asl(test: str, x: np.ndarray, alphas: tuple[float, ...],
     >>> p.tolist(), est
     ([0.0625, 0.03125, 0.375], {0.05: None})
     """
-    k, n = x.shape
-    ia, ib = np.triu_indices(k, 1)
-    P = len(ia)
-    if test == "tukey_hsd":
-        res = anova_two_way(x)
-        se = math.sqrt(float(res.ms_error) / n)
-        est = {a: float(sps.studentized_range.isf(a, k, res.df_error)) * se for a in alphas}
-        return tukey_hsd(x).pvalue, est
-    asl = np.empty(P)
-    sd = np.empty(P) if test == "t" else None
-    for p0, p1 in unit_ranges(0, P, _BLOCK):
-        z = x[ia[p0:p1]] - x[ib[p0:p1]]
-        if test == "t":
-            # all-zero differences: scipy's NaN reported as p = 1 (identical runs)
-            asl[p0:p1] = np.nan_to_num(2.0 * sps.t.sf(np.abs(t_statistic(z)), df=n - 1),
-                                       nan=1.0)
-            sd[p0:p1] = z.std(axis=1, ddof=1)
-        elif test == "wilcoxon":
-            asl[p0:p1] = wilcoxon(z, method=options.wilcoxon_method,
-                                  correction=options.wilcoxon_correction,
-                                  zero_method=options.wilcoxon_zero_method).pvalue
-        elif test == "sign":
-            asl[p0:p1] = sign_test(z, threshold=options.sign_threshold).pvalue
-        else:
-            raise ValueError(f"{test!r} is not a closed-form test of discpower")
-    if sd is None:
+    spec = get_test(test)
+    if spec.monte_carlo:
+        raise ValueError(f"{test!r} is not a closed-form test")
+    kw = spec.study_options(options)
+    if spec.simultaneous:
+        asl = np.asarray(spec.function(x, **kw).pvalue, np.float64)
+    else:
+        ia, ib = np.triu_indices(len(x), 1)
+        asl = np.empty(len(ia))
+        for p0, p1 in unit_ranges(0, len(ia), _BLOCK):
+            asl[p0:p1] = spec.difference_pvalues(x[ia[p0:p1]] - x[ib[p0:p1]], **kw)
+    if spec.required_difference is None:
         return asl, {a: None for a in alphas}
-    # the smallest |mean| with p < alpha, max over pairs
-    return asl, {a: float((sps.t.isf(a / 2, df=n - 1) * sd / math.sqrt(n)).max())
-                 for a in alphas}
+    return asl, spec.required_difference(x, alphas)
 
 
-def randomisation_asl(x: np.ndarray, ia: np.ndarray, ib: np.ndarray, *, B: int, seed: int,
-                      pvalue: str) -> np.ndarray:
-    """P-values of the randomisation test (:func:`irsim.stats.randomisation_test`, stream
-    :data:`RANDOMISATION_STREAM`) of the pairs ``(ia, ib)`` of `x`: the same sign vectors
-    for every pair, so a pair's p-value does not depend on the others (nor on sharding).
-    Monte Carlo with B sign vectors, exact when ``2**n <= B`` (as the function's ``auto``).
+def resampled_pair_asl(test: str, x: np.ndarray, ia: np.ndarray, ib: np.ndarray, *, B: int,
+                       seed: int, pvalue: str, options: TestOptions = TestOptions()
+                       ) -> np.ndarray:
+    """P-values of a Monte Carlo `test` without a batched path (the randomisation test) of
+    the pairs ``(ia, ib)`` of `x`, by its function on these pairs (stream
+    ``discpower/<test>``, unkeyed: every shard draws the same resamples, so a pair's p-value
+    does not depend on the others, nor on sharding). The randomisation test is Monte Carlo
+    with B sign vectors, exact when ``2**n <= B`` (as the function's ``auto``).
 
     Examples
     --------
     >>> x = np.array([[0.7, 0.3, 0.2, 0.6, 0.4, 0.4], [0.5, 0.1, 0.0, 0.2, 0.4, 0.3]])
-    >>> randomisation_asl(x, np.array([0]), np.array([1]), B=100, seed=0,
-    ...                   pvalue="count").tolist()     # exact: 2**6 <= 100
+    >>> resampled_pair_asl("randomisation", x, np.array([0]), np.array([1]), B=100, seed=0,
+    ...                    pvalue="count").tolist()     # exact: 2**6 <= 100
     [0.0625]
     """
-    return np.asarray(randomisation_test(x[ia], x[ib], B=B, seed=seed,
-                                         study=RANDOMISATION_STREAM, pvalue_mode=pvalue
-                                         ).pvalue, np.float64).reshape(len(ia))
+    spec = get_test(test)
+    return spec.pvalues(x[ia], x[ib], **spec.study_options(options), B=B, seed=seed,
+                        study=f"{STREAM}/{test}", pvalue_mode=pvalue).reshape(len(ia))
+
+
+def randomisation_asl(x: np.ndarray, ia: np.ndarray, ib: np.ndarray, *, B: int, seed: int,
+                      pvalue: str) -> np.ndarray:
+    """P-values of the randomisation test (:func:`resampled_pair_asl`, stream
+    :data:`RANDOMISATION_STREAM`) of the pairs ``(ia, ib)`` of `x`."""
+    return resampled_pair_asl("randomisation", x, ia, ib, B=B, seed=seed, pvalue=pvalue)

@@ -75,6 +75,7 @@ from irsim.registry import study
 from irsim.sampling.subsets import check_subset_size, set_means, subset_counts
 from irsim.sampling.systems import DEFAULT_RULE, DropRule
 from irsim.stats import get_test
+from irsim.stats.registry import tests_of
 from irsim.tables import ERRORS, METRIC, SAMPLING, SUBSET, table
 from irsim.tables import FLOAT as _F
 from irsim.tables import INT as _I
@@ -222,7 +223,7 @@ def _check_tests(tests: Any) -> tuple[str, ...]:
     for t in names:
         if get_test(t).kind != "paired":
             raise ConfigError(f"{param('tests')}: {t!r} is not a paired test; use one of "
-                              "t, sign, wilcoxon, paired_bootstrap, randomisation")
+                              f"{', '.join(tests_of('paired'))}")
     return names
 
 

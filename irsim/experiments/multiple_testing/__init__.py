@@ -135,7 +135,7 @@ from irsim.stats.bayes import DECISIONS
 from irsim.stats.binomial import wilson
 from irsim.stats.bootstrap import BootstrapStatistic
 from irsim.stats.multiple import CORRECTIONS, Correction, reject
-from irsim.stats.registry import SIMULTANEOUS
+from irsim.stats.registry import SIMULTANEOUS, tests_of
 from irsim.stats.resample import TUKEY_GEMM_MAX_SYSTEMS, tukey_ranges_batched
 from irsim.stats.ties import tie_tolerance
 from irsim.stats.typems import TypeMRows
@@ -162,8 +162,9 @@ __all__ = [
     "make",
 ]
 
-#: Tests this study runs by default, by config name (the paired tests of :mod:`irsim.stats`).
-TESTS = ("t", "wilcoxon", "sign", "randomisation", "paired_bootstrap")
+#: Tests this study runs by default: the paired tests of :data:`irsim.stats.TESTS` (it takes
+#: any paired or all-pairs test registered, asked when it checks its options).
+TESTS = tests_of("paired")
 #: Random stream of the simulated collections.
 TOPIC_STREAM = "multiple_testing/collections"
 #: The false discovery proportions are summed in fixed point (each rounded to 2^-32): exact,
@@ -377,7 +378,7 @@ class MultipleTesting(SimulatedTestFields):
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         self._check_bayes()
-        set_(self, "tests", check_choices(self.tests, TESTS + SIMULTANEOUS,
+        set_(self, "tests", check_choices(self.tests, tests_of("paired", "all_pairs"),
                                           "test for experiment=multiple_testing",
                                           param("tests")))
         set_(self, "corrections", check_choices(self.corrections, CORRECTIONS, "correction",
@@ -531,7 +532,7 @@ class MultipleTesting(SimulatedTestFields):
                 self._bayes_count(d, truth[c0 : c0 + step], toward[c0 : c0 + step], null,
                                   (*key, c0), row, out)
             for ti, test in enumerate(self.tests):
-                if test in SIMULTANEOUS:  # decided over all pairs: no correction again
+                if get_test(test).simultaneous:  # decided over all pairs: no correction again
                     decided = self.simultaneous(test, x[c0 : c0 + step], (*key, c0))
                 else:
                     if d is None:
@@ -539,7 +540,7 @@ class MultipleTesting(SimulatedTestFields):
                     p = self.pvalues(test, d, (*key, c0))
                 for ci, corr in enumerate(self.corrections):
                     for li, alpha in enumerate(alphas):
-                        rej = (decided[li] if test in SIMULTANEOUS
+                        rej = (decided[li] if get_test(test).simultaneous
                                else reject(p, float(alpha), corr, axis=-1))
                         v = np.count_nonzero(rej & null, axis=-1)
                         r = np.count_nonzero(rej, axis=-1)
@@ -625,9 +626,14 @@ class MultipleTesting(SimulatedTestFields):
         """
         t, m, n = x.shape
         alphas = self.alphas
-        if test == "tukey_hsd":
+        spec = get_test(test)
+        if spec.batched == "studentized_range":
             _, q, _ = studentized_ranges(x)
             return np.stack([q >= critical_range(m, n, float(a)) for a in alphas])
+        if spec.batched != "tukey_ranges":  # no batched path here: the test, trial by trial
+            kw = spec.keywords(self, stream="multiple_testing", key=key)
+            p = np.stack([np.asarray(spec.function(xi, **kw).pvalue) for xi in x])
+            return np.stack([p <= a for a in alphas])
         means = x.mean(axis=-1)  # as randomised_tukey_hsd: the same floats
         pa_, pb_ = np.triu_indices(m, 1)
         diff = means[:, pa_] - means[:, pb_]

@@ -25,6 +25,7 @@ from irsim.stats import get_test
 from irsim.stats._validation import ALTERNATIVES
 from irsim.stats.bayes import DECISIONS
 from irsim.stats.binomial import clopper_pearson
+from irsim.stats.registry import tests_of
 from irsim.tables import table as build_table
 
 if TYPE_CHECKING:
@@ -34,8 +35,9 @@ if TYPE_CHECKING:
 __all__ = ["TESTS", "DELTAS", "ALPHAS", "SHARD_ITEMS", "SHARD_REPLICATES", "Design",
            "TrialTests", "bayes_decisions_table"]
 
-#: Tests this study runs, by config name (the paired tests of :mod:`irsim.stats`).
-TESTS = ("t", "wilcoxon", "sign", "randomisation", "paired_bootstrap")
+#: Tests this study runs by default: the paired tests of :data:`irsim.stats.TESTS` (it takes
+#: any paired test registered, asked when it checks its options).
+TESTS = tests_of("paired")
 #: Default true differences (0: Type I error).
 DELTAS = (0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.10)
 #: Default significance levels (Urbano et al. 2019).
@@ -220,9 +222,10 @@ you mean 'wilcoxon'?); valid: paired_bootstrap, randomisation, sign, t, wilcoxon
         set_(self, "tests", tuple(self.tests))
         if not self.tests:
             raise ConfigError(f"{param('tests')} must list at least one test")
+        valid = tests_of("paired")
         for t in self.tests:
-            if t not in TESTS:
-                raise unknown_name("test for experiment=test_errors", t, TESTS)
+            if t not in valid:
+                raise unknown_name("test for experiment=test_errors", t, valid)
         set_(self, "alternatives", tuple(self.alternatives))
         if not self.alternatives:
             raise ConfigError(f"{param('alternatives')} must list at least one alternative")
