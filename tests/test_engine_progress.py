@@ -132,3 +132,35 @@ def test_a_resumed_run_says_at_the_start_how_many_shards_it_takes(tmp_path):
     assert set(plain) == set(tables)
     for name in plain:
         assert plain[name].to_pydict() == tables[name].to_pydict(), name
+
+
+def test_a_step_without_its_own_bar_shows_the_engines_time_left(tmp_path):
+    """A step the session draws the bar of (a study's data preparation) shows the engine's
+    estimate, not tqdm's: 0 s left once the last of its 8 shards is merged."""
+    import io
+
+    from tqdm import tqdm
+
+    from irsim.engine.session import Engine
+
+    matrix = urbano_matrix("adhoc6_ap", "AP", systems=40)
+    out = io.StringIO()
+    bars = []
+
+    def draw(desc):
+        bar = tqdm(total=None, desc=desc, unit="shard", file=out, mininterval=0, ncols=80)
+        bars.append(bar)
+
+        def update(done, total):
+            bar.total, bar.n = total, done
+            bar.refresh()
+
+        return bar, update
+
+    study = DiscPower(B=300, seed=3, shard_items=256, shard_replicates=100)
+    with Engine("local", bars=draw) as engine:
+        tables, info = engine.run(study, matrix)
+    assert info["shards"] == 8 and len(bars) == 1
+    last = out.getvalue().rsplit("\r", 1)[-1].rstrip()
+    assert last.startswith("discpower:") and "8/8" in last and last.endswith(", 00:00 left]")
+    assert "?shard/s" not in last and "<" not in last  # tqdm's own estimate is gone

@@ -24,11 +24,12 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from irsim.engine.base import Shard
 
-__all__ = ["Eta", "work"]
+__all__ = ["Eta", "work", "show_eta", "BAR_FORMAT"]
 
 
 def work(shard: Shard) -> int:
@@ -76,3 +77,36 @@ class Eta:
             return None
         elapsed = max(0.0, now - self.start)
         return elapsed * max(0, self.total - self.work_done) / self.work_done
+
+
+#: A tqdm bar without tqdm's own time left (a rate of shards): ``show_eta`` puts the
+#: estimate of :class:`Eta` in its place.
+BAR_FORMAT = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]"
+
+
+def show_eta(bar: Any) -> Callable[[float | None], None]:
+    """An ``eta(seconds)`` callback of :func:`irsim.engine.run_study` that shows the time left
+    on the tqdm `bar` instead of tqdm's own estimate (``mm:ss left``; ``? left`` while not
+    stable). A door passes ``eta=show_eta(bar)`` beside its ``progress``.
+
+    Examples
+    --------
+    >>> import io
+    >>> from tqdm import tqdm
+    >>> out = io.StringIO()
+    >>> bar = tqdm(total=4, file=out, unit="shard", ncols=60, mininterval=0)
+    >>> shown = show_eta(bar)
+    >>> bar.n = 2
+    >>> shown(130.0)
+    >>> out.getvalue().rsplit("\\r", 1)[-1].endswith(", 02:10 left]")
+    True
+    """
+    from tqdm import tqdm
+
+    bar.bar_format = BAR_FORMAT
+
+    def shown(seconds: float | None) -> None:
+        left = "?" if seconds is None else tqdm.format_interval(seconds)
+        bar.set_postfix_str(f"{left} left", refresh=True)
+
+    return shown
