@@ -79,8 +79,8 @@ class Engine:
         bar = None
         if kwargs.get("progress") is None and self.bars is not None:
             bar, kwargs["progress"] = self.bars(str(getattr(study, "name", "step")))
-            if bar is not None and kwargs.get("eta") is None:  # the engine's time left
-                kwargs["eta"] = show_eta(bar)
+            if hasattr(bar, "set_postfix_str") and kwargs.get("eta") is None:  # a tqdm bar:
+                kwargs["eta"] = show_eta(bar)  # the engine's time left, not tqdm's
         try:
             return self._run(study, data, **kwargs)
         finally:
