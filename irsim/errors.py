@@ -14,7 +14,7 @@ from contextvars import ContextVar
 from os import PathLike
 
 __all__ = ["IrsimError", "InputError", "ConfigError", "unknown_name", "param",
-           "python_parameters"]
+           "python_parameters", "python_door"]
 
 #: How parameters are named in messages: "cli" (``experiment.B``) or "python" (``B``).
 _STYLE: ContextVar[str] = ContextVar("irsim_parameter_style", default="cli")
@@ -33,6 +33,22 @@ def param(key: str, group: str = "experiment") -> str:
     ('B', 'shard_items')
     """
     return key if _STYLE.get() == "python" else f"{group}.{key}"
+
+
+def python_door() -> bool:
+    """Whether the caller came in by the Python door (a study function, inside
+    :func:`python_parameters`) rather than the command line: a message may then only name
+    what a study function accepts (it takes ``workers`` but no other engine option).
+
+    Examples
+    --------
+    >>> python_door()
+    False
+    >>> with python_parameters():
+    ...     python_door()
+    True
+    """
+    return _STYLE.get() == "python"
 
 
 @contextmanager

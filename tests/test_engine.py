@@ -698,3 +698,22 @@ class _Ones:
 
     def fingerprint(self):
         return {}
+
+
+@pytest.mark.ray
+def test_too_many_workers_are_refused_in_each_doors_words(matrix):
+    """More actors than CPUs: the command line is told of engine.num_cpus, which it can set
+    (tests/test_bad_inputs.py); a study function takes workers but no num_cpus, so its
+    message names only what it accepts (irsim.errors.python_door)."""
+    import irsim
+    from irsim.errors import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        irsim.discpower(matrix, B=250, seed=1, engine="ray", workers=1000)
+    message = str(err.value)
+    assert message.startswith("workers=1000 needs 1000 CPUs but the Ray cluster has ")
+    assert message.endswith("; use fewer workers (null = one per CPU)")
+    with pytest.raises(ConfigError) as err:
+        RayPool(STUDY, matrix, workers=1000, num_cpus=1)
+    assert str(err.value).endswith("use fewer workers (null = one per CPU) or a larger "
+                                   "engine.num_cpus")

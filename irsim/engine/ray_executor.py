@@ -5,28 +5,34 @@ reference at construction and reads the arrays zero-copy. Work is submitted with
 number of shards in flight per actor and results are yielded as they arrive
 (``ray.wait(num_returns=1)``), so the reducer streams and memory stays bounded. A shard lost
 with its actor or node is retried on a surviving actor (a replacement actor gets shards only
-once it has started, so a lost node never hangs the run), so a killed actor or node changes
-nothing: every shard is a pure function of (study, shard, data). A Ray instance started here
-listens on 127.0.0.1 only and has a :class:`Watchdog` that ends its processes when the driver
-dies, even by ``kill -9``.
+once it has answered a ping, so a lost node never hangs the run), so a killed actor or node
+changes nothing: every shard is a pure function of (study, shard, data). The pool's methods
+follow Ray's ``ActorPool``: submit, next ready, retry, ping. The Ray instance itself (started
+or joined, its processes, its watchdog) is :mod:`irsim.engine.supervision`'s.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import socket
-import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 from irsim.engine.base import Partial, Shard, Study
-from irsim.errors import ConfigError, param
+from irsim.engine.supervision import (
+    RayInstance,
+    Watchdog,
+    kept_count,
+    loopback_only,
+    object_store_for_limit,
+    release_kept,
+)
+from irsim.errors import ConfigError, param, python_door
 
 __all__ = ["ray_partials", "RayPool", "loopback_only", "check_address", "kept_count",
-           "release_kept"]
+           "release_kept", "object_store_for_limit", "Watchdog"]
 
 log = logging.getLogger(__name__)
 
@@ -35,21 +41,6 @@ CONNECT_TIMEOUT = 10.0
 
 #: seconds a replacement actor gets to start before the run goes on without it
 REPLACEMENT_TIMEOUT = 60.0
-
-
-def loopback_only() -> None:
-    """Make a Ray instance started by this process listen on 127.0.0.1 only.
-
-    On Linux, Ray binds its GCS, raylet and agents to the machine's external address even with
-    ``_node_ip_address="127.0.0.1"``, unless ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` (Ray's
-    local-only mode, the default on macOS and Windows). The variable is set for this process
-    and the Ray processes it starts, and Ray's already imported constant is updated. A real
-    multi-node cluster is joined with ``engine.address`` instead (and is never affected).
-    """
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
-    import ray._private.ray_constants as constants
-
-    constants.ENABLE_RAY_CLUSTER = False
 
 
 def check_address(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
@@ -82,239 +73,6 @@ def check_address(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
                           f"{host}:{port} ({reason} after at most {timeout:g} s)") from None
 
 
-@contextmanager
-def _stderr_to_log() -> Iterator[None]:
-    """Send what Ray's C++ core writes to file descriptor 2 while it starts or connects (e.g.
-    a GCS retry warning per second) to this module's log instead of the console."""
-    import tempfile
-
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile() as sink:
-        os.dup2(sink.fileno(), 2)
-        try:
-            yield
-        finally:
-            sys.stderr.flush()
-            os.dup2(saved, 2)
-            os.close(saved)
-            sink.seek(0)
-            text = sink.read().decode(errors="replace").strip()
-            if text:
-                log.info("ray: %s", text)
-
-
-def _first_sentence(message: str, limit: int = 200) -> str:
-    """The first sentence of Ray's first line of `message`, at most `limit` characters.
-
-    Examples
-    --------
-    >>> _first_sentence("Raylet is terminated. Termination is unexpected.\\n  [state-dump] ...")
-    'Raylet is terminated'
-    """
-    line = next((ln.strip() for ln in message.splitlines() if ln.strip()), "")
-    first = line.split(". ", 1)[0].rstrip(".")
-    return first if len(first) <= limit else first[:limit - 3] + "..."
-
-
-class RayEventsToLog:
-    """Ray's cluster events on the driver's console as one irsim warning each.
-
-    Ray's driver prints every error the cluster publishes (a raylet that died, a node marked
-    dead) to stdout, whatever ``log_to_driver`` says, with up to hundreds of lines of the
-    dead raylet's log (``[state-dump]``). While installed, such a message becomes one
-    warning of this module's logger: its first sentence and where Ray's full logs are (each
-    node's ``<temp dir>/session_latest/logs``; the dead raylet's in its ``raylet.out``);
-    the same sentence is said once. Ray's other output (task output, with ``log_to_driver``)
-    is left to Ray. :meth:`restore` puts Ray's printer back.
-    """
-
-    def __init__(self) -> None:
-        import ray._private.worker as ray_worker
-
-        self._module = ray_worker
-        self._original = ray_worker.print_to_stdstream
-        self._seen: set[str] = set()
-        node = getattr(ray_worker, "_global_node", None)
-        try:
-            self.logs = node.get_logs_dir_path() if node is not None else None
-        except Exception:  # noqa: BLE001 - diagnostics only
-            self.logs = None
-        ray_worker.print_to_stdstream = self._print
-
-    def _print(self, data: dict, ignore_prefix: bool) -> None:
-        if data.get("pid") != "raylet":
-            self._original(data, ignore_prefix)
-            return
-        for message in data.get("lines", []):
-            first = _first_sentence(str(message))
-            if first and first not in self._seen:
-                self._seen.add(first)
-                where = (f"{self.logs} on this node, <temp dir>/session_latest/logs on the "
-                         f"others") if self.logs else "each node's session_latest/logs"
-                log.warning("Ray: %s (Ray's full logs: %s)", first, where)
-
-    def restore(self) -> None:
-        if self._module.print_to_stdstream == self._print:
-            self._module.print_to_stdstream = self._original
-
-
-#: The watchdog of a Ray instance irsim starts: it reads ``pid starttime`` lines from its
-#: stdin, a pipe whose write end only the driver holds. EOF means the driver is gone (also
-#: after ``kill -9``); it then gives the listed processes GRACE seconds to exit and SIGKILLs
-#: those still running, each identified by pid and start time (never by name).
-_WATCHDOG = r"""
-import os, signal, sys, time
-GRACE = float(sys.argv[1])
-def started(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[19]
-    except OSError:
-        return None
-targets = []
-for line in sys.stdin:
-    pid, start = line.split()
-    targets.append((int(pid), start))
-deadline = time.monotonic() + GRACE
-while time.monotonic() < deadline:
-    targets = [(pid, st) for pid, st in targets if started(pid) == st]
-    if not targets:
-        break
-    time.sleep(0.1)
-for pid, st in targets:
-    if started(pid) == st:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-"""
-
-#: Seconds the Ray processes get to exit by themselves once the driver is gone. Ray's own
-#: fate sharing ends the GCS, the raylet and the workers at once; its dashboard and
-#: runtime-env agents notice within ~2 s but then wait 60 s on a call to the dead GCS
-#: (``publish_error_to_driver``), which the watchdog cuts short.
-WATCHDOG_GRACE = 2.0
-
-
-def _process_table() -> dict[int, tuple[int, str]]:
-    """pid -> (parent pid, start time) of every process (Linux /proc)."""
-    from pathlib import Path
-
-    out = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        out[int(entry.name)] = (int(fields[1]), fields[19])
-    return out
-
-
-def descendants(pid: int, roots: set[tuple[int, str]] | None = None
-                ) -> list[tuple[int, str]]:
-    """``(pid, start time)`` of every descendant of `pid` (children, grandchildren...);
-    with `roots`, only the children of `pid` in `roots` and their descendants."""
-    table = _process_table()
-    children: dict[int, list[int]] = {}
-    for child, (parent, _) in table.items():
-        children.setdefault(parent, []).append(child)
-    todo = [c for c in children.get(pid, []) if roots is None or (c, table[c][1]) in roots]
-    out = []
-    while todo:
-        p = todo.pop()
-        out.append((p, table[p][1]))
-        todo.extend(children.get(p, []))
-    return out
-
-
-class Watchdog:
-    """Ends the processes of a Ray instance irsim started when the driver dies (even by
-    ``kill -9``), instead of leaving Ray's agents orphaned for a minute or more.
-
-    A small process (own session: a Ctrl-C of the terminal does not reach it) reads the
-    driver's Ray processes (pid and start time) from a pipe; when the pipe closes (the
-    driver exited, crashed or was killed) it waits :data:`WATCHDOG_GRACE` seconds and
-    SIGKILLs those still running. Linux only (reads /proc); elsewhere it does nothing.
-
-    Only processes the Ray instance started are handed over: the driver's children that
-    did not exist before Ray started (`before`: the children then, from :meth:`children`),
-    and their descendants; any other child of the driver (a notebook's own subprocesses,
-    say) is never touched.
-    """
-
-    def __init__(self, before: set[tuple[int, str]]) -> None:
-        import subprocess
-
-        self.proc = None
-        self.roots: set[tuple[int, str]] = set()
-        if not os.path.isdir("/proc/self"):
-            return
-        self.roots = {c for c in self.children() if c not in before}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", _WATCHDOG, str(WATCHDOG_GRACE)], stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-            text=True)
-        self.watch()
-
-    def watch(self) -> None:
-        """Hand the driver's current descendants (but the watchdog) to the watchdog."""
-        if self.proc is None or self.proc.stdin is None:
-            return
-        lines = "".join(f"{pid} {start}\n"
-                        for pid, start in descendants(os.getpid(), self.roots)
-                        if pid != self.proc.pid)
-        try:
-            self.proc.stdin.write(lines)
-            self.proc.stdin.flush()
-        except OSError:  # the watchdog is gone: nothing to do
-            pass
-
-    @staticmethod
-    def children() -> set[tuple[int, str]]:
-        """``(pid, start time)`` of this process's children now (empty without /proc)."""
-        if not os.path.isdir("/proc/self"):
-            return set()
-        me = os.getpid()
-        return {(pid, start) for pid, (parent, start) in _process_table().items()
-                if parent == me}
-
-    def close(self) -> None:
-        """Release the watchdog (it ends what is left of the instance, then exits)."""
-        if self.proc is not None and self.proc.stdin is not None:
-            try:
-                self.proc.stdin.close()
-            except OSError:
-                pass
-            self.proc = None
-
-
-#: Watchdogs of instances kept alive for the process (``keep_alive``): collected only by
-#: :func:`release_kept`.
-_KEPT: list[Watchdog | None] = []
-
-
-def kept_count() -> int:
-    """Ray instances kept alive so far (``keep_alive``): a mark for :func:`release_kept`."""
-    return len(_KEPT)
-
-
-def release_kept(since: int) -> None:
-    """End what was kept alive after mark `since` (:func:`kept_count`): ``ray.shutdown()``
-    of the running instance (by handle) and the watchdogs of the instances kept since."""
-    import ray
-
-    if ray.is_initialized():
-        with _stderr_to_log():
-            ray.shutdown()
-    kept = _KEPT[since:]
-    del _KEPT[since:]
-    for watchdog in kept:
-        if watchdog is not None:
-            watchdog.close()
-
 
 def _check_count(key: str, value: Any, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -323,57 +81,45 @@ def _check_count(key: str, value: Any, low: int) -> int:
 
 
 
-def _signal_handlers() -> dict[int, Any] | None:
-    """The process's SIGTERM handler (main thread only; None elsewhere)."""
-    import signal
-    import threading
+@dataclass(frozen=True)
+class _Task:
+    """A pending call running `shard` (on the actor of its slot)."""
 
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    return {signal.SIGTERM: signal.getsignal(signal.SIGTERM)}
+    shard: Shard
 
 
-def _restore_signal_handlers(handlers: dict[int, Any] | None) -> None:
-    """Put back what :func:`_signal_handlers` saw (the command line's SIGTERM-as-Ctrl-C)."""
-    import signal
+@dataclass(frozen=True)
+class _Ping:
+    """A pending ping of a replacement actor: it gets shards once it answers, and is given
+    up at `deadline` (``time.monotonic()``)."""
 
-    for sig, handler in (handlers or {}).items():
-        if handler is not None:
-            signal.signal(sig, handler)
-
-#: The smallest virtual-memory limit (``ulimit -v``) under which a local Ray instance starts
-#: (its processes reserve address space beyond the object store).
-MIN_ADDRESS_SPACE = 2 * 2**30
+    deadline: float
 
 
-def object_store_for_limit() -> int | None:
-    """Ray's object store for a local instance under a virtual-memory limit
-    (``RLIMIT_AS``, ``ulimit -v``): None without a limit (Ray's default, 30% of the
-    memory, whose mapping alone exceeds a limit of a few GiB: Ray would die without a
-    word); an eighth of the limit otherwise, which leaves Ray's processes their address
-    space. A limit below :data:`MIN_ADDRESS_SPACE` is refused in one line.
+@dataclass
+class _Schedule:
+    """The state of one :meth:`RayPool.run`: shards to submit (the next last), pending calls
+    (reference -> (task or ping, actor slot, actor)), retries per shard, shards in flight per
+    slot and which slots take shards."""
 
-    Examples
-    --------
-    >>> import resource
-    >>> unlimited = resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY
-    >>> object_store_for_limit() is None or not unlimited
-    True
-    """
-    import resource
+    queue: list[Shard]
+    slots: int
+    pending: dict[Any, tuple[_Task | _Ping, int, Any]] = field(default_factory=dict)
+    failures: dict[int, int] = field(default_factory=dict)
+    load: list[int] = field(init=False)
+    ready: list[bool] = field(init=False)
 
-    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
-    if soft == resource.RLIM_INFINITY:
-        return None
-    if soft < MIN_ADDRESS_SPACE:
-        raise ConfigError(f"a virtual-memory limit of {soft / 2**30:.2f} GiB (ulimit -v) is "
-                          f"too small for a local Ray instance (at least "
-                          f"{MIN_ADDRESS_SPACE / 2**30:.0f} GiB): raise it (ulimit -v "
-                          f"unlimited) or run with engine=local")
-    store = max(80 * 2**20, soft // 8)
-    log.warning("a virtual-memory limit of %.1f GiB (ulimit -v): Ray's object store is "
-                "capped at %.2f GiB", soft / 2**30, store / 2**30)
-    return int(store)
+    def __post_init__(self) -> None:
+        self.load = [0] * self.slots
+        self.ready = [True] * self.slots  # the first actors are placed by the CPU check
+
+    def tasks_left(self) -> bool:
+        """Whether shards remain to run (queued or pending; pings do not count)."""
+        return bool(self.queue) or any(isinstance(t, _Task) for t, _, _ in
+                                       self.pending.values())
+
+    def pings(self) -> list[tuple[Any, _Ping, int]]:
+        return [(ref, t, i) for ref, (t, i, _) in self.pending.items() if isinstance(t, _Ping)]
 
 
 class RayPool:
@@ -408,66 +154,18 @@ class RayPool:
                  keep_alive: bool = False, blas_threads: int | None = 1):
         workers = None if workers is None else _check_count("workers", workers, 1)
         num_cpus = None if num_cpus is None else _check_count("num_cpus", num_cpus, 1)
-        in_flight = _check_count("in_flight", in_flight, 1)
-        max_retries = _check_count("max_retries", max_retries, 0)
+        self.in_flight = _check_count("in_flight", in_flight, 1)
+        self.max_retries = _check_count("max_retries", max_retries, 0)
         if address is not None and not isinstance(address, str):
             raise ConfigError(f"engine.address must be a string, got {address!r}")
         if address:
             check_address(address)
-        import ray
-
-        self.ray = ray
-        self.started = False
-        self.watchdog: Watchdog | None = None
-        self.events: RayEventsToLog | None = None
-        if not ray.is_initialized():
-            if not address:
-                loopback_only()  # the instance about to start, and its processes
-            kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
-                                      "logging_level": logging.ERROR}
-            if address:
-                kwargs["address"] = address
-            else:  # always a new local instance, never a stale cluster found on this machine
-                kwargs["address"] = "local"
-                kwargs["num_cpus"] = num_cpus
-                kwargs["_node_ip_address"] = "127.0.0.1"
-                store = object_store_for_limit()
-                if store is not None:
-                    kwargs["object_store_memory"] = store
-            before = Watchdog.children() if not address else set()
-            handlers = _signal_handlers()
-            try:
-                with _stderr_to_log():
-                    ray.init(**kwargs)
-            except (ConnectionError, TimeoutError, ValueError, RuntimeError) as err:
-                first = (str(err).strip().splitlines() or [type(err).__name__])[0]
-                where = f"engine.address={address!r}" if address else "a local Ray instance"
-                raise ConfigError(f"{where}: Ray did not start ({first})") from None
-            finally:  # ray.init installs its own SIGTERM handler (sys.exit): keep the host's
-                _restore_signal_handlers(handlers)
-            self.events = RayEventsToLog()
-            self.started = not keep_alive
-            self.watchdog = None if address else Watchdog(before)
-            if keep_alive:
-                import atexit
-
-                atexit.register(ray.shutdown)
-                # the instance outlives this pool: so does its watchdog (until exit)
-                _KEPT.append(self.watchdog)
+        self.instance = RayInstance(address, num_cpus, keep_alive)
+        self.ray = ray = self.instance.ray
         cpus = int(ray.cluster_resources().get("CPU", 0))
         self.workers = int(workers) if workers else max(1, int(cpus // cpus_per_worker))
-        if self.workers * cpus_per_worker > cpus:
-            # actors that can never be scheduled would wait forever
-            self.shutdown()
-            hint = f" or a larger {param('num_cpus', 'engine')}" if (
-                not address and param("x", "engine") != "x") else ""
-            raise ConfigError(
-                f"{param('workers', 'engine')}={self.workers} needs "
-                f"{self.workers * cpus_per_worker:g} CPUs but the Ray cluster has {cpus}; use "
-                f"fewer workers (null = one per CPU){hint}")
-        self.in_flight = in_flight
-        self.max_retries = max_retries
         self.cpus_per_worker = cpus_per_worker
+        self._check_cpus(cpus)
         # a dead actor is replaced by run() (a fresh actor per lost one, each shard retried at
         # most max_retries times), not restarted by Ray
         self._actor_cls = ray.remote(_ShardActor).options(
@@ -475,14 +173,29 @@ class RayPool:
         self.study = study
         self.blas_threads = blas_threads
         self.data_ref = ray.put(data)
-        self.actors = [self._new_actor() for _ in range(self.workers)]
-        if self.watchdog is not None:  # the workers the actors started in
+        self.actors: list[Any] = [self._new_actor() for _ in range(self.workers)]
+        if self.instance.watchdog is not None:  # the workers the actors started in
             ray.get([a.pid.remote() for a in self.actors])
-            self.watchdog.watch()
+            self.instance.watch()
         alive = [n for n in ray.nodes() if n.get("Alive")]
         #: where the work ran, for the manifest
         self.cluster = {"gcs_address": ray.get_runtime_context().gcs_address,
                         "nodes": len(alive), "cpus": cpus, "workers": self.workers}
+
+    def _check_cpus(self, cpus: int) -> None:
+        """Refuse more actors than the cluster has CPUs for (they would wait forever). The
+        message suggests a larger ``engine.num_cpus`` only where it helps and can be given:
+        an instance this pool started locally, from the command line (a study function takes
+        ``workers`` but no ``num_cpus``)."""
+        need = self.workers * self.cpus_per_worker
+        if need <= cpus:
+            return
+        self.shutdown()
+        hint = (f" or a larger {param('num_cpus', 'engine')}"
+                if self.instance.local and not python_door() else "")
+        raise ConfigError(
+            f"{param('workers', 'engine')}={self.workers} needs {need:g} CPUs but the Ray "
+            f"cluster has {cpus}; use fewer workers (null = one per CPU){hint}")
 
     def _new_actor(self) -> Any:
         # the reference travels inside a list: the actor fetches it itself (zero-copy)
@@ -513,97 +226,116 @@ class RayPool:
         can never start: waiting on it would hang the run). When no actor is left the run
         fails with one message.
         """
-        ray = self.ray
+        s = _Schedule(list(reversed(shards)), len(self.actors))
+        self._fill(s, hints)
+        while s.tasks_left():
+            ready = self._next_ready(s)
+            if ready is None:  # nothing finished within a second
+                self._expire_pings(s)
+            else:
+                ref, (task, i, actor) = ready
+                if isinstance(task, _Ping):
+                    self._pinged(s, ref, i, actor)
+                else:
+                    partial = self._result(s, ref, task.shard, i, actor)
+                    if partial is not None:
+                        self._fill(s, hints)
+                        yield task.shard, partial
+                        continue
+            self._fill(s, hints)
+
+    def _submit(self, s: _Schedule, i: int, hints: Callable[[Shard], dict] | None) -> None:
+        """Submit the next queued shard to the actor of slot `i` (its hint first)."""
+        shard = s.queue.pop()
+        actor = self.actors[i]
+        hint = hints(shard) if hints is not None else None
+        if hint:  # an actor runs one caller's calls in order: the hint comes first
+            actor.hint.remote(shard, hint)
+        s.pending[actor.run.remote(shard)] = (_Task(shard), i, actor)
+        s.load[i] += 1
+
+    def _fill(self, s: _Schedule, hints: Callable[[Shard], dict] | None) -> None:
+        """Give queued shards to ready actors, least loaded first, up to ``in_flight``."""
+        while s.queue:
+            usable = [j for j, a in enumerate(self.actors)
+                      if a is not None and s.ready[j] and s.load[j] < self.in_flight]
+            if not usable:
+                return
+            self._submit(s, min(usable, key=s.load.__getitem__), hints)
+
+    def _next_ready(self, s: _Schedule) -> tuple[Any, tuple[_Task | _Ping, int, Any]] | None:
+        """The next finished call (its reference and what it was), or None after a second
+        without one. Fails when shards are queued but nobody can run them."""
+        if not s.pending:
+            self._check_alive()
+            raise RuntimeError("no Ray worker can run the remaining shards; rerun to "
+                               "resume from the saved shards")
+        done, _ = self.ray.wait(list(s.pending), num_returns=1, timeout=1.0)
+        if not done:
+            return None
+        return done[0], s.pending.pop(done[0])
+
+    def _result(self, s: _Schedule, ref: Any, shard: Shard, i: int, actor: Any
+                ) -> Partial | None:
+        """The partial of a finished shard, or None when it was lost and queued again."""
         from ray.exceptions import ObjectLostError, RayActorError
 
-        queue = list(reversed(shards))
-        pending: dict[Any, tuple[Shard | None, int, Any]] = {}  # shard None: a ping
-        failures: dict[int, int] = {}
-        load = [0] * len(self.actors)
-        ready = [True] * len(self.actors)  # the first actors are placed by the CPU check
-        pings: dict[int, tuple[Any, float]] = {}  # actor slot -> (ping, deadline)
+        s.load[i] -= 1
+        try:
+            return self.ray.get(ref)
+        except (RayActorError, ObjectLostError) as err:
+            # the actor died, or its node did after the shard finished (the result lived in
+            # that node's object store): either way the shard is computed again
+            self._retry(s, shard, err)
+            if self.actors[i] is actor and isinstance(err, RayActorError):
+                self._replace(s, i)
+            self._check_alive()
+            return None
 
-        def submit(i: int) -> None:
-            shard = queue.pop()
-            actor = self.actors[i]
-            hint = hints(shard) if hints is not None else None
-            if hint:  # an actor runs one caller's calls in order: the hint comes first
-                actor.hint.remote(shard, hint)
-            pending[actor.run.remote(shard)] = (shard, i, actor)
-            load[i] += 1
+    def _retry(self, s: _Schedule, shard: Shard, err: Exception) -> None:
+        """Queue a lost shard again, unless it was lost ``max_retries`` times already."""
+        s.failures[shard.index] = s.failures.get(shard.index, 0) + 1
+        if s.failures[shard.index] > self.max_retries:
+            raise err
+        log.warning("shard %s lost (%s); retrying", shard.name, type(err).__name__)
+        s.queue.append(shard)
 
-        def fill() -> None:
-            """Give queued shards to ready actors, least loaded first, up to in_flight."""
-            while queue:
-                usable = [j for j, a in enumerate(self.actors)
-                          if a is not None and ready[j] and load[j] < self.in_flight]
-                if not usable:
-                    return
-                submit(min(usable, key=load.__getitem__))
+    def _replace(self, s: _Schedule, i: int) -> None:
+        """Slot `i` lost its actor: a fresh one, pinged, if there seems to be room."""
+        self.actors[i], s.ready[i] = None, False
+        if self._room_for_actor():
+            self.actors[i] = actor = self._new_actor()
+            ping = _Ping(time.monotonic() + REPLACEMENT_TIMEOUT)
+            s.pending[actor.pid.remote()] = (ping, i, actor)
 
-        def replace(i: int) -> None:
-            """Slot `i` lost its actor: a fresh one on probation if there seems to be room."""
-            self.actors[i], ready[i] = None, False
-            if self._room_for_actor():
-                self.actors[i] = actor = self._new_actor()
-                ping = actor.pid.remote()
-                pending[ping] = (None, i, actor)
-                pings[i] = (ping, time.monotonic() + REPLACEMENT_TIMEOUT)
+    def _pinged(self, s: _Schedule, ref: Any, i: int, actor: Any) -> None:
+        """A replacement answered its ping (it now takes shards) or died trying."""
+        from ray.exceptions import ObjectLostError, RayActorError
 
-        def check_alive() -> None:
-            if all(a is None for a in self.actors):
-                raise RuntimeError("every Ray worker was lost (nodes gone?); rerun to "
-                                   "resume from the saved shards")
+        try:
+            self.ray.get(ref)
+            s.ready[i] = True
+        except (RayActorError, ObjectLostError):
+            if self.actors[i] is actor:
+                self.actors[i] = None
+            self._check_alive()
 
-        fill()
-        while queue or any(shard is not None for shard, _, _ in pending.values()):
-            if not pending:  # queued shards but nobody to run them
-                check_alive()
-                raise RuntimeError("no Ray worker can run the remaining shards; rerun to "
-                                   "resume from the saved shards")
-            done, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
-            if not done:  # give up replacements that did not start in time
-                now = time.monotonic()
-                for i, (ping, deadline) in list(pings.items()):
-                    if now > deadline:
-                        log.warning("a replacement Ray worker did not start within %g s; "
-                                    "going on without it", REPLACEMENT_TIMEOUT)
-                        del pings[i], pending[ping]
-                        self._kill(self.actors[i])
-                        self.actors[i] = None
-                check_alive()
-                fill()
-                continue
-            shard, i, actor = pending.pop(done[0])
-            if shard is None:  # a replacement answered its ping (or died trying)
-                pings.pop(i, None)
-                try:
-                    ray.get(done[0])
-                    ready[i] = True
-                except (RayActorError, ObjectLostError):
-                    if self.actors[i] is actor:
-                        self.actors[i] = None
-                    check_alive()
-                fill()
-                continue
-            load[i] -= 1
-            try:
-                partial = ray.get(done[0])
-            except (RayActorError, ObjectLostError) as err:
-                # the actor died, or its node did after the shard finished (the result lived
-                # in that node's object store): either way the shard is computed again
-                failures[shard.index] = failures.get(shard.index, 0) + 1
-                if failures[shard.index] > self.max_retries:
-                    raise
-                log.warning("shard %s lost (%s); retrying", shard.name, type(err).__name__)
-                if self.actors[i] is actor and isinstance(err, RayActorError):
-                    replace(i)
-                queue.append(shard)
-                check_alive()
-                fill()
-                continue
-            fill()
-            yield shard, partial
+    def _expire_pings(self, s: _Schedule) -> None:
+        """Give up replacements that did not answer within :data:`REPLACEMENT_TIMEOUT`."""
+        now = time.monotonic()
+        for ref, ping, i in s.pings():
+            if now > ping.deadline:
+                log.warning("a replacement Ray worker did not start within %g s; going on "
+                            "without it", REPLACEMENT_TIMEOUT)
+                del s.pending[ref]
+                self._kill(self.actors[i])
+                self.actors[i] = None
+        self._check_alive()
+
+    def _check_alive(self) -> None:
+        if all(a is None for a in self.actors):
+            raise RuntimeError("every Ray worker was lost (nodes gone?); rerun to resume "
+                               "from the saved shards")
 
     def worker_stats(self) -> dict[str, float]:
         """Seconds the live actors spent in shards: ``worker_seconds`` (wall) and
@@ -627,19 +359,12 @@ class RayPool:
             pass
 
     def shutdown(self) -> None:
-        """Kill the actors; shut Ray down if this pool started it."""
+        """Kill the actors; shut Ray down if this pool started it (and was not asked to keep
+        it)."""
         for a in getattr(self, "actors", []):
             self._kill(a)
         self.actors = []
-        if self.started:
-            if self.events is not None:
-                self.events.restore()
-                self.events = None
-            self.ray.shutdown()
-            self.started = False
-            if self.watchdog is not None:
-                self.watchdog.close()
-                self.watchdog = None
+        self.instance.close()
 
 
 class _ShardActor:

@@ -19,6 +19,7 @@ from irsim.engine.base import Partial, Shard, Study
 from irsim.engine.checkpoint import CheckpointStore, fingerprint_of
 from irsim.engine.config import ENGINES, check_options
 from irsim.engine.partials import Accumulator
+from irsim.engine.progress import Eta
 from irsim.errors import unknown_name
 
 __all__ = ["run_study", "data_digest", "RunInfo", "reducer_of", "CheckpointWriter"]
@@ -202,6 +203,7 @@ def run_study(
     engine_options: dict | None = None,
     checkpoint_dir: str | Path | None = None,
     progress: Callable[[int, int], Any] | None = None,
+    eta: Callable[[float | None], Any] | None = None,
 ) -> tuple[dict[str, pa.Table], RunInfo]:
     """Execute every shard of `study` and reduce the partial results into tables.
 
@@ -223,9 +225,14 @@ def run_study(
         entries already beaten k times are left out); a shard found there is reused only when its
         identity matches (fingerprint of parameters, data and irsim version; shard
         coordinates; checksum), otherwise it is recomputed (see
-        :class:`~irsim.engine.checkpoint.CheckpointStore`).
+        :class:`~irsim.engine.checkpoint.CheckpointStore`). A run that takes shards from
+        there says how many in one log line before it computes the others.
     progress : callable, optional
         Called as ``progress(done, total)`` after each shard.
+    eta : callable, optional
+        Called as ``eta(seconds)`` after each computed shard: the time left, estimated from
+        the work the computed shards did (None until it is stable; see
+        :class:`irsim.engine.progress.Eta`).
 
     Returns
     -------
@@ -234,78 +241,28 @@ def run_study(
     """
     t0 = time.perf_counter()
     shards = study.plan(data)
-    store = None
-    done: list[tuple[Shard, Partial]] = []
     fingerprint = fingerprint_of({"study": study.name, **study.fingerprint()},
                                  data_digest(data))
-    if checkpoint_dir is not None:
-        store = CheckpointStore(checkpoint_dir, study.name, fingerprint,
-                                fields=study.fields(data))
-        for shard in shards:
-            part = store.load(shard)
-            if part is not None:
-                done.append((shard, part))
-    resumed = {s.index for s, _ in done}
-    todo = [s for s in shards if s.index not in resumed]
+    store = None if checkpoint_dir is None else CheckpointStore(
+        checkpoint_dir, study.name, fingerprint, fields=study.fields(data))
     reducer = reducer_of(study, data)
-    total = len(shards)
-    count = 0
-    for shard, part in done:
-        reducer.combine(shard, part)
-        count += 1
+    resumed = _resume(study, store, shards, reducer)
+    todo = [s for s in shards if s.index not in resumed]
     if progress is not None:
-        progress(count, total)
-
+        progress(len(resumed), len(shards))
     executor_info: dict = {}
-    options = dict(engine_options or {})
-    if engine in ENGINES:
-        check_options(engine, options)
-    if engine == "local":
-        blas_threads = options.pop("blas_threads", LOCAL_BLAS_THREADS)
-        stream: Iterable[tuple[Shard, Partial]] = _local_partials(study, data, todo,
-                                                                  blas_threads)
-    elif engine == "ray":
-        from irsim.engine.ray_executor import ray_partials
-
-        # each shard's actor drops what the merge can never use (hints taken at submission,
-        # for the fields its kernel returns when the study says which: PerCollection)
-        fields_of = getattr(study, "fields_of", None)
-        hints = (reducer.acc.hints if fields_of is None
-                 else lambda shard: reducer.acc.hints(shard, fields_of(shard, data)))
-        stream = ray_partials(study, data, todo, info=executor_info, hints=hints, **options)
-    else:
-        raise unknown_name("engine", str(engine), ENGINES)
+    stream = _stream(study, data, todo, reducer, engine, engine_options, executor_info)
     t_compute = time.perf_counter()
     writer = None if store is None else CheckpointWriter(store)
-    # closed on the way out, also when the reduction raises (Ctrl-C while a checkpoint is
-    # written): the executor shuts down now, not when the generator is collected at exit;
-    # the checkpoints handed to the writer are on disk before run_study returns or raises
-    t_merge = 0.0  # this thread's time merging shards and handing checkpoints over
-    try:
-        with contextlib.closing(iter(stream)) as shards:
-            for shard, part in shards:
-                t = time.perf_counter()
-                reducer.combine(shard, part)
-                if writer is not None:  # what can still matter (exact: Accumulator.needed),
-                    # derived and written on the writer's thread
-                    writer.put(shard, reducer.needed_later(shard, part))
-                t_merge += time.perf_counter() - t
-                count += 1
-                if progress is not None:
-                    progress(count, total)
-    except BaseException:
-        if writer is not None:
-            writer.close(raise_error=False)
-        raise
-    if writer is not None:
-        writer.close()
+    tracker = _Tracker(todo, len(shards), len(resumed), progress, eta, executor_info)
+    t_merge = _merge(stream, reducer, writer, tracker)
     t_reduce = time.perf_counter()
     tables = reducer.finalize()
     t_end = time.perf_counter()
     info = RunInfo(
         engine=engine,
         fingerprint=fingerprint,
-        shards=total,
+        shards=len(shards),
         shards_resumed=len(resumed),
         shards_computed=len(todo),
         seconds_plan=round(t_compute - t0, 4),
@@ -315,6 +272,96 @@ def run_study(
         seconds_checkpoints=round(writer.seconds, 4) if writer is not None else 0.0,
         **executor_info,
     )
-    log.info("study %s: %d shards (%d resumed) in %.2fs", study.name, total, len(resumed),
-             t_end - t0)
+    log.info("study %s: %d shards (%d resumed) in %.2fs", study.name, len(shards),
+             len(resumed), t_end - t0)
     return tables, info
+
+
+def _resume(study: Study, store: CheckpointStore | None, shards: list[Shard],
+            reducer: _FieldReducer) -> set[int]:
+    """Merge the shards `store` holds valid checkpoints of; their indices. Says in one log
+    line, before anything is computed, how many shards a resumed run takes from there."""
+    if store is None:
+        return set()
+    resumed = set()
+    for shard in shards:
+        part = store.load(shard)
+        if part is not None:
+            reducer.combine(shard, part)
+            resumed.add(shard.index)
+    if resumed:
+        log.info("study %s: resuming: %d of %d shards from checkpoints, %d to compute",
+                 study.name, len(resumed), len(shards), len(shards) - len(resumed))
+    return resumed
+
+
+def _stream(study: Study, data: Any, todo: list[Shard], reducer: _FieldReducer, engine: str,
+            engine_options: dict | None, info: dict) -> Iterable[tuple[Shard, Partial]]:
+    """The ``(shard, partial)`` stream of `engine` over `todo` (options checked first)."""
+    options = dict(engine_options or {})
+    if engine in ENGINES:
+        check_options(engine, options)
+    if engine == "local":
+        blas_threads = options.pop("blas_threads", LOCAL_BLAS_THREADS)
+        return _local_partials(study, data, todo, blas_threads)
+    if engine == "ray":
+        from irsim.engine.ray_executor import ray_partials
+
+        # each shard's actor drops what the merge can never use (hints taken at submission,
+        # for the fields its kernel returns when the study says which: PerCollection)
+        fields_of = getattr(study, "fields_of", None)
+        hints = (reducer.acc.hints if fields_of is None
+                 else lambda shard: reducer.acc.hints(shard, fields_of(shard, data)))
+        return ray_partials(study, data, todo, info=info, hints=hints, **options)
+    raise unknown_name("engine", str(engine), ENGINES)
+
+
+class _Tracker:
+    """Shards done so far, told to ``progress(done, total)``, and the time left, told to
+    ``eta(seconds)`` (:class:`irsim.engine.progress.Eta` over the computed shards; as many
+    run at once as the executor has workers, known once its first shard is back)."""
+
+    def __init__(self, todo: list[Shard], total: int, count: int,
+                 progress: Callable[[int, int], Any] | None,
+                 eta: Callable[[float | None], Any] | None, info: dict):
+        self.total, self.count = total, count
+        self.progress, self.eta, self.info = progress, eta, info
+        self.estimate = Eta(todo, start=time.perf_counter())
+
+    def done(self, shard: Shard) -> None:
+        self.count += 1
+        if self.progress is not None:
+            self.progress(self.count, self.total)
+        if self.eta is not None:
+            if self.estimate.finished == 0:  # the pool is up: its workers are known
+                self.estimate.parallel = int(self.info.get("ray", {}).get("workers", 1))
+            self.eta(self.estimate.done(shard, time.perf_counter()))
+
+
+def _merge(stream: Iterable[tuple[Shard, Partial]], reducer: _FieldReducer,
+           writer: CheckpointWriter | None, tracker: _Tracker) -> float:
+    """Merge the shards of `stream` as they arrive, handing what their checkpoints keep to
+    `writer`; the seconds this thread spent merging and handing over.
+
+    The stream is closed on the way out, also when the reduction raises (Ctrl-C while a
+    checkpoint is written): the executor shuts down now, not when the generator is collected
+    at exit; the checkpoints handed to the writer are on disk before this returns or raises.
+    """
+    t_merge = 0.0
+    try:
+        with contextlib.closing(iter(stream)) as shards:
+            for shard, part in shards:
+                t = time.perf_counter()
+                reducer.combine(shard, part)
+                if writer is not None:  # what can still matter (exact: Accumulator.needed),
+                    # derived and written on the writer's thread
+                    writer.put(shard, reducer.needed_later(shard, part))
+                t_merge += time.perf_counter() - t
+                tracker.done(shard)
+    except BaseException:
+        if writer is not None:
+            writer.close(raise_error=False)
+        raise
+    if writer is not None:
+        writer.close()
+    return t_merge

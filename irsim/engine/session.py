@@ -39,6 +39,7 @@ from typing import Any
 import pyarrow as pa
 
 from irsim.engine.config import ENGINES
+from irsim.engine.progress import show_eta
 from irsim.engine.runner import RunInfo, run_study
 from irsim.errors import unknown_name
 
@@ -72,11 +73,14 @@ class Engine:
         self._kept_from = 0
 
     def run(self, study: Any, data: Any, **kwargs: Any) -> tuple[dict[str, pa.Table], RunInfo]:
-        """Run `study` on `data` (keywords: ``checkpoint_dir``, ``progress``; without
-        ``progress``, the session's `bars` draw one named after the study)."""
+        """Run `study` on `data` (keywords: ``checkpoint_dir``, ``progress``, ``eta``;
+        without ``progress``, the session's `bars` draw one named after the study, with the
+        time left of :func:`irsim.engine.progress.show_eta`)."""
         bar = None
         if kwargs.get("progress") is None and self.bars is not None:
             bar, kwargs["progress"] = self.bars(str(getattr(study, "name", "step")))
+            if hasattr(bar, "set_postfix_str") and kwargs.get("eta") is None:  # a tqdm bar:
+                kwargs["eta"] = show_eta(bar)  # the engine's time left, not tqdm's
         try:
             return self._run(study, data, **kwargs)
         finally:
