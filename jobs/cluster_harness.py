@@ -228,6 +228,7 @@ class Cluster:
                       for i in range(nodes)]
         self._network = False
         self._stopped = False
+        self._outsiders: list[str] = []
 
     # ------------------------------------------------------------------ addresses
     @property
@@ -248,6 +249,16 @@ class Cluster:
         """`cmd` run inside node `index`'s namespace (default the head): where a driver
         must run (see the module's docstring)."""
         return ["ip", "netns", "exec", self.nodes[index].netns, *cmd]
+
+    def outsider(self) -> str:
+        """A new namespace that is no node and has no route to the cluster (only its
+        loopback): where a driver "not on the cluster's network" runs. Returns its name (run
+        a command there with ``ip netns exec NAME``); deleted by :meth:`stop`."""
+        name = f"irsim-{os.getpid()}-x{len(self._outsiders)}"
+        _ip("netns", "add", name)
+        self._outsiders.append(name)
+        _ip("-n", name, "link", "set", "lo", "up")
+        return name
 
     def auth_env(self) -> dict[str, str]:
         """The variables a client needs to be let in (``RAY_AUTH_MODE``, ``RAY_AUTH_TOKEN``)."""
@@ -379,6 +390,13 @@ class Cluster:
                 _ip("netns", "del", node.netns, check=False)
                 _ip("link", "del", node.veth, check=False)
             _ip("link", "del", self.bridge, check=False)
+        for name in self._outsiders:  # only ever the test's own driver ran there
+            for word in _ip("netns", "pids", name, check=False).stdout.split():
+                try:
+                    os.kill(int(word), signal.SIGKILL)
+                except OSError:
+                    pass
+            _ip("netns", "del", name, check=False)
         if not self.keep_logs:
             shutil.rmtree(self.base, ignore_errors=True)
 
