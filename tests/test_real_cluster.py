@@ -251,6 +251,27 @@ def test_driver_off_the_cluster_is_one_line(cluster, tmp_path):
         print(f"\n{took:.1f} s: {lines[0]}")
 
 
+def test_check_driver_on_and_off_the_cluster(cluster):
+    """irsim.engine.reach.check_driver (the check for the Python door's RayPool): passes on
+    the head node and on a worker node, stops with the one line in the root namespace."""
+    code = ("from irsim.engine.reach import check_driver\n"
+            "from irsim.errors import ConfigError\n"
+            f"try:\n    check_driver({cluster.address!r})\n    print('on the cluster')\n"
+            "except ConfigError as err:\n    print(err)\n")
+    out = {}
+    for where, cmd in [("head", cluster.on_node([sys.executable, "-c", code])),
+                       ("worker", cluster.on_node([sys.executable, "-c", code], 1)),
+                       ("root", [sys.executable, "-c", code])]:
+        r = subprocess.run(cmd, env=cluster.client_env(), capture_output=True, text=True,
+                           timeout=120)
+        assert r.returncode == 0, r.stderr[-3000:]
+        out[where] = r.stdout.strip()
+    assert out["head"] == out["worker"] == "on the cluster", out
+    assert out["root"].startswith(f"config: engine.address='{cluster.address}': this machine "
+                                  f"({cluster.subnet}.1) is not a node of that Ray cluster "
+                                  f"(its nodes: {', '.join(n.ip for n in cluster.nodes)})"), out
+
+
 # ------------------------------------------------------------------ faults
 def _wait_for_checkpoints(proc, run_dir: Path, count: int, timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout

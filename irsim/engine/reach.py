@@ -28,7 +28,7 @@ from typing import Any
 
 from irsim.errors import ConfigError
 
-__all__ = ["check_reachable", "check_on_cluster", "split_address", "is_local",
+__all__ = ["check_driver", "check_reachable", "check_on_cluster", "split_address", "is_local",
            "DASHBOARD_PORT"]
 
 #: Ray's default dashboard and job-server port (named in the advice to use ``ray job submit``)
@@ -184,3 +184,30 @@ def check_on_cluster(address: str, client: Any, timeout: float = 10.0) -> None:
     line = off_cluster_message(address, nodes, is_local, _source_address(host, port))
     if line:
         raise ConfigError(line)
+
+
+def check_driver(address: str, timeout: float = 10.0) -> None:
+    """Both checks for a driver about to ``ray.init(address)``: :func:`check_reachable`,
+    then :func:`check_on_cluster` with a GCS client of its own (the Python door's
+    ``RayPool``; the command line's :func:`irsim.runner.check_ray_address` checks the token
+    in between, with its client). A GCS that cannot be asked (another Ray, a token
+    refused) is left to ``ray.init``.
+
+    Examples
+    --------
+    >>> check_driver("auto")
+    >>> check_driver("ray://127.0.0.1:1", timeout=1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: engine.address='ray://127.0.0.1:1': no Ray cluster ...
+    """
+    check_reachable(address, timeout)
+    if address == "auto" or address.startswith("ray://"):
+        return
+    try:
+        from ray._raylet import GcsClient
+
+        client = GcsClient(address=address)
+    except Exception:  # noqa: BLE001 - another Ray: ray.init decides
+        return
+    check_on_cluster(address, client, timeout)
