@@ -12,9 +12,11 @@ The driver (``irsim``, any ``ray.init``) must run *on a node* of the cluster: it
 of the objects it puts (the study's data) and the other nodes fetch them from the address of
 the node it attached to. A driver in the root namespace attaches to the head's raylet (found
 by ``ps``), announces the head's address but listens in the root namespace: some workers never
-get the data and the run hangs. Run it inside a node with :meth:`Cluster.on_node` (``ip netns
+get the data and the run hangs (irsim checks first and stops with one line instead,
+:mod:`irsim.engine.reach`). Run it inside a node with :meth:`Cluster.on_node` (``ip netns
 exec``), as one runs ``irsim`` on the head of a real cluster; from outside the cluster use
 ``ray job submit`` (HTTP to the head's dashboard), which works from the root namespace.
+:meth:`Cluster.outsider` makes a namespace with no route to the cluster at all.
 
 As a script (root; everything is torn down when it ends)::
 
