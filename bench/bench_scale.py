@@ -440,7 +440,8 @@ def check_line(predicted: float, measured: float, load: tuple[float, float],
                cores: int) -> str:
     """Predicted against measured, the 25% goal, and the machine's load average seen before
     and after the measured run beside it (the model counts kernel CPU time on whole idle
-    cores: a load above the core count slows the measured run by the share others take).
+    cores: above a load of one per core others share them, with the measured terms and the
+    run alike, and the check says nothing of an idle machine).
 
     Examples
     --------
@@ -451,15 +452,15 @@ def check_line(predicted: float, measured: float, load: tuple[float, float],
     >>> check_line(10.0, 15.0, (5.9, 6.3), 2).split(": ", 1)[1][:30]
     'off by 50% (goal: within 25%, '
     >>> check_line(10.0, 15.0, (5.9, 6.3), 2).split("(")[-1]
-    'busy: others took cores, the measurement is slower than the model assumes)'
+    'busy: other processes shared the cores, terms and run alike; not an idle-machine check)'
     """
     off = abs(measured - predicted) / predicted
     busy = max(load) > cores
     return (f"predicted {predicted:.1f} s, measured {measured:.1f} s: off by {off:.0%} (goal: "
             f"within 25%, {'met' if off <= 0.25 else 'not met'}); load average {load[0]:.1f} "
             f"before and {load[1]:.1f} after the run, on {cores} cores ("
-            + ("busy: others took cores, the measurement is slower than the model assumes)"
-               if busy else "quiet)"))
+            + ("busy: other processes shared the cores, terms and run alike; not an "
+               "idle-machine check)" if busy else "quiet)"))
 
 
 def check_real_run(pool_data) -> bool:
