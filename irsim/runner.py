@@ -263,9 +263,11 @@ def completed(run_dir: str | os.PathLike, fingerprint: str) -> bool:
 
 def check_ray_address(address: str, timeout: float = 10.0) -> None:
     """Before joining the Ray cluster at `address` (``engine.address``): an address that
-    does not answer, or a cluster that refuses this client's token (Ray's token
-    authentication, ``RAY_AUTH_MODE=token``), is a :class:`~irsim.errors.ConfigError` within
-    seconds; Ray itself would retry for minutes (a wrong token: forever). ``ray://``
+    does not answer, a cluster that refuses this client's token (Ray's token
+    authentication, ``RAY_AUTH_MODE=token``), or a cluster of which this machine is not a
+    node (:func:`irsim.engine.reach.check_on_cluster`: the driver must run on one) is a
+    :class:`~irsim.errors.ConfigError` within seconds; Ray itself would retry for minutes
+    (a wrong token: forever; a driver off the cluster: join, then hang). ``ray://``
     addresses (Ray Client) are checked for reachability only.
 
     Examples
@@ -275,10 +277,10 @@ def check_ray_address(address: str, timeout: float = 10.0) -> None:
     ...
     irsim.errors.ConfigError: config: engine.address='127.0.0.1:1': no Ray cluster reachable ...
     """
-    from irsim.engine.ray_executor import check_address
+    from irsim.engine.reach import check_on_cluster, check_reachable
     from irsim.errors import ConfigError
 
-    check_address(address, timeout=timeout)
+    check_reachable(address, timeout=timeout)
     if address.startswith("ray://"):
         return
     try:
@@ -303,6 +305,9 @@ def check_ray_address(address: str, timeout: float = 10.0) -> None:
         raise ConfigError(auth_message(address, err)) from None
     except Exception:  # noqa: BLE001 - anything else: left to ray.init and the engine
         return
+    if address != "auto":  # auto: a cluster of this machine
+        with _fd2_to_log():
+            check_on_cluster(address, client, timeout=timeout)
 
 
 def auth_message(address: str | None, err: BaseException) -> str:

@@ -12,9 +12,11 @@ The driver (``irsim``, any ``ray.init``) must run *on a node* of the cluster: it
 of the objects it puts (the study's data) and the other nodes fetch them from the address of
 the node it attached to. A driver in the root namespace attaches to the head's raylet (found
 by ``ps``), announces the head's address but listens in the root namespace: some workers never
-get the data and the run hangs. Run it inside a node with :meth:`Cluster.on_node` (``ip netns
+get the data and the run hangs (irsim checks first and stops with one line instead,
+:mod:`irsim.engine.reach`). Run it inside a node with :meth:`Cluster.on_node` (``ip netns
 exec``), as one runs ``irsim`` on the head of a real cluster; from outside the cluster use
 ``ray job submit`` (HTTP to the head's dashboard), which works from the root namespace.
+:meth:`Cluster.outsider` makes a namespace with no route to the cluster at all.
 
 As a script (root; everything is torn down when it ends)::
 
@@ -228,6 +230,7 @@ class Cluster:
                       for i in range(nodes)]
         self._network = False
         self._stopped = False
+        self._outsiders: list[str] = []
 
     # ------------------------------------------------------------------ addresses
     @property
@@ -248,6 +251,16 @@ class Cluster:
         """`cmd` run inside node `index`'s namespace (default the head): where a driver
         must run (see the module's docstring)."""
         return ["ip", "netns", "exec", self.nodes[index].netns, *cmd]
+
+    def outsider(self) -> str:
+        """A new namespace that is no node and has no route to the cluster (only its
+        loopback): where a driver "not on the cluster's network" runs. Returns its name (run
+        a command there with ``ip netns exec NAME``); deleted by :meth:`stop`."""
+        name = f"irsim-{os.getpid()}-x{len(self._outsiders)}"
+        _ip("netns", "add", name)
+        self._outsiders.append(name)
+        _ip("-n", name, "link", "set", "lo", "up")
+        return name
 
     def auth_env(self) -> dict[str, str]:
         """The variables a client needs to be let in (``RAY_AUTH_MODE``, ``RAY_AUTH_TOKEN``)."""
@@ -379,6 +392,13 @@ class Cluster:
                 _ip("netns", "del", node.netns, check=False)
                 _ip("link", "del", node.veth, check=False)
             _ip("link", "del", self.bridge, check=False)
+        for name in self._outsiders:  # only ever the test's own driver ran there
+            for word in _ip("netns", "pids", name, check=False).stdout.split():
+                try:
+                    os.kill(int(word), signal.SIGKILL)
+                except OSError:
+                    pass
+            _ip("netns", "del", name, check=False)
         if not self.keep_logs:
             shutil.rmtree(self.base, ignore_errors=True)
 

@@ -115,6 +115,24 @@ CASES: dict[str, list[str]] = {
         "experiment.B=200", "seed=7", "experiment.drop_bottom=0.25", "experiment.max_topics=80",
         "experiment.targets=[0.9]", "experiment.check_trials=500",
         "experiment.check_topics=[10,20]", *SMALL_CHECK],
+    # 4 systems on AP and P@10, three Monte Carlo tests: one shard per (metric, test), 6
+    "compare": [
+        "experiment=compare", "collection=matrix",
+        "collection.paths={{AP: {data}/urbano/adhoc8_ap.csv, P@10: {data}/urbano/adhoc8_p10.csv}}",
+        "experiment.systems=[run2,run3,run9,run12]",
+        "experiment.tests=[t,wilcoxon,randomisation,paired_bootstrap,unpaired_bootstrap]",
+        "experiment.B=500", "seed=3", *SMALL],
+    # 8 DL 2019 runs, the NIST qrels and two assessors' (tests/test_assessors.py's SMALL)
+    "assessors": [
+        "experiment=assessors", "collection=trec",
+        "collection.runs=[" + ",".join(f"{{data}}/dl19-assessors/runs/{r}.gz" for r in (
+            "bm25base_p", "bm25tuned_rm3_p", "colbert_rankgpt4", "colbert_rankzephyr",
+            "idst_bert_p1", "TUW19-p3-f", "ICT-BERT2", "colbert_monoelectra-base")) + "]",
+        "collection.qrels={{" + ", ".join(f"{q}: {{data}}/dl19-assessors/qrels/{q}.txt" for q in (
+            "nist", "andrew-parry", "eugene-yang")) + "}}",
+        "experiment.reference=nist", "experiment.B=40", "experiment.test_B=600",
+        "experiment.metrics=[AP,P@10]", "experiment.tests=[t,randomisation]",
+        "experiment.corrections=[none,holm]", "seed=3", *SMALL],
 }
 
 #: Studies the engine runs for a case beyond the case's own (design=urbano2019 selects its

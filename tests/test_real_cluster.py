@@ -142,9 +142,15 @@ print(json.dumps(out))
 
 
 # ------------------------------------------------------------------ studies by engine.address
-#: Every study of the simulated mixed-kernel cluster's cases (test_heterogeneous_cluster)
-#: but the urbano2019 design, whose case needs files that test prepares.
+#: The studies run by engine.address: every case of the one list of small study runs,
+#: test_heterogeneous_cluster.CASES (all eleven studies but budget, which follows), but the
+#: urbano2019 design, whose case needs files that test prepares.
 STUDIES = {name: case for name, case in CASES.items() if name != "test_errors_urbano2019"}
+
+#: The studies run through ``ray job submit`` as well (the cheapest of STUDIES: a few
+#: seconds each on the cluster): a matrix study, a paired-test study on two metrics, and one
+#: reading TREC runs and several qrels files.
+JOB_STUDIES = ("discpower", "compare", "assessors")
 
 
 #: experiment=budget sums its samples with plain GEMMs: on nodes with other OpenBLAS kernels
@@ -173,10 +179,11 @@ def test_study_by_address_equals_local(cluster, study, tmp_path):
         assert_same_tables(got, want, f"{study} on the namespace cluster")
 
 
-def test_ray_job_submit_equals_local(cluster, tmp_path):
+@pytest.mark.parametrize("study", JOB_STUDIES)
+def test_ray_job_submit_equals_local(cluster, study, tmp_path):
     """`ray job submit --address http://HEAD:8265 -- python jobs/irsim_job.py ...` from the
     root namespace (outside the cluster: HTTP only) gives the tables of engine=local."""
-    args = STUDIES["discpower"]
+    args = [a.format(data=SHARED_DATA) for a in STUDIES[study]]
     want = local(args, tmp_path / "local")
     run_dir = tmp_path / "job"
     cmd = ["ray", "job", "submit", "--address", cluster.dashboard, "--",
@@ -190,8 +197,8 @@ def test_ray_job_submit_equals_local(cluster, tmp_path):
     got = tables(run_dir)
     ray = manifest(run_dir)["run"]["ray"]
     assert (ray["nodes"], ray["workers"]) == (NODES, NODES), ray
-    print(f"\nray job submit: {time.monotonic() - t0:.1f} s")
-    assert_same_tables(got, want, "discpower by ray job submit")
+    print(f"\n{study} by ray job submit: {time.monotonic() - t0:.1f} s")
+    assert_same_tables(got, want, f"{study} by ray job submit")
 
 
 # ------------------------------------------------------------------ authentication
@@ -214,6 +221,55 @@ def test_wrong_token_or_dead_address_is_one_line(cluster, tmp_path):
         assert needle in lines[0], lines
         assert took < 30, took
         assert not (tmp_path / "run" / "results").exists()
+
+
+def test_driver_off_the_cluster_is_one_line(cluster, tmp_path):
+    """A driver that is not on the cluster's network stops within seconds with one line
+    naming the address and what to check, instead of hanging: from the root namespace (the
+    head's GCS answers, but this machine is no node, so the workers could not reach the
+    driver back) and from a namespace with no route to the head."""
+    cases = [([], "is not a node of that Ray cluster", [
+                  f"this machine ({cluster.subnet}.1)", f"ray start --address={cluster.address}",
+                  f"ray job submit --address {cluster.dashboard}"]),
+             (["ip", "netns", "exec", cluster.outsider()], "no Ray cluster reachable",
+              ["Network is unreachable", f"ip route get {cluster.head_ip}"])]
+    for prefix, needle, hints in cases:
+        cmd = [*prefix, sys.executable, "-m", "irsim", "engine=ray",
+               f"engine.address={cluster.address}", "experiment.B=100",
+               f"hydra.run.dir={tmp_path / 'run'}"]
+        t0 = time.monotonic()
+        r = subprocess.run(cmd, env=cluster.client_env(), capture_output=True, text=True,
+                           timeout=120)
+        took = time.monotonic() - t0
+        lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+        assert r.returncode == 2 and len(lines) == 1, r.stderr[-3000:]
+        assert lines[0].startswith(f"irsim: error: config: engine.address='{cluster.address}'"
+                                   f": "), lines
+        assert needle in lines[0] and all(h in lines[0] for h in hints), lines
+        assert took < 30, took
+        assert not (tmp_path / "run" / "results").exists()
+        print(f"\n{took:.1f} s: {lines[0]}")
+
+
+def test_check_driver_on_and_off_the_cluster(cluster):
+    """irsim.engine.reach.check_driver (the check for the Python door's RayPool): passes on
+    the head node and on a worker node, stops with the one line in the root namespace."""
+    code = ("from irsim.engine.reach import check_driver\n"
+            "from irsim.errors import ConfigError\n"
+            f"try:\n    check_driver({cluster.address!r})\n    print('on the cluster')\n"
+            "except ConfigError as err:\n    print(err)\n")
+    out = {}
+    for where, cmd in [("head", cluster.on_node([sys.executable, "-c", code])),
+                       ("worker", cluster.on_node([sys.executable, "-c", code], 1)),
+                       ("root", [sys.executable, "-c", code])]:
+        r = subprocess.run(cmd, env=cluster.client_env(), capture_output=True, text=True,
+                           timeout=120)
+        assert r.returncode == 0, r.stderr[-3000:]
+        out[where] = r.stdout.strip()
+    assert out["head"] == out["worker"] == "on the cluster", out
+    assert out["root"].startswith(f"config: engine.address='{cluster.address}': this machine "
+                                  f"({cluster.subnet}.1) is not a node of that Ray cluster "
+                                  f"(its nodes: {', '.join(n.ip for n in cluster.nodes)})"), out
 
 
 # ------------------------------------------------------------------ faults
