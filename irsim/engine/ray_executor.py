@@ -14,7 +14,6 @@ or joined, its processes, its watchdog) is :mod:`irsim.engine.supervision`'s.
 from __future__ import annotations
 
 import logging
-import socket
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -31,7 +30,7 @@ from irsim.engine.supervision import (
 )
 from irsim.errors import ConfigError, param, python_door
 
-__all__ = ["ray_partials", "RayPool", "loopback_only", "check_address", "kept_count",
+__all__ = ["ray_partials", "RayPool", "loopback_only", "kept_count",
            "release_kept", "object_store_for_limit", "Watchdog"]
 
 log = logging.getLogger(__name__)
@@ -41,37 +40,6 @@ CONNECT_TIMEOUT = 10.0
 
 #: seconds a replacement actor gets to start before the run goes on without it
 REPLACEMENT_TIMEOUT = 60.0
-
-
-def check_address(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
-    """Fail fast (within `timeout` seconds) when ``engine.address`` names a host:port that
-    does not accept connections; Ray itself would retry for minutes. ``auto`` is left to Ray
-    (it fails at once when no cluster runs on this machine).
-
-    Examples
-    --------
-    >>> check_address("auto")
-    >>> check_address("ray://nowhere", timeout=1)
-    Traceback (most recent call last):
-    ...
-    irsim.errors.ConfigError: config: engine.address='ray://nowhere' must be 'auto', host:port or ray://host:port
-    """
-    if address == "auto":
-        return
-    target = address.removeprefix("ray://")
-    host, sep, port = target.rpartition(":")
-    host = host.strip("[]")
-    if not sep or not host or not port.isdigit():
-        raise ConfigError(f"engine.address={address!r} must be 'auto', host:port or "
-                          f"ray://host:port")
-    try:
-        with socket.create_connection((host, int(port)), timeout=timeout):
-            pass
-    except OSError as err:
-        reason = "timed out" if isinstance(err, TimeoutError) else (err.strerror or str(err))
-        raise ConfigError(f"engine.address={address!r}: no Ray cluster reachable at "
-                          f"{host}:{port} ({reason} after at most {timeout:g} s)") from None
-
 
 
 def _check_count(key: str, value: Any, low: int) -> int:
@@ -158,8 +126,10 @@ class RayPool:
         self.max_retries = _check_count("max_retries", max_retries, 0)
         if address is not None and not isinstance(address, str):
             raise ConfigError(f"engine.address must be a string, got {address!r}")
-        if address:
-            check_address(address)
+        if address:  # one line within seconds: nobody answers, or this machine is no node
+            from irsim.engine.reach import check_driver
+
+            check_driver(address, CONNECT_TIMEOUT)
         self.instance = RayInstance(address, num_cpus, keep_alive)
         self.ray = ray = self.instance.ray
         cpus = int(ray.cluster_resources().get("CPU", 0))
