@@ -89,14 +89,15 @@ def _runs() -> Runs:
     (("t1", "t1", "t2"), {"missing": "skip"}, "unknown missing policy 'skip'"),
     (("t1", "t1", "t2"), {"max_cells": 0}, "max_cells must be a positive integer"),
     ((), {}, "qrels hold no judgments"),
-    (("t1", "t1", "t1"), {}, "duplicate judgment for topic 't1', docno 'a'"),
+    (("t1", "t1", "t2"), {"docno": ("a", "a", "c")},
+     "duplicate judgment for topic 't1', docno 'a'"),
     (("t1", "t1", "t2"), {"grade": [1.0, 0.5, 1.0]}, "relevance grades must be integers"),
 ])
 def test_evaluate_and_evaluate_many_share_one_input_check(qrels, keywords, message):
     """The same input gives the same error, naming the same qrels, in both functions."""
     keywords = dict(keywords)
     grade = np.asarray(keywords.pop("grade", [1] * len(qrels)))
-    docnos = ("a", "a", "c") if qrels == ("t1", "t1", "t1") else ("a", "b", "c")[:len(qrels)]
+    docnos = keywords.pop("docno", ("a", "b", "c")[:len(qrels)])
     q = Qrels(np.array(qrels, dtype=object), np.array(docnos, dtype=object), grade,
               source="nist.txt")
     errors = []
