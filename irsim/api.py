@@ -66,6 +66,7 @@ from irsim.data.convert import (
     matrix_to_long,
 )
 from irsim.data.matrix import ScoreMatrix
+from irsim.data.trec import DEFAULT_RUN_NAMES
 from irsim.engine.config import engine_defaults
 from irsim.errors import ConfigError, python_parameters, unknown_name
 from irsim.rng import check_seed
@@ -84,7 +85,7 @@ _COMMON = {"seed": 0, "engine": "local", "workers": None, "shard_items": None,
 # ----------------------------------------------------------------------------------- data
 def evaluate(runs: Any, qrels: Any, metrics: Any, *, depth: int | None = 1000,
              missing: str = "error", scores: str = "float64",
-             run_names: str = "file") -> pd.DataFrame:
+             run_names: str = DEFAULT_RUN_NAMES) -> pd.DataFrame:
     """Per-topic scores of every run, exactly as trec_eval computes them.
 
     Parameters

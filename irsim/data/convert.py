@@ -17,6 +17,7 @@ import pyarrow as pa
 from irsim.data.collection import DocCollection
 from irsim.data.matrix import ScoreMatrix
 from irsim.data.sets import CollectionList, CollectionSet
+from irsim.data.trec import DEFAULT_RUN_NAMES
 from irsim.errors import ConfigError, InputError, unknown_name
 
 __all__ = ["as_score_matrix", "as_collection_set", "as_collection_list", "as_doc_collection",
@@ -251,7 +252,7 @@ def as_collection_list(data: Mapping[str, Any], metrics: Any = None) -> Collecti
 
 
 def as_doc_collection(runs: Any, qrels: Any, *, depth: int = 1000, missing: str = "error",
-                      scores: str = "float64", run_names: str = "file") -> DocCollection:
+                      scores: str = "float64", run_names: str = DEFAULT_RUN_NAMES) -> DocCollection:
     """TREC runs and graded qrels given as paths (files, directories, glob patterns, lists:
     :func:`irsim.data.collection.list_files`) or as :class:`~irsim.data.Runs` /
     :class:`~irsim.data.Qrels` (run files' scores read as `scores`: ``float64`` as

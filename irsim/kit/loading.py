@@ -27,6 +27,7 @@ from irsim.data.convert import (
 )
 from irsim.data.matrix import ScoreMatrix
 from irsim.data.sets import CollectionList, CollectionSet
+from irsim.data.trec import DEFAULT_RUN_NAMES
 from irsim.errors import ConfigError
 from irsim.registry import data_kind
 
@@ -392,7 +393,8 @@ def docs_from_python(data: Any, keywords: Mapping[str, Any], config: Any) -> Doc
     if runs is not None or qrels is not None:
         if data is not None:
             raise ConfigError("give the data either positionally or as runs=/qrels=")
-        return as_doc_collection(runs, qrels, run_names=keywords.get("run_names") or "file")
+        return as_doc_collection(runs, qrels, run_names=keywords.get("run_names")
+                                 or DEFAULT_RUN_NAMES)
     name = getattr(config, "name", "study")
     if data is None:
         raise ConfigError(f"irsim.{name} needs data: a DataFrame, a dict of DataFrames, a "
@@ -446,7 +448,7 @@ def matrix_from_python(data: Any, keywords: Mapping[str, Any], config: Any
 
 
 #: Keywords of the Python door for runs and qrels (``run_names``: file or tag).
-_DOC_KEYWORDS = {"runs": None, "qrels": None, "run_names": "file"}
+_DOC_KEYWORDS = {"runs": None, "qrels": None, "run_names": DEFAULT_RUN_NAMES}
 
 MATRIX = data_kind(
     "matrix", description="per-topic scores: systems x topics per metric",
