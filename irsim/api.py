@@ -52,303 +52,40 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from irsim.data.collection import DocCollection
+from irsim.data.convert import (
+    as_collection_list,
+    as_collection_set,
+    as_doc_collection,
+    as_score_matrix,
+    matrix_to_long,
+)
 from irsim.data.matrix import ScoreMatrix
+from irsim.data.trec import DEFAULT_RUN_NAMES
 from irsim.engine.config import engine_defaults
-from irsim.errors import ConfigError, InputError, python_parameters, unknown_name
+from irsim.errors import ConfigError, python_parameters, unknown_name
 from irsim.rng import check_seed
-
-if TYPE_CHECKING:
-    from irsim.kit.loading import CollectionList, CollectionSet
 
 __all__ = ["Result", "evaluate", "execute", "as_score_matrix", "as_doc_collection",
            "engine_defaults", "study_function", "describe_data",
            "as_collection_set", "as_collection_list",
            "matrix_to_long", "ConfigParameter", "config_parameters"]
 
-#: Keywords every study function takes besides its Config fields.
-_COMMON = ("runs", "qrels", "run_names", "metric", "metrics", "seed", "engine", "workers",
-           "shard_items", "shard_replicates", "progress")
+#: Keywords every study function takes besides its Config fields and its data kind's
+#: keywords (``runs=``, ``qrels=``, ``metric=`` ...: :attr:`irsim.registry.DataKind.keywords`).
+_COMMON = {"seed": 0, "engine": "local", "workers": None, "shard_items": None,
+           "shard_replicates": None, "progress": None}
 
 
 # ----------------------------------------------------------------------------------- data
-def _frame_to_matrix(df: pd.DataFrame, metric: str, where: str) -> ScoreMatrix:
-    """A wide DataFrame (rows = topics, columns = systems) of one metric."""
-    if "topic" in df.columns:
-        topics = [str(t) for t in df["topic"]]
-        df = df.drop(columns="topic")
-    elif isinstance(df.index, pd.RangeIndex) and df.index.start == 0 and df.index.step == 1:
-        topics = [str(i + 1) for i in range(len(df))]  # as an Urbano CSV without ids
-    else:
-        topics = [str(t) for t in df.index]
-    if df.shape[1] < 1 or df.shape[0] < 1:
-        raise InputError(f"no scores (shape {df.shape})", file=where)
-    dup = df.columns[df.columns.duplicated()]
-    if len(dup):
-        raise InputError(f"duplicate column (system) name {dup[0]!r}", file=where)
-    values = np.empty(df.shape, np.float64)
-    for j, col in enumerate(df.columns):
-        if df[col].dtype.kind in "cmMV" or isinstance(df[col].dtype, pd.CategoricalDtype):
-            raise InputError(f"column {col!r} holds {df[col].dtype} values, not scores "
-                             f"(real numbers)", file=where)
-        try:
-            values[:, j] = pd.to_numeric(df[col], errors="raise").to_numpy(np.float64)
-        except (ValueError, TypeError):
-            bad = pd.to_numeric(df[col], errors="coerce").isna() & df[col].notna()
-            row = int(np.flatnonzero(bad.to_numpy())[0]) if bad.any() else 0
-            raise InputError(f"non-numeric value {df[col].iloc[row]!r} in column {col!r} "
-                             f"(topic {topics[row]})", file=where) from None
-    bad = ~np.isfinite(values)
-    if bad.any():
-        i, j = np.argwhere(bad)[0]
-        raise InputError(f"missing or infinite value in column {df.columns[j]!r} (topic "
-                         f"{topics[i]})", file=where)
-    return ScoreMatrix(values.T[None], [metric], [str(c) for c in df.columns], topics,
-                       source=where)
-
-
-def _long_to_matrix(df: pd.DataFrame, where: str) -> ScoreMatrix:
-    """A long DataFrame (system, topic, metric, value), e.g. from :func:`evaluate`."""
-    dup = df.duplicated(["metric", "system", "topic"])
-    if dup.any():
-        r = df[dup].iloc[0]
-        raise InputError(f"duplicate score for metric {r['metric']!r}, system "
-                         f"{r['system']!r}, topic {r['topic']!r}", file=where)
-    parts = []
-    for metric, g in df.groupby("metric", sort=False):
-        wide = g.pivot(index="topic", columns="system", values="value")
-        # systems and topics in the order they first appear (pivot sorts them)
-        wide = wide.reindex(index=pd.unique(g["topic"]), columns=pd.unique(g["system"]))
-        if wide.isna().any().any():
-            j = int(np.flatnonzero(wide.isna().any(axis=0).to_numpy())[0])
-            raise InputError(f"metric {metric!r}: system {wide.columns[j]!r} lacks scores "
-                             f"for some topics", file=where)
-        wide.index = wide.index.astype(str)
-        parts.append(_frame_to_matrix(wide, str(metric), where))
-    if not parts:
-        raise InputError("no scores (empty table)", file=where)
-    return ScoreMatrix.stack(parts)
-
-
-def _one_metric(matrix: ScoreMatrix, metric: str | None) -> ScoreMatrix:
-    """`matrix` restricted to `metric` (None: all of it); a metric it lacks is refused."""
-    if metric is None:
-        return matrix
-    if str(metric) not in matrix.metrics:
-        raise unknown_name("metric", str(metric), matrix.metrics)
-    return matrix.select(metrics=[str(metric)])
-
-
-def as_score_matrix(data: Any, metric: str | None = None) -> ScoreMatrix:
-    """Per-topic scores in any accepted form as a :class:`~irsim.data.ScoreMatrix`.
-
-    Parameters
-    ----------
-    data : DataFrame, dict of DataFrame, ScoreMatrix or pyarrow.Table
-        Wide (rows = topics, columns = systems; a ``topic`` column or the index gives topic
-        ids, a default RangeIndex gives ``"1".."n"`` as an Urbano CSV does) or long
-        (columns ``system, topic, metric, value``).
-    metric : str, optional
-        Name of the metric of a wide DataFrame (default ``"score"``); for data holding
-        several metrics (a long DataFrame, a ScoreMatrix), the one metric to keep (a name
-        that is not there is refused).
-
-    Examples
-    --------
-    >>> m = as_score_matrix(pd.DataFrame({"s1": [0.1, 0.3], "s2": [0.2, 0.4]}), "AP")
-    >>> m.metrics, m.systems, m.topics
-    (('AP',), ('s1', 's2'), ('1', '2'))
-    >>> as_score_matrix(pd.DataFrame({"s1": [0.1, "x"]}), "AP")
-    Traceback (most recent call last):
-    ...
-    irsim.errors.InputError: DataFrame: non-numeric value 'x' in column 's1' (topic 2)
-    >>> long = pd.DataFrame({"system": ["a", "b"] * 2, "topic": ["1"] * 4,
-    ...                      "metric": ["AP", "AP", "RR", "RR"], "value": [0.1, 0.2, 1.0, 0.5]})
-    >>> as_score_matrix(long, "RR").metrics
-    ('RR',)
-    >>> as_score_matrix(long, "nDCG@10")
-    Traceback (most recent call last):
-    ...
-    irsim.errors.ConfigError: config: unknown metric 'nDCG@10'; valid: AP, RR
-    """
-    if isinstance(data, ScoreMatrix):
-        return _one_metric(data, metric)
-    if isinstance(data, pa.Table):
-        data = data.to_pandas()
-    if isinstance(data, pd.DataFrame):
-        if {"system", "topic", "metric", "value"} <= set(data.columns):
-            return _one_metric(_long_to_matrix(data, "DataFrame"), metric)
-        return _frame_to_matrix(data, metric or "score", "DataFrame")
-    if isinstance(data, Mapping):
-        if metric is not None:  # the one metric to keep
-            if str(metric) not in {str(k) for k in data}:
-                raise unknown_name("metric", str(metric), [str(k) for k in data])
-            data = {k: v for k, v in data.items() if str(k) == str(metric)}
-        if not data:
-            raise InputError("no scores (empty dict)", file="dict")
-        parts = []
-        for name, frame in data.items():
-            if not isinstance(frame, pd.DataFrame):
-                raise InputError(f"value of {name!r} is {type(frame).__name__}, not a "
-                                 f"DataFrame", file="dict")
-            parts.append(_frame_to_matrix(frame, str(name), f"dict[{name!r}]"))
-        return ScoreMatrix.stack(parts)
-    raise ConfigError(f"data must be a pandas DataFrame, a dict of DataFrames, a ScoreMatrix "
-                      f"or runs=/qrels=, got {type(data).__name__}")
-
-
-def _is_pooled(data: Any) -> bool:
-    """Whether `data` lists several collections for a metric (``{metric: [...]}`` or
-    ``{metric: {name: ...}}``)."""
-    return isinstance(data, Mapping) and any(
-        isinstance(v, list | tuple | Mapping) for v in data.values())
-
-
-def as_collection_set(data: Mapping[str, Any], metrics: Any = None) -> CollectionSet:
-    """Several collections per metric, pooled by ``irsim.test_errors(design="urbano2019")``,
-    as the :class:`~irsim.kit.loading.CollectionSet` the command line's
-    ``collection.paths={METRIC: [file, ...]}`` gives.
-
-    Parameters
-    ----------
-    data : dict
-        ``{metric: [collection, ...]}`` (named ``collection0``, ``collection1``, ... per
-        metric) or ``{metric: {name: collection}}``; a collection is a wide DataFrame of the
-        metric, a long DataFrame or a :class:`~irsim.data.ScoreMatrix` holding the metric; a
-        lone collection (not in a list) is ``collection0``.
-    metrics : list of str, optional
-        The metrics to keep (each must be a key of `data`).
-
-    Examples
-    --------
-    >>> a = pd.DataFrame({"s1": [0.1, 0.3], "s2": [0.2, 0.4]})
-    >>> s = as_collection_set({"AP": [a, a], "P@10": {"trec8": a}})
-    >>> [(name, m.metrics) for name, m in s.parts]
-    [('collection0', ('AP',)), ('collection1', ('AP',)), ('trec8', ('P@10',))]
-    >>> as_collection_set({"AP": [a]}, metrics=["RR"])
-    Traceback (most recent call last):
-    ...
-    irsim.errors.ConfigError: config: metrics: 'RR' is not a metric of the data (AP)
-    """
-    from irsim.kit.loading import CollectionSet
-
-    return CollectionSet(tuple((cname, matrix) for cname, _, matrix in
-                               _collections_per_metric(data, metrics)))
-
-
-def _collections_per_metric(data: Mapping[str, Any], metrics: Any
-                            ) -> list[tuple[str, str, ScoreMatrix]]:
-    """``(collection name, metric, one-metric ScoreMatrix)`` of every collection of every
-    metric of ``{metric: [collection, ...] or {name: collection}}`` (positional ones named
-    ``collection0``, ...), for the metrics asked for."""
-    keys = [str(k) for k in data]
-    wanted = [metrics] if isinstance(metrics, str) else metrics
-    if wanted is not None:
-        missing = [str(m) for m in wanted if str(m) not in keys]
-        if missing or not list(wanted):
-            raise ConfigError(f"metrics: {missing[0]!r} is not a metric of the data "
-                              f"({', '.join(keys)})" if missing else
-                              "metrics=[] lists no metric")
-    out = []
-    for metric, spec in data.items():
-        metric = str(metric)
-        if wanted is not None and metric not in [str(m) for m in wanted]:
-            continue
-        if isinstance(spec, Mapping):  # (name, where, collection)
-            named = [(str(k), f"data[{metric!r}][{str(k)!r}]", v) for k, v in spec.items()]
-        elif isinstance(spec, list | tuple):
-            named = [(f"collection{i}", f"data[{metric!r}][{i}]", v)
-                     for i, v in enumerate(spec)]
-        else:
-            named = [("collection0", f"data[{metric!r}]", spec)]
-        if not named:
-            raise InputError(f"no collection for metric {metric!r}", file="data")
-        for cname, where, item in named:
-            if isinstance(item, pd.DataFrame) and not (
-                    {"system", "topic", "metric", "value"} <= set(item.columns)):
-                matrix = _frame_to_matrix(item, metric, where)
-            elif isinstance(item, pd.DataFrame | ScoreMatrix | pa.Table):
-                matrix = as_score_matrix(item)
-                if metric not in matrix.metrics:
-                    raise ConfigError(f"{where}: no metric {metric!r} (it has "
-                                      f"{', '.join(matrix.metrics)})")
-                matrix = matrix.select(metrics=[metric])
-            else:
-                raise ConfigError(f"{where} is {type(item).__name__}: a collection is a "
-                                  f"DataFrame or a ScoreMatrix")
-            out.append((cname, metric, matrix))
-    return out
-
-
-def as_collection_list(data: Mapping[str, Any], metrics: Any = None) -> CollectionList:
-    """Several collections, each studied on its own by a study that does not pool them,
-    as the :class:`~irsim.kit.loading.CollectionList` the command line's
-    ``collection.paths={METRIC: [file, ...]}`` gives: the collections of each metric are
-    grouped by name (``{metric: {name: collection}}``) or by position (``{metric:
-    [collection, ...]}``: ``collection0``, ``collection1``, ...); a collection's metrics must
-    share its systems and topics.
-
-    Examples
-    --------
-    >>> a = pd.DataFrame({"s1": [0.1, 0.3], "s2": [0.2, 0.4]})
-    >>> s = as_collection_list({"AP": {"t7": a, "t8": a}, "P@10": {"t8": a}})
-    >>> [(name, m.metrics) for name, m in s.parts]
-    [('t7', ('AP',)), ('t8', ('AP', 'P@10'))]
-    """
-    from irsim.kit.loading import CollectionList
-
-    groups: dict[str, list[ScoreMatrix]] = {}
-    for cname, _, matrix in _collections_per_metric(data, metrics):
-        groups.setdefault(cname, []).append(matrix)
-    return CollectionList(tuple((n, ScoreMatrix.stack(ms)) for n, ms in groups.items()))
-
-
-def as_doc_collection(runs: Any, qrels: Any, *, depth: int = 1000, missing: str = "error",
-                      scores: str = "float64", run_names: str = "file") -> DocCollection:
-    """TREC runs and graded qrels given as paths (files, directories, glob patterns, lists:
-    :func:`irsim.data.collection.list_files`) or as :class:`~irsim.data.Runs` /
-    :class:`~irsim.data.Qrels` (run files' scores read as `scores`: ``float64`` as
-    trec_eval 10.0, or ``float32`` as trec_eval <= 9.0.8 and pytrec_eval, see
-    :func:`irsim.data.read_runs`; runs named by `run_names`, by ``file`` name or by ``tag``:
-    :func:`irsim.data.trec.name_runs`).
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (d / "q").write_text("1 0 d1 1\\n1 0 d2 0\\n")
-    >>> _ = (d / "r").write_text("1 Q0 d1 1 2.0 r\\n1 Q0 d2 2 1.0 r\\n")
-    >>> docs = as_doc_collection(d / "r", d / "q")
-    >>> len(docs.runs), len(docs.qrels)
-    (2, 2)
-    """
-    from irsim.data.collection import list_files
-    from irsim.data.trec import read_qrels, read_runs
-    from irsim.data.types import Qrels, Runs
-
-    if runs is None or qrels is None:
-        raise ConfigError("runs and qrels are both needed for document-level data")
-    if not isinstance(runs, Runs):
-        runs = read_runs(list_files(runs, "runs"), scores=scores, run_names=run_names)
-    if not isinstance(qrels, Qrels):
-        files = list_files(qrels, "qrels")
-        if len(files) != 1:
-            raise ConfigError(f"qrels must name one file, got {len(files)}")
-        qrels = read_qrels(files[0])
-    if missing not in ("error", "zero", "drop"):
-        raise unknown_name("missing policy", str(missing), ("error", "zero", "drop"))
-    return DocCollection(runs, qrels, int(depth), missing)
-
-
 def evaluate(runs: Any, qrels: Any, metrics: Any, *, depth: int | None = 1000,
              missing: str = "error", scores: str = "float64",
-             run_names: str = "file") -> pd.DataFrame:
+             run_names: str = DEFAULT_RUN_NAMES) -> pd.DataFrame:
     """Per-topic scores of every run, exactly as trec_eval computes them.
 
     Parameters
@@ -431,25 +168,6 @@ def describe_data(data: Any) -> dict[str, Any]:
             if src:
                 described[f"{attr}_source"] = src if isinstance(src, str) else list(src)
     return described
-
-
-def matrix_to_long(matrix: ScoreMatrix) -> pa.Table:
-    """Long table (metric, system, topic, value) of a score matrix, like ``trec_eval -q``.
-
-    Examples
-    --------
-    >>> m = ScoreMatrix(np.array([[[0.5, 1.0]]]), ["AP"], ["run1"], ["401", "402"])
-    >>> matrix_to_long(m).to_pylist()[1]
-    {'metric': 'AP', 'system': 'run1', 'topic': '402', 'value': 1.0}
-    """
-    nm, ns, nt = matrix.shape
-    return pa.table({
-        "metric": pa.array(np.repeat(np.asarray(matrix.metrics, object), ns * nt), pa.string()),
-        "system": pa.array(np.tile(np.repeat(np.asarray(matrix.systems, object), nt), nm),
-                           pa.string()),
-        "topic": pa.array(np.tile(np.asarray(matrix.topics, object), nm * ns), pa.string()),
-        "value": pa.array(matrix.values.ravel(), pa.float64()),
-    })
 
 
 # --------------------------------------------------------------------------------- engine
@@ -659,8 +377,11 @@ def _build_config(name: str, params: Mapping[str, Any]) -> Any:
         raise ConfigError(f"{key}: {first}") from None
 
 
-def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
-    from irsim.experiments import Shards, get
+def _keywords(name: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Split the keywords of ``irsim.<name>``: the Config's stay in `kwargs`, the others
+    (the data kind's and :data:`_COMMON`) are returned; an unknown one is refused, one of a
+    config group's options says how to pass it."""
+    from irsim.experiments import get
 
     entry = get(name)
     fields = {f.name for f in _config_fields(name)}
@@ -678,64 +399,39 @@ def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
     if unknown:
         raise unknown_name(f"parameter of irsim.{name}", unknown[0], sorted(fields | extra))
     common = {k: kwargs.pop(k) for k in list(kwargs) if k in extra and k not in fields}
-    if "metrics" in fields and "metrics" in kwargs:
-        common["metrics"] = kwargs["metrics"]
-    seed = common.get("seed", 0)
+    for k in set(fields) & set(entry.kind.keywords):  # a Config field the kind reads too
+        if k in kwargs:
+            common[k] = kwargs[k]
+    return common
+
+
+def _engine_options(engine: str, workers: Any) -> dict[str, Any]:
+    """The engine's options of the Python door (its defaults; ``workers`` for Ray)."""
+    options = engine_defaults(engine)
+    for key in ("name", "shard_items", "shard_replicates"):
+        options.pop(key, None)
+    if workers is not None:
+        if engine != "ray":
+            raise ConfigError("workers needs engine='ray'")
+        options["workers"] = int(workers)
+    return options
+
+
+def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
+    from irsim.experiments import Shards, get
+
+    entry = get(name)
+    common = _keywords(name, kwargs)
     engine = common.get("engine", "local")
     t0 = time.perf_counter()
     with python_parameters():
-        seed = check_seed(seed)
+        seed = check_seed(common.get("seed", 0))
         _check_progress(common.get("progress"))
         config = _build_config(name, kwargs)
-        options = engine_defaults(engine)
-        options.pop("name")
+        options = _engine_options(engine, common.get("workers"))
         shards = Shards(common.get("shard_items"), common.get("shard_replicates"))
-        options.pop("shard_items", None)
-        options.pop("shard_replicates", None)
-        if common.get("workers") is not None:
-            if engine != "ray":
-                raise ConfigError("workers needs engine='ray'")
-            options["workers"] = int(common["workers"])
-        metrics = common.get("metrics")
-        metrics = [metrics] if isinstance(metrics, str) else metrics
-        runs, qrels = common.get("runs"), common.get("qrels")
-        if entry.kind.from_python is not None:  # a kind the study's own package declares
-            keywords = {k: common.get(k, v) for k, v in entry.kind.keywords.items()}
-            data = entry.kind.from_python(data, keywords, config)
-        elif runs is not None or qrels is not None:
-            if data is not None:
-                raise ConfigError("give the data either positionally or as runs=/qrels=")
-            docs = as_doc_collection(runs, qrels, run_names=common.get("run_names") or "file")
-            if entry.data == "docs":
-                data = docs
-            else:
-                if not metrics:
-                    raise ConfigError("metrics must list the measures to compute from runs "
-                                      "and qrels")
-                from irsim.metrics import evaluate as evaluate_matrix
-
-                data = evaluate_matrix(docs.runs, docs.qrels, list(metrics),
-                                       depth=docs.depth, missing=docs.missing)
-        elif data is None:
-            raise ConfigError(f"irsim.{name} needs data: a DataFrame, a dict of DataFrames, "
-                              f"a ScoreMatrix" + (" or runs=/qrels=" if entry.data == "docs"
-                                                  else ""))
-        elif entry.data == "docs":
-            if not isinstance(data, DocCollection):
-                raise ConfigError(f"irsim.{name} reads runs and qrels: pass runs= and qrels=")
-        elif _is_pooled(data):
-            if common.get("metric") is not None:
-                raise ConfigError("metric names a single DataFrame; a dict names its metrics "
-                                  "by its keys")
-            data = (as_collection_set(data, metrics) if entry.pooled(config)
-                    else as_collection_list(data, metrics))
-        else:
-            data = as_score_matrix(data, common.get("metric"))
-            if metrics is not None and not list(metrics):
-                raise ConfigError("metrics=[] lists no metric (leave it out for every "
-                                  "metric of the data)")
-            if metrics and "metrics" not in fields:
-                data = data.select(metrics=[str(m) for m in metrics])
+        keywords = {k: common.get(k, v) for k, v in entry.kind.keywords.items()}
+        data = entry.kind.from_python(data, keywords, config)
         bar, update = _progress(name, common.get("progress"))
         try:
             data, tables, info = execute(
@@ -821,10 +517,7 @@ def study_function(name: str) -> Callable[..., Result]:
         params.append(P(f.name, P.KEYWORD_ONLY, default=_default(f)))
     from irsim.experiments import get
 
-    extra = {**get(name).kind.keywords, "runs": None, "qrels": None, "run_names": "file",
-             "metric": None,
-             "metrics": None, "seed": 0, "engine": "local", "workers": None,
-             "shard_items": None, "shard_replicates": None, "progress": None}
+    extra = {**get(name).kind.keywords, **_COMMON}
     for key, default in extra.items():
         if key not in names:
             params.append(P(key, P.KEYWORD_ONLY, default=default))

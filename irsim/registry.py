@@ -53,13 +53,17 @@ from irsim.errors import unknown_name
 from irsim.params import document
 
 __all__ = ["Study", "Headline", "DataKind", "DATA_KINDS", "ENTRY_POINTS", "study", "data_kind",
-           "get", "names", "studies", "headlines", "kinds", "on_register", "PACKAGE_ENTRY_POINTS"]
+           "get", "names", "studies", "headlines", "kinds", "on_register", "PACKAGE_ENTRY_POINTS",
+           "BUILTIN_KINDS"]
 
-#: The data kinds irsim's loaders read for a study: ``"matrix"`` (per-topic scores,
+#: The data kinds irsim declares itself: ``"matrix"`` (per-topic scores,
 #: :class:`~irsim.data.ScoreMatrix`; with several collections, one study per collection
 #: unless ``pools`` says the study pools them) or ``"docs"`` (runs and qrels,
-#: :class:`~irsim.data.DocCollection`). Other kinds are declared with :func:`data_kind`.
+#: :class:`~irsim.data.collection.DocCollection`), declared with :func:`data_kind` in
+#: :data:`BUILTIN_KINDS` as any other kind.
 DATA_KINDS = ("matrix", "docs")
+#: The module declaring the kinds of :data:`DATA_KINDS` (imported when one is first asked for).
+BUILTIN_KINDS = "irsim.kit.loading"
 
 #: The entry-point group of study modules (each registers its studies when imported).
 ENTRY_POINTS = "irsim.studies"
@@ -82,29 +86,31 @@ class DataKind:
         The kind's name (``Study.data``).
     description : str
         One line.
-    from_config : callable or None
+    from_config : callable
         ``from_config(cfg, config) -> data``: the command line's data, from the composed
         Hydra config (``cfg.collection``, ``cfg.data_dir`` ...) and the study's ``Config``.
-        None for the built-in kinds (:data:`DATA_KINDS`, read by :mod:`irsim.kit.loading`).
-    from_python : callable or None
+    from_python : callable
         ``from_python(data, keywords, config) -> data``: the Python door's data, from the
-        positional argument and the kind's `keywords` as the caller gave them. None for the
-        built-in kinds (:mod:`irsim.api`).
+        positional argument and the kind's `keywords` as the caller gave them.
     keywords : dict
         Keyword parameters the kind adds to ``irsim.<study>`` (name -> default).
     """
 
     name: str
     description: str
-    from_config: Callable[[Any, Any], Any] | None = None
-    from_python: Callable[[Any, Mapping[str, Any], Any], Any] | None = None
+    from_config: Callable[[Any, Any], Any]
+    from_python: Callable[[Any, Mapping[str, Any], Any], Any]
     keywords: Mapping[str, Any] = field(default_factory=dict)
 
 
-_KINDS: dict[str, DataKind] = {
-    "matrix": DataKind("matrix", "per-topic scores: systems x topics per metric"),
-    "docs": DataKind("docs", "runs and qrels (ranked documents and relevance judgments)"),
-}
+_KINDS: dict[str, DataKind] = {}
+
+
+def _kind(name: str) -> DataKind:
+    """The kind `name`, importing :data:`BUILTIN_KINDS` for a built-in one."""
+    if name not in _KINDS and name in DATA_KINDS:
+        importlib.import_module(BUILTIN_KINDS)
+    return _KINDS[name]
 
 
 def data_kind(name: str, *, description: str, from_config: Callable[[Any, Any], Any],
@@ -117,7 +123,8 @@ def data_kind(name: str, *, description: str, from_config: Callable[[Any, Any], 
     Raises
     ------
     ValueError
-        A built-in kind's name, or a name another module declared differently.
+        A built-in kind's name (:data:`DATA_KINDS`) outside :data:`BUILTIN_KINDS`, or a name
+        another module declared differently.
 
     Examples
     --------
@@ -127,7 +134,7 @@ def data_kind(name: str, *, description: str, from_config: Callable[[Any, Any], 
     >>> kind.name, kinds()["two_matrices"] is kind
     ('two_matrices', True)
     """
-    if name in DATA_KINDS:
+    if name in DATA_KINDS and getattr(from_python, "__module__", None) != BUILTIN_KINDS:
         raise ValueError(f"data kind {name!r} is built in")
     kind = DataKind(name, " ".join(description.split()), from_config, from_python,
                     dict(keywords or {}))
@@ -141,7 +148,9 @@ def data_kind(name: str, *, description: str, from_config: Callable[[Any, Any], 
 
 
 def kinds() -> dict[str, DataKind]:
-    """Every data kind declared so far, by name."""
+    """Every data kind declared so far (the built-in ones always), by name."""
+    for name in DATA_KINDS:
+        _kind(name)
     return dict(_KINDS)
 
 
@@ -238,7 +247,7 @@ class Study:
         Position in ``irsim list`` and the docs (then by name).
     pools : callable or None
         ``pools(config) -> bool``: whether, given several collections, the study reads them
-        pooled as one :class:`~irsim.kit.loading.CollectionSet` (True) or runs once per
+        pooled as one :class:`~irsim.data.sets.CollectionSet` (True) or runs once per
         collection (False, the default).
     report : str or None
         The module whose ``sections(tables, run_dir)`` writes the study's report section and
@@ -274,7 +283,7 @@ class Study:
     @property
     def kind(self) -> DataKind:
         """The data kind the study reads."""
-        return _KINDS[self.data]
+        return _kind(self.data)
 
     def pooled(self, config: Any) -> bool:
         """Whether this study with `config` reads several collections pooled."""
@@ -373,8 +382,9 @@ def study(name: str, *, config: type, data: str | DataKind, description: str,
         raise ValueError(f"study name {name!r} is not a Python identifier")
     if isinstance(data, DataKind):
         data = data.name
-    if data not in _KINDS:
-        raise ValueError(f"study {name!r}: data={data!r} is not one of {tuple(_KINDS)}")
+    if data not in _KINDS and data not in DATA_KINDS:
+        raise ValueError(f"study {name!r}: data={data!r} is not one of "
+                         f"{tuple(dict.fromkeys((*DATA_KINDS, *_KINDS)))}")
     if not dataclasses.is_dataclass(config):
         raise ValueError(f"study {name!r}: config must be a dataclass")
     if command is not None and command not in {f.name for f in dataclasses.fields(config)}:

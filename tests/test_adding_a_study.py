@@ -287,7 +287,7 @@ def test_a_package_of_studies_is_found_through_its_entry_point(tmp_path):
 
 
 def test_a_data_kind_is_declared_by_its_study():
-    """A kind beyond matrix/docs brings its two loaders; built-in names are refused and a
+    """A kind brings its two loaders (matrix and docs too); built-in names are refused and a
     study may name it by object or by name."""
     kind = registry.data_kind("pair_of_matrices_test", description="two matrices",
                               from_config=lambda cfg, config: ("cfg", config),
@@ -298,7 +298,8 @@ def test_a_data_kind_is_declared_by_its_study():
     with pytest.raises(ValueError, match="data kind 'docs' is built in"):
         registry.data_kind("docs", description="x", from_config=print, from_python=print)
     assert registry.get("effort").kind.name == "docs"
-    assert registry.get("swap").kind.from_config is None  # read by irsim.kit.loading
+    matrix = registry.get("swap").kind  # built in: declared as any kind (irsim.kit.loading)
+    assert matrix.name == "matrix" and matrix.from_python.__module__ == "irsim.kit.loading"
 
 
 def test_the_report_of_a_study_is_found_in_its_own_package(tmp_path, monkeypatch):

@@ -228,8 +228,8 @@ def _urbano_config():
 @pytest.mark.slow
 def test_make_study_selects_the_copulas_on_the_engine(serial):
     """test_errors' data preparation runs its selections on the engine it is given."""
+    from irsim.data.sets import CollectionSet
     from irsim.experiments import Shards, make_study
-    from irsim.kit.loading import CollectionSet
 
     class Recording(Engine):
         def run(self, study, data, **kw):

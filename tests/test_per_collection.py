@@ -310,7 +310,8 @@ def test_registered_collections(tmp_path):
             assert same(rows_of(both[name], coll), table), (name, coll)
     assert both["swap_summary"].column("collection").unique().to_pylist() == \
         ["adhoc8", "adhoc6"]
-    from irsim.kit.loading import CollectionList, CollectionSet, score_matrix
+    from irsim.data.sets import CollectionList, CollectionSet
+    from irsim.kit.loading import score_matrix
 
     adhoc = score_matrix(compose_config(["collection=trec_adhoc", f"data_dir={SHARED_DATA}",
                                          "quiet=true"]))

@@ -436,7 +436,8 @@ def test_cli_pools_collections_per_metric(tmp_path):
 
 
 def test_single_path_loading_is_unchanged(tmp_path):
-    from irsim.kit.loading import CollectionSet, score_matrix
+    from irsim.data.sets import CollectionSet
+    from irsim.kit.loading import score_matrix
 
     a = _csv(tmp_path, "adhoc5_p10", 6)
     m = score_matrix(compose_config(["collection=matrix", f"collection.paths={{P@10: {a}}}",

@@ -1,4 +1,6 @@
-"""Collections: readers, validation, registry and synthetic generators."""
+"""Collections: readers, validation, registry and synthetic generators; the Python door's
+data conversion (:mod:`irsim.data.convert`) and several collections at once
+(:mod:`irsim.data.sets`)."""
 
 from irsim.data.matrix import ScoreMatrix
 from irsim.data.types import Qrels, Runs

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from irsim.data.matrix import ScoreMatrix
+from irsim.data.trec import DEFAULT_RUN_NAMES
 from irsim.data.types import Qrels, Runs
 from irsim.errors import ConfigError, InputError, unknown_name
 
@@ -214,7 +215,7 @@ def load_doc_collection(
             raise unknown_name("collection.missing policy", str(missing),
                                ("error", "zero", "drop"))
         runs = read_runs(run_files, scores=str(_get(cfg, "scores", "float64")),
-                         run_names=str(_get(cfg, "run_names", "file")))
+                         run_names=str(_get(cfg, "run_names", DEFAULT_RUN_NAMES)))
         return DocCollection(runs, read_qrels(qrels_files[0]), int(_get(cfg, "depth", 1000)),
                              missing)
     raise ConfigError(f"collection kind {kind!r} has no document-level data; use a 'trec' "

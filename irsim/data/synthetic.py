@@ -354,25 +354,9 @@ def synthetic_trec(
     topics = _count("topics", topics)
     docs = _count("docs_per_topic", docs_per_topic)
     depth = _count("depth", depth)
-    if depth > docs:
-        raise ConfigError(f"depth ({depth}) must be <= docs_per_topic ({docs})")
-    # the ranked lists (int64), their docno references and scores, the per-run draws of
-    # topics x docs: refused before anything is allocated (irsim.kit.common.MEMORY_BUDGET)
-    need = 8.0 * (3 * runs * topics * depth + 4 * topics * docs)
-    if need > _MEMORY_BUDGET:
-        raise ConfigError(f"the synthetic collection ({runs} runs x {topics} topics x {depth} "
-                          f"documents) would need about {need / 2**30:.1f} GiB of memory, over "
-                          f"the {_MEMORY_BUDGET / 2**30:g} GiB budget: lower collection.runs, "
-                          "collection.topics or collection.depth")
+    _check_trec_size(runs, topics, docs, depth)
     seed = check_seed(seed)
-    try:
-        levels = sorted({int(g) for g in grades})
-    except (TypeError, ValueError):
-        raise ConfigError(f"grades must be integers, got {grades!r}") from None
-    positive = np.array([g for g in levels if g > 0], dtype=np.int64)
-    nonpos = [g for g in levels if g <= 0]
-    if positive.size == 0 or not nonpos:
-        raise ConfigError(f"grades need at least one level <= 0 and one > 0, got {grades!r}")
+    positive, nonpos = _grade_levels(grades)
     rate = _nonneg("relevant_rate", relevant_rate)
     if not 0 < rate <= 1:
         raise ConfigError(f"relevant_rate must be in (0, 1], got {relevant_rate!r}")
@@ -381,16 +365,80 @@ def synthetic_trec(
     topic_sd = _nonneg("topic_sd", topic_sd)
     if noise_sd == 0:
         raise ConfigError("noise_sd must be > 0 (scores must be continuous)")
-    if quality is None:
-        q = np.linspace(0.0, 2.0, runs)
-    else:
-        q = np.asarray(quality, dtype=np.float64)
-        q = np.full(runs, float(q)) if q.ndim == 0 else q
-        if q.shape != (runs,) or not np.isfinite(q).all() or (q < 0).any():
-            raise ConfigError(f"quality must be a number >= 0 or one per run ({runs}), "
-                              f"got {quality!r}")
+    q = _run_quality(quality, runs)
 
-    # qrels: one uniform per (topic, doc) decides relevance and grade (prefix-stable in topics)
+    grade = _trec_grades(seed, topics, docs, rate, positive, nonpos)
+    gain = np.where(grade > 0, grade, 0).astype(np.float64)
+    topic_ids = np.array([str(t + 1) for t in range(topics)], dtype=object)
+    docno = np.strings.add(
+        np.strings.add("d", topic_ids.astype(np.dtypes.StringDType()))[:, None],
+        np.strings.add("-", np.arange(1, docs + 1).astype(np.dtypes.StringDType()))[None, :],
+    ).astype(object)
+    qrels = Qrels(
+        topic=np.repeat(topic_ids, docs),
+        docno=docno.reshape(-1),
+        grade=grade.reshape(-1).astype(np.int64),
+        source=f"synthetic_trec(seed={seed})",
+    )
+    ranked = _trec_rankings(seed, q, gain, depth, noise_sd=noise_sd, quality_sd=quality_sd,
+                            topic_sd=topic_sd)
+    n = runs * topics * depth
+    topic_col = np.empty(n, dtype=object)
+    topic_col.reshape(runs, topics, depth)[...] = topic_ids[None, :, None]
+    out_runs = Runs(
+        names=tuple(f"run{r + 1}" for r in range(runs)),
+        run=np.repeat(np.arange(runs, dtype=np.int32), topics * depth),
+        topic=topic_col,
+        docno=docno.reshape(-1)[ranked.reshape(-1)],
+        score=np.tile(np.arange(depth, 0, -1, dtype=np.float64), runs * topics),
+        sources=tuple(f"synthetic_trec(seed={seed})" for _ in range(runs)),
+    )
+    return out_runs, qrels
+
+
+def _check_trec_size(runs: int, topics: int, docs: int, depth: int) -> None:
+    """`depth` at most `docs`; the ranked lists (int64), their docno references and scores,
+    the per-run draws of topics x docs: refused before anything is allocated
+    (irsim.kit.common.MEMORY_BUDGET)."""
+    if depth > docs:
+        raise ConfigError(f"depth ({depth}) must be <= docs_per_topic ({docs})")
+    need = 8.0 * (3 * runs * topics * depth + 4 * topics * docs)
+    if need > _MEMORY_BUDGET:
+        raise ConfigError(f"the synthetic collection ({runs} runs x {topics} topics x {depth} "
+                          f"documents) would need about {need / 2**30:.1f} GiB of memory, over "
+                          f"the {_MEMORY_BUDGET / 2**30:g} GiB budget: lower collection.runs, "
+                          "collection.topics or collection.depth")
+
+
+def _grade_levels(grades: Sequence[int]) -> tuple[np.ndarray, list[int]]:
+    """The positive relevance levels (sorted) and the non-positive ones; one of each needed."""
+    try:
+        levels = sorted({int(g) for g in grades})
+    except (TypeError, ValueError):
+        raise ConfigError(f"grades must be integers, got {grades!r}") from None
+    positive = np.array([g for g in levels if g > 0], dtype=np.int64)
+    nonpos = [g for g in levels if g <= 0]
+    if positive.size == 0 or not nonpos:
+        raise ConfigError(f"grades need at least one level <= 0 and one > 0, got {grades!r}")
+    return positive, nonpos
+
+
+def _run_quality(quality: float | Sequence[float] | None, runs: int) -> np.ndarray:
+    """One quality per run (default evenly spaced from 0 to 2), each finite and >= 0."""
+    if quality is None:
+        return np.linspace(0.0, 2.0, runs)
+    q = np.asarray(quality, dtype=np.float64)
+    q = np.full(runs, float(q)) if q.ndim == 0 else q
+    if q.shape != (runs,) or not np.isfinite(q).all() or (q < 0).any():
+        raise ConfigError(f"quality must be a number >= 0 or one per run ({runs}), "
+                          f"got {quality!r}")
+    return q
+
+
+def _trec_grades(seed: int, topics: int, docs: int, rate: float, positive: np.ndarray,
+                 nonpos: list[int]) -> np.ndarray:
+    """The (topics, docs) grades: one uniform per (topic, doc) decides relevance and grade
+    (prefix-stable in topics); a topic without a relevant document gets one."""
     u = rng_for(seed, f"{_TREC}/qrels").random((topics, docs))
     probs = 0.5 ** np.arange(positive.size)
     cum = np.cumsum(probs / probs.sum())
@@ -402,23 +450,15 @@ def synthetic_trec(
     if empty.any():
         rows = np.flatnonzero(empty)
         grade[rows, np.argmin(u[rows], axis=1)] = positive[0]
-    gain = np.where(grade > 0, grade, 0).astype(np.float64)
+    return grade
 
-    topic_ids = np.array([str(t + 1) for t in range(topics)], dtype=object)
-    docno = np.strings.add(
-        np.strings.add("d", topic_ids.astype(np.dtypes.StringDType()))[:, None],
-        np.strings.add("-", np.arange(1, docs + 1).astype(np.dtypes.StringDType()))[None, :],
-    ).astype(object)
 
-    qrels = Qrels(
-        topic=np.repeat(topic_ids, docs),
-        docno=docno.reshape(-1),
-        grade=grade.reshape(-1).astype(np.int64),
-        source=f"synthetic_trec(seed={seed})",
-    )
-
-    # runs: one stream per run; a loop over runs only (each step is vectorised over topics x docs)
-    # `ranked` holds flat indices into the (topics, docs) docno table
+def _trec_rankings(seed: int, q: np.ndarray, gain: np.ndarray, depth: int, *,
+                   noise_sd: float, quality_sd: float, topic_sd: float) -> np.ndarray:
+    """(runs, topics, depth) flat indices into the (topics, docs) docno table: each run's
+    `depth` best documents per topic. One stream per run; a loop over runs only (each step
+    is vectorised over topics x docs)."""
+    runs, (topics, docs) = len(q), gain.shape
     ranked = np.empty((runs, topics, depth), dtype=np.int64)
     offset = (np.arange(topics, dtype=np.int64) * docs)[:, None]
     difficulty = rng_for(seed, f"{_TREC}/topic").standard_normal(topics)
@@ -440,15 +480,4 @@ def synthetic_trec(
             # continuous scores: exact ties have probability ~1e-10 per topic, so the
             # (unstable, fast) sort gives the one correct order on every machine
             ranked[r] = np.argsort(s, axis=1) + offset
-    n = runs * topics * depth
-    topic_col = np.empty(n, dtype=object)
-    topic_col.reshape(runs, topics, depth)[...] = topic_ids[None, :, None]
-    out_runs = Runs(
-        names=tuple(f"run{r + 1}" for r in range(runs)),
-        run=np.repeat(np.arange(runs, dtype=np.int32), topics * depth),
-        topic=topic_col,
-        docno=docno.reshape(-1)[ranked.reshape(-1)],
-        score=np.tile(np.arange(depth, 0, -1, dtype=np.float64), runs * topics),
-        sources=tuple(f"synthetic_trec(seed={seed})" for _ in range(runs)),
-    )
-    return out_runs, qrels
+    return ranked

@@ -43,7 +43,7 @@ from irsim.data.types import Qrels, Runs, missing_file, sorted_codes
 from irsim.errors import ConfigError, InputError, unknown_name
 
 __all__ = ["read_qrels", "read_run", "read_runs", "trec_eval_scores", "SCORE_PRECISIONS",
-           "name_runs", "file_stem", "RUN_NAMES"]
+           "name_runs", "file_stem", "RUN_NAMES", "DEFAULT_RUN_NAMES"]
 
 PathT = str | PathLike
 
@@ -448,6 +448,8 @@ _RUN_SUFFIXES = (".txt", ".run", ".runs", ".res", ".trec", ".tsv", ".tab")
 
 #: How runs read from files are named (:func:`name_runs`): ``file`` (the default) or ``tag``.
 RUN_NAMES = ("file", "tag")
+#: The default of every door's ``run_names`` (``collection.run_names``, ``run_names=``).
+DEFAULT_RUN_NAMES = RUN_NAMES[0]
 
 
 def file_stem(path: PathT) -> str:
@@ -467,7 +469,7 @@ def file_stem(path: PathT) -> str:
 
 
 def name_runs(paths: Sequence[PathT], tags: Sequence[Iterable[str]] | None = None, *,
-              by: str = "file") -> tuple[str, ...]:
+              by: str = DEFAULT_RUN_NAMES) -> tuple[str, ...]:
     """The names of the runs read from `paths` (one run per file): irsim's one naming rule,
     applied by every door that reads run files (:func:`read_runs`, :func:`irsim.evaluate`,
     the study functions' ``runs=``, ``collection=trec``, ``irsim evaluate``, ``irsim
@@ -637,7 +639,7 @@ def _check_precision(scores: str) -> str:
 
 
 def read_run(path: PathT, name: str | None = None, *, scores: str = "float64",
-             run_names: str = "file") -> Runs:
+             run_names: str = DEFAULT_RUN_NAMES) -> Runs:
     """Read one TREC run file (``qid Q0 docno rank score tag``, any whitespace, ``.gz`` ok).
 
     Parameters
@@ -699,7 +701,7 @@ def _check_rule(run_names: str) -> str:
 
 
 def read_runs(paths: Iterable[PathT] | PathT, *, scores: str = "float64",
-              run_names: str = "file") -> Runs:
+              run_names: str = DEFAULT_RUN_NAMES) -> Runs:
     """Read several TREC run files into one :class:`Runs` (one run per file).
 
     Parameters

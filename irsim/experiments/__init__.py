@@ -45,7 +45,7 @@ def make_study(name: str, config: Any, data: Any, *, seed: int, shards: Shards,
     :class:`irsim.engine.session.Engine`) reaches the modules whose ``make`` takes an
     ``engine`` keyword: their data preparation runs its work there (test_errors' copula
     fitting); None: in process."""
-    from irsim.kit.loading import CollectionList
+    from irsim.data.sets import CollectionList
 
     entry = get(name)
     if isinstance(data, CollectionList):
@@ -57,7 +57,7 @@ def make_study(name: str, config: Any, data: Any, *, seed: int, shards: Shards,
 
 def _per_collection(entry: Study, config: Any, data: Any, *, seed: int, shards: Shards,
                     engine: Any) -> tuple[Any, Any]:
-    """The study of every collection of a :class:`~irsim.kit.loading.CollectionList`, each
+    """The study of every collection of a :class:`~irsim.data.sets.CollectionList`, each
     made by the study's own ``make`` with the run's seed, as one
     :class:`~irsim.engine.composite.PerCollection` study. A problem of one collection's data
     names the collection."""
@@ -88,11 +88,12 @@ def _per_collection(entry: Study, config: Any, data: Any, *, seed: int, shards: 
 
 def load(cfg: Any) -> tuple[str, Any, Any, Shards]:
     """From a composed Hydra config (the command line's path): the experiment's name, its
-    ``Config``, the data it reads and the requested shard sizes."""
+    ``Config``, the data it reads (its data kind's ``from_config``,
+    :class:`irsim.registry.DataKind`) and the requested shard sizes."""
     from omegaconf import OmegaConf
 
     from irsim.conf import check_keys
-    from irsim.kit.loading import doc_collection, engine_shards, score_matrix
+    from irsim.kit.loading import engine_shards
 
     name = cfg.experiment.name
     entry = get(name)
@@ -100,13 +101,7 @@ def load(cfg: Any) -> tuple[str, Any, Any, Shards]:
     config = OmegaConf.to_object(cfg.experiment)
     if cfg.get("metrics") is not None and hasattr(config, "metrics"):
         config.metrics = None  # the top-level `metrics` chose the data: it wins
-    if entry.kind.from_config is not None:  # a kind the study's own package declares
-        data = entry.kind.from_config(cfg, config)
-    elif entry.data == "docs":
-        data = doc_collection(cfg)
-    else:
-        data = score_matrix(cfg, entry.pooled(config))
-    return name, config, data, engine_shards(cfg)
+    return name, config, entry.kind.from_config(cfg, config), engine_shards(cfg)
 
 
 def build_study(cfg: Any) -> tuple[Any, Any]:

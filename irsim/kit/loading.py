@@ -1,10 +1,14 @@
-"""Data loading for experiment builders (one place that maps the config to data)."""
+"""The data kinds ``matrix`` and ``docs``: each a :class:`~irsim.registry.DataKind` with its
+two loaders, as every other kind (:func:`irsim.registry.data_kind`): the command line's
+from the Hydra config (:func:`score_matrix`, :func:`doc_collection`), the Python door's from
+the study function's data and keywords (:func:`matrix_from_python`,
+:func:`docs_from_python`, over :mod:`irsim.data.convert`). Also the engine options of a
+Hydra config."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +18,22 @@ from irsim.data.collection import (
     load_score_matrix,
     wanted_metrics,
 )
+from irsim.data.convert import (
+    as_collection_list,
+    as_collection_set,
+    as_doc_collection,
+    as_score_matrix,
+    is_pooled,
+)
 from irsim.data.matrix import ScoreMatrix
+from irsim.data.sets import CollectionList, CollectionSet
+from irsim.data.trec import DEFAULT_RUN_NAMES
 from irsim.errors import ConfigError
+from irsim.registry import data_kind
 
-__all__ = ["load_collection", "CollectionSet", "CollectionList", "collection_list",
-           "registered_paths",
+__all__ = ["load_collection", "collection_list", "registered_paths",
            "group_specs", "several", "metrics_arg", "score_matrix", "doc_collection",
+           "matrix_from_python", "docs_from_python", "MATRIX", "DOCS",
            "engine_shards", "progress_bar"]
 
 
@@ -63,61 +77,6 @@ def load_collection(cfg: Any, *, metrics: Sequence[str] | None = None,
                           "collection")
     return evaluate(docs.runs, docs.qrels, wanted, depth=docs.depth, missing=docs.missing,
                     progress=progress)
-
-
-@dataclass(frozen=True)
-class CollectionSet:
-    """Several collections per metric, pooled by a study: ``parts`` holds
-    ``(collection name, one-metric ScoreMatrix)`` in the order given.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> a = ScoreMatrix(np.zeros((1, 2, 3)), ["AP"], ["r1", "r2"], ["1", "2", "3"])
-    >>> s = CollectionSet((("adhoc5", a), ("adhoc6", a)))
-    >>> s.metrics, [n for n, _ in s.of("AP")]
-    (('AP',), ['adhoc5', 'adhoc6'])
-    """
-
-    parts: tuple[tuple[str, ScoreMatrix], ...]
-
-    @property
-    def metrics(self) -> tuple[str, ...]:
-        """Metrics in order of first appearance."""
-        return tuple(dict.fromkeys(m.metrics[0] for _, m in self.parts))
-
-    def of(self, metric: str) -> list[tuple[str, ScoreMatrix]]:
-        """The collections of `metric`."""
-        return [(n, m) for n, m in self.parts if m.metrics[0] == metric]
-
-    def describe(self) -> dict:
-        """Summary for the manifest."""
-        return {"metrics": list(self.metrics),
-                "collections": {m: [n for n, _ in self.of(m)] for m in self.metrics}}
-
-
-@dataclass(frozen=True)
-class CollectionList:
-    """Several collections, each studied on its own by a study that does not pool them
-    (``collection.paths={METRIC: [file, ...]}``): ``parts`` holds ``(collection name,
-    ScoreMatrix of its metrics)`` in order. The study runs once per collection
-    (:class:`irsim.engine.composite.PerCollection`), its tables gain a first column
-    ``collection``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> a = ScoreMatrix(np.zeros((1, 2, 3)), ["AP"], ["r1", "r2"], ["1", "2", "3"])
-    >>> CollectionList((("adhoc5", a), ("adhoc6", a))).names
-    ('adhoc5', 'adhoc6')
-    """
-
-    parts: tuple[tuple[str, ScoreMatrix], ...]
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        """The collections, in order."""
-        return tuple(n for n, _ in self.parts)
 
 
 def _is_file_spec(spec: Any) -> bool:
@@ -403,3 +362,100 @@ def engine_shards(cfg: Any) -> Any:
 
     eng = cfg.engine
     return Shards(eng.get("shard_items"), eng.get("shard_replicates"))
+
+
+def _pooled(config: Any) -> bool:
+    """Whether the study of `config` (by its ``name``) reads several collections pooled."""
+    from irsim.registry import get
+
+    name = getattr(config, "name", None)
+    return get(name).pooled(config) if isinstance(name, str) else False
+
+
+def _metrics_keyword(keywords: Mapping[str, Any]) -> list[str] | None:
+    metrics = keywords.get("metrics")
+    return [metrics] if isinstance(metrics, str) else metrics
+
+
+def docs_from_python(data: Any, keywords: Mapping[str, Any], config: Any) -> DocCollection:
+    """The Python door's runs and qrels (data kind ``docs``): ``runs=`` and ``qrels=`` (named
+    by ``run_names``, :func:`irsim.data.trec.name_runs`) or a positional
+    :class:`~irsim.data.collection.DocCollection`.
+
+    Examples
+    --------
+    >>> docs_from_python(None, {}, None)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: irsim.study needs data: ... or runs=/qrels=
+    """
+    runs, qrels = keywords.get("runs"), keywords.get("qrels")
+    if runs is not None or qrels is not None:
+        if data is not None:
+            raise ConfigError("give the data either positionally or as runs=/qrels=")
+        return as_doc_collection(runs, qrels, run_names=keywords.get("run_names")
+                                 or DEFAULT_RUN_NAMES)
+    name = getattr(config, "name", "study")
+    if data is None:
+        raise ConfigError(f"irsim.{name} needs data: a DataFrame, a dict of DataFrames, a "
+                          "ScoreMatrix or runs=/qrels=")
+    if not isinstance(data, DocCollection):
+        raise ConfigError(f"irsim.{name} reads runs and qrels: pass runs= and qrels=")
+    return data
+
+
+def matrix_from_python(data: Any, keywords: Mapping[str, Any], config: Any
+                       ) -> ScoreMatrix | CollectionSet | CollectionList:
+    """The Python door's per-topic scores (data kind ``matrix``): `data` in any form
+    :func:`irsim.data.convert.as_score_matrix` reads (``metric=`` names a wide DataFrame's
+    metric), several collections (a :class:`~irsim.data.sets.CollectionSet` when the study
+    pools them, else a :class:`~irsim.data.sets.CollectionList`), or ``runs=`` and
+    ``qrels=`` evaluated on ``metrics`` (trec_eval-exact). ``metrics=`` keeps those metrics
+    of the data unless it is a parameter of the study's ``Config``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> m = matrix_from_python(pd.DataFrame({"a": [0.1, 0.2]}), {"metric": "AP"}, None)
+    >>> m.metrics, m.systems
+    (('AP',), ('a',))
+    """
+    metrics = _metrics_keyword(keywords)
+    if keywords.get("runs") is not None or keywords.get("qrels") is not None:
+        docs = docs_from_python(data, keywords, config)
+        if not metrics:
+            raise ConfigError("metrics must list the measures to compute from runs and qrels")
+        from irsim.metrics import evaluate
+
+        return evaluate(docs.runs, docs.qrels, list(metrics), depth=docs.depth,
+                        missing=docs.missing)
+    if data is None:
+        raise ConfigError(f"irsim.{getattr(config, 'name', 'study')} needs data: a "
+                          "DataFrame, a dict of DataFrames, a ScoreMatrix")
+    if is_pooled(data):
+        if keywords.get("metric") is not None:
+            raise ConfigError("metric names a single DataFrame; a dict names its metrics by "
+                              "its keys")
+        return (as_collection_set(data, metrics) if _pooled(config)
+                else as_collection_list(data, metrics))
+    matrix = as_score_matrix(data, keywords.get("metric"))
+    if metrics is not None and not list(metrics):
+        raise ConfigError("metrics=[] lists no metric (leave it out for every metric of the "
+                          "data)")
+    if metrics and not hasattr(config, "metrics"):
+        matrix = matrix.select(metrics=[str(m) for m in metrics])
+    return matrix
+
+
+#: Keywords of the Python door for runs and qrels (``run_names``: file or tag).
+_DOC_KEYWORDS = {"runs": None, "qrels": None, "run_names": DEFAULT_RUN_NAMES}
+
+MATRIX = data_kind(
+    "matrix", description="per-topic scores: systems x topics per metric",
+    from_config=lambda cfg, config: score_matrix(cfg, _pooled(config)),
+    from_python=matrix_from_python,
+    keywords={**_DOC_KEYWORDS, "metric": None, "metrics": None})
+DOCS = data_kind(
+    "docs", description="runs and qrels (ranked documents and relevance judgments)",
+    from_config=lambda cfg, config: doc_collection(cfg), from_python=docs_from_python,
+    keywords=_DOC_KEYWORDS)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from irsim.data.collection import list_files
+from irsim.data.trec import DEFAULT_RUN_NAMES
 from irsim.data.types import Qrels, Runs
 from irsim.errors import ConfigError, InputError
 from irsim.registry import data_kind
@@ -53,7 +54,7 @@ def _expand(spec: Any, what: str, data_dir: str | None = None) -> list[Path]:
     return list_files(spec, what, data_dir=data_dir)
 
 
-def read_assessor_runs(spec: Any, *, scores: str = "float64", run_names: str = "file",
+def read_assessor_runs(spec: Any, *, scores: str = "float64", run_names: str = DEFAULT_RUN_NAMES,
                        data_dir: str | None = None) -> Runs:
     """Read run files (a directory, glob, file or list), one run per file named by irsim's
     rule (:func:`irsim.data.trec.name_runs`: by file name without ``.gz`` and a results
@@ -156,7 +157,7 @@ def load_from_config(cfg: Any, config: Any) -> AssessorInput:
         raise ConfigError("collection.runs is required (a directory, glob or list of run "
                           "files)")
     runs = read_assessor_runs(col.runs, scores=str(col.get("scores") or "float64"),
-                              run_names=str(col.get("run_names") or "file"),
+                              run_names=str(col.get("run_names") or DEFAULT_RUN_NAMES),
                               data_dir=data_dir)
     try:
         depth = _depth(col.get("depth"))
@@ -178,7 +179,8 @@ def load_from_python(data: Any, keywords: Mapping[str, Any], config: Any) -> Ass
         raise ConfigError("runs is required (a directory, glob, list of run files or Runs)")
     runs = read_assessor_runs(keywords["runs"], scores=str(keywords.get("scores")
                                                             or "float64"),
-                              run_names=str(keywords.get("run_names") or "file"))
+                              run_names=str(keywords.get("run_names")
+                                            or DEFAULT_RUN_NAMES))
     return AssessorInput(runs, _read_qrels_set(keywords.get("qrels")),
                          _depth(keywords.get("depth")))
 
@@ -186,4 +188,4 @@ def load_from_python(data: Any, keywords: Mapping[str, Any], config: Any) -> Ass
 KIND = data_kind("runs_qrels_set", description="runs and several qrels of the same topics",
                  from_config=load_from_config, from_python=load_from_python,
                  keywords={"runs": None, "qrels": None, "depth": 1000, "scores": "float64",
-                           "run_names": "file"})
+                           "run_names": DEFAULT_RUN_NAMES})

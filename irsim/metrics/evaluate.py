@@ -41,7 +41,8 @@ over all qrels topics). ``missing`` decides which topics are kept:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -54,7 +55,7 @@ from irsim.errors import ConfigError, InputError, unknown_name
 from irsim.metrics.block import UNJUDGED, Block, Ideal
 from irsim.metrics.measures import Measure, parse_measure
 
-__all__ = ["evaluate"]
+__all__ = ["evaluate", "check_inputs", "Inputs"]
 
 log = logging.getLogger(__name__)
 
@@ -132,17 +133,133 @@ def topic_factors(runs: Runs, *qrels_topics: np.ndarray
     return factor[0], factor[1:], topics
 
 
-def _check_inputs(runs: Runs, qrels: Qrels) -> tuple[np.ndarray, np.ndarray]:
+@dataclass(frozen=True)
+class Inputs:
+    """Runs and qrels as :func:`check_inputs` checked them: what :func:`evaluate` and
+    :func:`irsim.metrics.multi.evaluate_many` read.
+
+    Attributes
+    ----------
+    measures : tuple of Measure
+    depth : int or None
+    missing : str
+    max_cells : int
+    qrels : tuple of Qrels
+        Each qrels, named for messages (its source, else its name when it was given one).
+    sources : tuple of str
+        What messages call each qrels (its source, else its name, else ``"qrels"``).
+    grades : tuple of ndarray
+        Each qrels' grades as int64.
+    run, score : ndarray
+        Per run row: the run's index and its score (single-precision ties as trec_eval
+        <= 9.0.8 reads them when ``Runs.precision == "float32"``).
+    rt : ndarray
+        Per run row: its topic code into `topics`.
+    qts : tuple of ndarray
+        Per qrels row: its topic code into `topics`.
+    topics : ndarray
+        The sorted union of the topic ids (strings).
+    rd : ndarray
+        Per run row: its docno code into `vocab`.
+    vocab : ndarray
+        The runs' docnos, sorted.
+    """
+
+    measures: tuple[Measure, ...]
+    depth: int | None
+    missing: str
+    max_cells: int
+    qrels: tuple[Qrels, ...]
+    sources: tuple[str, ...]
+    grades: tuple[np.ndarray, ...]
+    run: np.ndarray
+    score: np.ndarray
+    rt: np.ndarray
+    qts: tuple[np.ndarray, ...]
+    topics: np.ndarray
+    rd: np.ndarray
+    vocab: np.ndarray
+
+    @property
+    def n_doc(self) -> int:
+        """Docno codes (at least 1)."""
+        return max(len(self.vocab), 1)
+
+
+def check_inputs(runs: Runs, qrels: Sequence[Qrels], measures: Iterable[str | Measure] | str
+                 | Measure, *, depth: int | None, missing: str, max_cells: int,
+                 names: Sequence[str] | None = None) -> Inputs:
+    """The one input check of :func:`evaluate` and
+    :func:`irsim.metrics.multi.evaluate_many`: the measures, `depth`, `missing` and
+    `max_cells`, the runs (columns, run indices, empty runs, non-finite scores), each qrels
+    (columns, no judgment, integer grades), topic ids and docnos (strings); then the topics
+    and docnos factorised once for all qrels.
+
+    Parameters
+    ----------
+    runs : Runs
+    qrels : sequence of Qrels
+        At least one.
+    measures, depth, missing, max_cells
+        As :func:`evaluate`.
+    names : sequence of str, optional
+        The qrels' names (messages name a qrels without a source by it); None: one qrels
+        called ``qrels``.
+
+    Raises
+    ------
+    InputError, ConfigError
+        As :func:`evaluate`.
+
+    Examples
+    --------
+    >>> obj = lambda *s: np.array(s, dtype=object)
+    >>> qrels = Qrels(obj("t1", "t2"), obj("a", "c"), np.array([1, 1]))
+    >>> runs = Runs(("bm25",), np.array([0, 0], dtype=np.int32), topic=obj("t1", "t2"),
+    ...             docno=obj("a", "b"), score=np.array([2.0, 1.0]))
+    >>> check_inputs(runs, [qrels], "AP", depth=1000, missing="error",
+    ...              max_cells=1 << 21).topics.tolist()
+    ['t1', 't2']
+    >>> check_inputs(runs, [qrels], "AP", depth=0, missing="error", max_cells=1)
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: depth must be a positive integer or None, got 0
+    """
+    ms = _measures(measures)
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int | np.integer)
+                              or depth < 1):
+        raise ConfigError(f"depth must be a positive integer or None, got {depth!r}")
+    if missing not in _MISSING:
+        raise unknown_name("missing policy", str(missing), _MISSING)
+    if not isinstance(max_cells, int | np.integer) or max_cells < 1:
+        raise ConfigError(f"max_cells must be a positive integer, got {max_cells!r}")
+    run, score = _check_runs(runs)
+    named, srcs, grades = [], [], []
+    for i, q in enumerate(qrels):
+        name = "qrels" if names is None else str(names[i])
+        srcs.append(q.source or name)
+        named.append(q if q.source or names is None else
+                     Qrels(q.topic, q.docno, q.grade, source=name))
+        grades.append(_check_qrels(q, srcs[-1]))
+    rt, qts, topics = topic_factors(runs, *(np.asarray(q.topic, dtype=object) for q in qrels))
+    if not all(isinstance(t, str) for t in topics.tolist()):
+        raise InputError("topic ids must be strings", file=srcs[0])
+    try:
+        rd, vocab = runs.docno_codes()
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        raise InputError("docno values must be strings", file=_run_file(runs, 0)) from None
+    return Inputs(tuple(ms), depth, missing, int(max_cells), tuple(named), tuple(srcs),
+                  tuple(grades), run, score, rt, tuple(qts), topics, rd, vocab)
+
+
+def _check_runs(runs: Runs) -> tuple[np.ndarray, np.ndarray]:
+    """The runs' run indices and scores, checked."""
     S = len(runs.names)
     if S == 0:
         raise InputError("no runs to evaluate")
     n = len(runs.score)
     if not (len(runs.run) == _column_len(runs, "topic") == _column_len(runs, "docno") == n):
         raise InputError("run columns have different lengths", file=_run_file(runs, 0))
-    if not (len(qrels.topic) == len(qrels.docno) == len(qrels.grade)):
-        raise InputError("qrels columns have different lengths", file=qrels.source)
-    if len(qrels) == 0:
-        raise InputError("qrels hold no judgments", file=qrels.source or "qrels")
     run = np.asarray(runs.run, dtype=np.int64)
     if n and (run.min() < 0 or run.max() >= S):
         raise InputError(f"run index out of range 0..{S - 1}", file=_run_file(runs, 0))
@@ -162,6 +279,59 @@ def _check_inputs(runs: Runs, qrels: Qrels) -> tuple[np.ndarray, np.ndarray]:
             file=_run_file(runs, int(run[i])),
         )
     return run, score
+
+
+def _check_qrels(qrels: Qrels, source: str) -> np.ndarray:
+    """The qrels' grades as int64, its columns checked (`source` names it)."""
+    if not (len(qrels.topic) == len(qrels.docno) == len(qrels.grade)):
+        raise InputError("qrels columns have different lengths", file=source)
+    if len(qrels) == 0:
+        raise InputError("qrels hold no judgments", file=source)
+    grade = np.asarray(qrels.grade)
+    if not np.issubdtype(grade.dtype, np.integer):
+        raise InputError("relevance grades must be integers", file=source)
+    return grade.astype(np.int64)
+
+
+def judged_keys(code: np.ndarray, qt: np.ndarray, grade: np.ndarray, keep: np.ndarray,
+                tmap: np.ndarray, docnos: np.ndarray, vmap: np.ndarray, n_doc: int,
+                out_topics: np.ndarray, source: str
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A qrels' judgments of the kept topics (one place for :func:`evaluate` and
+    :func:`irsim.metrics.multi.evaluate_many`), a (topic, docno) judged twice refused.
+
+    Parameters
+    ----------
+    code, qt, grade : ndarray
+        Per qrels row: its docno code into `docnos`, topic code and grade.
+    keep : ndarray of bool
+        The topic codes kept; `tmap` maps them to output topics (`out_topics`).
+    docnos : ndarray
+        The qrels' docnos by code; `vmap` their code in the runs' vocabulary (-1: judged,
+        never retrieved), of `n_doc` codes.
+    source : str
+        What messages call the qrels.
+
+    Returns
+    -------
+    topic, grade : ndarray
+        Output topic and grade of each judgment kept.
+    key, key_grade : ndarray
+        The join keys (``topic * n_doc + docno code``) of those some run retrieved, with
+        their grades.
+    """
+    n_u = max(len(docnos), 1)
+    qk = np.flatnonzero(keep[qt])
+    code = code[qk]
+    qt_out, qgrade = tmap[qt[qk]], grade[qk]
+    dkey = np.sort(qt_out * n_u + code)
+    if (dups := np.flatnonzero(dkey[1:] == dkey[:-1])).size:
+        t, d = divmod(int(dkey[dups[0]]), n_u)
+        raise InputError(f"duplicate judgment for topic {out_topics[t]!r}, docno "
+                         f"{docnos[d]!r}", file=source)
+    qd = vmap[code]
+    hit = qd >= 0
+    return qt_out, qgrade, qt_out[hit] * n_doc + qd[hit], qgrade[hit]
 
 
 def _select_topics(
@@ -431,55 +601,23 @@ def evaluate(
     >>> m.metric("AP(rel=2)").tolist()
     [[0.0, 0.0], [0.5, 0.0]]
     """
-    ms = _measures(measures)
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int | np.integer)
-                              or depth < 1):
-        raise ConfigError(f"depth must be a positive integer or None, got {depth!r}")
-    if missing not in _MISSING:
-        raise unknown_name("missing policy", str(missing), _MISSING)
-    if not isinstance(max_cells, int | np.integer) or max_cells < 1:
-        raise ConfigError(f"max_cells must be a positive integer, got {max_cells!r}")
-
-    run, score = _check_inputs(runs, qrels)
-    qsrc = qrels.source or "qrels"
-    qgrade_all = np.asarray(qrels.grade)
-    if not np.issubdtype(qgrade_all.dtype, np.integer):
-        raise InputError("relevance grades must be integers", file=qsrc)
-    qgrade_all = qgrade_all.astype(np.int64)
-
-    rt, (qt,), topics = topic_factors(runs, np.asarray(qrels.topic, dtype=object))
-    if not all(isinstance(t, str) for t in topics.tolist()):
-        raise InputError("topic ids must be strings", file=qsrc)
-    try:
-        rd, vocab = runs.docno_codes()
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        raise InputError("docno values must be strings", file=_run_file(runs, 0)) from None
-    n_doc = max(len(vocab), 1)
-    qdoc = np.asarray(qrels.docno, dtype=object)
-    qd = pd.Index(vocab).get_indexer(qdoc)  # -1: judged, never retrieved
-
-    sel = _select_topics(runs, qrels, run, rt, qt, qgrade_all, topics, missing)
+    inp = check_inputs(runs, [qrels], measures, depth=depth, missing=missing,
+                       max_cells=max_cells)
+    ms, run, score, rt, rd, n_doc = inp.measures, inp.run, inp.score, inp.rt, inp.rd, inp.n_doc
+    qsrc, qt = inp.sources[0], inp.qts[0]
+    sel = _select_topics(runs, inp.qrels[0], run, rt, qt, inp.grades[0], inp.topics, missing)
     if not sel.any():
         raise InputError("no topic left to evaluate (runs and qrels share no topic)",
                          file=qsrc)
     tmap = np.cumsum(sel) - 1
     T, S = int(sel.sum()), len(runs.names)
-    out_topics = topics[sel]
-
-    # qrels of the kept topics: no (topic, docno) judged twice
-    qk = np.flatnonzero(sel[qt])
-    qlocal, quniq = pd.factorize(qdoc[qk])
-    qt_out, qgrade = tmap[qt[qk]], qgrade_all[qk]
-    dkey = np.sort(qt_out * max(len(quniq), 1) + qlocal)
-    if (dups := np.flatnonzero(dkey[1:] == dkey[:-1])).size:
-        t, d = divmod(int(dkey[dups[0]]), max(len(quniq), 1))
-        raise InputError(f"duplicate judgment for topic {out_topics[t]!r}, docno "
-                         f"{quniq[d]!r}", file=qsrc)
-    # join keys (topic, docno code) of the judged documents some run retrieved
-    hit = qd[qk] >= 0
-    qkey = qt_out[hit] * n_doc + qd[qk][hit]
+    out_topics = inp.topics[sel]
+    code, docnos = pd.factorize(np.asarray(qrels.docno, dtype=object))
+    qt_out, qgrade, qkey, qkey_grade = judged_keys(
+        code, qt, inp.grades[0], sel, tmap, docnos, pd.Index(inp.vocab).get_indexer(docnos),
+        n_doc, out_topics, qsrc)
     qorder = np.argsort(qkey)
-    qkey, qkey_grade = qkey[qorder], qgrade[hit][qorder]
+    qkey, qkey_grade = qkey[qorder], qkey_grade[qorder]
 
     # run rows of the kept topics
     keep = sel[rt]
@@ -487,22 +625,36 @@ def evaluate(
     if rows is not None:
         run, score, rt, rd = run[rows], score[rows], rt[rows], rd[rows]
     values = np.zeros((len(ms), S, T))
-    if len(score) == 0:
-        return ScoreMatrix(values, [str(m) for m in ms], runs.names, out_topics, source=qsrc)
-    # 1. the ranked lists: contiguous, a docno repeated within a list refused
-    starts, lens, group_id, score1, key1, rank1 = run_lists(runs, run, score, rt, rd, rows,
-                                                            tmap, n_doc, S, T)
+    if len(score):
+        # 1. the ranked lists: contiguous, a docno repeated within a list refused
+        lists = run_lists(runs, run, score, rt, rd, rows, tmap, n_doc, S, T)
+        lookup = _GradeLookup(qkey, qkey_grade, T * n_doc, max(1 << 24, 2 * len(score)))
+        _score_lists(values, inp, lists, Ideal(qt_out, qgrade, T, _width(inp, lists[1])),
+                     lookup, T, progress)
+    return ScoreMatrix(values, [str(m) for m in ms], runs.names, out_topics, source=qsrc)
 
+
+def _list_depth(inp: Inputs, lens: np.ndarray) -> int:
+    """Where lists are cut: at `depth`, or at the longest list when shorter (or no depth)."""
     max_len = int(lens.max())
-    list_depth = max_len if depth is None else min(max_len, int(depth))
-    width = max(list_depth, max((m.cutoff or 0) for m in ms), 1)
-    ideal = Ideal(qt_out, qgrade, T, width)
-    lookup = _GradeLookup(qkey, qkey_grade, T * n_doc, max(1 << 24, 2 * len(score)))
+    return max_len if inp.depth is None else min(max_len, int(inp.depth))
 
-    # 2. per chunk of lists: pad, sort each row by score descending (stable, so ties keep
-    #    the docno-descending order of step 1), cut at depth, look grades up, evaluate
+
+def _width(inp: Inputs, lens: np.ndarray) -> int:
+    """The ranks of a block: the lists' cut or the deepest measure cutoff."""
+    return max(_list_depth(inp, lens), max((m.cutoff or 0) for m in inp.measures), 1)
+
+
+def _score_lists(values: np.ndarray, inp: Inputs, lists: tuple[np.ndarray, ...],
+                 ideal: Ideal, lookup: _GradeLookup, T: int,
+                 progress: Callable[[int, int], object] | None) -> None:
+    """Every measure of every list into `values` (measures, runs, topics), per chunk of
+    lists: padded, each row sorted by score descending (stable, so ties keep the
+    docno-descending order of :func:`run_lists`), cut at depth, grades looked up."""
+    starts, lens, group_id, score1, key1, rank1 = lists
+    list_depth, width = _list_depth(inp, lens), _width(inp, lens)
     by_len = np.argsort(lens, kind="stable")
-    chunks = _chunks(lens[by_len], width, max_cells)
+    chunks = _chunks(lens[by_len], width, inp.max_cells)
     log.debug("evaluate: %d lists, width %d, %d chunk(s)", len(lens), width, len(chunks))
     for done, (a, b) in enumerate(chunks, 1):
         idx = by_len[a:b]
@@ -511,8 +663,7 @@ def evaluate(
         block_grade[:, :pos.shape[1]] = np.where(valid, lookup(key1[pos]), UNJUDGED)
         gid = group_id[idx]
         block = Block(block_grade, gid % T, ideal)
-        for mi, m in enumerate(ms):
+        for mi, m in enumerate(inp.measures):
             values[mi, gid // T, gid % T] = m.definition.kernel(block, m)
         if progress is not None:
             progress(done, len(chunks))
-    return ScoreMatrix(values, [str(m) for m in ms], runs.names, out_topics, source=qsrc)

@@ -37,22 +37,21 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 from irsim.data.matrix import ScoreMatrix
 from irsim.data.types import Qrels, Runs
 from irsim.errors import ConfigError, InputError, unknown_name
 from irsim.metrics.block import UNJUDGED, Block, Ideal
 from irsim.metrics.evaluate import (
-    _MISSING,
-    _check_inputs,
+    Inputs,
     _chunks,
-    _measures,
-    _run_file,
+    _list_depth,
     _select_topics,
+    _width,
+    check_inputs,
+    judged_keys,
     ranked_rows,
     run_lists,
-    topic_factors,
 )
 from irsim.metrics.measures import Measure
 from irsim.params import Choice
@@ -236,167 +235,140 @@ def evaluate_many(
     >>> bool((out["nist"].values == evaluate(runs, nist, ["AP", "P@2"]).values).all())
     True
     """
-    ms = _measures(measures)
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int | np.integer)
-                              or depth < 1):
-        raise ConfigError(f"depth must be a positive integer or None, got {depth!r}")
-    if missing not in _MISSING:
-        raise unknown_name("missing policy", str(missing), _MISSING)
-    if not isinstance(max_cells, int | np.integer) or max_cells < 1:
-        raise ConfigError(f"max_cells must be a positive integer, got {max_cells!r}")
     if not isinstance(qrels, Mapping) or not qrels:
         raise ConfigError("qrels must be a non-empty mapping of names to Qrels")
     names = list(qrels)
-    if condensed is True:
-        cond = set(names)
-    elif condensed is False:
-        cond = set()
-    else:
-        cond = set(condensed)
-        if bad := sorted(cond - set(names)):
-            raise unknown_name("qrels in condensed", bad[0], names)
-    Q = len(names)
-    qs = [qrels[n] for n in names]
-
-    # one check of the runs (the qrels' own checks are per qrels)
-    run, score = _check_inputs(runs, qs[0])
-    srcs, grades_all = [], []
-    for n, q in zip(names, qs, strict=True):
-        _check_inputs_qrels(q, n)
-        srcs.append(q.source or n)
-        g = np.asarray(q.grade)
-        if not np.issubdtype(g.dtype, np.integer):
-            raise InputError("relevance grades must be integers", file=srcs[-1])
-        grades_all.append(g.astype(np.int64))
-
-    # topics of the runs and of every qrels, one factorisation
-    rt, qts, topics = topic_factors(runs, *(np.asarray(q.topic, dtype=object) for q in qs))
-    if not all(isinstance(t, str) for t in topics.tolist()):
-        raise InputError("topic ids must be strings", file=srcs[0])
-    try:
-        rd, vocab = runs.docno_codes()
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        raise InputError("docno values must be strings", file=_run_file(runs, 0)) from None
-    n_doc = max(len(vocab), 1)
-    vocab_index = pd.Index(vocab)
-
-    # the (run, topic) pairs present, once for all qrels
-    U = len(topics)
-    pairs = np.unique(run.astype(np.int64) * U + rt)
-    run_u, rt_u = pairs // U, pairs % U
-    sels = []
-    for q, qt, g, src in zip(qs, qts, grades_all, srcs, strict=True):
-        sel = _select_topics(runs, q if q.source else _named(q, src), run_u, rt_u, qt, g,
-                             topics, missing)
-        if not sel.any():
-            raise InputError("no topic left to evaluate (runs and qrels share no topic)",
-                             file=src)
-        sels.append(sel)
-    union = np.logical_or.reduce(sels)
+    cond = _condensed(condensed, names)
+    inp = check_inputs(runs, [qrels[n] for n in names], measures, depth=depth,
+                       missing=missing, max_cells=max_cells, names=names)
+    sels, union = _topics_kept(runs, inp)
     tmap = np.cumsum(union) - 1
     T, S = int(union.sum()), len(runs.names)
-    out_topics = topics[union]
+    out_topics = inp.topics[union]
+    keys, key_grades, ideal_t, ideal_g = _judgments(inp, union, tmap, out_topics)
 
-    # each qrels: its judgments on the kept topics, unique, and the join keys
-    keys, key_grades, ideal_t, ideal_g = [], [], [], []
-    # docnos of every qrels: one factorisation, one lookup in the runs' vocabulary
-    qdocs = [np.asarray(q.docno, dtype=object) for q in qs]
-    dcodes, duniq = pd.factorize(np.concatenate(qdocs))
-    n_u = max(len(duniq), 1)
-    vmap = vocab_index.get_indexer(duniq)  # -1: judged, never retrieved
-    starts_q = np.cumsum([0] + [len(d) for d in qdocs])
-    for qi, (qt, g, src) in enumerate(zip(qts, grades_all, srcs, strict=True)):
-        code = dcodes[starts_q[qi]:starts_q[qi + 1]]
-        qk = np.flatnonzero(union[qt])
-        code = code[qk]
-        qt_out, qgrade = tmap[qt[qk]], g[qk]
-        dkey = np.sort(qt_out * n_u + code)
-        if (dups := np.flatnonzero(dkey[1:] == dkey[:-1])).size:
-            t, d = divmod(int(dkey[dups[0]]), n_u)
-            raise InputError(f"duplicate judgment for topic {out_topics[t]!r}, docno "
-                             f"{duniq[d]!r}", file=src)
-        qd = vmap[code]
-        hit = qd >= 0
-        keys.append(qt_out[hit] * n_doc + qd[hit])
-        key_grades.append(qgrade[hit])
-        ideal_t.append(qi * T + qt_out)
-        ideal_g.append(qgrade)
-
+    run, score, rt, rd = inp.run, inp.score, inp.rt, inp.rd
     keep = union[rt]
     rows = np.flatnonzero(keep) if not keep.all() else None
     if rows is not None:
         run, score, rt, rd = run[rows], score[rows], rt[rows], rd[rows]
-    values = np.zeros((Q, len(ms), S, T))
+    values = np.zeros((len(names), len(inp.measures), S, T))
     if len(score):
-        starts, lens, group_id, score1, key1, rank1 = run_lists(runs, run, score, rt, rd,
-                                                                rows, tmap, n_doc, S, T)
-
-        max_len = int(lens.max())
-        list_depth = max_len if depth is None else min(max_len, int(depth))
-        max_cut = max((m.cutoff or 0) for m in ms)
-        width = max(list_depth, max_cut, 1)
-        sel_local = np.stack(sels)[:, union]  # (qrels, kept topics)
-        # each qrels' block width is the one evaluate would use for it (its lists' longest,
-        # cut at depth): sums along ranks then add the same terms in the same order
-        list_sel = sel_local[:, group_id % T]
-        q_len = np.where(list_sel, lens[None, :], 0).max(axis=1)
-        q_width = np.maximum(np.minimum(q_len, list_depth), max(max_cut, 1))
-        widths = np.unique(q_width)
-        it, ig = np.concatenate(ideal_t), np.concatenate(ideal_g)
-        ideals = {int(w): Ideal(it, ig, Q * T, int(w)) for w in widths}
-        lookup = _MultiLookup(keys, key_grades)
-        row_key = lookup.index(key1)  # grade row of every run row
-        none = len(lookup.ukey)
-        grade_by_qrels = np.ascontiguousarray(lookup.table_grade.T)  # (qrels, keys + 1)
-        cond_mask = np.array([n in cond for n in names])
-
-        by_len = np.argsort(lens, kind="stable")
-        chunks = _chunks(lens[by_len], width, max(1, max_cells // Q))
-        log.debug("evaluate_many: %d qrels, %d lists, width %d, %d chunk(s)", Q, len(lens),
-                  width, len(chunks))
-        for done, (a, b) in enumerate(chunks, 1):
-            idx = by_len[a:b]
-            pos, valid = ranked_rows(idx, lens, starts, score1, list_depth, rank1)
-            # grade rows of the run rows (padding: the row judged by none)
-            ki = np.where(valid, row_key[pos], none)
-            gid = group_id[idx]
-            tt = gid % T
-            # only the (qrels, list) pairs whose topic that qrels keeps, one block per width
-            qi, ri = np.nonzero(sel_local[:, tt])
-            for w in widths:
-                k = q_width[qi] == w
-                q_k, r_k = qi[k], ri[k]
-                if len(q_k) == 0:
-                    continue
-                d = min(pos.shape[1], int(w))  # a qrels' lists fit in its width
-                grade = np.empty((len(q_k), int(w)), dtype=np.int64)
-                grade[:, :d] = grade_by_qrels[q_k[:, None], ki[r_k, :d]]
-                grade[:, d:] = UNJUDGED
-                if cond_mask.any():
-                    c = cond_mask[q_k]
-                    grade[c] = condense(grade[c])
-                block = Block(grade, q_k * T + tt[r_k], ideals[int(w)])
-                for mi, m in enumerate(ms):
-                    values[q_k, mi, gid[r_k] // T, tt[r_k]] = m.definition.kernel(block, m)
-            if progress is not None:
-                progress(done, len(chunks))
-
+        lists = run_lists(runs, run, score, rt, rd, rows, tmap, inp.n_doc, S, T)
+        ideal = (np.concatenate(ideal_t), np.concatenate(ideal_g))
+        _score_lists_many(values, inp, lists, np.stack(sels)[:, union], ideal,
+                          _MultiLookup(keys, key_grades),
+                          np.array([n in cond for n in names]), progress)
     out = {}
     sel_union = np.flatnonzero(union)
-    for qi, (n, sel, src) in enumerate(zip(names, sels, srcs, strict=True)):
+    for qi, (n, sel, src) in enumerate(zip(names, sels, inp.sources, strict=True)):
         cols = np.flatnonzero(sel[sel_union])
-        out[n] = ScoreMatrix(values[qi][:, :, cols], [str(m) for m in ms], runs.names,
-                             out_topics[cols], source=src)
+        out[n] = ScoreMatrix(values[qi][:, :, cols], [str(m) for m in inp.measures],
+                             runs.names, out_topics[cols], source=src)
     return out
 
 
-def _check_inputs_qrels(qrels: Qrels, name: str) -> None:
-    if not (len(qrels.topic) == len(qrels.docno) == len(qrels.grade)):
-        raise InputError("qrels columns have different lengths", file=qrels.source or name)
-    if len(qrels) == 0:
-        raise InputError("qrels hold no judgments", file=qrels.source or name)
+def _condensed(condensed: Collection[str] | bool, names: list[str]) -> set[str]:
+    """The names of the qrels evaluated on condensed lists (True: all; an unknown name is
+    refused)."""
+    if condensed is True:
+        return set(names)
+    if condensed is False:
+        return set()
+    cond = set(condensed)
+    if bad := sorted(cond - set(names)):
+        raise unknown_name("qrels in condensed", bad[0], names)
+    return cond
 
 
-def _named(q: Qrels, name: str) -> Qrels:
-    """The qrels with `name` as its source (error messages name it)."""
-    return Qrels(q.topic, q.docno, q.grade, source=name)
+def _topics_kept(runs: Runs, inp: Inputs) -> tuple[list[np.ndarray], np.ndarray]:
+    """The topics each qrels keeps (its ``missing`` rule, on the (run, topic) pairs present,
+    found once for all qrels) and their union."""
+    U = len(inp.topics)
+    pairs = np.unique(inp.run.astype(np.int64) * U + inp.rt)
+    run_u, rt_u = pairs // U, pairs % U
+    sels = []
+    for q, qt, g, src in zip(inp.qrels, inp.qts, inp.grades, inp.sources, strict=True):
+        sel = _select_topics(runs, q, run_u, rt_u, qt, g, inp.topics, inp.missing)
+        if not sel.any():
+            raise InputError("no topic left to evaluate (runs and qrels share no topic)",
+                             file=src)
+        sels.append(sel)
+    return sels, np.logical_or.reduce(sels)
+
+
+def _judgments(inp: Inputs, union: np.ndarray, tmap: np.ndarray, out_topics: np.ndarray
+               ) -> tuple[list[np.ndarray], ...]:
+    """Each qrels' judgments on the kept topics (:func:`~irsim.metrics.evaluate.judged_keys`;
+    the docnos of every qrels factorised once and looked up once in the runs' vocabulary):
+    its join keys and their grades, and its ideal rows (virtual topic ``qrels * T + topic``,
+    grade)."""
+    T = int(union.sum())
+    qdocs = [np.asarray(q.docno, dtype=object) for q in inp.qrels]
+    dcodes, duniq = pd.factorize(np.concatenate(qdocs))
+    vmap = pd.Index(inp.vocab).get_indexer(duniq)  # -1: judged, never retrieved
+    starts_q = np.cumsum([0] + [len(d) for d in qdocs])
+    keys, key_grades, ideal_t, ideal_g = [], [], [], []
+    for qi, (qt, g, src) in enumerate(zip(inp.qts, inp.grades, inp.sources, strict=True)):
+        code = dcodes[starts_q[qi]:starts_q[qi + 1]]
+        qt_out, qgrade, key, key_grade = judged_keys(code, qt, g, union, tmap, duniq, vmap,
+                                                     inp.n_doc, out_topics, src)
+        keys.append(key)
+        key_grades.append(key_grade)
+        ideal_t.append(qi * T + qt_out)
+        ideal_g.append(qgrade)
+    return keys, key_grades, ideal_t, ideal_g
+
+
+def _score_lists_many(values: np.ndarray, inp: Inputs, lists: tuple[np.ndarray, ...],
+                      sel_local: np.ndarray, ideal: tuple[np.ndarray, np.ndarray],
+                      lookup: _MultiLookup, cond_mask: np.ndarray,
+                      progress: Callable[[int, int], object] | None) -> None:
+    """Every measure of every list under every qrels into `values` (qrels, measures, runs,
+    topics), per chunk of lists; `sel_local` (qrels, kept topics) says which qrels keeps
+    which topic. Each qrels' block width is the one evaluate would use for it (its lists'
+    longest, cut at depth): sums along ranks then add the same terms in the same order."""
+    starts, lens, group_id, score1, key1, rank1 = lists
+    Q, T = sel_local.shape
+    ms = inp.measures
+    list_depth, width = _list_depth(inp, lens), _width(inp, lens)
+    max_cut = max((m.cutoff or 0) for m in ms)
+    list_sel = sel_local[:, group_id % T]
+    q_len = np.where(list_sel, lens[None, :], 0).max(axis=1)
+    q_width = np.maximum(np.minimum(q_len, list_depth), max(max_cut, 1))
+    widths = np.unique(q_width)
+    ideals = {int(w): Ideal(ideal[0], ideal[1], Q * T, int(w)) for w in widths}
+    row_key = lookup.index(key1)  # grade row of every run row
+    none = len(lookup.ukey)
+    grade_by_qrels = np.ascontiguousarray(lookup.table_grade.T)  # (qrels, keys + 1)
+
+    by_len = np.argsort(lens, kind="stable")
+    chunks = _chunks(lens[by_len], width, max(1, inp.max_cells // Q))
+    log.debug("evaluate_many: %d qrels, %d lists, width %d, %d chunk(s)", Q, len(lens),
+              width, len(chunks))
+    for done, (a, b) in enumerate(chunks, 1):
+        idx = by_len[a:b]
+        pos, valid = ranked_rows(idx, lens, starts, score1, list_depth, rank1)
+        # grade rows of the run rows (padding: the row judged by none)
+        ki = np.where(valid, row_key[pos], none)
+        gid = group_id[idx]
+        tt = gid % T
+        # only the (qrels, list) pairs whose topic that qrels keeps, one block per width
+        qi, ri = np.nonzero(sel_local[:, tt])
+        for w in widths:
+            k = q_width[qi] == w
+            q_k, r_k = qi[k], ri[k]
+            if len(q_k) == 0:
+                continue
+            d = min(pos.shape[1], int(w))  # a qrels' lists fit in its width
+            grade = np.empty((len(q_k), int(w)), dtype=np.int64)
+            grade[:, :d] = grade_by_qrels[q_k[:, None], ki[r_k, :d]]
+            grade[:, d:] = UNJUDGED
+            if cond_mask.any():
+                c = cond_mask[q_k]
+                grade[c] = condense(grade[c])
+            block = Block(grade, q_k * T + tt[r_k], ideals[int(w)])
+            for mi, m in enumerate(ms):
+                values[q_k, mi, gid[r_k] // T, tt[r_k]] = m.definition.kernel(block, m)
+        if progress is not None:
+            progress(done, len(chunks))

@@ -80,7 +80,7 @@ class Shift(Design):
         """:class:`TestErrors` and its data: a simulator fit to every metric of `data`, the
         shifts of every delta and the eligible trial pairs
         (:func:`~irsim.simulate.pairs.prepare`)."""
-        from irsim.kit.loading import CollectionSet
+        from irsim.data.sets import CollectionSet
 
         items, replicates = shards.get(SHARD_ITEMS, SHARD_REPLICATES)
         study = TestErrors.of(config, seed=seed,

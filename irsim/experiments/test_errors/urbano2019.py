@@ -459,7 +459,7 @@ def urbano_data(config: Config, data: Any, seed: int, deltas: tuple[float, ...],
                  engine: Engine | None = None) -> UrbanoData:
     """Fit (or read from ``fit_cache``) a generator per (metric, collection) and pool them;
     the copula selections run as shards on `engine` (:mod:`irsim.simulate.fit_engine`)."""
-    from irsim.kit.loading import CollectionSet
+    from irsim.data.sets import CollectionSet
 
     if isinstance(data, CollectionSet):
         parts = {m: data.of(m) for m in data.metrics}
