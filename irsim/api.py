@@ -22,9 +22,9 @@
 
 Each study function's keyword-only parameters are the experiment's ``Config`` fields (the
 same names, defaults and meanings as the ``experiment.`` keys), plus ``seed``, ``engine``
-(``"local"`` or ``"ray"``), ``workers`` (Ray actors), ``shard_items`` / ``shard_replicates``
-and ``progress``. It returns a :class:`Result`. For the same parameters and seed the tables
-equal the command line's, bit for bit.
+(``"local"`` or ``"ray"``), ``workers`` (Ray actors), ``address`` (a Ray cluster to join),
+``shard_items`` / ``shard_replicates`` and ``progress``. It returns a :class:`Result`. For
+the same parameters and seed the tables equal the command line's, bit for bit.
 
 Examples
 --------
@@ -78,8 +78,8 @@ __all__ = ["Result", "evaluate", "execute", "as_score_matrix", "as_doc_collectio
 
 #: Keywords every study function takes besides its Config fields and its data kind's
 #: keywords (``runs=``, ``qrels=``, ``metric=`` ...: :attr:`irsim.registry.DataKind.keywords`).
-_COMMON = {"seed": 0, "engine": "local", "workers": None, "shard_items": None,
-           "shard_replicates": None, "progress": None}
+_COMMON = {"seed": 0, "engine": "local", "workers": None, "address": None,
+           "shard_items": None, "shard_replicates": None, "progress": None}
 
 
 # ----------------------------------------------------------------------------------- data
@@ -177,7 +177,8 @@ def execute(name: str, config: Any, data: Any, *, seed: int, shards: Any,
             progress: Callable[[int, int], Any] | None = None,
             reuse: Callable[[str], bool] | None = None,
             before_run: Callable[[], Any] | None = None,
-            bars: Callable[[str], tuple[Any, Any]] | None = None
+            bars: Callable[[str], tuple[Any, Any]] | None = None,
+            eta: Callable[[float | None], Any] | None = None
             ) -> tuple[Any, dict[str, pa.Table] | None, dict[str, Any]]:
     """Make the study `name` from its ``Config`` and run it: ``(data, tables, run info)``.
 
@@ -197,6 +198,9 @@ def execute(name: str, config: Any, data: Any, *, seed: int, shards: Any,
         ``bars(desc) -> (bar, update)``: progress bars of the steps before the study (its
         data preparation on the engine: ``copula_fits``); see
         :class:`irsim.engine.session.Engine`.
+    eta : callable, optional
+        ``eta(seconds or None)``: the time left of the study's shards
+        (:mod:`irsim.engine.progress`), shown on the caller's bar (:func:`eta_of`).
     """
     from irsim.engine import data_digest
     from irsim.engine.checkpoint import fingerprint_of
@@ -215,8 +219,19 @@ def execute(name: str, config: Any, data: Any, *, seed: int, shards: Any,
         if before_run is not None:
             before_run()
         tables, info = session.run(study, data, checkpoint_dir=checkpoint_dir,
-                                   progress=progress)
+                                   progress=progress, eta=eta)
     return data, tables, dict(info)
+
+
+def eta_of(bar: Any) -> Callable[[float | None], Any] | None:
+    """The ``eta`` callback of :func:`execute` for a door's progress `bar`: the engine's
+    time left on a tqdm bar (:func:`irsim.engine.progress.show_eta`); None without a bar
+    or for a bar of another kind."""
+    if bar is None or not hasattr(bar, "set_postfix_str"):
+        return None
+    from irsim.engine.progress import show_eta
+
+    return show_eta(bar)
 
 
 # --------------------------------------------------------------------------------- result
@@ -405,15 +420,18 @@ def _keywords(name: str, kwargs: dict[str, Any]) -> dict[str, Any]:
     return common
 
 
-def _engine_options(engine: str, workers: Any) -> dict[str, Any]:
-    """The engine's options of the Python door (its defaults; ``workers`` for Ray)."""
+def _engine_options(engine: str, workers: Any, address: Any = None) -> dict[str, Any]:
+    """The engine's options of the Python door (its defaults; ``workers`` and ``address``
+    for Ray: an existing cluster is joined after the checks of
+    :func:`irsim.engine.reach.check_driver`)."""
     options = engine_defaults(engine)
     for key in ("name", "shard_items", "shard_replicates"):
         options.pop(key, None)
-    if workers is not None:
-        if engine != "ray":
-            raise ConfigError("workers needs engine='ray'")
-        options["workers"] = int(workers)
+    for key, value in (("workers", workers), ("address", address)):
+        if value is not None:
+            if engine != "ray":
+                raise ConfigError(f"{key} needs engine='ray'")
+            options[key] = int(value) if key == "workers" else value
     return options
 
 
@@ -428,7 +446,7 @@ def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
         seed = check_seed(common.get("seed", 0))
         _check_progress(common.get("progress"))
         config = _build_config(name, kwargs)
-        options = _engine_options(engine, common.get("workers"))
+        options = _engine_options(engine, common.get("workers"), common.get("address"))
         shards = Shards(common.get("shard_items"), common.get("shard_replicates"))
         keywords = {k: common.get(k, v) for k, v in entry.kind.keywords.items()}
         data = entry.kind.from_python(data, keywords, config)
@@ -436,7 +454,7 @@ def _run(name: str, data: Any, kwargs: dict[str, Any]) -> Result:
         try:
             data, tables, info = execute(
                 name, config, data, seed=int(seed), shards=shards, engine=engine,
-                engine_options=options, progress=update,
+                engine_options=options, progress=update, eta=eta_of(bar),
                 bars=lambda desc: _progress(desc, common.get("progress")))
         finally:
             if bar is not None:
@@ -534,6 +552,8 @@ def study_function(name: str) -> Callable[..., Result]:
         f"seed : int\n    Seed of every random draw.\n"
         f"engine : {{'local', 'ray'}}\n    Where shards run; tables are identical.\n"
         f"workers : int, optional\n    Ray actors (engine='ray').\n"
+        f"address : str, optional\n    An existing Ray cluster to join (engine='ray'; "
+        f"``auto``, ``host:port`` or ``ray://host:port``; default: a local instance).\n"
         f"progress : bool, optional\n    Show a progress bar (default: when a person is "
         f"watching, a terminal or a notebook).\n\n"
         f"Returns\n-------\nResult\n    ``.tables``, ``.to_pandas(name)``, "

@@ -399,7 +399,7 @@ def _run_locked(cfg: DictConfig, run_dir: Path, checkpoints: Path, *, keep_ray: 
     from tqdm.contrib.logging import logging_redirect_tqdm
 
     from irsim import rundir
-    from irsim.api import execute
+    from irsim.api import eta_of, execute
     from irsim.engine.output import clear_report, read_tables
 
     t0 = time.perf_counter()
@@ -411,15 +411,20 @@ def _run_locked(cfg: DictConfig, run_dir: Path, checkpoints: Path, *, keep_ray: 
         check_ray_address(str(engine_options["address"]))
     if engine == "ray" and keep_ray:
         engine_options.setdefault("keep_alive", True)
-    started: list[Any] = []  # (time, progress bar, its update) once the shards start
+    started: list[Any] = []  # (time, bar, its update, its eta) once the shards start
 
     def before_run() -> None:
         rundir.make_checkpoints(checkpoints)
-        started.append((time.perf_counter(), *progress_bar(cfg, name, unit="shard")))
+        bar, update = progress_bar(cfg, name, unit="shard")
+        started.append((time.perf_counter(), bar, update, eta_of(bar)))
 
     def progress(done: int, total: int) -> None:
         if started and started[0][2] is not None:
             started[0][2](done, total)
+
+    def eta(seconds: float | None) -> None:  # the engine's time left on the bar
+        if started and started[0][3] is not None:
+            started[0][3](seconds)
 
     # log lines go above the progress bars instead of through them
     with logging_redirect_tqdm() if not cfg.get("quiet", False) else contextlib.nullcontext():
@@ -428,7 +433,7 @@ def _run_locked(cfg: DictConfig, run_dir: Path, checkpoints: Path, *, keep_ray: 
             data, tables, info = execute(
                 name, config, data, seed=check_seed(cfg.seed), shards=shards, engine=engine,
                 engine_options=engine_options, checkpoint_dir=checkpoints, progress=progress,
-                reuse=lambda fingerprint: not force and completed(run_dir, fingerprint),
+                eta=eta, reuse=lambda fingerprint: not force and completed(run_dir, fingerprint),
                 before_run=before_run,
                 bars=lambda desc: progress_bar(cfg, desc, unit="shard"))
         finally:

@@ -164,3 +164,18 @@ def test_a_step_without_its_own_bar_shows_the_engines_time_left(tmp_path):
     last = out.getvalue().rsplit("\r", 1)[-1].rstrip()
     assert last.startswith("discpower:") and "8/8" in last and last.endswith(", 00:00 left]")
     assert "?shard/s" not in last and "<" not in last  # tqdm's own estimate is gone
+
+
+def test_the_python_door_bar_shows_the_engines_time_left(capsys):
+    """The study's own bar (progress=True) carries the engine's time left, not tqdm's
+    estimate; the tables are those of a run without a bar."""
+    import irsim
+    from irsim.data.synthetic import synthetic_scores
+
+    m = synthetic_scores(systems=6, topics=20, seed=1).matrix
+    shown = irsim.discpower(m, B=200, tests=["paired_bootstrap"], seed=2, progress=True,
+                            shard_items=256, shard_replicates=100)
+    err = capsys.readouterr().err
+    assert " left]" in err and "<" not in err.rsplit("\r", 1)[-1]
+    plain = irsim.discpower(m, B=200, tests=["paired_bootstrap"], seed=2, progress=False)
+    assert shown.tables["discpower"].equals(plain.tables["discpower"])

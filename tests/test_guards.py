@@ -232,3 +232,22 @@ def test_ray_under_a_virtual_memory_limit(tmp_path):
     err = [ln for ln in small.stderr.splitlines() if ln.strip()]
     assert len(err) == 1 and "virtual-memory limit of 1.00 GiB" in err[0], small.stderr
     assert "engine=local" in err[0]
+
+
+def test_python_door_checks_the_cluster_address_before_joining():
+    """The Python door takes ``address=`` and makes the command line's driver checks
+    (irsim.engine.reach): an address nobody answers is one ConfigError within seconds,
+    before Ray starts; ``address`` without engine='ray' is refused."""
+    import time
+
+    import irsim
+    from irsim.data.synthetic import synthetic_scores
+    from irsim.errors import ConfigError
+
+    m = synthetic_scores(systems=4, topics=10, seed=1).matrix
+    start = time.monotonic()
+    with pytest.raises(ConfigError, match=r"address='127\.0\.0\.1:1': no Ray cluster reachable"):
+        irsim.discpower(m, B=100, tests=["t"], engine="ray", address="127.0.0.1:1")
+    assert time.monotonic() - start < 15
+    with pytest.raises(ConfigError, match="address needs engine='ray'"):
+        irsim.discpower(m, B=100, tests=["t"], address="127.0.0.1:1")
