@@ -25,6 +25,7 @@ __all__ = [
     "check_alphas",
     "check_choices",
     "check_unique",
+    "check_listed",
     "check_resamples",
     "check_paired_bootstrap_topics",
     "check_positive_int",
@@ -185,6 +186,26 @@ def check_unique(values: Sequence[Any], name: str) -> tuple:
                               "remove the repeat)")
         seen.add(v)
     return tuple(values)
+
+
+def check_listed(values: Sequence[Any], name: str, what: str) -> tuple:
+    """`values` of a list parameter as a tuple: at least one, none repeated
+    (:func:`check_unique`). Each value's bounds are the field's own (``option(..., gt=0,
+    lt=1)``, checked by the ``Config``).
+
+    Examples
+    --------
+    >>> check_listed([0.95, 0.9], "experiment.confidence", "confidence level")
+    (0.95, 0.9)
+    >>> check_listed([], "experiment.confidence", "confidence level")
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: experiment.confidence must list at least one confidence \
+level
+    """
+    if not values:
+        raise ConfigError(f"{name} must list at least one {what}")
+    return check_unique(values, name)
 
 
 def check_alphas(alphas: Sequence[float], name: str = "experiment.alpha") -> tuple[float, ...]:
