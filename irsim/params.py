@@ -288,8 +288,9 @@ _HOLDS = {"ge": lambda v, b: v >= b, "gt": lambda v, b: v > b,
 
 def check_bounds(name: str, value: Any, bounds: Mapping[str, float], integer: bool) -> Any:
     """`value` of the field `name` (as :func:`irsim.errors.param` spells it) within its
-    `bounds` (:func:`option`), as an ``int`` when `integer` else a ``float``; else a
-    :class:`~irsim.errors.ConfigError` naming the field, the bound and the value.
+    `bounds` (:func:`option`), as an ``int`` when `integer` else a ``float`` (a finite one:
+    a bounded field never takes nan or inf); else a :class:`~irsim.errors.ConfigError`
+    naming the field, the bound and the value.
 
     Examples
     --------
@@ -316,7 +317,7 @@ def check_bounds(name: str, value: Any, bounds: Mapping[str, float], integer: bo
             raise ConfigError(f"{name} must be an integer {text}, got {value!r}")
         value = int(value)
     else:
-        if not number or math.isnan(value):
+        if not number or not math.isfinite(value):
             raise ConfigError(f"{name} must be a number {text}, got {value!r}")
         value = float(value)
     if not all(_HOLDS[k](value, b) for k, b in bounds.items()):
