@@ -209,7 +209,7 @@ def bench_w4(args, engines) -> None:
         variants.append((True, args.splits, None))
     for validate, splits, goal in variants:
         # the halves of the other splits are left unread with fewer splits
-        study = replace(base, validate=validate, splits=splits)
+        study = replace(base, config=replace(base.config, validate=validate, splits=splits))
         label = (f"with split validation, {splits} split{'s' if splits > 1 else ''}"
                  if validate else "full corpus only")
         results = {}
