@@ -542,11 +542,11 @@ def fingerprint(study: Any, config: type, *, renamed: Mapping[str, str | None] |
 
     Every field of `config` declared ``tables=True`` (the default) enters with the value the
     study object holds: that of its normalised Config when it holds one (``study.config``,
-    an instance of `config`), else its attribute of that name (normalised by ``make``:
-    ``alpha=0.05`` is held as ``(0.05,)``), or the one under ``renamed[name]`` (a dotted
-    path such as
-    ``"options.sign_threshold"``; None: the field does not apply to this study object, such
-    as another design's option). A field declared ``tables="data"`` enters through what
+    an instance of `config`: the way every study is built), else its attribute of that name
+    or the one under ``renamed[name]`` (a dotted path such as ``"options.sign_threshold"``;
+    None: the field does not apply to this study object, such as another design's option;
+    kept only for the studies that still copy their parameters: discpower, test_errors,
+    multiple_testing, assessors). A field declared ``tables="data"`` enters through what
     ``make`` builds from it: the kernel's data (the run's fingerprint holds its digest) or
     the `derived` values the study computes from it (an error table, the pairs compared),
     which are added as given. A field declared ``tables=False`` (a figure, cache or thread
@@ -570,10 +570,16 @@ def fingerprint(study: Any, config: type, *, renamed: Mapping[str, str | None] |
     ...     metrics: Any = option(None, "Metrics.", tables="data")
     ...     plot: bool = option(True, "Draw the figure.", tables=False)
     >>> @dataclass
-    ... class Study:
+    ... class Study:                 # a study holds its normalised Config
+    ...     config: Config
+    ...     seed: int = 3
+    >>> fingerprint(Study(Config(alpha=[0.01])), Config)
+    {'alpha': [0.01], 'seed': 3}
+    >>> @dataclass
+    ... class Copying:               # one that copies its parameters under other names
     ...     alphas: tuple = (0.05,)
     ...     seed: int = 3
-    >>> fingerprint(Study(), Config, renamed={"alpha": "alphas"})
+    >>> fingerprint(Copying(), Config, renamed={"alpha": "alphas"})
     {'alpha': (0.05,), 'seed': 3}
     """
     renamed = dict(renamed or {})
