@@ -100,7 +100,8 @@ def reference_counts(matrix: ScoreMatrix, study):
     for n in study.config.sizes:
         topics = subset_indices("independent", study.seed, TOPIC_STREAM, T, n, 0,
                                 study.config.samples, sets=1)[:, 0]
-        counts = bootstrap_counts(study.seed, BOOT_STREAM, n, 0, study.config.samples * study.config.B)
+        counts = bootstrap_counts(study.seed, BOOT_STREAM, n, 0,
+                                  study.config.samples * study.config.B)
         for s in range(study.config.samples):
             w = counts[s * study.config.B:(s + 1) * study.config.B] / n
             for i in range(S):
