@@ -84,9 +84,9 @@ def loop_coverage(x: np.ndarray, study, cells: int, seed: int) -> float:
     perm = relabelling(seed, S, T)
     xp = np.take_along_axis(x, perm, axis=1)
     truth = x.mean(axis=1)
-    B = study.B
+    B = study.config.B
     per_size = []
-    for n in study.sizes:
+    for n in study.config.sizes:
         m = max(1, cells // S + 1)
         topics = subset_indices("independent", seed, TOPIC_STREAM, T, n, 0, m, sets=1)[:, 0]
         idx = bootstrap_indices(seed, BOOT_STREAM, n, 0, m * B)
@@ -105,7 +105,7 @@ def loop_coverage(x: np.ndarray, study, cells: int, seed: int) -> float:
                 z0 = sps.norm.ppf((np.sum(star < mean) + np.sum(star <= mean)) / (2 * B))
                 inside = star[(star > 0) & (star < 1)]
                 lg = np.log(inside / (1 - inside))
-                for alpha in study.alphas:
+                for alpha in study.config.alpha:
                     q = alpha / 2
                     lims = []
                     for quant in (sps.norm.isf(q), sps.t.isf(q, n - 1)):
@@ -133,10 +133,11 @@ def bench_w3(args, engines) -> None:
 
     cfg = compose_config(["experiment=park2011", "seed=0", "quiet=true"])
     study, matrix = build_study(cfg)
+    c = study.config
     S, T = len(matrix.systems), len(matrix.topics)
-    print(f"\nW3 park2011 preset: {S} systems x {T} topics, {study.samples} samples x sizes "
-          f"{list(study.sizes)}, B = {study.B}, {len(study.methods)} methods x "
-          f"{len(study.alphas)} levels; shards of {study.shard_replicates} samples "
+    print(f"\nW3 park2011 preset: {S} systems x {T} topics, {c.samples} samples x sizes "
+          f"{list(c.sizes)}, B = {c.B}, {len(c.methods)} methods x "
+          f"{len(c.alpha)} levels; shards of {study.shard_replicates} samples "
           f"({len(study.plan(matrix))} shards)")
     results = {}
     for name, engine, opts in engines:
@@ -150,11 +151,11 @@ def bench_w3(args, engines) -> None:
         print(f"  tables identical across engines: {same}")
     cells = args.loop_cells
     per_cell = loop_coverage(matrix.metric("AP"), study, cells, 0)
-    total = per_cell * S * study.samples * len(study.sizes)
+    total = per_cell * S * c.samples * len(c.sizes)
     best = min(b for b, _ in results.values())
     print(f"  straightforward numpy loop: {per_cell * 1e3:.2f} ms per (sample, system) "
           f"cell on {cells} cells per size -> {total:8.1f} s for all "
-          f"{S * study.samples * len(study.sizes)} cells; study is {total / best:.0f}x faster")
+          f"{S * c.samples * len(study.config.sizes)} cells; study is {total / best:.0f}x faster")
     cov = tables[0][1]["coverage"].to_pandas()
     head = cov[cov.alpha == 0.05].pivot(index="method", columns="n", values="type1_error")
     print("  Type I error at alpha = 0.05 (Park, Robust 2004: percentile .181/.108/.070, "
@@ -208,7 +209,7 @@ def bench_w4(args, engines) -> None:
         variants.append((True, args.splits, None))
     for validate, splits, goal in variants:
         # the halves of the other splits are left unread with fewer splits
-        study = replace(base, validate=validate, splits=splits)
+        study = replace(base, config=replace(base.config, validate=validate, splits=splits))
         label = (f"with split validation, {splits} split{'s' if splits > 1 else ''}"
                  if validate else "full corpus only")
         results = {}

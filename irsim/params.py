@@ -7,6 +7,8 @@ one scalar, promoted by :func:`promote`; a closed set of values is a :class:`Cho
 ``kind`` overrides how the type reads for the few fields typed ``Any``), and whether it
 affects the tables. Everything else reads that metadata:
 
+- :func:`normalise` (every ``Config``'s ``__post_init__``, so both doors) checks the bounds
+  a field declares (``option(100, "...", ge=1)``), with the field's name in the message;
 - :func:`document` writes the ``Parameters`` section of the Config's numpy docstring (the
   :func:`irsim.registry.study` registration calls it), so ``help(Config)``, mkdocstrings and
   the generated ``irsim.<name>`` functions show the same text;
@@ -23,23 +25,24 @@ Examples
 ... @dataclass
 ... class Config:
 ...     '''Parameters of a toy study.'''
-...     B: int = option(100, "Resamples per pair.")
-...     alpha: list[float] = option([0.05], "Significance levels.")
+...     B: int = option(100, "Resamples per pair.", ge=1)
+...     alpha: list[float] = option([0.05], "Significance levels.", gt=0, lt=1)
 ...     plot: bool = option(True, "Draw the figure.", tables=False)
 >>> print(Config.__doc__)
 Parameters of a toy study.
 <BLANKLINE>
 Parameters
 ----------
-B : int
+B : int, >= 1
     Resamples per pair.
-alpha : float or list of float
+alpha : float or list of float, each inside (0, 1)
     Significance levels.
 plot : bool
     Draw the figure.
 <BLANKLINE>
 >>> [(p.name, p.kind, p.tables) for p in parameters(Config)]
-[('B', 'int', True), ('alpha', 'float or list of float', True), ('plot', 'bool', False)]
+[('B', 'int, >= 1', True), ('alpha', 'float or list of float, each inside (0, 1)', True), \
+('plot', 'bool', False)]
 >>> fingerprint(Config(alpha=[0.01]), Config)   # the study object would hold the values
 {'B': 100, 'alpha': [0.01]}
 >>> Config().alpha is Config().alpha      # a list default is copied for every instance
@@ -60,7 +63,7 @@ from typing import Any
 
 __all__ = ["option", "document", "parameters", "Parameter", "fingerprint", "kind_text", "section",
            "ordered_fields", "Choice", "scalar_lists", "is_scalar", "promote", "normalise",
-           "Options"]
+           "Options", "bound_text", "check_bounds"]
 
 #: Width of the generated docstring lines (help text is wrapped; the text is unchanged).
 WIDTH = 92
@@ -68,7 +71,8 @@ WIDTH = 92
 
 def option(default: Any = MISSING, help: str = "", *, kind: str | None = None,
            tables: bool | str = True, only_with: str | None = None,
-           factory: Callable[[], Any] | None = None) -> Any:
+           factory: Callable[[], Any] | None = None, ge: float | None = None,
+           gt: float | None = None, le: float | None = None, lt: float | None = None) -> Any:
     """A ``Config`` field with its help text: ``dataclasses.field`` with metadata.
 
     Parameters
@@ -91,6 +95,11 @@ def option(default: Any = MISSING, help: str = "", *, kind: str | None = None,
         Bayesian test; a field may name itself: left out when empty).
     factory : callable, optional
         A ``default_factory`` instead of `default`.
+    ge, gt, le, lt : float, optional
+        The field's bounds (``value >= ge``, ``> gt``, ``<= le``, ``< lt``; for a list field,
+        each element's), checked once by :func:`normalise` with the field's name in the
+        message (:func:`check_bounds`) and shown in the documentation (:func:`bound_text`).
+        A field annotated ``int`` must then hold an integer; None is never checked.
 
     Returns
     -------
@@ -99,8 +108,11 @@ def option(default: Any = MISSING, help: str = "", *, kind: str | None = None,
     """
     if tables not in (True, False, "data"):
         raise ValueError(f"tables must be True, False or 'data', got {tables!r}")
+    bounds = {k: v for k, v in (("gt", gt), ("ge", ge), ("lt", lt), ("le", le)) if v is not None}
+    if ("gt" in bounds and "ge" in bounds) or ("lt" in bounds and "le" in bounds):
+        raise ValueError("give at most one lower bound (ge or gt) and one upper (le or lt)")
     metadata = {"help": " ".join(help.split()), "kind": kind, "tables": tables,
-                "only_with": only_with}
+                "only_with": only_with, "bounds": bounds}
     if factory is not None:
         return dataclasses.field(default_factory=factory, metadata=metadata)
     if isinstance(default, (list, dict, set)):
@@ -250,11 +262,87 @@ def _hints(config: type) -> dict[str, Any]:
     return cache
 
 
+def bound_text(bounds: Mapping[str, float]) -> str:
+    """The bounds of :func:`option` as a message and the documentation state them.
+
+    Examples
+    --------
+    >>> bound_text({"ge": 1}), bound_text({"gt": 0, "lt": 1}), bound_text({"ge": 0, "lt": 1})
+    ('>= 1', 'inside (0, 1)', 'in [0, 1)')
+    """
+    low = next(((k, v) for k, v in bounds.items() if k in ("ge", "gt")), None)
+    high = next(((k, v) for k, v in bounds.items() if k in ("le", "lt")), None)
+    if low is not None and high is not None:
+        if low[0] == "gt" and high[0] == "lt":
+            return f"inside ({low[1]:g}, {high[1]:g})"
+        return (f"in {'[' if low[0] == 'ge' else '('}{low[1]:g}, "
+                f"{high[1]:g}{']' if high[0] == 'le' else ')'}")
+    k, v = low or high  # type: ignore[misc]
+    return f"{_SIGNS[k]} {v:g}"
+
+
+_SIGNS = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
+_HOLDS = {"ge": lambda v, b: v >= b, "gt": lambda v, b: v > b,
+          "le": lambda v, b: v <= b, "lt": lambda v, b: v < b}
+
+
+def check_bounds(name: str, value: Any, bounds: Mapping[str, float], integer: bool) -> Any:
+    """`value` of the field `name` (as :func:`irsim.errors.param` spells it) within its
+    `bounds` (:func:`option`), as an ``int`` when `integer` else a ``float`` (a finite one:
+    a bounded field never takes nan or inf); else a :class:`~irsim.errors.ConfigError`
+    naming the field, the bound and the value.
+
+    Examples
+    --------
+    >>> check_bounds("experiment.B", 20.0, {"ge": 1}, True)
+    20
+    >>> check_bounds("experiment.B", 0, {"ge": 1}, True)
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: experiment.B must be an integer >= 1, got 0
+    >>> check_bounds("experiment.alpha", 1.5, {"gt": 0, "lt": 1}, False)
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: experiment.alpha must be inside (0, 1), got 1.5
+    """
+    import math
+    import numbers
+
+    from irsim.errors import ConfigError
+
+    text = bound_text(bounds)
+    number = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if integer:
+        if not number or not math.isfinite(value) or int(value) != value:
+            raise ConfigError(f"{name} must be an integer {text}, got {value!r}")
+        value = int(value)
+    else:
+        if not number or not math.isfinite(value):
+            raise ConfigError(f"{name} must be a number {text}, got {value!r}")
+        value = float(value)
+    if not all(_HOLDS[k](value, b) for k, b in bounds.items()):
+        raise ConfigError(f"{name} must be {'an integer ' if integer else ''}{text}, "
+                          f"got {value!r}")
+    return value
+
+
+def _is_int(annotation: Any) -> bool:
+    """Whether `annotation` is ``int`` (or ``int | None``)."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        rest = [a for a in args if a is not type(None)]
+        return len(rest) == 1 and _is_int(rest[0])
+    return annotation is int
+
+
 def normalise(obj: Any, prefix: str = "") -> None:
     """Give each field of dataclass instance `obj` the type its annotation declares, in
     place: a scalar for a list of scalars becomes a list of one, a string for a
     :class:`Choice` (or a list of them) becomes its member (an unknown one is a
-    :class:`~irsim.errors.ConfigError` naming the parameter and the closest values). The
+    :class:`~irsim.errors.ConfigError` naming the parameter and the closest values), and a
+    field with bounds (:func:`option`'s ``ge``, ``gt``, ``le``, ``lt``; each element of a
+    list) is checked, held as an ``int`` or a ``float`` as annotated (:func:`check_bounds`:
+    the one check of a field's bounds, in both doors). The
     ``__post_init__`` of :class:`Options` calls it, so a ``Config`` built directly holds
     what Hydra and ``irsim.<study>`` build. `prefix` is the path of `obj`'s fields in
     messages (``"design."`` for a config group's option).
@@ -288,16 +376,22 @@ def normalise(obj: Any, prefix: str = "") -> None:
         annotation = hints.get(f.name)
         value = getattr(obj, f.name)
         item = _list_item(annotation)
+        bounds = f.metadata.get("bounds")
         if _is_scalar_type(item):
             if is_scalar(value):
                 value = [value]
             if _is_choice(item) and isinstance(value, list):
                 value = [member(item, f.name, v) for v in value]
+            if bounds and isinstance(value, list | tuple):
+                value = [check_bounds(param(prefix + f.name), v, bounds, _is_int(item))
+                         for v in value]
         else:
             choice = next((a for a in (annotation, *typing.get_args(annotation))
                            if _is_choice(a)), None)
             if choice is not None:
                 value = member(choice, f.name, value)
+            if bounds and value is not None:
+                value = check_bounds(param(prefix + f.name), value, bounds, _is_int(annotation))
         if value is not getattr(obj, f.name):
             object.__setattr__(obj, f.name, value)
 
@@ -351,7 +445,7 @@ class Parameter:
     default : object
         Its default (a factory's value).
     kind : str
-        The type as users read it.
+        The type as users read it, with the field's bounds (``int, >= 1``).
     help : str
         The help text (one paragraph, numpy-docstring markup).
     tables : bool or "data"
@@ -390,9 +484,11 @@ def parameters(config: type) -> list[Parameter]:
             raise ValueError(f"{config.__module__}.{config.__qualname__}.{f.name} has no help "
                              f"text: declare it with irsim.params.option(default, help)")
         text = " ".join(f"{f.metadata['help']} {notes.get(f.name, '')}".split())
-        out.append(Parameter(f.name, _default(f),
-                             f.metadata.get("kind") or kind_text(_annotation(config, f)),
-                             text, f.metadata.get("tables", True)))
+        kind = f.metadata.get("kind") or kind_text(_annotation(config, f))
+        if f.metadata.get("bounds"):
+            each = "each " if _list_item(_annotation(config, f)) is not None else ""
+            kind = f"{kind}, {each}{bound_text(f.metadata['bounds'])}"
+        out.append(Parameter(f.name, _default(f), kind, text, f.metadata.get("tables", True)))
     return out
 
 
@@ -445,10 +541,12 @@ def fingerprint(study: Any, config: type, *, renamed: Mapping[str, str | None] |
     listed by hand.
 
     Every field of `config` declared ``tables=True`` (the default) enters with the value the
-    study object holds (normalised by ``make``: ``alpha=0.05`` is held as ``(0.05,)``) under
-    the field's name, or under ``renamed[name]`` (a dotted path such as
-    ``"options.sign_threshold"``; None: the field does not apply to this study object, such
-    as another design's option). A field declared ``tables="data"`` enters through what
+    study object holds: that of its normalised Config when it holds one (``study.config``,
+    an instance of `config`: the way every study is built), else its attribute of that name
+    or the one under ``renamed[name]`` (a dotted path such as ``"options.sign_threshold"``;
+    None: the field does not apply to this study object, such as another design's option;
+    kept only for the studies that still copy their parameters: discpower, test_errors,
+    multiple_testing, assessors). A field declared ``tables="data"`` enters through what
     ``make`` builds from it: the kernel's data (the run's fingerprint holds its digest) or
     the `derived` values the study computes from it (an error table, the pairs compared),
     which are added as given. A field declared ``tables=False`` (a figure, cache or thread
@@ -472,10 +570,16 @@ def fingerprint(study: Any, config: type, *, renamed: Mapping[str, str | None] |
     ...     metrics: Any = option(None, "Metrics.", tables="data")
     ...     plot: bool = option(True, "Draw the figure.", tables=False)
     >>> @dataclass
-    ... class Study:
+    ... class Study:                 # a study holds its normalised Config
+    ...     config: Config
+    ...     seed: int = 3
+    >>> fingerprint(Study(Config(alpha=[0.01])), Config)
+    {'alpha': [0.01], 'seed': 3}
+    >>> @dataclass
+    ... class Copying:               # one that copies its parameters under other names
     ...     alphas: tuple = (0.05,)
     ...     seed: int = 3
-    >>> fingerprint(Study(), Config, renamed={"alpha": "alphas"})
+    >>> fingerprint(Copying(), Config, renamed={"alpha": "alphas"})
     {'alpha': (0.05,), 'seed': 3}
     """
     renamed = dict(renamed or {})
@@ -484,8 +588,10 @@ def fingerprint(study: Any, config: type, *, renamed: Mapping[str, str | None] |
         if key not in params or params[key].tables is not True:
             raise KeyError(f"fingerprint: {key!r} is not a tables=True field of "
                            f"{config.__qualname__}")
+    source = study.config if isinstance(getattr(study, "config", None), config) else study
+
     def held(name: str) -> Any:
-        value = study
+        value = source
         for part in renamed.get(name, name).split("."):
             value = getattr(value, part)
         return value

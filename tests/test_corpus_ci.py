@@ -450,7 +450,7 @@ def test_study_equals_a_slow_loop_reference(small):
     ci = tables["corpus_ci"].to_pandas()
     val = tables["corpus_validation"].to_pandas().set_index(["split", "method", "subset"])
     assert sorted(set(val.index.get_level_values(0))) == list(range(SPLITS))
-    level = 1 - study.alpha
+    level = 1 - study.config.alpha
     per_list = {}
     subsets = [(0, data.full)] + [(1 + 2 * k + j, data.halves[k][j]) for k in range(SPLITS)
                                   for j in (0, 1)]
@@ -461,21 +461,21 @@ def test_study_equals_a_slow_loop_reference(small):
             sampler = CorpusSampler(ls.gaps(), ls.missing())
             star = np.concatenate([
                 resampled_ap(ls, sampler.draws(study.seed, STREAM, b, min(b + CORPUS_BLOCK,
-                                                                            study.B),
+                                                                            study.config.B),
                                                key=(sid, u0 // RUN_UNIT),
                                                block=CORPUS_BLOCK))
-                for b in range(0, study.B, CORPUS_BLOCK)])
+                for b in range(0, study.config.B, CORPUS_BLOCK)])
             ap = average_precision(ls)
             acc = corpus_acceleration(ls)
             for i in range(len(ls)):
-                for method in study.methods:
+                for method in study.config.methods:
                     r = bootstrap_ci(ap[i], star[:, i], method=method, confidence_level=level,
                                      acceleration=acc[i] if method == "bca" else None)
                     lo, hi = float(r.confidence_interval.low), float(r.confidence_interval.high)
                     per_list[(sid, u0 * T + i, method)] = (ap[i], lo, hi)
                     clo, chi = small_r_correct(np.array([ap[i]]), np.array([lo]),
                                                np.array([hi]), ls.relevant[i:i + 1],
-                                               ls.length[i:i + 1], study.alpha)
+                                               ls.length[i:i + 1], study.config.alpha)
                     per_list[(sid, u0 * T + i, method + "_small_r")] = (ap[i], clo[0], chi[0])
     # the corpus_ci table (full corpus)
     for row in ci.itertuples():
@@ -617,7 +617,7 @@ def test_summary_is_the_t_interval_over_splits(small):
             shares[what] = x
             assert row[what] == pytest.approx(x.mean(), abs=1e-15)
             assert row[f"{what}_sd"] == pytest.approx(x.std(ddof=1), abs=1e-15)
-            lo, hi = sps.t.interval(1 - study.alpha, len(x) - 1, loc=x.mean(),
+            lo, hi = sps.t.interval(1 - study.config.alpha, len(x) - 1, loc=x.mean(),
                                     scale=sps.sem(x))
             if x.std() > 0:
                 assert row[f"{what}_lo"] == pytest.approx(lo, abs=1e-14)
@@ -703,7 +703,7 @@ def test_bad_configuration_is_refused(small, small_docs):
         make(Config(methods=["normal", "percentiles"]), small_docs, seed=0, shards=shards)
     with pytest.raises(ConfigError, match="alpha"):
         make(Config(alpha=1.5), small_docs, seed=0, shards=shards)
-    with pytest.raises(ConfigError, match="experiment.B must be >= 2"):
+    with pytest.raises(ConfigError, match="experiment.B must be an integer >= 2, got 1"):
         make(Config(B=1), small_docs, seed=0, shards=shards)
     with pytest.raises(ConfigError, match="engine.shard_items"):
         make(Config(), small_docs, seed=0, shards=Shards(items=0))
@@ -712,11 +712,11 @@ def test_bad_configuration_is_refused(small, small_docs):
     with pytest.raises(ConfigError, match="experiment.rel"):
         make(Config(rel="two"), small_docs, seed=0, shards=shards)
     with pytest.raises(ConfigError, match="splits"):
-        replace(study, splits=SPLITS + 1).plan(data)
+        replace(study, config=replace(study.config, splits=SPLITS + 1)).plan(data)
     with pytest.raises(ConfigError, match="unknown system"):
         make(Config(pairs=[["run1", "run99"]]), small_docs, seed=0, shards=shards)
     with pytest.raises(ConfigError, match="unknown system"):
-        replace(study, pairs=(("run1", "run99"),)).plan(data)
+        replace(study, config=replace(study.config, pairs=[["run1", "run99"]])).plan(data)
     no_halves = CorpusLists(data.systems, data.topics, data.full)
     with pytest.raises(ConfigError, match="split"):
         study.plan(no_halves)

@@ -97,17 +97,18 @@ def reference_counts(matrix: ScoreMatrix, study):
     perm = relabelling(study.seed, S, T)
     truth = x.mean(axis=1)
     out = {}
-    for n in study.sizes:
+    for n in study.config.sizes:
         topics = subset_indices("independent", study.seed, TOPIC_STREAM, T, n, 0,
-                                study.samples, sets=1)[:, 0]
-        counts = bootstrap_counts(study.seed, BOOT_STREAM, n, 0, study.samples * study.B)
-        for s in range(study.samples):
-            w = counts[s * study.B:(s + 1) * study.B] / n
+                                study.config.samples, sets=1)[:, 0]
+        counts = bootstrap_counts(study.seed, BOOT_STREAM, n, 0,
+                                  study.config.samples * study.config.B)
+        for s in range(study.config.samples):
+            w = counts[s * study.config.B:(s + 1) * study.config.B] / n
             for i in range(S):
                 sample = x[i, perm[i, topics[s]]]
                 star = sample @ w.T
-                for method in study.methods:
-                    for alpha in study.alphas:
+                for method in study.config.methods:
+                    for alpha in study.config.alpha:
                         if method in ("normal", "t"):
                             ci = mean_ci(sample, method=method, confidence_level=1 - alpha)
                         else:
@@ -269,4 +270,4 @@ def test_logit_methods_refuse_scores_outside_the_unit_interval():
     ref = sps.t.interval(0.95, 11, loc=values[0].mean(axis=1),
                          scale=sps.sem(values[0], axis=1))
     np.testing.assert_allclose([ci.low, ci.high], ref, rtol=1e-12)
-    assert study_of(m, 0, methods=["t", "bca"], sizes=[5]).methods == ("t", "bca")
+    assert study_of(m, 0, methods=["t", "bca"], sizes=[5]).config.methods == ["t", "bca"]

@@ -69,7 +69,7 @@ def test_the_generator_fills_blocks_and_refuses_unknown_ones(tmp_path):
     assert docs.main(["--check", str(tmp_path)]) == 1
     assert docs.update(tmp_path) == [page] and docs.update(tmp_path) == []
     text = page.read_text()
-    assert "| `experiment.samples=1000` | int | Topic samples per size. |" in text
+    assert "| `experiment.samples=1000` | int, >= 1 | Topic samples per size. |" in text
     assert text.startswith("# t\n<!-- gen:parameters coverage -->\n")
     assert text.endswith("<!-- /gen -->\n## next\n")
     with pytest.raises(ValueError, match="unknown experiment 'nope'"):

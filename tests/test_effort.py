@@ -138,7 +138,7 @@ def test_effort_study_is_the_error_rate_study_on_pooled_scores():
     sharded, info = run_study(*effort_study(docs, seed=3, shards=Shards(1), **kw))
     assert_identical(tables, sharded)
     with pytest.raises(ConfigError, match="expects"):  # a study run on another study's data
-        replace(study, pools=(("AP", 50),)).plan(data)
+        replace(study, config=replace(study.config, pools=[["AP", 50]])).plan(data)
 
 
 def test_effort_end_to_end_on_a_trec_collection(tmp_path):

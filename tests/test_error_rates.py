@@ -241,7 +241,7 @@ def test_checkpoints_resume_to_the_same_tables(tmp_path):
     (dict(drop_metric="P@10"), "unknown experiment.drop_metric 'P@10'"),
     (dict(subset_sizes=[1, 5]), ">= 2 for significance tests"),
     (dict(sd_sizes=[60]), "experiment.sd_sizes: 60 > n = 50"),
-    (dict(sd_samples=1), "experiment.sd_samples must be >= 2"),
+    (dict(sd_samples=1), "experiment.sd_samples must be an integer >= 2, got 1"),
     (dict(trials=0), "experiment.trials must be an integer >= 1"),
     (dict(test_B=0), "experiment.test_B"),
     (dict(full_alpha=1.5), "full_alpha"),

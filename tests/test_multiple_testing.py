@@ -425,9 +425,9 @@ def test_report_has_the_figures(tmp_path):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"systems": [1]}, "^systems must list collection sizes >= 2"),
+    ({"systems": [1]}, "^systems must be an integer >= 2, got 1$"),
     ({"systems": [500]}, "^systems: collections of 500 systems, but metric AP has"),
-    ({"share_null": [1.5]}, r"^share_null must list numbers in \[0, 1\]"),
+    ({"share_null": [1.5]}, r"^share_null must be in \[0, 1\], got 1.5$"),
     ({"corrections": ["holms"]}, r"unknown value of corrections\[0\] 'holms' \(did you mean "
                                  "'holm'"),
     ({"tests": ["tukey"]}, "unknown test for experiment=multiple_testing 'tukey'"),

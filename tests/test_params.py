@@ -95,8 +95,11 @@ def test_bayes_options_through_hydra(name):
 
 
 def test_bayes_rules_check_the_inherited_options():
+    # the field's bound refuses it in the Config; BayesRules for a study object built directly
+    with pytest.raises(ConfigError, match="bayes_prob must be inside \\(0, 1\\), got 1.5"):
+        BayesOptions(bayes=["t_posterior"], bayes_prob=1.5)
     with pytest.raises(ConfigError, match="bayes_prob must be in \\(0, 1\\), got 1.5"):
-        BayesRules.of(BayesOptions(bayes=["t_posterior"], bayes_prob=1.5))
+        BayesRules(("t_posterior",), prob=1.5)
 
 
 @pytest.mark.parametrize("name", names())

@@ -207,12 +207,12 @@ def test_presets_run(preset, collection, runs):
 @pytest.mark.parametrize("kwargs, message", [
     ({"drop_bottom": 1.0}, "^drop_bottom must be in"),
     ({"drop_rule": "floor"}, "^unknown value of drop_rule 'floor'; valid: count, quantile$"),
-    ({"targets": [1.2]}, "^targets must list values inside"),
-    ({"B": 1}, "^B must be >= 2"),
+    ({"targets": [1.2]}, r"^targets must be inside \(0, 1\), got 1.2$"),
+    ({"B": 1}, "^B must be an integer >= 2, got 1$"),
     ({"ci_level": 95}, "^ci_level must be inside"),
     ({"max_topics": 0}, "^max_topics must be an integer >= 1"),
     ({"check_trials": -1}, "^check_trials must be an integer >= 0"),
-    ({"check_trials": 10, "check_topics": [1]}, "^check_topics must list sizes >= 2"),
+    ({"check_trials": 10, "check_topics": [1]}, "^check_topics must be an integer >= 2, got 1$"),
 ])
 def test_bad_parameters(kwargs, message):
     with pytest.raises(ConfigError, match=message):

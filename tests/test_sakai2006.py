@@ -435,7 +435,7 @@ def test_ray_two_workers_equal_local(ray_local, sharded_matrix, unsharded):
 
 # ---------------------------------------------------------------------- config and CLI
 @pytest.mark.parametrize("kw,err,msg", [
-    ({"fuzziness": [0.0, 0.1]}, ConfigError, "experiment.fuzziness values must be inside (0, 1)"),
+    ({"fuzziness": [0.0, 0.1]}, ConfigError, "experiment.fuzziness must be inside (0, 1), got 0.0"),
     ({"fuzziness": []}, ConfigError, "at least one"),
     ({"fuzziness": [0.1, 0.1]}, ConfigError, "distinct"),
     ({"swap_confidence": [1.0]}, ConfigError, "experiment.swap_confidence"),

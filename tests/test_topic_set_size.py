@@ -205,8 +205,8 @@ def test_presets_run(preset, collection):
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"designs": ["pairedt"]}, "did you mean 'paired_t'"),
-    ({"m": [1]}, "^m must list system counts >= 2"),
-    ({"min_diff": [0.0]}, "^min_diff must list positive numbers"),
+    ({"m": [1]}, "^m must be an integer >= 2, got 1$"),
+    ({"min_diff": [0.0]}, "^min_diff must be > 0, got 0.0$"),
     ({"beta": [0.0]}, "^beta must be inside"),
     ({"diff_variance": "pair_max"}, "did you mean 'pairs_max'"),
 ])

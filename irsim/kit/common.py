@@ -25,6 +25,7 @@ __all__ = [
     "check_alphas",
     "check_choices",
     "check_unique",
+    "check_listed",
     "check_resamples",
     "check_paired_bootstrap_topics",
     "check_positive_int",
@@ -185,6 +186,26 @@ def check_unique(values: Sequence[Any], name: str) -> tuple:
                               "remove the repeat)")
         seen.add(v)
     return tuple(values)
+
+
+def check_listed(values: Sequence[Any], name: str, what: str) -> tuple:
+    """`values` of a list parameter as a tuple: at least one, none repeated
+    (:func:`check_unique`). Each value's bounds are the field's own (``option(..., gt=0,
+    lt=1)``, checked by the ``Config``).
+
+    Examples
+    --------
+    >>> check_listed([0.95, 0.9], "experiment.confidence", "confidence level")
+    (0.95, 0.9)
+    >>> check_listed([], "experiment.confidence", "confidence level")
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: experiment.confidence must list at least one confidence \
+level
+    """
+    if not values:
+        raise ConfigError(f"{name} must list at least one {what}")
+    return check_unique(values, name)
 
 
 def check_alphas(alphas: Sequence[float], name: str = "experiment.alpha") -> tuple[float, ...]:
@@ -518,18 +539,19 @@ class BayesOptions(Options):
         "``t_posterior``, ``bayesian_bootstrap``) deciding the pairs the study tests; empty: "
         "none.", only_with="bayes")
     bayes_threshold: float = option(
-        BAYES_OPTIONS["bayes_threshold"], "``jzs_bf``: Bayes factor threshold (>= 1): better / "
-        "worse when ``BF10 >=`` it, equivalent when ``BF10 <= 1 /`` it.", only_with="bayes")
+        BAYES_OPTIONS["bayes_threshold"], "``jzs_bf``: Bayes factor threshold: better / "
+        "worse when ``BF10 >=`` it, equivalent when ``BF10 <= 1 /`` it.", only_with="bayes",
+        ge=1)
     bayes_r: float = option(
         BAYES_OPTIONS["bayes_r"], "``jzs_bf``: scale of the Cauchy prior on the standardised "
-        "effect (> 0).", only_with="bayes")
+        "effect.", only_with="bayes", gt=0)
     bayes_prob: float = option(
         BAYES_OPTIONS["bayes_prob"], "``t_posterior``: mass of the HDI; ``bayesian_bootstrap``: "
-        "posterior probability a decision needs; in (0, 1).", only_with="bayes")
+        "posterior probability a decision needs.", only_with="bayes", gt=0, lt=1)
     bayes_rope: float = option(
         BAYES_OPTIONS["bayes_rope"], "``t_posterior``, ``bayesian_bootstrap``: half-width of the "
-        "region of practical equivalence ``[-rope, rope]`` in the metric's units (>= 0).",
-        only_with="bayes")
+        "region of practical equivalence ``[-rope, rope]`` in the metric's units.",
+        only_with="bayes", ge=0)
 
 
 document(BayesOptions)

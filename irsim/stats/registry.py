@@ -133,13 +133,14 @@ class TestSpec:
         `key` (the alternative is the caller's)."""
         out = self.study_options(source)
         if self.monte_carlo:
-            out.update(B=source.B, seed=source.seed, study=f"{stream}/{self.name}", key=key,
-                       pvalue_mode=source.pvalue)
+            out.update(B=_field(source, "B"), seed=_field(source, "seed"),
+                       study=f"{stream}/{self.name}", key=key,
+                       pvalue_mode=_field(source, "pvalue"))
         return out
 
     def study_options(self, source: Any) -> dict[str, Any]:
         """The keywords of :attr:`options` that `source` sets (those of its fields)."""
-        return {kw: getattr(source, f) for f, kw in self.options if hasattr(source, f)}
+        return {kw: _field(source, f) for f, kw in self.options if _has(source, f)}
 
     def pvalues(self, x: np.ndarray, y: np.ndarray | None = None, **options: Any
                 ) -> np.ndarray:
@@ -164,6 +165,18 @@ class TestSpec:
         if self.differences is not None:
             return np.asarray(self.differences(z, **options), np.float64)
         return self.pvalues(z, **options)
+
+
+def _has(source: Any, name: str) -> bool:
+    """Whether the study `source` sets `name`: an attribute of its own or a field of the
+    normalised Config it holds (``source.config``)."""
+    return hasattr(source, name) or hasattr(getattr(source, "config", None), name)
+
+
+def _field(source: Any, name: str) -> Any:
+    """The value of `name` for the study `source` (its own attribute first, then its
+    Config's field)."""
+    return getattr(source, name) if hasattr(source, name) else getattr(source.config, name)
 
 
 def _t_differences(z: np.ndarray) -> np.ndarray:

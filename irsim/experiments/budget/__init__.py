@@ -94,7 +94,7 @@ class Config(Options):
         "the share of runs ranking it within ``votes_depth`` (after Soboroff, Nicholas and "
         "Cahan 2001; :func:`irsim.experiments.budget.prepare.votes_qrels`). A proxy over "
         "the whole pool that needs no labels.", tables="data")
-    votes_depth: int = option(10, "Rank depth of the ``votes`` judge.", tables="data")
+    votes_depth: int = option(10, "Rank depth of the ``votes`` judge.", tables="data", ge=1)
     metrics: list[str] = option(
         ["P(rel=2)@10", "DCG@10", "nDCG@10", "AP"], "Metrics (trec_eval-exact names of "
         ":func:`irsim.evaluate`); the judgments unit studies those linear in the labels "
@@ -113,38 +113,30 @@ class Config(Options):
         "proxy's ``grade`` of the pair, or its ``topic``.", tables="data")
     topic_strata: int = option(
         3, "Strata of the topics unit's ``stratified`` estimator: quantile groups of the "
-        "topics' mean proxy score.", tables="data")
+        "topics' mean proxy score.", tables="data", ge=1)
     pilot: float = option(
         0.5, "Share of the stratified estimator's budget drawn first, in proportion to the "
         "strata (at least 2 each), to estimate each stratum's residual standard deviation "
-        "for the Neyman allocation of the whole budget.")
+        "for the Neyman allocation of the whole budget.", gt=0, le=1)
     alpha: float = option(
-        0.05, "Significance level of the tests; the intervals' level is ``1 - alpha``.")
+        0.05, "Significance level of the tests; the intervals' level is ``1 - alpha``.",
+        gt=0, lt=1)
     corrections: list[Correction] = option(
         ["holm", "none"], "Multiple-comparison corrections over all pairs of systems (the "
         "first one decides the planning answer).")
-    trials: int = option(500, "Trials (draws of the units people label) per budget.")
+    trials: int = option(500, "Trials (draws of the units people label) per budget.", ge=2)
     agreement_target: float = option(
-        0.9, "Decision agreement with full gold judging the planning answer requires.")
+        0.9, "Decision agreement with full gold judging the planning answer requires.",
+        ge=0, le=1)
     coverage_tolerance: float = option(
         0.01, "How far below the nominal level an interval's coverage may be and still "
         "count as honest: honest when the upper end of its Monte Carlo band reaches "
         "``1 - alpha - coverage_tolerance`` (0: the nominal level itself, which many trials "
-        "turn into a test of the last permille).")
+        "turn into a test of the last permille).", ge=0, lt=1)
 
     def check(self) -> None:
-        """Bounds of the scalar parameters (named as the caller wrote them)."""
-        for key, ok, what in (
-                ("trials", int(self.trials) >= 2, ">= 2"),
-                ("alpha", 0 < float(self.alpha) < 1, "in (0, 1)"),
-                ("pilot", 0 < float(self.pilot) <= 1, "in (0, 1]"),
-                ("topic_strata", int(self.topic_strata) >= 1, ">= 1"),
-                ("votes_depth", int(self.votes_depth) >= 1, ">= 1"),
-                ("agreement_target", 0 <= float(self.agreement_target) <= 1, "in [0, 1]"),
-                ("coverage_tolerance", 0 <= float(self.coverage_tolerance) < 1, "in [0, 1)")):
-            if not ok:
-                raise ConfigError(f"{param(key)} must be {what}, got "
-                                  f"{getattr(self, key)}")
+        """The lists name at least one value (each field's bounds are its own, checked by
+        the Config itself)."""
         if not self.units:
             raise ConfigError(f"{param('units')} must name at least one unit")
         if not self.budgets:
@@ -155,15 +147,12 @@ class Config(Options):
 
 @dataclass(frozen=True)
 class Budget:
-    """The study object: blocks of trials over the engine."""
+    """The study object: blocks of trials over the engine, with its normalised `config`
+    (``alpha``, ``corrections``, ``trials``, ``pilot``, ``agreement_target``,
+    ``coverage_tolerance``; the data-side fields through the prepared data)."""
 
+    config: Config
     seed: int
-    alpha: float
-    corrections: tuple[str, ...]
-    trials: int
-    pilot: float
-    agreement_target: float
-    coverage_tolerance: float
     per_rep: int
     name: str = "budget"
 
@@ -180,24 +169,31 @@ class Budget:
         """Blocks of trials, each over every unit, budget, proxy and metric."""
         configs = self._shape(data)[0]
         return [Shard(i, (0, configs), reps)
-                for i, reps in enumerate(block_ranges(self.trials, self.per_rep))]
+                for i, reps in enumerate(block_ranges(self.config.trials, self.per_rep))]
 
     def fields(self, data: BudgetData) -> dict:
-        lay = Layout(len(self.corrections))
+        lay = Layout(len(self.config.corrections))
         shape = self._shape(data)
-        return {"record": Slab((self.trials, *shape, lay.size), along="reps"),
+        return {"record": Slab((self.config.trials, *shape, lay.size), along="reps"),
                 "errors": Sum((*shape, len(data.systems)), bits=32)}
 
     def kernel(self, shard: Shard, data: BudgetData) -> dict:
-        rec, errs = trials(data, *shard.reps, seed=self.seed, alpha=self.alpha,
-                           corrections=self.corrections, pilot=self.pilot)
+        c = self.config
+        rec, errs = trials(data, *shard.reps, seed=self.seed, alpha=c.alpha,
+                           corrections=_names(c.corrections), pilot=c.pilot)
         return {"record": rec, "errors": self.fields(data)["errors"].addends(errs, axis=0)}
 
     def finalize(self, merged: dict, data: BudgetData) -> dict:
+        c = self.config
         return finalize_tables(merged["record"], np.asarray(merged["errors"], np.float64),
-                               data, alpha=self.alpha, corrections=self.corrections,
-                               agreement_target=self.agreement_target,
-                               coverage_tolerance=self.coverage_tolerance)
+                               data, alpha=c.alpha, corrections=_names(c.corrections),
+                               agreement_target=c.agreement_target,
+                               coverage_tolerance=c.coverage_tolerance)
+
+
+def _names(corrections: list[Correction]) -> tuple[str, ...]:
+    """The corrections as the kernel and the tables spell them."""
+    return tuple(str(c) for c in corrections)
 
 
 @study("budget", config=Config, data=KIND, order=115, tables=list(TABLE_SPECS.values()),
@@ -219,9 +215,4 @@ def make(config: Config, data: AssessorInput, *, seed: int, shards: Shards
     _, per_rep = shards.get(1, 50)
     if per_rep < 1:
         raise ConfigError(f"{param('shard_replicates', 'engine')} must be >= 1, got {per_rep}")
-    return Budget(seed=int(seed), alpha=float(config.alpha),
-                  corrections=tuple(str(c) for c in config.corrections),
-                  trials=int(config.trials), pilot=float(config.pilot),
-                  agreement_target=float(config.agreement_target),
-                  coverage_tolerance=float(config.coverage_tolerance), per_rep=per_rep
-                  ), prepared
+    return Budget(config, seed=int(seed), per_rep=per_rep), prepared

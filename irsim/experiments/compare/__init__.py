@@ -41,9 +41,7 @@ from irsim.engine.partials import Slab
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.kit.common import (
     as_tuple,
-    check_alphas,
     check_choices,
-    check_positive_int,
     check_resamples,
     select_metrics,
 )
@@ -105,32 +103,29 @@ class Config(Options):
         ["t", "wilcoxon", "randomisation"], "Any of ``t``, ``wilcoxon``, ``sign``, "
         "``randomisation``, ``paired_bootstrap``, ``unpaired_bootstrap`` "
         "(:data:`irsim.stats.TESTS`).")
-    B: int = option(10000, "Monte Carlo samples of the randomisation and bootstrap tests.")
+    B: int = option(10000, "Monte Carlo samples of the randomisation and bootstrap tests.", ge=1)
     pvalue: PValueMode = option(
         PValueMode.count, "Monte Carlo p-value ``count/B`` (as the papers define it; 0 when no "
         "sample is as extreme, printed on the console as ``<1/B``) or ``(count+1)/(B+1)`` "
         "(``plus_one``, never 0).")
-    alpha: float = option(0.05, "Significance level of column ``significant``.")
+    alpha: float = option(0.05, "Significance level of column ``significant``.", gt=0, lt=1)
     correction: Correction = option(
         Correction.holm, "Multiple-comparison correction over the chosen pairs, per metric and "
         "test.")
-    ci_level: float = option(0.95, "Confidence level of the interval of the difference.")
+    ci_level: float = option(0.95, "Confidence level of the interval of the difference.",
+                             gt=0, lt=1)
     metrics: list[str] | None = option(
         None, "The metrics to compare on (default: every metric of the data).", tables="data")
 
 
 @dataclass(frozen=True)
 class Compare:
-    """The comparison study (see the module docstring)."""
+    """The comparison study (see the module docstring): its normalised `config`, the pairs
+    it builds from ``systems`` and ``baseline``, and the seed."""
 
+    config: Config
     pairs: tuple[tuple[str, str], ...]
-    tests: tuple[str, ...]
-    B: int
-    alpha: float
-    correction: str
-    ci_level: float
     seed: int
-    pvalue: str = "count"
     name: str = "compare"
 
     def fingerprint(self) -> dict[str, Any]:
@@ -139,7 +134,7 @@ class Compare:
         return fingerprint(self, Config, derived={"pairs": [list(p) for p in self.pairs]})
 
     def _mc(self) -> tuple[str, ...]:
-        return tuple(t for t in self.tests if get_test(t).monte_carlo)
+        return tuple(t for t in self.config.tests if get_test(t).monte_carlo)
 
     def plan(self, data: ScoreMatrix) -> list[Shard]:
         """One shard per (metric, Monte Carlo test): item ``k * tests + j``."""
@@ -167,20 +162,20 @@ class Compare:
         return {"p": p[None, :]}
 
     def finalize(self, merged: dict[str, Any], data: ScoreMatrix) -> dict[str, pa.Table]:
-        mc = self._mc()
+        mc, cfg = self._mc(), self.config
         rows: dict[str, list] = {c.name: [] for c in COMPARISON.columns}
         for k, metric in enumerate(data.metrics):
             x, y = self._xy(data, k)
             t = paired_t(x, y)
-            ci = t.confidence_interval(self.ci_level)
+            ci = t.confidence_interval(cfg.ci_level)
             with np.errstate(divide="ignore", invalid="ignore"):
                 effect = np.where(t.sd > 0, t.mean / t.sd, np.nan)
-            for test in self.tests:
+            for test in cfg.tests:
                 if test in mc:
                     p = merged["p"][k * len(mc) + mc.index(test)]
                 else:  # identical runs: the test's identical_pvalue (t: 1, not NaN)
                     p = get_test(test).pvalues(x, y, **get_test(test).study_options(self))
-                p_adj = adjust(p, self.correction)
+                p_adj = adjust(p, str(cfg.correction))
                 for i, (sa, sb) in enumerate(self.pairs):
                     rows["metric"].append(metric)
                     rows["system_a"].append(sa)
@@ -195,10 +190,10 @@ class Compare:
                     rows["test"].append(test)
                     rows["p_value"].append(float(p[i]))
                     rows["p_adjusted"].append(float(p_adj[i]))
-                    rows["correction"].append(self.correction)
-                    rows["B"].append(self.B if test in mc else None)
-                    rows["pvalue"].append(self.pvalue if test in mc else None)
-                    rows["significant"].append(bool(p_adj[i] < self.alpha))
+                    rows["correction"].append(str(cfg.correction))
+                    rows["B"].append(cfg.B if test in mc else None)
+                    rows["pvalue"].append(str(cfg.pvalue) if test in mc else None)
+                    rows["significant"].append(bool(p_adj[i] < cfg.alpha))
         return {"comparison": table("comparison", rows)}
 
 
@@ -237,25 +232,18 @@ def _pairs(data: ScoreMatrix, systems: Any, baseline: Any) -> tuple[tuple[str, s
                  "test's p-value, corrected"))
 def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Any
          ) -> tuple[Compare, ScoreMatrix]:
-    """The comparison of `config` on `data` (restricted to ``config.metrics``), checked."""
+    """The comparison of `config` on `data` (restricted to ``config.metrics``), checked (the
+    bounds of its fields are checked by :class:`Config` itself)."""
     data = select_metrics(data, config.metrics)
     if len(data.topics) < 2:
         raise ConfigError(f"compare needs >= 2 topics, got {len(data.topics)}")
-    tests = check_choices(as_tuple(config.tests) or (), tests_of(*PAIR_KINDS),
-                          "test of experiment=compare", param("tests"))
+    tests = check_choices(config.tests, tests_of(*PAIR_KINDS), "test of experiment=compare",
+                          param("tests"))
     if not tests:
         raise ConfigError(f"{param('tests')} lists no test")
-    (correction,) = check_choices([config.correction], CORRECTIONS, "correction",
-                                  param("correction"))
-    (alpha,) = check_alphas([config.alpha], param("alpha"))
-    level = float(config.ci_level)
-    if not 0.0 < level < 1.0:
-        raise ConfigError(f"{param('ci_level')} must be inside (0, 1), got {config.ci_level}")
-    B = check_resamples(check_positive_int(config.B, param("B")), [alpha], param("B"),
-                        param("alpha"), tests=tests)
+    check_choices([config.correction], CORRECTIONS, "correction", param("correction"))
+    check_choices([config.pvalue], PValueMode.values(), "p-value mode", param("pvalue"))
+    check_resamples(config.B, [config.alpha], param("B"), param("alpha"), tests=tests)
     pairs = _pairs(data, config.systems, config.baseline)
     keep = sorted({s for p in pairs for s in p}, key=data.systems.index)
-    (pvalue,) = check_choices([config.pvalue], PValueMode.values(), "p-value mode",
-                              param("pvalue"))
-    return Compare(pairs=pairs, tests=tests, B=B, alpha=alpha, correction=correction,
-                   ci_level=level, seed=int(seed), pvalue=str(pvalue)), data.select(systems=keep)
+    return Compare(config, pairs=pairs, seed=int(seed)), data.select(systems=keep)

@@ -52,6 +52,7 @@ a single split does. A shard's per-list and per-run arrays are placed into the w
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -197,9 +198,10 @@ class Config(Options):
     """Parameters of ``experiment=corpus_ci`` (Cormack & Lynam 2006)."""
 
     name: str = option("corpus_ci", "``corpus_ci``.")
-    B: int = option(2000, "Corpus bootstrap replicates per run x topic (the paper: 2000; >= 2).")
+    B: int = option(2000, "Corpus bootstrap replicates per run x topic (the paper: 2000).", ge=2)
     alpha: float = option(
-        0.05, "Intervals at level ``1 - alpha`` (0.05: z = 1.96, predicted within share 0.834).")
+        0.05, "Intervals at level ``1 - alpha`` (0.05: z = 1.96, predicted within share 0.834).",
+        gt=0, lt=1)
     methods: list[CorpusMethod] = option(
         list(METHODS), "Any of ``normal`` (AP +- z sd), ``logit``, ``bca``.")
     small_r: bool = option(
@@ -209,9 +211,9 @@ class Config(Options):
         True, "Split the corpus into halves A and B and count AP of one half in intervals from "
         "the other.")
     splits: int = option(
-        10, "MD5 splits validated (>= 1): split 0 is the paper's unsalted rule, splits 1..K-1 "
+        10, "MD5 splits validated: split 0 is the paper's unsalted rule, splits 1..K-1 "
         "hash a salted docno. One split is one draw; the summary gives the mean over splits with "
-        "its spread and a t interval.")
+        "its spread and a t interval.", ge=1)
     r_threshold: int = option(
         5, 'The "large R" validation subset is ``R > r_threshold`` (the paper: 5).')
     rel: int = option(
@@ -388,30 +390,20 @@ def make(config: Config, data: DocCollection, *, seed: int, shards: Shards
     """
     methods = check_choices(config.methods, METHODS, "CI method for experiment=corpus_ci",
                             param("methods"))
-    B = check_positive_int(config.B, param("B"))
-    if B < 2:
-        raise ConfigError(f"{param('B')} must be >= 2")
-    try:
-        alpha = float(config.alpha)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{param('alpha')} must be a number in (0, 1), got "
-                          f"{config.alpha!r}") from None
-    if not 0.0 < alpha < 1.0:
-        raise ConfigError(f"{param('alpha')} must be inside (0, 1), got {alpha}")
+    B, splits = config.B, config.splits
     r_threshold = config.r_threshold
     if isinstance(r_threshold, bool) or int(r_threshold) != r_threshold:
         raise ConfigError(f"{param('r_threshold')} must be an integer, got {r_threshold!r}")
-    splits = check_positive_int(config.splits, param("splits"))
     rel = config.rel
     if isinstance(rel, bool) or not isinstance(rel, int | np.integer):
         raise ConfigError(f"{param('rel')} must be an integer grade, got {rel!r}")
-    pairs = None if config.pairs is None else tuple((str(a), str(b)) for a, b in config.pairs)
+    pairs = None if config.pairs is None else [[str(a), str(b)] for a, b in config.pairs]
     shard_runs, _ = shards.get(RUN_UNIT, B)  # replicates are not split
     shard_runs = check_positive_int(shard_runs, param("shard_items", "engine"))
     validate = bool(config.validate)
-    study = CorpusCI(B=B, alpha=alpha, methods=methods, small_r=bool(config.small_r),
-                     validate=validate, splits=splits, r_threshold=int(r_threshold),
-                     pairs=pairs, seed=int(seed), shard_items=shard_runs)
+    config = dataclasses.replace(config, methods=list(methods), small_r=bool(config.small_r),
+                                 validate=validate, r_threshold=int(r_threshold), pairs=pairs)
+    study = CorpusCI(config, seed=int(seed), shard_items=shard_runs)
     lists = corpus_lists(data, rel=int(rel), split=validate, splits=splits)
     study.check(lists)
     # one unit's AP* (RUN_UNIT runs x topics x B) and its sorted / transformed copies
@@ -486,9 +478,9 @@ class CorpusCI:
 
     Parameters
     ----------
-    B, alpha, methods, small_r, validate, splits, r_threshold, pairs
-        As :class:`Config`, checked and normalised by :func:`make` (tuples; `pairs` as
-        ``(system, system)`` tuples).
+    config : Config
+        The study's parameters (``B``, ``alpha``, ``methods``, ``small_r``, ``validate``,
+        ``splits``, ``r_threshold``, ``pairs``), normalised and checked by :func:`make`.
     seed : int
     shard_items : int
         Runs per shard (rounded up to a multiple of 4); does not change any result.
@@ -509,14 +501,7 @@ class CorpusCI:
     (2, 48)
     """
 
-    B: int
-    alpha: float
-    methods: tuple[str, ...]
-    small_r: bool
-    validate: bool
-    splits: int
-    r_threshold: int
-    pairs: tuple[tuple[str, str], ...] | None
+    config: Config
     seed: int
     shard_items: int
     name: str = field(default="corpus_ci", init=False)
@@ -524,22 +509,23 @@ class CorpusCI:
     @property
     def interval_names(self) -> tuple[str, ...]:
         """Method names in the tables (with the ``_small_r`` variants)."""
-        extra = tuple(_small_r(m) for m in self.methods) if self.small_r else ()
-        return self.methods + extra
+        methods = tuple(str(m) for m in self.config.methods)
+        extra = tuple(_small_r(m) for m in methods) if self.config.small_r else ()
+        return methods + extra
 
     @property
     def level(self) -> float:
         """The confidence level ``1 - alpha``."""
-        return 1.0 - self.alpha
+        return 1.0 - self.config.alpha
 
     # -- plan ---------------------------------------------------------------------------
     def _pairs(self, data: CorpusLists) -> tuple[np.ndarray, np.ndarray]:
         names = {s: i for i, s in enumerate(data.systems)}
-        if self.pairs is None:
+        if self.config.pairs is None:
             a, b = np.triu_indices(len(data.systems), 1)
             return a.astype(np.int64), b.astype(np.int64)
         out = []
-        for x, y in self.pairs:
+        for x, y in self.config.pairs:
             for s in (x, y):
                 if s not in names:
                     raise unknown_name(f"system in {param('pairs')}", s, data.systems)
@@ -549,17 +535,17 @@ class CorpusCI:
 
     def check(self, data: CorpusLists) -> None:
         """Refuse data the parameters do not fit (halves missing, unknown systems)."""
-        if self.validate and not data.split:
+        if self.config.validate and not data.split:
             raise ConfigError(f"{param('validate')} needs the split halves of the corpus")
-        if self.validate and data.splits < self.splits:
-            raise ConfigError(f"{param('splits')} = {self.splits} needs as many split halves "
-                              f"of the corpus; the data hold {data.splits}")
+        if self.config.validate and data.splits < self.config.splits:
+            raise ConfigError(f"{param('splits')} = {self.config.splits} needs as many split "
+                              f"halves of the corpus; the data hold {data.splits}")
         self._pairs(data)
 
     @property
     def _k(self) -> int:
         """Splits computed (1 without validation: the full corpus only)."""
-        return self.splits if self.validate else 1
+        return self.config.splits if self.config.validate else 1
 
     def plan(self, data: CorpusLists) -> list[Shard]:
         """Per split, blocks of whole 4-run units (items ``k * S + run``; no replicate split:
@@ -579,7 +565,7 @@ class CorpusCI:
         return fingerprint(self, Config)
 
     def _subsets(self, split: int = 0) -> tuple[str, ...]:
-        if not self.validate:
+        if not self.config.validate:
             return _SUBSETS[:1]
         return _SUBSETS if split == 0 else _SUBSETS[1:]
 
@@ -603,9 +589,9 @@ class CorpusCI:
     def _bootstrap(self, lists: ListSet, subset: int, unit: int) -> np.ndarray:
         """(N, B) AP* of the lists of one unit."""
         sampler = CorpusSampler(lists.gaps(), lists.missing())
-        star = np.empty((len(lists), self.B))
-        for b0 in range(0, self.B, CORPUS_BLOCK):  # replicate blocks (cache-sized)
-            b1 = min(self.B, b0 + CORPUS_BLOCK)
+        star = np.empty((len(lists), self.config.B))
+        for b0 in range(0, self.config.B, CORPUS_BLOCK):  # replicate blocks (cache-sized)
+            b1 = min(self.config.B, b0 + CORPUS_BLOCK)
             draws = sampler.draws(self.seed, STREAM, b0, b1, key=(subset, unit),
                                   block=CORPUS_BLOCK)
             star[:, b0:b1] = resampled_ap(lists, draws).T
@@ -616,19 +602,19 @@ class CorpusCI:
         """Per list: every interval, the bootstrap sd and the logit-model sd (fields of
         subset `f`)."""
         out: dict[str, np.ndarray] = {}
-        acc = corpus_acceleration(lists) if "bca" in self.methods else None
-        for m in dict.fromkeys((*self.methods, "logit")):
+        acc = corpus_acceleration(lists) if "bca" in self.config.methods else None
+        for m in dict.fromkeys((*self.config.methods, "logit")):
             res = bootstrap_ci(ap, star, method=m, confidence_level=self.level,
                                acceleration=acc if m == "bca" else None)
             lo = np.asarray(res.confidence_interval.low, np.float64).reshape(-1)
             hi = np.asarray(res.confidence_interval.high, np.float64).reshape(-1)
-            if m in self.methods:
+            if m in self.config.methods:
                 out[f.lo(m)], out[f.hi(m)] = lo, hi
             out[f.se] = np.asarray(res.standard_error, np.float64).reshape(-1)
-            if self.small_r:
+            if self.config.small_r:
                 clo, chi = small_r_correct(ap, lo, hi, lists.relevant, lists.length,
-                                           self.alpha)
-                if m in self.methods:
+                                           self.config.alpha)
+                if m in self.config.methods:
                     out[f.lo(_small_r(m))], out[f.hi(_small_r(m))] = clo, chi
                 if m == "logit":
                     lo, hi = clo, chi
@@ -676,7 +662,7 @@ class CorpusCI:
         sets = {"full": data.full}
         key = {"full": 0, "A": 1 + 2 * split, "B": 2 + 2 * split}
         valid_both = None
-        if self.validate:
+        if self.config.validate:
             half_a, half_b = data.halves[split]
             sets.update(A=half_a, B=half_b)
             valid_both = (half_a.relevant[:T] > 0) & (half_b.relevant[:T] > 0)
@@ -702,12 +688,12 @@ class CorpusCI:
         tables = {"corpus_ci": self._corpus_ci(merged, data)}
         maps, map_validation, map_split = self._map_tables(merged, data)
         tables["corpus_map"] = maps
-        if self.validate:
+        if self.config.validate:
             (tables["corpus_validation"], tables["corpus_validation_summary"],
              tables["corpus_split"]) = self._validation(merged, data)
             tables["corpus_map_validation"] = map_validation
             tables["corpus_map_split"] = map_split
-        if len(data.systems) > 1 and (self.pairs is None or self.pairs):
+        if len(data.systems) > 1 and (self.config.pairs is None or self.config.pairs):
             tables["corpus_meta"] = self._meta(merged, data)
         return tables
 
@@ -734,7 +720,7 @@ class CorpusCI:
         sys_, top = self._ids(data)
         n_lists = len(sys_)
         predicted = replication_within(self.level)
-        labels = ("all", f"R>{self.r_threshold}")
+        labels = ("all", f"R>{self.config.r_threshold}")
         names = self.interval_names
         # counts[k, method, label, (above, within, below)] and lists[k, method, label],
         # both directions added
@@ -752,7 +738,7 @@ class CorpusCI:
                     lo, hi = L[fs.lo(m)][part], L[fs.hi(m)][part]
                     base = m.removesuffix("_small_r")
                     pred = predicted if base in ("normal", "logit") else None
-                    for i, sel in enumerate((usable, usable & (r_src > self.r_threshold))):
+                    for i, sel in enumerate((usable, usable & (r_src > self.config.r_threshold))):
                         c = classify(ap_dst[sel], lo[sel], hi[sel], m)
                         counts[k, j, i] += c
                         n = int(sel.sum())
@@ -827,7 +813,7 @@ class CorpusCI:
             "hi": R[f.run(key)] + z * R[f.run(key, se)],
             "method": [method] * S, "se": R[f.run(key, se)],
         }) for measure, key, method, se in kinds])
-        if not self.validate:
+        if not self.config.validate:
             return maps, None, None
         predicted = replication_within(self.level)
         rows, halves = [], []

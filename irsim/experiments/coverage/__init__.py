@@ -46,12 +46,10 @@ from irsim.exact import Exact
 from irsim.experiments import Shards
 from irsim.kit.common import (
     aligned_block,
-    as_tuple,
-    check_alphas,
     check_choices,
+    check_listed,
     check_positive_int,
     check_study_memory,
-    check_unique,
     resolve_metrics,
     select_metrics,
 )
@@ -108,12 +106,13 @@ class Config(Options):
         "collection with any other score is refused, naming metric, system and topic).")
     sizes: list[int] = option(
         [5, 10, 20], "Topics per sample ``n`` (distinct; drawn without replacement; 2 <= n <= the "
-        "collection's topics).")
-    samples: int = option(1000, "Topic samples per size.")
-    B: int = option(1000, "Bootstrap resamples per interval (>= 2 for the bootstrap methods).")
+        "collection's topics).", ge=2)
+    samples: int = option(1000, "Topic samples per size.", ge=1)
+    B: int = option(1000, "Bootstrap resamples per interval (>= 2 for the bootstrap methods).",
+                    ge=1)
     alpha: list[float] = option(
         list(PARK_ALPHAS), "Intervals at level ``1 - alpha`` (default: Park's 0.05, 0.10, ..., "
-        "0.50).")
+        "0.50).", gt=0, lt=1)
 
 
 
@@ -157,8 +156,8 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     >>> from irsim.data.synthetic import synthetic_scores
     >>> m = synthetic_scores(systems=4, topics=40, seed=1).matrix
     >>> study, data = make(Config(sizes=[5, 10], samples=100), m, seed=0, shards=Shards())
-    >>> study.sizes, study.alphas[:2], len(study.plan(data))
-    ((5, 10), (0.05, 0.1), 2)
+    >>> study.config.sizes, study.config.alpha[:2], len(study.plan(data))
+    ([5, 10], [0.05, 0.1], 2)
     >>> make(Config(sizes=[50]), m, seed=0, shards=Shards())  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -167,19 +166,13 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     matrix = select_metrics(data, config.metrics)
     methods = check_choices(config.methods, METHODS, "CI method for experiment=coverage",
                             param("methods"))
-    sizes = as_tuple(config.sizes)
-    checked = tuple(check_positive_int(s, param("sizes")) for s in sizes)
-    if not checked or any(s < 2 for s in checked):
-        raise ConfigError(f"{param('sizes')} must list sizes >= 2, got {sizes!r}")
-    samples = check_positive_int(config.samples, param("samples"))
-    B = check_positive_int(config.B, param("B"))
-    if B < 2 and any(m in _BOOTSTRAPPED for m in methods):
+    checked = check_listed(config.sizes, param("sizes"), "size")
+    if config.B < 2 and any(m in _BOOTSTRAPPED for m in methods):
         raise ConfigError(f"{param('B')} must be >= 2 for bootstrap intervals")
-    alphas = check_alphas(as_tuple(config.alpha), param("alpha"))
+    check_listed(config.alpha, param("alpha"), "significance level")
     shard_items, shard_reps = shards.get(1, 250)
     shard_items = check_positive_int(shard_items, param("shard_items", "engine"))
     shard_reps = check_positive_int(shard_reps, param("shard_replicates", "engine"))
-    checked = check_unique(checked, param("sizes"))
     logit = [m for m in methods if m in LOGIT_METHODS]
     if logit:  # a logit of a mean: scores outside [0, 1] have none (never clamped silently)
         scores = np.asarray(matrix.values)
@@ -196,12 +189,11 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
         if n > n_topics:
             raise ConfigError(f"{param('sizes')}: {n} > {n_topics} topics in the collection "
                               f"(samples are drawn without replacement)")
-    study = Coverage(metrics=tuple(matrix.metrics), methods=methods, sizes=checked,
-                     samples=samples, B=B, alphas=alphas, seed=int(seed),
+    study = Coverage(config, metrics=tuple(matrix.metrics), seed=int(seed),
                      shard_items=shard_items, shard_replicates=shard_reps)
     # the partial results and one sample's bootstrap weights (B x n) and replicates (S x B)
     check_study_memory(study, matrix, f"{param('B')} or {param('sizes')}",
-                       extra=3 * 8 * B * (max(checked) + len(matrix.systems)))
+                       extra=3 * 8 * config.B * (max(checked) + len(matrix.systems)))
     return study, matrix
 
 
@@ -225,11 +217,11 @@ class Coverage:
 
     Parameters
     ----------
-    metrics, methods, sizes, samples, B
-        As :class:`Config`, checked and normalised by :func:`make` (tuples; `metrics`: the
-        data's metrics it selected).
-    alphas : tuple of float
-        :class:`Config`'s ``alpha``: ``1 - alpha`` are the confidence levels.
+    config : Config
+        The study's parameters (``methods``, ``sizes``, ``samples``, ``B``, ``alpha``),
+        normalised and checked by :func:`make`.
+    metrics : tuple of str
+        The data's metrics :func:`make` selected.
     seed : int
     shard_items : int
         Sizes per shard; does not change any result.
@@ -252,12 +244,8 @@ class Coverage:
     2
     """
 
+    config: Config
     metrics: tuple[str, ...]
-    methods: tuple[str, ...]
-    sizes: tuple[int, ...]
-    samples: int
-    B: int
-    alphas: tuple[float, ...]
     seed: int
     shard_items: int
     shard_replicates: int
@@ -271,26 +259,26 @@ class Coverage:
     def plan(self, data: ScoreMatrix) -> list[Shard]:
         """Blocks of sizes (items) x blocks of samples (replicates)."""
         self._metrics(data)
-        return shard_grid(len(self.sizes), self.shard_items, self.samples,
+        return shard_grid(len(self.config.sizes), self.shard_items, self.config.samples,
                           aligned_block(self.shard_replicates, REPLICATE_BLOCK))
 
     def fingerprint(self) -> dict:
         """Parameters that determine the tables (from :class:`Config`,
         :func:`irsim.params.fingerprint`)."""
-        return fingerprint(self, Config, renamed={"alpha": "alphas"})
+        return fingerprint(self, Config, derived={"metrics": self.metrics})
 
     def fields(self, data: ScoreMatrix) -> dict[str, Count]:
         """Per size: miss counters (metrics x methods x alphas x {above, below}) and the
         samples they count."""
-        shape = (len(self.sizes), len(self._metrics(data)), len(self.methods),
-                 len(self.alphas), 2)
+        shape = (len(self.config.sizes), len(self._metrics(data)), len(self.config.methods),
+                 len(self.config.alpha), 2)
         return {"misses": Count(shape, along="items"),
-                "samples": Count((len(self.sizes),), along="items")}
+                "samples": Count((len(self.config.sizes),), along="items")}
 
     # -- kernel -------------------------------------------------------------------------
     def _chunk(self, systems: int) -> int:
         """Samples per step (a function of the data shape only, never of the shard)."""
-        per_sample = 8 * systems * (3 * self.B + 4 * len(self.alphas))
+        per_sample = 8 * systems * (3 * self.config.B + 4 * len(self.config.alpha))
         return max(1, int(self.memory_budget // max(per_sample, 1)))
 
     def kernel(self, shard: Shard, data: ScoreMatrix) -> dict[str, np.ndarray]:
@@ -298,7 +286,7 @@ class Coverage:
         k0, k1 = shard.items
         s0, s1 = shard.reps
         perm = relabelling(self.seed, len(data.systems), len(data.topics))
-        misses = np.stack([self._misses(data, perm, self.sizes[k], s0, s1)
+        misses = np.stack([self._misses(data, perm, self.config.sizes[k], s0, s1)
                            for k in range(k0, k1)])
         return {"misses": misses, "samples": np.full(k1 - k0, s1 - s0, np.int64)}
 
@@ -306,33 +294,33 @@ class Coverage:
                 ) -> np.ndarray:
         """(metrics, methods, alphas, {above, below}) misses of samples ``s0..s1`` of size
         `n`."""
-        metrics = self._metrics(data)
+        metrics, c = self._metrics(data), self.config
         n_topics, n_sys = len(data.topics), len(data.systems)
-        counts = np.zeros((len(metrics), len(self.methods), len(self.alphas), 2), np.int64)
+        counts = np.zeros((len(metrics), len(c.methods), len(c.alpha), 2), np.int64)
         step = self._chunk(n_sys)
         for a in range(s0, s1, step):  # chunks of samples bound the memory
             b = min(s1, a + step)
             topics = subset_indices("independent", self.seed, TOPIC_STREAM, n_topics, n, a, b,
                                     sets=1)[:, 0, :]
-            w = bootstrap_counts(self.seed, BOOT_STREAM, n, a * self.B, b * self.B)
+            w = bootstrap_counts(self.seed, BOOT_STREAM, n, a * c.B, b * c.B)
             # (m, n, B) contiguous: numpy's stacked matmul calls BLAS per sample only
             # for contiguous operands (a transposed view falls back to a slow loop)
-            w = np.ascontiguousarray(w.reshape(b - a, self.B, n).transpose(0, 2, 1))
+            w = np.ascontiguousarray(w.reshape(b - a, c.B, n).transpose(0, 2, 1))
             for mi, metric in enumerate(metrics):
                 truth = data.metric(metric).mean(axis=1)
                 x = np.take_along_axis(data.metric(metric), perm, axis=1)
                 xs = np.ascontiguousarray(x[:, topics].transpose(1, 0, 2))  # (m, S, n)
                 star = None
-                if any(m in _BOOTSTRAPPED for m in self.methods):
+                if any(m in _BOOTSTRAPPED for m in c.methods):
                     star = Exact(xs, l1=n).right(w)  # (m, S, B), the same on every CPU
                     star /= n
-                    star = star.reshape(-1, self.B)
-                grid = mean_interval_grid(xs.reshape(-1, n), star, self.alphas, self.methods)
+                    star = star.reshape(-1, c.B)
+                grid = mean_interval_grid(xs.reshape(-1, n), star, c.alpha, c.methods)
                 mu = np.tile(truth, b - a)[:, None]
                 # a bound equal to the true mean in exact arithmetic (a constant run) counts
                 # as within: the tie rule of irsim.stats.ties, not the last bit
                 tol = score_tolerance(data.metric(metric))
-                for j, method in enumerate(self.methods):
+                for j, method in enumerate(c.methods):
                     low, high = grid[method]
                     counts[mi, j, :, 0] += np.count_nonzero(low > mu + tol, axis=0)
                     counts[mi, j, :, 1] += np.count_nonzero(high < mu - tol, axis=0)
@@ -345,11 +333,11 @@ class Coverage:
         systems = len(data.systems)
         rows = []
         for mi, metric in enumerate(self._metrics(data)):
-            for j, method in enumerate(self.methods):
-                for k, n in enumerate(self.sizes):
+            for j, method in enumerate(self.config.methods):
+                for k, n in enumerate(self.config.sizes):
                     done = int(merged["samples"][k])
                     intervals = done * systems
-                    for ai, alpha in enumerate(self.alphas):
+                    for ai, alpha in enumerate(self.config.alpha):
                         above, below = (int(v) for v in merged["misses"][k, mi, j, ai])
                         rows.append({
                             "method": method, "n": n, "alpha": alpha, "samples": done,

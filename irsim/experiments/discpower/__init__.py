@@ -73,7 +73,7 @@ from irsim.engine.partials import Count, Kind, Slab, TopK
 from irsim.errors import ConfigError, InputError, param, unknown_name
 from irsim.experiments import Shards
 from irsim.experiments.discpower.agreement import agreement_table
-from irsim.experiments.discpower.bootswap import SWAP_STREAM, check_confidences, swap_tables
+from irsim.experiments.discpower.bootswap import SWAP_STREAM, swap_tables
 from irsim.experiments.discpower.fields import (
     BayesDecisionFields,
     BootstrapFields,
@@ -109,8 +109,7 @@ from irsim.kit.common import (
     BayesOptions,
     BayesRules,
     aligned_block,
-    as_tuple,
-    check_alphas,
+    check_listed,
     check_memory,
     check_paired_bootstrap_topics,
     check_positive_int,
@@ -180,9 +179,10 @@ class Config(BayesOptions):
         "``randomisation``, ``tukey_hsd`` (:data:`irsim.stats.TESTS`).")
     B: int = option(
         1000, "Bootstrap samples (and randomised Tukey HSD trials, randomisation-test sign "
-        "vectors, and swap-method samples per set).")
+        "vectors, and swap-method samples per set).", ge=1)
     alpha: list[float] = option(
-        [0.01, 0.05], "Significance levels of discriminative power and the estimated difference.")
+        [0.01, 0.05], "Significance levels of discriminative power and the estimated difference.",
+        gt=0, lt=1)
     estimated_diff: bool = option(
         True, "Compute the estimated difference required for ASL < alpha. It keeps the "
         "``ceil(max(alpha) B)`` largest replicates of every pair, 24 bytes each per test and "
@@ -198,19 +198,19 @@ class Config(BayesOptions):
         "samples ``Q*b``: table ``stability``.")
     fuzziness: list[float] = option(
         list(DEFAULT_FUZZINESS), "Fuzziness values of the stability method (Sakai: 0.01, 0.02, "
-        "..., 0.20).")
+        "..., 0.20).", gt=0, lt=1)
     swap: bool = option(
         False, "The bootstrap swap method on ``Q*b`` and a second set ``Q'*b`` (21 absolute bins "
         "of 0.01): tables ``swap_rates`` and ``swap_summary``.")
     swap_confidence: list[float] = option(
         [0.95], "Confidence levels of the swap method's required difference (swap rate <= 1 - "
-        "confidence; Sakai: 0.95).")
+        "confidence; Sakai: 0.95).", gt=0, lt=1)
     rankcorr: bool = option(
         False, "Kendall's tau between the system rankings of every metric pair, with the Z0 test "
         "and the bootstrap standard error: table ``rankcorr``.")
     top_systems: int | None = option(
         None, "Keep only the best systems by mean `top_by` (None: all; Sakai 2006 keeps 30).",
-        tables="data")
+        tables="data", ge=1)
     top_by: str | None = option(
         None, "Metric that ranks the systems for `top_systems` (None: the first metric).",
         tables="data")
@@ -230,7 +230,7 @@ class Config(BayesOptions):
         ZeroMethod.wilcox, "Zero differences: dropped (``wilcox``) or ranked (``pratt``).")
     sign_threshold: float = option(
         0.0, "Tie threshold of the sign test: topics with ``|x - y| <= threshold`` are dropped "
-        "(Urbano et al. use 0.01).")
+        "(Urbano et al. use 0.01).", ge=0)
 
 
 
@@ -879,27 +879,22 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
                        ("wilcoxon_zero_method", ZERO_METHODS)):
         if getattr(c, key) not in valid:
             raise unknown_name(f"{param(key)} value", str(getattr(c, key)), valid)
-    threshold = c.sign_threshold
-    if (isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, (int, float))
-            or not 0.0 <= threshold < math.inf):
-        raise ConfigError(f"{param('sign_threshold')} must be a number >= 0, got "
-                          f"{threshold!r}")
     options = TestOptions(wilcoxon_method=c.wilcoxon_method,
                           wilcoxon_correction=flags.pop("wilcoxon_correction"),
                           wilcoxon_zero_method=c.wilcoxon_zero_method,
-                          sign_threshold=float(threshold))
+                          sign_threshold=c.sign_threshold)
     shard_items, shard_replicates = shards.items, shards.replicates  # None: shard_shape
     study = DiscPower(
         tests=tests,
-        B=check_positive_int(c.B, param("B")),
-        alphas=check_alphas(as_tuple(c.alpha) or (), param("alpha")),
+        B=c.B,
+        alphas=check_listed(c.alpha, param("alpha"), "significance level"),
         seed=int(seed),
         pvalue=c.pvalue,
         correction=c.correction,
         options=options,
-        fuzziness=check_fuzziness(as_tuple(c.fuzziness) or (), param("fuzziness")),
-        swap_confidence=check_confidences(as_tuple(c.swap_confidence) or (),
-                                          param("swap_confidence")),
+        fuzziness=check_fuzziness(c.fuzziness, param("fuzziness")),
+        swap_confidence=check_listed(c.swap_confidence, param("swap_confidence"),
+                                     "confidence level"),
         shard_items=None if shard_items is None else check_positive_int(
             shard_items, param("shard_items", "engine")),
         shard_replicates=None if shard_replicates is None else check_positive_int(
@@ -932,7 +927,6 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
 def _top_systems(matrix: ScoreMatrix, count: int, by: str | None) -> ScoreMatrix:
     """The `count` systems with the highest mean `by` (default: the first metric), in
     their original order (Sakai 2006 keeps the top 30 runs by AP)."""
-    count = check_positive_int(count, param("top_systems"))
     metric = by or matrix.metrics[0]
     if count >= len(matrix.systems):
         return matrix

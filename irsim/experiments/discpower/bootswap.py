@@ -22,29 +22,13 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-from irsim.errors import param
 from irsim.kit.bins import ABSOLUTE, BinLayout, is_swap, required_difference
-from irsim.kit.common import check_alphas
 from irsim.tables import schema, table
 
-__all__ = ["SWAP_STREAM", "check_confidences", "swap_counts", "topic_overlap", "swap_tables"]
+__all__ = ["SWAP_STREAM", "swap_counts", "topic_overlap", "swap_tables"]
 
 #: Random stream of the second set of bootstrap samples ``Q'*b``.
 SWAP_STREAM = "discpower/swap2"
-
-def check_confidences(values, name: str | None = None) -> tuple[float, ...]:
-    """Confidence levels of the required difference, each inside (0, 1) (`name`: the
-    parameter in messages, default ``swap_confidence``).
-
-    Examples
-    --------
-    >>> check_confidences([0.95, 0.9])
-    (0.95, 0.9)
-    """
-    if isinstance(values, (int, float)):
-        values = [values]
-    return check_alphas(values, name or param("swap_confidence"))
-
 
 def swap_counts(d: np.ndarray, d2: np.ndarray, layout: BinLayout = ABSOLUTE
                 ) -> tuple[np.ndarray, np.ndarray]:

@@ -18,6 +18,7 @@ sharding and engine.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -81,9 +82,11 @@ class Config(Options):
         tables="data")
     subset_sizes: list[int] = option([5, 10, 15, 20, 25], "Topic-set sizes.",
         tables="data")
-    trials: int = option(50, "Repetitions per pair, each a new pair of topic sets.", tables="data")
+    trials: int = option(50, "Repetitions per pair, each a new pair of topic sets.",
+                         tables="data", ge=1)
     drop_bottom: float = option(
-        0.0, "Share of systems with the lowest mean (of the first series) left out.", tables="data")
+        0.0, "Share of systems with the lowest mean (of the first series) left out.",
+        tables="data", ge=0, lt=1)
     drop_rule: DropRule = option(
         DEFAULT_RULE, "How ``drop_bottom`` leaves systems out: ``quantile`` (those whose mean is "
         "below the ``drop_bottom`` quantile of the means, R's type 7, as Urbano's code) or "
@@ -196,8 +199,9 @@ class Effort(PairErrorsStudy):
 
     Parameters
     ----------
-    pools : tuple of (metric, depth)
-        The series of the data (:func:`effort_data`), in matrix order.
+    config : Config
+        The study's parameters, normalised by :func:`make` (``pools``: the series of the data,
+        :func:`effort_data`, in matrix order, as ``[metric, depth]`` pairs).
     systems : tuple of int
         Indices of the systems compared (after ``drop_bottom``).
     errors : PairErrors
@@ -218,12 +222,17 @@ class Effort(PairErrorsStudy):
     [100, 100, 100, 100]
     """
 
-    pools: tuple[tuple[str, int | None], ...]
+    config: Config
     systems: tuple[int, ...]
     errors: PairErrors
     shard_items: int = SHARD_ITEMS
     name: str = field(default="effort", init=False)
     CONFIG: ClassVar[type] = Config
+
+    @property
+    def pools(self) -> tuple[tuple[str, int | None], ...]:
+        """The (metric, depth) series, in matrix order."""
+        return tuple((m, d) for m, d in self.config.pools)
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -331,7 +340,7 @@ def make(config: Config, data: DocCollection, *, seed: int, shards: Shards
     pools = _check_pools(DEFAULT_POOLS if config.pools is None else config.pools)
     schemes = check_schemes(config.sampling)
     sizes = check_sizes(config.subset_sizes, required=True)
-    trials = check_positive_int(config.trials, param("trials"))
+    trials = config.trials
     drop_bottom, drop_rule = check_drop(config.drop_bottom, config.drop_rule)
     items, _ = shards.get(SHARD_ITEMS, 1000)
     check_positive_int(items, param("shard_items", "engine"))
@@ -344,6 +353,7 @@ def make(config: Config, data: DocCollection, *, seed: int, shards: Shards
                         seed=int(seed), extras=False)
     systems = compared_systems(derived.matrix, drop_bottom, derived.matrix.metrics[0],
                                drop_rule)
-    study = Effort(pools=pools, systems=systems, errors=errors, shard_items=items)
+    config = dataclasses.replace(config, pools=[[m, d] for m, d in pools])
+    study = Effort(config, systems=systems, errors=errors, shard_items=items)
     return check_study_memory(study, derived, param("trials"),
                               extra=errors.working_bytes(len(systems))), derived

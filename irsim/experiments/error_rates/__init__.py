@@ -35,6 +35,7 @@ deviations are computed once, by the shard of the first pair block (a
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -113,7 +114,8 @@ class Config(Options):
         [5, 10, 15, 20, 25], "Topic-set sizes (the paper: 5, 10, 15, 20, 25); ``disjoint`` needs "
         "``c <= n/2``.", tables="data")
     trials: int = option(
-        50, "Repetitions per pair, each a new pair of topic sets (the paper: 50).", tables="data")
+        50, "Repetitions per pair, each a new pair of topic sets (the paper: 50).", tables="data",
+        ge=1)
     tests: list[str] | None = option(
         ["t", "sign", "wilcoxon"], "Significance tests on the first set to condition on: ``t``, "
         "``sign``, ``wilcoxon``, ``paired_bootstrap``, ``randomisation``; the unconditioned rates "
@@ -124,7 +126,7 @@ class Config(Options):
         "0).", tables="data")
     drop_bottom: float = option(
         0.0, "Share of systems with the lowest mean left out (the paper: 0.25 by MAP).",
-        tables="data")
+        tables="data", ge=0, lt=1)
     drop_rule: DropRule = option(
         DEFAULT_RULE, "How ``drop_bottom`` leaves systems out: ``quantile`` (those whose mean is "
         "below the ``drop_bottom`` quantile of the means, R's type 7, as Urbano's code) or "
@@ -136,17 +138,17 @@ class Config(Options):
     target_sizes: list[int] | None = option(
         [50], "Sizes the fitted exponential error rates are extrapolated to.")
     min_comparisons: int = option(
-        10, "A size enters a bin's fit only with at least this many comparisons.")
+        10, "A size enters a bin's fit only with at least this many comparisons.", ge=1)
     full_alpha: float = option(
         0.05, "Level of the full-topic-set significance table (``p <= full_alpha``).",
-        tables="data")
+        tables="data", gt=0, lt=1)
     sd_sizes: list[int] | None = option(
         None, "Sample sizes of the standard-deviation table (default 5, 10, ... up to n/2: "
         "samples are drawn without replacement, so the sd shrinks to 0 as the size nears n).")
-    sd_samples: int = option(100, "Samples per size of the standard-deviation table (>= 2).")
+    sd_samples: int = option(100, "Samples per size of the standard-deviation table.", ge=2)
     test_B: int = option(
         1000, "Resamples of the Monte Carlo tests (``paired_bootstrap``, ``randomisation``).",
-        tables="data")
+        tables="data", ge=1)
 
 
 @dataclass(frozen=True)
@@ -233,17 +235,14 @@ class ErrorRates(PairErrorsStudy):
 
     Parameters
     ----------
-    metrics : tuple of str
-        Metrics of the data studied.
+    config : Config
+        The study's parameters, normalised by :func:`make`: ``metrics`` those of the data
+        studied, ``target_sizes`` and ``sd_sizes`` the sizes used (``sd_sizes`` filled in
+        from the topic count); ``min_comparisons``, ``sd_samples``.
     systems : tuple of int
         Indices of the systems compared (after ``drop_bottom``).
     errors : PairErrors
         The counting kernel: configurations, trials, tests, windows, full_alpha, test_B, seed.
-    target_sizes : tuple of int
-    min_comparisons : int
-    sd_sizes : tuple of int
-        Sample sizes of the standard-deviation table.
-    sd_samples : int
     seed : int
     shard_items : int
         Pairs per shard (rounded up to a multiple of 256); changes no result.
@@ -265,17 +264,18 @@ class ErrorRates(PairErrorsStudy):
     560
     """
 
-    metrics: tuple[str, ...]
+    config: Config
     systems: tuple[int, ...]
     errors: PairErrors
-    target_sizes: tuple[int, ...] = (50,)
-    min_comparisons: int = 10
-    sd_sizes: tuple[int, ...] = ()
-    sd_samples: int = 100
     seed: int = 0
     shard_items: int = SHARD_ITEMS
     name: str = field(default="error_rates", init=False)
     CONFIG: ClassVar[type] = Config
+
+    @property
+    def metrics(self) -> list[str]:
+        """The metrics studied (those of the data, :func:`make`)."""
+        return self.config.metrics
 
     @property
     def configs(self) -> tuple[tuple[str, int], ...]:
@@ -289,7 +289,7 @@ class ErrorRates(PairErrorsStudy):
     def fields(self, data: ScoreMatrix) -> dict[str, Kind]:
         """Integer counters of the kernel; the sd table (one shard provides it)."""
         return {**self.errors.fields(len(self.metrics)),
-                SD_FIELD: Slab((len(self.metrics), len(self.sd_sizes), 3), along=None)}
+                SD_FIELD: Slab((len(self.metrics), len(self.config.sd_sizes), 3), along=None)}
 
     def kernel(self, shard: Shard, data: ScoreMatrix) -> Partial:
         """Counters of one block of pairs over all trials (and the sd table, by the shard
@@ -304,10 +304,10 @@ class ErrorRates(PairErrorsStudy):
 
     def _sd_table(self, xs: list[np.ndarray], n: int) -> np.ndarray:
         """Mean/min/max over systems of the sd of a system's mean over random samples."""
-        sd = np.zeros((len(xs), len(self.sd_sizes), 3))
-        for j, s in enumerate(self.sd_sizes):
+        sd = np.zeros((len(xs), len(self.config.sd_sizes), 3))
+        for j, s in enumerate(self.config.sd_sizes):
             counts = subset_counts("independent", self.seed, SD_STREAM, n, s, 0,
-                                   self.sd_samples, sets=1)
+                                   self.config.sd_samples, sets=1)
             for mi, x in enumerate(xs):
                 per_system = set_means(x, counts, s)[:, 0].std(axis=0, ddof=1)
                 sd[mi, j] = per_system.mean(), per_system.min(), per_system.max()
@@ -338,12 +338,12 @@ class ErrorRates(PairErrorsStudy):
                         comps = s[f.comparisons][mi, ks, w]  # (sizes, bins)
                         errs = s[f.errors][mi, ks, w]
                         r = rates(errs, comps)
-                        r[comps < self.min_comparisons] = np.nan
+                        r[comps < self.config.min_comparisons] = np.nan
                         for j in range(lay.count):
                             fit = fit_growth(sizes, r[:, j])
                             if fit is None:
                                 continue
-                            for target in self.target_sizes:
+                            for target in self.config.target_sizes:
                                 rows.append({
                                     "metric": metric, "sampling": scheme,
                                     "bin_kind": lay.kind, "bin_lo": float(lay.lo[j]),
@@ -374,9 +374,9 @@ class ErrorRates(PairErrorsStudy):
     def _sd(self, sd: np.ndarray) -> pa.Table:
         rows = []
         for mi, metric in enumerate(self.metrics):
-            for j, size in enumerate(self.sd_sizes):
+            for j, size in enumerate(self.config.sd_sizes):
                 rows.append({"metric": metric, "sample_size": int(size),
-                             "samples": self.sd_samples, "systems": len(self.systems),
+                             "samples": self.config.sd_samples, "systems": len(self.systems),
                              "mean_sd": float(sd[mi, j, 0]), "min_sd": float(sd[mi, j, 1]),
                              "max_sd": float(sd[mi, j, 2])})
         return table("sd_by_size", rows)
@@ -482,8 +482,8 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     >>> from irsim.data.synthetic import synthetic_scores
     >>> m = synthetic_scores(systems=8, topics=50, seed=2).matrix
     >>> study, data = make(Config(drop_bottom=0.25), m, seed=0, shards=Shards())
-    >>> len(study.systems), study.configs[-1], study.sd_sizes
-    (6, ('disjoint', 25), (5, 10, 15, 20, 25))
+    >>> len(study.systems), study.configs[-1], study.config.sd_sizes
+    (6, ('disjoint', 25), [5, 10, 15, 20, 25])
     >>> make(Config(subset_sizes=[26]), m, seed=0, shards=Shards())
     Traceback (most recent call last):
     ...
@@ -493,7 +493,7 @@ sampling of 2 sets from 50 topics
     matrix = select_metrics(data, config.metrics)
     schemes = check_schemes(config.sampling)
     sizes = check_sizes(config.subset_sizes, required=True)
-    trials = check_positive_int(config.trials, param("trials"))
+    trials = config.trials
     tests = _check_tests(config.tests)
     windows = _check_windows(config.windows)
     if tests and not windows:
@@ -503,14 +503,8 @@ sampling of 2 sets from 50 topics
         raise ConfigError(f"{param('subset_sizes')} must be >= 2 for significance tests")
     drop_bottom, drop_rule = check_drop(config.drop_bottom, config.drop_rule)
     targets = check_sizes(config.target_sizes, "target_sizes") or ()
-    min_comparisons = check_positive_int(config.min_comparisons, param("min_comparisons"))
-    if not 0.0 < float(config.full_alpha) < 1.0:
-        raise ConfigError(f"{param('full_alpha')} must be inside (0, 1), got "
-                          f"{config.full_alpha}")
     sd_sizes = check_sizes(config.sd_sizes, "sd_sizes")
-    if check_positive_int(config.sd_samples, param("sd_samples")) < 2:
-        raise ConfigError(f"{param('sd_samples')} must be >= 2, got {config.sd_samples}")
-    test_B = check_positive_int(config.test_B, param("test_B"))
+    test_B = config.test_B
     # a Monte Carlo p-value moves in steps of 1/test_B: resolve full_alpha and the windows
     check_resamples(test_B, [float(config.full_alpha)], param("test_B"), param("full_alpha"),
                     tests=tests)
@@ -537,9 +531,9 @@ sampling of 2 sets from 50 topics
     systems = compared_systems(matrix, drop_bottom, drop_metric or matrix.metrics[0], drop_rule)
     errors = PairErrors(configs=configs, trials=trials, tests=tests, windows=windows,
                         full_alpha=float(config.full_alpha), test_B=test_B, seed=int(seed))
-    study = ErrorRates(metrics=tuple(matrix.metrics), systems=systems, errors=errors,
-                       target_sizes=targets, min_comparisons=min_comparisons,
-                       sd_sizes=sd_sizes, sd_samples=int(config.sd_samples), seed=int(seed),
+    config = dataclasses.replace(config, metrics=list(matrix.metrics),
+                                 target_sizes=list(targets), sd_sizes=list(sd_sizes))
+    study = ErrorRates(config, systems=systems, errors=errors, seed=int(seed),
                        shard_items=items)
     check_study_memory(study, matrix, param("trials"),
                        extra=errors.working_bytes(len(systems)))

@@ -114,7 +114,6 @@ from irsim.params import Choice, fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
 from irsim.sampling.permutations import topic_permutations
-from irsim.sampling.systems import check_drop
 from irsim.simulate.joint_copula_model import (
     DEPENDENCE,
     MIN_EIGENVALUE,
@@ -224,14 +223,14 @@ class Config(BayesOptions):
         "equal), as ``significant_adjusted`` in ``experiment=discpower``.")
     systems: list[int] = option(
         [5, 10, 20], "Systems m per simulated collection (each >= 2, at most the systems "
-        "modelled).")
-    sizes: list[int] = option([25, 50], "Topics n per simulated collection (each >= 2).")
+        "modelled).", ge=2)
+    sizes: list[int] = option([25, 50], "Topics n per simulated collection.", ge=2)
     share_null: list[float] = option(
         [1.0, 0.5], "Share of the m systems with the same true mean (true nulls), in [0, 1]; 1.0: "
-        "no true difference at all.")
+        "no true difference at all.", ge=0, le=1)
     spread: float = option(
         0.1, "The other systems' true means are ``null_mean + spread k / m1``, k = 1 .. m1.",
-        tables="data")
+        tables="data", gt=0)
     null_margins: NullMargins = option(
         NullMargins.own, "``own``: each null system keeps its own margin, shifted to the null mean "
         "(equal means: the null of the t, randomisation and bootstrap tests; the sign and Wilcoxon "
@@ -239,14 +238,14 @@ class Config(BayesOptions):
         "first one (exchangeable null pairs: every test's null holds exactly).")
     null_mean: float | None = option(
         None, "Common true mean of the null systems (default: the median of the systems' means "
-        "minus spread / 2).", tables="data")
+        "minus spread / 2).", tables="data", gt=0, lt=1)
     alpha: list[float] = option(
         [0.05], "Levels: FWER level for Bonferroni and Holm, FDR level for BH and BY; a pair is "
-        "significant when the procedure rejects it.")
-    trials: int = option(1000, "Simulated collections per (metric, n, m, share_null).")
+        "significant when the procedure rejects it.", gt=0, lt=1)
+    trials: int = option(1000, "Simulated collections per (metric, n, m, share_null).", ge=1)
     B: int = option(
         1000, "Resamples of the Monte Carlo tests (randomisation, paired bootstrap, randomised "
-        "Tukey HSD).")
+        "Tukey HSD).", ge=1)
     pvalue: PValueMode = option(
         PValueMode.count, "Monte Carlo p-value ``count/B`` or ``(count+1)/(B+1)``.")
     dependence: CopulaDependence = option(
@@ -255,10 +254,10 @@ class Config(BayesOptions):
         tables="data")
     min_eigenvalue: float = option(
         MIN_EIGENVALUE, "Gaussian: floor of the smallest eigenvalue of the shrunk correlation "
-        "matrix.", tables="data")
+        "matrix.", tables="data", gt=0, lt=1)
     vine_truncation: int = option(
         2, "Vine: trees fitted (the rest independence); small for many systems and few topics.",
-        tables="data")
+        tables="data", ge=1)
     vine_families: list[str] = option(
         list(VINE_FAMILIES), "Vine: pair-copula families (pyvinecopulib names; independence is "
         "always allowed).", tables="data")
@@ -266,14 +265,16 @@ class Config(BayesOptions):
         MarginKind.auto, "Margins of the generator: ``auto`` is empirical for discrete metrics, "
         "else kernel.", tables="data")
     drop_duplicates: bool = option(True, "Leave out runs identical to another run.", tables="data")
-    drop_bottom: float = option(0.0, "Leave out this share of the worst runs.", tables="data")
+    drop_bottom: float = option(0.0, "Leave out this share of the worst runs.", tables="data",
+                                ge=0, lt=1)
     wilcoxon_method: WilcoxonMethod = option(
         WilcoxonMethod.auto, ":func:`irsim.stats.wilcoxon` ``method``: ``auto``, ``exact``, "
         "``approx`` or ``r``.")
-    sign_threshold: float = option(0.0, "Tie threshold of the sign test (``|d| <=`` it is a tie).")
+    sign_threshold: float = option(
+        0.0, "Tie threshold of the sign test (``|d| <=`` it is a tie).", ge=0)
     bootstrap_statistic: BootstrapStatistic = option(
         BootstrapStatistic.t, "Paired bootstrap statistic: studentised (Sakai) or shift (Urbano).")
-    ci_level: float = option(0.95, "Level of the Wilson bands.")
+    ci_level: float = option(0.95, "Level of the Wilson bands.", gt=0, lt=1)
 
 
 
@@ -1098,22 +1099,8 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     ).check_resamples()  # a Monte Carlo p-value moves in steps of 1/B
     if config.dependence not in DEPENDENCE:
         raise unknown_name(param("dependence"), str(config.dependence), DEPENDENCE)
-    spread = float(config.spread)
-    if not (math.isfinite(spread) and spread > 0):
-        raise ConfigError(f"{param('spread')} must be > 0, got {config.spread}")
-    eig = float(config.min_eigenvalue)
-    if not 0.0 < eig < 1.0:
-        raise ConfigError(f"{param('min_eigenvalue')} must be in (0, 1), got "
-                          f"{config.min_eigenvalue}")
-    trunc = config.vine_truncation
-    if isinstance(trunc, bool) or int(trunc) != trunc or int(trunc) < 1:
-        raise ConfigError(f"{param('vine_truncation')} must be an integer >= 1, got "
-                          f"{trunc!r}")
-    check_drop(config.drop_bottom, "quantile")  # the pair simulator's rule
-    null_mean = None if config.null_mean is None else float(config.null_mean)
-    if null_mean is not None and not 0.0 < null_mean < 1.0:
-        raise ConfigError(f"{param('null_mean')} must be inside (0, 1), got "
-                          f"{config.null_mean}")
+    spread, eig, trunc = config.spread, config.min_eigenvalue, config.vine_truncation
+    null_mean = config.null_mean
     models = [fit_joint_copula_model(data.metric(metric), metric=metric, systems=data.systems,
                                      margin=config.margin, dependence=config.dependence,
                                      drop_duplicates=bool(config.drop_duplicates),

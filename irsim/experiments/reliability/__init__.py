@@ -43,6 +43,7 @@ Simulation check (``check_trials > 0``; table ``reliability_check``)
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,7 +57,7 @@ from irsim.errors import ConfigError, param
 from irsim.experiments import Shards
 from irsim.kit.common import (
     aligned_block,
-    as_tuple,
+    check_listed,
     check_memory,
     check_positive_int,
     check_study_memory,
@@ -141,20 +142,21 @@ class Config(Options):
         None, "Metrics of the collection (default: all; the top-level ``metrics`` wins).")
     drop_bottom: float = option(
         0.0, "Share of runs left out, the worst by the metric's mean (0: none; Urbano 2016: "
-        "0.25).")
+        "0.25).", ge=0, lt=1)
     drop_rule: DropRule = option(
         DEFAULT_RULE, "How ``drop_bottom`` leaves runs out: ``quantile`` (the runs whose mean is "
         "below the ``drop_bottom`` quantile of the means, R's type 7, as Urbano's code) or "
         "``count`` (the ``floor(drop_bottom * runs)`` lowest means).")
     targets: list[float] = option(
-        [0.8, 0.9, 0.95], "Target values of E(rho^2) and Phi for the topics-needed table.")
-    max_topics: int = option(200, "The D-study curve covers 1 .. max_topics topics.")
-    B: int = option(1000, "Bootstrap resamples of the topics (>= 2).")
-    ci_level: float = option(0.95, "Level of the intervals.")
+        [0.8, 0.9, 0.95], "Target values of E(rho^2) and Phi for the topics-needed table.",
+        gt=0, lt=1)
+    max_topics: int = option(200, "The D-study curve covers 1 .. max_topics topics.", ge=1)
+    B: int = option(1000, "Bootstrap resamples of the topics.", ge=2)
+    ci_level: float = option(0.95, "Level of the intervals.", gt=0, lt=1)
     check_trials: int = option(
-        0, "Simulated collections per size for the simulation check (0: no check).")
+        0, "Simulated collections per size for the simulation check (0: no check).", ge=0)
     check_topics: list[int] = option(
-        [25, 50, 100], "Topic set sizes of the simulation check (>= 2).")
+        [25, 50, 100], "Topic set sizes of the simulation check.", ge=2)
 
 
 
@@ -251,8 +253,8 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     >>> from irsim.data.synthetic import synthetic_scores
     >>> m = synthetic_scores(systems=6, topics=30, seed=1).matrix
     >>> study, data = make(Config(B=50), m, seed=0, shards=Shards())
-    >>> study.targets, len(study.plan(data))
-    ((0.8, 0.9, 0.95), 1)
+    >>> study.config.targets, len(study.plan(data))
+    ([0.8, 0.9, 0.95], 1)
     >>> make(Config(drop_bottom=0.9), m, seed=0, shards=Shards())  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -260,17 +262,8 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     """
     matrix = select_metrics(data, config.metrics)
     drop, rule = check_drop(config.drop_bottom, config.drop_rule)
-    targets = tuple(float(t) for t in as_tuple(config.targets) or ())
-    if not targets or not all(0.0 < t < 1.0 for t in targets):
-        raise ConfigError(f"{param('targets')} must list values inside (0, 1), got "
-                          f"{config.targets!r}")
-    max_topics = check_positive_int(config.max_topics, param("max_topics"))
-    B = check_positive_int(config.B, param("B"))
-    if B < 2:
-        raise ConfigError(f"{param('B')} must be >= 2, got {B}")
-    level = float(config.ci_level)
-    if not 0.0 < level < 1.0:
-        raise ConfigError(f"{param('ci_level')} must be inside (0, 1), got {config.ci_level}")
+    check_listed(config.targets, param("targets"), "target")
+    max_topics, B = config.max_topics, config.B
     if len(matrix.topics) < 2:
         raise ConfigError(f"reliability needs >= 2 topics, got {len(matrix.topics)}")
     n_topics, widest = len(matrix.topics), 0
@@ -289,15 +282,9 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     check_memory(_ROW_BYTES * max_topics * len(matrix.metrics),
                  f"the D-study table ({max_topics} sizes x {len(matrix.metrics)} metrics)",
                  param("max_topics"))
-    trials = int(config.check_trials)
-    if trials != config.check_trials or trials < 0:
-        raise ConfigError(f"{param('check_trials')} must be an integer >= 0, got "
-                          f"{config.check_trials!r}")
-    sizes = tuple(check_positive_int(v, param("check_topics"))
-                  for v in as_tuple(config.check_topics) or ())
-    if trials and (not sizes or min(sizes) < 2):
-        raise ConfigError(f"{param('check_topics')} must list sizes >= 2, got "
-                          f"{config.check_topics!r}")
+    trials, sizes = config.check_trials, config.check_topics
+    if trials and not sizes:
+        raise ConfigError(f"{param('check_topics')} must list at least one size")
     if trials:  # collections are drawn 250 at a time
         check_memory(block_bytes(REPLICATE_BLOCK, widest + 1, max(sizes)),
                      f"the simulation check ({REPLICATE_BLOCK} collections of {widest} systems x "
@@ -306,12 +293,9 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     items, reps = shards.get(1, CHECK_SHARD_TRIALS)
     items = check_positive_int(items, param("shard_items", "engine"))
     reps = check_positive_int(reps, param("shard_replicates", "engine"))
-    study = Reliability(metrics=tuple(matrix.metrics), drop_bottom=drop, drop_rule=rule,
-                        targets=targets,
-                        max_topics=max_topics, B=B, ci_level=level, seed=int(seed),
-                        shard_items=items, check_trials=trials,
-                        check_topics=sizes if trials else (),
-                        shard_replicates=aligned_block(reps, REPLICATE_BLOCK))
+    config = dataclasses.replace(config, drop_bottom=drop, drop_rule=rule)
+    study = Reliability(config, metrics=tuple(matrix.metrics), seed=int(seed),
+                        shard_items=items, shard_replicates=aligned_block(reps, REPLICATE_BLOCK))
     check_study_memory(study, matrix, f"{param('B')} or {param('check_trials')}")
     return study, matrix
 
@@ -347,13 +331,15 @@ class Reliability:
 
     Parameters
     ----------
-    metrics, drop_bottom, drop_rule, targets, max_topics, B, ci_level
-        As :class:`Config`, checked (tuples).
+    config : Config
+        The study's parameters (``drop_bottom``, ``drop_rule``, ``targets``, ``max_topics``,
+        ``B``, ``ci_level``, the simulation check's ``check_trials`` and ``check_topics``),
+        normalised and checked by :func:`make`.
+    metrics : tuple of str
+        The data's metrics :func:`make` selected.
     seed : int
     shard_items : int
         Metrics (check configurations) per shard; does not change any result.
-    check_trials, check_topics
-        The simulation check (:class:`Config`); no check when ``check_trials`` is 0.
     shard_replicates : int
         Check trials per shard (a multiple of 250); does not change any result.
     memory_budget : int
@@ -370,27 +356,27 @@ class Reliability:
     (['d_study', 'reliability', 'reliability_topics'], 10)
     """
 
+    config: Config
     metrics: tuple[str, ...]
-    drop_bottom: float
-    targets: tuple[float, ...]
-    max_topics: int
-    B: int
-    ci_level: float
     seed: int
     shard_items: int
-    check_trials: int = 0
-    check_topics: tuple[int, ...] = ()
     shard_replicates: int = CHECK_SHARD_TRIALS
     memory_budget: int = _BOOT_BUDGET
-    drop_rule: str = DEFAULT_RULE
     name: str = field(default="reliability", init=False)
 
     def _metrics(self, data: ScoreMatrix) -> tuple[str, ...]:
         return resolve_metrics(self.metrics, data.metrics)
 
+    @property
+    def check_topics(self) -> tuple[int, ...]:
+        """The topic set sizes of the simulation check; none without one (``check_trials``
+        0)."""
+        return tuple(self.config.check_topics) if self.config.check_trials else ()
+
     def scores(self, data: ScoreMatrix, metric: str) -> np.ndarray:
         """The (systems, topics) matrix of `metric` after ``drop_bottom`` (``drop_rule``)."""
-        return data.metric(metric)[kept_systems(data, self.drop_bottom, metric, self.drop_rule)]
+        c = self.config
+        return data.metric(metric)[kept_systems(data, c.drop_bottom, metric, c.drop_rule)]
 
     def plan(self, data: ScoreMatrix) -> list[Shard]:
         """Items: the metrics (each with all its resamples), then the check configurations
@@ -399,7 +385,7 @@ class Reliability:
         shards = [Shard(i, block, (0, 0))
                   for i, block in enumerate(block_ranges(n_met, self.shard_items))]
         configs = n_met * len(self.check_topics)
-        for reps in block_ranges(self.check_trials, self.shard_replicates):
+        for reps in block_ranges(self.config.check_trials, self.shard_replicates):
             for a, b in block_ranges(configs, self.shard_items):
                 shards.append(Shard(len(shards), (n_met + a, n_met + b), reps))
         return shards
@@ -407,14 +393,15 @@ class Reliability:
     def fingerprint(self) -> dict:
         """Parameters that determine the tables (from :class:`Config`,
         :func:`irsim.params.fingerprint`)."""
-        return fingerprint(self, Config)
+        return fingerprint(self, Config, derived={"metrics": self.metrics,
+                                                  "check_topics": self.check_topics})
 
     def fields(self, data: ScoreMatrix) -> dict[str, Slab | Count | Sum]:
         """Per metric and resample: the bootstrap variance components (system, topic,
         residual); per check configuration (rows after the metrics): trials and sums."""
         n_met = len(self._metrics(data))
         rows = n_met + n_met * len(self.check_topics)
-        return {"boot": Slab((rows, self.B, 3)),
+        return {"boot": Slab((rows, self.config.B, 3)),
                 "check_trials": Count((rows,), along="items"),
                 "check_sums": Sum((rows, len(_CHECKED), 2), along="items",
                                   bits=CHECK_POINT.bits)}
@@ -429,10 +416,10 @@ class Reliability:
         out = []
         for k in range(*shard.items):
             x = self.scores(data, metrics[k])
-            comps = np.empty((self.B, 3))
-            step = boot_block(self.B, x.size, self.memory_budget) or 1
-            for a in range(0, self.B, step):
-                b = min(self.B, a + step)
+            comps = np.empty((self.config.B, 3))
+            step = boot_block(self.config.B, x.size, self.memory_budget) or 1
+            for a in range(0, self.config.B, step):
+                b = min(self.config.B, a + step)
                 idx = bootstrap_indices(self.seed, BOOT_STREAM, n, a, b)  # (reps, n)
                 g = g_study(x[:, idx].transpose(1, 0, 2))  # (reps, systems, topics)
                 comps[a:b] = np.stack([g.var_system, g.var_topic, g.var_residual], axis=-1)
@@ -517,7 +504,7 @@ class Reliability:
         """The ``reliability``, ``d_study`` and ``reliability_topics`` tables."""
         rel, dst, need = [], [], []
         n_sys = len(data.systems)
-        sizes = np.arange(1, self.max_topics + 1)
+        sizes = np.arange(1, self.config.max_topics + 1)
         for k, metric in enumerate(self._metrics(data)):
             x = self.scores(data, metric)
             g = g_study(x)
@@ -526,9 +513,9 @@ class Reliability:
             with np.errstate(invalid="ignore", divide="ignore"):
                 r_star = bs / (bs + be / g.topics)
                 p_star = bs / (bs + (bt + be) / g.topics)
-            r_lo, r_hi = _quantiles(r_star, self.ci_level)
-            p_lo, p_hi = _quantiles(p_star, self.ci_level)
-            f_lo, f_hi = feldt_interval(g, level=self.ci_level)
+            r_lo, r_hi = _quantiles(r_star, self.config.ci_level)
+            p_lo, p_hi = _quantiles(p_star, self.config.ci_level)
+            f_lo, f_hi = feldt_interval(g, level=self.config.ci_level)
             total = float(g.total)
             pct = [100.0 * float(v) / total if total > 0 else float("nan")
                    for v in (g.var_system, g.var_topic, g.var_residual)]
@@ -543,16 +530,16 @@ class Reliability:
                 "e_rho2_lo": float(r_lo), "e_rho2_hi": float(r_hi),
                 "e_rho2_feldt_lo": float(f_lo), "e_rho2_feldt_hi": float(f_hi),
                 "phi": float(phi(g)), "phi_lo": float(p_lo), "phi_hi": float(p_hi),
-                "B": self.B,
+                "B": self.config.B,
             })
             er, ph = e_rho2(g, sizes), phi(g, sizes)
             dst += [{"metric": metric, "topics": int(t), "e_rho2": float(a), "phi": float(b)}
                     for t, a, b in zip(sizes, er, ph, strict=True)]
-            a = (1.0 - self.ci_level) / 2.0
+            a = (1.0 - self.config.ci_level) / 2.0
             for indicator, error, boot_error in (("e_rho2", g.var_residual, be),
                                                  ("phi", g.var_topic + g.var_residual,
                                                   bt + be)):
-                for target in self.targets:
+                for target in self.config.targets:
                     n_need = int(topics_for(target, g.var_system, error))
                     star = topics_for(target, bs, boot_error).astype(float)
                     star[star < 0] = np.inf
@@ -566,6 +553,6 @@ class Reliability:
                     })
         tables = {"reliability": table("reliability", rel), "d_study": table("d_study", dst),
                   "reliability_topics": table("reliability_topics", need)}
-        if self.check_trials:
+        if self.config.check_trials:
             tables["reliability_check"] = self._check_table(merged, data)
         return tables

@@ -53,8 +53,7 @@ from irsim.kit.bins import (
 from irsim.kit.common import (
     PAIR_UNIT,
     aligned_block,
-    as_tuple,
-    check_alphas,
+    check_listed,
     check_positive_int,
     pair_index,
     select_metrics,
@@ -132,10 +131,10 @@ class Config(Options):
         "n`` for ``independent`` and ``replacement``; ``bootstrap`` always uses ``c = n``.",
         tables="data")
     trials: int = option(
-        1000, "Trials (pairs of topic sets) per scheme and size; Sakai used 1000.")
+        1000, "Trials (pairs of topic sets) per scheme and size; Sakai used 1000.", ge=1)
     confidence: list[float] = option(
         list(CONFIDENCES), "Confidence levels of the required difference (swap rate <= 1 - "
-        "level).")
+        "level).", gt=0, lt=1)
 
 
 @dataclass(frozen=True)
@@ -144,14 +143,12 @@ class Swap:
 
     Parameters
     ----------
+    config : Config
+        The study's parameters, normalised (``trials``, ``confidence``...).
     metrics : tuple of str
         Metrics of the data studied.
     configs : tuple of (scheme, size)
         Sampling configurations, validated against the data's topic count.
-    trials : int
-        Trials (pairs of topic sets) per configuration.
-    confidences : tuple of float
-        Confidence levels of the required difference.
     seed : int
         Global seed.
     shard_items : int
@@ -174,10 +171,9 @@ class Swap:
     [0.0, 0.0, 0.0]
     """
 
+    config: Config
     metrics: tuple[str, ...]
     configs: tuple[tuple[str, int], ...]
-    trials: int = 1000
-    confidences: tuple[float, ...] = CONFIDENCES
     seed: int = 0
     shard_items: int = SHARD_ITEMS
     shard_replicates: int = SHARD_REPLICATES
@@ -187,14 +183,15 @@ class Swap:
         """Pair blocks x trial blocks."""
         n_sys = len(data.systems)
         return shard_grid(n_sys * (n_sys - 1) // 2, aligned_block(self.shard_items, PAIR_UNIT),
-                          self.trials, aligned_block(self.shard_replicates, REPLICATE_BLOCK))
+                          self.config.trials,
+                          aligned_block(self.shard_replicates, REPLICATE_BLOCK))
 
     def fingerprint(self) -> dict:
         """Parameters that determine the tables (from :class:`Config`,
         :func:`irsim.params.fingerprint`; `sampling` and `subset_sizes` through the
-        configurations they make)."""
-        return fingerprint(self, Config, renamed={"confidence": "confidences"},
-                           derived={"configs": self.configs})
+        configurations they make, `metrics` as those of the data)."""
+        return fingerprint(self, Config, derived={"configs": self.configs,
+                                                  "metrics": self.metrics})
 
     def fields(self, data: ScoreMatrix) -> dict[str, Kind]:
         """Counters per metric, configuration and bin; the largest set mean; topic counts."""
@@ -260,7 +257,7 @@ class Swap:
     # -- tables ---------------------------------------------------------------------------
     def finalize(self, merged: dict[str, Any], data: ScoreMatrix) -> dict[str, pa.Table]:
         """``swap_rates`` (per bin) and ``swap_summary`` (per confidence level)."""
-        s = merged
+        s, trials = merged, self.config.trials
         rate_cols: dict[str, list] = {c: [] for c in (
             "metric", "sampling", "subset_size", "bin_kind", "bin_lo", "bin_hi", "comparisons",
             "swaps", "swap_rate")}
@@ -282,7 +279,7 @@ class Swap:
                 relative = [s[name][mi, k] for name in SwapFields(RELATIVE).names]
                 total = int(absolute[0].sum())
                 max_perf = float(s["max_performance"][mi, k])
-                for conf in self.confidences:
+                for conf in self.config.confidence:
                     req, sens = _required(*absolute, ABSOLUTE, 1.0 - conf)
                     rreq, rsens = _required(*relative, RELATIVE, 1.0 - conf)
                     summary.append({
@@ -291,8 +288,8 @@ class Swap:
                         "max_performance": max_perf,
                         "relative_diff": req / max_perf if max_perf > 0 else float("nan"),
                         "sensitivity": sens,
-                        "mean_unique_topics": float(s["unique_topics"][k]) / (2 * self.trials),
-                        "mean_overlap": float(s["overlap"][k]) / self.trials,
+                        "mean_unique_topics": float(s["unique_topics"][k]) / (2 * trials),
+                        "mean_overlap": float(s["overlap"][k]) / trials,
                         "comparisons": total,
                         "comparisons_above": None,  # discpower's column
                         "required_reldiff": rreq,
@@ -342,8 +339,7 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     matrix = select_metrics(data, config.metrics)
     schemes = check_schemes(config.sampling)
     sizes = check_sizes(config.subset_sizes)
-    trials = check_positive_int(config.trials, param("trials"))
-    confidences = check_alphas(as_tuple(config.confidence) or (), param("confidence"))
+    check_listed(config.confidence, param("confidence"), "confidence level")
     items, replicates = shards.get(SHARD_ITEMS, SHARD_REPLICATES)
     check_positive_int(items, param("shard_items", "engine"))
     check_positive_int(replicates, param("shard_replicates", "engine"))
@@ -352,8 +348,8 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     if len(matrix.topics) < 2:
         raise ConfigError(f"swap rates need >= 2 topics, got {len(matrix.topics)}")
     check_set_memory(len(matrix.topics), "swap rates")
-    study = Swap(metrics=tuple(matrix.metrics),
-                 configs=sampling_configs(schemes, sizes, len(matrix.topics)), trials=trials,
-                 confidences=confidences, seed=int(seed), shard_items=items,
+    study = Swap(config, metrics=tuple(matrix.metrics),
+                 configs=sampling_configs(schemes, sizes, len(matrix.topics)),
+                 seed=int(seed), shard_items=items,
                  shard_replicates=replicates)
     return study, matrix

@@ -158,33 +158,37 @@ class Config(BayesOptions):
         list(TESTS), "Paired tests of :mod:`irsim.stats` to evaluate: any of ``t``, ``wilcoxon``, "
         "``sign``, ``randomisation``, ``paired_bootstrap``.")
     sizes: list[int] = option(
-        [25, 50, 100], "Topic set sizes n of the simulated pairs (each >= 2).")
+        [25, 50, 100], "Topic set sizes n of the simulated pairs.", ge=2)
     deltas: list[float] = option(
         list(DELTAS), "True differences in mean between the experimental and the baseline system "
         "(0: Type I error).")
     alpha: list[float] = option(
-        list(ALPHAS), "Significance levels; a test rejects when ``p <= alpha``.")
+        list(ALPHAS), "Significance levels; a test rejects when ``p <= alpha``.", gt=0, lt=1)
     alternatives: list[Alternative] = option(
         ["two-sided"], "``two-sided``, ``greater`` (the experimental system is better) and/or "
         "``less``.")
-    trials: int = option(10000, "Simulated system pairs per (metric, topic set size, delta).")
-    B: int = option(1000, "Resamples of the Monte Carlo tests (randomisation, paired bootstrap).")
+    trials: int = option(10000, "Simulated system pairs per (metric, topic set size, delta).",
+                         ge=1)
+    B: int = option(1000, "Resamples of the Monte Carlo tests (randomisation, paired bootstrap).",
+                    ge=1)
     pvalue: PValueMode = option(
         PValueMode.count, "Monte Carlo p-value ``count/B`` (as in the papers) or "
         "``(count+1)/(B+1)``.")
     drop_duplicates: bool = option(True, "Leave out runs identical to another run.", tables="data")
     drop_bottom: float = option(
-        0.0, "Leave out this share of the worst runs (Urbano et al.: 0.1).", tables="data")
+        0.0, "Leave out this share of the worst runs (Urbano et al.: 0.1).", tables="data",
+        ge=0, lt=1)
     wilcoxon_method: WilcoxonMethod = option(
         WilcoxonMethod.auto, ":func:`irsim.stats.wilcoxon` ``method``: ``auto``, ``exact``, "
         "``approx`` or ``r`` (R's defaults).")
     sign_threshold: float = option(
         0.0, "Tie threshold of the sign test: differences with ``|d| <=`` it are ties (Urbano et "
-        "al.: 0.01).")
+        "al.: 0.01).", ge=0)
     bootstrap_statistic: BootstrapStatistic = option(
         BootstrapStatistic.t, "Paired bootstrap statistic: studentised (``t``, Sakai) or shift "
         "(``mean``, Urbano).")
-    ci_level: float = option(0.95, "Level of the binomial (Clopper-Pearson) bands of the rates.")
+    ci_level: float = option(0.95, "Level of the binomial (Clopper-Pearson) bands of the rates.",
+                             gt=0, lt=1)
     design: Design = option(
         factory=Shift, help="The design, a config group: ``experiment/design=shift`` (the "
         "default; Python: ``design=\"shift\"`` or a :class:`Shift`) or ``urbano2019`` "

@@ -46,7 +46,6 @@ Simulation check (``check_trials > 0``; table ``topic_set_size_check``)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -60,9 +59,8 @@ from irsim.exact import gram as exact_gram
 from irsim.experiments import Shards
 from irsim.kit.common import (
     aligned_block,
-    as_tuple,
-    check_alphas,
     check_choices,
+    check_listed,
     check_positive_int,
     check_systems_differ,
     resolve_metrics,
@@ -133,20 +131,20 @@ class Config(Options):
     designs: list[SizeDesign] = option(
         list(DESIGNS), "``paired_t``, ``anova`` and/or ``ci``.")
     alpha: list[float] = option(
-        [0.01, 0.05], "Significance levels (``ci``: intervals at ``1 - alpha``).")
+        [0.01, 0.05], "Significance levels (``ci``: intervals at ``1 - alpha``).", gt=0, lt=1)
     beta: list[float] = option(
-        [0.1, 0.2], "Type II error rates: power ``1 - beta`` (not used by ``ci``).")
+        [0.1, 0.2], "Type II error rates: power ``1 - beta`` (not used by ``ci``).", gt=0, lt=1)
     min_diff: list[float] = option(
         [0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2], "Minimum detectable differences (``ci``: the "
-        "largest acceptable half-width).")
+        "largest acceptable half-width).", gt=0)
     m: list[int] = option(
-        [2, 10, 50], "Systems compared by the one-way ANOVA (>= 2).")
+        [2, 10, 50], "Systems compared by the one-way ANOVA.", ge=2)
     diff_variance: DiffVariance = option(
         DiffVariance.residual, "Variance of a per-topic difference for ``paired_t`` and ``ci``: "
         "``residual`` (``2 V_E``), ``pairs_median`` or ``pairs_max`` (over the system pairs).")
     check_trials: int = option(
         0, "Simulated trials per paired t configuration for the planned-vs-realised power check "
-        "(0: no check).")
+        "(0: no check).", ge=0)
 
 
 @dataclass(frozen=True)
@@ -168,13 +166,6 @@ class CheckData:
         return {"metrics": list(self.matrix.metrics), "systems": len(self.matrix.systems),
                 "topics": len(self.matrix.topics), "source": self.matrix.source,
                 "simulation": "generator fitted to the collection (topic_set_size_check)"}
-
-
-def _floats(values: Any, key: str) -> tuple[float, ...]:
-    out = tuple(float(v) for v in as_tuple(values) or ())
-    if not out or not all(np.isfinite(v) and v > 0 for v in out):
-        raise ConfigError(f"{param(key)} must list positive numbers, got {values!r}")
-    return out
 
 
 
@@ -248,32 +239,27 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     >>> from irsim.data.synthetic import synthetic_scores
     >>> m = synthetic_scores(systems=4, topics=40, seed=1).matrix
     >>> study, data = make(Config(min_diff=[0.05]), m, seed=0, shards=Shards())
-    >>> study.designs, len(study.plan(data))
-    (('paired_t', 'anova', 'ci'), 1)
-    >>> make(Config(beta=[1.5]), m, seed=0, shards=Shards())  # doctest: +ELLIPSIS
+    >>> study.config.designs, len(study.plan(data))
+    (['paired_t', 'anova', 'ci'], 1)
+    >>> Config(beta=[1.5])  # a field's bounds: checked by the Config in both doors
     Traceback (most recent call last):
     ...
     irsim.errors.ConfigError: config: experiment.beta must be inside (0, 1), got 1.5
     """
     matrix = select_metrics(data, config.metrics)
-    designs = check_choices(config.designs, DESIGNS, "design for experiment=topic_set_size",
+    check_choices(config.designs, DESIGNS, "design for experiment=topic_set_size",
                             param("designs"))
-    alphas = check_alphas(as_tuple(config.alpha) or (), param("alpha"))
-    betas = check_alphas(as_tuple(config.beta) or (), param("beta"))
-    diffs = _floats(config.min_diff, "min_diff")
-    ms = tuple(check_positive_int(v, param("m")) for v in as_tuple(config.m) or ())
-    if not ms or min(ms) < 2:
-        raise ConfigError(f"{param('m')} must list system counts >= 2, got {config.m!r}")
+    alphas = check_listed(config.alpha, param("alpha"), "significance level")
+    betas = check_listed(config.beta, param("beta"), "Type II error rate")
+    diffs = check_listed(config.min_diff, param("min_diff"), "difference")
+    check_listed(config.m, param("m"), "system count")
     (variance,) = check_choices([config.diff_variance], DIFF_VARIANCES,
                                 "diff_variance for experiment=topic_set_size",
                                 param("diff_variance"))
     if len(matrix.systems) < 2 or len(matrix.topics) < 2:
         raise ConfigError("topic set size design needs >= 2 systems and >= 2 topics, got "
                           f"{len(matrix.systems)} x {len(matrix.topics)}")
-    trials = int(config.check_trials)
-    if trials != config.check_trials or trials < 0:
-        raise ConfigError(f"{param('check_trials')} must be an integer >= 0, got "
-                          f"{config.check_trials!r}")
+    trials = config.check_trials
     for m in matrix.metrics:  # the variance of a difference would be 0: no n applies
         check_systems_differ(matrix.metric(m), m, "the topic set size")
     items, reps = shards.get(1, CHECK_SHARD_TRIALS)
@@ -284,10 +270,8 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
         v_d = {m: variances(matrix.metric(m), variance)[1] for m in matrix.metrics}
         check_n = tuple(int(paired_t_n(d, v_d[m], alpha=a, beta=b))
                         for m in matrix.metrics for a in alphas for b in betas for d in diffs)
-    study = TopicSetSize(metrics=tuple(matrix.metrics), designs=designs, alphas=alphas,
-                         betas=betas, min_diffs=diffs, ms=ms, diff_variance=variance,
-                         shard_items=items, check_trials=trials, check_n=check_n,
-                         seed=int(seed),
+    study = TopicSetSize(config, metrics=tuple(matrix.metrics), shard_items=items,
+                         check_n=check_n, seed=int(seed),
                          shard_replicates=aligned_block(reps, REPLICATE_BLOCK))
     if not trials:
         return study, matrix
@@ -344,15 +328,13 @@ class TopicSetSize:
 
     Parameters
     ----------
-    metrics, designs
-        As :class:`Config`, checked (tuples).
-    alphas, betas, min_diffs, ms
-        :class:`Config`'s ``alpha``, ``beta``, ``min_diff`` and ``m`` as tuples.
-    diff_variance : str
+    config : Config
+        The study's parameters (``designs``, ``alpha``, ``beta``, ``min_diff``, ``m``,
+        ``diff_variance``, ``check_trials``), normalised and checked by :func:`make`.
+    metrics : tuple of str
+        The data's metrics :func:`make` selected.
     shard_items : int
         Metrics (check configurations) per shard; does not change any result.
-    check_trials : int
-        Trials of the simulation check per configuration (0: no check).
     check_n : tuple of int
         Planned n of every check configuration (metric x alpha x beta x min_diff).
     shard_replicates : int
@@ -371,15 +353,9 @@ class TopicSetSize:
     (['paired_t', 'anova', 'ci'], 3)
     """
 
+    config: Config
     metrics: tuple[str, ...]
-    designs: tuple[str, ...]
-    alphas: tuple[float, ...]
-    betas: tuple[float, ...]
-    min_diffs: tuple[float, ...]
-    ms: tuple[int, ...]
-    diff_variance: str
     shard_items: int
-    check_trials: int = 0
     check_n: tuple[int, ...] = ()
     shard_replicates: int = CHECK_SHARD_TRIALS
     seed: int = 0
@@ -393,9 +369,9 @@ class TopicSetSize:
 
     def _check_item(self, c: int) -> tuple[int, int, int, int]:
         """(metric, alpha, beta, min_diff) indices of check configuration `c`."""
-        rest, di = divmod(c, len(self.min_diffs))
-        rest, bi = divmod(rest, len(self.betas))
-        mi, ai = divmod(rest, len(self.alphas))
+        rest, di = divmod(c, len(self.config.min_diff))
+        rest, bi = divmod(rest, len(self.config.beta))
+        mi, ai = divmod(rest, len(self.config.alpha))
         return mi, ai, bi, di
 
     def plan(self, data: ScoreMatrix | CheckData) -> list[Shard]:
@@ -404,7 +380,7 @@ class TopicSetSize:
         n_met = len(self._metrics(data))
         shards = [Shard(i, block, (0, 0))
                   for i, block in enumerate(block_ranges(n_met, self.shard_items))]
-        for reps in block_ranges(self.check_trials, self.shard_replicates):
+        for reps in block_ranges(self.config.check_trials, self.shard_replicates):
             for a, b in block_ranges(len(self.check_n), self.shard_items):
                 shards.append(Shard(len(shards), (n_met + a, n_met + b), reps))
         return shards
@@ -412,9 +388,8 @@ class TopicSetSize:
     def fingerprint(self) -> dict:
         """Parameters that determine the tables (from :class:`Config`,
         :func:`irsim.params.fingerprint`)."""
-        return fingerprint(self, Config, renamed={"alpha": "alphas", "beta": "betas",
-                                                  "min_diff": "min_diffs", "m": "ms"},
-                           derived={"check_n": self.check_n})
+        return fingerprint(self, Config, derived={"check_n": self.check_n,
+                                                  "metrics": self.metrics})
 
     def fields(self, data: ScoreMatrix | CheckData) -> dict[str, Slab | Count | Sum]:
         """Per metric: ``V_E``, the median and the largest pair variance of differences;
@@ -452,7 +427,7 @@ class TopicSetSize:
                 y, x = trial[:, 0], trial[:, 1]
                 p = paired_t(x, y).pvalue
                 trials[row] += b - a
-                rejections[row] += int(np.count_nonzero(p <= self.alphas[ai]))
+                rejections[row] += int(np.count_nonzero(p <= self.config.alpha[ai]))
                 var_sum[row] += VAR_POINT.sum(np.var(x - y, axis=1, ddof=1))
         return {"trials": trials, "rejections": rejections, "var_sum": var_sum}
 
@@ -467,24 +442,25 @@ class TopicSetSize:
         for k, metric in enumerate(metrics):
             v_e, p_med, p_max = (float(v) for v in merged["variances"][k])
             v_d = {"residual": 2.0 * v_e, "pairs_median": p_med,
-                    "pairs_max": p_max}[self.diff_variance]
-            for design in self.designs:
+                    "pairs_max": p_max}[self.config.diff_variance]
+            for design in self.config.designs:
                 rows += self._rows(metric, design, v_e, v_d, n_sys, n_top)
         tables = {"topic_set_size": table("topic_set_size", rows)}
-        if self.check_trials:
+        if self.config.check_trials:
             tables["topic_set_size_check"] = self._check_table(merged, data)
         return tables
 
     def _check_table(self, merged: dict[str, np.ndarray], data: CheckData) -> pa.Table:
         """Planned against realised power of every paired t configuration."""
         metrics = self._metrics(data)
-        planned = [variances(data.matrix.metric(m), self.diff_variance)[1] for m in metrics]
+        planned = [variances(data.matrix.metric(m), self.config.diff_variance)[1] for m in metrics]
         rows = []
         for c, n in enumerate(self.check_n):
             mi, ai, bi, di = self._check_item(c)
             r = len(metrics) + c
             v_d = planned[mi]
-            alpha, beta, diff = self.alphas[ai], self.betas[bi], self.min_diffs[di]
+            c = self.config
+            alpha, beta, diff = c.alpha[ai], c.beta[bi], c.min_diff[di]
             done, k = int(merged["trials"][r]), int(merged["rejections"][r])
             ci = sps.binomtest(k, done).proportion_ci(0.95, "exact") if done else None
             sim = data.simulation.simulators[mi]
@@ -506,10 +482,10 @@ class TopicSetSize:
     def _rows(self, metric: str, design: str, v_e: float, v_d: float, n_sys: int,
               n_top: int) -> list[dict]:
         var = v_e if design == "anova" else v_d
-        betas: tuple[float | None, ...] = (None,) if design == "ci" else self.betas
-        ms = self.ms if design == "anova" else (2,)
-        grid = [(a, b, m, d) for a in self.alphas for b in betas for m in ms
-                for d in self.min_diffs]
+        betas: tuple[float | None, ...] = (None,) if design == "ci" else self.config.beta
+        ms = self.config.m if design == "anova" else (2,)
+        grid = [(a, b, m, d) for a in self.config.alpha for b in betas for m in ms
+                for d in self.config.min_diff]
         a, b, m, d = (np.array([g[i] if g[i] is not None else np.nan for g in grid], float)
                       for i in range(4))
         usable = var > 0 and np.isfinite(var)
