@@ -292,7 +292,7 @@ def test_agreement_on_real_data_equals_direct_computation():
                               "'holm'?)"),
     ({"wilcoxon_method": "exakt"}, "experiment.wilcoxon_method 'exakt'"),
     ({"wilcoxon_zero_method": "zsplit"}, "experiment.wilcoxon_zero_method"),
-    ({"sign_threshold": -0.1}, "experiment.sign_threshold must be a number >= 0"),
+    ({"sign_threshold": -0.1}, "experiment.sign_threshold must be >= 0, got -0.1"),
     ({"sign_threshold": "x"}, "experiment.sign_threshold must be a number >= 0"),
     ({"agreement": "yes"}, "experiment.agreement must be true or false"),
     ({"wilcoxon_correction": 1}, "experiment.wilcoxon_correction must be true or false"),
