@@ -18,7 +18,16 @@ from irsim.kit.common import BAYES_OPTIONS, BayesOptions, BayesRules
 from irsim.params import document, option, ordered_fields, parameters
 from irsim.runner import compose_config
 
-BAYES_STUDIES = ("discpower", "test_errors", "multiple_testing", "assessors")
+
+def bayes_studies() -> list[str]:
+    """Every registered study whose Config has a Bayesian option (a field of
+    :class:`irsim.kit.common.BayesOptions`): it decides pairs the Bayesian way too."""
+    shared = {f.name for f in dataclasses.fields(BayesOptions)}
+    return [name for name in names()
+            if shared & {f.name for f in dataclasses.fields(get(name).config)}]
+
+
+BAYES_STUDIES = bayes_studies()
 
 
 @document
