@@ -247,3 +247,17 @@ def test_the_nav_block_is_the_registry():
     assert lines == [f"      - {s.title}: studies/{s.name}.md" for s in studies()]
     stale = text.replace(lines[1] + "\n", "")
     assert docs.render_nav(stale) == text
+
+
+def test_every_study_and_preset_has_a_golden_case():
+    """Every registered study runs in some golden case (its own example's, or a preset's);
+    every preset shipped is recorded or says why not."""
+    from golden.cases import CASES, PRESETS, UNRECORDED, presets, study_of
+
+    from irsim.registry import names
+
+    assert set(names()) <= {study_of(o) for o in CASES.values()}
+    assert not set(PRESETS) & set(UNRECORDED)
+    assert sorted({*PRESETS, *UNRECORDED}) == presets()
+    assert study_of(CASES["sakai_topic_set_size"]) == "topic_set_size"
+    assert study_of(CASES["default"]) == "discpower"

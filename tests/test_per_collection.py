@@ -40,6 +40,10 @@ def small(study: str) -> list[str]:
 
 RUNS = {"adhoc5": 8, "adhoc6": 9}
 
+#: Small settings of swap, for the tests of the Python door and of resuming (as the Python
+#: calls below give them).
+SWAP = ["experiment.trials=40", "experiment.subset_sizes=[10,20]"]
+
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
@@ -179,7 +183,7 @@ def test_top_level_metrics_keep_those_collections(files, tmp_path):
 def test_python_door_equals_the_command_line(files, tmp_path):
     import irsim
 
-    cli = _run(["experiment=swap", *small("swap"), _paths(files)], tmp_path / "cli")
+    cli = _run(["experiment=swap", *SWAP, _paths(files)], tmp_path / "cli")
     data = {m: {c: pd.read_csv(files[c, m]) for c in RUNS} for m in ("AP", "P@10")}
     res = irsim.swap(data, trials=40, subset_sizes=[10, 20], seed=5)
     for name, table in cli.items():
@@ -228,7 +232,7 @@ def test_shards_and_resume_change_nothing(files, tmp_path):
 
 @pytest.mark.ray
 def test_ray_equals_local(files, tmp_path):
-    params = ["experiment=swap", *small("swap"), _paths(files)]
+    params = ["experiment=swap", *SWAP, _paths(files)]
     local = _run(params, tmp_path / "local")
     ray = _run([*params, "engine=ray", "engine.workers=2", "engine.shard_items=1"],
                tmp_path / "ray")
