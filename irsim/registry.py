@@ -10,8 +10,9 @@ That registration feeds every place that needs the list of studies: Hydra's Conf
 (``experiment=<name>``, :func:`irsim.conf.register`), the Python door (``irsim.<name>``),
 ``irsim list`` / ``irsim show``, the table registry (tables a study declares with
 ``tables=``), the report dispatcher (``report=``, default: the study package's ``report``
-submodule, or a one-file study's own module) and the documentation site's generated blocks.
-No other list of studies exists.
+submodule, or a one-file study's own module), the documentation site's generated blocks and
+navigation (``title=``) and the test suite's smoke runs: golden cases, figure and
+per-collection checks (``example=``, :class:`Example`). No other list of studies exists.
 
 Where studies come from (:func:`studies`): installed distributions declare them with entry
 points, irsim's own included, so the registry names no package of studies itself:

@@ -48,8 +48,9 @@ from matplotlib.transforms import Bbox
 
 import irsim
 from irsim.data.synthetic import synthetic_scores, synthetic_trec
-from irsim.experiments import names
+from irsim.experiments import get, names
 from irsim.experiments.test_errors import Urbano2019
+from irsim.registry import DATA_KINDS
 from irsim.report import figure_hook, figures
 
 #: At most this many series (legend lines) in one panel.
@@ -667,14 +668,12 @@ SHRINK = {"trials": 10, "power_trials": 10, "check_trials": 20, "samples": 30,
 
 
 def _presets() -> list[str]:
-    """Presets of studies reading score matrices or runs and qrels (the assessors and
-    budget presets name DL19's qrels files: their figures are checked on synthetic qrels
-    by test_every_figure_of_a_study_passes_the_checks[assessors] and [budget])."""
-    from importlib.resources import files
+    """Presets of studies reading score matrices or runs and qrels (a study of another data
+    kind, as assessors and budget, names DL19's qrels files in its presets: its figures are
+    checked on synthetic qrels by test_every_figure_of_a_study_passes_the_checks)."""
+    from golden.cases import presets, study_of
 
-    return sorted(p.name[:-5] for p in (files("irsim.conf") / "experiment").iterdir()
-                  if p.name.endswith(".yaml")
-                  and not p.name.startswith(("assessors", "budget")))
+    return [p for p in presets() if get(study_of([f"experiment={p}"])).data in DATA_KINDS]
 
 
 @pytest.mark.slow
@@ -697,17 +696,15 @@ def test_every_preset_draws_checked_figures(preset, shared_data, docs, tmp_path)
     design = next((v for d in spec["defaults"] if isinstance(d, dict) for k, v in d.items()
                    if k.startswith("override /experiment/design")), None)
     if design is not None:  # a config group's option, with its own (shrunk) keys
-        import importlib
 
         own = {k: min(v, SHRINK[k]) if k in SHRINK else v
                for k, v in (params.pop("design", None) or {}).items() if k != "fit_threads"}
-        groups = importlib.import_module(f"irsim.experiments.{study}").Config.GROUPS
+        groups = get(study).config.GROUPS
         params["design"] = groups["design"][design](**own)
     if "B" in params:  # B * alpha >= 1 for every level
         import dataclasses
-        import importlib
 
-        config = importlib.import_module(f"irsim.experiments.{study}").Config
+        config = get(study).config
         alphas = params.get("alpha", next((f.default if f.default is not dataclasses.MISSING
                                            else f.default_factory() for f in
                                            dataclasses.fields(config) if f.name == "alpha"),
@@ -716,7 +713,7 @@ def test_every_preset_draws_checked_figures(preset, shared_data, docs, tmp_path)
         params["B"] = max(20, math.ceil(1 / min(alphas) - 1e-9))
     urbano = shared_data / "urbano"
     metrics = {"AP": "ap", "P@10": "p10", "RR": "rr"}
-    if study in ("corpus_ci", "effort"):
+    if get(study).data == "docs":
         data: Any = {"runs": docs[0], "qrels": docs[1]}
     elif design == "urbano2019":
         data = {m: [pd.read_csv(urbano / f"adhoc{k}_{f}.csv").iloc[:, :10] for k in (5, 6)]
