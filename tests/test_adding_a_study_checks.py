@@ -11,7 +11,8 @@ installed, the suite's own tests, copied unchanged, are run for it:
 - ``test_per_collection.py``: a matrix study that does not pool, run on two collections at
   once, equals each collection's own run (its first command-line case);
 - ``test_params.py``: its Config inherits the Bayesian options, so the Bayesian-options
-  checks run for it (and the check that every field is an option);
+  checks run for it; every field is an option; its fingerprint holds every table field,
+  and changes with each table field its example sets (``B``);
 - ``test_golden.py``: its command-line case is a golden case, ``toywin_small``; with no
   recorded tables it fails, naming ``tests/golden/record.py``; recorded, it passes, and a
   change of the code's numbers fails it;
@@ -202,7 +203,9 @@ def test_a_registered_study_gets_every_check(suite):
         "tests/test_per_collection.py::test_each_collection_equals_its_own_run[toywin]",
         "tests/test_params.py::test_bayes_options_declared_once_and_listed_last[toywin]",
         "tests/test_params.py::test_bayes_options_through_hydra[toywin]",
-        "tests/test_params.py::test_every_field_is_an_option[toywin]"}
+        "tests/test_params.py::test_every_field_is_an_option[toywin]",
+        "tests/test_params.py::test_fingerprint_is_every_table_field[toywin]",
+        "tests/test_params.py::test_changing_a_table_field_changes_the_fingerprint[toywin]"}
     assert {t: got.get(t) for t in want} == dict.fromkeys(want, "PASSED"), got
 
     # a golden case with no recorded tables fails, and names the recorder
