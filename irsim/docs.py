@@ -20,6 +20,12 @@ stale. Kinds:
 - ``notebook <name>``: the notebook ``<name>.ipynb`` beside the page as Markdown, its code
   cells as code blocks (:func:`notebook_markdown`; the notebook is committed without outputs).
 
+The site's navigation (``mkdocs.yml`` beside the ``docs`` directory) has one generated
+block too, between the comment lines ``# gen:nav studies`` and ``# /gen``: a line
+``- <title>: studies/<name>.md`` per registered study, in listing order (:func:`nav_yaml`;
+the title is its registration's ``title=``), so a study's page joins the site with no line
+written by hand.
+
 Examples
 --------
 >>> page = "# x\\n<!-- gen:figures effort -->\\nold\\n<!-- /gen -->\\nrest\\n"
@@ -40,12 +46,16 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["BLOCK", "render", "block", "parameters_markdown", "presets_markdown",
-           "api_markdown", "notebook_markdown", "update", "main"]
+__all__ = ["BLOCK", "NAV", "render", "block", "parameters_markdown", "presets_markdown",
+           "api_markdown", "notebook_markdown", "nav_yaml", "render_nav", "update", "main"]
 
 #: A generated block: its opening marker (kind, optional name), content, closing marker.
 BLOCK = re.compile(r"(<!-- gen:(?P<kind>[\w-]+)(?: (?P<name>[\w-]+))? -->\n)(?P<body>.*?)"
                    r"(<!-- /gen -->)", re.S)
+
+#: The generated block of ``mkdocs.yml``: the studies' entries of the navigation.
+NAV = re.compile(r"(?P<open>^(?P<indent>[ ]*)# gen:nav studies[^\n]*\n)(?P<body>.*?)"
+                 r"(?P<close>^[ ]*# /gen$)", re.S | re.M)
 
 
 def _md(text: str) -> str:
@@ -346,16 +356,43 @@ def render(text: str, where: str | Path | None = None) -> str:
                      text)
 
 
+def nav_yaml(indent: str = "") -> str:
+    """The studies' entries of the site's navigation: ``- <title>: studies/<name>.md`` per
+    registered study, in listing order, each line starting with `indent`.
+
+    Examples
+    --------
+    >>> print(nav_yaml().splitlines()[0])
+    - Discriminative power: studies/discpower.md
+    """
+    import json
+
+    from irsim.registry import studies
+
+    def quoted(title: str) -> str:  # a JSON string is a YAML string
+        plain = not set(title) & set(':#"\'{}[],&*!|>%@`') and title == title.strip()
+        return title if plain else json.dumps(title)
+
+    return "".join(f"{indent}- {quoted(s.title)}: studies/{s.name}.md\n" for s in studies())
+
+
+def render_nav(text: str) -> str:
+    """`text` (``mkdocs.yml``) with its ``# gen:nav studies`` block filled anew
+    (:func:`nav_yaml`, indented as the opening comment)."""
+    return NAV.sub(lambda m: m["open"] + nav_yaml(m["indent"]) + m["close"], text)
+
+
 def update(root: str | Path, *, check: bool = False) -> list[Path]:
-    """Render every Markdown page under `root`, and the ``README.md`` beside it (the
-    repository's); the pages that were stale (rewritten, or with ``check=True`` left as they
-    are)."""
+    """Render every Markdown page under `root`, the ``README.md`` beside it (the
+    repository's) and the navigation of the ``mkdocs.yml`` beside it; the files that were
+    stale (rewritten, or with ``check=True`` left as they are)."""
     stale = []
     readme = Path(root).resolve().parent / "README.md"
+    mkdocs = Path(root).resolve().parent / "mkdocs.yml"
     pages = sorted(Path(root).rglob("*.md")) + ([readme] if readme.is_file() else [])
-    for page in pages:
+    for page in [*pages, *([mkdocs] if mkdocs.is_file() else [])]:
         text = page.read_text(encoding="utf-8")
-        new = render(text, page.parent)
+        new = render_nav(text) if page == mkdocs else render(text, page.parent)
         if new != text:
             stale.append(page)
             if not check:

@@ -164,8 +164,11 @@ def test_the_registry_is_the_only_list_of_studies():
     from irsim.catalog import catalog
     from irsim.docs import api_markdown
 
-    built_in = sorted(m for m in irsim._STUDIES)
+    built_in = sorted(m.rpartition(".")[2] for m in registry._package_modules()
+                      if m.startswith("irsim.experiments."))
     assert sorted(registry.names()) == built_in
+    assert [n for n in irsim.__all__ if n in built_in] == registry.names()
+    assert set(built_in) <= set(dir(irsim))
     assert list(catalog()["experiments"]) == registry.names()
     for name in built_in:
         entry = registry.get(name)

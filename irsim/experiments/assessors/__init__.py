@@ -430,6 +430,21 @@ def default_test_B(config: Config, pairs: int) -> int:
 
 
 @study("assessors", config=Config, data=KIND, order=110, tables=list(TABLE_SPECS),
+       title="Assessor agreement",
+       example=dict(
+           overrides={"dl19_pair": [  # two of DL19's qrels, the 6 TUW19 runs
+               "collection=trec", "data_dir={data}",
+               "collection.runs=dl19-assessors/runs/TUW19-*.gz",
+               "+collection.qrels={nist:dl19-assessors/qrels/nist.txt,"
+               "froebe:dl19-assessors/qrels/froebe.txt}",
+               "experiment.metrics=[nDCG@10,P@10]", "experiment.tests=[t]", "experiment.B=50",
+               "experiment.max_topics=20"]},
+           keywords=dict(reference="ref", rel=1, metrics=["AP", "P@10"], tests=["t"],
+                         corrections=["none"], B=20, max_topics=30, simulate_trials=20,
+                         simulate_from="other", planning_sizes=[5, 10, 20]),
+           figures=["assessors_kappa.png", "assessors_means_*", "assessors_bump_*",
+                    "assessors_decisions.png", "assessors_dstudy.png",
+                    "assessors_simulated_tau.png"]),
        description="whose judgments? label, ranking and significance-decision agreement "
                    "between a reference qrels and other assessors' (people, LLMs, "
                    "composites)",
