@@ -116,9 +116,9 @@ def test_the_guides_study_runs_through_every_door(plugin, tmp_path):
     assert got["names"][-1] == "bootwin" and got["names"][0] == "discpower"
     assert got["catalog"] == "how often each system is the best on a bootstrap sample of topics"
     assert got["doc"].startswith("How often each system is the best")
-    assert "experiment.B=1000  (int)" in got["show"] and "Bootstrap samples of topics." in \
+    assert "experiment.B=1000  (int, >= 1)" in got["show"] and "Bootstrap samples of topics." in \
         got["show"]
-    assert "| `experiment.B=1000` | int | Bootstrap samples of topics. |" in got["parameters"]
+    assert "| `experiment.B=1000` | int, >= 1 | Bootstrap samples of topics. |" in got["parameters"]
     assert got["tables"].startswith("### `bootwin`") and "| `p_best` | float64 |" in \
         got["tables"]
     assert got["figures"] == ["bootwin.png"] and got["png"]
