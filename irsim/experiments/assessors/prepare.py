@@ -329,7 +329,8 @@ def check_config(config: Config) -> None:
         if isinstance(v, bool) or int(v) < 0:
             raise ConfigError(f"{param(k)} must be an integer >= 0, got {v!r}")
     for name, rules in (("kappa_topics", KappaTopics.values()),
-                        ("fleiss_reference", FleissReference.values())):
+                        ("fleiss_reference", FleissReference.values()),
+                        ("label_pairs", LabelPairs.values())):
         if getattr(config, name) not in rules:
             raise unknown_name(param(name) + " rule", str(getattr(config, name)), rules)
     if config.simulate_relabel not in RELABEL_RULES:
