@@ -10,8 +10,9 @@ The study reads runs and several qrels of the same topics, one of them the ``ref
   (ordinal), on the (topic, passage) pairs both judged; per topic
   (``label_agreement_topic``), the mean over topics with a bootstrap-over-topics
   interval, and pooled over topics with its own interval; the grade confusion matrices
-  (``confusion``). Every pair of the given qrels that shares a judged pair is compared,
-  and every composite with the reference.
+  (``confusion``). Every given qrels and every composite is compared with the reference,
+  and every pair of the given qrels that shares a judged pair (``label_pairs``: the one
+  part quadratic in the number of qrels; by default up to 25 of them).
 - **rankings** (``rank_agreement``, ``system_means``): per qrels and metric, the
   system means under the reference and under the other qrels on the other's topics;
   Kendall's tau-b, tau_AP and Spearman's rho with bootstrap-over-topics intervals
@@ -31,7 +32,9 @@ The runs are parsed once and scored under every qrels in one vectorised pass
 (:func:`irsim.metrics.multi.evaluate_many`); how a passage judged by the reference but not by
 the other assessor counts is ``unjudged`` (:func:`irsim.metrics.multi.composite_qrels`).
 
-Engine: one work item per label pair and per (qrels, metric); a shard is a block of items
+Engine: the kernel's jobs (:data:`JOBS`) are named sub-plans, a shard's ``part`` its job:
+``labels`` (one item per label pair), ``ranks`` (one per (qrels, metric)), ``simulation``
+and ``swaps`` (blocks of trials); a shard is a block of a job's items
 (``engine.shard_items``). Every random draw is keyed by the item (:mod:`irsim.rng` through
 :func:`irsim.sampling.topics.bootstrap_counts` and the tests' own streams), resampled means
 are exact (:class:`irsim.exact.Exact`), so tables do not depend on the shard size or the
@@ -125,7 +128,7 @@ from irsim.tables import table
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Config", "AssessorInput", "AssessorData", "Assessors", "load_from_config",
+__all__ = ["Config", "AssessorInput", "AssessorData", "Assessors", "JOBS", "load_from_config",
            "load_from_python", "read_assessor_runs", "composites", "parallel_composites",
            "KIND", "LABEL_STATS", "CATEGORIES", "make", "default_test_B"]
 
