@@ -15,8 +15,8 @@ bit. Usage::
     python bench/bench_assessors_qrels.py [--data DIR] [--sizes 10 25 50 200]
         [--quadratic 25 50] [--runs 8] [--B 1000] [--test-B 10000]
 
-One run of each (no repeat: a run is seconds to minutes); the data are read once, outside
-the timings.
+One run of each (no repeat: a run is seconds to minutes) after an untimed warm-up run (the
+imports); the data are read once, outside the timings.
 """
 
 from __future__ import annotations
@@ -86,6 +86,8 @@ def main() -> None:
           f"({len(nist.grade):,} judgments) and N label sets relabelled from it; "
           f"{len(args.metrics)} metrics, B={args.B}, test_B={args.test_B}; python "
           f"{platform.python_version()}, {os.cpu_count()} cpus, engine=local")
+    warm = argparse.Namespace(**{**vars(args), "B": 10, "test_B": 100})
+    run(runs, label_sets(nist, 1), "reference", warm)  # imports and caches, not timed
     print(f"{'N':>5} {'path':>10} {'seconds':>9} {'s/qrels':>8} {'ratio':>6}")
     for n in args.sizes:
         qrels = label_sets(nist, n)
