@@ -18,21 +18,25 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["register", "registered", "store", "check_keys", "unknown_key", "choice_error"]
+__all__ = ["register", "registered", "store", "store_reader", "check_keys", "unknown_key",
+           "choice_error"]
 
 _REGISTERED = False
 
 
 def register() -> None:
     """Store every study's ``Config`` in Hydra's ConfigStore (idempotent): the studies of
-    :func:`irsim.registry.studies`; a study registered later is stored when it
-    registers."""
+    :func:`irsim.registry.studies` and the collection readers' configs of
+    :func:`irsim.data.collection.readers`; a study or a reader registered later is stored
+    when it registers."""
     global _REGISTERED
     if _REGISTERED:
         return
     from hydra.core.config_store import ConfigStore
 
-    from irsim.conf.schema import COLLECTIONS, IrsimConfig
+    from irsim.conf.schema import IrsimConfig
+    from irsim.data.collection import readers
+    from irsim.data.readers import on_register as on_reader
     from irsim.engine.config import ENGINES
     from irsim.registry import on_register, studies
 
@@ -40,8 +44,8 @@ def register() -> None:
     cs.store(name="irsim", node=IrsimConfig)  # the base of config.yaml
     for name, node in ENGINES.items():  # typed: Hydra refuses unknown engine keys itself
         cs.store(group="engine", name=name, node=node)
-    for kind, node in COLLECTIONS.items():  # the base of each collection/<name>.yaml
-        cs.store(group="collection", name=f"base_{kind}", node=node)
+    readers()  # the built-in readers and those of installed distributions, then store each
+    on_reader(store_reader)  # (and any registered later): the base of collection/<name>.yaml
     studies()  # import every installed study, then store each (and any registered later)
     on_register(store)
     _REGISTERED = True
@@ -76,6 +80,16 @@ def store(entry: Any) -> None:
                 node[field] = MISSING  # typed by the field; the option chosen fills it
             node["defaults"] = defaults
     cs.store(group="experiment", name=entry.name, node=node)
+
+
+def store_reader(entry: Any) -> None:
+    """Store a collection reader's config as ``collection/base_<kind>``: the base that a
+    ``conf/collection/<name>.yaml`` of that kind extends, and a collection itself
+    (``collection=base_<kind> collection.<key>=...``)."""
+    from hydra.core.config_store import ConfigStore
+
+    ConfigStore.instance().store(group="collection", name=f"base_{entry.kind}",
+                                 node=entry.config)
 
 
 def check_keys(cfg: Any) -> None:
