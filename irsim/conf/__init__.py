@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["register", "registered", "store", "store_reader", "check_keys", "unknown_key",
-           "choice_error"]
+__all__ = ["register", "registered", "store", "store_reader", "kind_options", "check_keys",
+           "unknown_key", "choice_error"]
 
 _REGISTERED = False
 
@@ -83,13 +83,48 @@ def store(entry: Any) -> None:
 
 
 def store_reader(entry: Any) -> None:
-    """Store a collection reader's config as ``collection/base_<kind>``: the base that a
-    ``conf/collection/<name>.yaml`` of that kind extends, and a collection itself
-    (``collection=base_<kind> collection.<key>=...``)."""
+    """Store a collection reader's config as ``collection/base_<kind>``, the base that a
+    ``conf/collection/<name>.yaml`` of that kind extends; a kind that no packaged YAML
+    declares (a reader of another distribution) also as ``collection/<kind>``, so
+    ``collection=<kind> collection.<key>=...`` selects it (:func:`kind_options`)."""
     from hydra.core.config_store import ConfigStore
 
-    ConfigStore.instance().store(group="collection", name=f"base_{entry.kind}",
-                                 node=entry.config)
+    cs = ConfigStore.instance()
+    cs.store(group="collection", name=f"base_{entry.kind}", node=entry.config)
+    if entry.kind not in _yaml_kinds():
+        cs.store(group="collection", name=entry.kind, node=entry.config)
+
+
+_KINDS_OF_YAML: dict[str, str] | None = None
+
+
+def _yaml_kinds() -> set[str]:
+    """The kinds the packaged ``conf/collection/*.yaml`` declare (read once)."""
+    global _KINDS_OF_YAML
+    if _KINDS_OF_YAML is None:
+        import importlib.resources as resources
+
+        import yaml
+
+        root = resources.files("irsim.conf") / "collection"
+        _KINDS_OF_YAML = {p.name: str((yaml.safe_load(p.read_text(encoding="utf-8")) or {})
+                                      .get("kind")) for p in root.iterdir()
+                          if p.name.endswith(".yaml")}
+    return set(_KINDS_OF_YAML.values())
+
+
+def kind_options() -> list[str]:
+    """The collection kinds selected by their own name (``collection=<kind>``): registered
+    readers whose kind no packaged ``conf/collection/*.yaml`` declares.
+
+    Examples
+    --------
+    >>> kind_options()  # every built-in kind has its YAML (synthetic_trec: synthetic.yaml)
+    []
+    """
+    from irsim.data.collection import readers
+
+    return [kind for kind in readers() if kind not in _yaml_kinds()]
 
 
 def check_keys(cfg: Any) -> None:
