@@ -177,6 +177,8 @@ def catalog() -> dict[str, dict[str, str]]:
     >>> "discpower" in c["experiments"] and "AP" in c["metrics"] and "bca" in c["ci_methods"]
     True
     """
+    from irsim.conf import kind_options
+    from irsim.data.collection import readers
     from irsim.experiments import studies
     from irsim.metrics import available_measures
     from irsim.stats import CI_METHOD_SPECS, TESTS
@@ -193,6 +195,8 @@ def catalog() -> dict[str, dict[str, str]]:
         if "kind" not in data and isinstance(data.get("collection"), dict):
             data = data["collection"]
         collections[name] = f"[{data.get('kind', '?')}] {data.get('description', '')}".strip()
+    for kind in kind_options():  # a reader of another distribution, selected by its kind
+        collections[kind] = f"[{kind}] {readers()[kind].description}".strip()
     tests = {n: spec.description for n, spec in TESTS.items()}
     return {
         "experiments": experiments,
