@@ -17,6 +17,10 @@ stale. Kinds:
   (:func:`irsim.tables.markdown`);
 - ``api``: the mkdocstrings directives of every public name of :mod:`irsim`
   (``irsim.__all__``);
+- ``metrics``, ``tests``, ``collections``: the registered metrics
+  (:func:`irsim.metrics.measures.register`), significance tests
+  (:func:`irsim.stats.registry.register_test`) and kinds of collection
+  (:func:`irsim.data.readers.register_reader`), one row each (:func:`registry_markdown`);
 - ``notebook <name>``: the notebook ``<name>.ipynb`` beside the page as Markdown, its code
   cells as code blocks (:func:`notebook_markdown`; the notebook is committed without outputs).
 
@@ -103,7 +107,7 @@ def parameters_markdown(experiment: str) -> str:
     Examples
     --------
     >>> print(parameters_markdown("coverage").splitlines()[7])
-    | `experiment.samples=1000` | int | Topic samples per size. |
+    | `experiment.samples=1000` | int, >= 1 | Topic samples per size. |
     """
     from irsim.api import config_parameters
     from irsim.catalog import override_value
@@ -320,6 +324,47 @@ def notebook_markdown(path: str | Path) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+def registry_markdown(kind: str) -> str:
+    """The table of one registry of extension points: ``metrics`` (name, cut-off,
+    parameters with their defaults, meaning), ``tests`` (name, kind, Monte Carlo or closed
+    form, the study options it takes, meaning) or ``collections`` (kind, what it gives,
+    meaning); a metric, test or reader registered by another package is left out (it
+    documents itself).
+
+    Examples
+    --------
+    >>> registry_markdown("tests").splitlines()[2]
+    '| `t` | paired | closed form |  | paired t test |'
+    """
+    if kind == "metrics":
+        from irsim.metrics.measures import _registry
+
+        cut = {"required": "`@k` required", "optional": "`@k` optional", "none": "none"}
+        rows = [(f"`{d.name}`", cut[d.cutoff],
+                 ", ".join(f"`{k}={v}`" for k, v in d.params.items()), d.description)
+                for d in _registry().values() if d.kernel.__module__.startswith("irsim.")]
+        head = ("metric", "cut-off", "parameters (default)", "meaning")
+    elif kind == "tests":
+        from irsim.stats.registry import TESTS
+
+        rows = [(f"`{t.name}`", t.kind, "Monte Carlo" if t.monte_carlo else "closed form",
+                 ", ".join(f"`{field}`" for field, _ in t.options), t.description)
+                for t in TESTS.values() if t.function.__module__.startswith("irsim.")]
+        head = ("test", "kind", "p-value", "study options", "meaning")
+    elif kind == "collections":
+        from irsim.data.collection import readers
+
+        gives = {"matrix": "per-topic scores", "docs": "runs and qrels"}
+        rows = [(f"`{r.kind}`", gives.get(r.level, r.level), r.description)
+                for r in readers().values() if r.load.__module__.startswith("irsim.")]
+        head = ("kind", "gives", "meaning")
+    else:
+        raise ValueError(f"no registry {kind!r}")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
 _KINDS: dict[str, Callable[[str | None], str]] = {
     "studies": studies_markdown,
     "parameters": lambda n: parameters_markdown(_experiment(n)),
@@ -327,6 +372,9 @@ _KINDS: dict[str, Callable[[str | None], str]] = {
     "figures": _figures,
     "tables": _tables,
     "api": lambda n: api_markdown(),
+    "metrics": lambda n: registry_markdown("metrics"),
+    "tests": lambda n: registry_markdown("tests"),
+    "collections": lambda n: registry_markdown("collections"),
     "engine": lambda n: engine_markdown(n or "local"),
     "notebook": lambda n: notebook_markdown(Path(f"{n}.ipynb")),  # beside the page: render()
 }
