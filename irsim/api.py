@@ -637,7 +637,7 @@ def config_parameters(config: type) -> list[ConfigParameter]:
     >>> [x.name for x in p][:3]
     ['metrics', 'methods', 'sizes']
     >>> p[3]
-    ConfigParameter(name='samples', default=1000, type='int', meaning='Topic samples per size.')
+    ConfigParameter(name='samples', default=1000, type='int, >= 1', meaning='Topic samples per size.')
     """
     from irsim.params import parameters
 

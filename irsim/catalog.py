@@ -333,7 +333,7 @@ def show_text(name: str) -> str:
     >>> print(text.splitlines()[0][:45])
     experiment=coverage: coverage of confidence i
     >>> text.splitlines()[9:11]
-    ['  experiment.samples=1000  (int)', '      Topic samples per size.']
+    ['  experiment.samples=1000  (int, >= 1)', '      Topic samples per size.']
     >>> show_text("covrage")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
