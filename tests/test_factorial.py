@@ -9,7 +9,7 @@ import pytest
 from scipy import optimize
 from scipy import stats as sps
 
-from irsim.errors import InputError
+from irsim.errors import ConfigError, InputError
 from irsim.stats.anova import anova_two_way
 from irsim.stats.factorial import anova_table, effect_sizes, noncentrality_interval
 
@@ -162,3 +162,50 @@ def test_bad_input_one_line():
         anova_table(same, "replicated")
     with pytest.raises(InputError, match=r"identical \(problem \[1\]\)"):
         anova_table(np.stack([x, np.repeat(x[..., :1], 2, -1)]), "crossed")
+
+
+def test_design_tukey_fixed_against_studentized_range():
+    from irsim.stats.factorial import design_tukey
+
+    x = simulated((4, 5, 3), seed=7)
+    r = design_tukey(x, "replicated", level=0.9)
+    ref = anova_lm(x, "replicated")
+    mse, dfe = ref["mean_sq"].iloc[-1], ref["df"].iloc[-1]
+    means = x.mean(axis=(1, 2))
+    i, j = np.triu_indices(4, 1)
+    se = np.sqrt(mse / 15)
+    q = np.abs(means[i] - means[j]) / se
+    np.testing.assert_allclose(r.statistic, means[i] - means[j], rtol=1e-12)
+    np.testing.assert_allclose(r.pvalue, sps.studentized_range.sf(q, 4, dfe), rtol=1e-9)
+    crit = sps.studentized_range.ppf(0.9, 4, dfe)
+    np.testing.assert_allclose(r.high - r.low, 2 * crit * se, rtol=1e-10)
+    assert r.significant() == int(((r.low > 0) | (r.high < 0)).sum())
+    assert r.significant() == int((q >= crit).sum())
+
+
+def test_design_tukey_mixed_is_tukey_of_cell_means():
+    from irsim.stats.anova import tukey_hsd
+    from irsim.stats.factorial import design_tukey
+
+    x = simulated((4, 6, 3), seed=8)
+    r = design_tukey(x, "replicated", model="mixed")
+    np.testing.assert_allclose(r.pvalue, tukey_hsd(x.mean(-1)).pvalue, rtol=1e-9)
+    assert r.df_error == 15
+
+
+def test_randomised_design_tukey_exact_and_chunking():
+    import itertools
+
+    from irsim.stats.factorial import randomised_design_tukey
+
+    x = simulated((2, 4, 2), seed=9)
+    d = (x[0] - x[1]).ravel()  # 8 (topic, replicate) blocks: flip each sign
+    flips = np.array(list(itertools.product([-1, 1], repeat=8))) @ d
+    exact = float(np.mean(np.abs(flips) >= abs(d.sum()) - 1e-12))
+    r = randomised_design_tukey(x, "crossed", blocks="topic_replicate", B=4000, seed=2)
+    assert abs(r.pvalue[0] - exact) < 3 * np.sqrt(exact * (1 - exact) / 4000)
+    small = randomised_design_tukey(x, "crossed", blocks="topic_replicate", B=4000, seed=2,
+                                    memory_budget=512)
+    assert (small.count == r.count).all()
+    with pytest.raises(ConfigError, match="design=.crossed."):
+        randomised_design_tukey(x, "replicated", blocks="topic_replicate")

@@ -67,8 +67,9 @@ from scipy import stats as sps
 
 from irsim.errors import ConfigError, InputError, unknown_name
 
-__all__ = ["DESIGNS", "MODELS", "Design", "design_of", "AnovaTable", "anova_table",
-           "EffectSizes", "effect_sizes", "noncentrality_interval"]
+__all__ = ["DESIGNS", "MODELS", "BLOCKS", "Design", "design_of", "AnovaTable", "anova_table",
+           "ems_matrix", "EffectSizes", "effect_sizes", "noncentrality_interval",
+           "DesignTukey", "design_tukey", "randomised_design_tukey"]
 
 #: The designs of :func:`anova_table`.
 DESIGNS = ("two_way", "replicated", "crossed", "nested")
@@ -476,3 +477,157 @@ def effect_sizes(table: AnovaTable, *, level: float = 0.95) -> EffectSizes:
     for v in nan_res:
         v[..., -1] = np.nan
     return EffectSizes(t.terms, omega2, p_omega2, p_eta2, eta_ci, omega_ci, float(level))
+
+
+@dataclass(frozen=True)
+class DesignTukey:
+    """All system pairs under a design's model (leading axes: independent problems).
+
+    Attributes
+    ----------
+    statistic : ndarray, shape (..., pairs)
+        ``mean_i - mean_j`` for the pairs ``(first[p], second[p])``, ``first < second``
+        (:func:`numpy.triu_indices` order).
+    pvalue : ndarray, shape (..., pairs)
+        Family-wise adjusted p-values.
+    first, second : ndarray of int, shape (pairs,)
+    low, high : ndarray, shape (..., pairs)
+        Simultaneous ``level`` intervals of ``mean_i - mean_j`` (NaN for the randomised
+        test).
+    ms_error, df_error : ndarray
+        The system term's error mean square and degrees of freedom.
+    level : float
+    count : ndarray of int or None
+        Randomised test: trials with range at least ``|mean_i - mean_j|``.
+    n_resamples : int or None
+    """
+
+    statistic: np.ndarray
+    pvalue: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    ms_error: np.ndarray
+    df_error: np.ndarray
+    level: float
+    count: np.ndarray | None = None
+    n_resamples: int | None = None
+
+    def significant(self, alpha: float | None = None) -> np.ndarray:
+        """Number of pairs with ``p <= alpha`` (default ``1 - level``), per problem."""
+        a = 1.0 - self.level if alpha is None else float(alpha)
+        return (self.pvalue <= a).sum(axis=-1)
+
+
+def _system_means(x: np.ndarray, f: int) -> np.ndarray:
+    return x.mean(axis=tuple(range(x.ndim - f + 1, x.ndim)))
+
+
+def design_tukey(scores: object, design: str = "replicated", *, model: str = "fixed",
+                 level: float = 0.95) -> DesignTukey:
+    """Tukey HSD of all system pairs with the design's error term for the system effect.
+
+    ``q_ij = |mean_i - mean_j| / sqrt(MS_e / m)`` (``m`` observations per system mean,
+    ``MS_e`` the system term's error mean square of :func:`anova_table` under `model`),
+    ``p = P(Q >= q)`` for the studentized range with ``systems`` groups and the error's
+    degrees of freedom (:data:`scipy.stats.studentized_range`; Satterthwaite's, not an
+    integer, for a quasi-F), and simultaneous intervals ``diff +- q_level sqrt(MS_e / m)``.
+
+    Under ``fixed`` with replicates the error is the within-cell residual (Voorhees et
+    al. 2017's test with replicates); under ``mixed`` it is system:topic (replicated), the
+    quasi-F combination (crossed) or system:collection (nested). The two-way design is
+    :func:`irsim.stats.anova.tukey_hsd`.
+
+    Examples
+    --------
+    >>> from irsim.stats.anova import tukey_hsd
+    >>> s = np.array([[0.7, 0.3, 0.2, 0.6, 0.4], [0.5, 0.1, 0.0, 0.2, 0.4],
+    ...               [0.6, 0.2, 0.1, 0.3, 0.5]])
+    >>> r = design_tukey(s, "two_way")
+    >>> bool(np.allclose(r.pvalue, tukey_hsd(s).pvalue)), r.significant().tolist()
+    (True, 1)
+    >>> bool(((r.low > 0) | (r.high < 0)).sum() == r.significant())
+    True
+    """
+    t = anova_table(scores, design, model=model)
+    if not 0.0 < float(level) < 1.0:
+        raise ConfigError(f"level must be in (0, 1), got {level!r}")
+    x = np.asarray(scores, dtype=np.float64)
+    k = t.shape[0]
+    means = _system_means(x, len(t.shape))
+    first, second = np.triu_indices(k, 1)
+    diff = means[..., first] - means[..., second]
+    mse, dfe = t.ms_error[..., 0], t.df_error[..., 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se = np.sqrt(mse / (t.n / k))[..., None]
+        q = np.abs(diff) / se
+    p = np.empty(q.shape)
+    flat_q, flat_p = q.reshape(-1, q.shape[-1]), p.reshape(-1, q.shape[-1])
+    flat_df = np.ravel(dfe)
+    for i in range(len(flat_q)):  # one numerical integral per distinct q (~5 ms each)
+        uq, inv = np.unique(flat_q[i], return_inverse=True)
+        flat_p[i] = np.minimum(sps.studentized_range.sf(uq, k, flat_df[i]), 1.0)[inv]
+    crit = sps.studentized_range.ppf(float(level), k, dfe)[..., None]
+    return DesignTukey(diff, p, first, second, diff - crit * se, diff + crit * se, mse[()],
+                       dfe[()], float(level))
+
+
+#: The blocks a randomised design Tukey HSD permutes systems within.
+BLOCKS = ("topic", "topic_replicate")
+
+
+def randomised_design_tukey(scores: object, design: str = "replicated", *,
+                            blocks: str = "topic", B: int = 1000, seed: int = 0,
+                            study: str = "stats/randomised_design_tukey",
+                            key: tuple[int, ...] = (), pvalue_mode: str = "count",
+                            memory_budget: int | None = None) -> DesignTukey:
+    """Randomised Tukey HSD of a design: :func:`irsim.stats.anova.randomised_tukey_hsd`
+    with the design's blocks, one permutation null for all pairs.
+
+    Systems are exchangeable within a block under the null; each trial permutes every
+    block's systems independently (the same streams, so any chunking gives the same
+    trials). Blocks:
+
+    - ``"topic"``: a topic's cells move whole (with their replicates): the test of the
+      cell means (``two_way``: the topics; ``nested``: the topics of every collection);
+    - ``"topic_replicate"`` (``crossed`` only): every (topic, replicate) is its own block,
+      the replicate being the same shard or assessor for every system.
+
+    Examples
+    --------
+    Moving a topic's cells whole is the randomised test of the cell means:
+
+    >>> from irsim.stats.anova import randomised_tukey_hsd
+    >>> x = np.random.default_rng(0).normal(size=(3, 6, 2)) + np.arange(3.0)[:, None, None]
+    >>> r = randomised_design_tukey(x, "replicated", B=200, seed=1, study="demo")
+    >>> h = randomised_tukey_hsd(x.mean(-1), B=200, seed=1, study="demo")
+    >>> bool((r.count == h.count).all())
+    True
+    >>> c = randomised_design_tukey(x, "crossed", blocks="topic_replicate", B=200, seed=1)
+    >>> c.count.shape, int(c.significant(0.05)) >= 1
+    ((3,), True)
+    """
+    from irsim.stats._validation import DEFAULT_MEMORY_BUDGET
+    from irsim.stats.anova import randomised_tukey_hsd
+
+    d = design_of(design)
+    if blocks not in BLOCKS:
+        raise unknown_name("blocks", str(blocks), BLOCKS)
+    if blocks == "topic_replicate" and d.name != "crossed":
+        raise ConfigError(f"blocks='topic_replicate' needs replicates crossed with systems "
+                          f"(design='crossed'), got design={d.name!r}")
+    x = check_scores(scores, d)
+    if x.ndim != len(d.axes):
+        raise InputError(f"scores must be ({', '.join(d.axes)}) (one problem), got shape "
+                         f"{x.shape}")
+    if d.name in ("replicated", "crossed") and blocks == "topic":
+        mat = x.mean(axis=-1)
+    else:
+        mat = x.reshape(x.shape[0], -1)
+    r = randomised_tukey_hsd(mat, B=B, seed=seed, study=study, key=key,
+                             pvalue_mode=pvalue_mode,
+                             memory_budget=memory_budget or DEFAULT_MEMORY_BUDGET)
+    nan = np.full(r.statistic.shape, np.nan)
+    return DesignTukey(r.statistic, r.pvalue, r.first, r.second, nan, nan, np.nan, np.nan,
+                       0.95, r.count, r.n_resamples)
