@@ -209,3 +209,14 @@ def test_randomised_design_tukey_exact_and_chunking():
     assert (small.count == r.count).all()
     with pytest.raises(ConfigError, match="design=.crossed."):
         randomised_design_tukey(x, "replicated", blocks="topic_replicate")
+
+
+def test_design_tukey_without_pvalues_counts_the_same_pairs():
+    from irsim.stats.factorial import design_tukey
+
+    x = simulated((6, 5, 3), seed=12)
+    full = design_tukey(x, "crossed")
+    fast = design_tukey(x, "crossed", pvalues=False)
+    assert np.isnan(fast.pvalue).all()
+    np.testing.assert_array_equal(fast.low, full.low)
+    assert fast.significant() == full.significant() == int((full.pvalue <= 0.05).sum())
