@@ -517,6 +517,10 @@ class DesignTukey:
     ms_error, df_error : ndarray
         The system term's error mean square and degrees of freedom.
     level : float
+    effect : ndarray, shape (..., pairs)
+        Sakai's standardised effect of each pair, ``(mean_i - mean_j) / sqrt(MS_e)``
+        (his ``ES_E``, the residual of the two-way ANOVA for the two-way design; NaN for
+        the randomised test).
     count : ndarray of int or None
         Randomised test: trials with range at least ``|mean_i - mean_j|``.
     n_resamples : int or None
@@ -531,6 +535,7 @@ class DesignTukey:
     ms_error: np.ndarray
     df_error: np.ndarray
     level: float
+    effect: np.ndarray
     count: np.ndarray | None = None
     n_resamples: int | None = None
 
@@ -600,8 +605,10 @@ def design_tukey(scores: object, design: str = "replicated", *, model: str = "fi
             warnings.simplefilter("ignore", IntegrationWarning)
             flat_p[i] = np.minimum(sps.studentized_range.sf(uq, k, flat_df[i]), 1.0)[inv]
     crit = sps.studentized_range.ppf(float(level), k, dfe)[..., None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        effect = diff / np.sqrt(mse)[..., None]
     return DesignTukey(diff, p, first, second, diff - crit * se, diff + crit * se, mse[()],
-                       dfe[()], float(level))
+                       dfe[()], float(level), effect)
 
 
 #: The blocks a randomised design Tukey HSD permutes systems within.
@@ -661,4 +668,4 @@ def randomised_design_tukey(scores: object, design: str = "replicated", *,
                              memory_budget=memory_budget or DEFAULT_MEMORY_BUDGET)
     nan = np.full(r.statistic.shape, np.nan)
     return DesignTukey(r.statistic, r.pvalue, r.first, r.second, nan, nan, np.nan, np.nan,
-                       0.95, r.count, r.n_resamples)
+                       0.95, nan, r.count, r.n_resamples)
