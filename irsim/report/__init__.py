@@ -17,7 +17,7 @@ from irsim.errors import InputError
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["write_report", "report_command", "markdown_table", "fmt", "MISSING",
+__all__ = ["colour_of", "write_report", "report_command", "markdown_table", "fmt", "MISSING",
            "mean_scores", "figures", "rows_of", "per_collection_sections", "across_collections",
            "figures_markdown", "headline_text", "pvalue_text", "safe_name", "save_figure",
            "figure_hook", "figure_lines"]
@@ -75,6 +75,30 @@ def figure_lines(paths: Iterable[str | os.PathLike]) -> list[str]:
     ['![power_greater](power_greater.png)', '', '![type3_error](type3_error.png)', '']
     """
     return [line for p in map(Path, paths) for line in (f"![{p.stem}]({p.name})", "")]
+
+
+def colour_of(name: str) -> str:
+    """The colour of test `name` (a significance or a Bayesian test) in every figure: the
+    Tableau palette in the order of the test registries
+    (:func:`irsim.stats.registry.position_of`; ten colours, then their light shades), so
+    a test keeps its colour across figures and studies and no two registered tests share
+    one; black for an unregistered name.
+
+    Examples
+    --------
+    >>> colour_of("t"), colour_of("wilcoxon"), colour_of("toy")
+    ('#1f77b4', '#ff7f0e', 'black')
+    """
+    from matplotlib import colormaps
+    from matplotlib.colors import to_hex
+
+    from irsim.stats.registry import position_of
+
+    k = position_of(name)
+    if k is None:
+        return "black"
+    palette = colormaps["tab20"].colors  # pairs: dark, light
+    return to_hex(palette[(2 * k) % 20 + (2 * k) // 20 % 2])
 
 
 def safe_name(text: str) -> str:

@@ -16,13 +16,14 @@ __all__ = ["asl_curves", "FIGURES"]
 FIGURES = ("asl_curve_<test>.png",)
 
 
-#: Readable names of the tests in plot titles.
-TEST_TITLES = {
-    "paired_bootstrap": "paired bootstrap test",
-    "unpaired_bootstrap": "unpaired bootstrap test",
-    "t": "paired t test",
-    "randomised_tukey_hsd": "randomised Tukey HSD",
-}
+
+
+def _title(test: str) -> str:
+    """A test's name in a plot title: its registered description (the test registry)."""
+    from irsim.stats.registry import TESTS
+
+    spec = TESTS.get(test)
+    return spec.description if spec is not None else test.replace("_", " ")
 
 
 def asl_curves(asl: pa.Table, out_dir: Path) -> list[Path]:
@@ -66,7 +67,7 @@ def asl_curves(asl: pa.Table, out_dir: Path) -> list[Path]:
         zoom.set_title("zoom: ASL <= 0.1 (pairs left of where a curve crosses α are "
                        "significant)", fontsize=8)
         full.legend(title="metric", fontsize=8)
-        fig.suptitle(f"ASL curves: {TEST_TITLES.get(test, str(test).replace('_', ' '))}")
+        fig.suptitle(f"ASL curves: {_title(str(test))}")
         fig.tight_layout()
         path = out_dir / f"asl_curve_{test}.png"
         save_figure(fig, path)

@@ -15,7 +15,8 @@ import pandas as pd
 import pyarrow as pa
 from matplotlib.figure import Figure
 
-from irsim.report import save_figure
+from irsim.report import colour_of, save_figure
+from irsim.stats.registry import legend_of
 from irsim.stats.typems import retrodesign
 
 __all__ = ["FIGURES", "sections", "summary", "exaggeration_plots", "type_s_plots",
@@ -24,12 +25,6 @@ __all__ = ["FIGURES", "sections", "summary", "exaggeration_plots", "type_s_plots
 #: Figures drawn (``<alternative>``: ``two-sided``, ``greater`` or ``less``; the Type S
 #: figure by test_errors only, whose rows have a delta).
 FIGURES = ("exaggeration_<alternative>.png", "type_s_<alternative>.png")
-_COLORS = {"t": "tab:blue", "wilcoxon": "tab:orange", "sign": "tab:green",
-           "randomisation": "tab:red", "paired_bootstrap": "tab:purple",
-           "tukey_hsd": "tab:brown", "randomised_tukey_hsd": "tab:pink"}
-#: The tests' names in the legends of every figure of a test_errors report.
-TEST_LABELS = {"t": "t test", "wilcoxon": "Wilcoxon", "sign": "sign",
-               "randomisation": "randomisation", "paired_bootstrap": "bootstrap"}
 
 
 def _alpha(df: pd.DataFrame, target: float = 0.05) -> float:
@@ -136,7 +131,7 @@ def _grid_plots(df: pd.DataFrame, out_dir: Path, stem: str, title: str, xlabel: 
                 if j == 0:
                     ax.set_ylabel(ylabel, fontsize=9)
         handles, labels = axes[0, 0].get_legend_handles_labels()
-        fig.legend(handles, [TEST_LABELS.get(lab, lab) for lab in labels], loc="upper center",
+        fig.legend(handles, [legend_of(lab) for lab in labels], loc="upper center",
                    ncol=min(len(labels), 6), fontsize=9, frameon=False,
                    bbox_to_anchor=(0.5, 1 - 0.42 / fig.get_figheight()))
         path = Path(out_dir) / f"{stem}_{alt}.png"
@@ -162,7 +157,7 @@ def exaggeration_plots(table: pa.Table, out_dir: Path, alpha: float = 0.05) -> l
         for test, pts in cell.groupby("test", sort=False):
             order = pts.sort_values("power")
             ax.plot(order["power"], order["exaggeration_mean"], joined,
-                    ms=3 if len(order) > 1 else 5, lw=1, color=_COLORS.get(str(test)),
+                    ms=3 if len(order) > 1 else 5, lw=1, color=colour_of(str(test)),
                     label=str(test))
         if alt == "two-sided":
             p, r = closed_form_curve(int(n), alpha)
@@ -188,7 +183,7 @@ def type_s_plots(table: pa.Table, out_dir: Path, alpha: float = 0.05) -> list[Pa
     def draw(ax: Any, cell: pd.DataFrame, alt: str, n: int) -> None:
         for test, pts in cell.groupby("test", sort=False):
             pts = pts.sort_values("delta")
-            c = _COLORS.get(str(test))
+            c = colour_of(str(test))
             ax.plot(pts["delta"], pts["type_s"], "o-", ms=3 if len(pts) > 1 else 5, lw=1,
                     color=c, label=str(test))
             ax.fill_between(pts["delta"], pts["type_s_lo"], pts["type_s_hi"], color=c,

@@ -31,7 +31,7 @@ from irsim.stats.wilcoxon import wilcoxon
 
 __all__ = ["TestSpec", "CIMethodSpec", "TESTS", "SIMULTANEOUS", "CI_METHOD_SPECS", "get_test",
            "get_ci_method", "BayesTestSpec", "BAYES_TESTS", "get_bayes_test", "register_test",
-           "tests_of"]
+           "tests_of", "legend_of", "position_of"]
 
 #: Pairs per block of :meth:`TestSpec.pair_pvalues` (bounds memory; no result depends on it).
 PAIR_BLOCK = 2048
@@ -45,7 +45,8 @@ class TestSpec:
     (:attr:`options`, :meth:`keywords`), whether it resamples (:attr:`monte_carlo`,
     :attr:`closed_form`), whether it decides all pairs at once (:attr:`simultaneous`), its
     batched paths (:attr:`differences`, :attr:`batched`), the p-value of two identical runs
-    (:attr:`identical_pvalue`) and the difference it needs for significance
+    (:attr:`identical_pvalue`), its name in figures (:attr:`legend`) and the difference it
+    needs for significance
     (:attr:`required_difference`). A new test is one module and one :func:`register_test`
     (``docs/guides/development.md``, "Adding a significance test").
 
@@ -87,6 +88,8 @@ class TestSpec:
         studentized ranges of many collections at once (``studentized_range``:
         multiple_testing). None, or a path a study does not implement: the study calls
         `function` (a Monte Carlo test on each shard's pairs).
+    legend : str
+        Its short name in the legends of figures (default: its name).
 
     Examples
     --------
@@ -113,6 +116,7 @@ class TestSpec:
     differences: Callable | None = None
     required_difference: Callable | None = None
     batched: str | None = None
+    legend: str = ""
 
     @property
     def closed_form(self) -> bool:
@@ -211,26 +215,29 @@ TESTS: dict[str, TestSpec] = {
     s.name: s
     for s in (
         TestSpec("t", paired_t, "paired", False, "paired t test", identical_pvalue=1.0,
-                 differences=_t_differences, required_difference=_t_required),
+                 differences=_t_differences, required_difference=_t_required, legend="t test"),
         TestSpec("wilcoxon", wilcoxon, "paired", False,
                  "Wilcoxon signed-rank test (exact, normal approximation, R mode)",
-                 options=_WILCOXON_OPTIONS),
+                 options=_WILCOXON_OPTIONS, legend="Wilcoxon"),
         TestSpec("sign", sign_test, "paired", False, "sign test with a tie threshold",
-                 options=(("sign_threshold", "threshold"),)),
+                 options=(("sign_threshold", "threshold"),), legend="sign"),
         TestSpec("randomisation", randomisation_test, "paired", True,
-                 "randomisation (sign-flip permutation) test, Monte Carlo or exact"),
+                 "randomisation (sign-flip permutation) test, Monte Carlo or exact",
+                 legend="randomisation"),
         TestSpec("paired_bootstrap", paired_bootstrap, "paired", True,
                  "Sakai's paired studentised bootstrap test",
-                 options=(("bootstrap_statistic", "statistic"),), batched="paired_bootstrap"),
+                 options=(("bootstrap_statistic", "statistic"),), batched="paired_bootstrap",
+                 legend="bootstrap"),
         TestSpec("unpaired_bootstrap", unpaired_bootstrap, "unpaired", True,
                  "Sakai's unpaired bootstrap test (mean, gmean, worst-k)",
-                 batched="unpaired_bootstrap"),
+                 batched="unpaired_bootstrap", legend="unpaired bootstrap"),
         TestSpec("tukey_hsd", tukey_hsd, "all_pairs", False,
                  "Tukey HSD with topic blocking (studentized range)",
-                 required_difference=_tukey_required, batched="studentized_range"),
+                 required_difference=_tukey_required, batched="studentized_range",
+                 legend="Tukey HSD"),
         TestSpec("randomised_tukey_hsd", randomised_tukey_hsd, "all_pairs", True,
                  "randomised Tukey HSD (per-topic permutations across systems)",
-                 batched="tukey_ranges"),
+                 batched="tukey_ranges", legend="randomised Tukey HSD"),
     )
 }
 
@@ -306,6 +313,8 @@ class BayesTestSpec:
     label : str
         The rule as tables spell it: a format string over ``threshold``, ``r``, ``prob``,
         ``percent`` (``100 prob``), ``rope`` and ``B`` (posterior draws).
+    legend : str
+        Its short name in the legends of figures (default: its name).
     """
 
     __test__ = False  # not a pytest class
@@ -316,6 +325,7 @@ class BayesTestSpec:
     rule: tuple[str, ...]
     description: str
     label: str = ""
+    legend: str = ""
 
 
 #: The Bayesian tests, apart from :data:`TESTS` (they have no p-value: a study counts their
@@ -325,13 +335,13 @@ BAYES_TESTS: dict[str, BayesTestSpec] = {
     for s in (
         BayesTestSpec("jzs_bf", jzs_bayes_factor, False, ("r", "threshold"),
                       "JZS Bayes factor, paired design (Rouder et al. 2009), BF threshold",
-                      "BF10 >= {threshold:g} (r={r:.4g})"),
+                      "BF10 >= {threshold:g} (r={r:.4g})", "JZS Bayes factor"),
         BayesTestSpec("t_posterior", bayes_t_posterior, False, ("rope", "prob"),
                       "t posterior of the mean difference, HDI+ROPE rule (Kruschke 2018)",
-                      "{percent:g}% HDI vs ROPE +-{rope:g}"),
+                      "{percent:g}% HDI vs ROPE +-{rope:g}", "t posterior (HDI+ROPE)"),
         BayesTestSpec("bayesian_bootstrap", bayesian_bootstrap, True, ("rope", "prob"),
                       "Bayesian bootstrap (Rubin 1981), posterior probability rule",
-                      "P >= {prob:g} (ROPE +-{rope:g}, B={B})"),
+                      "P >= {prob:g} (ROPE +-{rope:g}, B={B})", "Bayesian bootstrap"),
     )
 }
 
@@ -394,6 +404,33 @@ valid: bayesian_bootstrap, jzs_bf, t_posterior
         return BAYES_TESTS[name]
     except (KeyError, TypeError):
         raise unknown_name("Bayesian test", str(name), BAYES_TESTS) from None
+
+
+def legend_of(name: str) -> str:
+    """The short name of test `name` (a significance or a Bayesian test) in the legends of
+    figures: its registration's ``legend``, else its name.
+
+    Examples
+    --------
+    >>> legend_of("paired_bootstrap"), legend_of("jzs_bf"), legend_of("toy")
+    ('bootstrap', 'JZS Bayes factor', 'toy')
+    """
+    spec = TESTS.get(name) or BAYES_TESTS.get(name)
+    return (spec.legend or spec.name) if spec is not None else str(name)
+
+
+def position_of(name: str) -> int | None:
+    """The position of test `name` in the registries (significance tests, then Bayesian
+    tests, in registration order; None for an unregistered name): the one order of their
+    colours in figures (:func:`irsim.report.colour_of`).
+
+    Examples
+    --------
+    >>> position_of("t"), position_of("jzs_bf") == len(TESTS), position_of("toy")
+    (0, True, None)
+    """
+    names = [*TESTS, *BAYES_TESTS]
+    return names.index(name) if name in names else None
 
 
 def get_ci_method(name: str) -> CIMethodSpec:

@@ -20,6 +20,7 @@ from matplotlib.ticker import MaxNLocator
 from irsim.report import figure_lines, markdown_table, safe_name, save_figure
 from irsim.report.plots import FIGURES as ASL_FIGURES
 from irsim.report.plots import asl_curves
+from irsim.stats.registry import legend_of
 
 __all__ = ["sections", "mr_pt_curves", "swap_rate_curves", "tau_matrix", "pvalue_matrices",
            "bayes_sections", "bayes_plot", "FIGURES"]
@@ -28,8 +29,6 @@ __all__ = ["sections", "mr_pt_curves", "swap_rate_curves", "tau_matrix", "pvalue
 #: (``<metric>`` as :func:`irsim.report.safe_name` spells it).
 FIGURES = (*ASL_FIGURES, "mr_pt_curves.png", "swap_rates_<kind>.png", "tau_matrix.png",
            "pvalues_<metric>.png", "bayes_discpower.png")
-_BAYES_LABELS = {"jzs_bf": "JZS Bayes factor", "t_posterior": "t posterior (HDI+ROPE)",
-                 "bayesian_bootstrap": "Bayesian bootstrap"}
 
 
 def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
@@ -174,7 +173,7 @@ def bayes_plot(bayes_discpower: pa.Table, out_dir: str | Path) -> list[Path]:
     ax.plot(df["t_sensitivity"].to_numpy(np.float64), y, linestyle="none", marker="D",
             markersize=6, color="black", label=f"t test: share p < {t_alpha:g}")
     ax.set_yticks(y)
-    ax.set_yticklabels([f"{m} | {_BAYES_LABELS.get(t, t)}"
+    ax.set_yticklabels([f"{m} | {legend_of(t)}"
                         for m, t in zip(df["metric"], df["test"], strict=True)], fontsize=8)
     ax.set_xlim(0.0, 1.0)
     ax.set_ylim(-0.6, rows - 0.4)

@@ -11,15 +11,13 @@ import pyarrow.compute as pc
 from matplotlib.figure import Figure
 
 from irsim.report import figure_lines, markdown_table, save_figure, type_m_s
-from irsim.stats.registry import SIMULTANEOUS
+from irsim.stats.registry import SIMULTANEOUS, legend_of
 
 __all__ = ["FIGURES", "sections", "rates_plot", "bayes_sections", "bayes_plot"]
 
 #: The PNGs the report draws (one per metric and test, and with ``experiment.bayes`` one per
 #: metric; non-alphanumerics become ``_``).
 FIGURES = ("multiple_testing_<metric>_<test>.png", "bayes_multiple_testing_<metric>.png")
-_BAYES_LABELS = {"jzs_bf": "JZS Bayes factor", "t_posterior": "t posterior (HDI+ROPE)",
-                 "bayesian_bootstrap": "Bayesian bootstrap"}
 
 #: Panels of a figure: (column, y-axis label).
 _PANELS = (("fwer", "family-wise error rate"), ("fdr", "false discovery rate"),
@@ -283,7 +281,7 @@ def bayes_plot(view: pa.Table, out_dir: Path) -> list[Path]:
                     r = cell[(cell["n"] == n) & (cell["share_null"] == share)
                              & (cell["method"] == method) & (cell["test"] == test)]
                     r = r.sort_values("m")
-                    name = _BAYES_LABELS.get(test, test) if method == "bayes" else (
+                    name = legend_of(test) if method == "bayes" else (
                         f"{test} (p <= {float(r['alpha'].iloc[0]):g})" if len(r) else test)
                     ax.plot(r["m"], r[col], marker=_MARKERS[k % len(_MARKERS)],
                             linestyle="--" if method == "test" else "-",

@@ -13,7 +13,8 @@ import pyarrow as pa
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 
-from irsim.report import figure_lines, markdown_table, save_figure, type_m_s
+from irsim.report import colour_of, figure_lines, markdown_table, save_figure, type_m_s
+from irsim.stats.registry import legend_of
 
 __all__ = ["FIGURES", "sections", "nearest_alpha", "summary_table", "type1_plots", "power_plots",
            "type3_plots", "families_wide", "urbano_sections", "bayes_summary", "bayes_plots",
@@ -23,9 +24,6 @@ __all__ = ["FIGURES", "sections", "nearest_alpha", "summary_table", "type1_plots
 #: ``one-sided`` for design=urbano2019; ``type3_error.png`` by design=urbano2019 only).
 FIGURES = ("type1_error_<tail>.png", "power_<tail>.png", "type3_error.png",
            *type_m_s.FIGURES, "bayes_decisions.png")
-_COLORS = {"t": "tab:blue", "wilcoxon": "tab:orange", "sign": "tab:green",
-           "randomisation": "tab:red", "paired_bootstrap": "tab:purple"}
-_LABELS = type_m_s.TEST_LABELS
 
 
 def nearest_alpha(alphas, target: float = 0.05) -> float:
@@ -131,8 +129,8 @@ def _legend(fig: Figure, tests: list[str]) -> None:
     from matplotlib.lines import Line2D
 
     height = fig.get_figheight()
-    handles = [Line2D([], [], color=_COLORS.get(t, "black"), marker="o", markersize=4,
-                      label=_LABELS.get(t, t)) for t in tests]
+    handles = [Line2D([], [], color=colour_of(t), marker="o", markersize=4,
+                      label=legend_of(t)) for t in tests]
     fig.legend(handles=handles, loc="upper center", ncol=len(handles), fontsize=9,
                frameon=False, bbox_to_anchor=(0.5, 1 - 0.42 / height))
 
@@ -191,7 +189,7 @@ def type1_plots(table: pa.Table, out_dir: Path) -> list[Path]:
             for k, test, r in _by_test(cell, tests, "alpha"):
                 _series(ax, r["alpha"], np.maximum(r["rate"], floor),
                         np.maximum(r["ci_lo"], floor), np.maximum(r["ci_hi"], floor),
-                        _COLORS.get(test, "black"), k, len(tests), log=True,
+                        colour_of(test), k, len(tests), log=True,
                         band_alpha=0.12)
             ax.set_xscale("log")
             ax.set_yscale("log")
@@ -229,7 +227,7 @@ def power_plots(table: pa.Table, out_dir: Path, alpha: float = 0.05) -> list[Pat
             ax.axhline(alpha, color="grey", linestyle="--", linewidth=0.8)
             for k, test, r in _by_test(cell, tests, "delta"):
                 _series(ax, r["delta"], r["rate"], r["ci_lo"], r["ci_hi"],
-                        _COLORS.get(test, "black"), k, len(tests))
+                        colour_of(test), k, len(tests))
             if not _single_xlim(ax, part["delta"]):
                 ax.set_xlim(min(0.0, part["delta"].min()), dmax * 1.02)
             ax.set_ylim(0, 1.02)
@@ -336,7 +334,7 @@ def type3_plots(table: pa.Table, out_dir: Path, alpha: float = 0.05) -> list[Pat
     for ax, metric, n, cell, edges in _panels(df, axes, metrics, sizes):
         for k, test, r in _by_test(cell, tests, "delta"):
             _series(ax, r["delta"], r["rate"], r["ci_lo"], r["ci_hi"],
-                    _COLORS.get(test, "black"), k, len(tests))
+                    colour_of(test), k, len(tests))
         top = max(float(df["ci_hi"].max()) * 1.05, 1e-3)
         # a single delta: its markers whole, also at a rate of 0
         ax.set_ylim(-0.03 * top if _single_xlim(ax, df["delta"]) else 0, top)
@@ -408,10 +406,6 @@ def urbano_sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
 # ------------------------------------------------------------------ Bayesian decisions
 
 
-_BAYES_COLORS = {"jzs_bf": "tab:olive", "t_posterior": "tab:cyan",
-                 "bayesian_bootstrap": "tab:brown"}
-_BAYES_LABELS = {"jzs_bf": "JZS Bayes factor", "t_posterior": "t posterior (HDI+ROPE)",
-                 "bayesian_bootstrap": "Bayesian bootstrap"}
 
 
 def _t_rates(tables: dict[str, pa.Table], alpha: float = 0.05) -> tuple[pd.DataFrame, float]:
@@ -515,7 +509,7 @@ def bayes_plots(tables: dict[str, pa.Table], out_dir: Path, alpha: float = 0.05
     tests = list(dict.fromkeys(df["test"]))
     for ax, metric, n, cell, edges in _panels(df, axes, metrics, sizes):
         for k, test, r in _by_test(cell, tests, "delta"):
-            colour = _BAYES_COLORS.get(test, "black")
+            colour = colour_of(test)
             _series(ax, r["delta"], r["different_rate"], r["different_lo"],
                     r["different_hi"], colour, k, len(tests) + 1)
             ax.plot(r["delta"], r["equivalent_rate"], color=colour, linestyle="--",
@@ -534,8 +528,8 @@ def bayes_plots(tables: dict[str, pa.Table], out_dir: Path, alpha: float = 0.05
         _finish_panel(ax, cell, metric, n, **edges,
                       xlabel="true difference in mean (delta)", ylabel="share of trials")
     height = fig.get_figheight()
-    handles = [Line2D([], [], color=_BAYES_COLORS.get(b, "black"), marker="o", markersize=4,
-                      label=_BAYES_LABELS.get(b, b)) for b in tests]
+    handles = [Line2D([], [], color=colour_of(b), marker="o", markersize=4,
+                      label=legend_of(b)) for b in tests]
     if not t.empty:
         handles.append(Line2D([], [], color="black", marker="o", markersize=4,
                               label="t test"))
