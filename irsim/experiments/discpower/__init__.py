@@ -59,6 +59,7 @@ are integer counters, per-replicate values or top-k lists merged exactly
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 from dataclasses import dataclass, field
@@ -105,7 +106,6 @@ from irsim.experiments.discpower.stability import (
 from irsim.kit.bins import ABSOLUTE
 from irsim.kit.common import (
     PAIR_UNIT,
-    BayesFields,
     BayesOptions,
     BayesRules,
     aligned_block,
@@ -123,7 +123,7 @@ from irsim.kit.tables import SWAP_RATES, SWAP_SUMMARY
 from irsim.params import fingerprint, option
 from irsim.registry import Headline, study
 from irsim.rng import REPLICATE_BLOCK
-from irsim.stats._validation import PValueMode
+from irsim.stats._validation import PVALUE_MODES, PValueMode
 from irsim.stats.bayes import DECISIONS
 from irsim.stats.multiple import CORRECTIONS, Correction, adjust
 from irsim.stats.registry import TESTS, get_test
@@ -265,85 +265,114 @@ class Variant:
 
 
 @dataclass(frozen=True)
-class DiscPower(BayesFields):
+class DiscPower:
     """The discriminative-power study with Sakai's (2006) companion methods.
 
-    Parameters as :class:`Config` (checked and normalised by :func:`make`; ``alphas`` is
-    ``alpha`` as a tuple, ``options`` the Wilcoxon and sign-test options as a
-    :class:`~.pairtests.TestOptions`), plus the global ``seed`` and the
-    shard sizes ``shard_items`` (pairs, rounded up to a multiple of 256) and
-    ``shard_replicates`` (rounded up to a multiple of 250); None: :meth:`shard_shape`
-    chooses. Neither changes any result; memory per kernel step is bounded by the fixed
-    256 x 250 units.
+    Parameters
+    ----------
+    config : Config
+        The study's parameters, normalised and checked by :func:`make` (or
+        :meth:`from_config`; :meth:`of` builds one from keywords).
+    seed : int
+    shard_items, shard_replicates : int, optional
+        Shard sizes: pairs (rounded up to a multiple of 256) and replicates (rounded up to a
+        multiple of 250); None: :meth:`shard_shape` chooses. Neither changes any result;
+        memory per kernel step is bounded by the fixed 256 x 250 units.
 
     Examples
     --------
     >>> from irsim.data.synthetic import synthetic_scores
     >>> from irsim.engine import run_study
     >>> m = synthetic_scores(systems=6, topics=20, seed=1).matrix
-    >>> tables, info = run_study(DiscPower(B=200, seed=3), m)
+    >>> tables, info = run_study(DiscPower.of(B=200, seed=3), m)
     >>> tables["asl"].num_rows            # 15 pairs x 2 tests
     30
-    >>> study = DiscPower(B=250, seed=3, gmean=True, stability=True, fuzziness=(0.05,),
-    ...                   swap=True, rankcorr=True)
+    >>> study = DiscPower.of(B=250, seed=3, gmean=True, stability=True, fuzziness=[0.05],
+    ...                      swap=True, rankcorr=True)
     >>> tables, _ = run_study(study, m)
     >>> sorted(tables)
     ['asl', 'discpower', 'rankcorr', 'stability', 'swap_rates', 'swap_summary']
     >>> tables["rankcorr"].select(["metric_a", "metric_b"]).to_pylist()
     [{'metric_a': 'synthetic', 'metric_b': 'G synthetic'}]
-    >>> study = DiscPower(tests=("t", "wilcoxon", "sign"), correction="holm", agreement=True)
+    >>> study = DiscPower.of(tests=["t", "wilcoxon", "sign"], correction="holm", agreement=True)
     >>> tables, _ = run_study(study, m)
     >>> sorted(tables), tables["test_agreement"].num_rows   # 3 test pairs x 2 alphas
     (['asl', 'discpower', 'test_agreement'], 6)
     """
 
-    tests: tuple[str, ...] = tuple(_DEFAULT.tests)
-    B: int = _DEFAULT.B
-    alphas: tuple[float, ...] = tuple(_DEFAULT.alpha)
+    config: Config = field(default_factory=Config)
     seed: int = 0
-    pvalue: str = _DEFAULT.pvalue
-    gmean: bool = _DEFAULT.gmean
-    stability: bool = _DEFAULT.stability
-    fuzziness: tuple[float, ...] = DEFAULT_FUZZINESS
-    swap: bool = _DEFAULT.swap
-    swap_confidence: tuple[float, ...] = tuple(_DEFAULT.swap_confidence)
-    rankcorr: bool = _DEFAULT.rankcorr
-    estimated_diff: bool = _DEFAULT.estimated_diff
-    correction: str = _DEFAULT.correction
-    agreement: bool = _DEFAULT.agreement
-    options: TestOptions = TestOptions()
     shard_items: int | None = None
     shard_replicates: int | None = None
     name: str = field(default="discpower", init=False)
+
+    @classmethod
+    def from_config(cls, config: Config, *, seed: int, shards: Shards | None = None
+                    ) -> DiscPower:
+        """The study of `config`, its parameters checked and normalised (what :func:`make`
+        does before it looks at the data)."""
+        shards = shards or Shards()
+        return cls(_normalised(config), seed=int(seed),
+                   shard_items=_shard_size(shards.items, "shard_items"),
+                   shard_replicates=_shard_size(shards.replicates, "shard_replicates"))
+
+    @classmethod
+    def of(cls, *, seed: int = 0, shard_items: int | None = None,
+           shard_replicates: int | None = None, **params: Any) -> DiscPower:
+        """The study of ``Config(**params)`` (:meth:`from_config`): the short way to build one
+        in Python.
+
+        Examples
+        --------
+        >>> s = DiscPower.of(B=200, alpha=0.05, tests=["t"], seed=3)
+        >>> s.config.alpha, s.config.tests, s.seed
+        ([0.05], ['t'], 3)
+        """
+        return cls.from_config(Config(**params), seed=seed,
+                               shards=Shards(shard_items, shard_replicates))
+
+    @property
+    def options(self) -> TestOptions:
+        """The options of the Wilcoxon and sign tests (:class:`~.pairtests.TestOptions`)."""
+        c = self.config
+        return TestOptions(wilcoxon_method=c.wilcoxon_method,
+                           wilcoxon_correction=c.wilcoxon_correction,
+                           wilcoxon_zero_method=c.wilcoxon_zero_method,
+                           sign_threshold=c.sign_threshold)
+
+    @property
+    def bayes_rules(self) -> BayesRules:
+        """The Bayesian tests and their rules (:class:`~irsim.kit.common.BayesRules`)."""
+        return BayesRules.of(self.config)
 
     @property
     def t_alpha(self) -> float:
         """Level of the paired t test beside the Bayesian decisions: ``1 - bayes_prob``
         (rounded to 12 decimals: 0.05 for 0.95)."""
-        return round(1.0 - self.bayes_prob, 12)
+        return round(1.0 - self.config.bayes_prob, 12)
 
     def bayes_variants(self, data: ScoreMatrix) -> list[int]:
         """Indices of the variants the Bayesian tests decide (arithmetic means: ``<metric>``
         and ``AG <metric>``); none without ``bayes``."""
         return ([i for i, v in enumerate(self.variants(data)) if v.kind != "g"]
-                if self.bayes else [])
+                if self.config.bayes else [])
 
     @property
     def k(self) -> int:
         """How many of the largest replicates per pair the estimated difference needs."""
-        return max(1, math.ceil(max(self.alphas) * self.B - 1e-9))
+        return max(1, math.ceil(max(self.config.alpha) * self.config.B - 1e-9))
 
     @property
     def ranks(self) -> tuple[int, ...]:
         """Per alpha, the position (0-based, best first) of the replicate whose value is the
         estimated difference: ``ceil(alpha B) - 1``."""
-        return tuple(max(1, math.ceil(a * self.B - 1e-9)) - 1 for a in self.alphas)
+        return tuple(max(1, math.ceil(a * self.config.B - 1e-9)) - 1 for a in self.config.alpha)
 
     @property
     def keeps_topk(self) -> bool:
         """Whether shards keep top-k replicate lists (the estimated difference of a
         bootstrap test)."""
-        return self.estimated_diff and bool(set(self.tests) & set(TOPK_TESTS))
+        return self.config.estimated_diff and bool(set(self.config.tests) & set(TOPK_TESTS))
 
     def whole_replicates(self, pairs: int) -> bool:
         """Whether shards keep top-k lists and each spans all B replicates of its pairs
@@ -352,20 +381,20 @@ class DiscPower(BayesFields):
         instead of the list (field :attr:`~.fields.BootstrapFields.top`, merged on the
         driver). Either way the same values."""
         _, reps = self.shard_shape(pairs, topk=True)
-        return self.keeps_topk and aligned_block(reps, REPLICATE_BLOCK) >= self.B
+        return self.keeps_topk and aligned_block(reps, REPLICATE_BLOCK) >= self.config.B
 
     @property
     def sampled_methods(self) -> bool:
         """Whether any of stability, swap, rankcorr is on."""
-        return self.stability or self.swap or self.rankcorr
+        return self.config.stability or self.config.swap or self.config.rankcorr
 
     def variants(self, data: ScoreMatrix) -> tuple[Variant, ...]:
         """The metrics of the tables: every metric, then ``AG`` and ``G`` ones if gmean."""
-        out = [Variant(m, m, "mean", self.tests) for m in data.metrics]
-        if self.gmean:
+        out = [Variant(m, m, "mean", tuple(self.config.tests)) for m in data.metrics]
+        if self.config.gmean:
             # the unpaired tests compare geometric means (G), the others the logs (AG)
-            ag = tuple(t for t in self.tests if get_test(t).kind != "unpaired")
-            g = tuple(t for t in self.tests if get_test(t).kind == "unpaired")
+            ag = tuple(t for t in self.config.tests if get_test(t).kind != "unpaired")
+            g = tuple(t for t in self.config.tests if get_test(t).kind == "unpaired")
             out += [Variant(f"AG {m}", m, "ag", ag) for m in data.metrics]
             out += [Variant(f"G {m}", m, "g", g) for m in data.metrics]
         names = [v.name for v in out]
@@ -384,7 +413,7 @@ class DiscPower(BayesFields):
         resampled = any(get_test(t).monte_carlo for t in tests) or self.sampled_methods
         items, reps = self.shard_shape(_pairs(data), topk=self.keeps_topk)
         return shard_grid(_pairs(data), aligned_block(items, PAIR_UNIT),
-                          self.B if resampled else 0, aligned_block(reps, REPLICATE_BLOCK))
+                          self.config.B if resampled else 0, aligned_block(reps, REPLICATE_BLOCK))
 
     def shard_shape(self, pairs: int, *, topk: bool) -> tuple[int, int]:
         """Pairs x replicates per shard: the requested sizes, or else about
@@ -403,11 +432,11 @@ class DiscPower(BayesFields):
 
         Examples
         --------
-        >>> DiscPower(B=10_000).shard_shape(8256, topk=True)     # TREC-8: 17 shards
+        >>> DiscPower.of(B=10_000).shard_shape(8256, topk=True)     # TREC-8: 17 shards
         (512, 10000)
-        >>> DiscPower(B=10_000).shard_shape(190, topk=True)      # 20 systems: 10 shards
+        >>> DiscPower.of(B=10_000).shard_shape(190, topk=True)      # 20 systems: 10 shards
         (512, 1000)
-        >>> DiscPower(B=10_000).shard_shape(8256, topk=False)
+        >>> DiscPower.of(B=10_000).shard_shape(8256, topk=False)
         (4096, 1000)
         """
         if not topk:
@@ -415,10 +444,10 @@ class DiscPower(BayesFields):
         else:
             # a pair unit's top-k buffer (up to 8 k entries of 24 bytes) bounds the range
             whole = PAIR_UNIT * 8 * self.k * 24 <= TOPK_UNIT_BYTES
-            reps = self.B if whole else min(self.B, 16_000)
+            reps = self.config.B if whole else min(self.config.B, 16_000)
             items = min(4096, aligned_block(-(-SHARD_WORK // reps), PAIR_UNIT))
             blocks = -(-pairs // items)
-            while blocks * -(-self.B // reps) < MIN_SHARDS and reps > 1000:
+            while blocks * -(-self.config.B // reps) < MIN_SHARDS and reps > 1000:
                 reps = max(1000, aligned_block(reps // 2, REPLICATE_BLOCK))
         return (items if self.shard_items is None else self.shard_items,
                 reps if self.shard_replicates is None else self.shard_replicates)
@@ -426,14 +455,12 @@ class DiscPower(BayesFields):
     def fingerprint(self) -> dict:
         """Parameters that determine the tables (from :class:`Config`,
         :func:`irsim.params.fingerprint`; `top_systems` and `top_by` through the data)."""
-        return fingerprint(self, Config, renamed={"alpha": "alphas", **{
-            k: f"options.{k}" for k in ("wilcoxon_method", "wilcoxon_correction",
-                                        "wilcoxon_zero_method", "sign_threshold")}})
+        return fingerprint(self, Config)
 
     def fields(self, data: ScoreMatrix) -> dict[str, Kind]:
         """Per pair: test counters and top-k replicates, stability counters; per replicate:
         Tukey null ranges, swap-set statistics, rank-correlation sums; swap bin counters."""
-        P, B, out = _pairs(data), self.B, {}
+        P, B, out = _pairs(data), self.config.B, {}
         whole = self.whole_replicates(P)
         for vi, v in enumerate(self.variants(data)):
             for test in ("paired_bootstrap", "unpaired_bootstrap"):
@@ -441,8 +468,8 @@ class DiscPower(BayesFields):
                     f = BootstrapFields.of(test, vi)
                     out[f.count] = Count((P,), along="items")
                     if whole:  # the estimated difference's values at self.ranks
-                        out[f.kth] = Slab((P, len(self.alphas)), along="items")
-                    elif self.estimated_diff:  # paired: |mean| of the sample beside |t*|
+                        out[f.kth] = Slab((P, len(self.config.alpha)), along="items")
+                    elif self.config.estimated_diff:  # paired: |mean| of the sample beside |t*|
                         out[f.top] = TopK(P, self.k, aux=int(f.test == "paired"))
             perm = PermutationFields(vi)
             if any(get_test(t).batched == "tukey_ranges" for t in v.tests):
@@ -452,22 +479,22 @@ class DiscPower(BayesFields):
         sampled = self.sampled(data)
         for x, vi in enumerate(sampled):
             s = SampleFields(vi)
-            if self.stability:
+            if self.config.stability:
                 for name in (s.gt_xy, s.gt_yx):
-                    out[name] = Count((P, len(self.fuzziness)), along="items")
-            if self.swap:
+                    out[name] = Count((P, len(self.config.fuzziness)), along="items")
+            if self.config.swap:
                 out[s.swap_comps] = Count((ABSOLUTE.count,))
                 out[s.swap_swaps] = Count((ABSOLUTE.count,))
                 out[s.max_perf] = Slab((B,), along="reps")
-            if self.rankcorr:
+            if self.config.rankcorr:
                 out[s.ties] = Count((B,), along="reps")
                 for vj in sampled[x + 1:]:
                     out[s.conc(vj)] = Count((B,), along="reps")
-        if self.swap:
+        if self.config.swap:
             for name in (SampleFields.UNIQUE, SampleFields.OVERLAP):
                 out[name] = Slab((B,), along="reps", dtype="int64", fill=0)
         for vi in self.bayes_variants(data):  # per pair: decision code, evidence (issue 28)
-            for test in self.bayes:
+            for test in self.config.bayes:
                 f = BayesDecisionFields(vi, test)
                 out[f.code] = Slab((P,), along="items", dtype="int64", fill=-1)
                 out[f.value] = Slab((P, 3), along="items")
@@ -482,8 +509,8 @@ class DiscPower(BayesFields):
             for vi, v in enumerate(self.variants(data)):
                 for test in _by_function(v.tests) if r1 > r0 else ():
                     out[PermutationFields(vi).pair_asl(test)] = resampled_pair_asl(
-                        test, _values(v, data), ia, ib, B=self.B, seed=self.seed,
-                        pvalue=self.pvalue, options=self.options)
+                        test, _values(v, data), ia, ib, B=self.config.B, seed=self.seed,
+                        pvalue=self.config.pvalue, options=self.options)
             out.update(self.bayes_kernel(shard, data))
         return out
 
@@ -500,12 +527,12 @@ class DiscPower(BayesFields):
         rules = self.bayes_rules
         for vi in self.bayes_variants(data):
             x = _values(variants[vi], data)
-            for test in self.bayes:
+            for test in self.config.bayes:
                 code = np.empty(p1 - p0, np.int64)
                 value = np.full((p1 - p0, 3), np.nan)
                 for a, b in unit_ranges(p0, p1, PAIR_UNIT):  # loop over 256-pair units
-                    res = rules.decide(test, x[ia[a:b]], x[ib[a:b]], B=self.B, seed=self.seed,
-                                       study=f"discpower/{test}")
+                    res = rules.decide(test, x[ia[a:b]], x[ib[a:b]], B=self.config.B,
+                                       seed=self.seed, study=f"discpower/{test}")
                     code[a - p0:b - p0] = decision_codes(np.atleast_1d(res.decision))
                     if test == "jzs_bf":
                         value[a - p0:b - p0, 0] = res.bf10
@@ -520,7 +547,7 @@ class DiscPower(BayesFields):
     def finalize(self, merged: dict[str, Any], data: ScoreMatrix) -> dict[str, pa.Table]:
         """``asl`` and ``discpower``; ``test_agreement``, ``stability``, ``swap_*`` and
         ``rankcorr`` if on."""
-        n, B, P = len(data.topics), self.B, _pairs(data)
+        n, B, P = len(data.topics), self.config.B, _pairs(data)
         ia, ib = pair_index(len(data.systems))
         systems = np.asarray(data.systems, dtype=object)
         asl_cols: dict[str, list] = {c: [] for c in schema("asl").names}
@@ -533,18 +560,19 @@ class DiscPower(BayesFields):
             by_metric.append((v.name, {}))
             for test in v.tests:
                 if get_test(test).closed_form:
-                    asl, raw_by_alpha = closed_form_asl(test, _values(v, data), self.alphas,
+                    asl, raw_by_alpha = closed_form_asl(test, _values(v, data), self.config.alpha,
                                                         self.options)
                 else:
                     asl, raw_by_alpha = resampled_asl(self, test, vi, _values(v, data), merged)
                 # the Tukey tests are simultaneous over all pairs already
-                adjusted = asl if get_test(test).simultaneous else adjust(asl, self.correction)
+                adjusted = (asl if get_test(test).simultaneous
+                            else adjust(asl, self.config.correction))
                 by_metric[-1][1][test] = asl
                 for col, values in (("metric", [v.name] * P), ("test", [test] * P),
                                     ("system_a", systems[ia]), ("system_b", systems[ib]),
                                     ("diff", diff), ("asl", asl), ("asl_adjusted", adjusted)):
                     asl_cols[col].append(values)
-                for alpha in self.alphas:
+                for alpha in self.config.alpha:
                     sig = int(np.count_nonzero(asl < alpha))
                     sig_adj = int(np.count_nonzero(adjusted < alpha))
                     raw = raw_by_alpha[alpha]
@@ -552,30 +580,30 @@ class DiscPower(BayesFields):
                         "metric": v.name, "test": test, "alpha": alpha, "pairs": P,
                         "significant": sig, "sensitivity": sig / P,
                         "estimated_diff": None if raw is None else round_sig(raw, 2),
-                        "estimated_diff_raw": raw, "correction": self.correction,
+                        "estimated_diff_raw": raw, "correction": self.config.correction,
                         "significant_adjusted": sig_adj, "sensitivity_adjusted": sig_adj / P,
                     })
         out = {"asl": table("asl", {c: np.concatenate(parts) for c, parts in
                                       asl_cols.items()}),
                "discpower": table("discpower", dp_rows)}
-        if self.agreement:
-            out["test_agreement"] = agreement_table(by_metric, self.alphas)
+        if self.config.agreement:
+            out["test_agreement"] = agreement_table(by_metric, self.config.alpha)
         sampled = [(vi, variants[vi]) for vi in self.sampled(data)]
         fields = [(v.name, SampleFields(vi)) for vi, v in sampled]
-        if self.stability:
+        if self.config.stability:
             out["stability"] = stability_table(
                 [(name, merged[f.gt_xy], merged[f.gt_yx]) for name, f in fields],
-                self.fuzziness, B)
-        if self.swap:
+                self.config.fuzziness, B)
+        if self.config.swap:
             out["swap_rates"], out["swap_summary"] = swap_tables(
                 [(name, merged[f.swap_comps], merged[f.swap_swaps],
                   float(merged[f.max_perf].max())) for name, f in fields],
-                subset_size=n, samples=B, confidences=self.swap_confidence,
+                subset_size=n, samples=B, confidences=self.config.swap_confidence,
                 unique_total=int(merged[SampleFields.UNIQUE].sum()),
                 overlap_total=int(merged[SampleFields.OVERLAP].sum()), layout=ABSOLUTE)
-        if self.rankcorr:
+        if self.config.rankcorr:
             out["rankcorr"] = self._rankcorr(merged, data, sampled)
-        if self.bayes:
+        if self.config.bayes:
             out["bayes_pairs"], out["bayes_discpower"] = self._bayes_tables(merged, data)
         return out
 
@@ -597,10 +625,10 @@ class DiscPower(BayesFields):
             diff = _observed_diff(v, data)
             t_asl, _ = closed_form_asl("t", _values(v, data), (self.t_alpha,), self.options)
             t_sig = t_asl < self.t_alpha
-            for test in self.bayes:
+            for test in self.config.bayes:
                 f = BayesDecisionFields(vi, test)
                 code, value = merged[f.code], merged[f.value]
-                rule = rules.rule(test, self.B)
+                rule = rules.rule(test, self.config.B)
                 for col, vals in (("metric", [v.name] * P), ("test", [test] * P),
                                   ("rule", [rule] * P), ("system_a", systems[ia]),
                                   ("system_b", systems[ib]), ("diff", diff),
@@ -629,7 +657,8 @@ class DiscPower(BayesFields):
 
     def asl_of(self, count: np.ndarray) -> np.ndarray:
         """Monte Carlo ASL of replicate counts: ``count/B`` or ``(count+1)/(B+1)``."""
-        return count / self.B if self.pvalue == "count" else (count + 1) / (self.B + 1)
+        B = self.config.B
+        return count / B if self.config.pvalue == "count" else (count + 1) / (B + 1)
 
     def _rankcorr(self, merged: dict[str, Any], data: ScoreMatrix,
                   sampled: list[tuple[int, Variant]]) -> pa.Table:
@@ -850,8 +879,8 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     >>> from irsim.data.synthetic import synthetic_scores
     >>> m = synthetic_scores(systems=6, topics=20, seed=1).matrix
     >>> study, data = make(Config(B=200, alpha=0.05), m, seed=3, shards=Shards())
-    >>> study.alphas, study.shard_shape(15, topk=True)
-    ((0.05,), (4096, 200))
+    >>> study.config.alpha, study.shard_shape(15, topk=True)
+    ([0.05], (4096, 200))
     >>> from irsim.errors import python_parameters
     >>> with python_parameters():  # messages name keywords (the CLI: experiment.B)
     ...     make(Config(B=0), m, seed=3, shards=Shards())
@@ -859,15 +888,38 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     ...
     irsim.errors.ConfigError: B must be an integer >= 1, got 0
     """
-    c = config
-    tests = tuple(c.tests)
+    study = DiscPower.from_config(config, seed=seed, shards=shards)
+    if config.top_systems is not None:
+        data = _top_systems(data, config.top_systems, config.top_by)
+    _check_data(study, data)
+    c = study.config
+    specs = [get_test(t) for t in c.tests]
+    if any(s.batched == "paired_bootstrap" for s in specs):  # 2 topics: t* = 0 always
+        check_paired_bootstrap_topics(len(data.topics), param("tests"))
+    monte_carlo = [s.name for s in specs if s.monte_carlo and not s.simultaneous]
+    if c.correction in ("bonferroni", "holm") and monte_carlo:
+        need = math.ceil(_pairs(data) / max(c.alpha))
+        if c.B < need:  # the smallest Monte Carlo ASL, 1/(B+1), cannot pass alpha/pairs
+            _LOG.warning("%s with B=%d: a Monte Carlo ASL of %s %s after the correction; "
+                         "B >= %d is needed", c.correction, c.B, ", ".join(monte_carlo),
+                         "passes alpha only when its count is 0 (pvalue=count)"
+                         if c.pvalue == "count" else "can never pass alpha", need)
+    return study, data
+
+
+def _normalised(c: Config) -> Config:
+    """`c` checked beyond its fields' bounds (tests known, listed once; flags true or false;
+    the choices; lists not empty nor repeated; ``B * alpha >= 1`` with a Monte Carlo test)
+    and normalised (the fuzziness sorted, the Bayesian options as :class:`BayesRules` holds
+    them)."""
+    tests = list(c.tests)
     for t in tests:
         if t not in TESTS:
             raise unknown_name("test for experiment=discpower", t, TESTS)
     if not tests:
         raise ConfigError(f"{param('tests')} must list at least one test")
     if len(set(tests)) != len(tests):
-        raise ConfigError(f"{param('tests')} lists a test twice: {list(tests)}")
+        raise ConfigError(f"{param('tests')} lists a test twice: {tests}")
     flags = {}
     for flag in ("gmean", "stability", "swap", "rankcorr", "estimated_diff", "agreement",
                  "wilcoxon_correction"):
@@ -876,52 +928,25 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
             raise ConfigError(f"{param(flag)} must be true or false, got {value!r}")
         flags[flag] = bool(value)
     for key, valid in (("correction", CORRECTIONS), ("wilcoxon_method", WILCOXON_METHODS),
-                       ("wilcoxon_zero_method", ZERO_METHODS)):
+                       ("wilcoxon_zero_method", ZERO_METHODS), ("pvalue", PVALUE_MODES)):
         if getattr(c, key) not in valid:
             raise unknown_name(f"{param(key)} value", str(getattr(c, key)), valid)
-    options = TestOptions(wilcoxon_method=c.wilcoxon_method,
-                          wilcoxon_correction=flags.pop("wilcoxon_correction"),
-                          wilcoxon_zero_method=c.wilcoxon_zero_method,
-                          sign_threshold=c.sign_threshold)
-    shard_items, shard_replicates = shards.items, shards.replicates  # None: shard_shape
-    study = DiscPower(
-        tests=tests,
-        B=c.B,
-        alphas=check_listed(c.alpha, param("alpha"), "significance level"),
-        seed=int(seed),
-        pvalue=c.pvalue,
-        correction=c.correction,
-        options=options,
-        fuzziness=check_fuzziness(c.fuzziness, param("fuzziness")),
-        swap_confidence=check_listed(c.swap_confidence, param("swap_confidence"),
-                                     "confidence level"),
-        shard_items=None if shard_items is None else check_positive_int(
-            shard_items, param("shard_items", "engine")),
-        shard_replicates=None if shard_replicates is None else check_positive_int(
-            shard_replicates, param("shard_replicates", "engine")),
-        **BayesRules.of(c).options(),
-        **flags,
-    )
-    if study.pvalue not in ("count", "plus_one"):
-        raise ConfigError(f"{param('pvalue')} must be 'count' or 'plus_one', got "
-                          f"{study.pvalue!r}")
-    if c.top_systems is not None:
-        data = _top_systems(data, c.top_systems, c.top_by)
-    _check_data(study, data)
-    specs = [get_test(t) for t in tests]
-    if any(s.monte_carlo for s in specs):  # an ASL moves in steps of 1/B
-        check_resamples(study.B, study.alphas, param("B"), param("alpha"))
-    if any(s.batched == "paired_bootstrap" for s in specs):  # 2 topics: t* = 0 always
-        check_paired_bootstrap_topics(len(data.topics), param("tests"))
-    monte_carlo = [s.name for s in specs if s.monte_carlo and not s.simultaneous]
-    if study.correction in ("bonferroni", "holm") and monte_carlo:
-        need = math.ceil(_pairs(data) / max(study.alphas))
-        if study.B < need:  # the smallest Monte Carlo ASL, 1/(B+1), cannot pass alpha/pairs
-            _LOG.warning("%s with B=%d: a Monte Carlo ASL of %s %s after the correction; "
-                         "B >= %d is needed", study.correction, study.B, ", ".join(monte_carlo),
-                         "passes alpha only when its count is 0 (pvalue=count)"
-                         if study.pvalue == "count" else "can never pass alpha", need)
-    return study, data
+    rules = BayesRules.of(c).options()
+    c = dataclasses.replace(
+        c, tests=tests, alpha=list(check_listed(c.alpha, param("alpha"), "significance level")),
+        fuzziness=list(check_fuzziness(c.fuzziness, param("fuzziness"))),
+        swap_confidence=list(check_listed(c.swap_confidence, param("swap_confidence"),
+                                          "confidence level")),
+        sign_threshold=float(c.sign_threshold), **flags,
+        **{k: list(v) if k == "bayes" else v for k, v in rules.items()})
+    if any(get_test(t).monte_carlo for t in tests):  # an ASL moves in steps of 1/B
+        check_resamples(c.B, c.alpha, param("B"), param("alpha"))
+    return c
+
+
+def _shard_size(value: int | None, key: str) -> int | None:
+    """A requested shard size (None: :meth:`DiscPower.shard_shape` chooses)."""
+    return None if value is None else check_positive_int(value, param(key, "engine"))
 
 
 def _top_systems(matrix: ScoreMatrix, count: int, by: str | None) -> ScoreMatrix:
@@ -945,15 +970,15 @@ def _check_data(study: DiscPower, data: ScoreMatrix) -> None:
     variants = study.variants(data)
     tests = {t for v in variants for t in v.tests}
     batched = {get_test(t).batched for t in tests}
-    need = working_bytes(len(data.topics), study.B, paired="paired_bootstrap" in batched
+    need = working_bytes(len(data.topics), study.config.B, paired="paired_bootstrap" in batched
                          or study.sampled_methods, unpaired="unpaired_bootstrap" in batched,
-                         swap=study.swap)
-    check_memory(need, f"discpower's bootstrap samples ({min(study.B, 1000)} replicates of "
+                         swap=study.config.swap)
+    check_memory(need, f"discpower's bootstrap samples ({min(study.config.B, 1000)} replicates of "
                  f"{len(data.topics)} topics at once)", f"{param('B')} or the number of "
                  f"topics (or leave out unpaired_bootstrap, swap)")
-    if study.estimated_diff:
+    if study.config.estimated_diff:
         lists = len(variants) * sum(t in ("paired_bootstrap", "unpaired_bootstrap")
-                                    for t in study.tests)
+                                    for t in study.config.tests)
         need = 24 * _pairs(data) * study.k * max(lists, 1)
         if need > TOPK_BUDGET:
             raise ConfigError(
@@ -961,12 +986,12 @@ def _check_data(study: DiscPower, data: ScoreMatrix) -> None:
                 f"of {_pairs(data)} pairs ({need / 2**30:.1f} GiB, over the "
                 f"{TOPK_BUDGET / 2**30:.0f} GiB budget); set "
                 f"{param('estimated_diff')}=false (ASLs stay exact) or lower B or alpha")
-    if study.gmean:
+    if study.config.gmean:
         for m in data.metrics:
             if float(data.metric(m).min()) < 0:
                 raise InputError(f"G-metrics need scores >= 0, metric {m} has "
                                  f"{float(data.metric(m).min())}",
                                  file=data.source or "score matrix")
-    if study.rankcorr and sum(v.sampled for v in variants) < 2:
+    if study.config.rankcorr and sum(v.sampled for v in variants) < 2:
         raise ConfigError(f"{param('rankcorr')} needs at least two metrics (or "
                           f"{param('gmean')}=true)")
