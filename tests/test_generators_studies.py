@@ -149,9 +149,9 @@ def test_multiple_testing_draws_through_joint_collections(monkeypatch, null_marg
     data = mt_prepare([model], systems=systems, shares=(share,), spread=0.05)
     seen = _record(monkeypatch, MultipleTesting, "_count",
                    lambda self, x, m0, key, row, out, means: (x.copy(), m0, key, means.copy()))
-    study = MultipleTesting(sizes=(n,), systems=systems, shares=(share,), alphas=(0.05,),
-                            tests=("t",), corrections=("none",), trials=TRIALS, seed=seed,
-                            null_margins=null_margins, shard_items=2)
+    study = MultipleTesting.of(sizes=(n,), systems=systems, share_null=(share,), alpha=(0.05,),
+                               tests=("t",), corrections=("none",), trials=TRIALS, seed=seed,
+                               null_margins=null_margins, shard_items=2)
     run_study(study, data)
     assert len(seen) == len(BLOCKS) * len(systems)  # per block, each layout
     calls = iter(seen)

@@ -297,7 +297,7 @@ def test_urbano_design_agrees_with_type_2_and_type_3_and_any_sharding():
 
 
 # ---------------------------------------------------------------------- multiple_testing
-MT = dict(sizes=(12,), systems=(5,), shares=(0.4, 1.0), alphas=(0.05, 0.2),
+MT = dict(sizes=(12,), systems=(5,), share_null=(0.4, 1.0), alpha=(0.05, 0.2),
           tests=("t", "sign"), corrections=("none", "holm"), trials=250, seed=2,
           sign_threshold=0.01)
 
@@ -315,7 +315,7 @@ def mt_data():
 def mt_tables(mt_data):
     from irsim.experiments.multiple_testing import MultipleTesting
 
-    return run_study(MultipleTesting(**MT), mt_data)[0]
+    return run_study(MultipleTesting.of(**MT), mt_data)[0]
 
 
 @pytest.mark.slow  # over 4 s on a loaded 2-core machine
@@ -340,15 +340,15 @@ def test_multiple_testing_loop_reference(mt_data, mt_tables):
 
     family = [0.001, 0.04, 0.012, 0.3, 0.0049, 0.02]
     assert holm(family, 0.05) == multipletests(family, 0.05, "holm")[0].tolist()
-    study = MultipleTesting(**MT)
+    study = MultipleTesting.of(**MT)
     model, n, m = mt_data.models[0], 12, 5
     m0 = true_null_count(m, 0.4)
     shifts = mt_data.shifts[0][(m, m0)]
     pairs = [(a, b) for a in range(m) for b in range(a + 1, m)]
     found = {}  # (test, correction, alpha) -> list of (ratio grid value, wrong sign)
     all_ratios = []
-    for a0 in range(0, study.trials, REPLICATE_BLOCK):
-        b0 = min(a0 + REPLICATE_BLOCK, study.trials)
+    for a0 in range(0, study.config.trials, REPLICATE_BLOCK):
+        b0 = min(a0 + REPLICATE_BLOCK, study.config.trials)
         draws = blocked_draws(study.seed, TOPIC_STREAM, (study_key(model.metric), n), a0, b0,
                               lambda rng, k: model.draw(rng, k, n))
         order, logit = model.latent(draws, n)
@@ -367,9 +367,9 @@ def test_multiple_testing_loop_reference(mt_data, mt_tables):
                 info.append((live, r, live and d * delta < 0))
                 if live:
                     all_ratios.append(r)
-            for test in study.tests:
-                for corr in study.corrections:
-                    for alpha in study.alphas:
+            for test in study.config.tests:
+                for corr in study.config.corrections:
+                    for alpha in study.config.alpha:
                         rej = ([v <= alpha for v in p[test]] if corr == "none" else
                                holm(p[test], alpha))
                         found.setdefault((test, corr, alpha), []).extend(
@@ -383,7 +383,7 @@ def test_multiple_testing_loop_reference(mt_data, mt_tables):
         row = tab[(tab.test == test) & (tab.correction == corr) & (tab.alpha == alpha)]
         assert len(row) == 1
         row = row.iloc[0]
-        assert row.trials == len(all_ratios) == study.trials * (len(pairs) - 1)
+        assert row.trials == len(all_ratios) == study.config.trials * (len(pairs) - 1)
         assert row.significant == len(hits)
         assert row.wrong_sign == sum(w for _, w in hits)
         ratios = sorted(r for r, _ in hits)
@@ -410,7 +410,7 @@ def test_multiple_testing_loop_reference(mt_data, mt_tables):
 def test_multiple_testing_shard_sizes_change_nothing(mt_data, mt_tables):
     from irsim.experiments.multiple_testing import MultipleTesting
 
-    tables, info = run_study(MultipleTesting(**MT, shard_items=1, shard_replicates=250),
+    tables, info = run_study(MultipleTesting.of(**MT, shard_items=1, shard_replicates=250),
                              mt_data)
     assert info["shards"] == 2 * 1
     pd.testing.assert_frame_equal(_frame(tables["type_m_s"]),

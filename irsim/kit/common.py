@@ -810,3 +810,91 @@ you mean 'mean'?); valid: mean, t
         from irsim.stats import get_test
 
         return get_test(test).keywords(self, stream=stream, key=key)
+
+
+def normalised_tests(config: Any, valid: Sequence[str], what: str) -> dict[str, Any]:
+    """The fields of a known-truth study's ``Config`` that :class:`SimulatedTests` reads,
+    checked beyond their bounds (the bounds are the fields' own) and normalised, as keyword
+    arguments of :func:`dataclasses.replace`: ``tests`` (at least one, each of `valid`,
+    named as `what`), ``alpha`` (at least one, none repeated) and the Bayesian options
+    (:meth:`BayesRules.options`; ``bayes`` as a list).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> c = SimpleNamespace(tests=["t"], alpha=[0.05], bayes=["jzs_bf"], **BAYES_OPTIONS)
+    >>> out = normalised_tests(c, ("t", "sign"), "test for experiment=toy")
+    >>> out["tests"], out["alpha"], out["bayes"], out["bayes_rope"]
+    (['t'], [0.05], ['jzs_bf'], 0.01)
+    >>> normalised_tests(SimpleNamespace(**{**vars(c), "tests": ["wilcox"]}), ("t", "sign"),
+    ...                  "test for experiment=toy")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: unknown test for experiment=toy 'wilcox'...
+    """
+    from irsim.errors import unknown_name
+
+    tests = [str(t) for t in config.tests]
+    if not tests:
+        raise ConfigError(f"{param('tests')} must list at least one test")
+    for t in tests:
+        if t not in valid:
+            raise unknown_name(what, t, valid)
+    rules = BayesRules.of(config).options()
+    return {"tests": tests,
+            "alpha": list(check_listed(config.alpha, param("alpha"), "significance level")),
+            **rules, "bayes": list(rules["bayes"])}
+
+
+class SimulatedTests:
+    """What a known-truth study that runs the paired tests on simulated topics (test_errors'
+    :class:`~irsim.experiments.test_errors.common.TrialTests`,
+    :class:`~irsim.experiments.multiple_testing.MultipleTesting`) derives from the
+    normalised ``Config`` it holds (``self.config``: its ``tests``, ``alpha``, ``B``, the
+    tests' options and the Bayesian ones, :func:`normalised_tests`) and its ``seed``: the
+    Bayesian rules, the rule ``B * alpha >= 1`` and the options of each test.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> @dataclass(frozen=True)
+    ... class Study(SimulatedTests):
+    ...     config: Any
+    ...     seed: int = 0
+    >>> c = SimpleNamespace(tests=["randomisation"], alpha=[0.05], B=99, pvalue="count",
+    ...                     sign_threshold=0.01, bayes=[], **BAYES_OPTIONS)
+    >>> Study(c).test_options("sign", "toy", (0,))
+    {'threshold': 0.01}
+    >>> o = Study(c, seed=3).test_options("randomisation", "toy", (3,))
+    >>> o["B"], o["seed"], o["key"], o["study"], o["pvalue_mode"]
+    (99, 3, (3,), 'toy/randomisation', 'count')
+    >>> Study(SimpleNamespace(**{**vars(c), "alpha": [0.001]})).check_resamples()
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: experiment.B=99 is too small for experiment.alpha=0.001...
+    """
+
+    config: Any
+    seed: int
+
+    @property
+    def bayes_rules(self) -> BayesRules:
+        """The Bayesian tests and their rules (:class:`BayesRules`)."""
+        return BayesRules.of(self.config)
+
+    def check_resamples(self) -> Any:
+        """Refuse ``B`` too small for the smallest ``alpha`` when one of the ``tests`` is a
+        Monte Carlo test (:func:`check_resamples`, the knobs named); returns the study."""
+        c = self.config
+        check_resamples(c.B, c.alpha, param("B"), param("alpha"), tests=c.tests)
+        return self
+
+    def test_options(self, test: str, stream: str, key: tuple[int, ...]) -> dict[str, Any]:
+        """The keyword options of paired test `test` (:func:`irsim.stats.get_test`) as the
+        study sets them: Wilcoxon's method, the sign test's tie threshold, the bootstrap
+        statistic and, for a Monte Carlo test, ``B``, the seed, the p-value rule and the
+        random stream ``<stream>/<test>`` keyed by `key` (the alternative is the caller's)."""
+        from irsim.stats import get_test
+
+        return get_test(test).keywords(self, stream=stream, key=key)

@@ -86,9 +86,11 @@ equicorrelated copula it is alpha (tests/test_multiple_testing.py).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -101,12 +103,11 @@ from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
 from irsim.kit.common import (
     BayesOptions,
-    SimulatedTestFields,
+    SimulatedTests,
     aligned_block,
-    check_alphas,
     check_choices,
     check_positive_int,
-    simulated_test_options,
+    normalised_tests,
     unit_ranges,
 )
 from irsim.kit.tables import TYPE_M_S
@@ -334,30 +335,27 @@ class CollectionData:
 
 
 @dataclass(frozen=True)
-class MultipleTesting(SimulatedTestFields):
-    """The known-truth study of multiple comparisons (parameters as in :class:`Config`;
-    ``alphas`` is its ``alpha``, ``shares`` its ``share_null``).
+class MultipleTesting(SimulatedTests):
+    """The known-truth study of multiple comparisons.
 
     Parameters
     ----------
-    sizes, systems, shares, alphas, tests, corrections, trials, B, pvalue, wilcoxon_method,
-    sign_threshold, bootstrap_statistic, ci_level
-        See :class:`Config`.
+    config : Config
+        The study's parameters, normalised and checked by :func:`make` (or
+        :meth:`from_config`; :meth:`of` builds one from keywords).
     seed : int
     shard_items : int
         (metric, n, m, share_null) configurations per shard.
     shard_replicates : int
         Trials per shard (rounded up to a multiple of 250). No shard size changes a result.
-    bayes, bayes_threshold, bayes_r, bayes_prob, bayes_rope
-        Bayesian tests and their decision rules (:class:`Config`).
 
     Examples
     --------
     >>> from irsim.engine import run_study
     >>> model = JointCopulaModel.normal([0.4] * 6, [0.1] * 6, 0.5)
     >>> data = prepare([model], systems=(6,), shares=(1.0,), spread=0.1)
-    >>> study = MultipleTesting(sizes=(20,), systems=(6,), shares=(1.0,), alphas=(0.05,),
-    ...                         tests=("t",), corrections=("none", "holm"), trials=500)
+    >>> study = MultipleTesting.of(sizes=[20], systems=[6], share_null=[1.0], alpha=[0.05],
+    ...                            tests=["t"], corrections=["none", "holm"], trials=500)
     >>> t = run_study(study, data)[0]["multiple_testing"].to_pandas()
     >>> t[["correction", "m", "trials"]].values.tolist()
     [['none', 6, 500], ['holm', 6, 500]]
@@ -365,66 +363,65 @@ class MultipleTesting(SimulatedTestFields):
     (True, True)
     """
 
-    sizes: tuple[int, ...] = (25, 50)
-    systems: tuple[int, ...] = (5, 10, 20)
-    shares: tuple[float, ...] = (1.0, 0.5)
-    alphas: tuple[float, ...] = (0.05,)
-    tests: tuple[str, ...] = TESTS
-    corrections: tuple[str, ...] = CORRECTIONS
-    null_margins: str = "own"
+    config: Config = field(default_factory=Config)
+    seed: int = 0
     shard_items: int = SHARD_ITEMS
     shard_replicates: int = SHARD_REPLICATES
     name: str = field(default="multiple_testing", init=False)
 
-    def __post_init__(self) -> None:
-        set_ = object.__setattr__
-        self._check_bayes()
-        set_(self, "tests", check_choices(self.tests, tests_of("paired", "all_pairs"),
-                                          "test for experiment=multiple_testing",
-                                          param("tests")))
-        set_(self, "corrections", check_choices(self.corrections, CORRECTIONS, "correction",
-                                                param("corrections")))
-        sizes = tuple(check_positive_int(n, param("sizes")) for n in self.sizes)
-        if not sizes or min(sizes) < 2:
-            raise ConfigError(f"{param('sizes')} must list topic set sizes >= 2, got "
-                              f"{list(self.sizes)}")
-        set_(self, "sizes", sizes)
-        systems = tuple(check_positive_int(m, param("systems")) for m in self.systems)
-        if not systems or min(systems) < 2:
-            raise ConfigError(f"{param('systems')} must list collection sizes >= 2, got "
-                              f"{list(self.systems)}")
-        set_(self, "systems", systems)
-        set_(self, "shares", check_shares(self.shares))
-        set_(self, "alphas", check_alphas(self.alphas, param("alpha")))
-        self._check_simulated()
-        if self.null_margins not in NULL_MARGINS:
-            raise unknown_name(param("null_margins"), str(self.null_margins), NULL_MARGINS)
+    @classmethod
+    def from_config(cls, config: Config, *, seed: int, shards: Shards | None = None
+                    ) -> MultipleTesting:
+        """The study of `config`, its parameters checked (``B * alpha >= 1`` with a Monte
+        Carlo test) and normalised: what :func:`make` does before it fits the data."""
+        items, replicates = (shards or Shards()).get(SHARD_ITEMS, SHARD_REPLICATES)
+        return cls(_normalised(config), seed=int(seed),
+                   shard_items=check_positive_int(items, param("shard_items", "engine")),
+                   shard_replicates=check_positive_int(replicates, param("shard_replicates",
+                                                                         "engine"))
+                   ).check_resamples()  # a Monte Carlo p-value moves in steps of 1/B
+
+    @classmethod
+    def of(cls, *, seed: int = 0, shard_items: int | None = None,
+           shard_replicates: int | None = None, **params: Any) -> MultipleTesting:
+        """The study of ``Config(**params)`` (:meth:`from_config`): the short way to build
+        one in Python.
+
+        Examples
+        --------
+        >>> s = MultipleTesting.of(sizes=10, systems=4, tests=["t"], trials=250)
+        >>> s.config.sizes, s.config.tests, s.shard_replicates
+        ([10], ['t'], 500)
+        """
+        return cls.from_config(Config(**params), seed=seed,
+                               shards=Shards(shard_items, shard_replicates))
 
     # -- plan ---------------------------------------------------------------------------
     def _configs(self, data: CollectionData) -> int:
-        return len(data.models) * len(self.sizes) * len(self.systems) * len(self.shares)
+        c = self.config
+        return len(data.models) * len(c.sizes) * len(c.systems) * len(c.share_null)
 
-    def config(self, item: int) -> tuple[int, int, int, int]:
+    def layout(self, item: int) -> tuple[int, int, int, int]:
         """``(metric, size, systems, share)`` indices of configuration `item`."""
-        nh, nm, nn = len(self.shares), len(self.systems), len(self.sizes)
+        nh, nm, nn = len(self.config.share_null), len(self.config.systems), len(self.config.sizes)
         return item // (nn * nm * nh), (item // (nm * nh)) % nn, (item // nh) % nm, item % nh
 
     def plan(self, data: CollectionData) -> list[Shard]:
         """Configuration blocks x trial blocks."""
-        return shard_grid(self._configs(data), self.shard_items, self.trials,
+        return shard_grid(self._configs(data), self.shard_items, self.config.trials,
                           aligned_block(self.shard_replicates, REPLICATE_BLOCK))
 
     def fingerprint(self) -> dict:
         """Parameters that determine the tables (from :class:`Config`,
         :func:`irsim.params.fingerprint`; the simulation's options through the fitted
         models of the data)."""
-        return fingerprint(self, Config, renamed={"share_null": "shares", "alpha": "alphas"})
+        return fingerprint(self, Config)
 
     def fields(self, data: CollectionData) -> dict[str, Count | Sum]:
         """Per configuration: trials; per (test, correction, alpha): trials with a false
         rejection, the fixed-point sum of V / R, and the sums of S and R."""
         n = self._configs(data)
-        shape = (n, len(self.tests), len(self.corrections), len(self.alphas))
+        shape = (n, len(self.config.tests), len(self.config.corrections), len(self.config.alpha))
         return {"trials": Count((n,), along="items"),
                 "familywise": Count(shape, along="items"),
                 "fdp": Sum(shape, along="items", bits=FDP_POINT.bits),
@@ -443,10 +440,10 @@ class MultipleTesting(SimulatedTestFields):
         slot 0 = different in the true direction (for equal means: better), 1 = different
         in the other, 2 = equivalent, 3 = undecided; per (configuration, Bayesian test) the
         trials with a null pair decided different."""
-        if not self.bayes:
+        if not self.config.bayes:
             return {}
-        return {"bayes": Count((configs, len(self.bayes), 3, len(DECISIONS)), along="items"),
-                "bayes_familywise": Count((configs, len(self.bayes)), along="items")}
+        return {"bayes": Count((configs, len(self.config.bayes), 3, len(DECISIONS)), along="items"),
+                "bayes_familywise": Count((configs, len(self.config.bayes)), along="items")}
 
     # -- kernel -------------------------------------------------------------------------
     def kernel(self, shard: Shard, data: CollectionData) -> Partial:
@@ -457,10 +454,10 @@ class MultipleTesting(SimulatedTestFields):
         out = self.counters(i1 - i0)
         groups: dict[tuple[int, int], list[int]] = {}
         for item in range(i0, i1):
-            mi, ni, _, _ = self.config(item)
+            mi, ni, _, _ = self.layout(item)
             groups.setdefault((mi, ni), []).append(item)
         for (mi, ni), items in groups.items():  # loops over metrics and sizes
-            n = self.sizes[ni]
+            n = self.config.sizes[ni]
             gens = [self.generator(data, item) for item in items]
             mkey = study_key(data.models[mi].metric)
             for a, b in unit_ranges(*shard.reps, REPLICATE_BLOCK):
@@ -479,7 +476,7 @@ class MultipleTesting(SimulatedTestFields):
     def counters(self, rows: int) -> Partial:
         """Zero counters of `rows` configurations (what :meth:`kernel` fills with
         :meth:`_count`)."""
-        shape = (rows, len(self.tests), len(self.corrections), len(self.alphas))
+        shape = (rows, len(self.config.tests), len(self.config.corrections), len(self.config.alpha))
         out = {"trials": np.zeros(rows, np.int64),
                **{k: np.zeros(shape, np.int64)
                   for k in ("familywise", "true_rejections", "rejections", "tm_wrong")},
@@ -487,19 +484,19 @@ class MultipleTesting(SimulatedTestFields):
                "tm_hist": np.zeros((*shape, RATIO_CAP + 1), np.int64),
                "tm_sum": np.zeros((*shape, 2), np.int64),
                "tm_all": np.zeros((rows, 2), np.int64)}
-        if self.bayes:
-            out["bayes"] = np.zeros((rows, len(self.bayes), 3, len(DECISIONS)), np.int64)
-            out["bayes_familywise"] = np.zeros((rows, len(self.bayes)), np.int64)
+        if self.config.bayes:
+            out["bayes"] = np.zeros((rows, len(self.config.bayes), 3, len(DECISIONS)), np.int64)
+            out["bayes_familywise"] = np.zeros((rows, len(self.config.bayes)), np.int64)
         return out
 
     def generator(self, data: CollectionData, item: int) -> JointCollections:
         """The generator of configuration `item`: its metric's collections of ``m`` systems
         with ``m0`` true nulls (:attr:`CollectionData.generators`), null margins shared or
         not (``null_margins``)."""
-        mi, _, si, hi = self.config(item)
-        m = self.systems[si]
-        return data.generators[mi][(m, true_null_count(m, self.shares[hi]),
-                                    self.null_margins == "shared")]
+        mi, _, si, hi = self.layout(item)
+        m = self.config.systems[si]
+        return data.generators[mi][(m, true_null_count(m, self.config.share_null[hi]),
+                                    self.config.null_margins == "shared")]
 
     def _count(self, x: np.ndarray, m0: int, key: tuple[int, ...], row: int,
                out: Partial, means: np.ndarray) -> None:
@@ -523,23 +520,23 @@ class MultipleTesting(SimulatedTestFields):
         # fixed batches of trials (a function of m and n only: the same operands for any
         # sharding), so memory stays bounded for large m
         step = max(1, min(t, BATCH_BYTES // (8 * len(pa_) * n)))
-        alphas = np.asarray(self.alphas)
-        if self.bayes:
+        alphas = np.asarray(self.config.alpha)
+        if self.config.bayes:
             truth, toward = self._bayes_truth(true, null)
         for c0 in range(0, t, step):
             d = None
-            if self.bayes:
+            if self.config.bayes:
                 d = x[c0 : c0 + step, pa_] - x[c0 : c0 + step, pb_]
                 self._bayes_count(d, truth[c0 : c0 + step], toward[c0 : c0 + step], null,
                                   (*key, c0), row, out)
-            for ti, test in enumerate(self.tests):
+            for ti, test in enumerate(self.config.tests):
                 if get_test(test).simultaneous:  # decided over all pairs: no correction again
                     decided = self.simultaneous(test, x[c0 : c0 + step], (*key, c0))
                 else:
                     if d is None:
                         d = x[c0 : c0 + step, pa_] - x[c0 : c0 + step, pb_]  # (b, pairs, n)
                     p = self.pvalues(test, d, (*key, c0))
-                for ci, corr in enumerate(self.corrections):
+                for ci, corr in enumerate(self.config.corrections):
                     for li, alpha in enumerate(alphas):
                         rej = (decided[li] if get_test(test).simultaneous
                                else reject(p, float(alpha), corr, axis=-1))
@@ -566,7 +563,7 @@ class MultipleTesting(SimulatedTestFields):
         :mod:`irsim.stats.ties`) and the label code that is the true direction (better for
         ``delta >= 0``, worse below)."""
         size = np.abs(true) - tie_tolerance(true, 1.0)
-        truth = np.where(null[None, :], 0, np.where(size <= self.bayes_rope, 1, 2))
+        truth = np.where(null[None, :], 0, np.where(size <= self.config.bayes_rope, 1, 2))
         toward = np.where(null[None, :] | (true > 0), 0, 1)
         return truth.astype(np.int64), toward.astype(np.int64)
 
@@ -577,8 +574,8 @@ class MultipleTesting(SimulatedTestFields):
         `out` row `row`: one batched call per Bayesian test (the Bayesian bootstrap's
         weights from the stream ``multiple_testing/bayesian_bootstrap`` keyed by `key`)."""
         rules = self.bayes_rules
-        for bi, name in enumerate(self.bayes):  # loop over the Bayesian tests
-            code = rules.codes(name, d, B=self.B, seed=self.seed,
+        for bi, name in enumerate(self.config.bayes):  # loop over the Bayesian tests
+            code = rules.codes(name, d, B=self.config.B, seed=self.seed,
                                study=f"multiple_testing/{name}", key=key)
             code = code.reshape(truth.shape)
             different = code <= 1
@@ -613,7 +610,7 @@ class MultipleTesting(SimulatedTestFields):
         --------
         >>> x = np.array([[[0.7, 0.3, 0.2, 0.6, 0.4, 0.4], [0.5, 0.1, 0.0, 0.2, 0.4, 0.3],
         ...                [0.6, 0.2, 0.1, 0.3, 0.5, 0.2]]])
-        >>> study = MultipleTesting(alphas=(0.05, 0.1), B=500)
+        >>> study = MultipleTesting.of(alpha=[0.05, 0.1], B=500)
         >>> study.simultaneous("tukey_hsd", x, (0,)).tolist()
         [[[True, False, False]], [[True, True, False]]]
         >>> from irsim.stats import randomised_tukey_hsd, tukey_hsd
@@ -626,7 +623,7 @@ class MultipleTesting(SimulatedTestFields):
         [0.014, 0.26, 0.702]
         """
         t, m, n = x.shape
-        alphas = self.alphas
+        alphas = self.config.alpha
         spec = get_test(test)
         if spec.batched == "studentized_range":
             _, q, _ = studentized_ranges(x)
@@ -645,17 +642,17 @@ class MultipleTesting(SimulatedTestFields):
         # counts add up, and permutation b is the same for any chunking (topic_permutations
         # draws by block)
         row = 8 * m * max(n * m, t) if m <= TUKEY_GEMM_MAX_SYSTEMS else 8 * n * m
-        per_b = max(1, min(self.B, GATHER_BYTES // row))
-        for b0 in range(0, self.B, per_b):
-            b1 = min(self.B, b0 + per_b)
+        per_b = max(1, min(self.config.B, GATHER_BYTES // row))
+        for b0 in range(0, self.config.B, per_b):
+            b1 = min(self.config.B, b0 + per_b)
             perm = topic_permutations(self.seed, f"multiple_testing/{test}", m, n, b0, b1,
                                       key=key)
             ranges = tukey_ranges_batched(x, perm)  # (trials, permutations)
             count += (b1 - b0) - _count_below(ranges, thr)
-        if self.pvalue == "count":
-            p = count / self.B
+        if self.config.pvalue == "count":
+            p = count / self.config.B
         else:
-            p = (count + 1.0) / (self.B + 1.0)
+            p = (count + 1.0) / (self.config.B + 1.0)
         return np.stack([p <= a for a in alphas])
 
     # -- reduce -------------------------------------------------------------------------
@@ -668,19 +665,19 @@ class MultipleTesting(SimulatedTestFields):
             "trials")}
         fw, fdp, tp, rj, alt = [], [], [], [], []
         for item in range(self._configs(data)):
-            mi, ni, si, hi = self.config(item)
-            m = self.systems[si]
-            m0 = true_null_count(m, self.shares[hi])
+            mi, ni, si, hi = self.layout(item)
+            m = self.config.systems[si]
+            m0 = true_null_count(m, self.config.share_null[hi])
             alt_pairs = m * (m - 1) // 2 - m0 * (m0 - 1) // 2
-            for ci, corr in enumerate(self.corrections):
-                for ti, test in enumerate(self.tests):
-                    for li, alpha in enumerate(self.alphas):
+            for ci, corr in enumerate(self.config.corrections):
+                for ti, test in enumerate(self.config.tests):
+                    for li, alpha in enumerate(self.config.alpha):
                         cols["metric"].append(data.models[mi].metric)
                         cols["correction"].append(corr)
                         cols["test"].append(test)
                         cols["m"].append(m)
-                        cols["n"].append(self.sizes[ni])
-                        cols["share_null"].append(self.shares[hi])
+                        cols["n"].append(self.config.sizes[ni])
+                        cols["share_null"].append(self.config.share_null[hi])
                         cols["null_systems"].append(m0)
                         cols["alpha"].append(alpha)
                         cols["trials"].append(int(merged["trials"][item]))
@@ -697,7 +694,7 @@ class MultipleTesting(SimulatedTestFields):
             k_pw = np.where(alt_pairs > 0, np.asarray(tp, np.float64) / alt_pairs, np.nan)
             rates = {"fwer": k_fw / trials, "fdr": k_fdr / trials, "power": k_pw / trials}
         for name, k in (("fwer", k_fw), ("fdr", k_fdr), ("power", k_pw)):
-            lo, hi = wilson(k, trials, self.ci_level)
+            lo, hi = wilson(k, trials, self.config.ci_level)
             rates[f"{name}_lo"], rates[f"{name}_hi"] = lo, hi
         with np.errstate(invalid="ignore", divide="ignore"):
             mean_rej = np.asarray(rj, np.float64) / trials
@@ -709,7 +706,7 @@ class MultipleTesting(SimulatedTestFields):
             "mean_rejections": mean_rej})
         out = {"multiple_testing": table, "multiple_testing_fit": fit_table(data),
                "type_m_s": self._type_m_s(merged, data)}
-        if self.bayes:
+        if self.config.bayes:
             out["bayes_multiple_testing"] = self._bayes_table(merged, data)
         return out
 
@@ -719,20 +716,20 @@ class MultipleTesting(SimulatedTestFields):
         rules = self.bayes_rules
         rows: list[dict] = []
         for item in range(self._configs(data)):
-            mi, ni, si, hi = self.config(item)
-            m = self.systems[si]
-            m0 = true_null_count(m, self.shares[hi])
+            mi, ni, si, hi = self.layout(item)
+            m = self.config.systems[si]
+            m0 = true_null_count(m, self.config.share_null[hi])
             trials = int(merged["trials"][item])
             null_pairs = m0 * (m0 - 1) // 2
             alt_pairs = m * (m - 1) // 2 - null_pairs
-            base = {"metric": data.models[mi].metric, "n": self.sizes[ni], "m": m,
-                    "share_null": self.shares[hi], "null_systems": m0, "trials": trials,
+            base = {"metric": data.models[mi].metric, "n": self.config.sizes[ni], "m": m,
+                    "share_null": self.config.share_null[hi], "null_systems": m0, "trials": trials,
                     "null_comparisons": trials * null_pairs,
                     "alt_comparisons": trials * alt_pairs}
-            for bi, name in enumerate(self.bayes):
+            for bi, name in enumerate(self.config.bayes):
                 c = merged["bayes"][item, bi]  # (truth, slot)
                 rows.append({**base, "method": "bayes", "test": name,
-                             "rule": rules.rule(name, self.B), "correction": None,
+                             "rule": rules.rule(name, self.config.B), "correction": None,
                              "alpha": None,
                              "false_different": int(c[0, 0] + c[0, 1]),
                              "familywise": int(merged["bayes_familywise"][item, bi]),
@@ -742,9 +739,9 @@ class MultipleTesting(SimulatedTestFields):
                              "outside": int(c[2].sum()),
                              "equivalent_outside": int(c[2, 2]),
                              "undecided": int(c[:, 3].sum())})
-            for ti, test in enumerate(self.tests):
-                for ci, corr in enumerate(self.corrections):
-                    for li, alpha in enumerate(self.alphas):
+            for ti, test in enumerate(self.config.tests):
+                for ci, corr in enumerate(self.config.corrections):
+                    for li, alpha in enumerate(self.config.alpha):
                         s = merged["true_rejections"][item, ti, ci, li]
                         wrong = merged["tm_wrong"][item, ti, ci, li]
                         rows.append({
@@ -754,22 +751,22 @@ class MultipleTesting(SimulatedTestFields):
                             "false_different": int(merged["rejections"][item, ti, ci, li] - s),
                             "familywise": int(merged["familywise"][item, ti, ci, li]),
                             "right": int(s - wrong), "wrong": int(wrong)})
-        return bayes_rates_table(rows, self.ci_level)
+        return bayes_rates_table(rows, self.config.ci_level)
 
     def _type_m_s(self, merged: dict[str, np.ndarray], data: CollectionData) -> pa.Table:
         """Table ``type_m_s``: per (configuration, test, correction, alpha), pooled over the
         (trial, pair) comparisons with a true difference; configurations without one
         (``share_null = 1``) have no rows."""
-        rows = TypeMRows(self.tests, self.alphas, self.ci_level)
+        rows = TypeMRows(self.config.tests, self.config.alpha, self.config.ci_level)
         for item in range(self._configs(data)):
-            mi, ni, si, hi = self.config(item)
+            mi, ni, si, hi = self.layout(item)
             total, ratio_sum = (int(v) for v in merged["tm_all"][item])
             if total == 0:
                 continue
-            for ci, corr in enumerate(self.corrections):
-                for ti, test in enumerate(self.tests):
-                    keys = {"metric": data.models[mi].metric, "n": self.sizes[ni],
-                            "m": self.systems[si], "share_null": self.shares[hi],
+            for ci, corr in enumerate(self.config.corrections):
+                for ti, test in enumerate(self.config.tests):
+                    keys = {"metric": data.models[mi].metric, "n": self.config.sizes[ni],
+                            "m": self.config.systems[si], "share_null": self.config.share_null[hi],
                             "correction": corr, "test": test, "alternative": "two-sided"}
                     rows.add_histogram(keys, total, ratio_sum, merged["tm_hist"][item, ti, ci],
                                        merged["tm_sum"][item, ti, ci],
@@ -881,23 +878,22 @@ def _count_below(values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
     return position[:, :p] - t_rank
 
 
-def check_shares(shares: object) -> tuple[float, ...]:
-    """Validate ``share_null``: a non-empty list of numbers in [0, 1].
-
-    Examples
-    --------
-    >>> check_shares([1.0, 0.5])
-    (1.0, 0.5)
-    """
-    try:
-        out = tuple(float(s) for s in shares)  # type: ignore[union-attr]
-    except (TypeError, ValueError):
-        raise ConfigError(f"{param('share_null')} must list numbers in [0, 1], got "
-                          f"{shares!r}") from None
-    if not out or not all(0.0 <= s <= 1.0 for s in out):
-        raise ConfigError(f"{param('share_null')} must list numbers in [0, 1], got "
-                          f"{list(out)}")
-    return out
+def _normalised(c: Config) -> Config:
+    """`c` checked beyond its fields' bounds (tests and corrections known, listed once;
+    sizes, systems and shares not empty; the simulated tests' options,
+    :func:`~irsim.kit.common.normalised_tests`) and normalised."""
+    valid = tests_of("paired", "all_pairs")
+    tests = check_choices(c.tests, valid, "test for experiment=multiple_testing",
+                          param("tests"))
+    corrections = check_choices(c.corrections, CORRECTIONS, "correction",
+                                param("corrections"))
+    for key, what in (("sizes", "topic set size"), ("systems", "collection size"),
+                      ("share_null", "share of true nulls")):
+        if not getattr(c, key):
+            raise ConfigError(f"{param(key)} must list at least one {what}")
+    shared = normalised_tests(c, valid, "test for experiment=multiple_testing")
+    return dataclasses.replace(c, **{**shared, "tests": list(tests),
+                                     "corrections": list(corrections)})
 
 
 def fit_table(data: CollectionData) -> pa.Table:
@@ -1083,20 +1079,7 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     >>> data.metrics, data.models[0].pool, len(study.plan(data))  # a shard per configuration
     (('AP',), 8, 2)
     """
-    items, replicates = shards.get(SHARD_ITEMS, SHARD_REPLICATES)
-    study = MultipleTesting(
-        sizes=tuple(config.sizes),
-        systems=tuple(config.systems),
-        shares=tuple(config.share_null),
-        alphas=tuple(config.alpha),
-        tests=tuple(config.tests),
-        corrections=tuple(config.corrections),
-        seed=int(seed),
-        null_margins=str(config.null_margins),
-        shard_items=items,
-        shard_replicates=replicates,
-        **simulated_test_options(config),
-    ).check_resamples()  # a Monte Carlo p-value moves in steps of 1/B
+    study = MultipleTesting.from_config(config, seed=seed, shards=shards)
     if config.dependence not in DEPENDENCE:
         raise unknown_name(param("dependence"), str(config.dependence), DEPENDENCE)
     spread, eig, trunc = config.spread, config.min_eigenvalue, config.vine_truncation
@@ -1108,4 +1091,6 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
                                      spread=spread, min_eigenvalue=eig, vine_truncation=int(trunc),
                                      vine_families=tuple(config.vine_families))
               for metric in data.metrics]
-    return study, prepare(models, systems=study.systems, shares=study.shares, spread=spread)
+    c = study.config
+    return study, prepare(models, systems=tuple(c.systems), shares=tuple(c.share_null),
+                          spread=spread)
