@@ -25,21 +25,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-from irsim.provenance import VERSION as __version__
+from irsim.provenance import VERSION as __version__  # noqa: F401  (in __all__)
 
-
-def _builtin_studies() -> tuple[str, ...]:
-    """The modules of irsim/experiments, without importing them (``import irsim`` stays
-    quick); the registry (:mod:`irsim.registry`) is what they declare."""
-    import pkgutil
-    from pathlib import Path
-
-    found = pkgutil.iter_modules([str(Path(__file__).with_name("experiments"))])
-    return tuple(sorted(m.name for m in found if m.name != "registry"
-                        and not m.name.startswith("_")))
-
-
-_STUDIES = _builtin_studies()
 _STATS = ("paired_t", "wilcoxon", "sign_test", "randomisation_test", "paired_bootstrap",
           "unpaired_bootstrap", "tukey_hsd", "randomised_tukey_hsd", "anova_two_way",
           "mean_ci", "bootstrap_ci", "meta_analysis", "fixed_effect", "random_effects",
@@ -50,18 +37,23 @@ _OTHER = {"evaluate": "irsim.api", "Result": "irsim.api", "ScoreMatrix": "irsim.
           "IrsimError": "irsim.errors", "InputError": "irsim.errors",
           "ConfigError": "irsim.errors"}
 
-__all__ = ["__version__", *_STUDIES, *_OTHER, *_STATS]
-
 
 def __getattr__(name: str) -> Any:
-    if name in _STUDIES or (not name.startswith("_") and _registered(name)):
-        from irsim.api import study_function
+    """``irsim.<study>`` (every study registered, :mod:`irsim.registry`), the tests and CI
+    methods, the other public names, and ``__all__`` (which lists every study, so asking
+    for it imports them all)."""
+    if name == "__all__":
+        from irsim.registry import names
 
-        value = study_function(name)
+        value: Any = ["__version__", *names(), *_OTHER, *_STATS]
     elif name in _STATS:
         value = getattr(import_module("irsim.stats"), name)
     elif name in _OTHER:
         value = getattr(import_module(_OTHER[name]), name)
+    elif not name.startswith("_") and _registered(name):
+        from irsim.api import study_function
+
+        value = study_function(name)
     else:
         raise AttributeError(f"module 'irsim' has no attribute {name!r}")
     globals()[name] = value  # cache: the next access is a plain lookup
@@ -69,17 +61,22 @@ def __getattr__(name: str) -> Any:
 
 
 def _registered(name: str) -> bool:
-    """Whether a study outside irsim/experiments (a plugin, one registered at import) has
-    this name. A submodule's name is not looked up (``from irsim import conf`` asks this
-    module's ``__getattr__`` before it imports the submodule)."""
+    """Whether a study has this name (:func:`irsim.registry.get` imports only its module
+    when it is built in). A submodule's name is not looked up (``from irsim import conf``
+    asks this module's ``__getattr__`` before it imports the submodule)."""
     import importlib.util
+
+    from irsim.errors import ConfigError
+    from irsim.registry import get
 
     if importlib.util.find_spec(f"{__name__}.{name}") is not None:
         return False
-    from irsim.registry import names
-
-    return name in names()
+    try:
+        get(name)
+    except ConfigError:
+        return False
+    return True
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return sorted(set(globals()) | set(__getattr__("__all__")))

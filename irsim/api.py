@@ -636,8 +636,9 @@ def config_parameters(config: type) -> list[ConfigParameter]:
     >>> p = config_parameters(get("coverage").config)
     >>> [x.name for x in p][:3]
     ['metrics', 'methods', 'sizes']
-    >>> p[3]
-    ConfigParameter(name='samples', default=1000, type='int', meaning='Topic samples per size.')
+    >>> p[3]  # doctest: +NORMALIZE_WHITESPACE
+    ConfigParameter(name='samples', default=1000, type='int, >= 1',
+                    meaning='Topic samples per size.')
     """
     from irsim.params import parameters
 

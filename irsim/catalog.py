@@ -177,6 +177,8 @@ def catalog() -> dict[str, dict[str, str]]:
     >>> "discpower" in c["experiments"] and "AP" in c["metrics"] and "bca" in c["ci_methods"]
     True
     """
+    from irsim.conf import kind_options
+    from irsim.data.collection import readers
     from irsim.experiments import studies
     from irsim.metrics import available_measures
     from irsim.stats import CI_METHOD_SPECS, TESTS
@@ -193,6 +195,8 @@ def catalog() -> dict[str, dict[str, str]]:
         if "kind" not in data and isinstance(data.get("collection"), dict):
             data = data["collection"]
         collections[name] = f"[{data.get('kind', '?')}] {data.get('description', '')}".strip()
+    for kind in kind_options():  # a reader of another distribution, selected by its kind
+        collections[kind] = f"[{kind}] {readers()[kind].description}".strip()
     tests = {n: spec.description for n, spec in TESTS.items()}
     return {
         "experiments": experiments,
@@ -329,7 +333,7 @@ def show_text(name: str) -> str:
     >>> print(text.splitlines()[0][:45])
     experiment=coverage: coverage of confidence i
     >>> text.splitlines()[9:11]
-    ['  experiment.samples=1000  (int)', '      Topic samples per size.']
+    ['  experiment.samples=1000  (int, >= 1)', '      Topic samples per size.']
     >>> show_text("covrage")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...

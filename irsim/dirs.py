@@ -24,31 +24,22 @@ def _refuse(err: BaseException | str) -> NoReturn:
 def explicit_run_dir(argv: list[str]) -> Path | None:
     """The ``hydra.run.dir=...`` of a single run's command line (None: Hydra's default, an
     interpolation, or a sweep)."""
-    if any(a in ("-m", "--multirun") for a in argv):
-        return None
-    for arg in reversed(argv):
-        key, sep, value = arg.partition("=")
-        if sep and key.lstrip("+~") == "hydra.run.dir":
-            value = value.strip()
-            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-                value = value[1:-1]
-            return None if (not value or "${" in value) else Path(value)
-    return None
+    return _explicit(argv, "hydra.run.dir", sweep=False)
 
 
 def explicit_sweep_dir(argv: list[str]) -> Path | None:
     """The ``hydra.sweep.dir=...`` of a sweep's command line (None: not a sweep, Hydra's
     default, or an interpolation)."""
-    if not any(a in ("-m", "--multirun") for a in argv):
+    return _explicit(argv, "hydra.sweep.dir", sweep=True)
+
+
+def _explicit(argv: list[str], key: str, *, sweep: bool) -> Path | None:
+    """The directory `key` names on a command line of a sweep (`sweep`) or a single run;
+    None for the other kind, Hydra's default or an interpolation."""
+    if any(a in ("-m", "--multirun") for a in argv) != sweep:
         return None
-    for arg in reversed(argv):
-        key, sep, value = arg.partition("=")
-        if sep and key.lstrip("+~") == "hydra.sweep.dir":
-            value = value.strip()
-            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-                value = value[1:-1]
-            return None if (not value or "${" in value) else Path(value)
-    return None
+    value = _dir_value(argv, key)
+    return None if (not value or "${" in value) else Path(value)
 
 
 def _dir_value(argv: list[str], key: str) -> str | None:

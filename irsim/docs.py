@@ -17,8 +17,18 @@ stale. Kinds:
   (:func:`irsim.tables.markdown`);
 - ``api``: the mkdocstrings directives of every public name of :mod:`irsim`
   (``irsim.__all__``);
+- ``metrics``, ``tests``, ``collections``: the registered metrics
+  (:func:`irsim.metrics.measures.register`), significance tests
+  (:func:`irsim.stats.registry.register_test`) and kinds of collection
+  (:func:`irsim.data.readers.register_reader`), one row each (:func:`registry_markdown`);
 - ``notebook <name>``: the notebook ``<name>.ipynb`` beside the page as Markdown, its code
   cells as code blocks (:func:`notebook_markdown`; the notebook is committed without outputs).
+
+The site's navigation (``mkdocs.yml`` beside the ``docs`` directory) has one generated
+block too, between the comment lines ``# gen:nav studies`` and ``# /gen``: a line
+``- <title>: studies/<name>.md`` per registered study, in listing order (:func:`nav_yaml`;
+the title is its registration's ``title=``), so a study's page joins the site with no line
+written by hand.
 
 Examples
 --------
@@ -40,12 +50,16 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["BLOCK", "render", "block", "parameters_markdown", "presets_markdown",
-           "api_markdown", "notebook_markdown", "update", "main"]
+__all__ = ["BLOCK", "NAV", "render", "block", "parameters_markdown", "presets_markdown",
+           "api_markdown", "notebook_markdown", "nav_yaml", "render_nav", "update", "main"]
 
 #: A generated block: its opening marker (kind, optional name), content, closing marker.
 BLOCK = re.compile(r"(<!-- gen:(?P<kind>[\w-]+)(?: (?P<name>[\w-]+))? -->\n)(?P<body>.*?)"
                    r"(<!-- /gen -->)", re.S)
+
+#: The generated block of ``mkdocs.yml``: the studies' entries of the navigation.
+NAV = re.compile(r"(?P<open>^(?P<indent>[ ]*)# gen:nav studies[^\n]*\n)(?P<body>.*?)"
+                 r"(?P<close>^[ ]*# /gen$)", re.S | re.M)
 
 
 def _md(text: str) -> str:
@@ -93,7 +107,7 @@ def parameters_markdown(experiment: str) -> str:
     Examples
     --------
     >>> print(parameters_markdown("coverage").splitlines()[7])
-    | `experiment.samples=1000` | int | Topic samples per size. |
+    | `experiment.samples=1000` | int, >= 1 | Topic samples per size. |
     """
     from irsim.api import config_parameters
     from irsim.catalog import override_value
@@ -310,6 +324,47 @@ def notebook_markdown(path: str | Path) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+def registry_markdown(kind: str) -> str:
+    """The table of one registry of extension points: ``metrics`` (name, cut-off,
+    parameters with their defaults, meaning), ``tests`` (name, kind, Monte Carlo or closed
+    form, the study options it takes, meaning) or ``collections`` (kind, what it gives,
+    meaning); a metric, test or reader registered by another package is left out (it
+    documents itself).
+
+    Examples
+    --------
+    >>> registry_markdown("tests").splitlines()[2]
+    '| `t` | paired | closed form |  | paired t test |'
+    """
+    if kind == "metrics":
+        from irsim.metrics.measures import _registry
+
+        cut = {"required": "`@k` required", "optional": "`@k` optional", "none": "none"}
+        rows = [(f"`{d.name}`", cut[d.cutoff],
+                 ", ".join(f"`{k}={v}`" for k, v in d.params.items()), d.description)
+                for d in _registry().values() if d.kernel.__module__.startswith("irsim.")]
+        head = ("metric", "cut-off", "parameters (default)", "meaning")
+    elif kind == "tests":
+        from irsim.stats.registry import TESTS
+
+        rows = [(f"`{t.name}`", t.kind, "Monte Carlo" if t.monte_carlo else "closed form",
+                 ", ".join(f"`{field}`" for field, _ in t.options), t.description)
+                for t in TESTS.values() if t.function.__module__.startswith("irsim.")]
+        head = ("test", "kind", "p-value", "study options", "meaning")
+    elif kind == "collections":
+        from irsim.data.collection import readers
+
+        gives = {"matrix": "per-topic scores", "docs": "runs and qrels"}
+        rows = [(f"`{r.kind}`", gives.get(r.level, r.level), r.description)
+                for r in readers().values() if r.load.__module__.startswith("irsim.")]
+        head = ("kind", "gives", "meaning")
+    else:
+        raise ValueError(f"no registry {kind!r}")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
 _KINDS: dict[str, Callable[[str | None], str]] = {
     "studies": studies_markdown,
     "parameters": lambda n: parameters_markdown(_experiment(n)),
@@ -317,6 +372,9 @@ _KINDS: dict[str, Callable[[str | None], str]] = {
     "figures": _figures,
     "tables": _tables,
     "api": lambda n: api_markdown(),
+    "metrics": lambda n: registry_markdown("metrics"),
+    "tests": lambda n: registry_markdown("tests"),
+    "collections": lambda n: registry_markdown("collections"),
     "engine": lambda n: engine_markdown(n or "local"),
     "notebook": lambda n: notebook_markdown(Path(f"{n}.ipynb")),  # beside the page: render()
 }
@@ -346,16 +404,43 @@ def render(text: str, where: str | Path | None = None) -> str:
                      text)
 
 
+def nav_yaml(indent: str = "") -> str:
+    """The studies' entries of the site's navigation: ``- <title>: studies/<name>.md`` per
+    registered study, in listing order, each line starting with `indent`.
+
+    Examples
+    --------
+    >>> print(nav_yaml().splitlines()[0])
+    - Discriminative power: studies/discpower.md
+    """
+    import json
+
+    from irsim.registry import studies
+
+    def quoted(title: str) -> str:  # a JSON string is a YAML string
+        plain = not set(title) & set(':#"\'{}[],&*!|>%@`') and title == title.strip()
+        return title if plain else json.dumps(title)
+
+    return "".join(f"{indent}- {quoted(s.title)}: studies/{s.name}.md\n" for s in studies())
+
+
+def render_nav(text: str) -> str:
+    """`text` (``mkdocs.yml``) with its ``# gen:nav studies`` block filled anew
+    (:func:`nav_yaml`, indented as the opening comment)."""
+    return NAV.sub(lambda m: m["open"] + nav_yaml(m["indent"]) + m["close"], text)
+
+
 def update(root: str | Path, *, check: bool = False) -> list[Path]:
-    """Render every Markdown page under `root`, and the ``README.md`` beside it (the
-    repository's); the pages that were stale (rewritten, or with ``check=True`` left as they
-    are)."""
+    """Render every Markdown page under `root`, the ``README.md`` beside it (the
+    repository's) and the navigation of the ``mkdocs.yml`` beside it; the files that were
+    stale (rewritten, or with ``check=True`` left as they are)."""
     stale = []
     readme = Path(root).resolve().parent / "README.md"
+    mkdocs = Path(root).resolve().parent / "mkdocs.yml"
     pages = sorted(Path(root).rglob("*.md")) + ([readme] if readme.is_file() else [])
-    for page in pages:
+    for page in [*pages, *([mkdocs] if mkdocs.is_file() else [])]:
         text = page.read_text(encoding="utf-8")
-        new = render(text, page.parent)
+        new = render_nav(text) if page == mkdocs else render(text, page.parent)
         if new != text:
             stale.append(page)
             if not check:

@@ -38,6 +38,10 @@ def config_names(group: str) -> list[str]:
         from irsim.experiments import names as study_names
 
         names |= set(study_names())
+    if group == "collection":  # a reader's kind that has no YAML: collection=<kind>
+        from irsim.conf import kind_options
+
+        names |= set(kind_options())
     return sorted(names)
 
 

@@ -10,8 +10,9 @@ That registration feeds every place that needs the list of studies: Hydra's Conf
 (``experiment=<name>``, :func:`irsim.conf.register`), the Python door (``irsim.<name>``),
 ``irsim list`` / ``irsim show``, the table registry (tables a study declares with
 ``tables=``), the report dispatcher (``report=``, default: the study package's ``report``
-submodule, or a one-file study's own module) and the documentation site's generated blocks.
-No other list of studies exists.
+submodule, or a one-file study's own module), the documentation site's generated blocks and
+navigation (``title=``) and the test suite's smoke runs: golden cases, figure and
+per-collection checks (``example=``, :class:`Example`). No other list of studies exists.
 
 Where studies come from (:func:`studies`): installed distributions declare them with entry
 points, irsim's own included, so the registry names no package of studies itself:
@@ -52,9 +53,9 @@ from typing import Any
 from irsim.errors import unknown_name
 from irsim.params import document
 
-__all__ = ["Study", "Headline", "DataKind", "DATA_KINDS", "ENTRY_POINTS", "study", "data_kind",
-           "get", "names", "studies", "headlines", "kinds", "on_register", "PACKAGE_ENTRY_POINTS",
-           "BUILTIN_KINDS"]
+__all__ = ["Study", "Headline", "Example", "DataKind", "DATA_KINDS", "ENTRY_POINTS", "study",
+           "data_kind", "get", "names", "studies", "headlines", "kinds", "on_register",
+           "PACKAGE_ENTRY_POINTS", "BUILTIN_KINDS"]
 
 #: The data kinds irsim declares itself: ``"matrix"`` (per-topic scores,
 #: :class:`~irsim.data.ScoreMatrix`; with several collections, one study per collection
@@ -222,6 +223,48 @@ def _headline(spec: Any) -> Headline:
 
 
 @dataclass(frozen=True)
+class Example:
+    """A study's smoke-test settings (small sizes: seconds per run), declared in its
+    registration (``@study(..., example=Example(...))``). The tests run every registered
+    study through them, so a new study needs no line in any test: the golden tables
+    (``tests/golden/cases.py``), the figure checks (``tests/test_figures.py``), the
+    per-collection check of a matrix study that does not pool (``tests/test_per_collection.py``).
+
+    Attributes
+    ----------
+    overrides : dict of str to tuple of str
+        Command-line runs: case name -> overrides after ``experiment=<study>`` (on the
+        default collection unless they say otherwise). Each is the golden case
+        ``<study>_<case>`` (``tests/golden/<study>_<case>/*.parquet``, recorded by
+        ``tests/golden/record.py``); the first one is also the per-collection run of a
+        matrix study (its ``collection=`` overrides left out).
+    keywords : dict
+        The Python door's keywords (``irsim.<study>(data, **keywords)``) on small synthetic
+        data of the study's kind, whose report the figure checks inspect: a score matrix of
+        8 systems x 30 topics (metrics AP, P@10, nDCG@10) for ``matrix``; 8 runs of 12
+        topics for ``docs`` (``runs=``, ``qrels=``); the same runs with the qrels
+        ``{"ref": ..., "other": ...}`` (a second assessor) for ``runs_qrels_set``.
+    figures : tuple of str
+        Figure names (glob patterns) the report of that Python run must draw.
+
+    Examples
+    --------
+    >>> get("swap").example.overrides
+    {'synthetic': ('experiment.trials=100',)}
+    """
+
+    overrides: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    keywords: Mapping[str, Any] = field(default_factory=dict)
+    figures: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "overrides",
+                           {str(k): tuple(v) for k, v in self.overrides.items()})
+        object.__setattr__(self, "keywords", dict(self.keywords))
+        object.__setattr__(self, "figures", tuple(self.figures))
+
+
+@dataclass(frozen=True)
 class Study:
     """A registered study: what the registration declared.
 
@@ -264,6 +307,11 @@ class Study:
         The ``Config`` field (a list) that the subcommand ``irsim <name> A B ... [key=value
         ...]`` fills with its positional arguments (``compare``: the systems); None: the
         study has no subcommand.
+    title : str
+        Its short title: the entry of the documentation site's navigation (page
+        ``docs/studies/<name>.md``); default: the name, capitalised, with spaces.
+    example : Example
+        Its smoke-test settings (:class:`Example`).
     """
 
     name: str
@@ -279,6 +327,8 @@ class Study:
     headlines: Mapping[str, Headline] = field(default_factory=dict)
     question: str = ""
     command: str | None = None
+    title: str = ""
+    example: Example = field(default_factory=Example)
 
     @property
     def kind(self) -> DataKind:
@@ -329,7 +379,8 @@ def study(name: str, *, config: type, data: str | DataKind, description: str,
           pools: Callable[[Any], bool] | None = None, report: str | None = None,
           tables: Sequence[Any] = (),
           headlines: Mapping[str, tuple[Sequence[str], str] | Headline] | None = None,
-          question: str | None = None, command: str | None = None
+          question: str | None = None, command: str | None = None,
+          title: str | None = None, example: Example | Mapping[str, Any] | None = None
           ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the study `name`: a decorator for its ``make`` function.
 
@@ -364,6 +415,13 @@ def study(name: str, *, config: type, data: str | DataKind, description: str,
     command : str, optional
         A field of `config`: the study is also the subcommand ``irsim <name> A B ...
         [key=value ...]``, its positional arguments that field's list (see :class:`Study`).
+    title : str, optional
+        Its short title, the entry of the documentation's navigation (default: the name
+        with spaces, capitalised).
+    example : Example or dict, optional
+        Its smoke-test settings (:class:`Example`, or a dict of its fields): small
+        command-line runs (golden cases), the Python door's keywords for the figure checks
+        and the figures they must draw.
 
     Returns
     -------
@@ -390,6 +448,8 @@ def study(name: str, *, config: type, data: str | DataKind, description: str,
     if command is not None and command not in {f.name for f in dataclasses.fields(config)}:
         raise ValueError(f"study {name!r}: command={command!r} is not a field of its config")
     document(config)  # its docstring's Parameters section, from the fields' help
+    if example is not None and not isinstance(example, Example):
+        example = Example(**example)
 
     def register(make: Callable[..., Any]) -> Callable[..., Any]:
         entry = Study(name=name, description=" ".join(description.split()), config=config,
@@ -397,7 +457,9 @@ def study(name: str, *, config: type, data: str | DataKind, description: str,
                       pools=pools, report=report, tables=tuple(tables),
                       headlines={t: _headline(h) for t, h in (headlines or {}).items()},
                       question=" ".join((question or description).split()),
-                      command=command)
+                      command=command,
+                      title=title or name.replace("_", " ").capitalize(),
+                      example=example or Example())
         old = _REGISTRY.get(name)
         if old is not None and old.module != entry.module:
             raise ValueError(f"study {name!r} is registered by {old.module} already")

@@ -110,6 +110,17 @@ def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return r
 
 
+def _kill_namespace(name: str) -> None:
+    """Kill the processes left in network namespace `name` (by PID: the harness's own
+    namespaces hold only what it started there) and delete the namespace."""
+    for word in _ip("netns", "pids", name, check=False).stdout.split():
+        try:
+            os.kill(int(word), signal.SIGKILL)
+        except OSError:
+            pass
+    _ip("netns", "del", name, check=False)
+
+
 def _start_time(pid: int) -> str | None:
     try:
         with open(f"/proc/{pid}/stat") as f:
@@ -140,12 +151,7 @@ def cleanup_stale() -> list[str]:
             continue
         if os.path.exists(f"/proc/{parts[1]}"):
             continue  # its harness is alive
-        for word in _ip("netns", "pids", name, check=False).stdout.split():
-            try:
-                os.kill(int(word), signal.SIGKILL)
-            except OSError:
-                pass
-        _ip("netns", "del", name, check=False)
+        _kill_namespace(name)
         _ip("link", "del", f"irsv{parts[1]}n{parts[2]}", check=False)
         _ip("link", "del", f"irsb{parts[1]}", check=False)
         removed.append(name)
@@ -393,12 +399,7 @@ class Cluster:
                 _ip("link", "del", node.veth, check=False)
             _ip("link", "del", self.bridge, check=False)
         for name in self._outsiders:  # only ever the test's own driver ran there
-            for word in _ip("netns", "pids", name, check=False).stdout.split():
-                try:
-                    os.kill(int(word), signal.SIGKILL)
-                except OSError:
-                    pass
-            _ip("netns", "del", name, check=False)
+            _kill_namespace(name)
         if not self.keep_logs:
             shutil.rmtree(self.base, ignore_errors=True)
 

@@ -116,9 +116,9 @@ def test_the_guides_study_runs_through_every_door(plugin, tmp_path):
     assert got["names"][-1] == "bootwin" and got["names"][0] == "discpower"
     assert got["catalog"] == "how often each system is the best on a bootstrap sample of topics"
     assert got["doc"].startswith("How often each system is the best")
-    assert "experiment.B=1000  (int)" in got["show"] and "Bootstrap samples of topics." in \
+    assert "experiment.B=1000  (int, >= 1)" in got["show"] and "Bootstrap samples of topics." in \
         got["show"]
-    assert "| `experiment.B=1000` | int | Bootstrap samples of topics. |" in got["parameters"]
+    assert "| `experiment.B=1000` | int, >= 1 | Bootstrap samples of topics. |" in got["parameters"]
     assert got["tables"].startswith("### `bootwin`") and "| `p_best` | float64 |" in \
         got["tables"]
     assert got["figures"] == ["bootwin.png"] and got["png"]
@@ -164,8 +164,11 @@ def test_the_registry_is_the_only_list_of_studies():
     from irsim.catalog import catalog
     from irsim.docs import api_markdown
 
-    built_in = sorted(m for m in irsim._STUDIES)
+    built_in = sorted(m.rpartition(".")[2] for m in registry._package_modules()
+                      if m.startswith("irsim.experiments."))
     assert sorted(registry.names()) == built_in
+    assert [n for n in irsim.__all__ if n in built_in] == registry.names()
+    assert set(built_in) <= set(dir(irsim))
     assert list(catalog()["experiments"]) == registry.names()
     for name in built_in:
         entry = registry.get(name)

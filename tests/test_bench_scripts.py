@@ -28,6 +28,8 @@ def test_bench_script_imports(path):
 #: Every script at a tiny size (seconds each): what it prints is not checked (its ratios are
 #: timings), only that it runs to the end on today's API. A script left out says why.
 TINY = {
+    "bench_assessors_qrels": ["--sizes", "2", "3", "--quadratic", "3", "--runs", "3", "--B",
+                              "20", "--test-B", "100", "--metrics", "AP"],
     "bench_bayes": ["--pairs", "20", "--loop-pairs", "5", "--repeats", "1"],
     "bench_budget": ["--synthetic", "--trials", "50", "--naive-trials", "1", "--budgets",
                      "0.3"],

@@ -48,7 +48,9 @@ from matplotlib.transforms import Bbox
 
 import irsim
 from irsim.data.synthetic import synthetic_scores, synthetic_trec
+from irsim.experiments import get, names
 from irsim.experiments.test_errors import Urbano2019
+from irsim.registry import DATA_KINDS
 from irsim.report import figure_hook, figures
 
 #: At most this many series (legend lines) in one panel.
@@ -424,77 +426,79 @@ def _relabelled(qrels: Any) -> Any:
                                      (qrels.grade + 1) % 4, qrels.grade))
 
 
-SD_SIZES = [4, 7, 10, 13, 16]
 M_VALUES = [4, 6]
 
-FAST = {
-    "discpower": (lambda s, d: irsim.discpower(
-        s, B=100, tests=["paired_bootstrap", "t", "sign"], swap=True,
-        stability=True, fuzziness=[0.01, 0.05, 0.1], rankcorr=True, agreement=True, seed=1,
-        bayes=["jzs_bf", "t_posterior", "bayesian_bootstrap"]),
-        Expect(), ("asl_curve_*", "pvalues_*", "mr_pt_curves.png", "swap_rates_*",
-                   "tau_matrix.png", "bayes_discpower.png")),
-    "swap": (lambda s, d: irsim.swap(s, subset_sizes=[5, 10], trials=40, seed=1),
-             Expect(), ("swap_rates_*",)),
-    "error_rates": (lambda s, d: irsim.error_rates(
-        s, subset_sizes=[3, 6, 9], trials=5, tests=["t"], sd_sizes=SD_SIZES, sd_samples=5,
-        seed=1),
-        Expect(sizes={"sd_by_size.png": ("x", SD_SIZES)}),
-        ("error_rates_*", "sd_by_size.png", "error_dependency_*")),
-    "coverage": (lambda s, d: irsim.coverage(s, sizes=[5, 10], samples=40, B=40,
-                                             alpha=[0.05, 0.1, 0.2], seed=1),
-                 Expect(), ("coverage_*",)),
-    "reliability": (lambda s, d: irsim.reliability(s, B=50, max_topics=60, seed=1),
-                    Expect(), ("d_study.png",)),
-    "topic_set_size": (lambda s, d: irsim.topic_set_size(s, check_trials=20, seed=1),
-                       Expect(), ("topic_set_size_AP.png", "topic_set_size_check.png")),
-    "test_errors": (lambda s, d: irsim.test_errors(
-        s, tests=["t", "sign"], sizes=[10, 20], deltas=[0.0, 0.05, 0.1],
-        alpha=[0.01, 0.05, 0.1], trials=40, B=50, seed=1,
-        bayes=["jzs_bf", "t_posterior", "bayesian_bootstrap"]),
-        Expect(), ("type1_error_*", "power_*", "bayes_decisions.png", "exaggeration_*",
-                   "type_s_*")),
-    "effort": (lambda s, d: irsim.effort(
-        runs=d[0], qrels=d[1], pools=[{"metric": "AP", "depth": 20},
-                                      {"metric": "AP", "depth": 50}],
-        subset_sizes=[3, 5], trials=5, seed=1), Expect(), ("effort.png",)),
-    "corpus_ci": (lambda s, d: irsim.corpus_ci(runs=d[0], qrels=d[1], B=50, splits=2, seed=1),
-                  Expect(), ("corpus_*",)),
-    "compare": (lambda s, d: irsim.compare(s, systems=list(s.systems[:4]), B=200, seed=1),
-                Expect(), ("compare_*",)),
-    "assessors": (lambda s, d: irsim.assessors(
-        runs=d[0], qrels={"ref": d[1], "other": _relabelled(d[1])},
-        reference="ref", rel=1, metrics=["AP", "P@10"], tests=["t"], corrections=["none"],
-        B=20, max_topics=30, seed=1, simulate_trials=20, simulate_from="other",
-        planning_sizes=[5, 10, 20]),
-        Expect(), ("assessors_kappa.png", "assessors_means_*", "assessors_bump_*",
-                   "assessors_decisions.png", "assessors_dstudy.png",
-                   "assessors_simulated_tau.png")),
-    "budget": (lambda s, d: irsim.budget(
-        runs=d[0], qrels={"ref": d[1], "llm": _relabelled(d[1])},
-        metrics=["P@10", "DCG@10"], budgets=[0.3, 0.6], trials=20, seed=1, progress=False),
-        Expect(), ("budget_coverage_llm.png", "budget_width_llm.png",
-                   "budget_agreement_llm.png")),
-}
+#: Figures whose x axis is a list of sampled sizes: figure-name pattern -> the keyword of the
+#: study's example holding them (its tick labels must be exactly those sizes).
+SIZE_AXES = {"sd_by_size.png": "sd_sizes", "multiple_testing_*": "systems",
+             "bayes_multiple_testing_*": "systems"}
+
+
+def example_call(name: str, scores: Any, docs: tuple[Any, Any]) -> Callable[[], Any]:
+    """The study `name`'s example (its registration's ``example.keywords``, seed 1) on the
+    small synthetic data of its kind (:class:`irsim.registry.Example`)."""
+    from irsim.registry import get
+
+    entry = get(name)
+    keywords = {**entry.example.keywords, "seed": 1}
+    fn = getattr(irsim, name)
+    if entry.data == "matrix":
+        return lambda: fn(scores, **keywords)
+    if entry.data == "docs":
+        return lambda: fn(runs=docs[0], qrels=docs[1], **keywords)
+    if entry.data == "runs_qrels_set":  # runs and several qrels: a second assessor
+        return lambda: fn(runs=docs[0], qrels={"ref": docs[1], "other": _relabelled(docs[1])},
+                          **keywords)
+    raise AssertionError(f"{name}: no example data of kind {entry.data!r} in {__file__}")
+
+
+def example_expect(name: str) -> Expect:
+    """What the figures of `name`'s example must show (:data:`SIZE_AXES`)."""
+    from irsim.registry import get
+
+    keywords = get(name).example.keywords
+    return Expect(sizes={pattern: ("x", list(keywords[key]))
+                         for pattern, key in SIZE_AXES.items() if key in keywords})
+
+
+def check_example_figures(name: str, scores: Any, docs: tuple[Any, Any], out: Path
+                          ) -> Collector:
+    """Run `name`'s example, write its report into `out` and check every figure; the
+    figures its example names (``example.figures``) must be among them."""
+    from irsim.registry import get
+
+    return render(name, example_call(name, scores, docs), out, example_expect(name),
+                  get(name).example.figures)
 
 
 def test_every_declared_figure_is_drawn_by_a_test():
-    """Every figure a report module declares is among the figures some test here draws."""
-    drawn = {p for _, _, must in FAST.values() for p in must}
+    """Every figure a report module declares is among the figures some test here draws
+    (every study's example, :func:`check_example_figures`, and the tests below)."""
+    from irsim.registry import studies
+
+    drawn = {p for s in studies() for p in s.example.figures}
     drawn |= {"multiple_testing_*", "bayes_multiple_testing_*", "type3_error.png",
               "sweep_discpower.png", "compare_*", "assessors_*"}  # the tests below
-    for study, names in figures().items():
-        for declared in names:
+    for study, declared_names in figures().items():
+        for declared in declared_names:
             pattern = re.sub(r"<[^>]+>", "*", declared)
             assert any(fnmatch.fnmatch(d, pattern) or fnmatch.fnmatch(pattern, d)
                        for d in drawn), f"{study}'s {declared} is drawn by no figure test"
 
 
-@pytest.mark.parametrize("study", list(FAST))
+def test_every_study_with_figures_names_them_in_its_example():
+    """A study whose report declares figures has an example that must draw some."""
+    from irsim.registry import studies
+
+    for s in studies():
+        if figures().get(s.name):
+            assert s.example.figures, f"{s.name}: its registration's example names no figure"
+
+
+@pytest.mark.parametrize("study", names())
 @pytest.mark.slow  # over 4 s on a loaded 2-core machine
 def test_every_figure_of_a_study_passes_the_checks(study, scores, docs, tmp_path):
-    run, expect, must = FAST[study]
-    seen = render(study, lambda: run(scores, docs), tmp_path, expect, must)
+    seen = check_example_figures(study, scores, docs, tmp_path)
     assert not seen.found, "\n".join(seen.found)
 
 
@@ -664,14 +668,12 @@ SHRINK = {"trials": 10, "power_trials": 10, "check_trials": 20, "samples": 30,
 
 
 def _presets() -> list[str]:
-    """Presets of studies reading score matrices or runs and qrels (the assessors and
-    budget presets name DL19's qrels files: their figures are checked on synthetic qrels
-    by test_every_figure_of_a_study_passes_the_checks[assessors] and [budget])."""
-    from importlib.resources import files
+    """Presets of studies reading score matrices or runs and qrels (a study of another data
+    kind, as assessors and budget, names DL19's qrels files in its presets: its figures are
+    checked on synthetic qrels by test_every_figure_of_a_study_passes_the_checks)."""
+    from golden.cases import presets, study_of
 
-    return sorted(p.name[:-5] for p in (files("irsim.conf") / "experiment").iterdir()
-                  if p.name.endswith(".yaml")
-                  and not p.name.startswith(("assessors", "budget")))
+    return [p for p in presets() if get(study_of([f"experiment={p}"])).data in DATA_KINDS]
 
 
 @pytest.mark.slow
@@ -694,17 +696,15 @@ def test_every_preset_draws_checked_figures(preset, shared_data, docs, tmp_path)
     design = next((v for d in spec["defaults"] if isinstance(d, dict) for k, v in d.items()
                    if k.startswith("override /experiment/design")), None)
     if design is not None:  # a config group's option, with its own (shrunk) keys
-        import importlib
 
         own = {k: min(v, SHRINK[k]) if k in SHRINK else v
                for k, v in (params.pop("design", None) or {}).items() if k != "fit_threads"}
-        groups = importlib.import_module(f"irsim.experiments.{study}").Config.GROUPS
+        groups = get(study).config.GROUPS
         params["design"] = groups["design"][design](**own)
     if "B" in params:  # B * alpha >= 1 for every level
         import dataclasses
-        import importlib
 
-        config = importlib.import_module(f"irsim.experiments.{study}").Config
+        config = get(study).config
         alphas = params.get("alpha", next((f.default if f.default is not dataclasses.MISSING
                                            else f.default_factory() for f in
                                            dataclasses.fields(config) if f.name == "alpha"),
@@ -713,7 +713,7 @@ def test_every_preset_draws_checked_figures(preset, shared_data, docs, tmp_path)
         params["B"] = max(20, math.ceil(1 / min(alphas) - 1e-9))
     urbano = shared_data / "urbano"
     metrics = {"AP": "ap", "P@10": "p10", "RR": "rr"}
-    if study in ("corpus_ci", "effort"):
+    if get(study).data == "docs":
         data: Any = {"runs": docs[0], "qrels": docs[1]}
     elif design == "urbano2019":
         data = {m: [pd.read_csv(urbano / f"adhoc{k}_{f}.csv").iloc[:, :10] for k in (5, 6)]

@@ -240,9 +240,9 @@ def test_a_config_refuses_an_unknown_rule_itself():
 @pytest.mark.parametrize(("share", "rule", "message"), [
     (1.0, "quantile", "drop_bottom must be in [0, 1), got 1.0"),
     (-0.1, "count", "drop_bottom must be in [0, 1), got -0.1"),
-    ("x", "count", "drop_bottom must be in [0, 1), got 'x'"),
+    ("x", "count", "drop_bottom must be a number in [0, 1), got 'x'"),
     (0.1, "floor", "drop_rule must be one of quantile, count; got 'floor'"),
-    (None, "floor", "drop_bottom must be in [0, 1), got None"),  # the share first
+    (None, "floor", "drop_bottom must be a number in [0, 1), got None"),  # the share first
 ])
 def test_one_check_for_every_caller(share, rule, message):
     x = runs("web2012_ap.csv")

@@ -18,7 +18,16 @@ from irsim.kit.common import BAYES_OPTIONS, BayesOptions, BayesRules
 from irsim.params import document, option, ordered_fields, parameters
 from irsim.runner import compose_config
 
-BAYES_STUDIES = ("discpower", "test_errors", "multiple_testing", "assessors")
+
+def bayes_studies() -> list[str]:
+    """Every registered study whose Config has a Bayesian option (a field of
+    :class:`irsim.kit.common.BayesOptions`): it decides pairs the Bayesian way too."""
+    shared = {f.name for f in dataclasses.fields(BayesOptions)}
+    return [name for name in names()
+            if shared & {f.name for f in dataclasses.fields(get(name).config)}]
+
+
+BAYES_STUDIES = bayes_studies()
 
 
 @document
@@ -127,7 +136,7 @@ def _made(name: str, **params: Any):
 
     entry = get(name)
     if entry.data == "matrix":
-        data = synthetic_scores(systems=6, topics=30, seed=1).matrix
+        data = synthetic_scores(systems=6, topics=30, metrics=("AP", "P@10"), seed=1).matrix
     elif entry.data == "docs":
         runs, qrels = synthetic_trec(runs=4, topics=6, docs_per_topic=60, depth=40, seed=2)
         data = DocCollection(runs, qrels, 40)
@@ -187,7 +196,18 @@ def test_fingerprint_is_every_table_field(name):
     fingerprint_of({"study": name, **got}, "digest")  # the run's identity takes it as it is
 
 
-#: Per study, a table-affecting field and another valid value of it.
+def example_changes(name: str) -> list[tuple[str, Any]]:
+    """The table fields (``tables=True``) the study's example sets (its registration's
+    ``example.keywords``) to a value other than the default: another valid value each."""
+    config = get(name).config
+    base = {**dataclasses.asdict(config()), **SMALL.get(name, {})}  # what _made uses
+    params = {p.name: p for p in parameters(config)}
+    return [(k, v) for k, v in get(name).example.keywords.items()
+            if k in params and params[k].tables is True and v != base.get(k)]
+
+
+#: More table-affecting fields per study, and another valid value of each (beside those
+#: of :func:`example_changes`).
 CHANGES = {
     "discpower": [("B", 500), ("alpha", [0.05]), ("wilcoxon_method", "exact"),
                   ("sign_threshold", 0.01), ("bayes", ["jzs_bf"])],
@@ -213,7 +233,9 @@ def test_changing_a_table_field_changes_the_fingerprint(name, tmp_path):
     the derived values it builds); a ``tables=False`` field (test_errors' fitting cache and
     threads) leaves it as it is."""
     base = _made(name).fingerprint()
-    for key, value in CHANGES[name]:
+    changes = [*example_changes(name), *CHANGES.get(name, [])]
+    assert changes, f"{name}: no table field to change"
+    for key, value in changes:
         assert _made(name, **{key: value}).fingerprint() != base, (name, key)
     if name == "test_errors":  # the urbano2019 design's own fields: one changes it, two not
         from irsim.experiments.test_errors import Urbano2019

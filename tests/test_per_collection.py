@@ -19,24 +19,30 @@ import pytest
 from conftest import SHARED_DATA
 
 from irsim.errors import ConfigError
+from irsim.registry import get, studies
 from irsim.report import rows_of
 from irsim.runner import compose_config, run
 
-#: Small settings per matrix study (seconds each on 8 runs x 50 topics).
-STUDIES = {
-    "discpower": ["experiment.B=200", "experiment.stability=true"],
-    "swap": ["experiment.trials=40", "experiment.subset_sizes=[10,20]"],
-    "error_rates": ["experiment.trials=10", "experiment.test_B=200",
-                    "experiment.sd_samples=5", "experiment.subset_sizes=[10]"],
-    "coverage": ["experiment.samples=40", "experiment.B=200", "experiment.sizes=[10]"],
-    "test_errors": ["experiment.trials=100", "experiment.B=200", "experiment.sizes=[20]",
-                    "experiment.deltas=[0.0,0.05]"],
-    "topic_set_size": [],
-    "reliability": [],
-    "multiple_testing": ["experiment.trials=20", "experiment.B=200", "experiment.systems=[5]"],
-}
+
+def per_collection_studies() -> list[str]:
+    """Every registered matrix study that runs once per collection (its ``pools`` is false
+    for its default Config)."""
+    return [s.name for s in studies() if s.data == "matrix" and not s.pooled(s.config())]
+
+
+def small(study: str) -> list[str]:
+    """The study's own small command-line settings: the first case of its registration's
+    example (:class:`irsim.registry.Example`), its ``collection=`` overrides left out."""
+    cases = list(get(study).example.overrides.values())
+    assert cases, f"{study}: its registration's example has no command-line case"
+    return [o for o in cases[0] if not o.startswith(("collection=", "collection."))]
+
 
 RUNS = {"adhoc5": 8, "adhoc6": 9}
+
+#: Small settings of swap, for the tests of the Python door and of resuming (as the Python
+#: calls below give them).
+SWAP = ["experiment.trials=40", "experiment.subset_sizes=[10,20]"]
 
 
 @pytest.fixture(scope="module")
@@ -86,10 +92,16 @@ def _run(overrides, run_dir, **kw):
                run_dir, **kw)
 
 
-@pytest.mark.parametrize("study", sorted(STUDIES))
+@pytest.mark.parametrize("study", per_collection_studies())
 @pytest.mark.slow
 def test_each_collection_equals_its_own_run(study, files, tmp_path):
-    params = [f"experiment={study}", *STUDIES[study]]
+    check_per_collection(study, files, tmp_path)
+
+
+def check_per_collection(study: str, files: dict, tmp_path) -> None:
+    """`study` on two collections at once equals each collection's own run (its small
+    settings, :func:`small`)."""
+    params = [f"experiment={study}", *small(study)]
     both = _run([*params, _paths(files)], tmp_path / "both")
     assert both, study
     for coll in RUNS:
@@ -171,7 +183,7 @@ def test_top_level_metrics_keep_those_collections(files, tmp_path):
 def test_python_door_equals_the_command_line(files, tmp_path):
     import irsim
 
-    cli = _run(["experiment=swap", *STUDIES["swap"], _paths(files)], tmp_path / "cli")
+    cli = _run(["experiment=swap", *SWAP, _paths(files)], tmp_path / "cli")
     data = {m: {c: pd.read_csv(files[c, m]) for c in RUNS} for m in ("AP", "P@10")}
     res = irsim.swap(data, trials=40, subset_sizes=[10, 20], seed=5)
     for name, table in cli.items():
@@ -220,7 +232,7 @@ def test_shards_and_resume_change_nothing(files, tmp_path):
 
 @pytest.mark.ray
 def test_ray_equals_local(files, tmp_path):
-    params = ["experiment=swap", *STUDIES["swap"], _paths(files)]
+    params = ["experiment=swap", *SWAP, _paths(files)]
     local = _run(params, tmp_path / "local")
     ray = _run([*params, "engine=ray", "engine.workers=2", "engine.shard_items=1"],
                tmp_path / "ray")

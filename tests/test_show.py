@@ -109,7 +109,7 @@ def test_show_preset_lists_overrides_and_its_values():
     # the parameter list shows the preset's values, composed as Hydra does
     cfg = compose_config(["experiment=park2011"])
     assert cfg.experiment.samples == 1000 and cfg.collection.topics == 249
-    assert "  'experiment.sizes=[5,10,20]'  (int or list of int)" in text
+    assert "  'experiment.sizes=[5,10,20]'  (int or list of int, each >= 2)" in text
     assert ("collection", "park2011") in keys  # its shape: conf/collection/park2011.yaml
 
 

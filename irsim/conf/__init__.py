@@ -18,21 +18,25 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["register", "registered", "store", "check_keys", "unknown_key", "choice_error"]
+__all__ = ["register", "registered", "store", "store_reader", "kind_options", "check_keys",
+           "unknown_key", "choice_error"]
 
 _REGISTERED = False
 
 
 def register() -> None:
     """Store every study's ``Config`` in Hydra's ConfigStore (idempotent): the studies of
-    :func:`irsim.registry.studies`; a study registered later is stored when it
-    registers."""
+    :func:`irsim.registry.studies` and the collection readers' configs of
+    :func:`irsim.data.collection.readers`; a study or a reader registered later is stored
+    when it registers."""
     global _REGISTERED
     if _REGISTERED:
         return
     from hydra.core.config_store import ConfigStore
 
-    from irsim.conf.schema import COLLECTIONS, IrsimConfig
+    from irsim.conf.schema import IrsimConfig
+    from irsim.data.collection import readers
+    from irsim.data.readers import on_register as on_reader
     from irsim.engine.config import ENGINES
     from irsim.registry import on_register, studies
 
@@ -40,8 +44,8 @@ def register() -> None:
     cs.store(name="irsim", node=IrsimConfig)  # the base of config.yaml
     for name, node in ENGINES.items():  # typed: Hydra refuses unknown engine keys itself
         cs.store(group="engine", name=name, node=node)
-    for kind, node in COLLECTIONS.items():  # the base of each collection/<name>.yaml
-        cs.store(group="collection", name=f"base_{kind}", node=node)
+    readers()  # the built-in readers and those of installed distributions, then store each
+    on_reader(store_reader)  # (and any registered later): the base of collection/<name>.yaml
     studies()  # import every installed study, then store each (and any registered later)
     on_register(store)
     _REGISTERED = True
@@ -76,6 +80,51 @@ def store(entry: Any) -> None:
                 node[field] = MISSING  # typed by the field; the option chosen fills it
             node["defaults"] = defaults
     cs.store(group="experiment", name=entry.name, node=node)
+
+
+def store_reader(entry: Any) -> None:
+    """Store a collection reader's config as ``collection/base_<kind>``, the base that a
+    ``conf/collection/<name>.yaml`` of that kind extends; a kind that no packaged YAML
+    declares (a reader of another distribution) also as ``collection/<kind>``, so
+    ``collection=<kind> collection.<key>=...`` selects it (:func:`kind_options`)."""
+    from hydra.core.config_store import ConfigStore
+
+    cs = ConfigStore.instance()
+    cs.store(group="collection", name=f"base_{entry.kind}", node=entry.config)
+    if entry.kind not in _yaml_kinds():
+        cs.store(group="collection", name=entry.kind, node=entry.config)
+
+
+_KINDS_OF_YAML: dict[str, str] | None = None
+
+
+def _yaml_kinds() -> set[str]:
+    """The kinds the packaged ``conf/collection/*.yaml`` declare (read once)."""
+    global _KINDS_OF_YAML
+    if _KINDS_OF_YAML is None:
+        import importlib.resources as resources
+
+        import yaml
+
+        root = resources.files("irsim.conf") / "collection"
+        _KINDS_OF_YAML = {p.name: str((yaml.safe_load(p.read_text(encoding="utf-8")) or {})
+                                      .get("kind")) for p in root.iterdir()
+                          if p.name.endswith(".yaml")}
+    return set(_KINDS_OF_YAML.values())
+
+
+def kind_options() -> list[str]:
+    """The collection kinds selected by their own name (``collection=<kind>``): registered
+    readers whose kind no packaged ``conf/collection/*.yaml`` declares.
+
+    Examples
+    --------
+    >>> kind_options()  # every built-in kind has its YAML (synthetic_trec: synthetic.yaml)
+    []
+    """
+    from irsim.data.collection import readers
+
+    return [kind for kind in readers() if kind not in _yaml_kinds()]
 
 
 def check_keys(cfg: Any) -> None:

@@ -1,5 +1,11 @@
 """Load the collection a config names: a ScoreMatrix of per-topic scores, or document-level
-runs + qrels (whose metrics the caller computes: :func:`irsim.kit.loading.load_collection`)."""
+runs + qrels (whose metrics the caller computes: :func:`irsim.kit.loading.load_collection`).
+
+Each ``kind`` of collection config is read by its registered reader
+(:mod:`irsim.data.readers`); the built-in ones register here: ``matrix``, ``trec``,
+``synthetic_trec``, ``synthetic_scores`` and ``trec_eval``. The loaders ask :func:`reader`
+and name no kind.
+"""
 
 from __future__ import annotations
 
@@ -12,14 +18,22 @@ from pathlib import Path
 from typing import Any
 
 from irsim.data.matrix import ScoreMatrix
+from irsim.data.readers import (
+    ENTRY_POINTS,
+    READERS,
+    CollectionConfig,
+    Reader,
+    _help,
+    check_level,
+    register_reader,
+)
 from irsim.data.trec import DEFAULT_RUN_NAMES
 from irsim.data.types import Qrels, Runs
 from irsim.errors import ConfigError, InputError, unknown_name
 
 __all__ = ["DocCollection", "load_score_matrix", "load_doc_collection", "wanted_metrics",
-           "list_files", "KINDS"]
-
-KINDS = ("synthetic_trec", "synthetic_scores", "matrix", "trec")
+           "list_files", "readers", "reader", "MatrixCollection", "TrecCollection",
+           "SyntheticTrecCollection", "SyntheticScoresCollection", "TrecEvalCollection"]
 
 
 @dataclass(frozen=True)
@@ -173,53 +187,246 @@ def list_files(spec: Any, what: str = "runs", *, data_dir: str | os.PathLike | N
     return out
 
 
+# --- the built-in readers: their typed configs (collection/base_<kind>) and load functions
+
+@dataclass
+class MatrixCollection(CollectionConfig):
+    """Per-topic score matrices from files (``conf/collection/matrix.yaml``), one
+    collection or several (``paths: {METRIC: [file, ...]}``, ``collections: [...]``)."""
+
+    kind: str = "matrix"
+    name: str = "matrix"
+    path: Any = _help("one score matrix file (Urbano CSV with metric, or long CSV/Parquet)")
+    metric: str | None = _help("the metric of an Urbano CSV given by path")
+    paths: Any = _help("{METRIC: file | {file, url, sha256} | [file, ...] | {name: file}}")
+    collections: Any = _help("registered score-matrix collections, each studied")
+
+
+@dataclass
+class TrecCollection(CollectionConfig):
+    """TREC run files and qrels (``conf/collection/trec.yaml``)."""
+
+    kind: str = "trec"
+    name: str = "trec"
+    runs: Any = _help("a directory, a glob, a file or a list of them")
+    qrels: Any = _help("a qrels file, or {assessor: file} for several assessors")
+    run_names: str = _help("runs named by file name (without .gz and a results extension) "
+                           "or by tag: file | tag", "file")
+    depth: int = _help("documents per ranked list irsim evaluates: 1000 is trec_eval "
+                       "-M1000; a depth >= the longest list is trec_eval without -M", 1000)
+    scores: str = _help("run scores ranked as float64 (trec_eval 10.0) or float32 "
+                        "(trec_eval <= 9.0.8, pytrec_eval)", "float64")
+    missing: str = _help("a topic in runs but not qrels (or the reverse): error | zero | "
+                         "drop", "error")
+
+
+@dataclass
+class SyntheticTrecCollection(CollectionConfig):
+    """A seeded document-level collection (``conf/collection/synthetic.yaml``)."""
+
+    kind: str = "synthetic_trec"
+    name: str = "synthetic"
+    runs: int = 20
+    topics: int = 50
+    docs_per_topic: int = 1000
+    depth: int = 1000
+    quality_low: float | None = 0.5
+    quality_high: float | None = 1.5
+    quality_sd: float = 0.4
+    topic_sd: float = 0.8
+    relevant_rate: float = 0.05
+    seed: int = 0
+
+
+@dataclass
+class SyntheticScoresCollection(CollectionConfig):
+    """A seeded score-level collection (``conf/collection/synthetic_scores.yaml``)."""
+
+    kind: str = "synthetic_scores"
+    name: str = "synthetic_scores"
+    systems: int = 30
+    topics: int = 50
+    seed: int = 0
+
+
+@dataclass
+class TrecEvalCollection(CollectionConfig):
+    """Per-topic scores printed by ``trec_eval -q``, one file per run
+    (``conf/collection/trec_eval.yaml``; :func:`irsim.data.trec_eval.read_trec_eval`)."""
+
+    kind: str = "trec_eval"
+    name: str = "trec_eval"
+    runs: Any = _help("the trec_eval -q outputs, one file per run: a directory, a glob, a "
+                      "file or a list of them")
+    run_names: str = _help("runs named by file name (without .gz and a results extension) "
+                           "or by the runid trec_eval prints: file | tag", "file")
+    missing: str = _help("a topic printed for some runs but not others: error | zero "
+                         "(trec_eval -c) | drop", "error")
+
+
+def _where(cfg: Mapping[str, Any], data_dir: str | None, offline: bool) -> dict[str, Any]:
+    from irsim.data.registry import data_dir_from
+
+    return {"data_dir": data_dir_from(data_dir), "offline": offline,
+            "collection": _get(cfg, "name")}
+
+
+def _missing_policy(cfg: Mapping[str, Any]) -> str:
+    missing = _get(cfg, "missing", "error")
+    if missing not in ("error", "zero", "drop"):
+        raise unknown_name("collection.missing policy", str(missing), ("error", "zero", "drop"))
+    return str(missing)
+
+
+def _load_synthetic_trec(cfg: Mapping[str, Any], **_: Any) -> DocCollection:
+    import numpy as np
+
+    from irsim.data.synthetic import synthetic_trec
+
+    n_runs = int(_get(cfg, "runs", 20))
+    quality = None
+    if _get(cfg, "quality_low") is not None or _get(cfg, "quality_high") is not None:
+        quality = np.linspace(float(_get(cfg, "quality_low", 0.0)),
+                              float(_get(cfg, "quality_high", 2.0)), n_runs)
+    runs, qrels = synthetic_trec(
+        runs=n_runs,
+        topics=int(_get(cfg, "topics", 50)),
+        docs_per_topic=int(_get(cfg, "docs_per_topic", 1000)),
+        depth=int(_get(cfg, "depth", 1000)),
+        relevant_rate=float(_get(cfg, "relevant_rate", 0.05)),
+        quality=quality,
+        quality_sd=float(_get(cfg, "quality_sd", 0.0)),
+        topic_sd=float(_get(cfg, "topic_sd", 0.0)),
+        seed=int(_get(cfg, "seed", 0)),
+    )
+    return DocCollection(runs, qrels, int(_get(cfg, "depth", 1000)), "error")
+
+
+def _load_trec(cfg: Mapping[str, Any], *, data_dir: str | None = None, offline: bool = False,
+               **_: Any) -> DocCollection:
+    from irsim.data.trec import read_qrels, read_runs
+
+    where = _where(cfg, data_dir, offline)
+    run_files = list_files(_get(cfg, "runs"), "collection.runs", **where)
+    qrels_files = list_files(_get(cfg, "qrels"), "collection.qrels", **where)
+    if len(qrels_files) != 1:
+        raise ConfigError(f"collection.qrels must name one file, got {len(qrels_files)}")
+    missing = _missing_policy(cfg)
+    runs = read_runs(run_files, scores=str(_get(cfg, "scores", "float64")),
+                     run_names=str(_get(cfg, "run_names", DEFAULT_RUN_NAMES)))
+    return DocCollection(runs, read_qrels(qrels_files[0]), int(_get(cfg, "depth", 1000)),
+                         missing)
+
+
+def _load_synthetic_scores(cfg: Mapping[str, Any], *, metrics: Sequence[str] | None = None,
+                           **_: Any) -> ScoreMatrix:
+    from irsim.data.synthetic import synthetic_scores
+
+    return synthetic_scores(
+        systems=int(_get(cfg, "systems", 30)),
+        topics=int(_get(cfg, "topics", 50)),
+        metrics=tuple(metrics) if metrics else ("synthetic",),
+        seed=int(_get(cfg, "seed", 0)),
+    ).matrix
+
+
+def _load_matrix(cfg: Mapping[str, Any], *, data_dir: str | None = None,
+                 offline: bool = False, **_: Any) -> ScoreMatrix:
+    from irsim.data.matrix_io import read_matrix
+
+    paths = _get(cfg, "paths")
+    path = _get(cfg, "path")
+    if paths is None and path is None:
+        raise ConfigError("collection=matrix needs collection.path (with collection.metric "
+                          "for an Urbano CSV) or collection.paths={METRIC: file, ...}")
+    if paths is not None:
+        parts = [read_matrix(_local(spec, data_dir, offline, _get(cfg, "name")),
+                             metric=str(name))
+                 for name, spec in dict(paths).items()]
+        return ScoreMatrix.stack(parts)
+    return read_matrix(_local(path, data_dir, offline, _get(cfg, "name")),
+                       metric=_get(cfg, "metric"))
+
+
+def _load_trec_eval(cfg: Mapping[str, Any], *, data_dir: str | None = None,
+                    offline: bool = False, **_: Any) -> ScoreMatrix:
+    from irsim.data.trec_eval import read_trec_eval
+
+    files = list_files(_get(cfg, "runs"), "collection.runs", **_where(cfg, data_dir, offline))
+    return read_trec_eval(files, run_names=str(_get(cfg, "run_names", DEFAULT_RUN_NAMES)),
+                          missing=_missing_policy(cfg))
+
+
+register_reader("matrix", config=MatrixCollection, level="matrix", load=_load_matrix,
+                description="score matrices: Urbano-layout CSV (optional `topic` column) or "
+                            "long CSV/Parquet (`system, topic, metric, value`)")
+register_reader("trec", config=TrecCollection, level="docs", load=_load_trec,
+                description="TREC run files and graded qrels, evaluated by irsim's "
+                            "trec_eval-exact metrics")
+register_reader("synthetic_trec", config=SyntheticTrecCollection, level="docs",
+                load=_load_synthetic_trec,
+                description="seeded document-level collection: graded qrels and runs of "
+                            "controllable quality")
+register_reader("synthetic_scores", config=SyntheticScoresCollection, level="matrix",
+                load=_load_synthetic_scores,
+                description="seeded score matrix with system effects, topic difficulty and "
+                            "interaction noise")
+register_reader("trec_eval", config=TrecEvalCollection, level="matrix", load=_load_trec_eval,
+                description="`trec_eval -q` outputs, one file per run (trec_eval's measure "
+                            "names read as irsim's: map is AP, P_10 is P@10)")
+
+_LOADED_ENTRY_POINTS = False
+
+
+def readers() -> dict[str, Reader]:
+    """The registered collection readers by kind: the built-in ones, then those of the
+    entry-point group ``irsim.collections`` (imported once, on first use) and any registered
+    since.
+
+    Examples
+    --------
+    >>> list(readers())[:5]
+    ['matrix', 'trec', 'synthetic_trec', 'synthetic_scores', 'trec_eval']
+    >>> readers()["trec_eval"].level
+    'matrix'
+    """
+    global _LOADED_ENTRY_POINTS
+    if not _LOADED_ENTRY_POINTS:
+        import importlib
+        from importlib.metadata import entry_points
+
+        _LOADED_ENTRY_POINTS = True
+        for ep in entry_points(group=ENTRY_POINTS):
+            importlib.import_module(ep.value.split(":")[0].strip())
+    return dict(READERS)
+
+
+def reader(kind: Any) -> Reader:
+    """The reader of collection kind `kind`; an unknown kind is refused with the closest.
+
+    Examples
+    --------
+    >>> reader("trec").level
+    'docs'
+    >>> reader("trek")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: unknown collection kind 'trek' (did you mean 'trec'?); ...
+    """
+    known = readers()
+    if kind not in known:
+        raise unknown_name("collection kind", str(kind), known)
+    return known[kind]
+
+
 def load_doc_collection(
     cfg: Mapping[str, Any], *, data_dir: str | None = None, offline: bool = False
 ) -> DocCollection:
-    """Runs and qrels of a ``trec`` or ``synthetic_trec`` collection config."""
-    kind = _get(cfg, "kind")
-    if kind == "synthetic_trec":
-        import numpy as np
-
-        from irsim.data.synthetic import synthetic_trec
-
-        n_runs = int(_get(cfg, "runs", 20))
-        quality = None
-        if _get(cfg, "quality_low") is not None or _get(cfg, "quality_high") is not None:
-            quality = np.linspace(float(_get(cfg, "quality_low", 0.0)),
-                                  float(_get(cfg, "quality_high", 2.0)), n_runs)
-        runs, qrels = synthetic_trec(
-            runs=n_runs,
-            topics=int(_get(cfg, "topics", 50)),
-            docs_per_topic=int(_get(cfg, "docs_per_topic", 1000)),
-            depth=int(_get(cfg, "depth", 1000)),
-            relevant_rate=float(_get(cfg, "relevant_rate", 0.05)),
-            quality=quality,
-            quality_sd=float(_get(cfg, "quality_sd", 0.0)),
-            topic_sd=float(_get(cfg, "topic_sd", 0.0)),
-            seed=int(_get(cfg, "seed", 0)),
-        )
-        return DocCollection(runs, qrels, int(_get(cfg, "depth", 1000)), "error")
-    if kind == "trec":
-        from irsim.data.registry import data_dir_from
-        from irsim.data.trec import read_qrels, read_runs
-
-        where = {"data_dir": data_dir_from(data_dir), "offline": offline,
-                 "collection": _get(cfg, "name")}
-        run_files = list_files(_get(cfg, "runs"), "collection.runs", **where)
-        qrels_files = list_files(_get(cfg, "qrels"), "collection.qrels", **where)
-        if len(qrels_files) != 1:
-            raise ConfigError(f"collection.qrels must name one file, got {len(qrels_files)}")
-        missing = _get(cfg, "missing", "error")
-        if missing not in ("error", "zero", "drop"):
-            raise unknown_name("collection.missing policy", str(missing),
-                               ("error", "zero", "drop"))
-        runs = read_runs(run_files, scores=str(_get(cfg, "scores", "float64")),
-                         run_names=str(_get(cfg, "run_names", DEFAULT_RUN_NAMES)))
-        return DocCollection(runs, read_qrels(qrels_files[0]), int(_get(cfg, "depth", 1000)),
-                             missing)
-    raise ConfigError(f"collection kind {kind!r} has no document-level data; use a 'trec' "
-                      f"or 'synthetic_trec' collection")
+    """Runs and qrels of a document-level collection config (a kind of level ``docs``:
+    ``trec``, ``synthetic_trec``, ...; :func:`readers`)."""
+    entry = reader(_get(cfg, "kind"))
+    check_level(entry, "docs")
+    return entry.load(cfg, metrics=None, data_dir=data_dir, offline=offline)
 
 
 def wanted_metrics(cfg: Mapping[str, Any], metrics: Sequence[str] | str | None
@@ -237,9 +444,7 @@ def wanted_metrics(cfg: Mapping[str, Any], metrics: Sequence[str] | str | None
     ...
     irsim.errors.ConfigError: config: metrics lists 'AP' twice (each metric gives its own ...
     """
-    kind = _get(cfg, "kind")
-    if kind not in KINDS:
-        raise unknown_name("collection kind", str(kind), KINDS)
+    reader(_get(cfg, "kind"))  # an unknown kind is refused first
     if metrics is not None:
         metrics = [str(m) for m in ([metrics] if isinstance(metrics, str) else metrics)]
         if not metrics:
@@ -257,9 +462,9 @@ def wanted_metrics(cfg: Mapping[str, Any], metrics: Sequence[str] | str | None
 
 def load_score_matrix(cfg: Mapping[str, Any], *, metrics: Sequence[str] | None = None,
                       data_dir: str | None = None, offline: bool = False) -> ScoreMatrix:
-    """The ScoreMatrix of a score-level collection config (``kind`` ``synthetic_scores`` or
-    ``matrix``; a document-level collection is evaluated first:
-    :func:`irsim.kit.loading.load_collection`).
+    """The ScoreMatrix of a score-level collection config (a kind of level ``matrix``:
+    ``matrix``, ``synthetic_scores``, ``trec_eval``, ...; a document-level collection is
+    evaluated first: :func:`irsim.kit.loading.load_collection`).
 
     Parameters
     ----------
@@ -278,38 +483,9 @@ def load_score_matrix(cfg: Mapping[str, Any], *, metrics: Sequence[str] | None =
     (1, 4, 10)
     """
     wanted = wanted_metrics(cfg, metrics)
-    kind = _get(cfg, "kind")
-    if kind in ("trec", "synthetic_trec"):
-        raise ConfigError(f"collection kind {kind!r} is document-level: its metrics are "
-                          "computed from runs and qrels first (irsim.kit.loading."
-                          "load_collection)")
-    if kind == "synthetic_scores":
-        from irsim.data.synthetic import synthetic_scores
-
-        names = tuple(wanted) if wanted else ("synthetic",)
-        matrix = synthetic_scores(
-            systems=int(_get(cfg, "systems", 30)),
-            topics=int(_get(cfg, "topics", 50)),
-            metrics=names,
-            seed=int(_get(cfg, "seed", 0)),
-        ).matrix
-        return matrix
-    # kind == "matrix"
-    from irsim.data.matrix_io import read_matrix
-
-    paths = _get(cfg, "paths")
-    path = _get(cfg, "path")
-    if paths is None and path is None:
-        raise ConfigError("collection=matrix needs collection.path (with collection.metric "
-                          "for an Urbano CSV) or collection.paths={METRIC: file, ...}")
-    if paths is not None:
-        parts = [read_matrix(_local(spec, data_dir, offline, _get(cfg, "name")),
-                             metric=str(name))
-                 for name, spec in dict(paths).items()]
-        matrix = ScoreMatrix.stack(parts)
-    else:
-        matrix = read_matrix(_local(path, data_dir, offline, _get(cfg, "name")),
-                             metric=_get(cfg, "metric"))
-    if wanted:
+    entry = reader(_get(cfg, "kind"))
+    check_level(entry, "matrix")
+    matrix = entry.load(cfg, metrics=wanted, data_dir=data_dir, offline=offline)
+    if wanted and tuple(wanted) != matrix.metrics:
         matrix = matrix.select(metrics=wanted)
     return matrix

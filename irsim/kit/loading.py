@@ -16,6 +16,7 @@ from irsim.data.collection import (
     DocCollection,
     load_doc_collection,
     load_score_matrix,
+    reader,
     wanted_metrics,
 )
 from irsim.data.convert import (
@@ -42,13 +43,14 @@ def load_collection(cfg: Any, *, metrics: Sequence[str] | None = None,
                     progress: Any = None) -> ScoreMatrix:
     """The ScoreMatrix of a collection config (the ``collection`` node of the Hydra config):
     a score-level collection read (:func:`irsim.data.collection.load_score_matrix`), a
-    document-level one (``trec``, ``synthetic_trec``) evaluated (trec_eval-exact,
-    :func:`irsim.metrics.evaluate`).
+    document-level one (its reader's level is ``docs``: ``trec``, ``synthetic_trec``)
+    evaluated (trec_eval-exact, :func:`irsim.metrics.evaluate`).
 
     Parameters
     ----------
     cfg : mapping
-        ``kind`` is one of ``synthetic_trec``, ``synthetic_scores``, ``matrix``, ``trec``;
+        ``kind`` is a registered collection kind (:func:`irsim.data.collection.readers`:
+        ``matrix``, ``trec``, ``synthetic_trec``, ``synthetic_scores``, ``trec_eval``, ...);
         see ``conf/collection/*.yaml``.
     metrics : sequence of str, optional
         Metrics to keep (matrix) or compute (document level); default (None) the
@@ -66,7 +68,7 @@ def load_collection(cfg: Any, *, metrics: Sequence[str] | None = None,
     >>> m.metrics, m.shape
     (('AP', 'P@10'), (2, 4, 5))
     """
-    if cfg.get("kind") not in ("trec", "synthetic_trec"):
+    if reader(cfg.get("kind")).level != "docs":
         return load_score_matrix(cfg, metrics=metrics, data_dir=data_dir, offline=offline)
     from irsim.metrics import evaluate
 
@@ -339,8 +341,8 @@ def score_matrix(cfg: Any, pooled: bool = False) -> ScoreMatrix | CollectionSet:
     if (matrix and cfg.collection.get("collections")) or (
             paths is not None and any(several(v) for v in dict(paths).values())):
         return collection_set(cfg) if pooled else collection_list(cfg)
-    bar, update = (progress_bar(cfg, "evaluate") if cfg.collection.get("kind") in
-                   ("trec", "synthetic_trec") else (None, None))
+    bar, update = (progress_bar(cfg, "evaluate")
+                   if reader(cfg.collection.get("kind")).level == "docs" else (None, None))
     try:
         return load_collection(cfg.collection, metrics=metrics_arg(cfg),
                                data_dir=cfg.get("data_dir"), offline=cfg.get("offline", False),
@@ -351,7 +353,7 @@ def score_matrix(cfg: Any, pooled: bool = False) -> ScoreMatrix | CollectionSet:
 
 
 def doc_collection(cfg: Any) -> DocCollection:
-    """The runs and qrels of a document-level collection (``trec`` / ``synthetic_trec``)."""
+    """The runs and qrels of a document-level collection (a kind of level ``docs``)."""
     return load_doc_collection(cfg.collection, data_dir=cfg.get("data_dir"),
                                offline=cfg.get("offline", False))
 

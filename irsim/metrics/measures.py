@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from irsim.data.trec_eval import TREC_EVAL_NAMES
 from irsim.errors import ConfigError, unknown_name
 
 if TYPE_CHECKING:
@@ -285,8 +286,9 @@ def _parse_params(text: str, params: str) -> dict[str, Any]:
     return out
 
 
-_TREC_EVAL_NAMES = {"map": "AP", "recip_rank": "RR", "ndcg": "nDCG", "rprec": "Rprec",
-                    "p": "P", "ndcg_cut": "nDCG", "success": "Success", "map_cut": "AP",
+#: Names a user may type for a metric, lowercased -> irsim's: trec_eval's (one table,
+#: irsim.data.trec_eval.TREC_EVAL_NAMES, which also reads trec_eval's outputs) and others.
+_TREC_EVAL_NAMES = {**{k.lower(): v for k, v in TREC_EVAL_NAMES.items()},
                     "mrr": "RR", "ap": "AP", "q": "Q", "o": "O"}
 
 

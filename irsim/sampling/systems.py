@@ -89,7 +89,7 @@ def check_share(value: Any, key: str | None = None) -> float:
     try:
         share = float(value)
     except (TypeError, ValueError):
-        raise ConfigError(f"{name} must be in [0, 1), got {value!r}") from None
+        raise ConfigError(f"{name} must be a number in [0, 1), got {value!r}") from None
     if not 0.0 <= share < 1.0:
         raise ConfigError(f"{name} must be in [0, 1), got {value}")
     return share

@@ -58,25 +58,11 @@ from irsim.errors import ConfigError, InputError
 if TYPE_CHECKING:
     from irsim.data.types import Qrels
 
-__all__ = [
-    "KAPPA_WEIGHTS",
-    "ALPHA_LEVELS",
-    "AgreementCI",
-    "confusion",
-    "confusion_per_topic",
-    "kappa_from_confusion",
-    "cohen_kappa",
-    "cohen_kappa_per_topic",
-    "fleiss_kappa",
-    "fleiss_kappa_labels",
-    "fleiss_kappa_per_topic",
-    "krippendorff_alpha",
-    "mean_kappa_ci",
-    "pooled_kappa_ci",
-    "pooled_alpha_ci",
-    "krippendorff_alpha_per_topic",
-    "joint_labels",
-]
+__all__ = ["KAPPA_WEIGHTS", "ALPHA_LEVELS", "AgreementCI", "confusion", "confusion_per_topic",
+           "kappa_from_confusion", "cohen_kappa", "cohen_kappa_per_topic", "fleiss_kappa",
+           "fleiss_kappa_labels", "fleiss_kappa_per_topic", "krippendorff_alpha",
+           "mean_kappa_ci", "pooled_kappa_ci", "pooled_alpha_ci",
+           "krippendorff_alpha_per_topic", "joint_labels"]
 
 #: Weightings of Cohen's kappa: unweighted (None), linear and quadratic.
 KAPPA_WEIGHTS = (None, "linear", "quadratic")
@@ -94,11 +80,10 @@ def _labels_and_codes(labels: ArrayLike | None, *arrays: np.ndarray
         cats = np.asarray(labels)
         if cats.ndim != 1 or len(cats) == 0:
             raise ConfigError("labels must be a non-empty 1-d sequence")
-        order = np.argsort(cats, kind="stable")
-        if np.any(cats[order][1:] == cats[order][:-1]):
-            raise ConfigError(f"labels must be distinct, got {cats.tolist()}")
     order = np.argsort(cats, kind="stable")
     sorted_cats = cats[order]
+    if np.any(sorted_cats[1:] == sorted_cats[:-1]):  # np.unique's are distinct
+        raise ConfigError(f"labels must be distinct, got {cats.tolist()}")
     codes = []
     for x in arrays:
         pos = np.clip(np.searchsorted(sorted_cats, x), 0, len(cats) - 1)
@@ -153,8 +138,15 @@ def _topic_codes(topics: ArrayLike, n: int) -> tuple[np.ndarray, np.ndarray]:
     t = np.asarray(topics)
     if t.shape != (n,):
         raise InputError(f"topics must have one id per item ({n}), got shape {t.shape}")
-    ids, inv = np.unique(t, return_inverse=True)
-    return ids, inv.astype(np.int64)
+    if t.dtype != object:
+        ids, inv = np.unique(t, return_inverse=True)
+        return ids, inv.astype(np.int64)
+    # string ids: hashed, only the distinct ones sorted (np.unique's ids and codes, faster)
+    codes, uniq = pd.factorize(t, use_na_sentinel=False)
+    order = np.argsort(uniq, kind="stable")
+    rank = np.empty(len(uniq), np.int64)
+    rank[order] = np.arange(len(uniq))
+    return np.asarray(uniq, dtype=object)[order], rank[codes]
 
 
 def confusion_per_topic(a: ArrayLike, b: ArrayLike, topics: ArrayLike,
@@ -401,8 +393,7 @@ def fleiss_kappa_per_topic(labels: ArrayLike, topics: ArrayLike,
     """Fleiss' kappa per topic from an items x raters label matrix, in one pass of
     ``bincount`` (item counts, then per-topic category shares and mean agreement).
 
-    Category shares ``p_j`` are each topic's own, as computing Fleiss' kappa on the topic's
-    items alone gives.
+    Category shares ``p_j`` are each topic's own (as Fleiss' kappa of its items alone).
 
     Parameters
     ----------
@@ -696,12 +687,11 @@ def pooled_kappa_ci(counts: ArrayLike, weights: str | None = None, *,
     """Kappa of the confusion matrix pooled over topics, with a bootstrap-over-topics
     percentile interval.
 
-    Resample ``b`` draws topics with replacement (count matrix ``c_b`` of
+    Resample ``b`` draws topics with replacement (counts ``c_b`` of
     :func:`irsim.sampling.topics.bootstrap_counts`, keyed by ``(seed, study, key)``); its
-    pooled confusion matrix is ``sum_t c_bt * C_t``, for all resamples at once as one
-    integer-valued product (exact in float64), and its kappa comes from
-    :func:`kappa_from_confusion`. Resamples whose kappa is undefined are left out of the
-    percentiles.
+    pooled confusion matrix ``sum_t c_bt * C_t`` (all resamples as one integer-valued
+    product, exact in float64) gives its kappa (:func:`kappa_from_confusion`); resamples
+    whose kappa is undefined are left out of the percentiles.
 
     Parameters
     ----------
@@ -735,9 +725,7 @@ def pooled_kappa_ci(counts: ArrayLike, weights: str | None = None, *,
 def _pooled_ci(c: np.ndarray, statistic, confidence_level: float, B: int, seed: int,
                study: str, key: Sequence[int]) -> AgreementCI:
     """`statistic` of the confusion matrices `c` (topics, L, L) summed over the topics, with
-    the percentile interval of its bootstrap over topics: each resample's pooled matrix is
-    ``sum_t c_bt * C_t``, all resamples as one integer-valued product (exact in float64);
-    resamples whose statistic is undefined are left out of the percentiles."""
+    the percentile interval of its bootstrap over topics (as :func:`pooled_kappa_ci`)."""
     from irsim.sampling.topics import bootstrap_counts
     from irsim.stats._validation import check_confidence_level, check_int
 
@@ -806,7 +794,6 @@ def pooled_alpha_ci(counts: ArrayLike, values: ArrayLike, level: str = "ordinal"
                          f"values, got {c.shape}")
     if level not in ALPHA_LEVELS:
         raise ConfigError(f"level must be one of {list(ALPHA_LEVELS)}, got {level!r}")
-    # two raters: the coincidence matrix is C + C^T
     return _pooled_ci(c, lambda m: _alpha_from_coincidences(m + np.swapaxes(m, -1, -2), v,
                                                              level),
                       confidence_level, B, seed, study, key)

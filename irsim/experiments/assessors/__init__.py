@@ -10,8 +10,9 @@ The study reads runs and several qrels of the same topics, one of them the ``ref
   (ordinal), on the (topic, passage) pairs both judged; per topic
   (``label_agreement_topic``), the mean over topics with a bootstrap-over-topics
   interval, and pooled over topics with its own interval; the grade confusion matrices
-  (``confusion``). Every pair of the given qrels that shares a judged pair is compared,
-  and every composite with the reference.
+  (``confusion``). Every given qrels and every composite is compared with the reference,
+  and every pair of the given qrels that shares a judged pair (``label_pairs``: the one
+  part quadratic in the number of qrels; by default up to 25 of them).
 - **rankings** (``rank_agreement``, ``system_means``): per qrels and metric, the
   system means under the reference and under the other qrels on the other's topics;
   Kendall's tau-b, tau_AP and Spearman's rho with bootstrap-over-topics intervals
@@ -31,7 +32,9 @@ The runs are parsed once and scored under every qrels in one vectorised pass
 (:func:`irsim.metrics.multi.evaluate_many`); how a passage judged by the reference but not by
 the other assessor counts is ``unjudged`` (:func:`irsim.metrics.multi.composite_qrels`).
 
-Engine: one work item per label pair and per (qrels, metric); a shard is a block of items
+Engine: the kernel's jobs (:data:`JOBS`) are named sub-plans, a shard's ``part`` its job:
+``labels`` (one item per label pair), ``ranks`` (one per (qrels, metric)), ``simulation``
+and ``swaps`` (blocks of trials); a shard is a block of a job's items
 (``engine.shard_items``). Every random draw is keyed by the item (:mod:`irsim.rng` through
 :func:`irsim.sampling.topics.bootstrap_counts` and the tests' own streams), resampled means
 are exact (:class:`irsim.exact.Exact`), so tables do not depend on the shard size or the
@@ -53,6 +56,7 @@ and the prepared data (composites, label pairs, scores, the assessor model) in
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 from dataclasses import dataclass, field
@@ -93,6 +97,7 @@ from irsim.experiments.assessors.prepare import (
     AssessorData,
     FleissReference,
     KappaTopics,
+    LabelPairs,
     Relabel,
     check_config,
     composites,
@@ -123,7 +128,7 @@ from irsim.tables import table
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Config", "AssessorInput", "AssessorData", "Assessors", "load_from_config",
+__all__ = ["Config", "AssessorInput", "AssessorData", "Assessors", "JOBS", "load_from_config",
            "load_from_python", "read_assessor_runs", "composites", "parallel_composites",
            "KIND", "LABEL_STATS", "CATEGORIES", "make", "default_test_B"]
 
@@ -175,6 +180,14 @@ class Config(BayesOptions):
         "reference: for two assessors, the topics judged by exactly the pair, as the SIGIR 2025 "
         "paper's per-pair kappas; DL19's topic 168216, judged by all eight assessors, is left "
         "out). A pair left with no topic is left out.", tables="data")
+    label_pairs: LabelPairs = option(
+        LabelPairs.auto, "Which label pairs ``label_agreement``, ``label_agreement_topic`` and "
+        "``confusion`` compare besides every qrels (given or composite) with the reference: "
+        "``all`` (also every two given qrels that share a judged pair: the part of the study "
+        "whose time grows with the square of the number of qrels), ``reference`` (none: "
+        "linear in the number of qrels) or ``auto`` (the default: ``all`` up to 25 given "
+        "qrels besides the reference, ``reference`` beyond, so 200 LLM label sets run in "
+        "minutes). A pair's row is the same whichever pairs are compared.", tables="data")
     fleiss_reference: FleissReference = option(
         FleissReference.once, "How the reference's label counts in the ``fleiss_reference`` "
         "statistic (Fleiss' kappa of two qrels and the reference): ``once`` (three raters) or "
@@ -260,139 +273,158 @@ class Config(BayesOptions):
 
 # ----------------------------------------------------------------------------- the study
 
+#: The kernel's jobs, in plan order: each a named sub-plan with its own items, shards and
+#: fields (a shard's :attr:`~irsim.engine.base.Shard.part` is its job's position here, as
+#: :class:`irsim.engine.composite.PerCollection` tags a collection's shards). ``labels``:
+#: one item per label pair; ``ranks``: one item per (other qrels, metric), its rank and
+#: decision agreement; ``simulation``: one item, blocks of simulated trials; ``swaps``: one
+#: item per (qrels, metric) with the reference first, blocks of swap trials.
+JOBS = ("labels", "ranks", "simulation", "swaps")
+
+
 @dataclass(frozen=True)
 class Assessors:
-    """The study object (plan, kernel, fields, finalize over the engine)."""
+    """The study object (plan, kernel, fields, finalize over the engine): its normalised
+    :class:`Config` and what ``make`` derives from it and the data."""
 
+    config: Config
     seed: int
-    B: int
     test_B: int
-    alpha: float
-    tests: tuple[str, ...]
-    corrections: tuple[str, ...]
-    top_k: int
     per_shard: int
-    pvalue: str = "plus_one"
-    max_topics: int = 200
-    max_assessors: int = 5
-    trials: int = 0
     per_rep: int = REPLICATE_BLOCK
     simulation: tuple = ()
-    tau_target: float = 0.9
-    agreement_target: float = 0.9
-    probability: float = 0.95
-    swap_trials: int = 0
     bayes: BayesRules = field(default_factory=BayesRules)
     name: str = "assessors"
 
     def fingerprint(self) -> dict:
         """Parameters that determine the tables (from :class:`Config`,
-        :func:`irsim.params.fingerprint`; the qrels, composites and simulation options
-        through the prepared data and `simulation`)."""
-        return fingerprint(self, Config, renamed={
-            "simulate_trials": "trials", "planning_probability": "probability",
-            "bayes": "bayes.tests", "bayes_threshold": "bayes.threshold", "bayes_r": "bayes.r",
-            "bayes_prob": "bayes.prob", "bayes_rope": "bayes.rope"},
-            derived={"simulation": list(self.simulation)})
+        :func:`irsim.params.fingerprint`; the qrels, composites, label pairs and simulation
+        options through the prepared data and `simulation`)."""
+        return fingerprint(self.config, Config, derived={
+            "test_B": self.test_B, "simulation": list(self.simulation), "seed": self.seed})
 
     def _corrections(self, test: str) -> tuple[str, ...]:
         """The corrections of `test`: ``none`` only for the simultaneous (Tukey) tests."""
-        return ("none",) if test in SIMULTANEOUS else self.corrections
+        return ("none",) if test in SIMULTANEOUS else tuple(self.config.corrections)
+
+    # -- the jobs: plan (items, reps), fields and kernel of each
+
+    def _units(self, data: AssessorData, job: str) -> int:
+        """The items of `job`."""
+        return {"labels": len(data.pairs), "ranks": len(data.others) * len(data.metrics),
+                "simulation": int(data.sim is not None),
+                "swaps": (1 + len(data.others)) * len(data.metrics)}[job]
+
+    def _reps(self, job: str) -> list[tuple[int, int]]:
+        """The replicate blocks of every item block of `job`."""
+        trials = {"simulation": self.config.simulate_trials,
+                  "swaps": self.config.swap_trials}.get(job)
+        return [(0, 1)] if trials is None else block_ranges(int(trials), self.per_rep)
 
     def plan(self, data: AssessorData) -> list[Shard]:
-        """Blocks of items (label pairs, then (qrels, metric)); then, with the simulation,
-        blocks of trials (one extra item)."""
-        n = data.items
-        shards = [Shard(i, (lo, min(lo + self.per_shard, n)), (0, 1))
-                  for i, lo in enumerate(range(0, n, self.per_shard))]
-        if data.sim is not None:
-            shards += [Shard(len(shards) + k, (n, n + 1), reps)
-                       for k, reps in enumerate(block_ranges(self.trials, self.per_rep))]
-        if self.swap_trials:  # items n+1 ..: (qrels, metric) of the swap rates
-            units = (1 + len(data.others)) * len(data.metrics)
-            for a, b in block_ranges(units, self.per_shard):
-                for reps in block_ranges(self.swap_trials, self.per_rep):
-                    shards.append(Shard(len(shards), (n + 1 + a, n + 1 + b), reps))
+        """Every job's item blocks x replicate blocks, job after job (:data:`JOBS`)."""
+        shards: list[Shard] = []
+        for part, job in enumerate(JOBS):
+            for items in block_ranges(self._units(data, job), self.per_shard):
+                for reps in self._reps(job):
+                    shards.append(Shard(len(shards), items, reps, part))
         return shards
 
+    def _job_fields(self, data: AssessorData, job: str) -> dict:
+        """The fields `job`'s kernel fills (none when it has no item)."""
+        n = self._units(data, job)
+        if not n:
+            return {}
+        cfg = self.config
+        if job == "labels":
+            return {"label": Slab((n, len(LABEL_STATS), len(LABEL_COLUMNS)))}
+        if job == "ranks":
+            out = {"rank": Slab((n, len(RANK_COLUMNS))),
+                   "decision": Count((n, len(cfg.tests), len(cfg.corrections),
+                                      len(DECISION_COUNTS)), along="items")}
+            if self.bayes.tests:
+                out["bayes"] = Count((n, len(self.bayes.tests), len(BAYES_COUNTS)),
+                                     along="items")
+            return out
+        if job == "simulation":
+            trials = int(cfg.simulate_trials)
+            shape = (trials, len(data.metrics), len(data.sim.sizes),
+                     1 + len(cfg.corrections) * len(DECISION_COUNTS))
+            return {"sim_plan": Slab(shape, along="reps"),
+                    "sim_kappa": Slab((trials, 2), along="reps")}
+        return {"swap": Count((n, ABSOLUTE.count, 2))} if cfg.swap_trials else {}
+
     def fields(self, data: AssessorData) -> dict:
-        n = data.items
-        out = {"label": Slab((n, len(LABEL_STATS), len(LABEL_COLUMNS))),
-               "rank": Slab((n, len(RANK_COLUMNS))),
-               "decision": Count((n, len(self.tests), len(self.corrections), 7),
-                                 along="items")}
-        if self.bayes.tests:
-            out["bayes"] = Count((n, len(self.bayes.tests), len(BAYES_COUNTS)),
-                                 along="items")
-        if data.sim is not None:
-            shape = (self.trials, len(data.metrics), len(data.sim.sizes),
-                     1 + len(self.corrections) * len(DECISION_COUNTS))
-            out["sim_plan"] = Slab(shape, along="reps")
-            out["sim_kappa"] = Slab((self.trials, 2), along="reps")
-        if self.swap_trials:
-            units = (1 + len(data.others)) * len(data.metrics)
-            out["swap"] = Count((units, ABSOLUTE.count, 2))
-        return out
+        return {k: v for job in JOBS for k, v in self._job_fields(data, job).items()}
+
+    def fields_of(self, shard: Shard, data: AssessorData) -> tuple[str, ...]:
+        """The fields `shard`'s kernel returns (its job's), for the merge's hints."""
+        return tuple(self._job_fields(data, JOBS[shard.part]))
 
     def kernel(self, shard: Shard, data: AssessorData) -> dict:
+        job = JOBS[shard.part]
         lo, hi = shard.items
-        if lo > data.items:
-            return {"swap": swap_counts(data, lo - data.items - 1, hi - data.items - 1,
-                                        *shard.reps, seed=self.seed)}
-        if lo == data.items:
-            plan, kappa = simulate_trials(data, *shard.reps, seed=self.seed,
-                                          alpha=self.alpha, corrections=self.corrections)
+        cfg = self.config
+        if job == "labels":
+            return {"label": np.stack([
+                label_row(p, data.scale, data.rel, B=int(cfg.B), level=1.0 - cfg.alpha,
+                          seed=self.seed, key=p.key) for p in data.pairs[lo:hi]])}
+        if job == "ranks":
+            rows = [self._rank_unit(data, *divmod(u, len(data.metrics))) for u in range(lo, hi)]
+            out = {name: np.stack([r[k] for r in rows])
+                   for k, name in enumerate(("rank", "decision", "bayes"))}
+            return out if self.bayes.tests else {k: out[k] for k in ("rank", "decision")}
+        if job == "simulation":
+            plan, kappa = simulate_trials(data, *shard.reps, seed=self.seed, alpha=cfg.alpha,
+                                          corrections=tuple(cfg.corrections))
             return {"sim_plan": plan, "sim_kappa": kappa}
-        label = np.full((hi - lo, len(LABEL_STATS), len(LABEL_COLUMNS)), np.nan)
-        rank = np.full((hi - lo, len(RANK_COLUMNS)), np.nan)
-        dec = np.zeros((hi - lo, len(self.tests), len(self.corrections), 7), np.int64)
-        bay = np.zeros((hi - lo, len(self.bayes.tests), len(BAYES_COUNTS)), np.int64)
-        level = 1.0 - self.alpha
-        P = len(data.pairs)
-        for r, item in enumerate(range(lo, hi)):  # one item: a label pair or (qrels, metric)
-            if item < P:
-                label[r] = label_row(data.pairs[item], data.scale, data.rel, B=self.B,
-                                     level=level, seed=self.seed, key=item)
-                continue
-            j, m = divmod(item - P, len(data.metrics))
-            x, y, _ = data.compared(j, m)
-            ra = rank_agreement(x, y, B=self.B, seed=self.seed, confidence_level=level,
-                                study=RANK_STREAM, key=(j, m))
-            mx, my = system_means(x), system_means(y)
-            k = min(self.top_k, len(mx))
-            rank[r] = (ra.tau_b, *ra.tau_b_ci, ra.tau_ap, *ra.tau_ap_ci, ra.spearman,
-                       *ra.spearman_ci, float(np.argmax(mx) == np.argmax(my)),
-                       float(top_k_overlap(mx, my, k)))
-            dx, dy = pair_differences(x), pair_differences(y)
-            for ti, test in enumerate(self.tests):
-                px, py = (pvalues(test, v, B=self.test_B, seed=self.seed, key=(j, m),
-                                  pvalue=self.pvalue) for v in (x, y))
-                for ci, corr in enumerate(self._corrections(test)):
-                    dec[r, ti, ci] = decision_counts(px, py, dx, dy, self.alpha, corr)
-            for bi, test in enumerate(self.bayes.tests):
-                # the same posterior draws under both qrels (one stream key per item)
-                cx, cy = (bayes_codes(self.bayes, test, v, B=self.test_B, seed=self.seed,
-                                      key=(j, m)) for v in (x, y))
-                bay[r, bi] = bayes_decision_counts(cx, cy)
-        out = {"label": label, "rank": rank, "decision": dec}
-        if self.bayes.tests:
-            out["bayes"] = bay
-        return out
+        return {"swap": swap_counts(data, lo, hi, *shard.reps, seed=self.seed)}
+
+    def _rank_unit(self, data: AssessorData, j: int, m: int
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rank agreement, decision counts and Bayesian decision counts of other qrels `j`
+        and metric `m` (one item of the ``ranks`` job)."""
+        cfg = self.config
+        x, y, _ = data.compared(j, m)
+        ra = rank_agreement(x, y, B=int(cfg.B), seed=self.seed,
+                            confidence_level=1.0 - cfg.alpha, study=RANK_STREAM, key=(j, m))
+        mx, my = system_means(x), system_means(y)
+        k = min(int(cfg.top_k), len(mx))
+        rank = np.array((ra.tau_b, *ra.tau_b_ci, ra.tau_ap, *ra.tau_ap_ci, ra.spearman,
+                         *ra.spearman_ci, float(np.argmax(mx) == np.argmax(my)),
+                         float(top_k_overlap(mx, my, k))))
+        dec = np.zeros((len(cfg.tests), len(cfg.corrections), len(DECISION_COUNTS)), np.int64)
+        dx, dy = pair_differences(x), pair_differences(y)
+        for ti, test in enumerate(cfg.tests):
+            px, py = (pvalues(test, v, B=self.test_B, seed=self.seed, key=(j, m),
+                              pvalue=cfg.pvalue) for v in (x, y))
+            for ci, corr in enumerate(self._corrections(test)):
+                dec[ti, ci] = decision_counts(px, py, dx, dy, cfg.alpha, corr)
+        bay = np.zeros((len(self.bayes.tests), len(BAYES_COUNTS)), np.int64)
+        for bi, test in enumerate(self.bayes.tests):
+            # the same posterior draws under both qrels (one stream key per item)
+            cx, cy = (bayes_codes(self.bayes, test, v, B=self.test_B, seed=self.seed,
+                                  key=(j, m)) for v in (x, y))
+            bay[bi] = bayes_decision_counts(cx, cy)
+        return rank, dec, bay
 
     def finalize(self, merged: dict, data: AssessorData) -> dict:
-        gstudy = gstudy_tables(data, B=self.B, alpha=self.alpha, seed=self.seed,
-                               max_topics=self.max_topics, max_assessors=self.max_assessors)
-        return {"label_agreement": label_table(merged["label"], data),
+        cfg = self.config
+        gstudy = gstudy_tables(data, B=int(cfg.B), alpha=cfg.alpha, seed=self.seed,
+                               max_topics=int(cfg.max_topics),
+                               max_assessors=int(cfg.max_assessors))
+        empty = np.zeros((0, len(LABEL_STATS), len(LABEL_COLUMNS)))
+        return {"label_agreement": label_table(merged.get("label", empty), data),
                 "label_agreement_topic": label_topic_table(data),
                 "confusion": confusion_table(data),
-                "rank_agreement": rank_table(merged["rank"], data, self.top_k),
+                "rank_agreement": rank_table(merged["rank"], data, int(cfg.top_k)),
                 "system_means": means_table(data),
-                "decision_agreement": decision_table(merged["decision"], data, self.tests,
+                "decision_agreement": decision_table(merged["decision"], data, cfg.tests,
                                                      self._corrections),
                 "bayes_decision_agreement": bayes_table(merged.get("bayes"), data,
                                                         self.bayes, self.test_B),
                 **gstudy, **self._simulated(merged, data),
-                "assessor_swap": swap_table(merged.get("swap"), data, self.swap_trials)}
+                "assessor_swap": swap_table(merged.get("swap"), data, int(cfg.swap_trials))}
 
     def _simulated(self, merged: dict, data: AssessorData) -> dict[str, pa.Table]:
         """The simulation's tables (empty without it)."""
@@ -401,11 +433,25 @@ class Assessors:
         sim = data.sim
         if sim is None:
             return {n: table(n, []) for n in names}
+        cfg = self.config
         return simulation_tables(sim, data, merged["sim_plan"], merged["sim_kappa"],
-                                 alpha=self.alpha, corrections=self.corrections,
-                                 tau_target=self.tau_target,
-                                 agreement_target=self.agreement_target,
-                                 probability=self.probability)
+                                 alpha=cfg.alpha, corrections=tuple(cfg.corrections),
+                                 tau_target=cfg.tau_target,
+                                 agreement_target=cfg.agreement_target,
+                                 probability=cfg.planning_probability)
+
+
+def normalised(config: Config, bayes: BayesRules) -> Config:
+    """`config` with its values as the study holds them (and its fingerprint shows them):
+    integers, floats, tuples of names, the Bayesian options checked (`bayes`)."""
+    ints = {k: int(getattr(config, k)) for k in (
+        "B", "top_k", "max_topics", "max_assessors", "simulate_trials", "swap_trials")}
+    floats = {k: float(getattr(config, k)) for k in (
+        "alpha", "tau_target", "agreement_target", "planning_probability")}
+    return dataclasses.replace(
+        config, **ints, **floats, tests=tuple(config.tests),
+        corrections=tuple(str(c) for c in config.corrections), pvalue=str(config.pvalue),
+        **bayes.options())
 
 
 def default_test_B(config: Config, pairs: int) -> int:
@@ -430,6 +476,21 @@ def default_test_B(config: Config, pairs: int) -> int:
 
 
 @study("assessors", config=Config, data=KIND, order=110, tables=list(TABLE_SPECS),
+       title="Assessor agreement",
+       example=dict(
+           overrides={"dl19_pair": [  # two of DL19's qrels, the 6 TUW19 runs
+               "collection=trec", "data_dir={data}",
+               "collection.runs=dl19-assessors/runs/TUW19-*.gz",
+               "+collection.qrels={nist:dl19-assessors/qrels/nist.txt,"
+               "froebe:dl19-assessors/qrels/froebe.txt}",
+               "experiment.metrics=[nDCG@10,P@10]", "experiment.tests=[t]", "experiment.B=50",
+               "experiment.max_topics=20"]},
+           keywords=dict(reference="ref", rel=1, metrics=["AP", "P@10"], tests=["t"],
+                         corrections=["none"], B=20, max_topics=30, simulate_trials=20,
+                         simulate_from="other", planning_sizes=[5, 10, 20]),
+           figures=["assessors_kappa.png", "assessors_means_*", "assessors_bump_*",
+                    "assessors_decisions.png", "assessors_dstudy.png",
+                    "assessors_simulated_tau.png"]),
        description="whose judgments? label, ranking and significance-decision agreement "
                    "between a reference qrels and other assessors' (people, LLMs, "
                    "composites)",
@@ -478,17 +539,10 @@ def make(config: Config, data: AssessorInput, *, seed: int, shards: Shards
     simulation = () if sim is None else (
         sim.name, bool(config.simulate_per_topic), float(config.simulate_prior),
         str(config.simulate_relabel), *sim.sizes)
-    study = Assessors(seed=int(seed), B=int(config.B), test_B=test_B,
-                     alpha=float(config.alpha), tests=tuple(config.tests),
-                     corrections=tuple(config.corrections), top_k=int(config.top_k),
-                     per_shard=per_shard, pvalue=str(config.pvalue),
-                     max_topics=int(config.max_topics),
-                     max_assessors=int(config.max_assessors),
-                     trials=int(config.simulate_trials), per_rep=per_rep,
-                     simulation=simulation, tau_target=float(config.tau_target),
-                     agreement_target=float(config.agreement_target),
-                     probability=float(config.planning_probability),
-                     swap_trials=int(config.swap_trials), bayes=BayesRules.of(config))
+    bayes = BayesRules.of(config)
+    study = Assessors(config=normalised(config, bayes), seed=int(seed), test_B=test_B,
+                      per_shard=per_shard, per_rep=per_rep, simulation=simulation,
+                      bayes=bayes)
     # one row's bootstrap intervals: B replicates of every topic, and the test_B resamples
     topics = max(len(s.topics) for s in prepared.scores.values())
     check_study_memory(study, prepared, f"{param('B')}, {param('test_B')} or "

@@ -238,10 +238,10 @@ def confusion_table(data: AssessorData) -> pa.Table:
 
 def rank_table(arr: np.ndarray, data: AssessorData, top_k: int) -> pa.Table:
     """The ``rank_agreement`` table from the merged rank rows."""
-    P, rows = len(data.pairs), []
+    rows = []
     for j, q in enumerate(data.others):
         for m, metric in enumerate(data.metrics):
-            v = dict(zip(RANK_COLUMNS, arr[P + j * len(data.metrics) + m].tolist(),
+            v = dict(zip(RANK_COLUMNS, arr[j * len(data.metrics) + m].tolist(),
                          strict=True))
             x, y, topics = data.compared(j, m)
             mx, my = system_means(x), system_means(y)
@@ -274,12 +274,12 @@ def decision_table(arr: np.ndarray, data: AssessorData, tests: Sequence[str],
                    corrections: Callable[[str], Sequence[str]]) -> pa.Table:
     """The ``decision_agreement`` table from the merged decision counts; `corrections`
     gives the corrections of a test."""
-    P, rows = len(data.pairs), []
+    rows = []
     S = len(data.systems)
     pairs = S * (S - 1) // 2
     for j, q in enumerate(data.others):
         for m, metric in enumerate(data.metrics):
-            c = arr[P + j * len(data.metrics) + m]
+            c = arr[j * len(data.metrics) + m]
             for ti, test in enumerate(tests):
                 for ci, corr in enumerate(corrections(test)):
                     n = dict(zip((*CATEGORIES, "sig_ref", "sig"), c[ti, ci].tolist(),

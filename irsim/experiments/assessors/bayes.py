@@ -60,13 +60,13 @@ def bayes_table(arr: np.ndarray | None, data: AssessorData, rules: BayesRules,
     """The ``bayes_decision_agreement`` table (empty without ``bayes``)."""
     if arr is None:
         return table("bayes_decision_agreement", [])
-    P, rows = len(data.pairs), []
+    rows = []
     S = len(data.systems)
     pairs = S * (S - 1) // 2
     for j, q in enumerate(data.others):
         for m, metric in enumerate(data.metrics):
             for bi, test in enumerate(rules.tests):
-                n = dict(zip(BAYES_COUNTS, arr[P + j * len(data.metrics) + m, bi].tolist(),
+                n = dict(zip(BAYES_COUNTS, arr[j * len(data.metrics) + m, bi].tolist(),
                              strict=True))
                 rows.append({"qrels": q, "metric": metric, "test": test,
                              "rule": rules.rule(test, test_B), "pairs": pairs,

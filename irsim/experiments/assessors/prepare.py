@@ -4,6 +4,7 @@ and the simulated assessors' model (:class:`AssessorData`, what the kernel reads
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 from collections.abc import Mapping, Sequence
@@ -31,7 +32,8 @@ log = logging.getLogger(__name__)
 
 __all__ = ["LabelPair", "SimSetup", "AssessorData", "composites", "parallel_composites",
            "best_ranks", "check_config", "prepare", "RELABEL_RULES", "KappaTopics",
-           "FleissReference", "pair_only_topics", "reference_raters"]
+           "FleissReference", "LabelPairs", "AUTO_ALL_PAIRS", "pair_only_topics",
+           "reference_raters", "label_pairs", "sharing"]
 
 
 class Relabel(Choice):
@@ -49,6 +51,19 @@ class KappaTopics(Choice):
 
     all = "all"
     pair_only = "pair_only"
+
+
+class LabelPairs(Choice):
+    """Which label pairs are compared (``experiment.label_pairs``)."""
+
+    auto = "auto"
+    all = "all"
+    reference = "reference"
+
+
+#: ``label_pairs=auto`` compares every two given qrels up to this many qrels besides the
+#: reference (300 pairs), and only each qrels with the reference beyond.
+AUTO_ALL_PAIRS = 25
 
 
 class FleissReference(Choice):
@@ -71,6 +86,9 @@ class LabelPair:
     #: passages a, b and the reference all judged; None for a pair with the reference.
     fleiss_topic: np.ndarray | None = None
     fleiss_labels: np.ndarray | None = None
+    #: The pair's random-stream key: its position among the label pairs of
+    #: ``label_pairs=all`` (the same whichever pairs are compared).
+    key: int = 0
 
     def restricted(self, keep: set) -> LabelPair | None:
         """The pair on the topics in `keep` only (None when none is left)."""
@@ -81,7 +99,8 @@ class LabelPair:
         if ft is not None:
             frows = np.isin(ft, list(keep))
             ft, fl = (ft[frows], fl[frows]) if frows.any() else (None, None)
-        return LabelPair(self.a, self.b, self.topic[rows], self.grades[rows], ft, fl)
+        return LabelPair(self.a, self.b, self.topic[rows], self.grades[rows], ft, fl,
+                         self.key)
 
 
 def pair_only_topics(qrels: Mapping[str, Qrels], reference: str) -> set:
@@ -188,10 +207,6 @@ class AssessorData:
     g_levels: tuple[str, ...] = ()
     g_topics: tuple[str, ...] = ()
     sim: SimSetup | None = None
-
-    @property
-    def items(self) -> int:
-        return len(self.pairs) + len(self.others) * len(self.metrics)
 
     def compared(self, j: int, m: int) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
         """Reference and other scores (systems x topics) of other qrels `j`, metric `m`, on
@@ -314,7 +329,8 @@ def check_config(config: Config) -> None:
         if isinstance(v, bool) or int(v) < 0:
             raise ConfigError(f"{param(k)} must be an integer >= 0, got {v!r}")
     for name, rules in (("kappa_topics", KappaTopics.values()),
-                        ("fleiss_reference", FleissReference.values())):
+                        ("fleiss_reference", FleissReference.values()),
+                        ("label_pairs", LabelPairs.values())):
         if getattr(config, name) not in rules:
             raise unknown_name(param(name) + " rule", str(getattr(config, name)), rules)
     if config.simulate_relabel not in RELABEL_RULES:
@@ -388,29 +404,7 @@ def prepare(config: Config, data: AssessorInput) -> AssessorData:
                           "named mix<member of each group>)")
     labelled = {**qrels, **mixes}
 
-    # label pairs: every two given qrels sharing a judged pair; each composite with the ref
-    pairs = []
-    names = [ref_name, *given]  # the reference first: qrels_a of every pair it is in
-    for a, b in itertools.combinations(names, 2):
-        try:
-            t, _, g = agr.joint_labels(qrels[a], qrels[b])
-        except InputError as err:
-            if "share no" not in err.problem:
-                raise
-            if ref_name in (a, b):
-                raise InputError(f"qrels {b if a == ref_name else a!r} shares no judged "
-                                 f"(topic, passage) pair with the reference {ref_name!r}",
-                                 file=qrels[b if a == ref_name else a].source) from None
-            continue
-        fleiss = (None, None) if ref_name in (a, b) else reference_raters(
-            qrels[a], qrels[b], ref, config.fleiss_reference)
-        pairs.append(LabelPair(a, b, t, g, *fleiss))
-    for n, q in mixes.items():
-        t, _, g = agr.joint_labels(ref, q)
-        pairs.append(LabelPair(ref_name, n, t, g))
-    if config.kappa_topics == KappaTopics.pair_only:
-        keep = pair_only_topics(qrels, ref_name)
-        pairs = [r for r in (p.restricted(keep) for p in pairs) if r is not None]
+    pairs = label_pairs(config, qrels, mixes, given)
 
     # scores: the reference over all its topics, each other qrels over its own topics
     others = given + list(mixes)
@@ -432,6 +426,97 @@ def prepare(config: Config, data: AssessorInput) -> AssessorData:
     return AssessorData(ref_name, tuple(others), tuple(scores[ref_name].metrics),
                         tuple(data.runs.names), scores, tuple(pairs), scale, int(config.rel),
                         data, levels, common, sim)
+
+
+def _all_pairs(config: Config, given: Sequence[str]) -> bool:
+    """Whether every two given qrels are compared (``label_pairs``)."""
+    if config.label_pairs == LabelPairs.auto:
+        return len(given) <= AUTO_ALL_PAIRS
+    return config.label_pairs == LabelPairs.all
+
+
+def label_pairs(config: Config, qrels: Mapping[str, Qrels], mixes: Mapping[str, Qrels],
+                given: Sequence[str]) -> list[LabelPair]:
+    """The label pairs: each given qrels with the reference, every two given qrels that
+    share a judged pair (``label_pairs``: all, or auto up to :data:`AUTO_ALL_PAIRS`; the
+    only part quadratic in the number of qrels), then each composite with the reference;
+    with ``kappa_topics=pair_only`` restricted to those topics (a pair left with none is
+    left out). Each pair's ``key`` is its position among the pairs of
+    ``label_pairs=all``, so a pair's row does not depend on which pairs are compared."""
+    ref_name = config.reference
+    everyone = _all_pairs(config, given)
+    keep = (pair_only_topics(qrels, ref_name)
+            if config.kappa_topics == KappaTopics.pair_only else None)
+    names = [ref_name, *given]  # the reference first: qrels_a of every pair it is in
+    candidates = [*itertools.combinations(names, 2), *((ref_name, n) for n in mixes)]
+    labelled = {**qrels, **mixes}
+    shared = None if everyone else sharing([labelled[n] for n in (*names, *mixes)], keep)
+    index = {n: i for i, n in enumerate((*names, *mixes))}
+    pairs, key = [], 0
+    for a, b in candidates:
+        if not everyone and ref_name not in (a, b):  # counted, not compared
+            key += bool(shared[index[a], index[b]])
+            continue
+        pair = _label_pair(config, qrels, labelled, a, b)
+        if pair is not None and keep is not None:
+            pair = pair.restricted(keep)
+        if pair is not None:
+            pairs.append(dataclasses.replace(pair, key=key))
+            key += 1
+    return pairs
+
+
+def _label_pair(config: Config, qrels: Mapping[str, Qrels], labelled: Mapping[str, Qrels],
+                a: str, b: str) -> LabelPair | None:
+    """The jointly judged labels of `a` and `b` (None: two given qrels sharing no judged
+    pair; a qrels sharing none with the reference is an error)."""
+    ref_name = config.reference
+    try:
+        t, _, g = agr.joint_labels(labelled[a], labelled[b])
+    except InputError as err:
+        if "share no" not in err.problem or b not in qrels:
+            raise
+        if ref_name in (a, b):
+            raise InputError(f"qrels {b if a == ref_name else a!r} shares no judged "
+                             f"(topic, passage) pair with the reference {ref_name!r}",
+                             file=qrels[b if a == ref_name else a].source) from None
+        return None
+    fleiss = (None, None) if ref_name in (a, b) else reference_raters(
+        qrels[a], qrels[b], qrels[ref_name], config.fleiss_reference)
+    return LabelPair(a, b, t, g, *fleiss)
+
+
+def sharing(qrels: Sequence[Qrels], topics: set | None = None) -> np.ndarray:
+    """Which qrels share a judged (topic, passage) pair (on `topics`; None: all): a
+    boolean matrix from one sparse product of the qrels x pairs incidence, so that
+    ``label_pairs=reference`` counts the pairs it does not compare in linear time.
+
+    Examples
+    --------
+    >>> obj = lambda *s: np.array(s, dtype=object)
+    >>> q = lambda t, d: Qrels(obj(*t), obj(*d), np.zeros(len(t), np.int64))
+    >>> qs = [q(["1", "2"], ["a", "b"]), q(["1"], ["a"]), q(["2"], ["c"])]
+    >>> sharing(qs).astype(int).tolist()
+    [[1, 1, 0], [1, 1, 0], [0, 0, 1]]
+    >>> sharing(qs, {"2"}).astype(int).tolist()
+    [[1, 0, 0], [0, 0, 0], [0, 0, 1]]
+    """
+    import pandas as pd
+    from scipy import sparse
+
+    rows, keys = [], []
+    for i, q in enumerate(qrels):
+        t = np.asarray(q.topic, dtype=object).astype(str)
+        d = np.asarray(q.docno, dtype=object).astype(str)
+        if topics is not None:
+            on = np.isin(t, [str(x) for x in topics])
+            t, d = t[on], d[on]
+        keys.append(np.char.add(np.char.add(t, "\x1f"), d))
+        rows.append(np.full(len(t), i))
+    codes, uniq = pd.factorize(np.concatenate(keys) if keys else np.array([], str))
+    inc = sparse.csr_matrix((np.ones(len(codes)), (np.concatenate(rows), codes)),
+                            shape=(len(qrels), len(uniq)))
+    return np.asarray((inc @ inc.T).todense()) > 0
 
 
 def best_ranks(runs: Runs, topic: np.ndarray, docno: np.ndarray, depth: int) -> np.ndarray:

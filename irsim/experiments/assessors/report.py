@@ -408,100 +408,135 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
     """
     run_dir = Path(run_dir)
     out = ["## Whose judgments? Agreement with the reference", ""]
-    lab = tables.get("label_agreement")
-    if lab is not None and lab.num_rows:
-        df = lab.to_pandas()
-        keep = df[df["statistic"].isin(["kappa", "kappa_quadratic", "alpha_ordinal"])]
-        cols = [c for c in ("qrels_a", "qrels_b", "labels", "statistic", "topics", "items",
-                            "mean", "low", "high", "pooled") if c in keep]
-        out += ["### Labels", "",
-                "Mean over topics of each per-topic statistic on the passages both judged "
-                "(bootstrap-over-topics interval `low`-`high`), and pooled over topics.", "",
-                markdown_table(pa.Table.from_pandas(keep[cols], preserve_index=False),
-                               max_rows=60), ""]
-        kappa_heatmap(lab, run_dir)
-        out += ["![kappa heatmap](assessors_kappa.png)", ""]
-    ranks = tables.get("rank_agreement")
-    if ranks is not None and ranks.num_rows:
-        cols = [c for c in ("qrels", "metric", "topics", "tau_b", "tau_b_low", "tau_b_high",
-                            "tau_ap", "top1", "top_k_overlap", "max_move", "max_mover")
-                if c in ranks.column_names]
-        out += ["### Rankings", "",
-                "Kendall's tau-b and tau_AP between the system rankings under the reference "
-                "and under each qrels (on the qrels' topics), top-1 / top-k agreement and the "
-                "system that moves most.", "",
-                markdown_table(ranks.select(cols), max_rows=80), ""]
-        means = tables.get("system_means")
-        if means is not None:
-            for metric in dict.fromkeys(means.column("metric").to_pylist()):
-                p = means_panels(means, ranks, run_dir, metric)
-                b = bump_chart(means, run_dir, metric, ranks=ranks)
-                out += [f"![system means {metric}]({p.name})", "",
-                        f"![system ranks {metric}]({b.name})", ""]
-    dec = tables.get("decision_agreement")
-    if dec is not None and dec.num_rows:
-        df = dec.to_pandas()
-        summary = df.groupby(["metric", "test", "correction"], sort=False)[
-            ["agreement", "power_reference", "power"]].mean().reset_index()
-        shares = df.assign(**{c: df[c] / df["pairs"] for c in ("lost", "gained", "opposite")}
-                           ).groupby(["metric", "test", "correction"], sort=False)[
-            ["lost", "gained", "opposite"]].mean().reset_index(drop=True)
-        summary = pd.concat([summary, shares], axis=1)
-        out += ["### Significance decisions", "",
-                "Share of system pairs whose decision agrees (significant under both with the "
-                "same sign, or under neither), is lost, gained or flips sign, averaged over "
-                "the qrels compared; discriminative power under the reference and under the "
-                "other qrels.", "",
-                markdown_table(pa.Table.from_pandas(summary, preserve_index=False),
-                               max_rows=60), ""]
-        decision_bars(dec, run_dir)
-        out += ["![decision agreement](assessors_decisions.png)", ""]
-    gs = tables.get("assessor_gstudy")
-    if gs is not None and gs.num_rows:
-        df = gs.to_pandas()
-        first = df.iloc[0]
-        shares = df.pivot(index="component", columns="metric", values="share")
-        shares = shares.loc[list(dict.fromkeys(df["component"])),
-                            list(dict.fromkeys(df["metric"]))].reset_index()
-        out += ["### Reliability with an assessor facet", "",
-                f"G-study of {first['systems']} systems x {first['topics']} topics x "
-                f"{first['assessors']} assessors ({first['levels']}): each variance "
-                "component's share of the total (ANOVA estimators; a negative estimate is "
-                "set to 0).", "",
-                markdown_table(pa.Table.from_pandas(shares, preserve_index=False)), ""]
-        negative = df[df["negative"]]
-        if len(negative):
-            out += ["Negative estimates set to 0: " + ", ".join(
-                f"{m} {c}" for m, c in zip(negative["metric"], negative["component"],
-                                           strict=True)) + ".", ""]
-    ds = tables.get("assessor_dstudy")
-    if ds is not None and ds.num_rows:
-        df = ds.to_pandas()
-        sizes = sorted({t for t in (10, 25, 50, 100) if t <= df["topics"].max()}
-                       | ({int(gs.column("topics")[0].as_py())}
-                          if gs is not None and gs.num_rows else set()))
-        keep = df[(df["design"] == "nested") & df["topics"].isin(sizes)
-                  & df["assessors"].isin(DSTUDY_ASSESSORS)]
-        wide = keep.pivot_table(index=["metric", "topics"], columns="assessors",
-                                values="e_rho2", sort=False)
-        wide.columns = [f"E(rho^2), {a} per topic" for a in wide.columns]
-        out += ["D-study (a new assessor per topic, as TREC assigns them): E(rho^2) with "
-                "more topics against more assessors per topic.", "",
-                markdown_table(pa.Table.from_pandas(wide.reset_index(), preserve_index=False),
-                               max_rows=60), ""]
-        dstudy_curves(ds, gs, run_dir)
-        out += ["![D-study](assessors_dstudy.png)", ""]
-    out += _simulation_sections(tables, run_dir)
-    sw = tables.get("assessor_swap")
-    if sw is not None and sw.num_rows:
-        cols = ["qrels", "metric", "topics", "subset_size", "swap_rate", "required_diff",
-                "sensitivity"]
-        out += ["### Swap rates per qrels", "",
-                "How often two disjoint halves of a qrels' own topics order a pair of systems "
-                "differently (Voorhees and Buckley 2002), and the absolute difference from "
-                "which every bin's swap rate is <= 5%.", "",
-                markdown_table(sw.select(cols), max_rows=120), ""]
+    for part in (_label_section, _rank_section, _decision_section, _gstudy_section,
+                 _dstudy_section, _simulation_sections, _swap_section):
+        out += part(tables, run_dir)
     return out
+
+
+def _label_section(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
+    """The label agreement table and the kappa heatmap."""
+    lab = tables.get("label_agreement")
+    if lab is None or not lab.num_rows:
+        return []
+    df = lab.to_pandas()
+    keep = df[df["statistic"].isin(["kappa", "kappa_quadratic", "alpha_ordinal"])]
+    cols = [c for c in ("qrels_a", "qrels_b", "labels", "statistic", "topics", "items",
+                        "mean", "low", "high", "pooled") if c in keep]
+    kappa_heatmap(lab, run_dir)
+    return ["### Labels", "",
+            "Mean over topics of each per-topic statistic on the passages both judged "
+            "(bootstrap-over-topics interval `low`-`high`), and pooled over topics.", "",
+            markdown_table(pa.Table.from_pandas(keep[cols], preserve_index=False),
+                           max_rows=60), "",
+            "![kappa heatmap](assessors_kappa.png)", ""]
+
+
+def _rank_section(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
+    """The rank agreement table, the system means and the bump charts per metric."""
+    ranks = tables.get("rank_agreement")
+    if ranks is None or not ranks.num_rows:
+        return []
+    cols = [c for c in ("qrels", "metric", "topics", "tau_b", "tau_b_low", "tau_b_high",
+                        "tau_ap", "top1", "top_k_overlap", "max_move", "max_mover")
+            if c in ranks.column_names]
+    out = ["### Rankings", "",
+           "Kendall's tau-b and tau_AP between the system rankings under the reference "
+           "and under each qrels (on the qrels' topics), top-1 / top-k agreement and the "
+           "system that moves most.", "",
+           markdown_table(ranks.select(cols), max_rows=80), ""]
+    means = tables.get("system_means")
+    if means is not None:
+        for metric in dict.fromkeys(means.column("metric").to_pylist()):
+            p = means_panels(means, ranks, run_dir, metric)
+            b = bump_chart(means, run_dir, metric, ranks=ranks)
+            out += [f"![system means {metric}]({p.name})", "",
+                    f"![system ranks {metric}]({b.name})", ""]
+    return out
+
+
+def _decision_section(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
+    """The decision agreement summary over the qrels and its bars."""
+    dec = tables.get("decision_agreement")
+    if dec is None or not dec.num_rows:
+        return []
+    df = dec.to_pandas()
+    summary = df.groupby(["metric", "test", "correction"], sort=False)[
+        ["agreement", "power_reference", "power"]].mean().reset_index()
+    shares = df.assign(**{c: df[c] / df["pairs"] for c in ("lost", "gained", "opposite")}
+                       ).groupby(["metric", "test", "correction"], sort=False)[
+        ["lost", "gained", "opposite"]].mean().reset_index(drop=True)
+    summary = pd.concat([summary, shares], axis=1)
+    decision_bars(dec, run_dir)
+    return ["### Significance decisions", "",
+            "Share of system pairs whose decision agrees (significant under both with the "
+            "same sign, or under neither), is lost, gained or flips sign, averaged over "
+            "the qrels compared; discriminative power under the reference and under the "
+            "other qrels.", "",
+            markdown_table(pa.Table.from_pandas(summary, preserve_index=False),
+                           max_rows=60), "",
+            "![decision agreement](assessors_decisions.png)", ""]
+
+
+def _gstudy_section(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
+    """The G-study's variance components' shares."""
+    gs = tables.get("assessor_gstudy")
+    if gs is None or not gs.num_rows:
+        return []
+    df = gs.to_pandas()
+    first = df.iloc[0]
+    shares = df.pivot(index="component", columns="metric", values="share")
+    shares = shares.loc[list(dict.fromkeys(df["component"])),
+                        list(dict.fromkeys(df["metric"]))].reset_index()
+    out = ["### Reliability with an assessor facet", "",
+           f"G-study of {first['systems']} systems x {first['topics']} topics x "
+           f"{first['assessors']} assessors ({first['levels']}): each variance "
+           "component's share of the total (ANOVA estimators; a negative estimate is "
+           "set to 0).", "",
+           markdown_table(pa.Table.from_pandas(shares, preserve_index=False)), ""]
+    negative = df[df["negative"]]
+    if len(negative):
+        out += ["Negative estimates set to 0: " + ", ".join(
+            f"{m} {c}" for m, c in zip(negative["metric"], negative["component"],
+                                       strict=True)) + ".", ""]
+    return out
+
+
+def _dstudy_section(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
+    """The D-study: E(rho^2) with more topics against more assessors per topic."""
+    ds = tables.get("assessor_dstudy")
+    if ds is None or not ds.num_rows:
+        return []
+    gs = tables.get("assessor_gstudy")
+    df = ds.to_pandas()
+    sizes = sorted({t for t in (10, 25, 50, 100) if t <= df["topics"].max()}
+                   | ({int(gs.column("topics")[0].as_py())}
+                      if gs is not None and gs.num_rows else set()))
+    keep = df[(df["design"] == "nested") & df["topics"].isin(sizes)
+              & df["assessors"].isin(DSTUDY_ASSESSORS)]
+    wide = keep.pivot_table(index=["metric", "topics"], columns="assessors",
+                            values="e_rho2", sort=False)
+    wide.columns = [f"E(rho^2), {a} per topic" for a in wide.columns]
+    dstudy_curves(ds, gs, run_dir)
+    return ["D-study (a new assessor per topic, as TREC assigns them): E(rho^2) with "
+            "more topics against more assessors per topic.", "",
+            markdown_table(pa.Table.from_pandas(wide.reset_index(), preserve_index=False),
+                           max_rows=60), "",
+            "![D-study](assessors_dstudy.png)", ""]
+
+
+def _swap_section(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
+    """The swap rates per qrels."""
+    sw = tables.get("assessor_swap")
+    if sw is None or not sw.num_rows:
+        return []
+    cols = ["qrels", "metric", "topics", "subset_size", "swap_rate", "required_diff",
+            "sensitivity"]
+    return ["### Swap rates per qrels", "",
+            "How often two disjoint halves of a qrels' own topics order a pair of systems "
+            "differently (Voorhees and Buckley 2002), and the absolute difference from "
+            "which every bin's swap rate is <= 5%.", "",
+            markdown_table(sw.select(cols), max_rows=120), ""]
 
 
 def _simulation_sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:

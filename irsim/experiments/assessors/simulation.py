@@ -17,7 +17,7 @@ from irsim.experiments.assessors.agreement import CATEGORIES, DECISION_COUNTS
 from irsim.experiments.assessors.prepare import AssessorData, SimSetup
 from irsim.metrics.multi import evaluate_many
 from irsim.rng import blocked_draws
-from irsim.simulate.assessor import simulate_grades
+from irsim.simulate.assessor import AssessorModel, simulate_grades
 from irsim.stats import agreement as agr
 from irsim.stats.kendall import concordance, pair_signs, tau_b, ties
 from irsim.stats.multiple import reject
@@ -259,6 +259,46 @@ def simulation_tables(sim: SimSetup, data: AssessorData, plan: np.ndarray, kappa
                       agreement_target: float, probability: float) -> dict[str, pa.Table]:
     """The tables of the simulation from the merged per-trial arrays."""
     mod = sim.model
+    S = len(data.systems)
+    pairs = S * (S - 1) // 2
+    full = plan[:, :, sim.sizes.index(len(sim.topics))]  # all topics
+    j = data.others.index(sim.name)
+    obs_kappa = _observed_kappas(mod, data.rel)
+    trial_rows, summary = [], []
+    plan_rows, answer = [], []
+    n = len(DECISION_COUNTS)
+    for mi, metric in enumerate(data.metrics):
+        x, y, _ = data.compared(j, mi)
+        obs = trial_stats(x[None], y[None], alpha=alpha, corrections=corrections)[0]
+        for ci, corr in enumerate(corrections):
+            c0 = 1 + ci * n
+            key = {"qrels": sim.name, "metric": metric, "correction": corr}
+            per = {**_decision_columns(full[:, mi, c0:c0 + n] / pairs, full[:, mi, 0]),
+                   "kappa": kappa[:, 0], "kappa_binary": kappa[:, 1]}
+            observed = {**_decision_columns(obs[None, c0:c0 + n] / pairs, obs[None, 0]),
+                        "kappa": np.array([obs_kappa[0]]),
+                        "kappa_binary": np.array([obs_kappa[1]])}
+            trial_rows.extend({**key, "trial": t,
+                               **{k: float(per[k][t]) for k in SIMULATED_TRIAL_STATS}}
+                              for t in range(plan.shape[0]))
+            summary += _summary_rows(key, per, observed)
+            rows, ans = _planning_rows(key, sim.sizes, plan[:, mi, :, 0],
+                                       plan[:, mi, :, c0:c0 + n] / pairs,
+                                       tau_target=tau_target,
+                                       agreement_target=agreement_target,
+                                       probability=probability)
+            plan_rows += rows
+            answer.append(ans)
+    return {"assessor_model": table("assessor_model", _model_rows(sim)),
+            "simulated_trials": table("simulated_trials", trial_rows),
+            "simulated_agreement": table("simulated_agreement", summary),
+            "assessor_planning": table("assessor_planning", plan_rows),
+            "assessor_planning_answer": table("assessor_planning_answer", answer)}
+
+
+def _model_rows(sim: SimSetup) -> list[dict]:
+    """The ``assessor_model`` rows: the pooled matrix, per depth bin, per topic."""
+    mod = sim.model
     scale = mod.scale.tolist()
     nan = float("nan")
     rows = [{"qrels": sim.name, "topic": "all", "depth": "all", "grade_reference": a,
@@ -279,79 +319,74 @@ def simulation_tables(sim: SimSetup, data: AssessorData, plan: np.ndarray, kappa
                   "concentration": float(mod.concentration[i])}
                  for ti, t in enumerate(mod.topics) for s, lab in enumerate(labels)
                  for i, a in enumerate(scale) for k, b in enumerate(scale)]
-    trials = plan.shape[0]
-    S = len(data.systems)
-    pairs = S * (S - 1) // 2
-    full = plan[:, :, sim.sizes.index(len(sim.topics))]  # all topics
-    j = data.others.index(sim.name)
-    binary = mod.counts.reshape(len(scale), len(scale))
-    rel = (mod.scale >= data.rel).astype(np.int64)
+    return rows
+
+
+def _observed_kappas(mod: AssessorModel, rel: int) -> tuple[float, float]:
+    """Graded and binary (at `rel`) kappa of the model's pooled confusion counts."""
+    L = len(mod.scale)
+    binary = mod.counts.reshape(L, L)
+    cut = (mod.scale >= rel).astype(np.int64)
     conf_b = np.zeros((2, 2), np.int64)
-    np.add.at(conf_b, (rel[:, None], rel[None, :]), binary)
-    obs_kappa = (float(agr.kappa_from_confusion(mod.counts)),
-                 float(agr.kappa_from_confusion(conf_b)))
-    trial_rows, summary = [], []
-    plan_rows, answer = [], []
-    for mi, metric in enumerate(data.metrics):
-        x, y, _ = data.compared(j, mi)
-        obs = trial_stats(x[None], y[None], alpha=alpha, corrections=corrections)[0]
-        for ci, corr in enumerate(corrections):
-            c0 = 1 + ci * len(DECISION_COUNTS)
-            counts = full[:, mi, c0:c0 + len(DECISION_COUNTS)] / pairs
+    np.add.at(conf_b, (cut[:, None], cut[None, :]), binary)
+    return (float(agr.kappa_from_confusion(mod.counts)),
+            float(agr.kappa_from_confusion(conf_b)))
 
-            def cols(v: np.ndarray, tau: np.ndarray) -> dict[str, np.ndarray]:
-                d = dict(zip(DECISION_COUNTS, v.T, strict=True))
-                return {"tau_b": tau, "agreement": d["both"] + d["neither"],
-                        **{k: d[k] for k in CATEGORIES},
-                        "power_reference": d["sig_ref"], "power": d["sig"]}
 
-            per = {**cols(counts, full[:, mi, 0]), "kappa": kappa[:, 0],
-                   "kappa_binary": kappa[:, 1]}
-            observed = {**cols(obs[None, c0:c0 + len(DECISION_COUNTS)] / pairs, obs[None, 0]),
-                        "kappa": np.array([obs_kappa[0]]),
-                        "kappa_binary": np.array([obs_kappa[1]])}
-            trial_rows.extend(
-                {"qrels": sim.name, "metric": metric, "correction": corr, "trial": t,
-                 **{k: float(per[k][t]) for k in SIMULATED_TRIAL_STATS}}
-                for t in range(trials))
-            for stat in ("tau_b", "kappa", "kappa_binary", "agreement", "lost", "gained",
-                         "power_reference", "power"):
-                v = per[stat]
-                o = float(observed[stat][0])
-                sd = float(v.std(ddof=1)) if trials > 1 else float("nan")
-                q = np.quantile(v, [0.025, 0.05, 0.5, 0.95, 0.975])
-                summary.append({"qrels": sim.name, "metric": metric, "correction": corr,
-                                "statistic": stat, "trials": trials, "observed": o,
-                                "mean": float(v.mean()), "sd": sd,
-                                "mc_se": sd / np.sqrt(trials), "q025": float(q[0]),
-                                "q05": float(q[1]), "q50": float(q[2]), "q95": float(q[3]),
-                                "q975": float(q[4]),
-                                "observed_quantile": float(np.mean(v <= o))})
-            tau = plan[:, mi, :, 0]  # (trials, sizes)
-            dec = plan[:, mi, :, c0:c0 + len(DECISION_COUNTS)] / pairs
-            agree = dec[..., 0] + dec[..., 1]
-            p_tau = (tau >= tau_target).mean(axis=0)
-            p_agree = (agree >= agreement_target).mean(axis=0)
-            for k, n in enumerate(sim.sizes):
-                qt = np.quantile(tau[:, k], [0.05, 0.5, 0.95])
-                plan_rows.append({"qrels": sim.name, "metric": metric, "correction": corr,
-                                  "topics": n, "trials": trials,
-                                  "tau_mean": float(tau[:, k].mean()), "tau_q05": float(qt[0]),
-                                  "tau_q50": float(qt[1]), "tau_q95": float(qt[2]),
-                                  "p_tau": float(p_tau[k]),
-                                  "agreement_mean": float(agree[:, k].mean()),
-                                  "agreement_q05": float(np.quantile(agree[:, k], 0.05)),
-                                  "p_agreement": float(p_agree[k]),
-                                  "power_reference": float(dec[:, k, 5].mean()),
-                                  "power": float(dec[:, k, 6].mean())})
-            answer.append({"qrels": sim.name, "metric": metric, "correction": corr,
-                           "tau_target": tau_target,
-                           "topics_tau": _smallest(sim.sizes, p_tau >= probability),
-                           "agreement_target": agreement_target,
-                           "topics_agreement": _smallest(sim.sizes, p_agree >= probability),
-                           "probability": probability})
-    return {"assessor_model": table("assessor_model", rows),
-            "simulated_trials": table("simulated_trials", trial_rows),
-            "simulated_agreement": table("simulated_agreement", summary),
-            "assessor_planning": table("assessor_planning", plan_rows),
-            "assessor_planning_answer": table("assessor_planning_answer", answer)}
+def _decision_columns(v: np.ndarray, tau: np.ndarray) -> dict[str, np.ndarray]:
+    """tau-b and the decision shares (:data:`DECISION_COUNTS` divided by the pairs, one
+    row per trial) as the simulation's statistics."""
+    d = dict(zip(DECISION_COUNTS, v.T, strict=True))
+    return {"tau_b": tau, "agreement": d["both"] + d["neither"],
+            **{k: d[k] for k in CATEGORIES},
+            "power_reference": d["sig_ref"], "power": d["sig"]}
+
+
+def _summary_rows(key: dict, per: dict, observed: dict) -> list[dict]:
+    """The ``simulated_agreement`` rows of one (metric, correction): every statistic's
+    simulated distribution against its observed value."""
+    out = []
+    for stat in ("tau_b", "kappa", "kappa_binary", "agreement", "lost", "gained",
+                 "power_reference", "power"):
+        v = per[stat]
+        trials = len(v)
+        o = float(observed[stat][0])
+        sd = float(v.std(ddof=1)) if trials > 1 else float("nan")
+        q = np.quantile(v, [0.025, 0.05, 0.5, 0.95, 0.975])
+        out.append({**key, "statistic": stat, "trials": trials, "observed": o,
+                    "mean": float(v.mean()), "sd": sd, "mc_se": sd / np.sqrt(trials),
+                    "q025": float(q[0]), "q05": float(q[1]), "q50": float(q[2]),
+                    "q95": float(q[3]), "q975": float(q[4]),
+                    "observed_quantile": float(np.mean(v <= o))})
+    return out
+
+
+def _planning_rows(key: dict, sizes: Sequence[int], tau: np.ndarray, dec: np.ndarray, *,
+                   tau_target: float, agreement_target: float, probability: float
+                   ) -> tuple[list[dict], dict]:
+    """The ``assessor_planning`` rows and the ``assessor_planning_answer`` row of one
+    (metric, correction) from tau-b (trials, sizes) and the decision shares (trials, sizes,
+    :data:`DECISION_COUNTS`)."""
+    trials = tau.shape[0]
+    agree = dec[..., CATEGORIES.index("both")] + dec[..., CATEGORIES.index("neither")]
+    p_tau = (tau >= tau_target).mean(axis=0)
+    p_agree = (agree >= agreement_target).mean(axis=0)
+    rows = []
+    for k, n in enumerate(sizes):
+        qt = np.quantile(tau[:, k], [0.05, 0.5, 0.95])
+        rows.append({**key, "topics": n, "trials": trials,
+                     "tau_mean": float(tau[:, k].mean()), "tau_q05": float(qt[0]),
+                     "tau_q50": float(qt[1]), "tau_q95": float(qt[2]),
+                     "p_tau": float(p_tau[k]),
+                     "agreement_mean": float(agree[:, k].mean()),
+                     "agreement_q05": float(np.quantile(agree[:, k], 0.05)),
+                     "p_agreement": float(p_agree[k]),
+                     "power_reference": float(dec[:, k, DECISION_COUNTS.index("sig_ref")]
+                                              .mean()),
+                     "power": float(dec[:, k, DECISION_COUNTS.index("sig")].mean())})
+    answer = {**key, "tau_target": tau_target,
+              "topics_tau": _smallest(sizes, p_tau >= probability),
+              "agreement_target": agreement_target,
+              "topics_agreement": _smallest(sizes, p_agree >= probability),
+              "probability": probability}
+    return rows, answer

@@ -197,6 +197,12 @@ def _names(corrections: list[Correction]) -> tuple[str, ...]:
 
 
 @study("budget", config=Config, data=KIND, order=115, tables=list(TABLE_SPECS.values()),
+       title="Judging on a budget",
+       example=dict(  # its golden case is the preset's (budget_dl19)
+           keywords=dict(metrics=["P@10", "DCG@10"], budgets=[0.3, 0.6], trials=20,
+                         progress=False),
+           figures=["budget_coverage_other.png", "budget_width_other.png",
+                    "budget_agreement_other.png"]),
        description="judging on a budget: a proxy labels everything, people a sample; "
                    "coverage, width, decisions and the budget each estimator (proxy only, "
                    "gold only, PPI, PPI++, stratified PPI) needs",

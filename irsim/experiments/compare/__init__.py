@@ -219,6 +219,10 @@ def _pairs(data: ScoreMatrix, systems: Any, baseline: Any) -> tuple[tuple[str, s
 
 
 @study("compare", config=Config, data="matrix", order=15,
+       title="Per-pair comparison",
+       example=dict(overrides={"synthetic": ["experiment.B=200"]},
+                    keywords=dict(systems=["sys1", "sys2", "sys3", "sys4"], B=200),
+                    figures=["compare_*"]),
        description="is one run significantly better than another? per-pair means, difference "
                    "with CI, effect size and the p-values of every test, corrected",
        tables=[COMPARISON], command="systems",

@@ -366,6 +366,9 @@ TABLE_SPECS = (
 
 
 @study("corpus_ci", config=Config, data="docs", order=60,
+       title="Corpus-resampling CIs",
+       example=dict(overrides={"synthetic": ["experiment.B=300", "experiment.splits=1"]},
+                    keywords=dict(B=50, splits=2), figures=["corpus_*"]),
        tables=TABLE_SPECS,
        description=("confidence intervals for AP under corpus resampling (closed form), small-R "
                     "correction, split-corpus validation over repeated MD5 splits, MAP/L-MAP "

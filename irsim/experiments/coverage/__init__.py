@@ -140,6 +140,11 @@ TABLE_SPECS = (
 
 
 @study("coverage", config=Config, data="matrix", order=50,
+       title="CI coverage",
+       example=dict(overrides={"synthetic": ["collection=synthetic_scores",
+                                             "experiment.samples=100", "experiment.B=200"]},
+                    keywords=dict(sizes=[5, 10], samples=40, B=40, alpha=[0.05, 0.1, 0.2]),
+                    figures=["coverage_*"]),
        tables=TABLE_SPECS,
        description=("coverage of confidence intervals for MAP: Type I error of normal, t, "
                     "percentile, basic, BCa and studentised logit intervals on topic samples "

@@ -858,6 +858,14 @@ TABLE_SPECS = (
 
 
 @study("discpower", config=Config, data="matrix", order=10,
+       title="Discriminative power",
+       example=dict(
+           overrides={"synthetic": ["experiment.B=200", "experiment.stability=true"]},
+           keywords=dict(B=100, tests=["paired_bootstrap", "t", "sign"], swap=True, stability=True,
+                         fuzziness=[0.01, 0.05, 0.1], rankcorr=True, agreement=True,
+                         bayes=["jzs_bf", "t_posterior", "bayesian_bootstrap"]),
+           figures=["asl_curve_*", "pvalues_*", "mr_pt_curves.png", "swap_rates_*",
+                    "tau_matrix.png", "bayes_discpower.png"]),
        tables=TABLE_SPECS,
        description=("discriminative power and Sakai's (2006) bootstrap methods: ASL per pair "
                     "(every test of irsim.stats), multiple-comparison corrections, sensitivity, "

@@ -326,6 +326,12 @@ TABLE_SPECS = (
 
 
 @study("effort", config=Config, data="docs", order=40,
+       title="Assessor effort",
+       example=dict(overrides={"synthetic": ["experiment.trials=20"]},
+                    keywords=dict(pools=[{"metric": "AP", "depth": 20},
+                                         {"metric": "AP", "depth": 50}],
+                                  subset_sizes=[3, 5], trials=5),
+                    figures=["effort.png"]),
        tables=TABLE_SPECS,
        description=("assessor effort: error rates of metrics recomputed on depth-k pools (MAP at "
                     "depth 100 vs P@10 at depth 10) against judged documents (Sanderson-Zobel)"),

@@ -465,6 +465,13 @@ TABLE_SPECS = (
 
 
 @study("error_rates", config=Config, data="matrix", order=30,
+       title="Error rates",
+       example=dict(
+           overrides={"synthetic": ["experiment.trials=20", "experiment.test_B=200",
+                                    "experiment.sd_samples=10"]},
+           keywords=dict(subset_sizes=[3, 6, 9], trials=5, tests=["t"], sd_sizes=[4, 7, 10, 13, 16],
+                         sd_samples=5),
+           figures=["error_rates_*", "sd_by_size.png", "error_dependency_*"]),
        tables=TABLE_SPECS,
        description=("Sanderson-Zobel error rates: order flips between topic sets by difference bin "
                     "and set size, conditioned on significance tests, exponential extrapolation"),

@@ -1055,6 +1055,15 @@ TABLE_SPECS = (
 
 
 @study("multiple_testing", config=Config, data="matrix", order=100,
+       title="Multiple comparisons",
+       example=dict(
+           overrides={"synthetic": ["experiment.trials=20", "experiment.B=200",
+                                    "experiment.systems=[5]", "experiment.bayes=[jzs_bf]"]},
+           keywords=dict(metric="AP", tests=["t", "randomisation"], systems=[4, 6], sizes=[10],
+                         share_null=[1.0, 0.5], trials=20, B=40,
+                         bayes=["jzs_bf", "t_posterior", "bayesian_bootstrap"]),
+           figures=["multiple_testing_AP_t.png", "multiple_testing_AP_randomisation.png",
+                    "bayes_multiple_testing_AP.png"]),
        tables=TABLE_SPECS,
        description=("known-truth simulation: family-wise error rate, false discovery rate and "
                     "power of multiple-comparison corrections (Bonferroni, Holm, BH, BY) over all "

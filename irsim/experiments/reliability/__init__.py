@@ -236,6 +236,12 @@ TABLE_SPECS = (
 
 
 @study("reliability", config=Config, data="matrix", order=90,
+       title="Collection reliability",
+       example=dict(overrides={"synthetic": [],
+                                "checked": ["experiment.check_trials=20",
+                                            "experiment.check_topics=[10,25]"]},
+                    keywords=dict(B=50, max_topics=60),
+                    figures=["d_study.png"]),
        tables=TABLE_SPECS,
        description=("test collection reliability (generalizability theory): variance components, "
                     "E(rho^2) and Phi with CIs, D-study and topics for a target (Urbano 2013)"),

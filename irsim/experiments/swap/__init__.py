@@ -310,6 +310,9 @@ def _required(comps: np.ndarray, swaps: np.ndarray, lay: BinLayout,
 
 
 @study("swap", config=Config, data="matrix", order=20,
+       title="Swap rates",
+       example=dict(overrides={"synthetic": ["experiment.trials=100"]},
+                    keywords=dict(subset_sizes=[5, 10], trials=40), figures=["swap_rates_*"]),
        tables=(
            claim(SWAP_RATES, notes={
                "sampling": "`disjoint`, `independent`, `replacement` or `bootstrap`",

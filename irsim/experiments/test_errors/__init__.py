@@ -228,6 +228,16 @@ def _pools_collections(config: Config) -> bool:
 
 
 @study("test_errors", config=Config, data="matrix", order=70,
+       title="Type I error and power",
+       example=dict(
+           overrides={"synthetic": ["collection=synthetic_scores", "experiment.trials=300",
+                                    "experiment.B=200", "experiment.sizes=[25,50]",
+                                    "experiment.deltas=[0.0,0.05]"]},
+           keywords=dict(tests=["t", "sign"], sizes=[10, 20], deltas=[0.0, 0.05, 0.1],
+                         alpha=[0.01, 0.05, 0.1], trials=40, B=50,
+                         bayes=["jzs_bf", "t_posterior", "bayesian_bootstrap"]),
+           figures=["type1_error_*", "power_*", "bayes_decisions.png", "exaggeration_*",
+                    "type_s_*"]),
        tables=TABLE_SPECS,
        pools=_pools_collections, report="irsim.experiments.test_errors.report",
        description=("known-truth simulation: Type I error and power of the t, Wilcoxon, sign, "

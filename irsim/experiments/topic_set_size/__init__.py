@@ -220,6 +220,10 @@ TABLE_SPECS = (
 
 
 @study("topic_set_size", config=Config, data="matrix", order=80,
+       title="Topic set size",
+       example=dict(overrides={"synthetic": [], "checked": ["experiment.check_trials=20"]},
+                    keywords=dict(check_trials=20),
+                    figures=["topic_set_size_AP.png", "topic_set_size_check.png"]),
        tables=TABLE_SPECS,
        description=("topic set size design: topics needed for a paired t test, a one-way "
                     "ANOVA over m systems or a CI half-width, from the collection's variance "
