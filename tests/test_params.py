@@ -104,11 +104,17 @@ def test_bayes_options_through_hydra(name):
 
 
 def test_bayes_rules_check_the_inherited_options():
-    # the field's bound refuses it in the Config; BayesRules for a study object built directly
+    # the field's bound refuses it in the Config, in each study's Config too (one check)
     with pytest.raises(ConfigError, match="bayes_prob must be inside \\(0, 1\\), got 1.5"):
         BayesOptions(bayes=["t_posterior"], bayes_prob=1.5)
-    with pytest.raises(ConfigError, match="bayes_prob must be in \\(0, 1\\), got 1.5"):
-        BayesRules(("t_posterior",), prob=1.5)
+    for name in BAYES_STUDIES:
+        with pytest.raises(ConfigError, match="bayes_threshold must be >= 1, got 0.5"):
+            get(name).config(bayes=["jzs_bf"], bayes_threshold=0.5)
+    # BayesRules (built from a checked Config) checks the tests' names
+    with pytest.raises(ConfigError, match="unknown Bayesian test in experiment.bayes 'jzs'"):
+        BayesRules(("jzs",))
+    assert BayesRules(("t_posterior",), prob=0.9).rule("t_posterior", 100) == \
+        "90% HDI vs ROPE +-0.01"
 
 
 @pytest.mark.parametrize("name", names())

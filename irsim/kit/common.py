@@ -489,9 +489,9 @@ def decision_codes(decision: np.ndarray) -> np.ndarray:
 class BayesRules:
     """The Bayesian tests a study runs (``experiment.bayes``) and their decision rules: the
     one definition of the options ``bayes``, ``bayes_threshold``, ``bayes_r``,
-    ``bayes_prob`` and ``bayes_rope`` shared by test_errors, discpower and multiple_testing
-    (checks, rule labels, the batched calls; the fields and their help are
-    :class:`BayesOptions`).
+    ``bayes_prob`` and ``bayes_rope`` shared by test_errors, discpower, multiple_testing and
+    assessors (the tests' names checked, rule labels, the batched calls; the fields, their
+    help and their bounds are :class:`BayesOptions`', checked by the ``Config``).
 
     Parameters
     ----------
@@ -543,18 +543,8 @@ mean 'jzs_bf'?); valid: bayesian_bootstrap, jzs_bf, t_posterior
                 raise unknown_name(f"Bayesian test in {param('bayes')}", b, BAYES_TESTS)
         if len(set(self.tests)) != len(self.tests):
             raise ConfigError(f"{param('bayes')} lists a test twice: {list(self.tests)}")
-        for attr, ok, want in (("threshold", lambda v: v >= 1.0, ">= 1"),
-                               ("r", lambda v: v > 0.0, "> 0"),
-                               ("prob", lambda v: 0.0 < v < 1.0, "in (0, 1)"),
-                               ("rope", lambda v: v >= 0.0, ">= 0")):
-            raw = getattr(self, attr)
-            try:
-                v = math.nan if isinstance(raw, bool) else float(raw)
-            except (TypeError, ValueError):
-                v = math.nan
-            if not (math.isfinite(v) and ok(v)):
-                raise ConfigError(f"{param('bayes_' + attr)} must be {want}, got {raw!r}")
-            set_(self, attr, v)
+        for attr in ("threshold", "r", "prob", "rope"):  # bounds: BayesOptions' fields
+            set_(self, attr, float(getattr(self, attr)))
 
     @classmethod
     def of(cls, obj: Any) -> BayesRules:
