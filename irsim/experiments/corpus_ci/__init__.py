@@ -84,11 +84,13 @@ from irsim.stats.corpus_ap import (
     average_precision,
     corpus_acceleration,
     corpus_lists,
+    resampled_ap,
+)
+from irsim.stats.corpus_intervals import (
     logit_sd_from_interval,
     map_parametric,
     normalised_difference,
     replication_within,
-    resampled_ap,
     small_r_correct,
 )
 from irsim.stats.meta import fixed_effect, random_effects
