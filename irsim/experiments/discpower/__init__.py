@@ -36,7 +36,10 @@ One run computes, for every metric and system pair, the method set of METHODS.md
   first replicate block, so its decision does not depend on sharding.
 
 The study is this package: the study itself here (its ``Config``, :class:`DiscPower`,
-:func:`make`, its table specs), its resampling kernel and the modules above beside it. The
+:func:`make`), its table specs (:mod:`~irsim.experiments.discpower.tables`), its row
+labels (:mod:`~irsim.experiments.discpower.variants`), its Bayesian decisions
+(:mod:`~irsim.experiments.discpower.bayes`), its resampling kernel and the modules above
+beside it. The
 names of its fields are spelt once, by the typed layouts of
 :mod:`~irsim.experiments.discpower.fields` that the fields' declaration, the kernel and
 ``finalize`` all ask.
@@ -74,6 +77,7 @@ from irsim.engine.partials import Count, Kind, Slab, TopK
 from irsim.errors import ConfigError, InputError, param, unknown_name
 from irsim.experiments import Shards
 from irsim.experiments.discpower.agreement import agreement_table
+from irsim.experiments.discpower.bayes import bayes_tables, decide_pairs
 from irsim.experiments.discpower.bootswap import SWAP_STREAM, swap_tables
 from irsim.experiments.discpower.fields import (
     BayesDecisionFields,
@@ -103,6 +107,13 @@ from irsim.experiments.discpower.stability import (
     check_fuzziness,
     stability_table,
 )
+from irsim.experiments.discpower.tables import TABLE_SPECS
+from irsim.experiments.discpower.variants import (
+    Variant,
+    observed_diff,
+    pair_count,
+    variant_values,
+)
 from irsim.kit.bins import ABSOLUTE
 from irsim.kit.common import (
     PAIR_UNIT,
@@ -114,28 +125,19 @@ from irsim.kit.common import (
     check_paired_bootstrap_topics,
     check_positive_int,
     check_resamples,
-    decision_codes,
     pair_index,
     round_sig,
-    unit_ranges,
 )
-from irsim.kit.tables import SWAP_RATES, SWAP_SUMMARY
 from irsim.params import fingerprint, option
 from irsim.registry import Headline, study
 from irsim.rng import REPLICATE_BLOCK
 from irsim.stats._validation import PVALUE_MODES, PValueMode
-from irsim.stats.bayes import DECISIONS
 from irsim.stats.multiple import CORRECTIONS, Correction, adjust
 from irsim.stats.registry import TESTS, get_test
-from irsim.stats.resample import gmean_scores, log_scores
+from irsim.stats.resample import gmean_scores
 from irsim.stats.ties import snap_ties
 from irsim.stats.wilcoxon import WilcoxonMethod, ZeroMethod
-from irsim.tables import BAYES_RULE, BAYES_TEST, claim, schema, table
-from irsim.tables import FLOAT as _F
-from irsim.tables import INT as _I
-from irsim.tables import STR as _S
-from irsim.tables import column as _c
-from irsim.tables import table_spec as _spec
+from irsim.tables import schema, table
 
 __all__ = ["Config", "make", "DiscPower", "Variant", "TESTS",
            "PAIRED_STREAM", "UNPAIRED_STREAM", "SWAP_STREAM", "TUKEY_STREAM", "TOPK_BUDGET",
@@ -235,33 +237,6 @@ class Config(BayesOptions):
 
 
 _DEFAULT = Config()
-
-
-@dataclass(frozen=True)
-class Variant:
-    """One row label of the tables: a metric as a summary of per-topic scores.
-
-    Attributes
-    ----------
-    name : str
-        ``AP``, ``AG AP`` or ``G AP``.
-    metric : str
-        The metric of the score matrix.
-    kind : {"mean", "ag", "g"}
-        Arithmetic mean of the scores, arithmetic mean of ``log(x + 1e-5)``, geometric mean.
-    tests : tuple of str
-        The tests run on it.
-    """
-
-    name: str
-    metric: str
-    kind: str
-    tests: tuple[str, ...]
-
-    @property
-    def sampled(self) -> bool:
-        """Whether stability, swap and rank correlation use it (``AG`` ranks as ``G``)."""
-        return self.kind != "ag"
 
 
 @dataclass(frozen=True)
@@ -411,8 +386,8 @@ class DiscPower:
         """Pair blocks x replicate blocks (no replicates when no test resamples)."""
         tests = {t for v in self.variants(data) for t in v.tests}
         resampled = any(get_test(t).monte_carlo for t in tests) or self.sampled_methods
-        items, reps = self.shard_shape(_pairs(data), topk=self.keeps_topk)
-        return shard_grid(_pairs(data), aligned_block(items, PAIR_UNIT),
+        items, reps = self.shard_shape(pair_count(data), topk=self.keeps_topk)
+        return shard_grid(pair_count(data), aligned_block(items, PAIR_UNIT),
                           self.config.B if resampled else 0, aligned_block(reps, REPLICATE_BLOCK))
 
     def shard_shape(self, pairs: int, *, topk: bool) -> tuple[int, int]:
@@ -460,7 +435,7 @@ class DiscPower:
     def fields(self, data: ScoreMatrix) -> dict[str, Kind]:
         """Per pair: test counters and top-k replicates, stability counters; per replicate:
         Tukey null ranges, swap-set statistics, rank-correlation sums; swap bin counters."""
-        P, B, out = _pairs(data), self.config.B, {}
+        P, B, out = pair_count(data), self.config.B, {}
         whole = self.whole_replicates(P)
         for vi, v in enumerate(self.variants(data)):
             for test in ("paired_bootstrap", "unpaired_bootstrap"):
@@ -509,45 +484,20 @@ class DiscPower:
             for vi, v in enumerate(self.variants(data)):
                 for test in _by_function(v.tests) if r1 > r0 else ():
                     out[PermutationFields(vi).pair_asl(test)] = resampled_pair_asl(
-                        test, _values(v, data), ia, ib, B=self.config.B, seed=self.seed,
+                        test, variant_values(v, data), ia, ib, B=self.config.B, seed=self.seed,
                         pvalue=self.config.pvalue, options=self.options)
             out.update(self.bayes_kernel(shard, data))
         return out
 
     def bayes_kernel(self, shard: Shard, data: ScoreMatrix) -> dict[str, np.ndarray]:
-        """The Bayesian decisions of the shard's pairs (issue 28): per variant and Bayesian
-        test, the decision code (index of :data:`irsim.stats.bayes.DECISIONS`) and the
-        evidence ``(BF10, P(delta > 0), P(delta in ROPE))`` (NaN where the test has none),
-        one batched call per unit of 256 pairs (a unit's rows, hence every GEMM of the
-        Bayesian bootstrap, are the same for any sharding)."""
-        out: dict[str, np.ndarray] = {}
-        variants = self.variants(data)
-        ia, ib = pair_index(len(data.systems))
-        p0, p1 = shard.items
-        rules = self.bayes_rules
-        for vi in self.bayes_variants(data):
-            x = _values(variants[vi], data)
-            for test in self.config.bayes:
-                code = np.empty(p1 - p0, np.int64)
-                value = np.full((p1 - p0, 3), np.nan)
-                for a, b in unit_ranges(p0, p1, PAIR_UNIT):  # loop over 256-pair units
-                    res = rules.decide(test, x[ia[a:b]], x[ib[a:b]], B=self.config.B,
-                                       seed=self.seed, study=f"discpower/{test}")
-                    code[a - p0:b - p0] = decision_codes(np.atleast_1d(res.decision))
-                    if test == "jzs_bf":
-                        value[a - p0:b - p0, 0] = res.bf10
-                    else:
-                        value[a - p0:b - p0, 1] = res.prob_positive
-                        value[a - p0:b - p0, 2] = res.prob_rope
-                f = BayesDecisionFields(vi, test)
-                out[f.code], out[f.value] = code, value
-        return out
+        """The Bayesian decisions of the shard's pairs (:func:`~.bayes.decide_pairs`)."""
+        return decide_pairs(self, shard, data)
 
     # -- tables -------------------------------------------------------------------------
     def finalize(self, merged: dict[str, Any], data: ScoreMatrix) -> dict[str, pa.Table]:
         """``asl`` and ``discpower``; ``test_agreement``, ``stability``, ``swap_*`` and
         ``rankcorr`` if on."""
-        n, B, P = len(data.topics), self.config.B, _pairs(data)
+        n, B, P = len(data.topics), self.config.B, pair_count(data)
         ia, ib = pair_index(len(data.systems))
         systems = np.asarray(data.systems, dtype=object)
         asl_cols: dict[str, list] = {c: [] for c in schema("asl").names}
@@ -556,14 +506,15 @@ class DiscPower:
         for vi, v in enumerate(variants):
             if not v.tests:
                 continue
-            diff = _observed_diff(v, data)
+            diff = observed_diff(v, data)
             by_metric.append((v.name, {}))
+            x = variant_values(v, data)
             for test in v.tests:
                 if get_test(test).closed_form:
-                    asl, raw_by_alpha = closed_form_asl(test, _values(v, data), self.config.alpha,
+                    asl, raw_by_alpha = closed_form_asl(test, x, self.config.alpha,
                                                         self.options)
                 else:
-                    asl, raw_by_alpha = resampled_asl(self, test, vi, _values(v, data), merged)
+                    asl, raw_by_alpha = resampled_asl(self, test, vi, x, merged)
                 # the Tukey tests are simultaneous over all pairs already
                 adjusted = (asl if get_test(test).simultaneous
                             else adjust(asl, self.config.correction))
@@ -604,56 +555,8 @@ class DiscPower:
         if self.config.rankcorr:
             out["rankcorr"] = self._rankcorr(merged, data, sampled)
         if self.config.bayes:
-            out["bayes_pairs"], out["bayes_discpower"] = self._bayes_tables(merged, data)
+            out["bayes_pairs"], out["bayes_discpower"] = bayes_tables(self, merged, data)
         return out
-
-    def _bayes_tables(self, merged: dict[str, Any], data: ScoreMatrix
-                      ) -> tuple[pa.Table, pa.Table]:
-        """``bayes_pairs`` (a row per variant, Bayesian test and pair) and
-        ``bayes_discpower`` (a row per variant and Bayesian test: decision counts, the share
-        decided different, the paired t test at :attr:`t_alpha` beside it)."""
-        P = _pairs(data)
-        ia, ib = pair_index(len(data.systems))
-        systems = np.asarray(data.systems, dtype=object)
-        variants = self.variants(data)
-        labels = np.asarray(DECISIONS, dtype=object)
-        rules = self.bayes_rules
-        pair_cols: dict[str, list] = {c: [] for c in schema("bayes_pairs").names}
-        rows = []
-        for vi in self.bayes_variants(data):
-            v = variants[vi]
-            diff = _observed_diff(v, data)
-            t_asl, _ = closed_form_asl("t", _values(v, data), (self.t_alpha,), self.options)
-            t_sig = t_asl < self.t_alpha
-            for test in self.config.bayes:
-                f = BayesDecisionFields(vi, test)
-                code, value = merged[f.code], merged[f.value]
-                rule = rules.rule(test, self.config.B)
-                for col, vals in (("metric", [v.name] * P), ("test", [test] * P),
-                                  ("rule", [rule] * P), ("system_a", systems[ia]),
-                                  ("system_b", systems[ib]), ("diff", diff),
-                                  ("bf10", value[:, 0]), ("prob_positive", value[:, 1]),
-                                  ("prob_rope", value[:, 2]), ("decision", labels[code])):
-                    pair_cols[col].append(vals)
-                counts = np.bincount(code, minlength=len(DECISIONS))
-                different = code <= 1  # better or worse
-                rows.append({
-                    "metric": v.name, "test": test, "rule": rule, "pairs": P,
-                    **{d: int(counts[i]) for i, d in enumerate(DECISIONS)},
-                    "different": int(different.sum()),
-                    "sensitivity": float(different.sum()) / P,
-                    "equivalent_share": float(counts[2]) / P,
-                    "t_alpha": self.t_alpha, "t_significant": int(t_sig.sum()),
-                    "t_sensitivity": float(t_sig.sum()) / P,
-                    "both": int((different & t_sig).sum()),
-                })
-        pairs = {}
-        for c, parts in pair_cols.items():
-            arr = np.concatenate(parts)
-            if c in ("bf10", "prob_positive", "prob_rope"):
-                arr = pa.array(arr, pa.float64(), mask=np.isnan(arr))
-            pairs[c] = arr
-        return table("bayes_pairs", pairs), table("bayes_discpower", rows)
 
     def asl_of(self, count: np.ndarray) -> np.ndarray:
         """Monte Carlo ASL of replicate counts: ``count/B`` or ``(count+1)/(B+1)``."""
@@ -673,188 +576,11 @@ class DiscPower:
         return rankcorr_table([v.name for _, v in sampled], obs, boot, len(data.systems))
 
 
-def _pairs(data: ScoreMatrix) -> int:
-    k = len(data.systems)
-    return k * (k - 1) // 2
-
-
 def _by_function(tests: tuple[str, ...]) -> list[str]:
     """The Monte Carlo tests of `tests` without a batched path of the kernel
     (:data:`~.kernel.BATCHED`): run by their function on each shard's pairs (the
     randomisation test)."""
     return [t for t in tests if get_test(t).monte_carlo and get_test(t).batched not in BATCHED]
-
-
-def _values(v: Variant, data: ScoreMatrix) -> np.ndarray:
-    """Per-topic values whose arithmetic mean is the variant's summary (AG: the logs)."""
-    x = np.asarray(data.metric(v.metric), np.float64)
-    return log_scores(x) if v.kind == "ag" else x
-
-
-def _observed_diff(v: Variant, data: ScoreMatrix) -> np.ndarray:
-    """Per pair: observed difference of the variant's summaries (``a - b``)."""
-    ia, ib = pair_index(len(data.systems))
-    if v.kind == "g":
-        g = gmean_scores(data.metric(v.metric))
-        return g[ia] - g[ib]
-    x = _values(v, data)
-    diff = np.empty(len(ia))
-    for p0, p1 in unit_ranges(0, len(ia), 8 * PAIR_UNIT):
-        diff[p0:p1] = (x[ia[p0:p1]] - x[ib[p0:p1]]).mean(axis=1)
-    return diff
-
-
-# --------------------------------------------------------------------------------- make
-
-# ------------------------------------------------------------------- output tables
-_DP = ("discpower",)
-_SWAP = "only with `experiment.swap=true`"
-_DP_METRIC = _c("metric", _S, "metric; with `experiment.gmean`, also `AG <metric>` (per-topic "
-                "log(x + 1e-5), tests of means) and `G <metric>` (geometric mean, unpaired "
-                "bootstrap)")
-_DP_TEST = _c("test", _S, "`paired_bootstrap`, `unpaired_bootstrap`, `t`, "
-              "`randomised_tukey_hsd`, `wilcoxon`, `sign`, `randomisation` or `tukey_hsd`")
-_SAMPLED_METRIC = _c("metric", _S, "metric (`<metric>` or `G <metric>`)")
-
-#: The tables this study writes (schemas: :mod:`irsim.tables`).
-TABLE_SPECS = (
-    _spec("asl", _DP, "Achieved significance level of every system pair, per metric and test.", [
-        _DP_METRIC,
-        _DP_TEST,
-        _c("system_a", _S, "first system of the pair (pairs a < b in collection order)"),
-        _c("system_b", _S, "second system of the pair"),
-        _c("diff", _F, "observed difference system_a - system_b: of mean scores; of geometric "
-           "means for `G`; mean difference of the logs for `AG`"),
-        _c("asl", _F, "achieved significance level of the test for this pair (Monte Carlo "
-           "count/B, or (count+1)/(B+1) with `experiment.pvalue=plus_one`; t, Wilcoxon, sign, "
-           "Tukey HSD: two-sided p; randomisation: exact count/2^n when 2^n <= B)"),
-        _c("asl_adjusted", _F, "asl adjusted by `experiment.correction` over the family of all "
-           "pairs of this metric and test (Bonferroni, Holm, Benjamini-Hochberg or "
-           "-Yekutieli adjusted p-value, as statsmodels' multipletests; `none`: asl); Tukey HSD "
-           "and randomised Tukey HSD are simultaneous tests already: their asl"),
-    ]),
-    _spec("discpower", _DP, "Discriminative power: per metric, test and alpha, the share of "
-          "pairs significant and the difference significance needs.", [
-              _DP_METRIC,
-              _DP_TEST,
-              _c("alpha", _F, "significance level: a pair is significant when asl < alpha"),
-              _c("pairs", _I, "system pairs tested"),
-              _c("significant", _I, "pairs with asl < alpha"),
-              _c("sensitivity", _F, "significant / pairs (discriminative power)"),
-              _c("estimated_diff", _F, "estimated difference required for asl < alpha, two "
-                 "significant figures (NaN for the bootstrap tests with "
-                 "`experiment.estimated_diff=false`; null for Wilcoxon, sign and "
-                 "randomisation)"),
-              _c("estimated_diff_raw", _F, "estimated_diff unrounded. Paired bootstrap: "
-                 "|mean| of the resample with the ceil(alpha B)-th largest |t*|, max over "
-                 "pairs; unpaired: the ceil(alpha B)-th largest |d*|, max over pairs; t: "
-                 "t(1 - alpha/2, n-1) sd / sqrt(n), max over pairs; randomised Tukey HSD: the "
-                 "ceil(alpha B)-th largest null range; Tukey HSD: the honestly significant "
-                 "difference q(1 - alpha; systems, (systems-1)(topics-1)) sqrt(MS_error / "
-                 "topics); null for Wilcoxon and sign (none defined) and randomisation "
-                 "(not computed)"),
-              _c("correction", _S, "`experiment.correction`: `none`, `bonferroni`, `holm`, "
-                 "`bh` or `by`"),
-              _c("significant_adjusted", _I, "pairs with asl_adjusted < alpha"),
-              _c("sensitivity_adjusted", _F, "significant_adjusted / pairs (discriminative "
-                 "power after the correction)"),
-          ]),
-    _spec("test_agreement", _DP, "Agreement of two tests over all system pairs (Smucker, Allan "
-          "& Carterette 2007): per metric, pair of tests and alpha.", [
-              _DP_METRIC,
-              _c("test_a", _S, "first test (in `experiment.tests` order)"),
-              _c("test_b", _S, "second test"),
-              _c("alpha", _F, "significance level: a pair is significant when asl < alpha "
-                 "(uncorrected)"),
-              _c("pairs", _I, "system pairs with a p-value from both tests"),
-              _c("pearson_r", _F, "Pearson correlation of the two tests' p-values over the "
-                 "pairs (NaN if either is constant)"),
-              _c("rmse", _F, "root mean square of the differences of the p-values"),
-              _c("both", _F, "share of pairs significant by both tests"),
-              _c("only_a", _F, "share of pairs significant by test_a only"),
-              _c("only_b", _F, "share of pairs significant by test_b only"),
-              _c("neither", _F, "share of pairs significant by neither test"),
-          ], when="only with `experiment.agreement=true`"),
-    _spec("stability", _DP, "Stability (Buckley-Voorhees; Sakai's MR-PT curves): per metric and "
-          "fuzziness, minority rate and proportion of ties over the paired test's bootstrap "
-          "samples.", [
-              _SAMPLED_METRIC,
-              _c("fuzziness", _F, "f: a pair is tied on a sample when |D| < f x the larger of "
-                 "the two scores"),
-              _c("minority_rate", _F, "minority / comparisons (MR)"),
-              _c("prop_ties", _F, "ties / comparisons (PT)"),
-              _c("minority", _I, "sum over pairs of min(GT(X,Y), GT(Y,X))"),
-              _c("ties", _I, "sum over pairs of the samples on which the pair is tied"),
-              _c("comparisons", _I, "pairs x B"),
-          ], when="only with `experiment.stability=true`"),
-    claim(SWAP_RATES, when=_SWAP, notes={
-        "": "the bootstrap swap method on Q*b and Q'*b.",
-        "metric": "`<metric>` or `G <metric>`", "sampling": "`bootstrap`",
-        "bin_kind": "`absolute` only", "comparisons": "a trial is a bootstrap sample"}),
-    claim(SWAP_SUMMARY, fills=("comparisons_above",), when=_SWAP, notes={
-        "": "the bootstrap swap method, absolute bins only.",
-        "metric": "`<metric>` or `G <metric>`", "sampling": "`bootstrap`",
-        "sensitivity": "0 when required_diff is NaN"}),
-    _spec("rankcorr", _DP, "Kendall's tau between the system rankings of every pair of metrics, "
-          "with the Z0 test and the bootstrap standard error.", [
-              _c("metric_a", _S, "first metric (`<metric>` or `G <metric>`, in metric order)"),
-              _c("metric_b", _S, "second metric"),
-              _c("tau", _F, "Kendall's tau-b between the rankings by mean score (tau-a when "
-                 "there are no ties)"),
-              _c("se_boot", _F, "sd (ddof=1) of tau over the paired test's bootstrap samples "
-                 "where it is defined"),
-              _c("z0", _F, "|tau| / sqrt(2(2k+5) / (9k(k-1))) for k systems"),
-              _c("p_value", _F, "two-sided p-value of z0: 2 (1 - Phi(z0))"),
-              _c("systems", _I, "k: systems ranked"),
-              _c("tau_boot_mean", _F, "mean of tau over those bootstrap samples"),
-              _c("replicates", _I, "bootstrap samples with a defined tau"),
-          ], when="only with `experiment.rankcorr=true`"),
-    _spec("bayes_pairs", _DP, "Decision of every Bayesian test of `experiment.bayes` "
-          "(irsim.stats.bayes) on every system pair, per metric (`<metric>` and `AG <metric>`; "
-          "issue 28).", [
-              _c("metric", _S, "metric; with `experiment.gmean`, also `AG <metric>` (the tests "
-                 "on log(x + 1e-5))"),
-              BAYES_TEST,
-              BAYES_RULE,
-              _c("system_a", _S, "first system of the pair (pairs a < b in collection order)"),
-              _c("system_b", _S, "second system of the pair"),
-              _c("diff", _F, "observed difference of the mean scores system_a - system_b "
-                 "(AG: mean difference of the logs)"),
-              _c("bf10", _F, "jzs_bf: the Bayes factor of a non-zero mean difference against "
-                 "none (+inf for constant non-zero differences); null for the other tests"),
-              _c("prob_positive", _F, "t_posterior, bayesian_bootstrap: posterior probability "
-                 "that system_a's true mean exceeds system_b's; null for jzs_bf"),
-              _c("prob_rope", _F, "t_posterior, bayesian_bootstrap: posterior probability that "
-                 "the true difference lies in [-rope, rope] (`experiment.bayes_rope`); null "
-                 "for jzs_bf"),
-              _c("decision", _S, "`better` (system_a credibly better), `worse`, `equivalent` "
-                 "or `undecided`"),
-          ], when="only with `experiment.bayes` set (not empty)"),
-    _spec("bayes_discpower", _DP, "Bayesian discriminative power (issue 28): per metric and "
-          "Bayesian test, how many system pairs its rule decides better, worse, equivalent or "
-          "undecided, beside the paired t test at `1 - experiment.bayes_prob`.", [
-              _c("metric", _S, "metric (`<metric>` or `AG <metric>`)"),
-              BAYES_TEST,
-              BAYES_RULE,
-              _c("pairs", _I, "system pairs decided"),
-              _c("better", _I, "pairs decided `better` (system_a credibly better)"),
-              _c("worse", _I, "pairs decided `worse`"),
-              _c("equivalent", _I, "pairs decided `equivalent` (jzs_bf: BF10 <= "
-                 "1/threshold; otherwise the posterior inside the ROPE)"),
-              _c("undecided", _I, "pairs with none of the three decisions"),
-              _c("different", _I, "better + worse: pairs decided different"),
-              _c("sensitivity", _F, "different / pairs: the Bayesian rule's discriminative "
-                 "power"),
-              _c("equivalent_share", _F, "equivalent / pairs"),
-              _c("t_alpha", _F, "level of the paired t test beside it: 1 - "
-                 "`experiment.bayes_prob`"),
-              _c("t_significant", _I, "pairs with the two-sided paired t test's p < t_alpha"),
-              _c("t_sensitivity", _F, "t_significant / pairs (the t test's discriminative "
-                 "power at t_alpha)"),
-              _c("both", _I, "pairs decided different by the rule and significant by the t "
-                 "test"),
-          ], when="only with `experiment.bayes` set (not empty)"),
-)
 
 
 @study("discpower", config=Config, data="matrix", order=10,
@@ -906,7 +632,7 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
         check_paired_bootstrap_topics(len(data.topics), param("tests"))
     monte_carlo = [s.name for s in specs if s.monte_carlo and not s.simultaneous]
     if c.correction in ("bonferroni", "holm") and monte_carlo:
-        need = math.ceil(_pairs(data) / max(c.alpha))
+        need = math.ceil(pair_count(data) / max(c.alpha))
         if c.B < need:  # the smallest Monte Carlo ASL, 1/(B+1), cannot pass alpha/pairs
             _LOG.warning("%s with B=%d: a Monte Carlo ASL of %s %s after the correction; "
                          "B >= %d is needed", c.correction, c.B, ", ".join(monte_carlo),
@@ -987,11 +713,11 @@ def _check_data(study: DiscPower, data: ScoreMatrix) -> None:
     if study.config.estimated_diff:
         lists = len(variants) * sum(t in ("paired_bootstrap", "unpaired_bootstrap")
                                     for t in study.config.tests)
-        need = 24 * _pairs(data) * study.k * max(lists, 1)
+        need = 24 * pair_count(data) * study.k * max(lists, 1)
         if need > TOPK_BUDGET:
             raise ConfigError(
                 f"the estimated difference needs the {study.k} largest replicates of each "
-                f"of {_pairs(data)} pairs ({need / 2**30:.1f} GiB, over the "
+                f"of {pair_count(data)} pairs ({need / 2**30:.1f} GiB, over the "
                 f"{TOPK_BUDGET / 2**30:.0f} GiB budget); set "
                 f"{param('estimated_diff')}=false (ASLs stay exact) or lower B or alpha")
     if study.config.gmean:
