@@ -169,7 +169,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "effort": {"trials": 5, "subset_sizes": [2], "pools": [{"metric": "AP", "depth": 10}]},
     "topic_set_size": {"check_trials": 0},
     "reliability": {"check_trials": 0, "max_topics": 60},
-    "test_errors": {"trials": 250, "sizes": [10], "B": 100},
+    "test_errors": {"trials": 250, "sizes": [10], "B": 100, "alpha": [0.05, 0.1]},
     "multiple_testing": {"trials": 250, "systems": [5], "sizes": [10], "B": 100},
     "assessors": {"simulate_trials": 0, "B": 50, "test_B": 50, "swap_trials": 10},
     "budget": {"trials": 10},

@@ -30,6 +30,7 @@ from irsim.engine import run_study
 from irsim.errors import ConfigError, python_parameters
 from irsim.experiments import Shards, build_study
 from irsim.experiments.test_errors import Config, TestErrors, make
+from irsim.experiments.test_errors.common import normalised_config
 from irsim.kit.loading import score_matrix
 from irsim.runner import compose_config, run
 from irsim.simulate.pairs import TopicSimulator, fit_simulator, prepare
@@ -292,11 +293,14 @@ LATTICE = (0.015625, 0.03125, 0.05, 0.0625, 0.1)  # 1/64, 2/64 (binary-exact), 1
 def lattice_tables():
     sim = TopicSimulator.normal(means=[0.4, 0.45, 0.5, 0.55], sds=[0.08] * 4,
                                 rho=[0.2, 0.5, 0.8, 0.3, 0.6, 0.4])
-    study = TestErrors.of(sizes=(6, 30), deltas=(0.0, 0.04), alpha=LATTICE,
-                          tests=("wilcoxon", "sign", "randomisation"),
-                          alternatives=("two-sided", "greater", "less"), trials=6000, B=19,
-                          seed=11, pvalue="plus_one", wilcoxon_method="exact",
-                          sign_threshold=0.0)
+    # built directly, without make's B * alpha >= 1: levels below 1/B show the lattice of
+    # the randomisation test's p-values (1/20 with B = 19)
+    config = normalised_config(Config(
+        sizes=[6, 30], deltas=[0.0, 0.04], alpha=list(LATTICE),
+        tests=["wilcoxon", "sign", "randomisation"],
+        alternatives=["two-sided", "greater", "less"], trials=6000, B=19, pvalue="plus_one",
+        wilcoxon_method="exact", sign_threshold=0.0))
+    study = TestErrors(config, seed=11)
     return run_study(study, prepare([sim], (0.0, 0.04)))[0]["test_errors"].to_pandas()
 
 
@@ -413,3 +417,45 @@ def test_rejection_counts_equal_scipy_per_trial():
                              & (df.alpha == alpha)].iloc[0]
                     assert row.rejections == int((np.asarray(ps) <= alpha).sum()), (
                         test, alt, delta, alpha)
+
+
+# ------------------------------------------------------ issue 46: the B * alpha >= 1 rule
+@pytest.mark.parametrize("design", ["shift", "urbano2019"])
+def test_an_alpha_below_one_over_b_with_a_monte_carlo_test_is_refused(design):
+    """A Monte Carlo p-value moves in steps of 1/B (count/B, or at least 1/(B+1)): with
+    B = 200 the default alphas 0.001..0.004 are refused in both designs, before any fit,
+    the knobs named as the caller wrote them; alphas >= 1/B or tests without resamples
+    pass."""
+    matrix = synthetic_scores(systems=5, topics=20, metrics=("AP",)).matrix
+    want = ("B=200 is too small for alpha=0.001: an achieved significance level from B "
+            "resamples moves in steps of 1/B, so a level of 0.001 needs B >= 1000 "
+            "(B * alpha >= 1)")
+    with pytest.raises(ConfigError) as err:
+        irsim.test_errors(matrix, B=200, design=design)
+    assert str(err.value) == want
+    with pytest.raises(ConfigError, match=r"^B=200 is too small for alpha=0\.004"):
+        irsim.test_errors(matrix, B=200, tests=["paired_bootstrap"], alpha=[0.004, 0.05],
+                          design=design)
+    with pytest.raises(ConfigError, match=r"experiment\.B=19 is too small for "
+                       r"experiment\.alpha=0\.05: .* B >= 20 "):  # 19 * 0.05 < 1
+        TestErrors.of(B=19, alpha=[0.05], tests=["randomisation"])
+    for ok in (dict(alpha=[0.005, 0.05]), dict(tests=["t", "wilcoxon", "sign"])):
+        config = Config(B=200, trials=10, sizes=[10], deltas=[0.0, 0.05], design=design, **ok)
+        assert TestErrors.from_config(config, seed=0, shard_items=1,
+                                      shard_replicates=250).config.B == 200
+
+
+def test_the_b_alpha_rule_names_the_keys_on_the_command_line(tmp_path, capsys):
+    from irsim.cli import main
+
+    run_dir = tmp_path / "run"
+    with pytest.raises(SystemExit) as exc:
+        main(["experiment=test_errors", "experiment.B=200", "experiment.trials=10",
+              "collection=synthetic_scores", "quiet=true", f"hydra.run.dir={run_dir}"])
+    assert exc.value.code == 2
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert lines == ["irsim: error: config: experiment.B=200 is too small for "
+                     "experiment.alpha=0.001: an achieved significance level from B resamples "
+                     "moves in steps of 1/B, so a level of 0.001 needs B >= 1000 "
+                     "(B * alpha >= 1)"]
+    assert not run_dir.exists()

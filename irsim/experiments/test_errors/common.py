@@ -218,12 +218,28 @@ you mean 'wilcoxon'?); valid: paired_bootstrap, randomisation, sign, t, wilcoxon
     def from_config(cls, config: Any, *, seed: int, shard_items: int,
                     shard_replicates: int) -> Any:
         """The study of a test_errors `config`, its shared parameters checked beyond their
-        fields' bounds and normalised (:func:`normalised_config`), with these shard sizes."""
+        fields' bounds and normalised (:func:`normalised_config`), with these shard sizes;
+        ``B * alpha >= 1`` for every alpha when a Monte Carlo test runs (both designs; the
+        knobs named: :meth:`~irsim.kit.common.SimulatedTests.check_resamples`).
+
+        Examples
+        --------
+        >>> TrialTests.of(tests=["t", "randomisation"], B=200)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        irsim.errors.ConfigError: config: experiment.B=200 is too small for \
+experiment.alpha=0.001: ...
+        >>> TrialTests.of(tests=["t", "randomisation"], B=200, alpha=[0.005, 0.05]).config.B
+        200
+        >>> TrialTests.of(tests=["t", "sign"], B=200).config.alpha[0]   # no Monte Carlo test
+        0.001
+        """
         return cls(normalised_config(config), seed=int(seed),
                    shard_items=check_positive_int(shard_items,
                                                   param("shard_items", "engine")),
                    shard_replicates=check_positive_int(shard_replicates,
-                                                       param("shard_replicates", "engine")))
+                                                       param("shard_replicates", "engine"))
+                   ).check_resamples()  # a Monte Carlo p-value moves in steps of 1/B
 
     @classmethod
     def of(cls, *, seed: int = 0, shard_items: int = SHARD_ITEMS,
