@@ -390,7 +390,7 @@ def measure_actor_start(ray, pool_data, workers: int, extra: int = 0) -> dict:
     from irsim.engine.ray_executor import RayPool
     from irsim.experiments.test_errors import TestErrors, UrbanoStudy
 
-    study = UrbanoStudy(TestErrors.of(sizes=(25,), trials=250, B=100), 250,
+    study = UrbanoStudy(TestErrors.of(sizes=(25,), trials=250, B=100, alpha=[0.05]), 250,
                         deltas=DELTAS[4:5])
     t = time.perf_counter()
     pool = RayPool(study, pool_data, workers=workers)
@@ -469,7 +469,7 @@ def check_real_run(pool_data) -> bool:
     from irsim.experiments.test_errors import TestErrors, UrbanoStudy
 
     base = TestErrors.of(sizes=(25,), alternatives=("two-sided", "greater"), trials=1000, B=200,
-                         shard_items=1, shard_replicates=250)
+                         alpha=[0.01, 0.05], shard_items=1, shard_replicates=250)
     study = UrbanoStudy(base, 250, deltas=DELTAS[4:5])
     local, _ = run_study(study, pool_data)
     ray_tables, _ = run_study(study, pool_data, engine="ray", engine_options={"workers": 3})
