@@ -136,7 +136,7 @@ def main() -> None:
     x = m.metric(m.metrics[0])
     n_sys, n = x.shape
     P = n_sys * (n_sys - 1) // 2
-    study = DiscPower(B=args.B, seed=args.seed, tests=("paired_bootstrap", "unpaired_bootstrap"))
+    study = DiscPower.of(B=args.B, seed=args.seed, tests=("paired_bootstrap", "unpaired_bootstrap"))
     print(f"W1: {n_sys} systems x {n} topics, {P} pairs, B={args.B}, paired + unpaired; "
           f"cpus={os.cpu_count()}, numpy {np.__version__}, {platform.machine()}")
 

@@ -117,7 +117,7 @@ def main() -> None:
 
     df = pd.read_csv(path)
     matrix = as_score_matrix(df, args.metric)
-    study = DiscPower(B=args.B, seed=0)
+    study = DiscPower.of(B=args.B, seed=0)
     shards = len(study.plan(matrix))
     k = len(matrix.systems)
     print(f"discpower on {path.name}: {k} systems x {len(matrix.topics)} topics "

@@ -82,9 +82,9 @@ def main() -> None:
     data = prepare([model], systems=(args.m,), shares=(args.share,), spread=0.1)
     m0 = true_null_count(args.m, args.share)
     gen = data.generators[0][(args.m, m0, False)]  # the study's own generator
-    study = MultipleTesting(sizes=(args.n,), systems=(args.m,), shares=(args.share,),
-                            alphas=(0.05,), trials=trials, B=args.B, pvalue="plus_one",
-                            shard_replicates=trials)
+    study = MultipleTesting.of(sizes=(args.n,), systems=(args.m,), share_null=(args.share,),
+                               alpha=(0.05,), trials=trials, B=args.B, pvalue="plus_one",
+                               shard_replicates=trials)
     units = [(a, a + REPLICATE_BLOCK) for a in range(0, trials, REPLICATE_BLOCK)]
 
     def generate() -> list[np.ndarray]:
@@ -101,9 +101,9 @@ def main() -> None:
     rows.append(("generator", "", cpu, wall))
     monte_carlo = ("randomisation", "paired_bootstrap", "randomised_tukey_hsd")
     for test in TESTS + SIMULTANEOUS:
-        one = MultipleTesting(sizes=(args.n,), systems=(args.m,), shares=(args.share,),
-                              alphas=(0.05,), tests=(test,), trials=trials, B=args.B,
-                              pvalue="plus_one")
+        one = MultipleTesting.of(sizes=(args.n,), systems=(args.m,), share_null=(args.share,),
+                                 alpha=(0.05,), tests=(test,), trials=trials, B=args.B,
+                                 pvalue="plus_one")
 
         def run(one=one) -> None:
             counters = one.counters(1)
@@ -116,9 +116,9 @@ def main() -> None:
     shard = study.plan(data)[0]
     cpu, wall = timed(lambda: study.kernel(shard, data), args.repeats)
     rows.append(("kernel (all 5 tests)", args.B, cpu, wall))
-    both = MultipleTesting(sizes=(args.n,), systems=(args.m,), shares=(args.share,),
-                           alphas=(0.05,), tests=TESTS + SIMULTANEOUS, trials=trials,
-                           B=args.B, pvalue="plus_one", shard_replicates=trials)
+    both = MultipleTesting.of(sizes=(args.n,), systems=(args.m,), share_null=(args.share,),
+                              alpha=(0.05,), tests=TESTS + SIMULTANEOUS, trials=trials,
+                              B=args.B, pvalue="plus_one", shard_replicates=trials)
     cpu, wall = timed(lambda: both.kernel(shard, data), args.repeats)
     rows.append(("kernel (5 tests + 2 Tukey)", args.B, cpu, wall))
 

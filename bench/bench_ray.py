@@ -46,8 +46,8 @@ def main() -> None:
     matrix = synthetic_scores(systems=110, topics=249, seed=0).matrix
     print(f"W1: {matrix.shape[1]} systems x {matrix.shape[2]} topics, B={args.B}, paired + "
           f"unpaired, {os.cpu_count()} cores")
-    base = DiscPower(B=args.B, seed=0, shard_items=2048, shard_replicates=5000,
-                     estimated_diff=False)
+    base = DiscPower.of(B=args.B, seed=0, shard_items=2048, shard_replicates=5000,
+                        estimated_diff=False)
     t_local1, ref, info = timed(base, matrix, engine_options={"blas_threads": 1})
     print(f"engine=local, blas_threads=1 (default) {t_local1:8.2f} s  shards={info['shards']}")
     t_local, _, _ = timed(base, matrix, engine_options={"blas_threads": None})
@@ -69,8 +69,8 @@ def main() -> None:
               f"{t_local1 / t_ray2:.2f}x (1 thread), {t_local / t_ray2:.2f}x (BLAS threads) "
               f"(goal >= 1.6x when local >= 30 s)")
         for sp in args.shards:
-            study = DiscPower(B=args.B, seed=0, shard_items=sp, shard_replicates=5000,
-                              estimated_diff=False)
+            study = DiscPower.of(B=args.B, seed=0, shard_items=sp, shard_replicates=5000,
+                                 estimated_diff=False)
             t, tab, info = timed(study, matrix, engine="ray", engine_options={"workers": 2})
             assert same(ref, tab)
             print(f"  shard_items={sp:5d}: {info['shards']:4d} shards  {t:8.2f} s  "

@@ -139,10 +139,10 @@ def full_study(shard_items: int, shard_replicates: int):
     stand-in for its data (plan and fields only read the number of metrics and the deltas)."""
     from irsim.experiments.test_errors import TestErrors, UrbanoStudy
 
-    base = TestErrors(sizes=SIZES, alternatives=("two-sided", "greater"), trials=TYPE1_TRIALS,
-                      B=B_FULL, wilcoxon_method="r", sign_threshold=0.01,
-                      bootstrap_statistic="mean", shard_items=shard_items,
-                      shard_replicates=shard_replicates)
+    base = TestErrors.of(sizes=SIZES, alternatives=("two-sided", "greater"), trials=TYPE1_TRIALS,
+                         B=B_FULL, wilcoxon_method="r", sign_threshold=0.01,
+                         bootstrap_statistic="mean", shard_items=shard_items,
+                         shard_replicates=shard_replicates)
     study = UrbanoStudy(base, TYPE2_TRIALS, deltas=DELTAS)
     return study, SimpleNamespace(pools=(None,) * METRICS, deltas=DELTAS)
 
@@ -217,9 +217,9 @@ def measure_kernel(pool, args) -> tuple[dict, dict, dict]:
     coef, times, rows = {}, {}, {}
 
     def study_at(n: int, B: int):
-        base = TestErrors(sizes=(n,), alternatives=("two-sided", "greater"),
-                          trials=max(args.R1, args.R2), B=B, wilcoxon_method="r",
-                          sign_threshold=0.01, bootstrap_statistic="mean")
+        base = TestErrors.of(sizes=(n,), alternatives=("two-sided", "greater"),
+                             trials=max(args.R1, args.R2), B=B, wilcoxon_method="r",
+                             sign_threshold=0.01, bootstrap_statistic="mean")
         return UrbanoStudy(base, max(args.R1, args.R2), deltas=DELTAS[4:5])
 
     with threadpool_limits(limits=1, user_api="blas"):
@@ -390,7 +390,7 @@ def measure_actor_start(ray, pool_data, workers: int, extra: int = 0) -> dict:
     from irsim.engine.ray_executor import RayPool
     from irsim.experiments.test_errors import TestErrors, UrbanoStudy
 
-    study = UrbanoStudy(TestErrors(sizes=(25,), trials=250, B=100), 250,
+    study = UrbanoStudy(TestErrors.of(sizes=(25,), trials=250, B=100, alpha=[0.05]), 250,
                         deltas=DELTAS[4:5])
     t = time.perf_counter()
     pool = RayPool(study, pool_data, workers=workers)
@@ -417,9 +417,9 @@ def model_check(ray, pool, coef: dict, m: dict, workers: int, quick: bool) -> di
     from irsim.experiments.test_errors import TestErrors, UrbanoData, UrbanoStudy
 
     trials, power, B, sizes = (3000 if quick else 6000), 1000, 8192, (25, 50)
-    base = TestErrors(sizes=sizes, alternatives=("two-sided", "greater"), trials=trials, B=B,
-                      wilcoxon_method="r", sign_threshold=0.01, bootstrap_statistic="mean",
-                      shard_items=1, shard_replicates=1000)
+    base = TestErrors.of(sizes=sizes, alternatives=("two-sided", "greater"), trials=trials, B=B,
+                         wilcoxon_method="r", sign_threshold=0.01, bootstrap_statistic="mean",
+                         shard_items=1, shard_replicates=1000)
     study = UrbanoStudy(base, power, deltas=DELTAS[4:5])
     data = UrbanoData((pool,), DELTAS[4:5])
     costs, shards = plan_costs(coef, 1, 1000, metrics=1, sizes=sizes, kinds=2,
@@ -468,8 +468,8 @@ def check_real_run(pool_data) -> bool:
     from irsim.engine import run_study
     from irsim.experiments.test_errors import TestErrors, UrbanoStudy
 
-    base = TestErrors(sizes=(25,), alternatives=("two-sided", "greater"), trials=1000, B=200,
-                      shard_items=1, shard_replicates=250)
+    base = TestErrors.of(sizes=(25,), alternatives=("two-sided", "greater"), trials=1000, B=200,
+                         alpha=[0.01, 0.05], shard_items=1, shard_replicates=250)
     study = UrbanoStudy(base, 250, deltas=DELTAS[4:5])
     local, _ = run_study(study, pool_data)
     ray_tables, _ = run_study(study, pool_data, engine="ray", engine_options={"workers": 3})
@@ -675,9 +675,9 @@ def main() -> None:
 
         from irsim.experiments.test_errors import TestErrors, UrbanoStudy
 
-        check = UrbanoStudy(TestErrors(sizes=(25,), alternatives=("two-sided", "greater"),
-                                       trials=250, B=B_FULL, wilcoxon_method="r",
-                                       sign_threshold=0.01, bootstrap_statistic="mean"),
+        check = UrbanoStudy(TestErrors.of(sizes=(25,), alternatives=("two-sided", "greater"),
+                                          trials=250, B=B_FULL, wilcoxon_method="r",
+                                          sign_threshold=0.01, bootstrap_statistic="mean"),
                             250, deltas=DELTAS[4:5])
         with threadpool_limits(limits=1, user_api="blas"):
             real = best(lambda: check.kernel(Shard(0, (0, 2), (0, 250)), pool_data),

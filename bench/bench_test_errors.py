@@ -194,8 +194,8 @@ def main() -> None:
                                   runs=tuple(df.columns), cache_dir=args.fit_cache)
     fit_cpu = time.process_time() - t0
     pool = PooledMetric.build("AP", [model], (0.05,))
-    study = TestErrors(sizes=(n,), deltas=(0.0,), alphas=(0.05,), B=B, seed=0,
-                       wilcoxon_method="r", sign_threshold=0.01, bootstrap_statistic="mean")
+    study = TestErrors.of(sizes=(n,), deltas=(0.0,), alpha=(0.05,), B=B, seed=0,
+                          wilcoxon_method="r", sign_threshold=0.01, bootstrap_statistic="mean")
 
     def uniforms(a: int, b: int) -> np.ndarray:
         return blocked_draws(0, URBANO_STREAM, (study_key("AP"), n), a, b,

@@ -534,32 +534,26 @@ def _clean(doc: str) -> str:
     return inspect.cleandoc(doc).rstrip()
 
 
-def fingerprint(study: Any, config: type, *, renamed: Mapping[str, str | None] | None = None,
-                derived: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def fingerprint(study: Any, config: type, *, derived: Mapping[str, Any] | None = None
+                ) -> dict[str, Any]:
     """The parameters that determine a study's tables (its ``fingerprint()``: a run
     directory's identity and what a resume checks), derived from its ``Config``, never
     listed by hand.
 
-    Every field of `config` declared ``tables=True`` (the default) enters with the value the
-    study object holds: that of its normalised Config when it holds one (``study.config``,
-    an instance of `config`: the way every study is built), else its attribute of that name
-    or the one under ``renamed[name]`` (a dotted path such as ``"options.sign_threshold"``;
-    None: the field does not apply to this study object, such as another design's option;
-    kept only for the studies that still copy their parameters: discpower, test_errors,
-    multiple_testing, assessors). A field declared ``tables="data"`` enters through what
-    ``make`` builds from it: the kernel's data (the run's fingerprint holds its digest) or
-    the `derived` values the study computes from it (an error table, the pairs compared),
-    which are added as given. A field declared ``tables=False`` (a figure, cache or thread
-    option) never enters, nor one whose ``only_with`` field is empty or false. The study's
-    ``seed``, when it has one, is added.
+    Every field of `config` declared ``tables=True`` (the default) enters with the value of
+    the normalised Config the study holds (``study.config``, an instance of `config`: the
+    way every study is built; or `study` is that Config). A field declared
+    ``tables="data"`` enters through what ``make`` builds from it: the kernel's data (the
+    run's fingerprint holds its digest) or the `derived` values the study computes from it
+    (an error table, the pairs compared), which are added as given. A field declared
+    ``tables=False`` (a figure, cache or thread option) never enters, nor one whose
+    ``only_with`` field is empty or false. The study's ``seed``, when it has one, is added.
 
     Raises
     ------
-    AttributeError
-        A ``tables=True`` field the study object does not hold (it must be held, renamed
-        or declared otherwise: a programming error caught by the tests).
-    KeyError
-        `renamed` names a field that is not a ``tables=True`` field of `config`.
+    TypeError
+        `study` neither is nor holds a Config of `config` (a programming error caught by the
+        tests).
 
     Examples
     --------
@@ -575,36 +569,21 @@ def fingerprint(study: Any, config: type, *, renamed: Mapping[str, str | None] |
     ...     seed: int = 3
     >>> fingerprint(Study(Config(alpha=[0.01])), Config)
     {'alpha': [0.01], 'seed': 3}
-    >>> @dataclass
-    ... class Copying:               # one that copies its parameters under other names
-    ...     alphas: tuple = (0.05,)
-    ...     seed: int = 3
-    >>> fingerprint(Copying(), Config, renamed={"alpha": "alphas"})
-    {'alpha': (0.05,), 'seed': 3}
     """
-    renamed = dict(renamed or {})
+    source = study if isinstance(study, config) else getattr(study, "config", None)
+    if not isinstance(source, config):
+        raise TypeError(f"fingerprint: {type(study).__name__} holds no "
+                        f"{config.__qualname__} (study.config)")
     params = {p.name: p for p in parameters(config)}
-    for key in renamed:
-        if key not in params or params[key].tables is not True:
-            raise KeyError(f"fingerprint: {key!r} is not a tables=True field of "
-                           f"{config.__qualname__}")
-    source = study.config if isinstance(getattr(study, "config", None), config) else study
-
-    def held(name: str) -> Any:
-        value = source
-        for part in renamed.get(name, name).split("."):
-            value = getattr(value, part)
-        return value
-
     out: dict[str, Any] = {}
     fields = {f.name: f for f in dataclasses.fields(config)}
     for name, p in params.items():
-        if name == "name" or p.tables is not True or renamed.get(name, name) is None:
+        if name == "name" or p.tables is not True:
             continue
         gate = fields[name].metadata.get("only_with")
-        if gate is not None and not held(gate):
+        if gate is not None and not getattr(source, gate):
             continue  # it cannot change the tables (its fingerprint as before it existed)
-        out[name] = held(name)
+        out[name] = getattr(source, name)
     out.update(derived or {})
     if hasattr(study, "seed"):
         out["seed"] = study.seed

@@ -84,11 +84,11 @@ CASES = {
          "experiment.validate=false"]),
     "test_errors": (
         lambda: irsim.test_errors(frame("web2012_ndcg20"), metric="nDCG@20", trials=200, B=200,
-                                  sizes=[25], deltas=[0.0, 0.03], seed=4),
+                                  sizes=[25], deltas=[0.0, 0.03], alpha=[0.01, 0.05], seed=4),
         ["experiment=test_errors", "collection=matrix",
          f"collection.path={URBANO}/web2012_ndcg20.csv", "collection.metric=nDCG@20",
          "experiment.trials=200", "experiment.B=200", "experiment.sizes=[25]",
-         "experiment.deltas=[0.0,0.03]", "seed=4"]),
+         "experiment.deltas=[0.0,0.03]", "experiment.alpha=[0.01,0.05]", "seed=4"]),
 }
 
 

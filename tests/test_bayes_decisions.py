@@ -35,7 +35,7 @@ from irsim.stats.bayes import (
 )
 
 BAYES = ("jzs_bf", "t_posterior", "bayesian_bootstrap")
-SMALL = dict(sizes=(8, 15), deltas=(0.0, 0.02, -0.05), alphas=(0.05,), tests=("t",),
+SMALL = dict(sizes=(8, 15), deltas=(0.0, 0.02, -0.05), alpha=(0.05,), tests=("t",),
              trials=300, B=200, seed=5, bayes=BAYES, bayes_rope=0.01)
 
 
@@ -52,7 +52,7 @@ def normal_data():
 
 @pytest.fixture(scope="module")
 def small_tables(normal_data):
-    tables, info = run_study(TestErrors(**SMALL), normal_data)
+    tables, info = run_study(TestErrors.of(**SMALL), normal_data)
     assert info["shards"] == 1
     return tables
 
@@ -60,15 +60,15 @@ def small_tables(normal_data):
 def test_loop_reference_equals_the_table(normal_data, small_tables):
     """The study's trials regenerated block by block, each decided by the public functions
     one pair at a time (the Bayesian bootstrap with the study's stream and block key)."""
-    study = TestErrors(**SMALL)
+    study = TestErrors.of(**SMALL)
     sim = normal_data.simulators[0]
     tab = _frame(small_tables["bayes_decisions"])
-    assert len(tab) == len(study.sizes) * len(study.deltas) * len(BAYES)
-    for n in study.sizes:
-        for di, delta in enumerate(study.deltas):
+    assert len(tab) == len(study.config.sizes) * len(study.config.deltas) * len(BAYES)
+    for n in study.config.sizes:
+        for di, delta in enumerate(study.config.deltas):
             counts = {b: dict.fromkeys(DECISIONS, 0) for b in BAYES}
-            for a in range(0, study.trials, REPLICATE_BLOCK):
-                b = min(a + REPLICATE_BLOCK, study.trials)
+            for a in range(0, study.config.trials, REPLICATE_BLOCK):
+                b = min(a + REPLICATE_BLOCK, study.config.trials)
                 gen = normal_data.generators[0][di]
                 trial = gen.scores(study.draws(gen, sim.metric, n, a, b), n)
                 y, x = trial[:, 0], trial[:, 1]
@@ -87,22 +87,22 @@ def test_loop_reference_equals_the_table(normal_data, small_tables):
                 row = tab[(tab.n == n) & (tab.delta == delta) & (tab.test == name)]
                 assert len(row) == 1
                 row = row.iloc[0]
-                assert row.trials == study.trials
+                assert row.trials == study.config.trials
                 assert {d: int(row[d]) for d in DECISIONS} == counts[name], (n, delta, name)
                 c = counts[name]
-                assert row.different_rate == (c["better"] + c["worse"]) / study.trials
-                assert row.equivalent_rate == c["equivalent"] / study.trials
+                assert row.different_rate == (c["better"] + c["worse"]) / study.config.trials
+                assert row.equivalent_rate == c["equivalent"] / study.config.trials
                 if delta == 0:
                     assert pd.isna(row.power) and pd.isna(row.wrong_sign_rate)
                 else:
                     right, wrong = ("better", "worse") if delta > 0 else ("worse", "better")
-                    assert row.power == c[right] / study.trials
-                    assert row.wrong_sign_rate == c[wrong] / study.trials
+                    assert row.power == c[right] / study.config.trials
+                    assert row.wrong_sign_rate == c[wrong] / study.config.trials
                     assert row.power_lo <= row.power <= row.power_hi
 
 
 def test_shard_sizes_change_nothing(normal_data, small_tables):
-    study = TestErrors(**SMALL, shard_items=2, shard_replicates=250)
+    study = TestErrors.of(**SMALL, shard_items=2, shard_replicates=250)
     tables, info = run_study(study, normal_data)
     assert info["shards"] == 3 * 2  # ceil(6 configurations / 2) x ceil(300 / 250)
     for name in ("bayes_decisions", "test_errors", "type_m_s"):
@@ -113,7 +113,7 @@ def test_shard_sizes_change_nothing(normal_data, small_tables):
 def test_without_bayes_nothing_changes(normal_data, small_tables):
     """No ``bayes``: no table, no field, the fingerprint of the study before issue 28; the
     other tables equal those of the run with the Bayesian tests."""
-    plain = TestErrors(**{**SMALL, "bayes": ()})
+    plain = TestErrors.of(**{**SMALL, "bayes": ()})
     assert "bayes" not in plain.fields(normal_data)
     assert not any(k.startswith("bayes") for k in plain.fingerprint())
     tables, _ = run_study(plain, normal_data)
@@ -132,12 +132,12 @@ def test_without_bayes_nothing_changes(normal_data, small_tables):
 ])
 def test_bad_options_are_named(options, message):
     with pytest.raises(ConfigError, match=message):
-        TestErrors(**{**SMALL, **options})
+        TestErrors.of(**{**SMALL, **options})
 
 
 @pytest.mark.ray
 def test_ray_equals_local(ray_local, normal_data, small_tables):
-    study = TestErrors(**SMALL, shard_items=4, shard_replicates=250)
+    study = TestErrors.of(**SMALL, shard_items=4, shard_replicates=250)
     tables, info = run_study(study, normal_data, engine="ray", engine_options={"workers": 2})
     assert info["engine"] == "ray"
     pd.testing.assert_frame_equal(_frame(tables["bayes_decisions"]),
@@ -154,9 +154,9 @@ def _urbano(shard_items: int, shard_replicates: int):
                 + 0.08 * rng.standard_normal((8, 30)), 0, 1)
     pool = PooledMetric.build("AP", [fit_pair_copula_model(x, metric="AP", name="toy")],
                               (0.02, 0.05))
-    base = TestErrors(sizes=(20,), alphas=(0.05,), trials=500, tests=("t",), B=100,
-                      alternatives=("two-sided",), shard_items=shard_items,
-                      shard_replicates=shard_replicates, bayes=BAYES, bayes_rope=0.0)
+    base = TestErrors.of(sizes=(20,), alpha=(0.05,), trials=500, tests=("t",), B=100,
+                         alternatives=("two-sided",), shard_items=shard_items,
+                         shard_replicates=shard_replicates, bayes=BAYES, bayes_rope=0.0)
     study = UrbanoStudy(base, 400, deltas=(0.02, 0.05))
     return run_study(study, UrbanoData((pool,), (0.02, 0.05)))
 
@@ -193,8 +193,8 @@ def test_jzs_false_different_rate_is_well_below_the_t_tests():
     within 4 binomial standard errors of it."""
     sim = TopicSimulator.normal(means=[0.4, 0.5], sds=[0.1, 0.15], rho=[0.6])
     data = prepare([sim], (0.0,))
-    study = TestErrors(sizes=(25, 50), deltas=(0.0,), alphas=(0.05,), tests=("t",),
-                       trials=4000, seed=28, bayes=("jzs_bf",))
+    study = TestErrors.of(sizes=(25, 50), deltas=(0.0,), alpha=(0.05,), tests=("t",),
+                          trials=4000, seed=28, bayes=("jzs_bf",))
     tables, _ = run_study(study, data)
     jzs = _frame(tables["bayes_decisions"]).set_index("n")
     t = _frame(tables["test_errors"]).set_index("n")

@@ -39,7 +39,7 @@ def matrix():
 
 @pytest.fixture(scope="module")
 def tables(matrix):
-    out, info = run_study(DiscPower(**SMALL), matrix)
+    out, info = run_study(DiscPower.of(**SMALL), matrix)
     assert info["shards"] == 1
     return out
 
@@ -97,7 +97,7 @@ def test_loop_reference_equals_the_tables(matrix, tables):
 def test_t_posterior_without_rope_is_the_t_test(matrix):
     """rope = 0: better / worse exactly when scipy's paired t test gives p < 1 - prob,
     in the direction of the mean difference."""
-    out, _ = run_study(DiscPower(**{**SMALL, "bayes": ("t_posterior",), "bayes_rope": 0.0,
+    out, _ = run_study(DiscPower.of(**{**SMALL, "bayes": ("t_posterior",), "bayes_rope": 0.0,
                                     "bayes_prob": 0.9, "gmean": False}), matrix)
     got = out["bayes_pairs"].to_pandas()
     x = np.asarray(matrix.metric("AP"), np.float64)
@@ -115,8 +115,8 @@ def test_shard_sizes_change_nothing(matrix, tables, tests):
     """Pairs in two shards of 256 (and, with a resampled test, replicates in two shards of
     250): the same bits as one shard."""
     base = tables if tests == ("t",) else run_study(
-        DiscPower(**{**SMALL, "tests": tests}), matrix)[0]
-    split, info = run_study(DiscPower(**{**SMALL, "tests": tests, "shard_items": 1,
+        DiscPower.of(**{**SMALL, "tests": tests}), matrix)[0]
+    split, info = run_study(DiscPower.of(**{**SMALL, "tests": tests, "shard_items": 1,
                                          "shard_replicates": 1}), matrix)
     assert info["shards"] == (2 if tests == ("t",) else 2 * 2)
     for name in ("bayes_pairs", "bayes_discpower", "asl", "discpower"):
@@ -125,7 +125,7 @@ def test_shard_sizes_change_nothing(matrix, tables, tests):
 
 
 def test_without_bayes_nothing_changes(matrix, tables):
-    plain = DiscPower(**{**SMALL, "bayes": ()})
+    plain = DiscPower.of(**{**SMALL, "bayes": ()})
     assert not any(k.startswith("bayes") for k in plain.fingerprint())
     assert not any(k.startswith("bayes") for k in plain.fields(matrix))
     out, _ = run_study(plain, matrix)
@@ -170,7 +170,7 @@ def test_python_door_equals_the_command_line():
 @pytest.mark.ray
 def test_ray_equals_local(ray_local, matrix, tables):
     """Two Ray workers, pairs in two shards: the same bits as one local shard."""
-    study = DiscPower(**{**SMALL, "shard_items": 1})
+    study = DiscPower.of(**{**SMALL, "shard_items": 1})
     out, info = run_study(study, matrix, engine="ray", engine_options={"workers": 2})
     assert info["engine"] == "ray" and info["shards"] == 2
     for name in ("bayes_pairs", "bayes_discpower"):

@@ -35,7 +35,7 @@ BAYES = ("jzs_bf", "t_posterior", "bayesian_bootstrap")
 ROPE = 0.04
 #: m = 6 with share_null 0.5: 3 null systems, the others 0.1/3 apart above them (true
 #: differences of 0.033 inside the ROPE, 0.067 and 0.1 outside); share_null 1: all tie
-SMALL = dict(sizes=(12,), systems=(6,), shares=(1.0, 0.5), alphas=(0.05,), tests=("t",),
+SMALL = dict(sizes=(12,), systems=(6,), share_null=(1.0, 0.5), alpha=(0.05,), tests=("t",),
              corrections=("none", "holm"), trials=260, B=100, seed=9, bayes=BAYES,
              bayes_rope=ROPE)
 
@@ -50,14 +50,14 @@ def data():
 
 @pytest.fixture(scope="module")
 def tables(data):
-    out, info = run_study(MultipleTesting(**SMALL, shard_replicates=250), data)
+    out, info = run_study(MultipleTesting.of(**SMALL, shard_replicates=250), data)
     assert info["shards"] == 2 * 2  # a configuration per shard x two trial blocks
     return out
 
 
 def _reference(study: MultipleTesting, data, m: int, share: float) -> dict:
     """Counts of one configuration by a loop over trials and pairs."""
-    model, n = data.models[0], study.sizes[0]
+    model, n = data.models[0], study.config.sizes[0]
     m0 = true_null_count(m, share)
     shifts = data.shifts[0][(m, m0)]
     pa_, pb_ = np.triu_indices(m, 1)
@@ -66,8 +66,8 @@ def _reference(study: MultipleTesting, data, m: int, share: float) -> dict:
     keys = ("false_different", "familywise", "right", "wrong", "rope_comparisons",
             "equivalent_inside", "equivalent_outside", "undecided")
     count = {b: dict.fromkeys(keys, 0) for b in (*BAYES, "t")}
-    for a in range(0, study.trials, REPLICATE_BLOCK):
-        b = min(study.trials, a + REPLICATE_BLOCK)
+    for a in range(0, study.config.trials, REPLICATE_BLOCK):
+        b = min(study.config.trials, a + REPLICATE_BLOCK)
         draws = blocked_draws(study.seed, TOPIC_STREAM, (mkey, n), a, b,
                               lambda rng, k: model.draw(rng, k, n))
         order, logit = model.latent(draws, n)
@@ -110,7 +110,7 @@ def _reference(study: MultipleTesting, data, m: int, share: float) -> dict:
 
 @pytest.mark.slow
 def test_loop_reference_equals_the_table(data, tables):
-    study = MultipleTesting(**SMALL)
+    study = MultipleTesting.of(**SMALL)
     tab = tables["bayes_multiple_testing"].to_pandas()
     assert len(tab) == 2 * (len(BAYES) + 2)  # per configuration: 3 Bayesian, t x 2 corrections
     for share in (1.0, 0.5):
@@ -122,29 +122,29 @@ def test_loop_reference_equals_the_table(data, tables):
             row = (cell[(cell.method == "bayes") & (cell.test == name)] if name != "t" else
                    cell[(cell.test == "t") & (cell.correction == "none")]).iloc[0]
             c = ref[name]
-            assert row.trials == study.trials
-            assert row.null_comparisons == study.trials * null_pairs
-            assert row.alt_comparisons == study.trials * (pairs - null_pairs)
+            assert row.trials == study.config.trials
+            assert row.null_comparisons == study.config.trials * null_pairs
+            assert row.alt_comparisons == study.config.trials * (pairs - null_pairs)
             for k in ("false_different", "familywise", "right", "wrong"):
                 assert row[k] == c[k], (share, name, k)
             if name != "t":
                 for k in ("rope_comparisons", "equivalent_inside", "equivalent_outside"):
                     assert row[k] == c[k], (share, name, k)
-                assert row.undecided_rate == c["undecided"] / (study.trials * pairs)
+                assert row.undecided_rate == c["undecided"] / (study.config.trials * pairs)
                 assert row.equivalent_inside_rate == c["equivalent_inside"] / c[
                     "rope_comparisons"]
             else:
                 assert pd.isna(row.rope_comparisons) and pd.isna(row.equivalent_inside_rate)
             if null_pairs:
                 assert row.false_different_rate == c["false_different"] / (
-                    study.trials * null_pairs)
+                    study.config.trials * null_pairs)
                 assert row.false_different_lo <= row.false_different_rate \
                     <= row.false_different_hi
         if share == 0.5:  # all three truth classes occur: of the 15 pairs, 3 null pairs and
             # 5 pairs 0.033 apart (the 3 null systems with the first other one, and the 2
             # neighbours among the others) are inside the ROPE of 0.04
             jzs = cell[cell.test == "jzs_bf"].iloc[0]
-            assert jzs.rope_comparisons == study.trials * 8
+            assert jzs.rope_comparisons == study.config.trials * 8
             assert ref["bayesian_bootstrap"]["right"] > 0
             assert ref["jzs_bf"]["equivalent_inside"] > 0
 
@@ -174,8 +174,8 @@ def test_test_rows_agree_with_the_other_tables(tables):
 
 
 def test_shard_sizes_change_nothing(data, tables):
-    split, info = run_study(MultipleTesting(**{**SMALL, "shard_items": 2,
-                                               "shard_replicates": 1000}), data)
+    split, info = run_study(MultipleTesting.of(**{**SMALL, "shard_items": 2,
+                                                  "shard_replicates": 1000}), data)
     assert info["shards"] == 1
     for name in ("bayes_multiple_testing", "multiple_testing", "type_m_s"):
         pd.testing.assert_frame_equal(split[name].to_pandas(), tables[name].to_pandas(),
@@ -183,7 +183,7 @@ def test_shard_sizes_change_nothing(data, tables):
 
 
 def test_without_bayes_nothing_changes(data, tables):
-    plain = MultipleTesting(**{**SMALL, "bayes": ()})
+    plain = MultipleTesting.of(**{**SMALL, "bayes": ()})
     assert not any(k.startswith("bayes") for k in plain.fingerprint())
     assert not any(k.startswith("bayes") for k in plain.fields(data))
     out, _ = run_study(plain, data)

@@ -36,21 +36,23 @@ from irsim.stats import bootstrap_ci
 from irsim.stats.corpus_ap import (
     CorpusLists,
     ListSet,
-    _silver_upper,
     average_precision,
     corpus_acceleration,
     corpus_lists,
+    md5_half,
+    resampled_ap,
+    split_salt,
+)
+from irsim.stats.corpus_intervals import (
+    _silver_upper,
     expected_ap_random_ranks,
     logit_sd_from_interval,
     map_parametric,
-    md5_half,
     normalised_difference,
     replication_within,
-    resampled_ap,
     silver_bullet_share,
     small_r_bounds,
     small_r_correct,
-    split_salt,
 )
 from irsim.stats.meta import fixed_effect, random_effects
 

@@ -286,8 +286,8 @@ def stop(done, total):
         raise Stop
 
 matrix = synthetic_scores(systems=30, topics=25, metrics=("AP",), seed=0).matrix
-study = DiscPower(B=500, seed=0, tests=["paired_bootstrap"], shard_items=256,
-                  shard_replicates=250)
+study = DiscPower.of(B=500, seed=0, tests=["paired_bootstrap"], shard_items=256,
+                     shard_replicates=250)
 if sys.argv[1] == "interrupt":
     try:
         run_study(study, matrix, checkpoint_dir=sys.argv[2], progress=stop)

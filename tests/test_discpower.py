@@ -63,7 +63,7 @@ def tstat(z):
 
 def check_against_reference(matrix, B, seed, alphas, **kw):
     ref = reference(matrix, matrix.metrics[0], B, seed, alphas)
-    tables, _ = run_study(DiscPower(B=B, seed=seed, alphas=alphas, **kw), matrix)
+    tables, _ = run_study(DiscPower.of(B=B, seed=seed, alpha=alphas, **kw), matrix)
     asl = tables["asl"].to_pandas()
     sysidx = {k: i for i, k in enumerate(matrix.systems)}
     pairs = len(ref)
@@ -111,7 +111,7 @@ def test_equal_means_give_asl_one():
     assert len(tied) > 10
     keep = sorted(set(a[tied][:6]) | set(b[tied][:6]))
     sub = m.select(systems=[m.systems[i] for i in keep])
-    tables, _ = run_study(DiscPower(B=250, seed=0), sub)
+    tables, _ = run_study(DiscPower.of(B=250, seed=0), sub)
     asl = tables["asl"].to_pandas()
     zero = asl[asl["diff"].abs() < 1e-12]
     assert len(zero) >= 12 and (zero.asl == 1.0).all()
@@ -122,7 +122,7 @@ def test_asl_equals_the_stats_library_tests():
     from irsim.stats import paired_bootstrap, unpaired_bootstrap
 
     m = urbano_matrix("adhoc8_ap", "AP", systems=12)
-    tables, _ = run_study(DiscPower(B=500, seed=9), m)
+    tables, _ = run_study(DiscPower.of(B=500, seed=9), m)
     asl = tables["asl"].to_pandas()
     x = m.metric("AP")
     a, b = np.triu_indices(12, 1)
@@ -142,9 +142,9 @@ def test_synthetic_matches_reference():
 @pytest.mark.parametrize("shard_items,shard_reps", [(1, 1000), (256, 250), (600, 333), (3, 77)])
 def test_shard_sizes_do_not_change_tables(shard_items, shard_reps):
     m = urbano_matrix("adhoc7_ap", "AP", systems=40)  # 780 pairs: several pair units
-    base, _ = run_study(DiscPower(B=700, seed=1, shard_items=10_000, shard_replicates=10_000), m)
+    base, _ = run_study(DiscPower.of(B=700, seed=1, shard_items=10_000, shard_replicates=10_000), m)
     other, info = run_study(
-        DiscPower(B=700, seed=1, shard_items=shard_items, shard_replicates=shard_reps), m)
+        DiscPower.of(B=700, seed=1, shard_items=shard_items, shard_replicates=shard_reps), m)
     assert info["shards"] > 1
     for name in base:
         assert base[name].equals(other[name]), name
@@ -156,11 +156,11 @@ def test_sensitivity_orders_metrics_as_expected():
     ap = urbano_matrix("adhoc8_ap", "AP", systems=40)
     p10 = urbano_matrix("adhoc8_p10", "P@10", systems=40)
     both = ScoreMatrix.stack([ap, p10])
-    tables, _ = run_study(DiscPower(B=1000, seed=0, tests=("paired_bootstrap",)), both)
+    tables, _ = run_study(DiscPower.of(B=1000, seed=0, tests=("paired_bootstrap",)), both)
     dp = tables["discpower"].to_pandas().set_index(["metric", "alpha"])
     assert dp.loc[("AP", 0.05), "sensitivity"] > dp.loc[("P@10", 0.05), "sensitivity"]
     # the paired test is more powerful than the unpaired one (Sakai 2006, Figs. 7-8)
-    t2, _ = run_study(DiscPower(B=1000, seed=0), ap)
+    t2, _ = run_study(DiscPower.of(B=1000, seed=0), ap)
     d2 = t2["discpower"].to_pandas().set_index(["test", "alpha"])
     assert (d2.loc[("paired_bootstrap", 0.05), "significant"]
             > d2.loc[("unpaired_bootstrap", 0.05), "significant"])
@@ -173,7 +173,7 @@ def test_t_test_asl_equals_scipy():
     from scipy import stats
 
     m = urbano_matrix("adhoc8_ap", "AP", systems=10)
-    tables, _ = run_study(DiscPower(B=10, tests=("t",)), m)
+    tables, _ = run_study(DiscPower.of(B=10, tests=("t",)), m)
     asl = tables["asl"].to_pandas()
     x = m.metric("AP")
     for r in asl.itertuples():
@@ -206,7 +206,8 @@ def test_make_normalises_and_selects_top_systems():
     m = urbano_matrix("adhoc8_ap", "AP", systems=12)
     study, data = make(Config(alpha=0.05, fuzziness=0.1, swap_confidence=0.9, top_systems=5),
                        m, seed=3, shards=Shards(replicates=500))
-    assert (study.alphas, study.fuzziness, study.swap_confidence) == ((0.05,), (0.1,), (0.9,))
+    c = study.config
+    assert (c.alpha, c.fuzziness, c.swap_confidence) == ([0.05], [0.1], [0.9])
     assert (study.seed, study.shard_items, study.shard_replicates) == (3, None, 500)
     assert study.shard_shape(10, topk=True) == (4096, 500)  # requested replicates kept
     means = m.metric("AP").mean(axis=1)
@@ -222,7 +223,7 @@ def test_default_synthetic_collection_behaves_like_trec():
     cfg = compose_config([])
     m = load_collection(cfg.collection, metrics=["AP", "P@10", "RR"])
     assert m.shape == (3, 20, 50)
-    tables, _ = run_study(DiscPower(B=1000, seed=0), m)
+    tables, _ = run_study(DiscPower.of(B=1000, seed=0), m)
     dp = tables["discpower"].to_pandas().set_index(["metric", "test", "alpha"])
     s = dp["sensitivity"]
     for metric in ("AP", "P@10", "RR"):  # the paired test is the more powerful one
@@ -234,8 +235,8 @@ def test_default_synthetic_collection_behaves_like_trec():
 
 def test_estimated_diff_off_keeps_asl_and_bounds_memory():
     m = urbano_matrix("adhoc8_ap", "AP", systems=15)
-    on, _ = run_study(DiscPower(B=500, seed=2), m)
-    off, _ = run_study(DiscPower(B=500, seed=2, estimated_diff=False), m)
+    on, _ = run_study(DiscPower.of(B=500, seed=2), m)
+    off, _ = run_study(DiscPower.of(B=500, seed=2, estimated_diff=False), m)
     assert on["asl"].to_pydict() == off["asl"].to_pydict()
     dp_on, dp_off = on["discpower"].to_pandas(), off["discpower"].to_pandas()
     assert (dp_on.significant == dp_off.significant).all()
@@ -253,8 +254,8 @@ def test_whole_replicate_shards_ship_only_the_ranks_and_equal_merged_lists():
     selected on its worker, which ships one value per alpha (field ``*_kth_*``, a Slab);
     split replicates merge the lists on the driver (``*_top_*``, TopK). Same tables."""
     m = urbano_matrix("adhoc7_ap", "AP", systems=40)  # 780 pairs
-    whole = DiscPower(B=700, seed=1, alphas=(0.01, 0.05))
-    split = DiscPower(B=700, seed=1, alphas=(0.01, 0.05), shard_replicates=250)
+    whole = DiscPower.of(B=700, seed=1, alpha=(0.01, 0.05))
+    split = DiscPower.of(B=700, seed=1, alpha=(0.01, 0.05), shard_replicates=250)
     assert whole.whole_replicates(780) and not split.whole_replicates(780)
     fields = whole.fields(m)
     assert isinstance(fields["paired_kth_0"], Slab) and fields["paired_kth_0"].shape == (780, 2)

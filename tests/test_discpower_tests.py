@@ -43,8 +43,7 @@ def adhoc8():
 
 
 def closed(m: ScoreMatrix, tests, **options):
-    study = DiscPower(tests=tuple(tests), B=10, alphas=(0.01, 0.05),
-                      options=TestOptions(**options))
+    study = DiscPower.of(tests=list(tests), B=10, alpha=[0.01, 0.05], **options)
     return run_study(study, m)[0]
 
 
@@ -146,8 +145,8 @@ def test_randomisation_is_the_stats_function_for_any_sharding():
     x, y = pairs_of(m, "AP")
     want = randomisation_test(x, y, B=600, seed=4, study=RANDOMISATION_STREAM).pvalue
     for items, reps in ((10_000, 10_000), (256, 250), (1, 1)):
-        tables, info = run_study(DiscPower(tests=("randomisation",), B=600, seed=4,
-                                           shard_items=items, shard_replicates=reps), m)
+        tables, info = run_study(DiscPower.of(tests=("randomisation",), B=600, seed=4,
+                                              shard_items=items, shard_replicates=reps), m)
         np.testing.assert_array_equal(asl_of(tables, "randomisation"), want)
     assert info["shards"] == 6  # 2 pair blocks x 3 replicate blocks
 
@@ -157,7 +156,7 @@ def test_randomisation_exact_equals_scipy_permutation_test():
     m = urbano_matrix("adhoc8_ap", "AP", systems=8)
     m = m.select(topics=m.topics[:9])
     x, y = pairs_of(m, "AP")
-    got = asl_of(run_study(DiscPower(tests=("randomisation",), B=1000), m)[0],
+    got = asl_of(run_study(DiscPower.of(tests=("randomisation",), B=1000), m)[0],
                  "randomisation")
     want = sps.permutation_test((x - y,), lambda d, axis: d.mean(axis=axis),
                                 permutation_type="samples", n_resamples=np.inf,
@@ -170,7 +169,7 @@ def test_every_test_runs_in_one_study_with_g_metrics():
     m = urbano_matrix("adhoc8_p10", "P@10", systems=10)
     tests = ("t", "wilcoxon", "sign", "randomisation", "paired_bootstrap",
              "unpaired_bootstrap", "tukey_hsd", "randomised_tukey_hsd")
-    tables, _ = run_study(DiscPower(tests=tests, B=250, gmean=True, correction="holm"), m)
+    tables, _ = run_study(DiscPower.of(tests=tests, B=250, gmean=True, correction="holm"), m)
     asl = tables["asl"].to_pandas()
     got = set(zip(asl.metric, asl.test, strict=True))
     assert got == ({("P@10", t) for t in tests}
@@ -200,8 +199,8 @@ def test_asl_adjusted_equals_statsmodels(correction):
     # Tukey HSD integrates a p-value per pair (slow): in one family of the parameters only
     tests = ("t", "sign", "paired_bootstrap", "randomised_tukey_hsd") + (
         ("tukey_hsd",) if correction == "holm" else ())
-    study = DiscPower(tests=tests, B=300, seed=2, alphas=(0.01, 0.05), correction=correction,
-                      pvalue="plus_one")
+    study = DiscPower.of(tests=tests, B=300, seed=2, alpha=(0.01, 0.05), correction=correction,
+                         pvalue="plus_one")
     tables, _ = run_study(study, m)
     asl = tables["asl"].to_pandas()
     dp = tables["discpower"].to_pandas()
@@ -224,7 +223,7 @@ def test_asl_adjusted_equals_statsmodels(correction):
 
 
 def test_corrections_on_every_pair_of_adhoc8(adhoc8):
-    tables = run_study(DiscPower(tests=("t",), correction="bh"), adhoc8)[0]
+    tables = run_study(DiscPower.of(tests=("t",), correction="bh"), adhoc8)[0]
     asl = tables["asl"].to_pandas()
     assert len(asl) == 8256
     np.testing.assert_array_equal(asl.asl_adjusted,
@@ -236,8 +235,8 @@ def test_agreement_by_hand():
     # 3 systems x 4 topics: pairs (0,1), (0,2), (1,2)
     x = np.array([[0.9, 0.8, 0.7, 0.6], [0.1, 0.2, 0.3, 0.5], [0.8, 0.9, 0.6, 0.7]])
     m = ScoreMatrix(x[None], ["M"], ["a", "b", "c"], ["1", "2", "3", "4"])
-    tables, _ = run_study(DiscPower(tests=("t", "sign"), alphas=(0.1, 0.2), agreement=True,
-                                    B=10), m)
+    tables, _ = run_study(DiscPower.of(tests=("t", "sign"), alpha=(0.1, 0.2), agreement=True,
+                                       B=10), m)
     ag = tables["test_agreement"].to_pandas()
     assert list(ag.columns) == ["metric", "test_a", "test_b", "alpha", "pairs", "pearson_r",
                                 "rmse", "both", "only_a", "only_b", "neither"]
@@ -267,7 +266,7 @@ def test_agreement_by_hand():
 def test_agreement_on_real_data_equals_direct_computation():
     m = urbano_matrix("adhoc8_ap", "AP", systems=50)
     tests = ("t", "wilcoxon", "sign", "paired_bootstrap")
-    tables, _ = run_study(DiscPower(tests=tests, B=500, agreement=True), m)
+    tables, _ = run_study(DiscPower.of(tests=tests, B=500, agreement=True), m)
     ag = tables["test_agreement"].to_pandas()
     assert len(ag) == 6 * 2  # test pairs x alphas
     for r in ag.itertuples():
@@ -326,7 +325,7 @@ def test_options_reach_the_study():
     study, _ = make(Config(tests=["wilcoxon", "sign"], correction="by", agreement=True,
                            wilcoxon_method="r", sign_threshold=0.01), m, seed=0,
                     shards=Shards())
-    assert study.correction == "by" and study.agreement
+    assert study.config.correction == "by" and study.config.agreement
     assert study.options == TestOptions(wilcoxon_method="r", sign_threshold=0.01)
     assert study.fingerprint()["sign_threshold"] == 0.01
 

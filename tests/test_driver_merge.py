@@ -154,7 +154,7 @@ def test_real_study_checkpoints_hold_the_exact_set_and_stay_small():
     checkpoint holds its shard's entries in the top k so far (what the np.isin derivation
     kept), and all of them together at most 1.5 times as many entries."""
     m = urbano_matrix("adhoc6_ap", "AP", systems=24)
-    study = DiscPower(B=2000, alphas=(0.2,), seed=1, shard_items=256, shard_replicates=250)
+    study = DiscPower.of(B=2000, alpha=(0.2,), seed=1, shard_items=256, shard_replicates=250)
     shards = study.plan(m)
     np.random.default_rng(3).shuffle(shards)
     reducer, ref = reducer_of(study, m), reducer_of(study, m)
@@ -218,7 +218,7 @@ def test_failed_save_fails_the_run(tmp_path, monkeypatch):
     import errno
 
     m = urbano_matrix("adhoc6_ap", "AP", systems=12)
-    study = DiscPower(B=500, seed=0, shard_items=256, shard_replicates=250)
+    study = DiscPower.of(B=500, seed=0, shard_items=256, shard_replicates=250)
     real = CheckpointStore.save
     calls = []
 
@@ -325,7 +325,7 @@ def _two_collections():
 
     a = urbano_matrix("adhoc6_ap", "AP", systems=14)
     b = urbano_matrix("adhoc8_ap", "AP", systems=11)
-    studies = [DiscPower(B=1000, seed=s, shard_items=32, shard_replicates=250) for s in (1, 2)]
+    studies = [DiscPower.of(B=1000, seed=s, shard_items=32, shard_replicates=250) for s in (1, 2)]
     return PerCollection(("a", "b"), studies), PartData(("a", "b"), (a, b))
 
 

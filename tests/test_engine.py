@@ -13,7 +13,7 @@ from irsim.engine.ray_executor import RayPool
 from irsim.engine.runner import reducer_of
 from irsim.experiments.discpower import DiscPower
 
-STUDY = DiscPower(B=750, seed=4, shard_items=256, shard_replicates=250)
+STUDY = DiscPower.of(B=750, seed=4, shard_items=256, shard_replicates=250)
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +98,7 @@ def test_resume_recomputes_only_missing_shards(tmp_path, matrix, local_tables):
             calls.append(shard.index)
             return super().kernel(shard, data)
 
-    study = Counting(B=750, seed=4, shard_items=256, shard_replicates=250)
+    study = Counting.of(B=750, seed=4, shard_items=256, shard_replicates=250)
 
     def stop_after_5(done, total):
         if done == 5:
@@ -114,7 +114,7 @@ def test_resume_recomputes_only_missing_shards(tmp_path, matrix, local_tables):
     assert_same(tables, local_tables)
     # a changed study (other seed) must not reuse the checkpoints
     calls.clear()
-    other = Counting(B=750, seed=5, shard_items=256, shard_replicates=250)
+    other = Counting.of(B=750, seed=5, shard_items=256, shard_replicates=250)
     _, info = run_study(other, matrix, checkpoint_dir=tmp_path)
     assert info["shards_resumed"] == 0 and len(calls) == 12
 
@@ -155,7 +155,7 @@ def _counting(seed=4):
             calls.append(shard.index)
             return super().kernel(shard, data)
 
-    return Counting(B=750, seed=seed, shard_items=256, shard_replicates=250), calls
+    return Counting.of(B=750, seed=seed, shard_items=256, shard_replicates=250), calls
 
 
 def _shard_files(directory):
@@ -174,7 +174,7 @@ def test_other_configurations_shards_are_never_reused(tmp_path, matrix):
         (tmp_path / "b" / STUDY.name / f.name).write_bytes(f.read_bytes())
     calls.clear()
     tables, info = run_study(b, matrix, checkpoint_dir=tmp_path / "b")
-    fresh, _ = run_study(DiscPower(B=750, seed=5, shard_items=256, shard_replicates=250),
+    fresh, _ = run_study(DiscPower.of(B=750, seed=5, shard_items=256, shard_replicates=250),
                          matrix)
     assert_same(tables, fresh)
     # b's own shard 0 was overwritten by a's: nothing of a is reused, all 12 recomputed
@@ -343,7 +343,7 @@ def ip(hex_addr):
 
 values = np.random.default_rng(0).uniform(size=(1, 6, 25))
 matrix = ScoreMatrix(values, ["AP"], [f"s{i}" for i in range(6)], [str(t) for t in range(25)])
-pool = RayPool(DiscPower(B=250, seed=1), matrix, workers=1, num_cpus=1)
+pool = RayPool(DiscPower.of(B=250, seed=1), matrix, workers=1, num_cpus=1)
 try:
     inodes = socket_inodes(tree(os.getpid()))
     listen = []
@@ -391,9 +391,9 @@ def test_k_above_a_shards_replicates_resumes_equal_to_an_unsharded_run(tmp_path)
     from irsim.engine.partials import NO_INDEX, decode
 
     m = urbano_matrix("adhoc6_ap", "AP", systems=12)
-    kw = dict(B=2000, alphas=(0.5,), seed=3, shard_items=256)
-    whole, _ = run_study(DiscPower(**kw, shard_replicates=2000), m)
-    sharded = DiscPower(**kw, shard_replicates=250)
+    kw = dict(B=2000, alpha=(0.5,), seed=3, shard_items=256)
+    whole, _ = run_study(DiscPower.of(**kw, shard_replicates=2000), m)
+    sharded = DiscPower.of(**kw, shard_replicates=250)
     _interrupted_run(sharded, m, tmp_path, after=5)
     files = sorted((tmp_path / sharded.name).glob("*.npz"))
     assert len(files) == 5
@@ -424,8 +424,8 @@ def test_unpaired_top_k_holds_the_replicates_of_a_direct_computation(shard_repli
     from irsim.sampling.topics import bootstrap_indices
 
     m = urbano_matrix("adhoc6_ap", "AP", systems=12)
-    study = DiscPower(B=2000, alphas=(0.9999,), seed=3, shard_items=256,
-                      shard_replicates=shard_replicates, tests=("unpaired_bootstrap",))
+    study = DiscPower.of(B=2000, alpha=(0.9999,), seed=3, shard_items=256,
+                         shard_replicates=shard_replicates, tests=("unpaired_bootstrap",))
     reducer = reducer_of(study, m)
     for shard in study.plan(m):
         reducer.combine(shard, study.kernel(shard, m))
@@ -453,7 +453,7 @@ from irsim.engine.ray_executor import RayPool
 from irsim.experiments.discpower import DiscPower
 values = np.random.default_rng(0).uniform(size=(1, 6, 25))
 m = ScoreMatrix(values, ["AP"], [f"s{i}" for i in range(6)], [str(t) for t in range(25)])
-pool = RayPool(DiscPower(B=250, seed=1), m, workers=1, num_cpus=1)
+pool = RayPool(DiscPower.of(B=250, seed=1), m, workers=1, num_cpus=1)
 print("READY", bystander.pid, flush=True)
 time.sleep(600)
 """
@@ -557,9 +557,9 @@ class Slow(DiscPower):  # 1 s per shard: the node dies while it runs shards
         time.sleep(1.0)
         return super().kernel(shard, data)
 
-study = Slow(B=750, seed=4, shard_items=256, shard_replicates=250)
+study = Slow.of(B=750, seed=4, shard_items=256, shard_replicates=250)
 matrix = urbano_matrix("adhoc6_ap", "AP", systems=40)
-local, _ = run_study(DiscPower(B=750, seed=4, shard_items=256, shard_replicates=250), matrix)
+local, _ = run_study(DiscPower.of(B=750, seed=4, shard_items=256, shard_replicates=250), matrix)
 # a head without CPUs (it holds the driver and the data) and two 1-CPU worker nodes
 cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0,
                                                        "include_dashboard": False})
@@ -628,7 +628,7 @@ def test_blas_threads_change_no_table(matrix, local_tables, threads):
             seen.append(blas_threads())
             return kernel(shard, data)
 
-    study = Recording(B=750, seed=4, shard_items=256, shard_replicates=250)
+    study = Recording.of(B=750, seed=4, shard_items=256, shard_replicates=250)
     tables, _ = run_study(study, matrix)  # the default
     assert_same(tables, local_tables)
     assert seen and all(t == [1] * len(t) for t in seen)

@@ -97,7 +97,7 @@ def test_a_resumed_run_says_at_the_start_how_many_shards_it_takes(tmp_path):
             events.append(("kernel", shard.index))
             return super().kernel(shard, data)
 
-    study = Counting(B=300, seed=3, shard_items=256, shard_replicates=100)
+    study = Counting.of(B=300, seed=3, shard_items=256, shard_replicates=100)
 
     def stop_after_3(done, total):
         if done == 3:
@@ -128,7 +128,7 @@ def test_a_resumed_run_says_at_the_start_how_many_shards_it_takes(tmp_path):
     # the time left counts only the computed shards; it reaches 0 with the last one
     assert len(lefts) == 5 and lefts[-1] == 0.0 and all(x >= 0 for x in lefts)
     # oracle: the same tables as a run that was never interrupted
-    plain, _ = run_study(DiscPower(B=300, seed=3, shard_items=256, shard_replicates=100), matrix)
+    plain, _ = run_study(DiscPower.of(B=300, seed=3, shard_items=256, shard_replicates=100), matrix)
     assert set(plain) == set(tables)
     for name in plain:
         assert plain[name].to_pydict() == tables[name].to_pydict(), name
@@ -157,7 +157,7 @@ def test_a_step_without_its_own_bar_shows_the_engines_time_left(tmp_path):
 
         return bar, update
 
-    study = DiscPower(B=300, seed=3, shard_items=256, shard_replicates=100)
+    study = DiscPower.of(B=300, seed=3, shard_items=256, shard_replicates=100)
     with Engine("local", bars=draw) as engine:
         tables, info = engine.run(study, matrix)
     assert info["shards"] == 8 and len(bars) == 1

@@ -110,7 +110,7 @@ def discpower_layout_names(study: DiscPower, data: Any) -> set[str]:
         names |= {s.conc(vj) for vj in sampled[x + 1:]}
     names |= {SampleFields.UNIQUE, SampleFields.OVERLAP}
     for vi in study.bayes_variants(data):
-        names |= {n for t in study.bayes for n in (BayesDecisionFields(vi, t).code,
+        names |= {n for t in study.config.bayes for n in (BayesDecisionFields(vi, t).code,
                                                      BayesDecisionFields(vi, t).value)}
     return names
 
@@ -126,9 +126,9 @@ def bootstrap_alternatives(study: DiscPower, data: Any) -> set[str]:
 @pytest.mark.parametrize("shard_replicates, kth", [(None, True), (250, False)])
 def test_discpower_plan_kernel_and_finalize_agree(shard_replicates: int | None, kth: bool):
     m = synthetic_scores(systems=5, topics=12, seed=1).matrix
-    study = DiscPower(tests=TESTS, B=500, seed=3, gmean=True, stability=True,
-                      fuzziness=(0.05,), swap=True, rankcorr=True, bayes=BAYES,
-                      shard_replicates=shard_replicates)
+    study = DiscPower.of(tests=TESTS, B=500, seed=3, gmean=True, stability=True,
+                         fuzziness=(0.05,), swap=True, rankcorr=True, bayes=BAYES,
+                         shard_replicates=shard_replicates)
     fields, written, merged, tables = run_by_hand(study, m)
     declared = set(fields)
     # the names main's checkpoints hold (the shape decides kth or top)

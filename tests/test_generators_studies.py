@@ -82,8 +82,8 @@ def test_shift_design_draws_through_shift_pairs(monkeypatch):
     data = prepare([sim], deltas)
     seen = _record(monkeypatch, TrialTests, "pvalues",
                    lambda self, test, alts, x, y, key: (x.copy(), y.copy(), key))
-    study = TestErrors(sizes=(n,), deltas=deltas, alphas=(0.05,), tests=("t",),
-                       trials=TRIALS, seed=seed)
+    study = TestErrors.of(sizes=(n,), deltas=deltas, alpha=(0.05,), tests=("t",),
+                          trials=TRIALS, seed=seed)
     run_study(study, data)
     assert len(seen) == len(BLOCKS) * len(deltas)  # one call per (block, delta)
     calls = iter(seen)
@@ -109,7 +109,7 @@ def test_urbano_design_draws_through_urbano_trials(monkeypatch):
     data, n, seed, power = UrbanoData((pool,), (0.05,)), 10, 7, 260
     seen = _record(monkeypatch, TrialTests, "pvalues",
                    lambda self, test, alts, x, y, key: (x.copy(), y.copy(), key))
-    base = TrialTests(sizes=(n,), alphas=(0.05,), trials=TRIALS, tests=("t",), seed=seed)
+    base = TrialTests.of(sizes=(n,), alpha=(0.05,), trials=TRIALS, tests=("t",), seed=seed)
     run_study(UrbanoStudy(base, power, deltas=(0.05,)), data)
     # one Monte Carlo unit: one call with the trials of every block and kind, in order
     ((exp, bas, key),) = seen
@@ -149,9 +149,9 @@ def test_multiple_testing_draws_through_joint_collections(monkeypatch, null_marg
     data = mt_prepare([model], systems=systems, shares=(share,), spread=0.05)
     seen = _record(monkeypatch, MultipleTesting, "_count",
                    lambda self, x, m0, key, row, out, means: (x.copy(), m0, key, means.copy()))
-    study = MultipleTesting(sizes=(n,), systems=systems, shares=(share,), alphas=(0.05,),
-                            tests=("t",), corrections=("none",), trials=TRIALS, seed=seed,
-                            null_margins=null_margins, shard_items=2)
+    study = MultipleTesting.of(sizes=(n,), systems=systems, share_null=(share,), alpha=(0.05,),
+                               tests=("t",), corrections=("none",), trials=TRIALS, seed=seed,
+                               null_margins=null_margins, shard_items=2)
     run_study(study, data)
     assert len(seen) == len(BLOCKS) * len(systems)  # per block, each layout
     calls = iter(seen)

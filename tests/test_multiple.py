@@ -100,7 +100,7 @@ def test_real_discpower_pvalues(test):
     # every pair of the 129 adhoc8 AP runs: one family of 8,256 p-values per test
     m = urbano_matrix("adhoc8_ap", "AP")
     sub = m if test == "t" else m.select(systems=m.systems[:40])
-    tables, _ = run_study(DiscPower(tests=(test,), B=250, seed=1, estimated_diff=False), sub)
+    tables, _ = run_study(DiscPower.of(tests=(test,), B=250, seed=1, estimated_diff=False), sub)
     p = tables["asl"].column("asl").to_numpy()
     k = len(sub.systems)
     assert len(p) == k * (k - 1) // 2

@@ -31,6 +31,7 @@ from irsim.experiments import multiple_testing as mt
 from irsim.experiments.multiple_testing import (
     BATCH_BYTES,
     TOPIC_STREAM,
+    Config,
     MultipleTesting,
     critical_range,
     prepare,
@@ -181,10 +182,10 @@ def test_counts_equal_a_per_trial_loop_with_scipy_and_statsmodels(ap_model, monk
     methods = {"bonferroni": "bonferroni", "holm": "holm", "bh": "fdr_bh", "by": "fdr_by"}
     systems, shares, n, trials, alphas = (4, 6), (1.0, 0.5), 12, 260, (0.05, 0.1)
     data = prepare([ap_model], systems=systems, shares=shares, spread=0.1)
-    study = MultipleTesting(sizes=(n,), systems=systems, shares=shares, alphas=alphas,
-                            tests=("t", "wilcoxon", "sign"),
-                            corrections=("none", "bonferroni", "holm", "bh", "by"),
-                            trials=trials, seed=11, wilcoxon_method="approx")
+    study = MultipleTesting.of(sizes=(n,), systems=systems, share_null=shares, alpha=alphas,
+                               tests=("t", "wilcoxon", "sign"),
+                               corrections=("none", "bonferroni", "holm", "bh", "by"),
+                               trials=trials, seed=11, wilcoxon_method="approx")
     got = run_study(study, data)[0]["multiple_testing"].to_pandas()
     assert len(got) == 2 * 2 * 5 * 3 * 2
     draws = blocked_draws(11, TOPIC_STREAM, (study_key("AP"), n), 0, trials,
@@ -455,10 +456,10 @@ TUKEY_STREAM = "multiple_testing/randomised_tukey_hsd"
 
 def _study_collections(model, data, study, m, share, null_margins="own"):
     """The study's own collections of (m, share), per block of trials: (block, x)."""
-    n = study.sizes[0]
+    n = study.config.sizes[0]
     m0 = true_null_count(m, share)
-    for a in range(0, study.trials, REPLICATE_BLOCK):
-        b = min(study.trials, a + REPLICATE_BLOCK)
+    for a in range(0, study.config.trials, REPLICATE_BLOCK):
+        b = min(study.config.trials, a + REPLICATE_BLOCK)
         draws = blocked_draws(study.seed, TOPIC_STREAM, (study_key(model.metric), n), a, b,
                               lambda rng, k: model.draw(rng, k, n))
         order, logit = model.latent(draws, n)
@@ -492,10 +493,10 @@ def test_tukey_counts_equal_the_single_matrix_functions_trial_by_trial(ap_model)
     pvalue, null_margins = "plus_one", "own"
     data = prepare([ap_model], systems=systems, shares=shares, spread=0.1)
     corrections = ("none", "bonferroni", "holm", "bh", "by")
-    study = MultipleTesting(sizes=(n,), systems=systems, shares=shares, alphas=alphas,
-                            tests=("tukey_hsd", "randomised_tukey_hsd"),
-                            corrections=corrections, trials=trials, seed=13, B=B,
-                            pvalue=pvalue, null_margins=null_margins)
+    study = MultipleTesting.of(sizes=(n,), systems=systems, share_null=shares, alpha=alphas,
+                               tests=("tukey_hsd", "randomised_tukey_hsd"),
+                               corrections=corrections, trials=trials, seed=13, B=B,
+                               pvalue=pvalue, null_margins=null_margins)
     got = run_study(study, data)[0]["multiple_testing"].to_pandas()
     mkey = study_key("AP")
     for m in systems:
@@ -562,7 +563,8 @@ def test_randomised_tukey_counts_equal_randomised_tukey_hsd_on_real_matrices(pva
     x = _real_collections(trials, m, n, seed=5, name=name)
     k = np.arange(B)
     alphas = (k + 0.5) / B if pvalue == "count" else (k + 1.5) / (B + 1)
-    study = MultipleTesting(alphas=tuple(alphas), B=B, seed=9, pvalue=pvalue)
+    # built directly, without make's B * alpha >= 1: levels below 1/B reveal each count
+    study = MultipleTesting(Config(alpha=list(alphas), B=B, pvalue=pvalue), seed=9)
     dec = study.simultaneous("randomised_tukey_hsd", x, key)  # (alphas, trials, pairs)
     counts = B - dec.sum(axis=0)
     want = np.stack([randomised_tukey_hsd(x[t], B=B, seed=9, study=TUKEY_STREAM, key=key,
@@ -588,7 +590,7 @@ def test_tukey_hsd_decisions_equal_tukey_hsd_on_real_matrices():
     trials, m, n = 40, 6, 25
     x = _real_collections(trials, m, n, seed=3)
     alphas = (0.01, 0.05, 0.1, 0.3)
-    study = MultipleTesting(alphas=alphas)
+    study = MultipleTesting.of(alpha=alphas)
     dec = study.simultaneous("tukey_hsd", x, (0,))
     p = np.stack([tukey_hsd(x[t]).pvalue for t in range(trials)])
     for li, alpha in enumerate(alphas):
@@ -625,10 +627,10 @@ def test_tukey_tests_keep_the_fwer_under_a_complete_null_of_exchangeable_systems
     systems, trials = (5, 10, 20), TRIALS
     model = _exchangeable(ap_model)
     data = prepare([model], systems=systems, shares=(1.0,), spread=0.1)
-    study = MultipleTesting(sizes=(25,), systems=systems, shares=(1.0,), alphas=(ALPHA,),
-                            tests=("t", "tukey_hsd", "randomised_tukey_hsd"),
-                            corrections=("none", "holm"), trials=trials, B=1000,
-                            pvalue="plus_one", null_margins="shared", seed=4)
+    study = MultipleTesting.of(sizes=(25,), systems=systems, share_null=(1.0,), alpha=(ALPHA,),
+                               tests=("t", "tukey_hsd", "randomised_tukey_hsd"),
+                               corrections=("none", "holm"), trials=trials, B=1000,
+                               pvalue="plus_one", null_margins="shared", seed=4)
     t = run_study(study, data)[0]["multiple_testing"].to_pandas()
     tukey = t[t.test.isin(["tukey_hsd", "randomised_tukey_hsd"])]
     assert len(tukey) == 2 * 2 * 3
@@ -647,10 +649,10 @@ def test_tukey_tests_exceed_alpha_when_systems_are_not_exchangeable(ap_model):
     assume it, and over 20 systems their FWER is above alpha beyond 3 binomial SE, while
     Holm's with the t test stays below it."""
     data = prepare([ap_model], systems=(20,), shares=(1.0,), spread=0.1)
-    study = MultipleTesting(sizes=(25,), systems=(20,), shares=(1.0,), alphas=(ALPHA,),
-                            tests=("t", "tukey_hsd", "randomised_tukey_hsd"),
-                            corrections=("holm",), trials=TRIALS, B=500, pvalue="plus_one",
-                            null_margins="shared", seed=2)
+    study = MultipleTesting.of(sizes=(25,), systems=(20,), share_null=(1.0,), alpha=(ALPHA,),
+                               tests=("t", "tukey_hsd", "randomised_tukey_hsd"),
+                               corrections=("holm",), trials=TRIALS, B=500, pvalue="plus_one",
+                               null_margins="shared", seed=2)
     t = run_study(study, data)[0]["multiple_testing"].to_pandas().set_index("test")
     assert t.loc["tukey_hsd", "fwer"] > ALPHA + 3 * SE
     assert t.loc["randomised_tukey_hsd", "fwer"] > ALPHA + 3 * SE

@@ -104,11 +104,17 @@ def test_bayes_options_through_hydra(name):
 
 
 def test_bayes_rules_check_the_inherited_options():
-    # the field's bound refuses it in the Config; BayesRules for a study object built directly
+    # the field's bound refuses it in the Config, in each study's Config too (one check)
     with pytest.raises(ConfigError, match="bayes_prob must be inside \\(0, 1\\), got 1.5"):
         BayesOptions(bayes=["t_posterior"], bayes_prob=1.5)
-    with pytest.raises(ConfigError, match="bayes_prob must be in \\(0, 1\\), got 1.5"):
-        BayesRules(("t_posterior",), prob=1.5)
+    for name in BAYES_STUDIES:
+        with pytest.raises(ConfigError, match="bayes_threshold must be >= 1, got 0.5"):
+            get(name).config(bayes=["jzs_bf"], bayes_threshold=0.5)
+    # BayesRules (built from a checked Config) checks the tests' names
+    with pytest.raises(ConfigError, match="unknown Bayesian test in experiment.bayes 'jzs'"):
+        BayesRules(("jzs",))
+    assert BayesRules(("t_posterior",), prob=0.9).rule("t_posterior", 100) == \
+        "90% HDI vs ROPE +-0.01"
 
 
 @pytest.mark.parametrize("name", names())
@@ -163,7 +169,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "effort": {"trials": 5, "subset_sizes": [2], "pools": [{"metric": "AP", "depth": 10}]},
     "topic_set_size": {"check_trials": 0},
     "reliability": {"check_trials": 0, "max_topics": 60},
-    "test_errors": {"trials": 250, "sizes": [10], "B": 100},
+    "test_errors": {"trials": 250, "sizes": [10], "B": 100, "alpha": [0.05, 0.1]},
     "multiple_testing": {"trials": 250, "systems": [5], "sizes": [10], "B": 100},
     "assessors": {"simulate_trials": 0, "B": 50, "test_B": 50, "swap_trials": 10},
     "budget": {"trials": 10},

@@ -221,8 +221,8 @@ def reference(matrix, B, seed, alphas, fuzziness, confidences=(0.95,), gmean=Tru
 # ---------------------------------------------------------------------- the comparison
 def check_against_reference(matrix, B, seed, alphas, fuzziness, **kw):
     ref = reference(matrix, B, seed, alphas, fuzziness)
-    study = DiscPower(B=B, seed=seed, alphas=alphas, tests=ALL_TESTS, gmean=True,
-                      stability=True, fuzziness=fuzziness, swap=True, rankcorr=True, **kw)
+    study = DiscPower.of(B=B, seed=seed, alpha=alphas, tests=ALL_TESTS, gmean=True,
+                         stability=True, fuzziness=fuzziness, swap=True, rankcorr=True, **kw)
     tables, _ = run_study(study, matrix)
     sysidx = {k: i for i, k in enumerate(matrix.systems)}
     asl = tables["asl"].to_pandas()
@@ -313,9 +313,9 @@ def trec8():
 
 @pytest.fixture(scope="module")
 def trec8_tables(trec8):
-    study = DiscPower(B=500, seed=1, tests=ALL_TESTS, alphas=(0.01, 0.05, 0.1), gmean=True,
-                      stability=True, swap=True, rankcorr=True, shard_items=10**6,
-                      shard_replicates=10**6)
+    study = DiscPower.of(B=500, seed=1, tests=ALL_TESTS, alpha=(0.01, 0.05, 0.1), gmean=True,
+                         stability=True, swap=True, rankcorr=True, shard_items=10**6,
+                         shard_replicates=10**6)
     return run_study(study, trec8)[0]
 
 
@@ -387,9 +387,9 @@ def test_tests_equal_the_stats_library(trec8, trec8_tables):
             randomised_tukey_hsd(scores, B=500, seed=1, study=TUKEY_STREAM).pvalue)
 
 
-STUDY_ALL = DiscPower(B=520, seed=5, tests=ALL_TESTS, gmean=True, stability=True,
-                      fuzziness=(0.01, 0.1), swap=True, rankcorr=True, shard_items=10**6,
-                      shard_replicates=10**6)
+STUDY_ALL = DiscPower.of(B=520, seed=5, tests=ALL_TESTS, gmean=True, stability=True,
+                         fuzziness=(0.01, 0.1), swap=True, rankcorr=True, shard_items=10**6,
+                         shard_replicates=10**6)
 
 
 @pytest.fixture(scope="module")

@@ -30,6 +30,7 @@ from irsim.engine import run_study
 from irsim.errors import ConfigError, python_parameters
 from irsim.experiments import Shards, build_study
 from irsim.experiments.test_errors import Config, TestErrors, make
+from irsim.experiments.test_errors.common import normalised_config
 from irsim.kit.loading import score_matrix
 from irsim.runner import compose_config, run
 from irsim.simulate.pairs import TopicSimulator, fit_simulator, prepare
@@ -56,14 +57,14 @@ def real_data():
     return prepare(sims, (0.0, 0.05), sources)
 
 
-SMALL = dict(sizes=(10, 25), deltas=(0.0, 0.05), alphas=(0.01, 0.05),
+SMALL = dict(sizes=(10, 25), deltas=(0.0, 0.05), alpha=(0.01, 0.05),
              alternatives=("two-sided", "greater"), trials=700, B=100, seed=3,
              wilcoxon_method="r", sign_threshold=0.01)
 
 
 @pytest.fixture(scope="module")
 def small_tables(real_data):
-    tables, info = run_study(TestErrors(**SMALL), real_data)
+    tables, info = run_study(TestErrors.of(**SMALL), real_data)
     assert info["shards"] == 1
     return tables
 
@@ -73,9 +74,9 @@ def test_t_test_type1_error_on_normal_data_is_alpha():
     sim = TopicSimulator.normal(means=[0.4, 0.45, 0.5, 0.55], sds=[0.08] * 4,
                                 rho=[0.2, 0.5, 0.8, 0.3, 0.6, 0.4])
     data = prepare([sim], (0.0, 0.03))
-    study = TestErrors(sizes=(10, 30), deltas=(0.0, 0.03), alphas=(0.01, 0.05, 0.1),
-                       tests=("t", "wilcoxon", "sign", "randomisation"), trials=20000, B=200,
-                       seed=1, pvalue="plus_one")
+    study = TestErrors.of(sizes=(10, 30), deltas=(0.0, 0.03), alpha=(0.01, 0.05, 0.1),
+                          tests=("t", "wilcoxon", "sign", "randomisation"), trials=20000, B=200,
+                          seed=1, pvalue="plus_one")
     df = run_study(study, data)[0]["test_errors"].to_pandas()
     null = df[df.delta == 0.0]
     se = np.sqrt(null.alpha * (1 - null.alpha) / null.trials)
@@ -116,14 +117,14 @@ def test_tables_and_counters(small_tables):
 
 
 def test_shard_sizes_change_nothing(real_data, small_tables):
-    study = TestErrors(**SMALL, shard_items=3, shard_replicates=250)
+    study = TestErrors.of(**SMALL, shard_items=3, shard_replicates=250)
     tables, info = run_study(study, real_data)
     assert info["shards"] == 3 * 3  # ceil(8 / 3) config blocks x ceil(700 / 250)
     assert_same(tables, small_tables)
 
 
 def test_resume_from_checkpoints_changes_nothing(tmp_path, real_data, small_tables):
-    study = TestErrors(**SMALL, shard_items=5, shard_replicates=250)
+    study = TestErrors.of(**SMALL, shard_items=5, shard_replicates=250)
     calls = []
 
     def stop_after_3(done, total):
@@ -163,7 +164,7 @@ def test_command_line_make_and_python_function_agree():
                     tests=["t", "randomisation"])
     study, data = make(config, matrix, seed=0, shards=Shards(items=3))
     assert study.shard_items == 3 and data.metrics == matrix.metrics
-    assert study.alphas == (0.05,) and study.deltas == (0.0, 0.04)
+    assert study.config.alpha == [0.05] and study.config.deltas == [0.0, 0.04]
     # the Python door: the same tables for the same parameters and seed
     res = irsim.test_errors(matrix, sizes=[10, 20], deltas=[0.0, 0.04], alpha=[0.05],
                             trials=300, B=100, tests=["t", "randomisation"], seed=0)
@@ -173,16 +174,16 @@ def test_command_line_make_and_python_function_agree():
 
 def test_parameters_are_named_as_the_caller_wrote_them():
     with pytest.raises(ConfigError, match="engine.shard_items must be an integer >= 1"):
-        TestErrors(shard_items=0)
+        TestErrors.of(shard_items=0)
     with pytest.raises(ConfigError, match="engine.shard_replicates must be an integer >= 1"):
-        TestErrors(shard_replicates=0)
+        TestErrors.of(shard_replicates=0)
     with pytest.raises(ConfigError, match="experiment.trials must be an integer >= 1"):
-        TestErrors(trials=0)
+        TestErrors.of(trials=0)
     with python_parameters():
         with pytest.raises(ConfigError, match="^shard_items must be an integer >= 1"):
-            TestErrors(shard_items=0)
+            TestErrors.of(shard_items=0)
         with pytest.raises(ConfigError, match="^alpha must be inside"):
-            TestErrors(alphas=(0.05, 1.5))
+            TestErrors.of(alpha=(0.05, 1.5))
     matrix = synthetic_scores(systems=5, topics=20, metrics=("AP",)).matrix
     with pytest.raises(ConfigError, match="^B must be an integer >= 1, got 0"):
         irsim.test_errors(matrix, B=0)
@@ -191,7 +192,7 @@ def test_parameters_are_named_as_the_caller_wrote_them():
 def test_delta_zero_rows_do_not_depend_on_other_deltas(real_data, small_tables):
     only_null = prepare(real_data.simulators, (0.0,))
     params = {**SMALL, "deltas": (0.0,)}
-    df = run_study(TestErrors(**params), only_null)[0]["test_errors"].to_pandas()
+    df = run_study(TestErrors.of(**params), only_null)[0]["test_errors"].to_pandas()
     ref = small_tables["test_errors"].to_pandas()
     ref = ref[ref.delta == 0.0].reset_index(drop=True)
     assert df.rejections.tolist() == ref.rejections.tolist()
@@ -200,7 +201,7 @@ def test_delta_zero_rows_do_not_depend_on_other_deltas(real_data, small_tables):
 
 @pytest.mark.ray
 def test_ray_equals_local(ray_local, real_data, small_tables):
-    study = TestErrors(**SMALL, shard_items=4, shard_replicates=250)
+    study = TestErrors.of(**SMALL, shard_items=4, shard_replicates=250)
     tables, info = run_study(study, real_data, engine="ray", engine_options={"workers": 2})
     assert info["engine"] == "ray" and info["shards"] == 6
     assert_same(tables, small_tables)
@@ -217,13 +218,13 @@ def test_clopper_pearson_matches_scipy():
 
 def test_bad_configuration(real_data):
     with pytest.raises(ConfigError, match="unknown test"):
-        TestErrors(tests=("t", "tukey_hsd"))
+        TestErrors.of(tests=("t", "tukey_hsd"))
     with pytest.raises(ConfigError, match="inside"):
-        TestErrors(alphas=(0.05, 1.5))
+        TestErrors.of(alpha=(0.05, 1.5))
     with pytest.raises(ConfigError, match="sizes"):
-        TestErrors(sizes=(1,))
+        TestErrors.of(sizes=(1,))
     with pytest.raises(ConfigError, match="prepared for deltas"):
-        TestErrors(deltas=(0.0, 0.1)).plan(real_data)
+        TestErrors.of(deltas=(0.0, 0.1)).plan(real_data)
     p10 = urbano_matrix("adhoc8_p10", "P@10", systems=5)
     sim = fit_simulator(p10.metric("P@10"), metric="P@10")
     with pytest.raises(ConfigError, match="no system's margin"):
@@ -292,11 +293,14 @@ LATTICE = (0.015625, 0.03125, 0.05, 0.0625, 0.1)  # 1/64, 2/64 (binary-exact), 1
 def lattice_tables():
     sim = TopicSimulator.normal(means=[0.4, 0.45, 0.5, 0.55], sds=[0.08] * 4,
                                 rho=[0.2, 0.5, 0.8, 0.3, 0.6, 0.4])
-    study = TestErrors(sizes=(6, 30), deltas=(0.0, 0.04), alphas=LATTICE,
-                       tests=("wilcoxon", "sign", "randomisation"),
-                       alternatives=("two-sided", "greater", "less"), trials=6000, B=19,
-                       seed=11, pvalue="plus_one", wilcoxon_method="exact",
-                       sign_threshold=0.0)
+    # built directly, without make's B * alpha >= 1: levels below 1/B show the lattice of
+    # the randomisation test's p-values (1/20 with B = 19)
+    config = normalised_config(Config(
+        sizes=[6, 30], deltas=[0.0, 0.04], alpha=list(LATTICE),
+        tests=["wilcoxon", "sign", "randomisation"],
+        alternatives=["two-sided", "greater", "less"], trials=6000, B=19, pvalue="plus_one",
+        wilcoxon_method="exact", sign_threshold=0.0))
+    study = TestErrors(config, seed=11)
     return run_study(study, prepare([sim], (0.0, 0.04)))[0]["test_errors"].to_pandas()
 
 
@@ -391,9 +395,9 @@ def test_rejection_counts_equal_scipy_per_trial():
                                 rho=[0.2, 0.5, 0.8, 0.3, 0.6, 0.4])
     deltas, alphas, alts = (0.0, 0.03), (0.01, 0.05, 0.1), ("two-sided", "greater", "less")
     data = prepare([sim], deltas)
-    study = TestErrors(sizes=(10,), deltas=deltas, alphas=alphas, tests=("t", "wilcoxon",
-                       "sign"), alternatives=alts, trials=300, seed=4,
-                       wilcoxon_method="exact", sign_threshold=0.0)
+    study = TestErrors.of(sizes=(10,), deltas=deltas, alpha=alphas, tests=("t", "wilcoxon",
+                          "sign"), alternatives=alts, trials=300, seed=4,
+                          wilcoxon_method="exact", sign_threshold=0.0)
     df = run_study(study, data)[0]["test_errors"].to_pandas()
     draws = study.draws(data.generators[0][0], sim.metric, 10, 0, 300)
     for di, delta in enumerate(deltas):
@@ -413,3 +417,45 @@ def test_rejection_counts_equal_scipy_per_trial():
                              & (df.alpha == alpha)].iloc[0]
                     assert row.rejections == int((np.asarray(ps) <= alpha).sum()), (
                         test, alt, delta, alpha)
+
+
+# ------------------------------------------------------ issue 46: the B * alpha >= 1 rule
+@pytest.mark.parametrize("design", ["shift", "urbano2019"])
+def test_an_alpha_below_one_over_b_with_a_monte_carlo_test_is_refused(design):
+    """A Monte Carlo p-value moves in steps of 1/B (count/B, or at least 1/(B+1)): with
+    B = 200 the default alphas 0.001..0.004 are refused in both designs, before any fit,
+    the knobs named as the caller wrote them; alphas >= 1/B or tests without resamples
+    pass."""
+    matrix = synthetic_scores(systems=5, topics=20, metrics=("AP",)).matrix
+    want = ("B=200 is too small for alpha=0.001: an achieved significance level from B "
+            "resamples moves in steps of 1/B, so a level of 0.001 needs B >= 1000 "
+            "(B * alpha >= 1)")
+    with pytest.raises(ConfigError) as err:
+        irsim.test_errors(matrix, B=200, design=design)
+    assert str(err.value) == want
+    with pytest.raises(ConfigError, match=r"^B=200 is too small for alpha=0\.004"):
+        irsim.test_errors(matrix, B=200, tests=["paired_bootstrap"], alpha=[0.004, 0.05],
+                          design=design)
+    with pytest.raises(ConfigError, match=r"experiment\.B=19 is too small for "
+                       r"experiment\.alpha=0\.05: .* B >= 20 "):  # 19 * 0.05 < 1
+        TestErrors.of(B=19, alpha=[0.05], tests=["randomisation"])
+    for ok in (dict(alpha=[0.005, 0.05]), dict(tests=["t", "wilcoxon", "sign"])):
+        config = Config(B=200, trials=10, sizes=[10], deltas=[0.0, 0.05], design=design, **ok)
+        assert TestErrors.from_config(config, seed=0, shard_items=1,
+                                      shard_replicates=250).config.B == 200
+
+
+def test_the_b_alpha_rule_names_the_keys_on_the_command_line(tmp_path, capsys):
+    from irsim.cli import main
+
+    run_dir = tmp_path / "run"
+    with pytest.raises(SystemExit) as exc:
+        main(["experiment=test_errors", "experiment.B=200", "experiment.trials=10",
+              "collection=synthetic_scores", "quiet=true", f"hydra.run.dir={run_dir}"])
+    assert exc.value.code == 2
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert lines == ["irsim: error: config: experiment.B=200 is too small for "
+                     "experiment.alpha=0.001: an achieved significance level from B resamples "
+                     "moves in steps of 1/B, so a level of 0.001 needs B >= 1000 "
+                     "(B * alpha >= 1)"]
+    assert not run_dir.exists()

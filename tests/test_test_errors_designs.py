@@ -107,9 +107,9 @@ def test_shift_python_door_equals_cli_and_the_study_built_by_hand():
     sim = fit_simulator(matrix.metric("nDCG@20"), metric="nDCG@20", systems=matrix.systems,
                         margin="kernel", dependence="pearson", drop_duplicates=True,
                         drop_bottom=0.0)
-    study = TestErrors(sizes=(10,), deltas=(0.0, 0.03), alphas=(0.05,), tests=("t", "sign"),
-                       trials=250, B=100, seed=4)
-    data = prepare([sim], study.deltas,
+    study = TestErrors.of(sizes=(10,), deltas=(0.0, 0.03), alpha=(0.05,), tests=("t", "sign"),
+                          trials=250, B=100, seed=4)
+    data = prepare([sim], tuple(study.config.deltas),
                    [matrix.select(metrics=["nDCG@20"], systems=sim.systems).values[0]])
     tables, _ = run_study(study, data)
     _same(tables, cli)
@@ -145,22 +145,25 @@ def test_urbano2019_python_door_equals_cli_and_the_study_built_by_hand(tmp_path)
     assert cli["type_1"].column("trials").to_pylist() == [250] * 4
     # the oracle: UrbanoStudy on the pooled data, built by hand
     config = Config(**kw, design=design)
-    shared = dict(sizes=(10,), alphas=(0.05,), tests=("t", "sign"),
+    shared = dict(sizes=(10,), alpha=(0.05,), tests=("t", "sign"),
                   alternatives=("two-sided", "greater"), trials=250, B=50, seed=3,
                   shard_replicates=4000, shard_items=11)
-    study = UrbanoStudy(TrialTests(**shared), 300, (0.05,))
+    study = UrbanoStudy(TrialTests.of(**shared), 300, (0.05,))
     # its fingerprint: design=shift's study's shared fields with the design's own (what it
     # was when UrbanoStudy wrapped a TestErrors)
-    assert study.fingerprint() == {**TestErrors(**shared, deltas=(0.0,)).fingerprint(),
+    assert study.fingerprint() == {**TestErrors.of(**shared, deltas=(0.0,)).fingerprint(),
                                    "design": "urbano2019", "power_trials": 300,
                                    "deltas": (0.05,)}
     # a TestErrors serves as its shared part too (the same tables)
-    assert UrbanoStudy(TestErrors(**shared), 300, (0.05,)).fingerprint() == study.fingerprint()
+    assert UrbanoStudy(TestErrors.of(**shared), 300, (0.05,)).fingerprint() == study.fingerprint()
     pooled = irsim.api.as_collection_set(frames)
     tables, _ = run_study(study, urbano_data(config, pooled, 3, study.deltas))
     _same(tables, cli)
     made, _ = make(config, pooled, seed=3, shards=Shards())
-    assert made == study
+    # the same study: its Config also holds the data's fields (drop_bottom, the design)
+    assert made.fingerprint() == study.fingerprint()
+    assert ((made.tests.seed, made.tests.shard_items, made.tests.shard_replicates)
+            == (study.tests.seed, study.tests.shard_items, study.tests.shard_replicates))
 
 
 # ------------------------------------------------------------------------- refused keys

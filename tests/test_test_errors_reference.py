@@ -78,8 +78,8 @@ ALTS = ("two-sided", "greater")
 @pytest.fixture  # per test: mutmut maps each mutant to the tests that call the code
 def urbano():
     data = UrbanoData((_pool("AP", 1, DELTAS), _pool("nDCG", 2, DELTAS)), DELTAS)
-    base = TestErrors(sizes=(6, 9), alphas=ALPHAS, tests=TESTS, alternatives=ALTS,
-                      trials=4130, B=10, seed=7, ci_level=0.9)
+    base = TestErrors.of(sizes=(6, 9), alpha=ALPHAS, tests=TESTS, alternatives=ALTS,
+                         trials=4130, B=10, seed=7, ci_level=0.9)
     study = UrbanoStudy(base, 260, DELTAS)
     tables, _ = run_study(study, data)
     return data, study, {k: v.to_pandas() for k, v in tables.items()}
@@ -94,26 +94,26 @@ def urbano_reference(data: UrbanoData, study: UrbanoStudy):
     out = {}
     edge = 0
     for pool in data.pools:
-        for n in t.sizes:
-            total = max(t.trials, study.power_trials)
+        for n in t.config.sizes:
+            total = max(t.config.trials, study.power_trials)
             u = blocked_draws(t.seed, URBANO_STREAM, (study_key(pool.metric), n), 0, total,
                               lambda rng, m, n=n: rng.random((m, 3 + 2 * n)))
-            kinds = [(0, 0.0, t.trials)] + [(k + 1, d, study.power_trials)
+            kinds = [(0, 0.0, t.config.trials)] + [(k + 1, d, study.power_trials)
                                             for k, d in enumerate(study.deltas)]
             for kind, delta, trials in kinds:
                 base, exp = (pool.type1(u[:trials], n) if kind == 0
                              else pool.type2(u[:trials], n, kind - 1))
                 z = exp - base
                 means = z.mean(axis=1)
-                for test in t.tests:
-                    for alt in t.alternatives:
+                for test in t.config.tests:
+                    for alt in t.config.alternatives:
                         tail = "two-sided" if alt == "two-sided" else "one-sided"
                         if test == "sign":
                             ps = [sign_p(row, alt) for row in z]
                         else:
                             ps = [Fraction(float(v)) for v in sps.ttest_1samp(
                                 z, 0.0, axis=1, alternative=alt).pvalue]
-                        for alpha in t.alphas:
+                        for alpha in t.config.alpha:
                             a = Fraction(alpha)
                             rej = wrong = 0
                             for p, mean in zip(ps, means, strict=True):
@@ -206,10 +206,10 @@ def test_shift_design_table_equals_a_trial_by_trial_loop():
     alphas, alts = (0.02, 0.05, 0.2), ("two-sided", "greater", "less")
     tests = ("wilcoxon", "sign", "randomisation", "paired_bootstrap")
     data = _shift_data(deltas)
-    study = TestErrors(sizes=sizes, deltas=deltas, alphas=alphas, tests=tests,
-                       alternatives=alts, trials=trials, B=b, seed=seed, pvalue="plus_one",
-                       wilcoxon_method="approx", sign_threshold=0.05,
-                       bootstrap_statistic="mean", ci_level=0.8)
+    study = TestErrors.of(sizes=sizes, deltas=deltas, alpha=alphas, tests=tests,
+                          alternatives=alts, trials=trials, B=b, seed=seed, pvalue="plus_one",
+                          wilcoxon_method="approx", sign_threshold=0.05,
+                          bootstrap_statistic="mean", ci_level=0.8)
     df = run_study(study, data)[0]["test_errors"].to_pandas()
     assert len(df) == 2 * 2 * 2 * len(tests) * len(alts) * len(alphas)
     seen = 0
@@ -258,8 +258,8 @@ def test_mean_difference_of_one_two_and_three_trials(trials):
     """mean_diff is the mean of the trials' mean differences; mean_diff_se = sd (ddof 1) /
     sqrt(trials), undefined (NaN, without dividing by zero) for a single trial."""
     data = _shift_data((0.0, 0.05))
-    study = TestErrors(sizes=(5,), deltas=(0.0, 0.05), alphas=(0.05,), tests=("t",),
-                       trials=trials, seed=2)
+    study = TestErrors.of(sizes=(5,), deltas=(0.0, 0.05), alpha=(0.05,), tests=("t",),
+                          trials=trials, seed=2)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         df = run_study(study, data)[0]["test_errors"].to_pandas()
@@ -329,10 +329,11 @@ def test_make_passes_every_parameter_to_the_study():
                wilcoxon_method="exact", sign_threshold=0.02, bootstrap_statistic="mean",
                ci_level=0.9)
     study, data = make(Config(**cfg), matrix, seed=4, shards=Shards())
-    assert (study.tests, study.sizes, study.deltas, study.alphas, study.alternatives,
-            study.trials, study.B, study.seed, study.pvalue, study.wilcoxon_method,
-            study.sign_threshold, study.bootstrap_statistic, study.ci_level) == (
-        ("sign", "randomisation"), (8,), (0.0, 0.03), (0.1,), ("greater",), 300, 17, 4,
+    c = study.config
+    assert (c.tests, c.sizes, c.deltas, c.alpha, c.alternatives, c.trials, c.B, study.seed,
+            c.pvalue, c.wilcoxon_method, c.sign_threshold, c.bootstrap_statistic,
+            c.ci_level) == (
+        ["sign", "randomisation"], [8], [0.0, 0.03], [0.1], ["greater"], 300, 17, 4,
         "plus_one", "exact", 0.02, "mean", 0.9)
     assert tuple(data.deltas) == (0.0, 0.03) and study.shard_replicates == 1000
     ucfg = {**cfg, "alternatives": ["two-sided"], "design": "urbano2019"}
@@ -358,31 +359,31 @@ def test_make_passes_every_parameter_to_the_study():
 
 
 def test_parameters_are_normalised_and_bad_ones_named():
-    """The study holds tuples of Python numbers whatever the caller passed (lists, floats
+    """The study holds lists of Python numbers whatever the caller passed (lists, floats
     with integral values, numpy integers); the smallest topic set size is 2 (a t statistic
     needs two differences); each bad value gives a ConfigError naming the parameter."""
-    study = TestErrors(tests=["t"], sizes=[np.int64(2), 5.0], deltas=[0, np.float32(0.5)],
-                       alphas=[0.05, np.float64(0.01)], alternatives=["greater"], trials=3.0,
-                       B=np.int64(7))
-    assert (study.tests, study.sizes, study.deltas, study.alphas, study.alternatives,
-            study.trials, study.B) == (("t",), (2, 5), (0.0, 0.5), (0.05, 0.01),
-                                       ("greater",), 3, 7)
-    for v in (*study.sizes, study.trials, study.B):
+    study = TestErrors.of(tests=["t"], sizes=[np.int64(2), 5.0], deltas=[0, np.float32(0.5)],
+                          alpha=[0.05, np.float64(0.01)], alternatives=["greater"], trials=3.0,
+                          B=np.int64(7))
+    c = study.config
+    assert (c.tests, c.sizes, c.deltas, c.alpha, c.alternatives, c.trials, c.B) == (
+        ["t"], [2, 5], [0.0, 0.5], [0.05, 0.01], ["greater"], 3, 7)
+    for v in (*c.sizes, c.trials, c.B):
         assert type(v) is int
-    for v in (*study.deltas, *study.alphas):
+    for v in (*c.deltas, *c.alpha):
         assert type(v) is float
     for kw, msg in [({"tests": []}, r"experiment\.tests must list at least one test"),
                     ({"alternatives": []},
                      r"experiment\.alternatives must list at least one alternative"),
-                    ({"alternatives": ["sideways"]}, r"unknown alternative 'sideways'"),
-                    ({"sizes": [5, 1]}, r"experiment\.sizes must list topic set sizes >= 2, "
-                                        r"got \[5, 1\]"),
-                    ({"sizes": [2.5]}, r"experiment\.sizes must be an integer >= 1"),
+                    ({"alternatives": ["sideways"]},
+                     r"unknown value of experiment\.alternatives 'sideways'"),
+                    ({"sizes": [5, 1]}, r"experiment\.sizes must be an integer >= 2, got 1"),
+                    ({"sizes": [2.5]}, r"experiment\.sizes must be an integer >= 2, got 2\.5"),
                     ({"deltas": [0.0, math.nan]},
                      r"experiment\.deltas must list finite numbers, got \[0\.0, nan\]"),
                     ({"deltas": [math.inf]}, r"experiment\.deltas must list finite numbers")]:
         with pytest.raises(ConfigError, match=msg):
-            TestErrors(**kw)
+            TestErrors.of(**kw)
 
 
 def test_fit_table_without_source_diagnostics():
@@ -390,7 +391,7 @@ def test_fit_table_without_source_diagnostics():
     continuous margins, every system of a normal margin a baseline, NaN diagnostics of the
     fit to a source; data without any diagnostics: baselines -1 (not computed)."""
     data = _shift_data((0.0, 0.05))
-    study = TestErrors(sizes=(5,), deltas=(0.0, 0.05), alphas=(0.05,), tests=("t",), trials=2)
+    study = TestErrors.of(sizes=(5,), deltas=(0.0, 0.05), alpha=(0.05,), tests=("t",), trials=2)
     fit = run_study(study, data)[0]["test_errors_fit"].to_pandas()
     assert fit.metric.tolist() == ["AP", "nDCG"] and fit.systems.tolist() == [3, 2]
     assert fit.support.tolist() == ["", ""]
@@ -413,8 +414,8 @@ def test_urbano2019_shards_and_monte_carlo_keys(urbano):
     data, _, _ = urbano
     kw = dict(sizes=(6,), alphas=(0.03125, 0.1), tests=("sign", "randomisation"),
               alternatives=("two-sided",), trials=250, B=15, seed=3)
-    sharded = UrbanoStudy(TestErrors(**kw, shard_items=2, shard_replicates=250), 520, DELTAS)
-    whole = UrbanoStudy(TestErrors(**kw), 520, DELTAS)
+    sharded = UrbanoStudy(TestErrors.of(**kw, shard_items=2, shard_replicates=250), 520, DELTAS)
+    whole = UrbanoStudy(TestErrors.of(**kw), 520, DELTAS)
     tables = {k: v.to_pandas() for k, v in run_study(sharded, data)[0].items()}
     one = {k: v.to_pandas() for k, v in run_study(whole, data)[0].items()}
     for name in ("type_1", "type_2", "type_3"):
@@ -452,7 +453,7 @@ def test_urbano2019_shards_and_monte_carlo_keys(urbano):
                     520, int((hit & (mean > 0)).sum()))
                 ref[("type_3", metric, 6, d, "randomisation", "two-sided", alpha)] = (
                     520, int((hit & (mean < 0)).sum()))
-    exact, _ = urbano_reference(data, UrbanoStudy(TestErrors(**{**kw, "tests": ("sign",)}),
+    exact, _ = urbano_reference(data, UrbanoStudy(TestErrors.of(**{**kw, "tests": ("sign",)}),
                                                   520, DELTAS))
     assert got == {**ref, **exact}
     assert len(tables["type_3"]) == 2 * 2 * 2 * 2  # metrics x deltas x tests x alphas
@@ -482,8 +483,8 @@ def test_a_rejection_with_equal_means_is_neither_type_2_nor_type_3():
     assert pool.rows.mean(axis=1).tolist() == [1 / 24, 0.0, -1 / 24]
     assert all(sign_p(r, "two-sided") == Fraction(44, 64) for r in pool.rows)
     data = UrbanoData((pool,), (0.05,))
-    study = UrbanoStudy(TestErrors(sizes=(6,), alphas=(0.6875, 0.5), tests=("sign",),
-                                   alternatives=("two-sided",), trials=3, B=10), 3, (0.05,))
+    study = UrbanoStudy(TestErrors.of(sizes=(6,), alpha=(0.6875, 0.5), tests=("sign",),
+                                      alternatives=("two-sided",), trials=3, B=10), 3, (0.05,))
     (shard,) = study.plan(data)
     out = study.kernel(shard, data)
     assert out["trials"].tolist() == [3, 3]
@@ -494,7 +495,7 @@ def test_a_rejection_with_equal_means_is_neither_type_2_nor_type_3():
 def test_urbano2019_parameters_on_their_cut_offs():
     """Type II/III deltas must be finite and > 0 (0 is Type I, always run); the tails are
     two-sided and greater; power_trials >= 1; the data must have the study's deltas."""
-    base = TestErrors(sizes=(6,), alphas=(0.05,), tests=("t",), trials=10)
+    base = TestErrors.of(sizes=(6,), alpha=(0.05,), tests=("t",), trials=10)
     assert UrbanoStudy(base, 1, (1e-9, 0.5)).deltas == (1e-9, 0.5)
     given = UrbanoStudy(base, 1, [np.int64(1), np.float32(0.5)]).deltas  # a tuple of floats
     assert given == (1.0, 0.5) and type(given) is tuple
@@ -506,8 +507,8 @@ def test_urbano2019_parameters_on_their_cut_offs():
     with pytest.raises(ConfigError, match=r"experiment\.design\.power_trials must be an "
                                           r"integer"):
         UrbanoStudy(base, 0, (0.05,))
-    less = TestErrors(sizes=(6,), alphas=(0.05,), tests=("t",), trials=10,
-                      alternatives=("two-sided", "less"))
+    less = TestErrors.of(sizes=(6,), alpha=(0.05,), tests=("t",), trials=10,
+                         alternatives=("two-sided", "less"))
     with pytest.raises(ConfigError, match=r"experiment\.alternatives: design=urbano2019 runs "
                                           r"two-sided and greater .*'less'"):
         UrbanoStudy(less, 10, (0.05,))
@@ -546,7 +547,7 @@ def test_make_passes_the_shift_designs_generator_options():
                                   drop_bottom=opts["drop_bottom"]), m, seed=0,
                            shards=Shards())
         sim = fit_simulator(m.metric("AP"), metric="AP", systems=m.systems, **opts)
-        want = prepare([sim], study.deltas,
+        want = prepare([sim], tuple(study.config.deltas),
                        [m.select(metrics=["AP"], systems=sim.systems).values[0]])
         assert data_digest(data) == data_digest(want), change
         digests.add(data_digest(data))

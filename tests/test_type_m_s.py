@@ -125,8 +125,8 @@ def test_t_test_type_s_and_m_equal_the_closed_form_on_normal_differences():
     bootstrap standard error for the exaggeration ratio) beyond that band."""
     sim = TopicSimulator.normal(means=[0.5, 0.5], sds=[0.1, 0.1], rho=[0.5])
     deltas = (0.0, 0.01, 0.02, 0.04)
-    study = TestErrors(sizes=(10, 40), deltas=deltas, alphas=(0.05,), tests=("t",),
-                       trials=20000, seed=11)
+    study = TestErrors.of(sizes=(10, 40), deltas=deltas, alpha=(0.05,), tests=("t",),
+                          trials=20000, seed=11)
     tab = _frame(run_study(study, prepare([sim], deltas))[0]["type_m_s"])
     rows = tab[tab.delta > 0]
     assert len(rows) == 6
@@ -148,7 +148,7 @@ def test_t_test_type_s_and_m_equal_the_closed_form_on_normal_differences():
     assert null.type_s.isna().all() and null.exaggeration_mean.isna().all()
 
 
-SMALL = dict(sizes=(8, 15), deltas=(0.0, 0.02, -0.05), alphas=(0.05, 0.01, 0.2),
+SMALL = dict(sizes=(8, 15), deltas=(0.0, 0.02, -0.05), alpha=(0.05, 0.01, 0.2),
              tests=("t", "wilcoxon", "sign"), alternatives=("two-sided", "greater"),
              trials=300, seed=5, sign_threshold=0.01)
 
@@ -162,48 +162,48 @@ def normal_data():
 
 @pytest.fixture(scope="module")
 def small_table(normal_data):
-    tables, info = run_study(TestErrors(**SMALL), normal_data)
+    tables, info = run_study(TestErrors.of(**SMALL), normal_data)
     assert info["shards"] == 1
     return tables
 
 
 @pytest.mark.slow  # over 4 s on a loaded 2-core machine
 def test_loop_reference_equals_the_table(normal_data, small_table):
-    study = TestErrors(**SMALL)
+    study = TestErrors.of(**SMALL)
     sim = normal_data.simulators[0]
     tab = _frame(small_table["type_m_s"])
     z = sps.norm.ppf(0.975)
     checked = 0
-    for n in study.sizes:
+    for n in study.config.sizes:
         # the study's trials, regenerated block by block, then tested one at a time
         trials = []
-        for a in range(0, study.trials, REPLICATE_BLOCK):
-            b = min(a + REPLICATE_BLOCK, study.trials)
+        for a in range(0, study.config.trials, REPLICATE_BLOCK):
+            b = min(a + REPLICATE_BLOCK, study.config.trials)
             trials.append(study.draws(normal_data.generators[0][0], sim.metric, n, a, b))
-        for di, delta in enumerate(study.deltas):
+        for di, delta in enumerate(study.config.deltas):
             per_trial = []  # (d, {(test, alternative): p})
             for draws in trials:
                 trial = normal_data.generators[0][di].scores(draws, n)
                 y, x = trial[:, 0], trial[:, 1]
                 for i in range(len(x)):
                     p = {}
-                    for alt in study.alternatives:
+                    for alt in study.config.alternatives:
                         p["t", alt] = float(paired_t(x[i], y[i], alternative=alt).pvalue)
                         p["wilcoxon", alt] = float(wilcoxon(x[i], y[i], alternative=alt)
                                                    .pvalue)
                         p["sign", alt] = float(sign_test(x[i], y[i], alternative=alt,
                                                          threshold=0.01).pvalue)
                     per_trial.append((float(np.mean(x[i] - y[i])), p))
-            assert len(per_trial) == study.trials
-            for test in study.tests:
-                for alt in study.alternatives:
-                    for alpha in study.alphas:
+            assert len(per_trial) == study.config.trials
+            for test in study.config.tests:
+                for alt in study.config.alternatives:
+                    for alpha in study.config.alpha:
                         row = tab[(tab.n == n) & (tab.delta == delta) & (tab.test == test)
                                   & (tab.alternative == alt) & (tab.alpha == alpha)]
                         assert len(row) == 1
                         row = row.iloc[0]
                         sig = [d for d, p in per_trial if p[test, alt] <= alpha]
-                        assert row.trials == study.trials
+                        assert row.trials == study.config.trials
                         assert row.significant == len(sig)
                         if delta == 0:
                             assert pd.isna(row.wrong_sign)
@@ -239,7 +239,7 @@ def test_loop_reference_equals_the_table(normal_data, small_table):
 
 def test_shard_sizes_change_nothing(normal_data, small_table):
     want = _frame(small_table["type_m_s"])
-    study = TestErrors(**SMALL, shard_items=2, shard_replicates=250)
+    study = TestErrors.of(**SMALL, shard_items=2, shard_replicates=250)
     tables, info = run_study(study, normal_data)
     assert info["shards"] == 3 * 2  # ceil(6 configurations / 2) x ceil(300 / 250)
     pd.testing.assert_frame_equal(_frame(tables["type_m_s"]), want, check_exact=True)
@@ -247,7 +247,7 @@ def test_shard_sizes_change_nothing(normal_data, small_table):
 
 @pytest.mark.ray
 def test_ray_equals_local(ray_local, normal_data, small_table):
-    study = TestErrors(**SMALL, shard_items=4, shard_replicates=250)
+    study = TestErrors.of(**SMALL, shard_items=4, shard_replicates=250)
     tables, info = run_study(study, normal_data, engine="ray", engine_options={"workers": 2})
     assert info["engine"] == "ray"
     pd.testing.assert_frame_equal(_frame(tables["type_m_s"]),
@@ -263,9 +263,9 @@ def _urbano(shard_items: int, shard_replicates: int):
                 + 0.08 * rng.standard_normal((8, 30)), 0, 1)
     pool = PooledMetric.build("AP", [fit_pair_copula_model(x, metric="AP", name="toy")],
                               (0.02, 0.05))
-    base = TestErrors(sizes=(20,), alphas=(0.05, 0.01), trials=500, tests=("t", "sign"),
-                      alternatives=("two-sided", "greater"), shard_items=shard_items,
-                      shard_replicates=shard_replicates)
+    base = TestErrors.of(sizes=(20,), alpha=(0.05, 0.01), trials=500, tests=("t", "sign"),
+                         alternatives=("two-sided", "greater"), shard_items=shard_items,
+                         shard_replicates=shard_replicates)
     study = UrbanoStudy(base, 400, deltas=(0.02, 0.05))
     return run_study(study, UrbanoData((pool,), (0.02, 0.05)))
 
@@ -297,7 +297,7 @@ def test_urbano_design_agrees_with_type_2_and_type_3_and_any_sharding():
 
 
 # ---------------------------------------------------------------------- multiple_testing
-MT = dict(sizes=(12,), systems=(5,), shares=(0.4, 1.0), alphas=(0.05, 0.2),
+MT = dict(sizes=(12,), systems=(5,), share_null=(0.4, 1.0), alpha=(0.05, 0.2),
           tests=("t", "sign"), corrections=("none", "holm"), trials=250, seed=2,
           sign_threshold=0.01)
 
@@ -315,7 +315,7 @@ def mt_data():
 def mt_tables(mt_data):
     from irsim.experiments.multiple_testing import MultipleTesting
 
-    return run_study(MultipleTesting(**MT), mt_data)[0]
+    return run_study(MultipleTesting.of(**MT), mt_data)[0]
 
 
 @pytest.mark.slow  # over 4 s on a loaded 2-core machine
@@ -340,15 +340,15 @@ def test_multiple_testing_loop_reference(mt_data, mt_tables):
 
     family = [0.001, 0.04, 0.012, 0.3, 0.0049, 0.02]
     assert holm(family, 0.05) == multipletests(family, 0.05, "holm")[0].tolist()
-    study = MultipleTesting(**MT)
+    study = MultipleTesting.of(**MT)
     model, n, m = mt_data.models[0], 12, 5
     m0 = true_null_count(m, 0.4)
     shifts = mt_data.shifts[0][(m, m0)]
     pairs = [(a, b) for a in range(m) for b in range(a + 1, m)]
     found = {}  # (test, correction, alpha) -> list of (ratio grid value, wrong sign)
     all_ratios = []
-    for a0 in range(0, study.trials, REPLICATE_BLOCK):
-        b0 = min(a0 + REPLICATE_BLOCK, study.trials)
+    for a0 in range(0, study.config.trials, REPLICATE_BLOCK):
+        b0 = min(a0 + REPLICATE_BLOCK, study.config.trials)
         draws = blocked_draws(study.seed, TOPIC_STREAM, (study_key(model.metric), n), a0, b0,
                               lambda rng, k: model.draw(rng, k, n))
         order, logit = model.latent(draws, n)
@@ -367,9 +367,9 @@ def test_multiple_testing_loop_reference(mt_data, mt_tables):
                 info.append((live, r, live and d * delta < 0))
                 if live:
                     all_ratios.append(r)
-            for test in study.tests:
-                for corr in study.corrections:
-                    for alpha in study.alphas:
+            for test in study.config.tests:
+                for corr in study.config.corrections:
+                    for alpha in study.config.alpha:
                         rej = ([v <= alpha for v in p[test]] if corr == "none" else
                                holm(p[test], alpha))
                         found.setdefault((test, corr, alpha), []).extend(
@@ -383,7 +383,7 @@ def test_multiple_testing_loop_reference(mt_data, mt_tables):
         row = tab[(tab.test == test) & (tab.correction == corr) & (tab.alpha == alpha)]
         assert len(row) == 1
         row = row.iloc[0]
-        assert row.trials == len(all_ratios) == study.trials * (len(pairs) - 1)
+        assert row.trials == len(all_ratios) == study.config.trials * (len(pairs) - 1)
         assert row.significant == len(hits)
         assert row.wrong_sign == sum(w for _, w in hits)
         ratios = sorted(r for r, _ in hits)
@@ -410,7 +410,7 @@ def test_multiple_testing_loop_reference(mt_data, mt_tables):
 def test_multiple_testing_shard_sizes_change_nothing(mt_data, mt_tables):
     from irsim.experiments.multiple_testing import MultipleTesting
 
-    tables, info = run_study(MultipleTesting(**MT, shard_items=1, shard_replicates=250),
+    tables, info = run_study(MultipleTesting.of(**MT, shard_items=1, shard_replicates=250),
                              mt_data)
     assert info["shards"] == 2 * 1
     pd.testing.assert_frame_equal(_frame(tables["type_m_s"]),

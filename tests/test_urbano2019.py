@@ -72,9 +72,9 @@ def small(ap_pool):
     pool, _ = ap_pool
     p10 = pool_of("P@10", ("adhoc7_p10", "adhoc8_p10"), 12, (0.02, 0.05))
     data = UrbanoData((pool, p10), (0.02, 0.05))
-    base = TestErrors(sizes=(10, 25), alphas=(0.01, 0.05, 0.1),
-                      tests=("t", "wilcoxon", "sign"), alternatives=("two-sided", "greater"),
-                      trials=500, B=100, seed=5, wilcoxon_method="r", sign_threshold=0.01)
+    base = TestErrors.of(sizes=(10, 25), alpha=(0.01, 0.05, 0.1),
+                         tests=("t", "wilcoxon", "sign"), alternatives=("two-sided", "greater"),
+                         trials=500, B=100, seed=5, wilcoxon_method="r", sign_threshold=0.01)
     study = UrbanoStudy(base, 250, DELTAS)
     tables, info = run_study(study, data)
     return data, base, tables
@@ -295,20 +295,20 @@ def test_counts_equal_scipy_trial_by_trial(small):
     data, base, tables = small
     t1, t2, t3 = (tables[f"type_{k}"].to_pandas() for k in (1, 2, 3))
     for pool in data.pools:
-        for n in base.sizes:
+        for n in base.config.sizes:
             u = blocked_draws(base.seed, URBANO_STREAM, (study_key(pool.metric), n), 0, 250,
                               lambda rng, m, n=n: rng.random((m, 3 + 2 * n)))
             for kind in range(1 + len(DELTAS)):
-                trials = base.trials if kind == 0 else 250
+                trials = base.config.trials if kind == 0 else 250
                 uu = blocked_draws(base.seed, URBANO_STREAM, (study_key(pool.metric), n), 0,
                                    trials, lambda rng, m, n=n: rng.random((m, 3 + 2 * n)))
                 assert (uu[:250] == u).all()
                 x, y = pool.type1(uu, n) if kind == 0 else pool.type2(uu, n, kind - 1)
                 sign = np.sign((y - x).mean(axis=1))
-                for test in base.tests:
+                for test in base.config.tests:
                     for alt, tail in (("two-sided", "two-sided"), ("greater", "one-sided")):
                         p = _scipy_p(test, x, y, alt)
-                        for alpha in base.alphas:
+                        for alpha in base.config.alpha:
                             hit = p <= alpha
                             if kind == 0:
                                 tab, want = t1, int(hit.sum())
@@ -397,7 +397,7 @@ def test_bad_parameters_are_config_errors(small):
     with pytest.raises(ConfigError, match="deltas > 0"):
         UrbanoStudy(base, 250, (0.0, 0.05))
     with pytest.raises(ConfigError, match="two-sided and greater"):
-        UrbanoStudy(replace(base, alternatives=("less",)), 250, DELTAS)
+        UrbanoStudy(replace(base, config=replace(base.config, alternatives=["less"])), 250, DELTAS)
     with pytest.raises(ConfigError, match="power_trials"):
         UrbanoStudy(base, 0, DELTAS)
     with pytest.raises(ConfigError, match="prepared for deltas"):
@@ -453,8 +453,8 @@ def test_done_when_type1_rates_on_trec_ap():
     (SE = sqrt(.05 .95 / 2000) = 0.0049); the shift bootstrap above alpha at n = 25 and closer
     at n = 100; Wilcoxon and sign higher at n = 100 than at n = 25."""
     pool = pool_of("AP", AP, 20, ())
-    base = TestErrors(sizes=(25, 100), alphas=(0.05,), trials=2000, B=1000, seed=1,
-                      wilcoxon_method="r", sign_threshold=0.01, bootstrap_statistic="mean")
+    base = TestErrors.of(sizes=(25, 100), alpha=(0.05,), trials=2000, B=1000, seed=1,
+                         wilcoxon_method="r", sign_threshold=0.01, bootstrap_statistic="mean")
     tables, _ = run_study(UrbanoStudy(base, 1), UrbanoData((pool,), ()))
     t1 = tables["type_1"].to_pandas().set_index(["test", "n"])["rate"]
     se = math.sqrt(0.05 * 0.95 / 2000)
@@ -478,7 +478,7 @@ def test_monte_carlo_pvalues_are_exact_on_the_grid(small):
     data, base, _ = small
     from dataclasses import replace
 
-    tests = replace(base, B=3000)
+    tests = replace(base, config=replace(base.config, B=3000, bootstrap_statistic="mean"))
     pool = data.pools[1]
     n = 25
     u = blocked_draws(0, URBANO_STREAM, (study_key("P@10"), n), 0, 250,
@@ -499,7 +499,6 @@ def test_monte_carlo_pvalues_are_exact_on_the_grid(small):
             ("randomisation", "greater"): perm >= total[:, None],
             ("paired_bootstrap", "two-sided"): np.abs(shift) >= np.abs(obs),
             ("paired_bootstrap", "greater"): shift >= obs}
-    tests = replace(tests, bootstrap_statistic="mean")
     for (test, alt), hits in want.items():
         p = tests.pvalues(test, ("less", alt), y, x, key)[:, 1]
         assert (np.rint(p * 3000).astype(np.int64) == hits.sum(axis=1)).all(), (test, alt)
@@ -519,10 +518,10 @@ def test_monte_carlo_units_do_not_depend_on_sharding(ap_pool):
     p10 = pool_of("P@10", ("adhoc7_p10", "adhoc8_p10"), 12, (0.05,))
     data = UrbanoData((p10,), (0.05,))
     trials = MC_UNIT + 500
-    base = TestErrors(sizes=(10,), alphas=(0.05, 0.1), tests=("randomisation",
-                      "paired_bootstrap"), alternatives=("two-sided", "greater"),
-                      trials=trials, B=200, seed=2, bootstrap_statistic="mean",
-                      shard_replicates=MC_UNIT)
+    base = TestErrors.of(sizes=(10,), alpha=(0.05, 0.1), tests=("randomisation",
+                         "paired_bootstrap"), alternatives=("two-sided", "greater"),
+                         trials=trials, B=200, seed=2, bootstrap_statistic="mean",
+                         shard_replicates=MC_UNIT)
     want, info = run_study(UrbanoStudy(base, 250, (0.05,)), data)
     assert info["shards"] == 2
     for size in (250, 1000):

@@ -114,9 +114,9 @@ def _power(families, metric, names, n, delta, trials, cache):
                                             name=name, runs=tuple(df.columns), seed=0,
                                             cache_dir=cache, continuous_families=families))
     pool = PooledMetric.build(metric, models, (delta,))
-    base = TestErrors(sizes=(n,), alphas=(0.05,), tests=("t", "wilcoxon", "sign"),
-                      alternatives=("two-sided",), trials=250, seed=0, wilcoxon_method="r",
-                      sign_threshold=0.01)
+    base = TestErrors.of(sizes=(n,), alpha=(0.05,), tests=("t", "wilcoxon", "sign"),
+                         alternatives=("two-sided",), trials=250, seed=0, wilcoxon_method="r",
+                         sign_threshold=0.01)
     tables, _ = run_study(UrbanoStudy(base, trials, (delta,)), UrbanoData((pool,), (delta,)))
     t2, t3 = (tables[k].to_pandas().set_index("test") for k in ("type_2", "type_3"))
     assert set(t2.trials) == {trials}

@@ -11,7 +11,6 @@ import numpy as np
 
 from irsim.errors import ConfigError, param
 from irsim.params import Options, document, option
-from irsim.stats.bootstrap import BootstrapStatistic
 
 __all__ = [
     "as_tuple",
@@ -22,7 +21,6 @@ __all__ = [
     "aligned_block",
     "pair_index",
     "round_sig",
-    "check_alphas",
     "check_choices",
     "check_unique",
     "check_listed",
@@ -33,14 +31,13 @@ __all__ = [
     "MEMORY_BUDGET",
     "check_memory",
     "check_systems_differ",
-    "simulated_test_options",
     "Shards",
     "BAYES_OPTIONS",
     "BayesOptions",
     "BayesRules",
-    "BayesFields",
-    "SimulatedTestFields",
     "decision_codes",
+    "normalised_tests",
+    "SimulatedTests",
 ]
 
 
@@ -206,31 +203,6 @@ level
     if not values:
         raise ConfigError(f"{name} must list at least one {what}")
     return check_unique(values, name)
-
-
-def check_alphas(alphas: Sequence[float], name: str = "experiment.alpha") -> tuple[float, ...]:
-    """Validate significance levels: each a number strictly inside (0, 1), no repeats.
-
-    Examples
-    --------
-    >>> check_alphas([0.01, 0.05])
-    (0.01, 0.05)
-    >>> check_alphas(["abc"])
-    Traceback (most recent call last):
-    ...
-    irsim.errors.ConfigError: config: experiment.alpha must be numbers inside (0, 1), got ['abc']
-    """
-    try:
-        out = tuple(float(a) for a in alphas)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{name} must be numbers inside (0, 1), got {list(alphas)!r}"
-                          ) from None
-    if not out:
-        raise ConfigError(f"{name} must list at least one significance level")
-    for a in out:
-        if not 0.0 < a < 1.0:
-            raise ConfigError(f"{name} must be inside (0, 1), got {a}")
-    return check_unique(out, name)
 
 
 def check_resamples(B: int, alphas: Sequence[float], b_key: str = "experiment.B",
@@ -434,68 +406,6 @@ def check_study_memory(study: Any, data: Any, lower: str, extra: float = 0.0) ->
     return study
 
 
-def check_simulated_tests(study: Any) -> None:
-    """Check the options shared by the known-truth studies that run the paired tests on
-    simulated topics (``test_errors``, ``multiple_testing``): shard sizes, ``pvalue``,
-    ``wilcoxon_method``, ``bootstrap_statistic``, ``sign_threshold`` and ``ci_level``,
-    each named as the caller wrote it.
-
-    Examples
-    --------
-    >>> from types import SimpleNamespace
-    >>> ok = dict(shard_items=1, shard_replicates=1, pvalue="count", wilcoxon_method="auto",
-    ...           bootstrap_statistic="t", sign_threshold=0.0, ci_level=0.95)
-    >>> check_simulated_tests(SimpleNamespace(**ok))
-    >>> check_simulated_tests(SimpleNamespace(**{**ok, "ci_level": 1.0}))
-    Traceback (most recent call last):
-    ...
-    irsim.errors.ConfigError: config: experiment.ci_level must be in (0, 1), got 1.0
-    """
-    from irsim.errors import unknown_name
-    from irsim.stats._validation import PVALUE_MODES
-    from irsim.stats.wilcoxon import WILCOXON_METHODS
-
-    check_positive_int(study.shard_items, param("shard_items", "engine"))
-    check_positive_int(study.shard_replicates, param("shard_replicates", "engine"))
-    if study.pvalue not in PVALUE_MODES:
-        raise unknown_name(param("pvalue"), str(study.pvalue), PVALUE_MODES)
-    if study.wilcoxon_method not in WILCOXON_METHODS:
-        raise unknown_name(param("wilcoxon_method"), str(study.wilcoxon_method),
-                           WILCOXON_METHODS)
-    if study.bootstrap_statistic not in BootstrapStatistic.values():
-        raise unknown_name(param("bootstrap_statistic"), str(study.bootstrap_statistic),
-                           BootstrapStatistic.values())
-    if not float(study.sign_threshold) >= 0:
-        raise ConfigError(f"{param('sign_threshold')} must be >= 0, got "
-                          f"{study.sign_threshold}")
-    if not 0.0 < float(study.ci_level) < 1.0:
-        raise ConfigError(f"{param('ci_level')} must be in (0, 1), got {study.ci_level}")
-
-
-def simulated_test_options(config: Any) -> dict[str, Any]:
-    """The options a known-truth study that runs the paired tests on simulated topics
-    (``test_errors``, ``multiple_testing``) takes from its ``Config`` as they are: trials,
-    resamples, the options :func:`check_simulated_tests` checks (but the shard sizes) and
-    the Bayesian tests (:meth:`BayesRules.options`, checked here), keyword arguments of the
-    study's constructor.
-
-    Examples
-    --------
-    >>> from types import SimpleNamespace
-    >>> c = SimpleNamespace(trials=100, B=200, pvalue="count", wilcoxon_method="auto",
-    ...                     sign_threshold=0, bootstrap_statistic="t", ci_level=0.9,
-    ...                     bayes=["jzs_bf"], **BAYES_OPTIONS)
-    >>> opts = simulated_test_options(c)
-    >>> opts["sign_threshold"], opts["bayes"], opts["bayes_rope"]
-    (0.0, ('jzs_bf',), 0.01)
-    """
-    return {"trials": config.trials, "B": config.B, "pvalue": config.pvalue,
-            "wilcoxon_method": config.wilcoxon_method,
-            "sign_threshold": float(config.sign_threshold),
-            "bootstrap_statistic": config.bootstrap_statistic,
-            "ci_level": float(config.ci_level), **BayesRules.of(config).options()}
-
-
 @dataclass(frozen=True)
 class Shards:
     """Requested shard sizes (``engine.shard_items`` x ``engine.shard_replicates``): items
@@ -579,9 +489,9 @@ def decision_codes(decision: np.ndarray) -> np.ndarray:
 class BayesRules:
     """The Bayesian tests a study runs (``experiment.bayes``) and their decision rules: the
     one definition of the options ``bayes``, ``bayes_threshold``, ``bayes_r``,
-    ``bayes_prob`` and ``bayes_rope`` shared by test_errors, discpower and multiple_testing
-    (checks, rule labels, the batched calls; the fields and their help are
-    :class:`BayesOptions`).
+    ``bayes_prob`` and ``bayes_rope`` shared by test_errors, discpower, multiple_testing and
+    assessors (the tests' names checked, rule labels, the batched calls; the fields, their
+    help and their bounds are :class:`BayesOptions`', checked by the ``Config``).
 
     Parameters
     ----------
@@ -633,18 +543,8 @@ mean 'jzs_bf'?); valid: bayesian_bootstrap, jzs_bf, t_posterior
                 raise unknown_name(f"Bayesian test in {param('bayes')}", b, BAYES_TESTS)
         if len(set(self.tests)) != len(self.tests):
             raise ConfigError(f"{param('bayes')} lists a test twice: {list(self.tests)}")
-        for attr, ok, want in (("threshold", lambda v: v >= 1.0, ">= 1"),
-                               ("r", lambda v: v > 0.0, "> 0"),
-                               ("prob", lambda v: 0.0 < v < 1.0, "in (0, 1)"),
-                               ("rope", lambda v: v >= 0.0, ">= 0")):
-            raw = getattr(self, attr)
-            try:
-                v = math.nan if isinstance(raw, bool) else float(raw)
-            except (TypeError, ValueError):
-                v = math.nan
-            if not (math.isfinite(v) and ok(v)):
-                raise ConfigError(f"{param('bayes_' + attr)} must be {want}, got {raw!r}")
-            set_(self, attr, v)
+        for attr in ("threshold", "r", "prob", "rope"):  # bounds: BayesOptions' fields
+            set_(self, attr, float(getattr(self, attr)))
 
     @classmethod
     def of(cls, obj: Any) -> BayesRules:
@@ -692,121 +592,91 @@ mean 'jzs_bf'?); valid: bayesian_bootstrap, jzs_bf, t_posterior
         return decision_codes(np.atleast_1d(self.decide(name, x, y, **mc).decision))
 
 
-@dataclass(frozen=True, kw_only=True)
-class BayesFields:
-    """The Bayesian fields of a study object, declared once: a frozen study dataclass that
-    decides pairs with the Bayesian tests inherits them (``class Study(BayesFields)``); they
-    are keyword-only, so they follow the study's own fields in its constructor and never
-    shift its positional arguments. The values are those of the ``Config``'s
-    :class:`BayesOptions`; :meth:`_check_bayes` (called by the study's ``__post_init__``,
-    or by this one when the study defines none) checks them through :class:`BayesRules`
-    and stores them normalised (``bayes`` a tuple, the rule options floats).
+
+
+def normalised_tests(config: Any, valid: Sequence[str], what: str) -> dict[str, Any]:
+    """The fields of a known-truth study's ``Config`` that :class:`SimulatedTests` reads,
+    checked beyond their bounds (the bounds are the fields' own) and normalised, as keyword
+    arguments of :func:`dataclasses.replace`: ``tests`` (at least one, each of `valid`,
+    named as `what`), ``alpha`` (at least one, none repeated) and the Bayesian options
+    (:meth:`BayesRules.options`; ``bayes`` as a list).
 
     Examples
     --------
-    >>> @dataclass(frozen=True)
-    ... class Study(BayesFields):
-    ...     B: int = 1000
-    >>> s = Study(500, bayes=["jzs_bf"], bayes_threshold=10)
-    >>> s.bayes, s.bayes_threshold, s.bayes_rules.rule("jzs_bf", s.B)
-    (('jzs_bf',), 10.0, 'BF10 >= 10 (r=0.7071)')
-    >>> Study(bayes_prob=1.5)
+    >>> from types import SimpleNamespace
+    >>> c = SimpleNamespace(tests=["t"], alpha=[0.05], bayes=["jzs_bf"], **BAYES_OPTIONS)
+    >>> out = normalised_tests(c, ("t", "sign"), "test for experiment=toy")
+    >>> out["tests"], out["alpha"], out["bayes"], out["bayes_rope"]
+    (['t'], [0.05], ['jzs_bf'], 0.01)
+    >>> normalised_tests(SimpleNamespace(**{**vars(c), "tests": ["wilcox"]}), ("t", "sign"),
+    ...                  "test for experiment=toy")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    irsim.errors.ConfigError: config: experiment.bayes_prob must be in (0, 1), got 1.5
+    irsim.errors.ConfigError: config: unknown test for experiment=toy 'wilcox'...
+    """
+    from irsim.errors import unknown_name
+
+    tests = [str(t) for t in config.tests]
+    if not tests:
+        raise ConfigError(f"{param('tests')} must list at least one test")
+    for t in tests:
+        if t not in valid:
+            raise unknown_name(what, t, valid)
+    rules = BayesRules.of(config).options()
+    return {"tests": tests,
+            "alpha": list(check_listed(config.alpha, param("alpha"), "significance level")),
+            **rules, "bayes": list(rules["bayes"])}
+
+
+class SimulatedTests:
+    """What a known-truth study that runs the paired tests on simulated topics (test_errors'
+    :class:`~irsim.experiments.test_errors.common.TrialTests`,
+    :class:`~irsim.experiments.multiple_testing.MultipleTesting`) derives from the
+    normalised ``Config`` it holds (``self.config``: its ``tests``, ``alpha``, ``B``, the
+    tests' options and the Bayesian ones, :func:`normalised_tests`) and its ``seed``: the
+    Bayesian rules, the rule ``B * alpha >= 1`` and the options of each test.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> @dataclass(frozen=True)
+    ... class Study(SimulatedTests):
+    ...     config: Any
+    ...     seed: int = 0
+    >>> c = SimpleNamespace(tests=["randomisation"], alpha=[0.05], B=99, pvalue="count",
+    ...                     sign_threshold=0.01, bayes=[], **BAYES_OPTIONS)
+    >>> Study(c).test_options("sign", "toy", (0,))
+    {'threshold': 0.01}
+    >>> o = Study(c, seed=3).test_options("randomisation", "toy", (3,))
+    >>> o["B"], o["seed"], o["key"], o["study"], o["pvalue_mode"]
+    (99, 3, (3,), 'toy/randomisation', 'count')
+    >>> Study(SimpleNamespace(**{**vars(c), "alpha": [0.001]})).check_resamples()
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    irsim.errors.ConfigError: config: experiment.B=99 is too small for experiment.alpha=0.001...
     """
 
-    bayes: tuple[str, ...] = ()
-    bayes_threshold: float = BAYES_OPTIONS["bayes_threshold"]
-    bayes_r: float = BAYES_OPTIONS["bayes_r"]
-    bayes_prob: float = BAYES_OPTIONS["bayes_prob"]
-    bayes_rope: float = BAYES_OPTIONS["bayes_rope"]
-
-    def __post_init__(self) -> None:
-        self._check_bayes()
-
-    def _check_bayes(self) -> None:
-        """Check the Bayesian fields and store them normalised (:meth:`BayesRules.options`)."""
-        for k, v in BayesRules.of(self).options().items():
-            object.__setattr__(self, k, v)
+    config: Any
+    seed: int
 
     @property
     def bayes_rules(self) -> BayesRules:
         """The Bayesian tests and their rules (:class:`BayesRules`)."""
-        return BayesRules.of(self)
-
-
-@dataclass(frozen=True, kw_only=True)
-class SimulatedTestFields(BayesFields):
-    """The fields of a known-truth study that runs the paired tests on simulated topics
-    (test_errors' :class:`~irsim.experiments.test_errors.common.TrialTests`,
-    :class:`~irsim.experiments.multiple_testing.MultipleTesting`), declared once with the
-    Bayesian ones (:class:`BayesFields`): trials, resamples, seed and the options
-    :func:`check_simulated_tests` checks; keyword-only, as :func:`simulated_test_options`
-    gives them from a ``Config``. A study changes a default by declaring the field again
-    (``trials: int = field(default=10000, kw_only=True)``). :meth:`_check_simulated`
-    (called by the study's ``__post_init__``, after its own checks) checks them.
-
-    Examples
-    --------
-    >>> @dataclass(frozen=True)
-    ... class Study(SimulatedTestFields):
-    ...     shard_items: int = 10
-    ...     shard_replicates: int = 250
-    ...     def __post_init__(self):
-    ...         self._check_bayes()
-    ...         self._check_simulated()
-    >>> Study(trials=20.0, B=99).trials
-    20
-    >>> Study(bootstrap_statistic="median")
-    Traceback (most recent call last):
-    ...
-    irsim.errors.ConfigError: config: unknown experiment.bootstrap_statistic 'median' (did \
-you mean 'mean'?); valid: mean, t
-    """
-
-    trials: int = 1000
-    B: int = 1000
-    seed: int = 0
-    pvalue: str = "count"
-    wilcoxon_method: str = "auto"
-    sign_threshold: float = 0.0
-    bootstrap_statistic: str = "t"
-    ci_level: float = 0.95
-
-    def _check_simulated(self) -> None:
-        """Check the trials and resamples (stored as ints) and the options of
-        :func:`check_simulated_tests` (with the study's shard sizes)."""
-        object.__setattr__(self, "trials", check_positive_int(self.trials, param("trials")))
-        object.__setattr__(self, "B", check_positive_int(self.B, param("B")))
-        check_simulated_tests(self)
+        return BayesRules.of(self.config)
 
     def check_resamples(self) -> Any:
-        """Refuse `B` too small for the smallest of the study's `alphas` when one of its
-        `tests` is a Monte Carlo test (:func:`check_resamples`; the studies' ``make``
-        calls it, so a study object built directly for a unit test may use a small `B`);
-        returns the study."""
-        check_resamples(self.B, self.alphas, param("B"), param("alpha"), tests=self.tests)
+        """Refuse ``B`` too small for the smallest ``alpha`` when one of the ``tests`` is a
+        Monte Carlo test (:func:`check_resamples`, the knobs named); returns the study."""
+        c = self.config
+        check_resamples(c.B, c.alpha, param("B"), param("alpha"), tests=c.tests)
         return self
 
     def test_options(self, test: str, stream: str, key: tuple[int, ...]) -> dict[str, Any]:
         """The keyword options of paired test `test` (:func:`irsim.stats.get_test`) as the
         study sets them: Wilcoxon's method, the sign test's tie threshold, the bootstrap
         statistic and, for a Monte Carlo test, ``B``, the seed, the p-value rule and the
-        random stream ``<stream>/<test>`` keyed by `key` (the alternative is the caller's).
-
-        Examples
-        --------
-        >>> @dataclass(frozen=True)
-        ... class Study(SimulatedTestFields):
-        ...     shard_items: int = 10
-        ...     shard_replicates: int = 250
-        >>> Study(sign_threshold=0.01).test_options("sign", "toy", (0,))
-        {'threshold': 0.01}
-        >>> o = Study(B=99).test_options("randomisation", "toy", (3,))
-        >>> o["B"], o["key"], o["study"], o["pvalue_mode"]
-        (99, (3,), 'toy/randomisation', 'count')
-        """
+        random stream ``<stream>/<test>`` keyed by `key` (the alternative is the caller's)."""
         from irsim.stats import get_test
 
         return get_test(test).keywords(self, stream=stream, key=key)

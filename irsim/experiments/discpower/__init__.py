@@ -36,7 +36,10 @@ One run computes, for every metric and system pair, the method set of METHODS.md
   first replicate block, so its decision does not depend on sharding.
 
 The study is this package: the study itself here (its ``Config``, :class:`DiscPower`,
-:func:`make`, its table specs), its resampling kernel and the modules above beside it. The
+:func:`make`), its table specs (:mod:`~irsim.experiments.discpower.tables`), its row
+labels (:mod:`~irsim.experiments.discpower.variants`), its Bayesian decisions
+(:mod:`~irsim.experiments.discpower.bayes`), its resampling kernel and the modules above
+beside it. The
 names of its fields are spelt once, by the typed layouts of
 :mod:`~irsim.experiments.discpower.fields` that the fields' declaration, the kernel and
 ``finalize`` all ask.
@@ -59,6 +62,7 @@ are integer counters, per-replicate values or top-k lists merged exactly
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 from dataclasses import dataclass, field
@@ -73,6 +77,7 @@ from irsim.engine.partials import Count, Kind, Slab, TopK
 from irsim.errors import ConfigError, InputError, param, unknown_name
 from irsim.experiments import Shards
 from irsim.experiments.discpower.agreement import agreement_table
+from irsim.experiments.discpower.bayes import bayes_tables, decide_pairs
 from irsim.experiments.discpower.bootswap import SWAP_STREAM, swap_tables
 from irsim.experiments.discpower.fields import (
     BayesDecisionFields,
@@ -102,10 +107,16 @@ from irsim.experiments.discpower.stability import (
     check_fuzziness,
     stability_table,
 )
+from irsim.experiments.discpower.tables import TABLE_SPECS
+from irsim.experiments.discpower.variants import (
+    Variant,
+    observed_diff,
+    pair_count,
+    variant_values,
+)
 from irsim.kit.bins import ABSOLUTE
 from irsim.kit.common import (
     PAIR_UNIT,
-    BayesFields,
     BayesOptions,
     BayesRules,
     aligned_block,
@@ -114,28 +125,19 @@ from irsim.kit.common import (
     check_paired_bootstrap_topics,
     check_positive_int,
     check_resamples,
-    decision_codes,
     pair_index,
     round_sig,
-    unit_ranges,
 )
-from irsim.kit.tables import SWAP_RATES, SWAP_SUMMARY
 from irsim.params import fingerprint, option
 from irsim.registry import Headline, study
 from irsim.rng import REPLICATE_BLOCK
-from irsim.stats._validation import PValueMode
-from irsim.stats.bayes import DECISIONS
+from irsim.stats._validation import PVALUE_MODES, PValueMode
 from irsim.stats.multiple import CORRECTIONS, Correction, adjust
 from irsim.stats.registry import TESTS, get_test
-from irsim.stats.resample import gmean_scores, log_scores
+from irsim.stats.resample import gmean_scores
 from irsim.stats.ties import snap_ties
 from irsim.stats.wilcoxon import WilcoxonMethod, ZeroMethod
-from irsim.tables import BAYES_RULE, BAYES_TEST, claim, schema, table
-from irsim.tables import FLOAT as _F
-from irsim.tables import INT as _I
-from irsim.tables import STR as _S
-from irsim.tables import column as _c
-from irsim.tables import table_spec as _spec
+from irsim.tables import schema, table
 
 __all__ = ["Config", "make", "DiscPower", "Variant", "TESTS",
            "PAIRED_STREAM", "UNPAIRED_STREAM", "SWAP_STREAM", "TUKEY_STREAM", "TOPK_BUDGET",
@@ -238,112 +240,114 @@ _DEFAULT = Config()
 
 
 @dataclass(frozen=True)
-class Variant:
-    """One row label of the tables: a metric as a summary of per-topic scores.
-
-    Attributes
-    ----------
-    name : str
-        ``AP``, ``AG AP`` or ``G AP``.
-    metric : str
-        The metric of the score matrix.
-    kind : {"mean", "ag", "g"}
-        Arithmetic mean of the scores, arithmetic mean of ``log(x + 1e-5)``, geometric mean.
-    tests : tuple of str
-        The tests run on it.
-    """
-
-    name: str
-    metric: str
-    kind: str
-    tests: tuple[str, ...]
-
-    @property
-    def sampled(self) -> bool:
-        """Whether stability, swap and rank correlation use it (``AG`` ranks as ``G``)."""
-        return self.kind != "ag"
-
-
-@dataclass(frozen=True)
-class DiscPower(BayesFields):
+class DiscPower:
     """The discriminative-power study with Sakai's (2006) companion methods.
 
-    Parameters as :class:`Config` (checked and normalised by :func:`make`; ``alphas`` is
-    ``alpha`` as a tuple, ``options`` the Wilcoxon and sign-test options as a
-    :class:`~.pairtests.TestOptions`), plus the global ``seed`` and the
-    shard sizes ``shard_items`` (pairs, rounded up to a multiple of 256) and
-    ``shard_replicates`` (rounded up to a multiple of 250); None: :meth:`shard_shape`
-    chooses. Neither changes any result; memory per kernel step is bounded by the fixed
-    256 x 250 units.
+    Parameters
+    ----------
+    config : Config
+        The study's parameters, normalised and checked by :func:`make` (or
+        :meth:`from_config`; :meth:`of` builds one from keywords).
+    seed : int
+    shard_items, shard_replicates : int, optional
+        Shard sizes: pairs (rounded up to a multiple of 256) and replicates (rounded up to a
+        multiple of 250); None: :meth:`shard_shape` chooses. Neither changes any result;
+        memory per kernel step is bounded by the fixed 256 x 250 units.
 
     Examples
     --------
     >>> from irsim.data.synthetic import synthetic_scores
     >>> from irsim.engine import run_study
     >>> m = synthetic_scores(systems=6, topics=20, seed=1).matrix
-    >>> tables, info = run_study(DiscPower(B=200, seed=3), m)
+    >>> tables, info = run_study(DiscPower.of(B=200, seed=3), m)
     >>> tables["asl"].num_rows            # 15 pairs x 2 tests
     30
-    >>> study = DiscPower(B=250, seed=3, gmean=True, stability=True, fuzziness=(0.05,),
-    ...                   swap=True, rankcorr=True)
+    >>> study = DiscPower.of(B=250, seed=3, gmean=True, stability=True, fuzziness=[0.05],
+    ...                      swap=True, rankcorr=True)
     >>> tables, _ = run_study(study, m)
     >>> sorted(tables)
     ['asl', 'discpower', 'rankcorr', 'stability', 'swap_rates', 'swap_summary']
     >>> tables["rankcorr"].select(["metric_a", "metric_b"]).to_pylist()
     [{'metric_a': 'synthetic', 'metric_b': 'G synthetic'}]
-    >>> study = DiscPower(tests=("t", "wilcoxon", "sign"), correction="holm", agreement=True)
+    >>> study = DiscPower.of(tests=["t", "wilcoxon", "sign"], correction="holm", agreement=True)
     >>> tables, _ = run_study(study, m)
     >>> sorted(tables), tables["test_agreement"].num_rows   # 3 test pairs x 2 alphas
     (['asl', 'discpower', 'test_agreement'], 6)
     """
 
-    tests: tuple[str, ...] = tuple(_DEFAULT.tests)
-    B: int = _DEFAULT.B
-    alphas: tuple[float, ...] = tuple(_DEFAULT.alpha)
+    config: Config = field(default_factory=Config)
     seed: int = 0
-    pvalue: str = _DEFAULT.pvalue
-    gmean: bool = _DEFAULT.gmean
-    stability: bool = _DEFAULT.stability
-    fuzziness: tuple[float, ...] = DEFAULT_FUZZINESS
-    swap: bool = _DEFAULT.swap
-    swap_confidence: tuple[float, ...] = tuple(_DEFAULT.swap_confidence)
-    rankcorr: bool = _DEFAULT.rankcorr
-    estimated_diff: bool = _DEFAULT.estimated_diff
-    correction: str = _DEFAULT.correction
-    agreement: bool = _DEFAULT.agreement
-    options: TestOptions = TestOptions()
     shard_items: int | None = None
     shard_replicates: int | None = None
     name: str = field(default="discpower", init=False)
+
+    @classmethod
+    def from_config(cls, config: Config, *, seed: int, shards: Shards | None = None
+                    ) -> DiscPower:
+        """The study of `config`, its parameters checked and normalised (what :func:`make`
+        does before it looks at the data)."""
+        shards = shards or Shards()
+        return cls(_normalised(config), seed=int(seed),
+                   shard_items=_shard_size(shards.items, "shard_items"),
+                   shard_replicates=_shard_size(shards.replicates, "shard_replicates"))
+
+    @classmethod
+    def of(cls, *, seed: int = 0, shard_items: int | None = None,
+           shard_replicates: int | None = None, **params: Any) -> DiscPower:
+        """The study of ``Config(**params)`` (:meth:`from_config`): the short way to build one
+        in Python.
+
+        Examples
+        --------
+        >>> s = DiscPower.of(B=200, alpha=0.05, tests=["t"], seed=3)
+        >>> s.config.alpha, s.config.tests, s.seed
+        ([0.05], ['t'], 3)
+        """
+        return cls.from_config(Config(**params), seed=seed,
+                               shards=Shards(shard_items, shard_replicates))
+
+    @property
+    def options(self) -> TestOptions:
+        """The options of the Wilcoxon and sign tests (:class:`~.pairtests.TestOptions`)."""
+        c = self.config
+        return TestOptions(wilcoxon_method=c.wilcoxon_method,
+                           wilcoxon_correction=c.wilcoxon_correction,
+                           wilcoxon_zero_method=c.wilcoxon_zero_method,
+                           sign_threshold=c.sign_threshold)
+
+    @property
+    def bayes_rules(self) -> BayesRules:
+        """The Bayesian tests and their rules (:class:`~irsim.kit.common.BayesRules`)."""
+        return BayesRules.of(self.config)
 
     @property
     def t_alpha(self) -> float:
         """Level of the paired t test beside the Bayesian decisions: ``1 - bayes_prob``
         (rounded to 12 decimals: 0.05 for 0.95)."""
-        return round(1.0 - self.bayes_prob, 12)
+        return round(1.0 - self.config.bayes_prob, 12)
 
     def bayes_variants(self, data: ScoreMatrix) -> list[int]:
         """Indices of the variants the Bayesian tests decide (arithmetic means: ``<metric>``
         and ``AG <metric>``); none without ``bayes``."""
         return ([i for i, v in enumerate(self.variants(data)) if v.kind != "g"]
-                if self.bayes else [])
+                if self.config.bayes else [])
 
     @property
     def k(self) -> int:
         """How many of the largest replicates per pair the estimated difference needs."""
-        return max(1, math.ceil(max(self.alphas) * self.B - 1e-9))
+        return max(1, math.ceil(max(self.config.alpha) * self.config.B - 1e-9))
 
     @property
     def ranks(self) -> tuple[int, ...]:
         """Per alpha, the position (0-based, best first) of the replicate whose value is the
         estimated difference: ``ceil(alpha B) - 1``."""
-        return tuple(max(1, math.ceil(a * self.B - 1e-9)) - 1 for a in self.alphas)
+        return tuple(max(1, math.ceil(a * self.config.B - 1e-9)) - 1 for a in self.config.alpha)
 
     @property
     def keeps_topk(self) -> bool:
         """Whether shards keep top-k replicate lists (the estimated difference of a
         bootstrap test)."""
-        return self.estimated_diff and bool(set(self.tests) & set(TOPK_TESTS))
+        return self.config.estimated_diff and bool(set(self.config.tests) & set(TOPK_TESTS))
 
     def whole_replicates(self, pairs: int) -> bool:
         """Whether shards keep top-k lists and each spans all B replicates of its pairs
@@ -352,20 +356,20 @@ class DiscPower(BayesFields):
         instead of the list (field :attr:`~.fields.BootstrapFields.top`, merged on the
         driver). Either way the same values."""
         _, reps = self.shard_shape(pairs, topk=True)
-        return self.keeps_topk and aligned_block(reps, REPLICATE_BLOCK) >= self.B
+        return self.keeps_topk and aligned_block(reps, REPLICATE_BLOCK) >= self.config.B
 
     @property
     def sampled_methods(self) -> bool:
         """Whether any of stability, swap, rankcorr is on."""
-        return self.stability or self.swap or self.rankcorr
+        return self.config.stability or self.config.swap or self.config.rankcorr
 
     def variants(self, data: ScoreMatrix) -> tuple[Variant, ...]:
         """The metrics of the tables: every metric, then ``AG`` and ``G`` ones if gmean."""
-        out = [Variant(m, m, "mean", self.tests) for m in data.metrics]
-        if self.gmean:
+        out = [Variant(m, m, "mean", tuple(self.config.tests)) for m in data.metrics]
+        if self.config.gmean:
             # the unpaired tests compare geometric means (G), the others the logs (AG)
-            ag = tuple(t for t in self.tests if get_test(t).kind != "unpaired")
-            g = tuple(t for t in self.tests if get_test(t).kind == "unpaired")
+            ag = tuple(t for t in self.config.tests if get_test(t).kind != "unpaired")
+            g = tuple(t for t in self.config.tests if get_test(t).kind == "unpaired")
             out += [Variant(f"AG {m}", m, "ag", ag) for m in data.metrics]
             out += [Variant(f"G {m}", m, "g", g) for m in data.metrics]
         names = [v.name for v in out]
@@ -382,9 +386,9 @@ class DiscPower(BayesFields):
         """Pair blocks x replicate blocks (no replicates when no test resamples)."""
         tests = {t for v in self.variants(data) for t in v.tests}
         resampled = any(get_test(t).monte_carlo for t in tests) or self.sampled_methods
-        items, reps = self.shard_shape(_pairs(data), topk=self.keeps_topk)
-        return shard_grid(_pairs(data), aligned_block(items, PAIR_UNIT),
-                          self.B if resampled else 0, aligned_block(reps, REPLICATE_BLOCK))
+        items, reps = self.shard_shape(pair_count(data), topk=self.keeps_topk)
+        return shard_grid(pair_count(data), aligned_block(items, PAIR_UNIT),
+                          self.config.B if resampled else 0, aligned_block(reps, REPLICATE_BLOCK))
 
     def shard_shape(self, pairs: int, *, topk: bool) -> tuple[int, int]:
         """Pairs x replicates per shard: the requested sizes, or else about
@@ -403,11 +407,11 @@ class DiscPower(BayesFields):
 
         Examples
         --------
-        >>> DiscPower(B=10_000).shard_shape(8256, topk=True)     # TREC-8: 17 shards
+        >>> DiscPower.of(B=10_000).shard_shape(8256, topk=True)     # TREC-8: 17 shards
         (512, 10000)
-        >>> DiscPower(B=10_000).shard_shape(190, topk=True)      # 20 systems: 10 shards
+        >>> DiscPower.of(B=10_000).shard_shape(190, topk=True)      # 20 systems: 10 shards
         (512, 1000)
-        >>> DiscPower(B=10_000).shard_shape(8256, topk=False)
+        >>> DiscPower.of(B=10_000).shard_shape(8256, topk=False)
         (4096, 1000)
         """
         if not topk:
@@ -415,10 +419,10 @@ class DiscPower(BayesFields):
         else:
             # a pair unit's top-k buffer (up to 8 k entries of 24 bytes) bounds the range
             whole = PAIR_UNIT * 8 * self.k * 24 <= TOPK_UNIT_BYTES
-            reps = self.B if whole else min(self.B, 16_000)
+            reps = self.config.B if whole else min(self.config.B, 16_000)
             items = min(4096, aligned_block(-(-SHARD_WORK // reps), PAIR_UNIT))
             blocks = -(-pairs // items)
-            while blocks * -(-self.B // reps) < MIN_SHARDS and reps > 1000:
+            while blocks * -(-self.config.B // reps) < MIN_SHARDS and reps > 1000:
                 reps = max(1000, aligned_block(reps // 2, REPLICATE_BLOCK))
         return (items if self.shard_items is None else self.shard_items,
                 reps if self.shard_replicates is None else self.shard_replicates)
@@ -426,14 +430,12 @@ class DiscPower(BayesFields):
     def fingerprint(self) -> dict:
         """Parameters that determine the tables (from :class:`Config`,
         :func:`irsim.params.fingerprint`; `top_systems` and `top_by` through the data)."""
-        return fingerprint(self, Config, renamed={"alpha": "alphas", **{
-            k: f"options.{k}" for k in ("wilcoxon_method", "wilcoxon_correction",
-                                        "wilcoxon_zero_method", "sign_threshold")}})
+        return fingerprint(self, Config)
 
     def fields(self, data: ScoreMatrix) -> dict[str, Kind]:
         """Per pair: test counters and top-k replicates, stability counters; per replicate:
         Tukey null ranges, swap-set statistics, rank-correlation sums; swap bin counters."""
-        P, B, out = _pairs(data), self.B, {}
+        P, B, out = pair_count(data), self.config.B, {}
         whole = self.whole_replicates(P)
         for vi, v in enumerate(self.variants(data)):
             for test in ("paired_bootstrap", "unpaired_bootstrap"):
@@ -441,8 +443,8 @@ class DiscPower(BayesFields):
                     f = BootstrapFields.of(test, vi)
                     out[f.count] = Count((P,), along="items")
                     if whole:  # the estimated difference's values at self.ranks
-                        out[f.kth] = Slab((P, len(self.alphas)), along="items")
-                    elif self.estimated_diff:  # paired: |mean| of the sample beside |t*|
+                        out[f.kth] = Slab((P, len(self.config.alpha)), along="items")
+                    elif self.config.estimated_diff:  # paired: |mean| of the sample beside |t*|
                         out[f.top] = TopK(P, self.k, aux=int(f.test == "paired"))
             perm = PermutationFields(vi)
             if any(get_test(t).batched == "tukey_ranges" for t in v.tests):
@@ -452,22 +454,22 @@ class DiscPower(BayesFields):
         sampled = self.sampled(data)
         for x, vi in enumerate(sampled):
             s = SampleFields(vi)
-            if self.stability:
+            if self.config.stability:
                 for name in (s.gt_xy, s.gt_yx):
-                    out[name] = Count((P, len(self.fuzziness)), along="items")
-            if self.swap:
+                    out[name] = Count((P, len(self.config.fuzziness)), along="items")
+            if self.config.swap:
                 out[s.swap_comps] = Count((ABSOLUTE.count,))
                 out[s.swap_swaps] = Count((ABSOLUTE.count,))
                 out[s.max_perf] = Slab((B,), along="reps")
-            if self.rankcorr:
+            if self.config.rankcorr:
                 out[s.ties] = Count((B,), along="reps")
                 for vj in sampled[x + 1:]:
                     out[s.conc(vj)] = Count((B,), along="reps")
-        if self.swap:
+        if self.config.swap:
             for name in (SampleFields.UNIQUE, SampleFields.OVERLAP):
                 out[name] = Slab((B,), along="reps", dtype="int64", fill=0)
         for vi in self.bayes_variants(data):  # per pair: decision code, evidence (issue 28)
-            for test in self.bayes:
+            for test in self.config.bayes:
                 f = BayesDecisionFields(vi, test)
                 out[f.code] = Slab((P,), along="items", dtype="int64", fill=-1)
                 out[f.value] = Slab((P, 3), along="items")
@@ -482,45 +484,20 @@ class DiscPower(BayesFields):
             for vi, v in enumerate(self.variants(data)):
                 for test in _by_function(v.tests) if r1 > r0 else ():
                     out[PermutationFields(vi).pair_asl(test)] = resampled_pair_asl(
-                        test, _values(v, data), ia, ib, B=self.B, seed=self.seed,
-                        pvalue=self.pvalue, options=self.options)
+                        test, variant_values(v, data), ia, ib, B=self.config.B, seed=self.seed,
+                        pvalue=self.config.pvalue, options=self.options)
             out.update(self.bayes_kernel(shard, data))
         return out
 
     def bayes_kernel(self, shard: Shard, data: ScoreMatrix) -> dict[str, np.ndarray]:
-        """The Bayesian decisions of the shard's pairs (issue 28): per variant and Bayesian
-        test, the decision code (index of :data:`irsim.stats.bayes.DECISIONS`) and the
-        evidence ``(BF10, P(delta > 0), P(delta in ROPE))`` (NaN where the test has none),
-        one batched call per unit of 256 pairs (a unit's rows, hence every GEMM of the
-        Bayesian bootstrap, are the same for any sharding)."""
-        out: dict[str, np.ndarray] = {}
-        variants = self.variants(data)
-        ia, ib = pair_index(len(data.systems))
-        p0, p1 = shard.items
-        rules = self.bayes_rules
-        for vi in self.bayes_variants(data):
-            x = _values(variants[vi], data)
-            for test in self.bayes:
-                code = np.empty(p1 - p0, np.int64)
-                value = np.full((p1 - p0, 3), np.nan)
-                for a, b in unit_ranges(p0, p1, PAIR_UNIT):  # loop over 256-pair units
-                    res = rules.decide(test, x[ia[a:b]], x[ib[a:b]], B=self.B, seed=self.seed,
-                                       study=f"discpower/{test}")
-                    code[a - p0:b - p0] = decision_codes(np.atleast_1d(res.decision))
-                    if test == "jzs_bf":
-                        value[a - p0:b - p0, 0] = res.bf10
-                    else:
-                        value[a - p0:b - p0, 1] = res.prob_positive
-                        value[a - p0:b - p0, 2] = res.prob_rope
-                f = BayesDecisionFields(vi, test)
-                out[f.code], out[f.value] = code, value
-        return out
+        """The Bayesian decisions of the shard's pairs (:func:`~.bayes.decide_pairs`)."""
+        return decide_pairs(self, shard, data)
 
     # -- tables -------------------------------------------------------------------------
     def finalize(self, merged: dict[str, Any], data: ScoreMatrix) -> dict[str, pa.Table]:
         """``asl`` and ``discpower``; ``test_agreement``, ``stability``, ``swap_*`` and
         ``rankcorr`` if on."""
-        n, B, P = len(data.topics), self.B, _pairs(data)
+        n, B, P = len(data.topics), self.config.B, pair_count(data)
         ia, ib = pair_index(len(data.systems))
         systems = np.asarray(data.systems, dtype=object)
         asl_cols: dict[str, list] = {c: [] for c in schema("asl").names}
@@ -529,22 +506,24 @@ class DiscPower(BayesFields):
         for vi, v in enumerate(variants):
             if not v.tests:
                 continue
-            diff = _observed_diff(v, data)
+            diff = observed_diff(v, data)
             by_metric.append((v.name, {}))
+            x = variant_values(v, data)
             for test in v.tests:
                 if get_test(test).closed_form:
-                    asl, raw_by_alpha = closed_form_asl(test, _values(v, data), self.alphas,
+                    asl, raw_by_alpha = closed_form_asl(test, x, self.config.alpha,
                                                         self.options)
                 else:
-                    asl, raw_by_alpha = resampled_asl(self, test, vi, _values(v, data), merged)
+                    asl, raw_by_alpha = resampled_asl(self, test, vi, x, merged)
                 # the Tukey tests are simultaneous over all pairs already
-                adjusted = asl if get_test(test).simultaneous else adjust(asl, self.correction)
+                adjusted = (asl if get_test(test).simultaneous
+                            else adjust(asl, self.config.correction))
                 by_metric[-1][1][test] = asl
                 for col, values in (("metric", [v.name] * P), ("test", [test] * P),
                                     ("system_a", systems[ia]), ("system_b", systems[ib]),
                                     ("diff", diff), ("asl", asl), ("asl_adjusted", adjusted)):
                     asl_cols[col].append(values)
-                for alpha in self.alphas:
+                for alpha in self.config.alpha:
                     sig = int(np.count_nonzero(asl < alpha))
                     sig_adj = int(np.count_nonzero(adjusted < alpha))
                     raw = raw_by_alpha[alpha]
@@ -552,84 +531,37 @@ class DiscPower(BayesFields):
                         "metric": v.name, "test": test, "alpha": alpha, "pairs": P,
                         "significant": sig, "sensitivity": sig / P,
                         "estimated_diff": None if raw is None else round_sig(raw, 2),
-                        "estimated_diff_raw": raw, "correction": self.correction,
+                        "estimated_diff_raw": raw, "correction": self.config.correction,
                         "significant_adjusted": sig_adj, "sensitivity_adjusted": sig_adj / P,
                     })
         out = {"asl": table("asl", {c: np.concatenate(parts) for c, parts in
                                       asl_cols.items()}),
                "discpower": table("discpower", dp_rows)}
-        if self.agreement:
-            out["test_agreement"] = agreement_table(by_metric, self.alphas)
+        if self.config.agreement:
+            out["test_agreement"] = agreement_table(by_metric, self.config.alpha)
         sampled = [(vi, variants[vi]) for vi in self.sampled(data)]
         fields = [(v.name, SampleFields(vi)) for vi, v in sampled]
-        if self.stability:
+        if self.config.stability:
             out["stability"] = stability_table(
                 [(name, merged[f.gt_xy], merged[f.gt_yx]) for name, f in fields],
-                self.fuzziness, B)
-        if self.swap:
+                self.config.fuzziness, B)
+        if self.config.swap:
             out["swap_rates"], out["swap_summary"] = swap_tables(
                 [(name, merged[f.swap_comps], merged[f.swap_swaps],
                   float(merged[f.max_perf].max())) for name, f in fields],
-                subset_size=n, samples=B, confidences=self.swap_confidence,
+                subset_size=n, samples=B, confidences=self.config.swap_confidence,
                 unique_total=int(merged[SampleFields.UNIQUE].sum()),
                 overlap_total=int(merged[SampleFields.OVERLAP].sum()), layout=ABSOLUTE)
-        if self.rankcorr:
+        if self.config.rankcorr:
             out["rankcorr"] = self._rankcorr(merged, data, sampled)
-        if self.bayes:
-            out["bayes_pairs"], out["bayes_discpower"] = self._bayes_tables(merged, data)
+        if self.config.bayes:
+            out["bayes_pairs"], out["bayes_discpower"] = bayes_tables(self, merged, data)
         return out
-
-    def _bayes_tables(self, merged: dict[str, Any], data: ScoreMatrix
-                      ) -> tuple[pa.Table, pa.Table]:
-        """``bayes_pairs`` (a row per variant, Bayesian test and pair) and
-        ``bayes_discpower`` (a row per variant and Bayesian test: decision counts, the share
-        decided different, the paired t test at :attr:`t_alpha` beside it)."""
-        P = _pairs(data)
-        ia, ib = pair_index(len(data.systems))
-        systems = np.asarray(data.systems, dtype=object)
-        variants = self.variants(data)
-        labels = np.asarray(DECISIONS, dtype=object)
-        rules = self.bayes_rules
-        pair_cols: dict[str, list] = {c: [] for c in schema("bayes_pairs").names}
-        rows = []
-        for vi in self.bayes_variants(data):
-            v = variants[vi]
-            diff = _observed_diff(v, data)
-            t_asl, _ = closed_form_asl("t", _values(v, data), (self.t_alpha,), self.options)
-            t_sig = t_asl < self.t_alpha
-            for test in self.bayes:
-                f = BayesDecisionFields(vi, test)
-                code, value = merged[f.code], merged[f.value]
-                rule = rules.rule(test, self.B)
-                for col, vals in (("metric", [v.name] * P), ("test", [test] * P),
-                                  ("rule", [rule] * P), ("system_a", systems[ia]),
-                                  ("system_b", systems[ib]), ("diff", diff),
-                                  ("bf10", value[:, 0]), ("prob_positive", value[:, 1]),
-                                  ("prob_rope", value[:, 2]), ("decision", labels[code])):
-                    pair_cols[col].append(vals)
-                counts = np.bincount(code, minlength=len(DECISIONS))
-                different = code <= 1  # better or worse
-                rows.append({
-                    "metric": v.name, "test": test, "rule": rule, "pairs": P,
-                    **{d: int(counts[i]) for i, d in enumerate(DECISIONS)},
-                    "different": int(different.sum()),
-                    "sensitivity": float(different.sum()) / P,
-                    "equivalent_share": float(counts[2]) / P,
-                    "t_alpha": self.t_alpha, "t_significant": int(t_sig.sum()),
-                    "t_sensitivity": float(t_sig.sum()) / P,
-                    "both": int((different & t_sig).sum()),
-                })
-        pairs = {}
-        for c, parts in pair_cols.items():
-            arr = np.concatenate(parts)
-            if c in ("bf10", "prob_positive", "prob_rope"):
-                arr = pa.array(arr, pa.float64(), mask=np.isnan(arr))
-            pairs[c] = arr
-        return table("bayes_pairs", pairs), table("bayes_discpower", rows)
 
     def asl_of(self, count: np.ndarray) -> np.ndarray:
         """Monte Carlo ASL of replicate counts: ``count/B`` or ``(count+1)/(B+1)``."""
-        return count / self.B if self.pvalue == "count" else (count + 1) / (self.B + 1)
+        B = self.config.B
+        return count / B if self.config.pvalue == "count" else (count + 1) / (B + 1)
 
     def _rankcorr(self, merged: dict[str, Any], data: ScoreMatrix,
                   sampled: list[tuple[int, Variant]]) -> pa.Table:
@@ -644,188 +576,11 @@ class DiscPower(BayesFields):
         return rankcorr_table([v.name for _, v in sampled], obs, boot, len(data.systems))
 
 
-def _pairs(data: ScoreMatrix) -> int:
-    k = len(data.systems)
-    return k * (k - 1) // 2
-
-
 def _by_function(tests: tuple[str, ...]) -> list[str]:
     """The Monte Carlo tests of `tests` without a batched path of the kernel
     (:data:`~.kernel.BATCHED`): run by their function on each shard's pairs (the
     randomisation test)."""
     return [t for t in tests if get_test(t).monte_carlo and get_test(t).batched not in BATCHED]
-
-
-def _values(v: Variant, data: ScoreMatrix) -> np.ndarray:
-    """Per-topic values whose arithmetic mean is the variant's summary (AG: the logs)."""
-    x = np.asarray(data.metric(v.metric), np.float64)
-    return log_scores(x) if v.kind == "ag" else x
-
-
-def _observed_diff(v: Variant, data: ScoreMatrix) -> np.ndarray:
-    """Per pair: observed difference of the variant's summaries (``a - b``)."""
-    ia, ib = pair_index(len(data.systems))
-    if v.kind == "g":
-        g = gmean_scores(data.metric(v.metric))
-        return g[ia] - g[ib]
-    x = _values(v, data)
-    diff = np.empty(len(ia))
-    for p0, p1 in unit_ranges(0, len(ia), 8 * PAIR_UNIT):
-        diff[p0:p1] = (x[ia[p0:p1]] - x[ib[p0:p1]]).mean(axis=1)
-    return diff
-
-
-# --------------------------------------------------------------------------------- make
-
-# ------------------------------------------------------------------- output tables
-_DP = ("discpower",)
-_SWAP = "only with `experiment.swap=true`"
-_DP_METRIC = _c("metric", _S, "metric; with `experiment.gmean`, also `AG <metric>` (per-topic "
-                "log(x + 1e-5), tests of means) and `G <metric>` (geometric mean, unpaired "
-                "bootstrap)")
-_DP_TEST = _c("test", _S, "`paired_bootstrap`, `unpaired_bootstrap`, `t`, "
-              "`randomised_tukey_hsd`, `wilcoxon`, `sign`, `randomisation` or `tukey_hsd`")
-_SAMPLED_METRIC = _c("metric", _S, "metric (`<metric>` or `G <metric>`)")
-
-#: The tables this study writes (schemas: :mod:`irsim.tables`).
-TABLE_SPECS = (
-    _spec("asl", _DP, "Achieved significance level of every system pair, per metric and test.", [
-        _DP_METRIC,
-        _DP_TEST,
-        _c("system_a", _S, "first system of the pair (pairs a < b in collection order)"),
-        _c("system_b", _S, "second system of the pair"),
-        _c("diff", _F, "observed difference system_a - system_b: of mean scores; of geometric "
-           "means for `G`; mean difference of the logs for `AG`"),
-        _c("asl", _F, "achieved significance level of the test for this pair (Monte Carlo "
-           "count/B, or (count+1)/(B+1) with `experiment.pvalue=plus_one`; t, Wilcoxon, sign, "
-           "Tukey HSD: two-sided p; randomisation: exact count/2^n when 2^n <= B)"),
-        _c("asl_adjusted", _F, "asl adjusted by `experiment.correction` over the family of all "
-           "pairs of this metric and test (Bonferroni, Holm, Benjamini-Hochberg or "
-           "-Yekutieli adjusted p-value, as statsmodels' multipletests; `none`: asl); Tukey HSD "
-           "and randomised Tukey HSD are simultaneous tests already: their asl"),
-    ]),
-    _spec("discpower", _DP, "Discriminative power: per metric, test and alpha, the share of "
-          "pairs significant and the difference significance needs.", [
-              _DP_METRIC,
-              _DP_TEST,
-              _c("alpha", _F, "significance level: a pair is significant when asl < alpha"),
-              _c("pairs", _I, "system pairs tested"),
-              _c("significant", _I, "pairs with asl < alpha"),
-              _c("sensitivity", _F, "significant / pairs (discriminative power)"),
-              _c("estimated_diff", _F, "estimated difference required for asl < alpha, two "
-                 "significant figures (NaN for the bootstrap tests with "
-                 "`experiment.estimated_diff=false`; null for Wilcoxon, sign and "
-                 "randomisation)"),
-              _c("estimated_diff_raw", _F, "estimated_diff unrounded. Paired bootstrap: "
-                 "|mean| of the resample with the ceil(alpha B)-th largest |t*|, max over "
-                 "pairs; unpaired: the ceil(alpha B)-th largest |d*|, max over pairs; t: "
-                 "t(1 - alpha/2, n-1) sd / sqrt(n), max over pairs; randomised Tukey HSD: the "
-                 "ceil(alpha B)-th largest null range; Tukey HSD: the honestly significant "
-                 "difference q(1 - alpha; systems, (systems-1)(topics-1)) sqrt(MS_error / "
-                 "topics); null for Wilcoxon and sign (none defined) and randomisation "
-                 "(not computed)"),
-              _c("correction", _S, "`experiment.correction`: `none`, `bonferroni`, `holm`, "
-                 "`bh` or `by`"),
-              _c("significant_adjusted", _I, "pairs with asl_adjusted < alpha"),
-              _c("sensitivity_adjusted", _F, "significant_adjusted / pairs (discriminative "
-                 "power after the correction)"),
-          ]),
-    _spec("test_agreement", _DP, "Agreement of two tests over all system pairs (Smucker, Allan "
-          "& Carterette 2007): per metric, pair of tests and alpha.", [
-              _DP_METRIC,
-              _c("test_a", _S, "first test (in `experiment.tests` order)"),
-              _c("test_b", _S, "second test"),
-              _c("alpha", _F, "significance level: a pair is significant when asl < alpha "
-                 "(uncorrected)"),
-              _c("pairs", _I, "system pairs with a p-value from both tests"),
-              _c("pearson_r", _F, "Pearson correlation of the two tests' p-values over the "
-                 "pairs (NaN if either is constant)"),
-              _c("rmse", _F, "root mean square of the differences of the p-values"),
-              _c("both", _F, "share of pairs significant by both tests"),
-              _c("only_a", _F, "share of pairs significant by test_a only"),
-              _c("only_b", _F, "share of pairs significant by test_b only"),
-              _c("neither", _F, "share of pairs significant by neither test"),
-          ], when="only with `experiment.agreement=true`"),
-    _spec("stability", _DP, "Stability (Buckley-Voorhees; Sakai's MR-PT curves): per metric and "
-          "fuzziness, minority rate and proportion of ties over the paired test's bootstrap "
-          "samples.", [
-              _SAMPLED_METRIC,
-              _c("fuzziness", _F, "f: a pair is tied on a sample when |D| < f x the larger of "
-                 "the two scores"),
-              _c("minority_rate", _F, "minority / comparisons (MR)"),
-              _c("prop_ties", _F, "ties / comparisons (PT)"),
-              _c("minority", _I, "sum over pairs of min(GT(X,Y), GT(Y,X))"),
-              _c("ties", _I, "sum over pairs of the samples on which the pair is tied"),
-              _c("comparisons", _I, "pairs x B"),
-          ], when="only with `experiment.stability=true`"),
-    claim(SWAP_RATES, when=_SWAP, notes={
-        "": "the bootstrap swap method on Q*b and Q'*b.",
-        "metric": "`<metric>` or `G <metric>`", "sampling": "`bootstrap`",
-        "bin_kind": "`absolute` only", "comparisons": "a trial is a bootstrap sample"}),
-    claim(SWAP_SUMMARY, fills=("comparisons_above",), when=_SWAP, notes={
-        "": "the bootstrap swap method, absolute bins only.",
-        "metric": "`<metric>` or `G <metric>`", "sampling": "`bootstrap`",
-        "sensitivity": "0 when required_diff is NaN"}),
-    _spec("rankcorr", _DP, "Kendall's tau between the system rankings of every pair of metrics, "
-          "with the Z0 test and the bootstrap standard error.", [
-              _c("metric_a", _S, "first metric (`<metric>` or `G <metric>`, in metric order)"),
-              _c("metric_b", _S, "second metric"),
-              _c("tau", _F, "Kendall's tau-b between the rankings by mean score (tau-a when "
-                 "there are no ties)"),
-              _c("se_boot", _F, "sd (ddof=1) of tau over the paired test's bootstrap samples "
-                 "where it is defined"),
-              _c("z0", _F, "|tau| / sqrt(2(2k+5) / (9k(k-1))) for k systems"),
-              _c("p_value", _F, "two-sided p-value of z0: 2 (1 - Phi(z0))"),
-              _c("systems", _I, "k: systems ranked"),
-              _c("tau_boot_mean", _F, "mean of tau over those bootstrap samples"),
-              _c("replicates", _I, "bootstrap samples with a defined tau"),
-          ], when="only with `experiment.rankcorr=true`"),
-    _spec("bayes_pairs", _DP, "Decision of every Bayesian test of `experiment.bayes` "
-          "(irsim.stats.bayes) on every system pair, per metric (`<metric>` and `AG <metric>`; "
-          "issue 28).", [
-              _c("metric", _S, "metric; with `experiment.gmean`, also `AG <metric>` (the tests "
-                 "on log(x + 1e-5))"),
-              BAYES_TEST,
-              BAYES_RULE,
-              _c("system_a", _S, "first system of the pair (pairs a < b in collection order)"),
-              _c("system_b", _S, "second system of the pair"),
-              _c("diff", _F, "observed difference of the mean scores system_a - system_b "
-                 "(AG: mean difference of the logs)"),
-              _c("bf10", _F, "jzs_bf: the Bayes factor of a non-zero mean difference against "
-                 "none (+inf for constant non-zero differences); null for the other tests"),
-              _c("prob_positive", _F, "t_posterior, bayesian_bootstrap: posterior probability "
-                 "that system_a's true mean exceeds system_b's; null for jzs_bf"),
-              _c("prob_rope", _F, "t_posterior, bayesian_bootstrap: posterior probability that "
-                 "the true difference lies in [-rope, rope] (`experiment.bayes_rope`); null "
-                 "for jzs_bf"),
-              _c("decision", _S, "`better` (system_a credibly better), `worse`, `equivalent` "
-                 "or `undecided`"),
-          ], when="only with `experiment.bayes` set (not empty)"),
-    _spec("bayes_discpower", _DP, "Bayesian discriminative power (issue 28): per metric and "
-          "Bayesian test, how many system pairs its rule decides better, worse, equivalent or "
-          "undecided, beside the paired t test at `1 - experiment.bayes_prob`.", [
-              _c("metric", _S, "metric (`<metric>` or `AG <metric>`)"),
-              BAYES_TEST,
-              BAYES_RULE,
-              _c("pairs", _I, "system pairs decided"),
-              _c("better", _I, "pairs decided `better` (system_a credibly better)"),
-              _c("worse", _I, "pairs decided `worse`"),
-              _c("equivalent", _I, "pairs decided `equivalent` (jzs_bf: BF10 <= "
-                 "1/threshold; otherwise the posterior inside the ROPE)"),
-              _c("undecided", _I, "pairs with none of the three decisions"),
-              _c("different", _I, "better + worse: pairs decided different"),
-              _c("sensitivity", _F, "different / pairs: the Bayesian rule's discriminative "
-                 "power"),
-              _c("equivalent_share", _F, "equivalent / pairs"),
-              _c("t_alpha", _F, "level of the paired t test beside it: 1 - "
-                 "`experiment.bayes_prob`"),
-              _c("t_significant", _I, "pairs with the two-sided paired t test's p < t_alpha"),
-              _c("t_sensitivity", _F, "t_significant / pairs (the t test's discriminative "
-                 "power at t_alpha)"),
-              _c("both", _I, "pairs decided different by the rule and significant by the t "
-                 "test"),
-          ], when="only with `experiment.bayes` set (not empty)"),
-)
 
 
 @study("discpower", config=Config, data="matrix", order=10,
@@ -858,8 +613,8 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     >>> from irsim.data.synthetic import synthetic_scores
     >>> m = synthetic_scores(systems=6, topics=20, seed=1).matrix
     >>> study, data = make(Config(B=200, alpha=0.05), m, seed=3, shards=Shards())
-    >>> study.alphas, study.shard_shape(15, topk=True)
-    ((0.05,), (4096, 200))
+    >>> study.config.alpha, study.shard_shape(15, topk=True)
+    ([0.05], (4096, 200))
     >>> from irsim.errors import python_parameters
     >>> with python_parameters():  # messages name keywords (the CLI: experiment.B)
     ...     make(Config(B=0), m, seed=3, shards=Shards())
@@ -867,15 +622,38 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     ...
     irsim.errors.ConfigError: B must be an integer >= 1, got 0
     """
-    c = config
-    tests = tuple(c.tests)
+    study = DiscPower.from_config(config, seed=seed, shards=shards)
+    if config.top_systems is not None:
+        data = _top_systems(data, config.top_systems, config.top_by)
+    _check_data(study, data)
+    c = study.config
+    specs = [get_test(t) for t in c.tests]
+    if any(s.batched == "paired_bootstrap" for s in specs):  # 2 topics: t* = 0 always
+        check_paired_bootstrap_topics(len(data.topics), param("tests"))
+    monte_carlo = [s.name for s in specs if s.monte_carlo and not s.simultaneous]
+    if c.correction in ("bonferroni", "holm") and monte_carlo:
+        need = math.ceil(pair_count(data) / max(c.alpha))
+        if c.B < need:  # the smallest Monte Carlo ASL, 1/(B+1), cannot pass alpha/pairs
+            _LOG.warning("%s with B=%d: a Monte Carlo ASL of %s %s after the correction; "
+                         "B >= %d is needed", c.correction, c.B, ", ".join(monte_carlo),
+                         "passes alpha only when its count is 0 (pvalue=count)"
+                         if c.pvalue == "count" else "can never pass alpha", need)
+    return study, data
+
+
+def _normalised(c: Config) -> Config:
+    """`c` checked beyond its fields' bounds (tests known, listed once; flags true or false;
+    the choices; lists not empty nor repeated; ``B * alpha >= 1`` with a Monte Carlo test)
+    and normalised (the fuzziness sorted, the Bayesian options as :class:`BayesRules` holds
+    them)."""
+    tests = list(c.tests)
     for t in tests:
         if t not in TESTS:
             raise unknown_name("test for experiment=discpower", t, TESTS)
     if not tests:
         raise ConfigError(f"{param('tests')} must list at least one test")
     if len(set(tests)) != len(tests):
-        raise ConfigError(f"{param('tests')} lists a test twice: {list(tests)}")
+        raise ConfigError(f"{param('tests')} lists a test twice: {tests}")
     flags = {}
     for flag in ("gmean", "stability", "swap", "rankcorr", "estimated_diff", "agreement",
                  "wilcoxon_correction"):
@@ -884,52 +662,25 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
             raise ConfigError(f"{param(flag)} must be true or false, got {value!r}")
         flags[flag] = bool(value)
     for key, valid in (("correction", CORRECTIONS), ("wilcoxon_method", WILCOXON_METHODS),
-                       ("wilcoxon_zero_method", ZERO_METHODS)):
+                       ("wilcoxon_zero_method", ZERO_METHODS), ("pvalue", PVALUE_MODES)):
         if getattr(c, key) not in valid:
             raise unknown_name(f"{param(key)} value", str(getattr(c, key)), valid)
-    options = TestOptions(wilcoxon_method=c.wilcoxon_method,
-                          wilcoxon_correction=flags.pop("wilcoxon_correction"),
-                          wilcoxon_zero_method=c.wilcoxon_zero_method,
-                          sign_threshold=c.sign_threshold)
-    shard_items, shard_replicates = shards.items, shards.replicates  # None: shard_shape
-    study = DiscPower(
-        tests=tests,
-        B=c.B,
-        alphas=check_listed(c.alpha, param("alpha"), "significance level"),
-        seed=int(seed),
-        pvalue=c.pvalue,
-        correction=c.correction,
-        options=options,
-        fuzziness=check_fuzziness(c.fuzziness, param("fuzziness")),
-        swap_confidence=check_listed(c.swap_confidence, param("swap_confidence"),
-                                     "confidence level"),
-        shard_items=None if shard_items is None else check_positive_int(
-            shard_items, param("shard_items", "engine")),
-        shard_replicates=None if shard_replicates is None else check_positive_int(
-            shard_replicates, param("shard_replicates", "engine")),
-        **BayesRules.of(c).options(),
-        **flags,
-    )
-    if study.pvalue not in ("count", "plus_one"):
-        raise ConfigError(f"{param('pvalue')} must be 'count' or 'plus_one', got "
-                          f"{study.pvalue!r}")
-    if c.top_systems is not None:
-        data = _top_systems(data, c.top_systems, c.top_by)
-    _check_data(study, data)
-    specs = [get_test(t) for t in tests]
-    if any(s.monte_carlo for s in specs):  # an ASL moves in steps of 1/B
-        check_resamples(study.B, study.alphas, param("B"), param("alpha"))
-    if any(s.batched == "paired_bootstrap" for s in specs):  # 2 topics: t* = 0 always
-        check_paired_bootstrap_topics(len(data.topics), param("tests"))
-    monte_carlo = [s.name for s in specs if s.monte_carlo and not s.simultaneous]
-    if study.correction in ("bonferroni", "holm") and monte_carlo:
-        need = math.ceil(_pairs(data) / max(study.alphas))
-        if study.B < need:  # the smallest Monte Carlo ASL, 1/(B+1), cannot pass alpha/pairs
-            _LOG.warning("%s with B=%d: a Monte Carlo ASL of %s %s after the correction; "
-                         "B >= %d is needed", study.correction, study.B, ", ".join(monte_carlo),
-                         "passes alpha only when its count is 0 (pvalue=count)"
-                         if study.pvalue == "count" else "can never pass alpha", need)
-    return study, data
+    rules = BayesRules.of(c).options()
+    c = dataclasses.replace(
+        c, tests=tests, alpha=list(check_listed(c.alpha, param("alpha"), "significance level")),
+        fuzziness=list(check_fuzziness(c.fuzziness, param("fuzziness"))),
+        swap_confidence=list(check_listed(c.swap_confidence, param("swap_confidence"),
+                                          "confidence level")),
+        sign_threshold=float(c.sign_threshold), **flags,
+        **{k: list(v) if k == "bayes" else v for k, v in rules.items()})
+    if any(get_test(t).monte_carlo for t in tests):  # an ASL moves in steps of 1/B
+        check_resamples(c.B, c.alpha, param("B"), param("alpha"))
+    return c
+
+
+def _shard_size(value: int | None, key: str) -> int | None:
+    """A requested shard size (None: :meth:`DiscPower.shard_shape` chooses)."""
+    return None if value is None else check_positive_int(value, param(key, "engine"))
 
 
 def _top_systems(matrix: ScoreMatrix, count: int, by: str | None) -> ScoreMatrix:
@@ -953,28 +704,28 @@ def _check_data(study: DiscPower, data: ScoreMatrix) -> None:
     variants = study.variants(data)
     tests = {t for v in variants for t in v.tests}
     batched = {get_test(t).batched for t in tests}
-    need = working_bytes(len(data.topics), study.B, paired="paired_bootstrap" in batched
+    need = working_bytes(len(data.topics), study.config.B, paired="paired_bootstrap" in batched
                          or study.sampled_methods, unpaired="unpaired_bootstrap" in batched,
-                         swap=study.swap)
-    check_memory(need, f"discpower's bootstrap samples ({min(study.B, 1000)} replicates of "
+                         swap=study.config.swap)
+    check_memory(need, f"discpower's bootstrap samples ({min(study.config.B, 1000)} replicates of "
                  f"{len(data.topics)} topics at once)", f"{param('B')} or the number of "
                  f"topics (or leave out unpaired_bootstrap, swap)")
-    if study.estimated_diff:
+    if study.config.estimated_diff:
         lists = len(variants) * sum(t in ("paired_bootstrap", "unpaired_bootstrap")
-                                    for t in study.tests)
-        need = 24 * _pairs(data) * study.k * max(lists, 1)
+                                    for t in study.config.tests)
+        need = 24 * pair_count(data) * study.k * max(lists, 1)
         if need > TOPK_BUDGET:
             raise ConfigError(
                 f"the estimated difference needs the {study.k} largest replicates of each "
-                f"of {_pairs(data)} pairs ({need / 2**30:.1f} GiB, over the "
+                f"of {pair_count(data)} pairs ({need / 2**30:.1f} GiB, over the "
                 f"{TOPK_BUDGET / 2**30:.0f} GiB budget); set "
                 f"{param('estimated_diff')}=false (ASLs stay exact) or lower B or alpha")
-    if study.gmean:
+    if study.config.gmean:
         for m in data.metrics:
             if float(data.metric(m).min()) < 0:
                 raise InputError(f"G-metrics need scores >= 0, metric {m} has "
                                  f"{float(data.metric(m).min())}",
                                  file=data.source or "score matrix")
-    if study.rankcorr and sum(v.sampled for v in variants) < 2:
+    if study.config.rankcorr and sum(v.sampled for v in variants) < 2:
         raise ConfigError(f"{param('rankcorr')} needs at least two metrics (or "
                           f"{param('gmean')}=true)")

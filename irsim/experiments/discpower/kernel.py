@@ -96,7 +96,7 @@ class ShardKernel:
         self.sampled = study.sampled(data)
         raw = {m: np.asarray(data.metric(m), np.float64) for m in data.metrics}
         self.scores = {(m, False): x for m, x in raw.items()}
-        if study.gmean:
+        if study.config.gmean:
             self.scores |= {(m, True): log_scores(x) for m, x in raw.items()}
         # exact per-system sums (one bit of headroom: differences of parts stay exact)
         self.split = {vi: Exact(self.values(vi), l1=2 * self.n)
@@ -149,7 +149,7 @@ class ShardKernel:
         if self.tested["paired_bootstrap"] or self.sampled:
             u["counts"] = bootstrap_counts(study.seed, PAIRED_STREAM, n, a, b)
             u["ct"] = np.ascontiguousarray(u["counts"].T)
-        if study.swap:
+        if study.config.swap:
             u["counts2"] = bootstrap_counts(study.seed, SWAP_STREAM, n, a, b)
         if self.tested["unpaired_bootstrap"]:
             idx = bootstrap_indices(study.seed, UNPAIRED_STREAM, 2 * n, a, b)
@@ -168,7 +168,7 @@ class ShardKernel:
                       for vi in self.tested["paired_bootstrap"]}
         u["s1"] = {vi: self.sample_scores(vi, u["ct"]) for vi in self.sampled}
         u["s2"] = {}
-        if study.swap:
+        if study.config.swap:
             ct2 = np.ascontiguousarray(u["counts2"].T)
             u["s2"] = {vi: self.sample_scores(vi, ct2) for vi in self.sampled}
         return u
@@ -217,7 +217,7 @@ class ShardKernel:
 
     def result(self) -> dict[str, Any]:
         out = dict(self.out)
-        whole = (tuple(self.shard.reps) == (0, self.study.B)
+        whole = (tuple(self.shard.reps) == (0, self.study.config.B)
                  and self.study.whole_replicates(self.systems * (self.systems - 1) // 2))
         for name in self.per_unit[0] if self.per_unit else ():
             parts = [po[name] for po in self.per_unit]
@@ -280,7 +280,7 @@ class ShardKernel:
             self.add(j, BootstrapFields("paired", vi).count, count_t(q, t_obs, n))
             qs.append(q)
             sums_all.append(sums)
-        if self.study.estimated_diff:
+        if self.study.config.estimated_diff:
             # the smallest p = the largest |t*|; kept as -p (larger is better)
             val, rid, tsum = topk_rows(self.cat("q", qs), rep_idx, k,
                                        self.cat("sums", sums_all), idx_sorted=True,
@@ -303,7 +303,7 @@ class ShardKernel:
             self.add(j, BootstrapFields("unpaired", vi).count,
                      count_extreme(absd, d_obs, "two-sided", scale))
             absds.append(absd)
-        if self.study.estimated_diff:
+        if self.study.config.estimated_diff:
             self.top(j, BootstrapFields("unpaired", vi),
                      topk_rows(self.cat("absd", absds), rep_idx, k, idx_sorted=True, sort=False))
 
@@ -316,7 +316,7 @@ class ShardKernel:
             for vi in self.tested["tukey_ranges"]:
                 st = np.ascontiguousarray(self.values(vi).T)
                 self.put(PermutationFields(vi).tukey_ranges, a, tukey_ranges(st, perm))
-        if study.swap:
+        if study.config.swap:
             for vi in self.sampled:
                 self.put(SampleFields(vi).max_perf, a, np.maximum(u["s1"][vi].max(axis=0),
                                                              u["s2"][vi].max(axis=0)))
@@ -332,19 +332,19 @@ class ShardKernel:
         for vi in self.sampled:
             f = SampleFields(vi)
             d, top = sample_differences(u["s1"][vi], ia, ib)
-            if study.stability:
-                gt_xy, gt_yx = stability_counts(d, top, study.fuzziness)
+            if study.config.stability:
+                gt_xy, gt_yx = stability_counts(d, top, study.config.fuzziness)
                 self.add(j, f.gt_xy, gt_xy)
                 self.add(j, f.gt_yx, gt_yx)
-            if study.swap:
+            if study.config.swap:
                 d2, _ = sample_differences(u["s2"][vi], ia, ib)
                 for key, counts in zip((f.swap_comps, f.swap_swaps),
                                        swap_counts(d, d2, ABSOLUTE), strict=True):
                     self.out[key] = self.out[key] + counts if key in self.out else counts
-            if study.rankcorr:
+            if study.config.rankcorr:
                 signs[vi] = pair_signs(d)
                 self.put(f.ties, a, ties(signs[vi]), add=True)
-        if study.rankcorr:
+        if study.config.rankcorr:
             for x, vi in enumerate(self.sampled):
                 for vj in self.sampled[x + 1:]:
                     self.put(SampleFields(vi).conc(vj), a, concordance(signs[vi], signs[vj]),
@@ -359,11 +359,11 @@ def resampled_asl(study: Any, test: str, vi: int, values: np.ndarray,
     `values` are the variant's per-topic values (systems, topics): randomised Tukey HSD
     compares each pair's ``|mean_a - mean_b|`` with the sorted null ranges.
     """
-    B = study.B
+    B = study.config.B
     raw_by_alpha: dict[float, float | None] = {}
     spec = get_test(test)
     if spec.batched not in BATCHED:  # by its function on each shard's pairs
-        return merged[PermutationFields(vi).pair_asl(test)], {a: None for a in study.alphas}
+        return merged[PermutationFields(vi).pair_asl(test)], {a: None for a in study.config.alpha}
     if spec.batched == "tukey_ranges":
         ranges = np.sort(merged[PermutationFields(vi).tukey_ranges])
         means = values.mean(axis=1)
@@ -371,7 +371,7 @@ def resampled_asl(study: Any, test: str, vi: int, values: np.ndarray,
         d = means[ia] - means[ib]
         thr = np.abs(d) - tie_tolerance(d, np.abs(means).max())
         count = (B - np.searchsorted(ranges, thr, side="left")).astype(np.int64)
-        for alpha in study.alphas:
+        for alpha in study.config.alpha:
             pos = max(1, math.ceil(alpha * B - 1e-9))
             raw_by_alpha[alpha] = float(ranges[B - pos])
         return study.asl_of(count), raw_by_alpha
@@ -379,7 +379,7 @@ def resampled_asl(study: Any, test: str, vi: int, values: np.ndarray,
     # per pair, best first: (-p, replicate, |mean|) paired, (|d*|, replicate)
     top, kth = merged.get(fields.top), merged.get(fields.kth)
     est = None if top is None else top[2] if fields.test == "paired" else top[0]
-    for j, (alpha, pos) in enumerate(zip(study.alphas, study.ranks, strict=True)):
+    for j, (alpha, pos) in enumerate(zip(study.config.alpha, study.ranks, strict=True)):
         if kth is not None:  # the values at the ranks, selected on the workers
             raw_by_alpha[alpha] = float(kth[:, j].max())
         else:

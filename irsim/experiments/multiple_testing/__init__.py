@@ -82,34 +82,39 @@ The Tukey tests assume systems exchangeable within a topic (Tukey HSD: sphericit
 than equal means: with the fitted copula of TREC runs (unequal correlations) their FWER
 under a complete null exceeds alpha even with ``null_margins=shared``; with an
 equicorrelated copula it is alpha (tests/test_multiple_testing.py).
+
+The study is this package: its ``Config``, :class:`MultipleTesting` and :func:`make` here,
+the data its kernel reads (:mod:`~irsim.experiments.multiple_testing.data`), the Tukey
+tests' arithmetic (:mod:`~irsim.experiments.multiple_testing.tukey`), its tables
+(:mod:`~irsim.experiments.multiple_testing.tables`) and its report.
 """
 
 from __future__ import annotations
 
-import math
+import dataclasses
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from scipy import stats as sps
 
 from irsim.data.matrix import ScoreMatrix
 from irsim.engine.base import Partial, Shard, shard_grid
 from irsim.engine.partials import Count, FixedPoint, Sum
 from irsim.errors import ConfigError, param, unknown_name
 from irsim.experiments import Shards
+from irsim.experiments.multiple_testing.data import CollectionData, fit_table, prepare
+from irsim.experiments.multiple_testing.tables import TABLE_SPECS, bayes_rates_table
+from irsim.experiments.multiple_testing.tukey import count_below, critical_range
 from irsim.kit.common import (
     BayesOptions,
-    SimulatedTestFields,
+    SimulatedTests,
     aligned_block,
-    check_alphas,
     check_choices,
     check_positive_int,
-    simulated_test_options,
+    normalised_tests,
     unit_ranges,
 )
-from irsim.kit.tables import TYPE_M_S
 from irsim.params import Choice, fingerprint, option
 from irsim.registry import study
 from irsim.rng import REPLICATE_BLOCK, blocked_draws, study_key
@@ -120,8 +125,6 @@ from irsim.simulate.joint_copula_model import (
     VINE_FAMILIES,
     CopulaDependence,
     JointCollections,
-    JointCopulaModel,
-    collection_shifts,
     fit_joint_copula_model,
     null_pair_mask,
     true_null_count,
@@ -139,13 +142,7 @@ from irsim.stats.resample import TUKEY_GEMM_MAX_SYSTEMS, tukey_ranges_batched
 from irsim.stats.ties import tie_tolerance
 from irsim.stats.typems import TypeMRows
 from irsim.stats.wilcoxon import WilcoxonMethod
-from irsim.tables import FLOAT as _F
-from irsim.tables import INT as _I
-from irsim.tables import METRIC, claim
-from irsim.tables import STR as _S
-from irsim.tables import column as _c
 from irsim.tables import table as build_table
-from irsim.tables import table_spec as _spec
 
 __all__ = [
     "FDP_POINT",
@@ -279,85 +276,28 @@ class Config(BayesOptions):
 
 
 @dataclass(frozen=True)
-class CollectionData:
-    """What the kernel reads: one fitted model per metric, the shifts of every (m, m0)
-    layout and the generators of the layouts (:attr:`generators`).
-
-    Attributes
-    ----------
-    models : tuple of JointCopulaModel
-    shifts : tuple of dict
-        Per metric, ``{(m, m0): ndarray (pool, m)}`` (:func:`collection_shifts`).
-    null_means : tuple of float
-        Per metric, the common true mean of the null systems the shifts reach.
-    spread : float
-        The other systems' true means are ``null_mean + spread k / m1``.
-    """
-
-    models: tuple[JointCopulaModel, ...]
-    shifts: tuple[dict[tuple[int, int], np.ndarray], ...]
-    null_means: tuple[float, ...]
-    spread: float
-
-    @property
-    def metrics(self) -> tuple[str, ...]:
-        """Metric names, in model order."""
-        return tuple(md.metric for md in self.models)
-
-    @cached_property
-    def generators(self) -> tuple[dict[tuple[int, int, bool], JointCollections], ...]:
-        """Per metric, the generator of every layout ``(m, m0, shared)``
-        (:class:`~irsim.simulate.joint_copula_model.JointCollections`; ``shared``: the null
-        systems share one margin, ``null_margins=shared``), built once per data object: what
-        :class:`MultipleTesting` draws its collections through (the layouts of a metric
-        share their draws and latent sample).
-
-        Examples
-        --------
-        >>> model = JointCopulaModel.normal([0.3, 0.35, 0.4], [0.05] * 3, 0.5)
-        >>> gen = prepare([model], systems=(3,), shares=(0.5,), spread=0.05).generators[0]
-        >>> sorted(gen), gen[(3, 2, False)].true_means.round(6).tolist()
-        ([(3, 2, False), (3, 2, True)], [0.325, 0.325, 0.375])
-        """
-        return tuple({(m, m0, shared): JointCollections(md, m, m0, shift, mu0, self.spread,
-                                                        shared)
-                      for (m, m0), shift in table.items() for shared in (False, True)}
-                     for md, table, mu0 in zip(self.models, self.shifts, self.null_means,
-                                               strict=True))
-
-    def describe(self) -> dict:
-        """Summary for the manifest and the report header."""
-        return {"metrics": list(self.metrics),
-                "systems": int(self.models[0].pool) if self.models else 0,
-                "topics": "simulated",
-                "source": "generator fitted to the collection (see multiple_testing_fit)"}
-
-
-@dataclass(frozen=True)
-class MultipleTesting(SimulatedTestFields):
-    """The known-truth study of multiple comparisons (parameters as in :class:`Config`;
-    ``alphas`` is its ``alpha``, ``shares`` its ``share_null``).
+class MultipleTesting(SimulatedTests):
+    """The known-truth study of multiple comparisons.
 
     Parameters
     ----------
-    sizes, systems, shares, alphas, tests, corrections, trials, B, pvalue, wilcoxon_method,
-    sign_threshold, bootstrap_statistic, ci_level
-        See :class:`Config`.
+    config : Config
+        The study's parameters, normalised and checked by :func:`make` (or
+        :meth:`from_config`; :meth:`of` builds one from keywords).
     seed : int
     shard_items : int
         (metric, n, m, share_null) configurations per shard.
     shard_replicates : int
         Trials per shard (rounded up to a multiple of 250). No shard size changes a result.
-    bayes, bayes_threshold, bayes_r, bayes_prob, bayes_rope
-        Bayesian tests and their decision rules (:class:`Config`).
 
     Examples
     --------
     >>> from irsim.engine import run_study
+    >>> from irsim.simulate.joint_copula_model import JointCopulaModel
     >>> model = JointCopulaModel.normal([0.4] * 6, [0.1] * 6, 0.5)
     >>> data = prepare([model], systems=(6,), shares=(1.0,), spread=0.1)
-    >>> study = MultipleTesting(sizes=(20,), systems=(6,), shares=(1.0,), alphas=(0.05,),
-    ...                         tests=("t",), corrections=("none", "holm"), trials=500)
+    >>> study = MultipleTesting.of(sizes=[20], systems=[6], share_null=[1.0], alpha=[0.05],
+    ...                            tests=["t"], corrections=["none", "holm"], trials=500)
     >>> t = run_study(study, data)[0]["multiple_testing"].to_pandas()
     >>> t[["correction", "m", "trials"]].values.tolist()
     [['none', 6, 500], ['holm', 6, 500]]
@@ -365,66 +305,65 @@ class MultipleTesting(SimulatedTestFields):
     (True, True)
     """
 
-    sizes: tuple[int, ...] = (25, 50)
-    systems: tuple[int, ...] = (5, 10, 20)
-    shares: tuple[float, ...] = (1.0, 0.5)
-    alphas: tuple[float, ...] = (0.05,)
-    tests: tuple[str, ...] = TESTS
-    corrections: tuple[str, ...] = CORRECTIONS
-    null_margins: str = "own"
+    config: Config = field(default_factory=Config)
+    seed: int = 0
     shard_items: int = SHARD_ITEMS
     shard_replicates: int = SHARD_REPLICATES
     name: str = field(default="multiple_testing", init=False)
 
-    def __post_init__(self) -> None:
-        set_ = object.__setattr__
-        self._check_bayes()
-        set_(self, "tests", check_choices(self.tests, tests_of("paired", "all_pairs"),
-                                          "test for experiment=multiple_testing",
-                                          param("tests")))
-        set_(self, "corrections", check_choices(self.corrections, CORRECTIONS, "correction",
-                                                param("corrections")))
-        sizes = tuple(check_positive_int(n, param("sizes")) for n in self.sizes)
-        if not sizes or min(sizes) < 2:
-            raise ConfigError(f"{param('sizes')} must list topic set sizes >= 2, got "
-                              f"{list(self.sizes)}")
-        set_(self, "sizes", sizes)
-        systems = tuple(check_positive_int(m, param("systems")) for m in self.systems)
-        if not systems or min(systems) < 2:
-            raise ConfigError(f"{param('systems')} must list collection sizes >= 2, got "
-                              f"{list(self.systems)}")
-        set_(self, "systems", systems)
-        set_(self, "shares", check_shares(self.shares))
-        set_(self, "alphas", check_alphas(self.alphas, param("alpha")))
-        self._check_simulated()
-        if self.null_margins not in NULL_MARGINS:
-            raise unknown_name(param("null_margins"), str(self.null_margins), NULL_MARGINS)
+    @classmethod
+    def from_config(cls, config: Config, *, seed: int, shards: Shards | None = None
+                    ) -> MultipleTesting:
+        """The study of `config`, its parameters checked (``B * alpha >= 1`` with a Monte
+        Carlo test) and normalised: what :func:`make` does before it fits the data."""
+        items, replicates = (shards or Shards()).get(SHARD_ITEMS, SHARD_REPLICATES)
+        return cls(_normalised(config), seed=int(seed),
+                   shard_items=check_positive_int(items, param("shard_items", "engine")),
+                   shard_replicates=check_positive_int(replicates, param("shard_replicates",
+                                                                         "engine"))
+                   ).check_resamples()  # a Monte Carlo p-value moves in steps of 1/B
+
+    @classmethod
+    def of(cls, *, seed: int = 0, shard_items: int | None = None,
+           shard_replicates: int | None = None, **params: Any) -> MultipleTesting:
+        """The study of ``Config(**params)`` (:meth:`from_config`): the short way to build
+        one in Python.
+
+        Examples
+        --------
+        >>> s = MultipleTesting.of(sizes=10, systems=4, tests=["t"], trials=250)
+        >>> s.config.sizes, s.config.tests, s.shard_replicates
+        ([10], ['t'], 500)
+        """
+        return cls.from_config(Config(**params), seed=seed,
+                               shards=Shards(shard_items, shard_replicates))
 
     # -- plan ---------------------------------------------------------------------------
     def _configs(self, data: CollectionData) -> int:
-        return len(data.models) * len(self.sizes) * len(self.systems) * len(self.shares)
+        c = self.config
+        return len(data.models) * len(c.sizes) * len(c.systems) * len(c.share_null)
 
-    def config(self, item: int) -> tuple[int, int, int, int]:
+    def layout(self, item: int) -> tuple[int, int, int, int]:
         """``(metric, size, systems, share)`` indices of configuration `item`."""
-        nh, nm, nn = len(self.shares), len(self.systems), len(self.sizes)
+        nh, nm, nn = len(self.config.share_null), len(self.config.systems), len(self.config.sizes)
         return item // (nn * nm * nh), (item // (nm * nh)) % nn, (item // nh) % nm, item % nh
 
     def plan(self, data: CollectionData) -> list[Shard]:
         """Configuration blocks x trial blocks."""
-        return shard_grid(self._configs(data), self.shard_items, self.trials,
+        return shard_grid(self._configs(data), self.shard_items, self.config.trials,
                           aligned_block(self.shard_replicates, REPLICATE_BLOCK))
 
     def fingerprint(self) -> dict:
         """Parameters that determine the tables (from :class:`Config`,
         :func:`irsim.params.fingerprint`; the simulation's options through the fitted
         models of the data)."""
-        return fingerprint(self, Config, renamed={"share_null": "shares", "alpha": "alphas"})
+        return fingerprint(self, Config)
 
     def fields(self, data: CollectionData) -> dict[str, Count | Sum]:
         """Per configuration: trials; per (test, correction, alpha): trials with a false
         rejection, the fixed-point sum of V / R, and the sums of S and R."""
         n = self._configs(data)
-        shape = (n, len(self.tests), len(self.corrections), len(self.alphas))
+        shape = (n, len(self.config.tests), len(self.config.corrections), len(self.config.alpha))
         return {"trials": Count((n,), along="items"),
                 "familywise": Count(shape, along="items"),
                 "fdp": Sum(shape, along="items", bits=FDP_POINT.bits),
@@ -443,10 +382,10 @@ class MultipleTesting(SimulatedTestFields):
         slot 0 = different in the true direction (for equal means: better), 1 = different
         in the other, 2 = equivalent, 3 = undecided; per (configuration, Bayesian test) the
         trials with a null pair decided different."""
-        if not self.bayes:
+        if not self.config.bayes:
             return {}
-        return {"bayes": Count((configs, len(self.bayes), 3, len(DECISIONS)), along="items"),
-                "bayes_familywise": Count((configs, len(self.bayes)), along="items")}
+        return {"bayes": Count((configs, len(self.config.bayes), 3, len(DECISIONS)), along="items"),
+                "bayes_familywise": Count((configs, len(self.config.bayes)), along="items")}
 
     # -- kernel -------------------------------------------------------------------------
     def kernel(self, shard: Shard, data: CollectionData) -> Partial:
@@ -457,10 +396,10 @@ class MultipleTesting(SimulatedTestFields):
         out = self.counters(i1 - i0)
         groups: dict[tuple[int, int], list[int]] = {}
         for item in range(i0, i1):
-            mi, ni, _, _ = self.config(item)
+            mi, ni, _, _ = self.layout(item)
             groups.setdefault((mi, ni), []).append(item)
         for (mi, ni), items in groups.items():  # loops over metrics and sizes
-            n = self.sizes[ni]
+            n = self.config.sizes[ni]
             gens = [self.generator(data, item) for item in items]
             mkey = study_key(data.models[mi].metric)
             for a, b in unit_ranges(*shard.reps, REPLICATE_BLOCK):
@@ -479,7 +418,7 @@ class MultipleTesting(SimulatedTestFields):
     def counters(self, rows: int) -> Partial:
         """Zero counters of `rows` configurations (what :meth:`kernel` fills with
         :meth:`_count`)."""
-        shape = (rows, len(self.tests), len(self.corrections), len(self.alphas))
+        shape = (rows, len(self.config.tests), len(self.config.corrections), len(self.config.alpha))
         out = {"trials": np.zeros(rows, np.int64),
                **{k: np.zeros(shape, np.int64)
                   for k in ("familywise", "true_rejections", "rejections", "tm_wrong")},
@@ -487,19 +426,19 @@ class MultipleTesting(SimulatedTestFields):
                "tm_hist": np.zeros((*shape, RATIO_CAP + 1), np.int64),
                "tm_sum": np.zeros((*shape, 2), np.int64),
                "tm_all": np.zeros((rows, 2), np.int64)}
-        if self.bayes:
-            out["bayes"] = np.zeros((rows, len(self.bayes), 3, len(DECISIONS)), np.int64)
-            out["bayes_familywise"] = np.zeros((rows, len(self.bayes)), np.int64)
+        if self.config.bayes:
+            out["bayes"] = np.zeros((rows, len(self.config.bayes), 3, len(DECISIONS)), np.int64)
+            out["bayes_familywise"] = np.zeros((rows, len(self.config.bayes)), np.int64)
         return out
 
     def generator(self, data: CollectionData, item: int) -> JointCollections:
         """The generator of configuration `item`: its metric's collections of ``m`` systems
         with ``m0`` true nulls (:attr:`CollectionData.generators`), null margins shared or
         not (``null_margins``)."""
-        mi, _, si, hi = self.config(item)
-        m = self.systems[si]
-        return data.generators[mi][(m, true_null_count(m, self.shares[hi]),
-                                    self.null_margins == "shared")]
+        mi, _, si, hi = self.layout(item)
+        m = self.config.systems[si]
+        return data.generators[mi][(m, true_null_count(m, self.config.share_null[hi]),
+                                    self.config.null_margins == "shared")]
 
     def _count(self, x: np.ndarray, m0: int, key: tuple[int, ...], row: int,
                out: Partial, means: np.ndarray) -> None:
@@ -523,23 +462,23 @@ class MultipleTesting(SimulatedTestFields):
         # fixed batches of trials (a function of m and n only: the same operands for any
         # sharding), so memory stays bounded for large m
         step = max(1, min(t, BATCH_BYTES // (8 * len(pa_) * n)))
-        alphas = np.asarray(self.alphas)
-        if self.bayes:
+        alphas = np.asarray(self.config.alpha)
+        if self.config.bayes:
             truth, toward = self._bayes_truth(true, null)
         for c0 in range(0, t, step):
             d = None
-            if self.bayes:
+            if self.config.bayes:
                 d = x[c0 : c0 + step, pa_] - x[c0 : c0 + step, pb_]
                 self._bayes_count(d, truth[c0 : c0 + step], toward[c0 : c0 + step], null,
                                   (*key, c0), row, out)
-            for ti, test in enumerate(self.tests):
+            for ti, test in enumerate(self.config.tests):
                 if get_test(test).simultaneous:  # decided over all pairs: no correction again
                     decided = self.simultaneous(test, x[c0 : c0 + step], (*key, c0))
                 else:
                     if d is None:
                         d = x[c0 : c0 + step, pa_] - x[c0 : c0 + step, pb_]  # (b, pairs, n)
                     p = self.pvalues(test, d, (*key, c0))
-                for ci, corr in enumerate(self.corrections):
+                for ci, corr in enumerate(self.config.corrections):
                     for li, alpha in enumerate(alphas):
                         rej = (decided[li] if get_test(test).simultaneous
                                else reject(p, float(alpha), corr, axis=-1))
@@ -566,7 +505,7 @@ class MultipleTesting(SimulatedTestFields):
         :mod:`irsim.stats.ties`) and the label code that is the true direction (better for
         ``delta >= 0``, worse below)."""
         size = np.abs(true) - tie_tolerance(true, 1.0)
-        truth = np.where(null[None, :], 0, np.where(size <= self.bayes_rope, 1, 2))
+        truth = np.where(null[None, :], 0, np.where(size <= self.config.bayes_rope, 1, 2))
         toward = np.where(null[None, :] | (true > 0), 0, 1)
         return truth.astype(np.int64), toward.astype(np.int64)
 
@@ -577,8 +516,8 @@ class MultipleTesting(SimulatedTestFields):
         `out` row `row`: one batched call per Bayesian test (the Bayesian bootstrap's
         weights from the stream ``multiple_testing/bayesian_bootstrap`` keyed by `key`)."""
         rules = self.bayes_rules
-        for bi, name in enumerate(self.bayes):  # loop over the Bayesian tests
-            code = rules.codes(name, d, B=self.B, seed=self.seed,
+        for bi, name in enumerate(self.config.bayes):  # loop over the Bayesian tests
+            code = rules.codes(name, d, B=self.config.B, seed=self.seed,
                                study=f"multiple_testing/{name}", key=key)
             code = code.reshape(truth.shape)
             different = code <= 1
@@ -613,7 +552,7 @@ class MultipleTesting(SimulatedTestFields):
         --------
         >>> x = np.array([[[0.7, 0.3, 0.2, 0.6, 0.4, 0.4], [0.5, 0.1, 0.0, 0.2, 0.4, 0.3],
         ...                [0.6, 0.2, 0.1, 0.3, 0.5, 0.2]]])
-        >>> study = MultipleTesting(alphas=(0.05, 0.1), B=500)
+        >>> study = MultipleTesting.of(alpha=[0.05, 0.1], B=500)
         >>> study.simultaneous("tukey_hsd", x, (0,)).tolist()
         [[[True, False, False]], [[True, True, False]]]
         >>> from irsim.stats import randomised_tukey_hsd, tukey_hsd
@@ -626,7 +565,7 @@ class MultipleTesting(SimulatedTestFields):
         [0.014, 0.26, 0.702]
         """
         t, m, n = x.shape
-        alphas = self.alphas
+        alphas = self.config.alpha
         spec = get_test(test)
         if spec.batched == "studentized_range":
             _, q, _ = studentized_ranges(x)
@@ -645,17 +584,17 @@ class MultipleTesting(SimulatedTestFields):
         # counts add up, and permutation b is the same for any chunking (topic_permutations
         # draws by block)
         row = 8 * m * max(n * m, t) if m <= TUKEY_GEMM_MAX_SYSTEMS else 8 * n * m
-        per_b = max(1, min(self.B, GATHER_BYTES // row))
-        for b0 in range(0, self.B, per_b):
-            b1 = min(self.B, b0 + per_b)
+        per_b = max(1, min(self.config.B, GATHER_BYTES // row))
+        for b0 in range(0, self.config.B, per_b):
+            b1 = min(self.config.B, b0 + per_b)
             perm = topic_permutations(self.seed, f"multiple_testing/{test}", m, n, b0, b1,
                                       key=key)
             ranges = tukey_ranges_batched(x, perm)  # (trials, permutations)
-            count += (b1 - b0) - _count_below(ranges, thr)
-        if self.pvalue == "count":
-            p = count / self.B
+            count += (b1 - b0) - count_below(ranges, thr)
+        if self.config.pvalue == "count":
+            p = count / self.config.B
         else:
-            p = (count + 1.0) / (self.B + 1.0)
+            p = (count + 1.0) / (self.config.B + 1.0)
         return np.stack([p <= a for a in alphas])
 
     # -- reduce -------------------------------------------------------------------------
@@ -668,19 +607,19 @@ class MultipleTesting(SimulatedTestFields):
             "trials")}
         fw, fdp, tp, rj, alt = [], [], [], [], []
         for item in range(self._configs(data)):
-            mi, ni, si, hi = self.config(item)
-            m = self.systems[si]
-            m0 = true_null_count(m, self.shares[hi])
+            mi, ni, si, hi = self.layout(item)
+            m = self.config.systems[si]
+            m0 = true_null_count(m, self.config.share_null[hi])
             alt_pairs = m * (m - 1) // 2 - m0 * (m0 - 1) // 2
-            for ci, corr in enumerate(self.corrections):
-                for ti, test in enumerate(self.tests):
-                    for li, alpha in enumerate(self.alphas):
+            for ci, corr in enumerate(self.config.corrections):
+                for ti, test in enumerate(self.config.tests):
+                    for li, alpha in enumerate(self.config.alpha):
                         cols["metric"].append(data.models[mi].metric)
                         cols["correction"].append(corr)
                         cols["test"].append(test)
                         cols["m"].append(m)
-                        cols["n"].append(self.sizes[ni])
-                        cols["share_null"].append(self.shares[hi])
+                        cols["n"].append(self.config.sizes[ni])
+                        cols["share_null"].append(self.config.share_null[hi])
                         cols["null_systems"].append(m0)
                         cols["alpha"].append(alpha)
                         cols["trials"].append(int(merged["trials"][item]))
@@ -697,7 +636,7 @@ class MultipleTesting(SimulatedTestFields):
             k_pw = np.where(alt_pairs > 0, np.asarray(tp, np.float64) / alt_pairs, np.nan)
             rates = {"fwer": k_fw / trials, "fdr": k_fdr / trials, "power": k_pw / trials}
         for name, k in (("fwer", k_fw), ("fdr", k_fdr), ("power", k_pw)):
-            lo, hi = wilson(k, trials, self.ci_level)
+            lo, hi = wilson(k, trials, self.config.ci_level)
             rates[f"{name}_lo"], rates[f"{name}_hi"] = lo, hi
         with np.errstate(invalid="ignore", divide="ignore"):
             mean_rej = np.asarray(rj, np.float64) / trials
@@ -709,7 +648,7 @@ class MultipleTesting(SimulatedTestFields):
             "mean_rejections": mean_rej})
         out = {"multiple_testing": table, "multiple_testing_fit": fit_table(data),
                "type_m_s": self._type_m_s(merged, data)}
-        if self.bayes:
+        if self.config.bayes:
             out["bayes_multiple_testing"] = self._bayes_table(merged, data)
         return out
 
@@ -719,20 +658,20 @@ class MultipleTesting(SimulatedTestFields):
         rules = self.bayes_rules
         rows: list[dict] = []
         for item in range(self._configs(data)):
-            mi, ni, si, hi = self.config(item)
-            m = self.systems[si]
-            m0 = true_null_count(m, self.shares[hi])
+            mi, ni, si, hi = self.layout(item)
+            m = self.config.systems[si]
+            m0 = true_null_count(m, self.config.share_null[hi])
             trials = int(merged["trials"][item])
             null_pairs = m0 * (m0 - 1) // 2
             alt_pairs = m * (m - 1) // 2 - null_pairs
-            base = {"metric": data.models[mi].metric, "n": self.sizes[ni], "m": m,
-                    "share_null": self.shares[hi], "null_systems": m0, "trials": trials,
+            base = {"metric": data.models[mi].metric, "n": self.config.sizes[ni], "m": m,
+                    "share_null": self.config.share_null[hi], "null_systems": m0, "trials": trials,
                     "null_comparisons": trials * null_pairs,
                     "alt_comparisons": trials * alt_pairs}
-            for bi, name in enumerate(self.bayes):
+            for bi, name in enumerate(self.config.bayes):
                 c = merged["bayes"][item, bi]  # (truth, slot)
                 rows.append({**base, "method": "bayes", "test": name,
-                             "rule": rules.rule(name, self.B), "correction": None,
+                             "rule": rules.rule(name, self.config.B), "correction": None,
                              "alpha": None,
                              "false_different": int(c[0, 0] + c[0, 1]),
                              "familywise": int(merged["bayes_familywise"][item, bi]),
@@ -742,9 +681,9 @@ class MultipleTesting(SimulatedTestFields):
                              "outside": int(c[2].sum()),
                              "equivalent_outside": int(c[2, 2]),
                              "undecided": int(c[:, 3].sum())})
-            for ti, test in enumerate(self.tests):
-                for ci, corr in enumerate(self.corrections):
-                    for li, alpha in enumerate(self.alphas):
+            for ti, test in enumerate(self.config.tests):
+                for ci, corr in enumerate(self.config.corrections):
+                    for li, alpha in enumerate(self.config.alpha):
                         s = merged["true_rejections"][item, ti, ci, li]
                         wrong = merged["tm_wrong"][item, ti, ci, li]
                         rows.append({
@@ -754,22 +693,22 @@ class MultipleTesting(SimulatedTestFields):
                             "false_different": int(merged["rejections"][item, ti, ci, li] - s),
                             "familywise": int(merged["familywise"][item, ti, ci, li]),
                             "right": int(s - wrong), "wrong": int(wrong)})
-        return bayes_rates_table(rows, self.ci_level)
+        return bayes_rates_table(rows, self.config.ci_level)
 
     def _type_m_s(self, merged: dict[str, np.ndarray], data: CollectionData) -> pa.Table:
         """Table ``type_m_s``: per (configuration, test, correction, alpha), pooled over the
         (trial, pair) comparisons with a true difference; configurations without one
         (``share_null = 1``) have no rows."""
-        rows = TypeMRows(self.tests, self.alphas, self.ci_level)
+        rows = TypeMRows(self.config.tests, self.config.alpha, self.config.ci_level)
         for item in range(self._configs(data)):
-            mi, ni, si, hi = self.config(item)
+            mi, ni, si, hi = self.layout(item)
             total, ratio_sum = (int(v) for v in merged["tm_all"][item])
             if total == 0:
                 continue
-            for ci, corr in enumerate(self.corrections):
-                for ti, test in enumerate(self.tests):
-                    keys = {"metric": data.models[mi].metric, "n": self.sizes[ni],
-                            "m": self.systems[si], "share_null": self.shares[hi],
+            for ci, corr in enumerate(self.config.corrections):
+                for ti, test in enumerate(self.config.tests):
+                    keys = {"metric": data.models[mi].metric, "n": self.config.sizes[ni],
+                            "m": self.config.systems[si], "share_null": self.config.share_null[hi],
                             "correction": corr, "test": test, "alternative": "two-sided"}
                     rows.add_histogram(keys, total, ratio_sum, merged["tm_hist"][item, ti, ci],
                                        merged["tm_sum"][item, ti, ci],
@@ -777,285 +716,22 @@ class MultipleTesting(SimulatedTestFields):
         return rows.table()
 
 
-def bayes_rates_table(rows: list[dict], ci_level: float) -> pa.Table:
-    """Table ``bayes_multiple_testing`` from rows of counts: the rates and their Wilson
-    bands (the per-trial shares summed as the count over the trials, as table
-    ``multiple_testing``); a row without ``rope_comparisons`` (a significance test) has null
-    equivalence columns.
-
-    Examples
-    --------
-    >>> row = {"metric": "AP", "n": 25, "m": 4, "share_null": 0.5, "null_systems": 2,
-    ...        "trials": 10, "null_comparisons": 10, "alt_comparisons": 50,
-    ...        "method": "bayes", "test": "jzs_bf", "rule": "BF10 >= 3", "correction": None,
-    ...        "alpha": None, "false_different": 1, "familywise": 1, "right": 20,
-    ...        "wrong": 0, "rope_comparisons": 10, "equivalent_inside": 6, "outside": 50,
-    ...        "equivalent_outside": 5, "undecided": 28}
-    >>> t = bayes_rates_table([row], 0.95).to_pylist()[0]
-    >>> t["false_different_rate"], t["power"], t["equivalent_outside_rate"], t["undecided_rate"]
-    (0.1, 0.4, 0.1, 0.4666666666666667)
-    """
-    cols = ("metric", "n", "m", "share_null", "null_systems", "method", "test", "rule",
-            "correction", "alpha", "trials", "null_comparisons", "false_different",
-            "familywise", "alt_comparisons", "right", "wrong")
-    out: dict[str, object] = {c: [r[c] for r in rows] for c in cols}
-    trials = np.asarray(out["trials"], np.float64)
-
-    def rate(count_key: str, total: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        k = np.asarray([r.get(count_key, np.nan) for r in rows], np.float64)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            share = k / total
-            lo, hi = wilson(share * trials, trials, ci_level)
-        return share, lo, hi
-
-    null = np.asarray(out["null_comparisons"], np.float64)
-    alt = np.asarray(out["alt_comparisons"], np.float64)
-    for name, key, total in (("false_different", "false_different", null),
-                             ("power", "right", alt), ("wrong_sign", "wrong", alt)):
-        share, lo, hi = rate(key, total)
-        stem = "power" if name == "power" else f"{name}_rate"
-        out[stem], out[f"{name}_lo"], out[f"{name}_hi"] = share, lo, hi
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out["fwer"] = np.asarray(out["familywise"], np.float64) / trials
-    bayes = np.asarray([r["method"] == "bayes" for r in rows], bool)
-
-    def opt(values: list) -> pa.Array:  # integer counts of the Bayesian rows
-        arr = np.asarray(values, np.float64)
-        return pa.array(np.nan_to_num(arr).astype(np.int64), pa.int64(),
-                        mask=~bayes | np.isnan(arr))
-
-    get = {k: [r.get(k, np.nan) for r in rows] for k in (
-        "rope_comparisons", "equivalent_inside", "outside", "equivalent_outside", "undecided")}
-    inside = np.asarray(get["rope_comparisons"], np.float64)
-    share, lo, hi = rate("equivalent_inside", inside)
-    outside = np.asarray(get["outside"], np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        eq_out = np.asarray(get["equivalent_outside"], np.float64) / outside
-        undecided = np.asarray(get["undecided"], np.float64) / (null + alt)
-    out["rope_comparisons"] = opt(get["rope_comparisons"])
-    out["equivalent_inside"] = opt(get["equivalent_inside"])
-    for c, v in (("equivalent_inside_rate", share), ("equivalent_inside_lo", lo),
-                 ("equivalent_inside_hi", hi)):
-        out[c] = pa.array(v, pa.float64(), mask=~bayes)
-    out["equivalent_outside"] = opt(get["equivalent_outside"])
-    out["equivalent_outside_rate"] = pa.array(eq_out, pa.float64(), mask=~bayes)
-    out["undecided_rate"] = pa.array(undecided, pa.float64(), mask=~bayes)
-    return build_table("bayes_multiple_testing", out)
-
-
-@lru_cache(maxsize=256)
-def critical_range(m: int, n: int, alpha: float) -> float:
-    """Tukey HSD's critical value ``q(1 - alpha; m, (m - 1)(n - 1))``: the ``1 - alpha``
-    quantile of the studentized range of m means with the residual degrees of freedom of a
-    two-way ANOVA without replication on n topics (computed once per process and
-    arguments: each is a numerical inversion).
-
-    Examples
-    --------
-    >>> round(critical_range(3, 10, 0.05), 4)    # q(0.95; 3, 18), the textbook 3.61
-    3.6093
-    """
-    return float(sps.studentized_range.ppf(1.0 - alpha, m, (m - 1) * (n - 1)))
-
-
-def _count_below(values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
-    """Per row r and threshold p: ``#{b : values[r, b] < thresholds[r, p]}`` (searchsorted
-    ``left`` on each row's sorted values, for all rows at once by one stable sort of the
-    thresholds followed by the values).
-
-    Examples
-    --------
-    >>> _count_below(np.array([[0.1, 0.3, 0.2], [1.0, 1.0, 0.0]]),
-    ...              np.array([[0.2, 0.0, 0.5], [1.0, 2.0, 0.5]])).tolist()
-    [[1, 0, 3], [1, 3, 1]]
-    """
-    p = thresholds.shape[1]
-    both = np.concatenate([thresholds, values], axis=1)
-    order = np.argsort(both, axis=1, kind="stable")
-    position = np.empty_like(order)
-    np.put_along_axis(position, order, np.arange(both.shape[1])[None, :], axis=1)
-    # thresholds before thresholds[r, p] in the merged order: its rank among the thresholds
-    t_order = np.argsort(thresholds, axis=1, kind="stable")
-    t_rank = np.empty_like(t_order)
-    np.put_along_axis(t_rank, t_order, np.arange(p)[None, :], axis=1)
-    return position[:, :p] - t_rank
-
-
-def check_shares(shares: object) -> tuple[float, ...]:
-    """Validate ``share_null``: a non-empty list of numbers in [0, 1].
-
-    Examples
-    --------
-    >>> check_shares([1.0, 0.5])
-    (1.0, 0.5)
-    """
-    try:
-        out = tuple(float(s) for s in shares)  # type: ignore[union-attr]
-    except (TypeError, ValueError):
-        raise ConfigError(f"{param('share_null')} must list numbers in [0, 1], got "
-                          f"{shares!r}") from None
-    if not out or not all(0.0 <= s <= 1.0 for s in out):
-        raise ConfigError(f"{param('share_null')} must list numbers in [0, 1], got "
-                          f"{list(out)}")
-    return out
-
-
-def fit_table(data: CollectionData) -> pa.Table:
-    """One row per metric: how the generator was fit (pool, copula, shrinkage)."""
-    return build_table("multiple_testing_fit", [md.describe() for md in data.models])
-
-
-def prepare(models: list[JointCopulaModel] | tuple[JointCopulaModel, ...], *,
-            systems: tuple[int, ...], shares: tuple[float, ...], spread: float
-            ) -> CollectionData:
-    """The shifts of every (m, m0) layout for each model (its own null mean, or the pool's
-    median mean when the model has none, minus spread / 2).
-
-    Examples
-    --------
-    >>> model = JointCopulaModel.normal([0.3, 0.35, 0.4], [0.05] * 3, 0.5)
-    >>> data = prepare([model], systems=(3,), shares=(1.0, 0.5), spread=0.05)
-    >>> sorted(data.shifts[0])
-    [(3, 2), (3, 3)]
-    """
-    shifts, means = [], []
-    for md in models:
-        if max(systems) > md.pool:
-            raise ConfigError(f"{param('systems')}: collections of {max(systems)} systems, "
-                              f"but metric {md.metric} has {md.pool} systems to draw from")
-        mu0 = md.null_mean
-        if not math.isfinite(mu0):
-            mu0 = float(np.median(md.margins.mean())) - 0.5 * spread
-        table = {}
-        for m in systems:
-            for h in shares:
-                m0 = true_null_count(m, h)
-                if (m, m0) not in table:
-                    table[(m, m0)] = collection_shifts(md, m, m0, mu0, spread)
-        shifts.append(table)
-        means.append(float(mu0))
-    return CollectionData(tuple(models), tuple(shifts), tuple(means), float(spread))
-
-
-
-# ------------------------------------------------------------------- output tables
-
-#: The tables this study writes (schemas: :mod:`irsim.tables`).
-TABLE_SPECS = (
-    claim(TYPE_M_S, fills=("m", "share_null", "correction"), notes={
-        "": "pooled over the pairs with a true difference, per collection configuration "
-            "(m, share_null, correction).",
-        "trials": "pair x trial comparisons with a true difference"}),
-    _spec("multiple_testing", ("multiple_testing",), "Known-truth family-wise error rate, false "
-          "discovery rate and per-pair power of multiple-comparison corrections over all "
-          "system pairs of simulated collections: per metric, correction, test, m, n, "
-          "share_null and alpha.", [
-              _c("metric", _S, "metric whose collection the generator was fit to"),
-              _c("correction", _S, "`none`, `bonferroni`, `holm`, `bh` (Benjamini-Hochberg) or "
-                 "`by` (Benjamini-Yekutieli), over the m(m-1)/2 pairs of a collection"),
-              _c("test", _S, "`t`, `wilcoxon`, `sign`, `randomisation` or `paired_bootstrap` "
-                 "(two-sided)"),
-              _c("m", _I, "systems per simulated collection"),
-              _c("n", _I, "topics per simulated collection"),
-              _c("share_null", _F, "share of the systems with the same true mean (1: no true "
-                 "difference)"),
-              _c("null_systems", _I, "systems with the null mean: floor(share_null m + 1/2); "
-                 "the true null pairs are the pairs among them"),
-              _c("alpha", _F, "level of the procedure (FWER level for Bonferroni and Holm, FDR "
-                 "level for BH and BY; per comparison for `none`)"),
-              _c("trials", _I, "simulated collections"),
-              _c("familywise_errors", _I, "collections with at least one true null rejected"),
-              _c("fwer", _F, "familywise_errors / trials: family-wise error rate"),
-              _c("fwer_lo", _F, "Wilson lower limit of fwer (`experiment.ci_level`)"),
-              _c("fwer_hi", _F, "Wilson upper limit of fwer"),
-              _c("fdr", _F, "false discovery rate: mean over collections of V / R (rejected "
-                 "true nulls / rejections; 0 when nothing is rejected)"),
-              _c("fdr_lo", _F, "Wilson lower limit of fdr (summed V / R as the count: "
-                 "conservative)"),
-              _c("fdr_hi", _F, "Wilson upper limit of fdr"),
-              _c("power", _F, "per-pair power: mean over collections of the share of truly "
-                 "different pairs rejected (NaN when there are none)"),
-              _c("power_lo", _F, "Wilson lower limit of power (summed shares as the count: "
-                 "conservative)"),
-              _c("power_hi", _F, "Wilson upper limit of power"),
-              _c("mean_rejections", _F, "mean number of pairs rejected per collection"),
-          ]),
-    _spec("bayes_multiple_testing", ("multiple_testing",), "Bayesian decisions against the "
-          "known truth (issue 28): per metric, n, m, share_null and method, every Bayesian "
-          "test of `experiment.bayes` (uncorrected: a decision per pair) and, on the same "
-          "trials, every significance test with each correction and alpha; pooled over the "
-          "(trial, pair) comparisons. Bands are Wilson intervals with the per-trial shares "
-          "summed as the count over the trials (conservative, as table multiple_testing).", [
-              _c("metric", _S, "metric whose collection the generator was fit to"),
-              _c("n", _I, "topics per simulated collection"),
-              _c("m", _I, "systems per simulated collection"),
-              _c("share_null", _F, "share of the systems with the same true mean"),
-              _c("null_systems", _I, "systems with the null mean (true null pairs: the pairs "
-                 "among them)"),
-              _c("method", _S, "`bayes` (a Bayesian test's decision) or `test` (a "
-                 "significance test: different = rejected, direction = sign of the mean "
-                 "difference)"),
-              _c("test", _S, "the Bayesian test (`jzs_bf`, `t_posterior`, "
-                 "`bayesian_bootstrap`) or the significance test"),
-              _c("rule", _S, "Bayesian: the decision rule (as table bayes_decisions); test: "
-                 "`p <= alpha (correction)`"),
-              _c("correction", _S, "test: the correction of the family of all pairs; null for "
-                 "`bayes`"),
-              _c("alpha", _F, "test: its level; null for `bayes`"),
-              _c("trials", _I, "simulated collections"),
-              _c("null_comparisons", _I, "trial x pair comparisons with equal true means"),
-              _c("false_different", _I, "of them, decided better or worse (rejected)"),
-              _c("false_different_rate", _F, "false_different / null_comparisons: the "
-                 "per-comparison false \"different\" rate (NaN without true nulls)"),
-              _c("false_different_lo", _F, "Wilson lower limit of false_different_rate"),
-              _c("false_different_hi", _F, "Wilson upper limit of false_different_rate"),
-              _c("familywise", _I, "trials with at least one null pair decided different"),
-              _c("fwer", _F, "familywise / trials"),
-              _c("alt_comparisons", _I, "trial x pair comparisons with a true difference"),
-              _c("right", _I, "of them, decided different in the true direction"),
-              _c("power", _F, "right / alt_comparisons (NaN without true differences)"),
-              _c("power_lo", _F, "Wilson lower limit of power"),
-              _c("power_hi", _F, "Wilson upper limit of power"),
-              _c("wrong", _I, "comparisons with a true difference decided different in the "
-                 "wrong direction (Type S among all comparisons)"),
-              _c("wrong_sign_rate", _F, "wrong / alt_comparisons"),
-              _c("wrong_sign_lo", _F, "Wilson lower limit of wrong_sign_rate"),
-              _c("wrong_sign_hi", _F, "Wilson upper limit of wrong_sign_rate"),
-              _c("rope_comparisons", _I, "bayes: comparisons with |true difference| <= "
-                 "`experiment.bayes_rope` (the true nulls included); null for `test`"),
-              _c("equivalent_inside", _I, "bayes: of them, decided equivalent (correct); "
-                 "null for `test`"),
-              _c("equivalent_inside_rate", _F, "equivalent_inside / rope_comparisons"),
-              _c("equivalent_inside_lo", _F, "Wilson lower limit of equivalent_inside_rate"),
-              _c("equivalent_inside_hi", _F, "Wilson upper limit of equivalent_inside_rate"),
-              _c("equivalent_outside", _I, "bayes: comparisons with |true difference| > "
-                 "`experiment.bayes_rope` decided equivalent (an error); null for `test`"),
-              _c("equivalent_outside_rate", _F, "equivalent_outside / the comparisons with "
-                 "|true difference| > rope (NaN if none)"),
-              _c("undecided_rate", _F, "bayes: comparisons decided undecided / all "
-                 "comparisons; null for `test`"),
-          ], when="only with `experiment.bayes` set (not empty)"),
-    _spec("multiple_testing_fit", ("multiple_testing",), "One row per metric: how the "
-          "collection generator of `multiple_testing` was fit.", [
-              METRIC,
-              _c("margin", _S, "margin kind: `kernel` or `empirical`"),
-              _c("support", _S, "discrete support detected (e.g. `grid 1/10`); empty if none"),
-              _c("dependence", _S, "copula across all systems: `gaussian` or `vine`"),
-              _c("systems", _I, "systems a collection draws from (the pool)"),
-              _c("dropped", _I, "systems left out (duplicates, `experiment.drop_bottom`, or "
-                 "a margin that cannot reach the true means)"),
-              _c("null_mean", _F, "common true mean of the null systems"),
-              _c("spread", _F, "the other systems' true means are null_mean + spread k / m1, "
-                 "k = 1..m1"),
-              _c("shrinkage", _F, "gaussian: weight lambda of the equicorrelation target in the "
-                 "shrunk normal-score correlation (0: none needed; 0 for the vine)"),
-              _c("corr_mean", _F, "mean normal-score correlation of the pool's system pairs"),
-              _c("min_eigenvalue", _F, "smallest eigenvalue of the copula correlation (vine: of "
-                 "the unshrunk normal-score correlation)"),
-              _c("vine_truncation", _I, "vine: trees fitted (-1 for gaussian)"),
-              _c("vine_loglik", _F, "vine: log-likelihood of the fit (NaN for gaussian)"),
-          ]),
-)
+def _normalised(c: Config) -> Config:
+    """`c` checked beyond its fields' bounds (tests and corrections known, listed once;
+    sizes, systems and shares not empty; the simulated tests' options,
+    :func:`~irsim.kit.common.normalised_tests`) and normalised."""
+    valid = tests_of("paired", "all_pairs")
+    tests = check_choices(c.tests, valid, "test for experiment=multiple_testing",
+                          param("tests"))
+    corrections = check_choices(c.corrections, CORRECTIONS, "correction",
+                                param("corrections"))
+    for key, what in (("sizes", "topic set size"), ("systems", "collection size"),
+                      ("share_null", "share of true nulls")):
+        if not getattr(c, key):
+            raise ConfigError(f"{param(key)} must list at least one {what}")
+    shared = normalised_tests(c, valid, "test for experiment=multiple_testing")
+    return dataclasses.replace(c, **{**shared, "tests": list(tests),
+                                     "corrections": list(corrections)})
 
 
 @study("multiple_testing", config=Config, data="matrix", order=100,
@@ -1092,20 +768,7 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
     >>> data.metrics, data.models[0].pool, len(study.plan(data))  # a shard per configuration
     (('AP',), 8, 2)
     """
-    items, replicates = shards.get(SHARD_ITEMS, SHARD_REPLICATES)
-    study = MultipleTesting(
-        sizes=tuple(config.sizes),
-        systems=tuple(config.systems),
-        shares=tuple(config.share_null),
-        alphas=tuple(config.alpha),
-        tests=tuple(config.tests),
-        corrections=tuple(config.corrections),
-        seed=int(seed),
-        null_margins=str(config.null_margins),
-        shard_items=items,
-        shard_replicates=replicates,
-        **simulated_test_options(config),
-    ).check_resamples()  # a Monte Carlo p-value moves in steps of 1/B
+    study = MultipleTesting.from_config(config, seed=seed, shards=shards)
     if config.dependence not in DEPENDENCE:
         raise unknown_name(param("dependence"), str(config.dependence), DEPENDENCE)
     spread, eig, trunc = config.spread, config.min_eigenvalue, config.vine_truncation
@@ -1117,4 +780,6 @@ def make(config: Config, data: ScoreMatrix, *, seed: int, shards: Shards
                                      spread=spread, min_eigenvalue=eig, vine_truncation=int(trunc),
                                      vine_families=tuple(config.vine_families))
               for metric in data.metrics]
-    return study, prepare(models, systems=study.systems, shares=study.shares, spread=spread)
+    c = study.config
+    return study, prepare(models, systems=tuple(c.systems), shares=tuple(c.share_null),
+                          spread=spread)

@@ -169,8 +169,10 @@ class Config(BayesOptions):
         "``less``.")
     trials: int = option(10000, "Simulated system pairs per (metric, topic set size, delta).",
                          ge=1)
-    B: int = option(1000, "Resamples of the Monte Carlo tests (randomisation, paired bootstrap).",
-                    ge=1)
+    B: int = option(
+        1000, "Resamples of the Monte Carlo tests (randomisation, paired bootstrap). With one of "
+        "them, ``B * alpha >= 1`` for every alpha (a Monte Carlo p-value moves in steps of "
+        "1/B): the default alphas down to 0.001 need B >= 1000.", ge=1)
     pvalue: PValueMode = option(
         PValueMode.count, "Monte Carlo p-value ``count/B`` (as in the papers) or "
         "``(count+1)/(B+1)``.")

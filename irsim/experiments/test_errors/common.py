@@ -5,24 +5,20 @@ tests' decisions (``bayes_decisions``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import dataclasses
+import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
 
 from irsim.engine.partials import Count
-from irsim.errors import ConfigError, param, unknown_name
-from irsim.kit.common import (
-    SimulatedTestFields,
-    check_alphas,
-    check_positive_int,
-    simulated_test_options,
-)
+from irsim.errors import ConfigError, param
+from irsim.kit.common import SimulatedTests, check_positive_int, normalised_tests
 from irsim.params import Options, fingerprint, normalise
 from irsim.rng import REPLICATE_BLOCK
 from irsim.stats import get_test
-from irsim.stats._validation import ALTERNATIVES
 from irsim.stats.bayes import DECISIONS
 from irsim.stats.binomial import clopper_pearson
 from irsim.stats.registry import tests_of
@@ -33,7 +29,7 @@ if TYPE_CHECKING:
     from irsim.experiments import Shards
 
 __all__ = ["TESTS", "DELTAS", "ALPHAS", "SHARD_ITEMS", "SHARD_REPLICATES", "Design",
-           "TrialTests", "bayes_decisions_table"]
+           "TrialTests", "bayes_decisions_table", "normalised_config"]
 
 #: Tests this study runs by default: the paired tests of :data:`irsim.stats.TESTS` (it takes
 #: any paired test registered, asked when it checks its options).
@@ -148,6 +144,22 @@ class Design(Options):
 
 
 
+def normalised_config(c: Any) -> Any:
+    """A test_errors ``Config`` checked beyond its fields' bounds (tests paired, listed;
+    alphas listed once; alternatives and sizes not empty; deltas finite) and normalised
+    (lists; deltas as floats; the Bayesian options as :class:`~irsim.kit.common.BayesRules` holds
+    them)."""
+    shared = normalised_tests(c, tests_of("paired"), "test for experiment=test_errors")
+    if not c.alternatives:
+        raise ConfigError(f"{param('alternatives')} must list at least one alternative")
+    if not c.sizes:
+        raise ConfigError(f"{param('sizes')} must list topic set sizes >= 2, got []")
+    deltas = [float(d) for d in c.deltas]
+    if not deltas or not all(math.isfinite(d) for d in deltas):
+        raise ConfigError(f"{param('deltas')} must list finite numbers, got {list(c.deltas)}")
+    return dataclasses.replace(c, **shared, deltas=deltas, alternatives=list(c.alternatives))
+
+
 def trial_block_bytes(sizes: tuple[int, ...]) -> float:
     """Working memory of one block of :data:`~irsim.rng.REPLICATE_BLOCK` trials on the
     largest topic set: draws, scores of both systems, their differences and the tests'
@@ -162,114 +174,92 @@ def trial_block_bytes(sizes: tuple[int, ...]) -> float:
 
 
 @dataclass(frozen=True)
-class TrialTests(SimulatedTestFields):
-    """What both designs' studies share (parameters as in the test_errors ``Config``;
-    ``alphas`` is its ``alpha``): the tests, sizes, alphas, alternatives and trials with
-    their checks, the p-values of a block of trials (:meth:`pvalues`) and the Bayesian
-    decisions (:meth:`bayes_codes`, :meth:`bayes_table`).
-    :class:`~irsim.experiments.test_errors.shift.TestErrors` (design=shift) is one with the
-    deltas; :class:`~irsim.experiments.test_errors.urbano2019.UrbanoStudy`
-    (design=urbano2019) holds one.
+class TrialTests(SimulatedTests):
+    """What both designs' studies share: the normalised test_errors ``Config`` they hold
+    (its tests, sizes, alphas, alternatives, trials, resamples, the tests' options and the
+    Bayesian ones), the seed and the shard sizes, with the p-values of a block of trials
+    (:meth:`pvalues`) and the Bayesian decisions (:meth:`bayes_codes`, :meth:`bayes_table`).
+    :class:`~irsim.experiments.test_errors.shift.TestErrors` (design=shift) is one (the
+    Config's ``deltas`` its true differences);
+    :class:`~irsim.experiments.test_errors.urbano2019.UrbanoStudy` (design=urbano2019)
+    holds one.
 
     Parameters
     ----------
-    sizes, alphas, tests, alternatives
-        See the ``Config``.
-    trials, B, seed, pvalue, wilcoxon_method, sign_threshold, bootstrap_statistic, ci_level
-        Keyword-only (:class:`~irsim.kit.common.SimulatedTestFields`); ``trials`` defaults
-        to 10000.
+    config : Config
+        The study's parameters, normalised and checked by the design's ``make`` (or
+        :meth:`from_config`; :meth:`of` builds one from keywords).
+    seed : int
     shard_items : int
         Configurations per shard.
     shard_replicates : int
         Trials per shard (rounded up to a multiple of 250). No shard size changes a result.
-    bayes, bayes_threshold, bayes_r, bayes_prob, bayes_rope
-        Bayesian tests and their decision rules (:class:`~irsim.kit.common.BayesFields`).
 
     Examples
     --------
-    >>> t = TrialTests(sizes=(10,), alphas=(0.05,), tests=("t", "sign"))
+    >>> t = TrialTests.of(sizes=[10], alpha=[0.05], tests=["t", "sign"])
     >>> rng = np.random.default_rng(1)
     >>> x, y = rng.normal(0.5, 0.1, (3, 10)), rng.normal(0.4, 0.1, (3, 10))
     >>> t.pvalues("t", ("two-sided", "greater"), x, y, key=(0,)).shape   # trials x alternatives
     (3, 2)
-    >>> TrialTests(tests=("t", "wilcox"))
+    >>> TrialTests.of(tests=["t", "wilcox"])
     Traceback (most recent call last):
     ...
     irsim.errors.ConfigError: config: unknown test for experiment=test_errors 'wilcox' (did \
 you mean 'wilcoxon'?); valid: paired_bootstrap, randomisation, sign, t, wilcoxon
     """
 
-    sizes: tuple[int, ...] = (25, 50, 100)
-    alphas: tuple[float, ...] = ALPHAS
-    tests: tuple[str, ...] = TESTS
-    alternatives: tuple[str, ...] = ("two-sided",)
-    trials: int = field(default=10000, kw_only=True)
+    config: Any
+    seed: int = 0
     shard_items: int = SHARD_ITEMS
     shard_replicates: int = SHARD_REPLICATES
-    #: Fields of the ``Config`` this object does not hold (for :meth:`fingerprint`): the
-    #: design (the design's study adds what it needs of it) and the deltas (held by
-    #: design=shift's study only).
-    NOT_HELD: ClassVar[tuple[str, ...]] = ("design", "deltas")
-
-    def __post_init__(self) -> None:
-        self._check_bayes()
-        self._check_trials()
-        self._check_levels()
-
-    def _check_trials(self) -> None:
-        """Check the shared parameters and store them normalised (tuples, ints)."""
-        set_ = object.__setattr__
-        set_(self, "tests", tuple(self.tests))
-        if not self.tests:
-            raise ConfigError(f"{param('tests')} must list at least one test")
-        valid = tests_of("paired")
-        for t in self.tests:
-            if t not in valid:
-                raise unknown_name("test for experiment=test_errors", t, valid)
-        set_(self, "alternatives", tuple(self.alternatives))
-        if not self.alternatives:
-            raise ConfigError(f"{param('alternatives')} must list at least one alternative")
-        for a in self.alternatives:
-            if a not in ALTERNATIVES:
-                raise unknown_name("alternative", a, ALTERNATIVES)
-        sizes = tuple(check_positive_int(n, param("sizes")) for n in self.sizes)
-        if not sizes or min(sizes) < 2:
-            raise ConfigError(f"{param('sizes')} must list topic set sizes >= 2, got "
-                              f"{list(self.sizes)}")
-        set_(self, "sizes", sizes)
-
-    def _check_levels(self) -> None:
-        """Check the alphas, trials, resamples and the simulated tests' options (after
-        the design's own checks, in the order the messages have always come)."""
-        object.__setattr__(self, "alphas", check_alphas(self.alphas, param("alpha")))
-        self._check_simulated()
 
     @classmethod
-    def of(cls, config: Any, *, seed: int, shard_items: int, shard_replicates: int,
-           **extra: Any) -> Any:
-        """The object of `config`'s shared parameters (a test_errors ``Config``) with these
-        shard sizes and the `extra` fields of a subclass (what both designs' ``make`` build
-        first: it checks them)."""
-        return cls(
-            sizes=tuple(int(n) for n in config.sizes),
-            alphas=tuple(config.alpha),
-            tests=tuple(config.tests),
-            alternatives=tuple(config.alternatives),
-            seed=int(seed),
-            shard_items=shard_items,
-            shard_replicates=shard_replicates,
-            **simulated_test_options(config),
-            **extra,
-        )
+    def from_config(cls, config: Any, *, seed: int, shard_items: int,
+                    shard_replicates: int) -> Any:
+        """The study of a test_errors `config`, its shared parameters checked beyond their
+        fields' bounds and normalised (:func:`normalised_config`), with these shard sizes;
+        ``B * alpha >= 1`` for every alpha when a Monte Carlo test runs (both designs; the
+        knobs named: :meth:`~irsim.kit.common.SimulatedTests.check_resamples`).
+
+        Examples
+        --------
+        >>> TrialTests.of(tests=["t", "randomisation"], B=200)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        irsim.errors.ConfigError: config: experiment.B=200 is too small for \
+experiment.alpha=0.001: ...
+        >>> TrialTests.of(tests=["t", "randomisation"], B=200, alpha=[0.005, 0.05]).config.B
+        200
+        >>> TrialTests.of(tests=["t", "sign"], B=200).config.alpha[0]   # no Monte Carlo test
+        0.001
+        """
+        return cls(normalised_config(config), seed=int(seed),
+                   shard_items=check_positive_int(shard_items,
+                                                  param("shard_items", "engine")),
+                   shard_replicates=check_positive_int(shard_replicates,
+                                                       param("shard_replicates", "engine"))
+                   ).check_resamples()  # a Monte Carlo p-value moves in steps of 1/B
+
+    @classmethod
+    def of(cls, *, seed: int = 0, shard_items: int = SHARD_ITEMS,
+           shard_replicates: int = SHARD_REPLICATES, **params: Any) -> Any:
+        """The study of ``Config(**params)`` (:meth:`from_config`): the short way to build
+        one in Python."""
+        from irsim.experiments.test_errors import Config
+
+        return cls.from_config(Config(**params), seed=seed, shard_items=shard_items,
+                               shard_replicates=shard_replicates)
 
     def fingerprint(self) -> dict:
         """Parameters that determine the tables (from the ``Config``,
-        :func:`irsim.params.fingerprint`; the fields of :attr:`NOT_HELD` are left to the
-        design's study)."""
+        :func:`irsim.params.fingerprint`) but the design, whose study adds what it needs of
+        it."""
         from irsim.experiments.test_errors import Config
 
-        return fingerprint(self, Config, renamed={"alpha": "alphas",
-                                                  **dict.fromkeys(self.NOT_HELD)})
+        out = fingerprint(self, Config)
+        del out["design"]
+        return out
 
     def pvalues(self, test: str, alternatives: tuple[str, ...], x: np.ndarray,
                 y: np.ndarray, key: tuple[int, ...]) -> np.ndarray:
@@ -289,11 +279,11 @@ you mean 'wilcoxon'?); valid: paired_bootstrap, randomisation, sign, t, wilcoxon
 
         Examples
         --------
-        >>> s = TrialTests(bayes=("jzs_bf", "t_posterior"))
+        >>> s = TrialTests.of(bayes=["jzs_bf", "t_posterior"])
         >>> s.bayes_rule("jzs_bf"), s.bayes_rule("t_posterior")
         ('BF10 >= 3 (r=0.7071)', '95% HDI vs ROPE +-0.01')
         """
-        return self.bayes_rules.rule(name, self.B)
+        return self.bayes_rules.rule(name, self.config.B)
 
     def bayes_codes(self, name: str, x: np.ndarray, y: np.ndarray,
                     key: tuple[int, ...]) -> np.ndarray:
@@ -301,18 +291,19 @@ you mean 'wilcoxon'?); valid: paired_bootstrap, randomisation, sign, t, wilcoxon
         `name` for every trial (row) of ``x - y``, one batched call. The Bayesian bootstrap
         draws its weights from the stream ``test_errors/bayesian_bootstrap`` keyed by `key`
         (the trial block's coordinates, as the Monte Carlo tests)."""
-        return self.bayes_rules.codes(name, x, y, B=self.B, seed=self.seed,
+        return self.bayes_rules.codes(name, x, y, B=self.config.B, seed=self.seed,
                                       study=f"test_errors/{name}", key=key)
 
     def bayes_fields(self, configs: int) -> dict[str, Count]:
         """``bayes``: decisions per (configuration, Bayesian test, decision), if any."""
-        if not self.bayes:
+        if not self.config.bayes:
             return {}
-        return {"bayes": Count((configs, len(self.bayes), len(DECISIONS)), along="items")}
+        return {"bayes": Count((configs, len(self.config.bayes), len(DECISIONS)), along="items")}
 
     def bayes_table(self, counts: np.ndarray, trials: np.ndarray, keys: list[dict]) -> pa.Table:
         """Table ``bayes_decisions`` from the decision counts (configurations, tests, 4)
         and the trials per configuration; `keys` gives each configuration's metric, n and
         delta."""
-        return bayes_decisions_table(counts, trials, keys, self.bayes,
-                                     [self.bayes_rule(b) for b in self.bayes], self.ci_level)
+        bayes = self.config.bayes
+        return bayes_decisions_table(counts, trials, keys, bayes,
+                                     [self.bayes_rule(b) for b in bayes], self.config.ci_level)

@@ -21,7 +21,6 @@ from irsim.engine.base import Partial, Shard, shard_grid
 from irsim.engine.partials import Count, FixedPoint, Sum
 from irsim.errors import ConfigError, param
 from irsim.experiments.test_errors.common import (
-    DELTAS,
     SHARD_ITEMS,
     SHARD_REPLICATES,
     Design,
@@ -83,9 +82,8 @@ class Shift(Design):
         from irsim.data.sets import CollectionSet
 
         items, replicates = shards.get(SHARD_ITEMS, SHARD_REPLICATES)
-        study = TestErrors.of(config, seed=seed,
-                              deltas=tuple(float(d) for d in config.deltas),
-                              shard_items=items, shard_replicates=replicates)
+        study = TestErrors.from_config(config, seed=seed, shard_items=items,
+                                       shard_replicates=replicates)
         if isinstance(data, CollectionSet):
             raise ConfigError("several collections per metric are pooled by "
                               "experiment/design=urbano2019 only")
@@ -97,27 +95,18 @@ class Shift(Design):
                                 drop_bottom=float(config.drop_bottom))
             sims.append(sim)
             sources.append(data.select(metrics=[metric], systems=sim.systems).values[0])
-        data = prepare(sims, study.deltas, sources)
+        data = prepare(sims, tuple(study.config.deltas), sources)
         return check_study_memory(study, data, f"{param('trials')} or {param('sizes')}",
-                                  extra=trial_block_bytes(study.sizes)), data
+                                  extra=trial_block_bytes(study.config.sizes)), data
 
 
 @dataclass(frozen=True)
 class TestErrors(TrialTests):
-    """The known-truth study of Type I error and power (parameters as in :class:`Config`;
-    ``alphas`` is its ``alpha``): the shared parameters, checks, p-values and Bayesian
-    decisions of :class:`~irsim.experiments.test_errors.common.TrialTests` with the true
-    differences `deltas`.
-
-    Parameters
-    ----------
-    deltas : tuple of float
-        See :class:`Config`; must match the data's.
-    sizes, alphas, tests, alternatives, trials, B, pvalue, wilcoxon_method,
-    sign_threshold, bootstrap_statistic, ci_level, seed, shard_items, shard_replicates,
-    bayes, bayes_threshold, bayes_r, bayes_prob, bayes_rope
-        As :class:`~irsim.experiments.test_errors.common.TrialTests` (shard items are
-        (metric, n, delta) configurations).
+    """The known-truth study of Type I error and power: the shared parameters, checks,
+    p-values and Bayesian decisions of
+    :class:`~irsim.experiments.test_errors.common.TrialTests` (its ``config``, ``seed``
+    and shard sizes; shard items are (metric, n, delta) configurations) with the true
+    differences of the Config's ``deltas`` (the data's must match).
 
     Examples
     --------
@@ -125,8 +114,8 @@ class TestErrors(TrialTests):
     >>> from irsim.engine import run_study
     >>> sim = TopicSimulator.normal(means=[0.4, 0.5], sds=[0.1, 0.1], rho=[0.9])
     >>> data = prepare([sim], [0.0, 0.05])
-    >>> study = TestErrors(sizes=(20,), deltas=(0.0, 0.05), alphas=(0.05,), trials=300,
-    ...                    tests=("t", "sign"), B=200)
+    >>> study = TestErrors.of(sizes=[20], deltas=[0.0, 0.05], alpha=[0.05], trials=300,
+    ...                       tests=["t", "sign"], B=200)
     >>> tables, _ = run_study(study, data)
     >>> t = tables["test_errors"].to_pandas()
     >>> t[["test", "delta", "trials"]].values.tolist()[:2]
@@ -138,46 +127,36 @@ class TestErrors(TrialTests):
 
     __test__ = False  # not a pytest class
 
-    deltas: tuple[float, ...] = DELTAS
     name: str = field(default="test_errors", init=False)
-    NOT_HELD: ClassVar[tuple[str, ...]] = ("design",)
-
-    def __post_init__(self) -> None:
-        self._check_bayes()
-        self._check_trials()
-        deltas = tuple(float(d) for d in self.deltas)
-        if not deltas or not all(math.isfinite(d) for d in deltas):
-            raise ConfigError(f"{param('deltas')} must list finite numbers, got "
-                              f"{list(self.deltas)}")
-        object.__setattr__(self, "deltas", deltas)
-        self._check_levels()
 
     # -- plan ---------------------------------------------------------------------------
     def _configs(self, data: SimulationData) -> int:
-        if tuple(data.deltas) != self.deltas:
+        c = self.config
+        if list(data.deltas) != c.deltas:
             raise ConfigError(f"the data were prepared for deltas {list(data.deltas)}, the "
-                              f"study has {list(self.deltas)}")
-        return len(data.simulators) * len(self.sizes) * len(self.deltas)
+                              f"study has {list(c.deltas)}")
+        return len(data.simulators) * len(c.sizes) * len(c.deltas)
 
-    def config(self, item: int) -> tuple[int, int, int]:
+    def layout(self, item: int) -> tuple[int, int, int]:
         """``(metric index, size index, delta index)`` of configuration `item`."""
-        nd, ns = len(self.deltas), len(self.sizes)
+        nd, ns = len(self.config.deltas), len(self.config.sizes)
         return item // (ns * nd), (item // nd) % ns, item % nd
 
     def plan(self, data: SimulationData) -> list[Shard]:
         """Configuration blocks x trial blocks."""
-        return shard_grid(self._configs(data), self.shard_items, self.trials,
+        return shard_grid(self._configs(data), self.shard_items, self.config.trials,
                           aligned_block(self.shard_replicates, REPLICATE_BLOCK))
 
     def fields(self, data: SimulationData) -> dict[str, Count | Sum]:
         """Per configuration: rejections per (test, alternative, alpha), trials, and the
         fixed-point sums of the trials' mean differences and their squares."""
+        c = self.config
         n = self._configs(data)
-        shape = (n, len(self.tests), len(self.alternatives), len(self.alphas))
+        shape = (n, len(c.tests), len(c.alternatives), len(c.alpha))
         return {"rejections": Count(shape, along="items"),
                 "trials": Count((n,), along="items"),
                 "diff": Sum((n, 2), along="items", bits=DIFF_POINT.bits),
-                **TypeMFields(self.trials, n, len(self.tests), len(self.alternatives),
+                **TypeMFields(c.trials, n, len(c.tests), len(c.alternatives),
                               self.shard_items).fields(),
                 **self.bayes_fields(n)}
 
@@ -186,21 +165,22 @@ class TestErrors(TrialTests):
         """Rejection counters and summed mean differences of one shard (its trials drawn
         through the generators of ``data.generators``: :meth:`draws` once per block, scored
         by the generator of each delta)."""
+        c = self.config
         self._configs(data)
         i0, i1 = shard.items
-        alphas = np.asarray(self.alphas)
-        rej = np.zeros((i1 - i0, len(self.tests), len(self.alternatives), len(alphas)),
+        alphas = np.asarray(c.alpha)
+        rej = np.zeros((i1 - i0, len(c.tests), len(c.alternatives), len(alphas)),
                        np.int64)
         trials = np.zeros(i1 - i0, np.int64)
         diff = DIFF_POINT.zeros((i1 - i0, 2))  # fixed-point sums of mean(z), mean(z)^2
-        record = TypeMRecord(shard, len(self.tests), len(self.alternatives), self.alphas)
-        bayes = np.zeros((i1 - i0, len(self.bayes), len(DECISIONS)), np.int64)
+        record = TypeMRecord(shard, len(c.tests), len(c.alternatives), c.alpha)
+        bayes = np.zeros((i1 - i0, len(c.bayes), len(DECISIONS)), np.int64)
         groups: dict[tuple[int, int], list[int]] = {}
         for item in range(i0, i1):
-            mi, si, di = self.config(item)
+            mi, si, di = self.layout(item)
             groups.setdefault((mi, si), []).append(di)
         for (mi, si), dis in groups.items():  # loops over metrics and sizes
-            gens, n = data.generators[mi], self.sizes[si]
+            gens, n = data.generators[mi], c.sizes[si]
             mkey = study_key(data.simulators[mi].metric)
             for a, b in unit_ranges(*shard.reps, REPLICATE_BLOCK):
                 draws = self.draws(gens[dis[0]], data.simulators[mi].metric, n, a, b)
@@ -208,23 +188,23 @@ class TestErrors(TrialTests):
                 for di in dis:  # loop over deltas: their generators share the draws
                     trial = gens[di].scores(draws, n)
                     y, x = trial[:, 0], trial[:, 1]
-                    row = (mi * len(self.sizes) + si) * len(self.deltas) + di - i0
+                    row = (mi * len(c.sizes) + si) * len(c.deltas) + di - i0
                     trials[row] += b - a
                     md = (x - y).mean(axis=1)
                     diff[row] += DIFF_POINT.sum(np.stack([md, md * md]))
-                    if self.deltas[di] != 0.0:
+                    if c.deltas[di] != 0.0:
                         record.diff(row + i0, a, md)
-                    for ti, test in enumerate(self.tests):
-                        p = self.pvalues(test, self.alternatives, x, y, key)
+                    for ti, test in enumerate(c.tests):
+                        p = self.pvalues(test, c.alternatives, x, y, key)
                         rej[row, ti] += np.count_nonzero(
                             p[:, :, None] <= alphas[None, None, :], axis=0)
-                        if self.deltas[di] != 0.0:
+                        if c.deltas[di] != 0.0:
                             record.levels(row + i0, a, ti, p)
-                    for bi, name in enumerate(self.bayes):  # loop over the Bayesian tests
+                    for bi, name in enumerate(c.bayes):  # loop over the Bayesian tests
                         bayes[row, bi] += np.bincount(self.bayes_codes(name, x, y, key),
                                                       minlength=len(DECISIONS))
         out = {"rejections": rej, "trials": trials, "diff": diff, **record.partial()}
-        if self.bayes:
+        if c.bayes:
             out["bayes"] = bayes
         return out
 
@@ -241,24 +221,25 @@ class TestErrors(TrialTests):
                  ) -> dict[str, pa.Table]:
         """The rates with their Clopper-Pearson bands, one row per (metric, test,
         alternative, n, delta, alpha), and the generator's fit table."""
+        c = self.config
         rej, counts, diff = merged["rejections"], merged["trials"], merged["diff"]
         cols: dict[str, list] = {k: [] for k in (
             "metric", "test", "alternative", "n", "delta", "alpha", "trials", "rejections")}
         mean_diff, mean_diff_se = [], []
         for item in range(len(counts)):
-            mi, si, di = self.config(item)
+            mi, si, di = self.layout(item)
             k = counts[item]
             md = diff[item, 0] / max(k, 1)
             var = max(diff[item, 1] / max(k, 1) - md * md, 0.0)
             se = math.sqrt(var / (k - 1)) if k > 1 else float("nan")
-            for ti, test in enumerate(self.tests):
-                for ai, alt in enumerate(self.alternatives):
-                    for li, alpha in enumerate(self.alphas):
+            for ti, test in enumerate(c.tests):
+                for ai, alt in enumerate(c.alternatives):
+                    for li, alpha in enumerate(c.alpha):
                         cols["metric"].append(data.simulators[mi].metric)
                         cols["test"].append(test)
                         cols["alternative"].append(alt)
-                        cols["n"].append(self.sizes[si])
-                        cols["delta"].append(self.deltas[di])
+                        cols["n"].append(c.sizes[si])
+                        cols["delta"].append(c.deltas[di])
                         cols["alpha"].append(alpha)
                         cols["trials"].append(int(k))
                         cols["rejections"].append(int(rej[item, ti, ai, li]))
@@ -266,7 +247,7 @@ class TestErrors(TrialTests):
                         mean_diff_se.append(se)
         k = np.asarray(cols["rejections"], np.int64)
         t = np.asarray(cols["trials"], np.int64)
-        lo, hi = clopper_pearson(k, t, self.ci_level)
+        lo, hi = clopper_pearson(k, t, c.ci_level)
         with np.errstate(invalid="ignore", divide="ignore"):
             rate = k / t
         table = build_table("test_errors", {
@@ -274,27 +255,28 @@ class TestErrors(TrialTests):
             "mean_diff": mean_diff, "mean_diff_se": mean_diff_se})
         out = {"test_errors": table, "test_errors_fit": fit_table(data),
                "type_m_s": self._type_m_s(merged, data)}
-        if self.bayes:
+        if c.bayes:
             keys = []
             for item in range(len(counts)):
-                mi, si, di = self.config(item)
-                keys.append({"metric": data.simulators[mi].metric, "n": self.sizes[si],
-                             "delta": self.deltas[di]})
+                mi, si, di = self.layout(item)
+                keys.append({"metric": data.simulators[mi].metric, "n": c.sizes[si],
+                             "delta": c.deltas[di]})
             out["bayes_decisions"] = self.bayes_table(merged["bayes"], counts, keys)
         return out
 
     def _type_m_s(self, merged: dict[str, np.ndarray], data: SimulationData) -> pa.Table:
         """Table ``type_m_s`` from the per-trial records (delta = 0: null Type S / M)."""
-        rows = TypeMRows(self.tests, self.alphas, self.ci_level)
-        q, code = TypeMFields(self.trials, len(merged["trials"]), len(self.tests),
-                              len(self.alternatives), self.shard_items).merged(merged)
+        c = self.config
+        rows = TypeMRows(c.tests, c.alpha, c.ci_level)
+        q, code = TypeMFields(c.trials, len(merged["trials"]), len(c.tests),
+                              len(c.alternatives), self.shard_items).merged(merged)
         rej = merged["rejections"]
         for item in range(len(merged["trials"])):
-            mi, si, di = self.config(item)
-            delta, k = self.deltas[di], int(merged["trials"][item])
-            for ti, test in enumerate(self.tests):
-                for ai, alt in enumerate(self.alternatives):
-                    keys = {"metric": data.simulators[mi].metric, "n": self.sizes[si],
+            mi, si, di = self.layout(item)
+            delta, k = c.deltas[di], int(merged["trials"][item])
+            for ti, test in enumerate(c.tests):
+                for ai, alt in enumerate(c.alternatives):
+                    keys = {"metric": data.simulators[mi].metric, "n": c.sizes[si],
                             "delta": delta, "test": test, "alternative": alt}
                     if delta == 0.0:
                         rows.add_null(keys, k, rej[item, ti, ai])

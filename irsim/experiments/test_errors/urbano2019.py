@@ -108,16 +108,16 @@ class Urbano2019(Design):
         items, replicates = shards.get(URBANO_SHARD_ITEMS, URBANO_SHARD_REPLICATES)
         # Type I is always run: delta 0 is not a Type II delta
         deltas = tuple(d for d in (float(x) for x in config.deltas) if d != 0.0)
-        tests = TrialTests.of(config, seed=seed, shard_items=items,
-                              shard_replicates=replicates)
-        study = UrbanoStudy(tests, int(self.power_trials) or tests.trials, deltas)
+        tests = TrialTests.from_config(config, seed=seed, shard_items=items,
+                                       shard_replicates=replicates)
+        study = UrbanoStudy(tests, int(self.power_trials) or tests.config.trials, deltas)
         # refused before the copulas are fitted: the shard's block of trials; the partial
         # results once the pools are known
-        check_memory(trial_block_bytes(tests.sizes), "a block of test_errors trials",
+        check_memory(trial_block_bytes(tests.config.sizes), "a block of test_errors trials",
                      param("sizes"))
         pools = urbano_data(config, data, seed, study.deltas, engine)
         return check_study_memory(study, pools, f"{param('trials')} or {param('sizes')}",
-                                  extra=trial_block_bytes(tests.sizes)), pools
+                                  extra=trial_block_bytes(tests.config.sizes)), pools
 
 
 @dataclass(frozen=True)
@@ -198,7 +198,7 @@ class UrbanoStudy:
     ...             + 0.08 * rng.standard_normal((8, 30)), 0, 1)
     >>> pool = PooledMetric.build("AP", [fit_pair_copula_model(x, metric="AP", name="toy")],
     ...                           (0.05,))
-    >>> base = TrialTests(sizes=(20,), alphas=(0.05,), trials=250, tests=("t",), B=100)
+    >>> base = TrialTests.of(sizes=[20], alpha=[0.05], trials=250, tests=["t"], B=100)
     >>> study = UrbanoStudy(base, 250, deltas=(0.05,))
     >>> tables, _ = run_study(study, UrbanoData((pool,), (0.05,)))
     >>> sorted(tables)
@@ -215,7 +215,7 @@ class UrbanoStudy:
     def __post_init__(self) -> None:
         object.__setattr__(self, "deltas", tuple(float(d) for d in self.deltas))
         check_positive_int(self.power_trials, param("power_trials", "experiment.design"))
-        for a in self.tests.alternatives:
+        for a in self.tests.config.alternatives:
             if a not in TAILS:
                 raise ConfigError(f"{param('alternatives')}: design=urbano2019 runs "
                                   f"two-sided and greater (one-sided) tests, got {a!r}")
@@ -232,20 +232,20 @@ class UrbanoStudy:
         if tuple(data.deltas) != self.deltas:
             raise ConfigError(f"the data were prepared for deltas {list(data.deltas)}, the "
                               f"study has {list(self.deltas)}")
-        return len(data.pools) * len(self.tests.sizes) * self.kinds
+        return len(data.pools) * len(self.tests.config.sizes) * self.kinds
 
-    def config(self, item: int) -> tuple[int, int, int]:
+    def layout(self, item: int) -> tuple[int, int, int]:
         """``(metric index, size index, kind)`` of configuration `item`."""
-        nk, ns = self.kinds, len(self.tests.sizes)
+        nk, ns = self.kinds, len(self.tests.config.sizes)
         return item // (ns * nk), (item // nk) % ns, item % nk
 
     def _trials(self, kind: int) -> int:
-        return self.tests.trials if kind == 0 else self.power_trials
+        return self.tests.config.trials if kind == 0 else self.power_trials
 
     def plan(self, data: UrbanoData) -> list[Shard]:
         """Configuration blocks x trial blocks."""
         return shard_grid(self._configs(data), self.tests.shard_items,
-                          max(self.tests.trials, self.power_trials),
+                          max(self.tests.config.trials, self.power_trials),
                           aligned_block(self.tests.shard_replicates, REPLICATE_BLOCK))
 
     def fingerprint(self) -> dict:
@@ -258,32 +258,34 @@ class UrbanoStudy:
         """Per configuration: rejections in the true direction per (test, tail, alpha),
         two-sided rejections with the wrong sign per (test, alpha), and trials."""
         n, t = self._configs(data), self.tests
-        return {"rejections": Count((n, len(t.tests), len(t.alternatives), len(t.alphas)),
+        tc = t.config
+        return {"rejections": Count((n, len(tc.tests), len(tc.alternatives), len(tc.alpha)),
                                     along="items"),
-                "wrong": Count((n, len(t.tests), len(t.alphas)), along="items"),
+                "wrong": Count((n, len(tc.tests), len(tc.alpha)), along="items"),
                 "trials": Count((n,), along="items"),
-                **TypeMFields(max(t.trials, self.power_trials), n, len(t.tests),
-                              len(t.alternatives), t.shard_items).fields(),
+                **TypeMFields(max(tc.trials, self.power_trials), n, len(tc.tests),
+                              len(tc.alternatives), t.shard_items).fields(),
                 **t.bayes_fields(n)}
 
     def kernel(self, shard: Shard, data: UrbanoData) -> Partial:
         """Counters of one shard (trials of a block are drawn once for every kind,
         :meth:`draws`, and scored by the generator of each kind, ``data.generators``)."""
         t = self.tests
+        tc = t.config
         i0, i1 = shard.items
         self._configs(data)
-        alphas = np.asarray(t.alphas)
-        rej = np.zeros((i1 - i0, len(t.tests), len(t.alternatives), len(alphas)), np.int64)
-        wrong = np.zeros((i1 - i0, len(t.tests), len(alphas)), np.int64)
+        alphas = np.asarray(tc.alpha)
+        rej = np.zeros((i1 - i0, len(tc.tests), len(tc.alternatives), len(alphas)), np.int64)
+        wrong = np.zeros((i1 - i0, len(tc.tests), len(alphas)), np.int64)
         trials = np.zeros(i1 - i0, np.int64)
-        record = TypeMRecord(shard, len(t.tests), len(t.alternatives), t.alphas)
-        bayes = np.zeros((i1 - i0, len(t.bayes), len(DECISIONS)), np.int64)
+        record = TypeMRecord(shard, len(tc.tests), len(tc.alternatives), tc.alpha)
+        bayes = np.zeros((i1 - i0, len(tc.bayes), len(DECISIONS)), np.int64)
         groups: dict[tuple[int, int], list[int]] = {}
         for item in range(i0, i1):
-            mi, si, kind = self.config(item)
+            mi, si, kind = self.layout(item)
             groups.setdefault((mi, si), []).append(kind)
         for (mi, si), kinds in groups.items():  # metrics x sizes
-            gens, n = data.generators[mi], t.sizes[si]
+            gens, n = data.generators[mi], tc.sizes[si]
             mkey = study_key(data.pools[mi].metric)
             for u0, u1 in unit_ranges(*shard.reps, MC_UNIT):
                 parts = []  # (row, kind, first trial row in the stack, trials)
@@ -298,7 +300,7 @@ class UrbanoStudy:
                             u = self.draws(gens[kind], data.pools[mi].metric, n, a, b)
                         trial = gens[kind].scores(u[: stop - a], n)
                         base, exp = trial[:, 0], trial[:, 1]
-                        row = (mi * len(t.sizes) + si) * self.kinds + kind - i0
+                        row = (mi * len(tc.sizes) + si) * self.kinds + kind - i0
                         trials[row] += stop - a
                         parts.append((row, kind, sum(len(v) for v in xs), stop - a, a))
                         xs.append(exp)
@@ -315,12 +317,12 @@ class UrbanoStudy:
                 for row, kind, r0, k, first in parts:
                     if kind:
                         record.diff(row + i0, first, md[r0:r0 + k])
-                for ti, test in enumerate(t.tests):
-                    pv = t.pvalues(test, t.alternatives, exp, base, key)
+                for ti, test in enumerate(tc.tests):
+                    pv = t.pvalues(test, tc.alternatives, exp, base, key)
                     for row, kind, r0, k, first in parts:
                         if kind:
                             record.levels(row + i0, first, ti, pv[r0:r0 + k])
-                    for ai, alt in enumerate(t.alternatives):
+                    for ai, alt in enumerate(tc.alternatives):
                         hit = pv[:, ai, None] <= alphas[None, :]
                         for row, kind, r0, k, _ in parts:
                             h, sg = hit[r0:r0 + k], sign[r0:r0 + k, None]
@@ -330,13 +332,13 @@ class UrbanoStudy:
                                 wrong[row, ti] += np.count_nonzero(h & (sg < 0), axis=0)
                             else:
                                 rej[row, ti, ai] += np.count_nonzero(h, axis=0)
-                for bi, name in enumerate(t.bayes):  # every trial of the unit in one call
+                for bi, name in enumerate(tc.bayes):  # every trial of the unit in one call
                     code = t.bayes_codes(name, exp, base, key)
                     for row, _, r0, k, _ in parts:
                         bayes[row, bi] += np.bincount(code[r0:r0 + k],
                                                       minlength=len(DECISIONS))
         out = {"rejections": rej, "wrong": wrong, "trials": trials, **record.partial()}
-        if t.bayes:
+        if tc.bayes:
             out["bayes"] = bayes
         return out
 
@@ -353,6 +355,7 @@ class UrbanoStudy:
         """``type_1``, ``type_2``, ``type_3`` with Clopper-Pearson bands, and the tables of
         the generators (families chosen, models)."""
         t = self.tests
+        tc = t.config
         rej, wrong, counts = merged["rejections"], merged["wrong"], merged["trials"]
         rows: dict[int, dict[str, list]] = {k: {c: [] for c in (
             "metric", "n", "delta", "test", "tail", "alpha", "trials", "rejections")}
@@ -367,12 +370,12 @@ class UrbanoStudy:
                 r[c].append(v)
 
         for item in range(len(counts)):
-            mi, si, kind = self.config(item)
-            metric, n, k = data.pools[mi].metric, t.sizes[si], int(counts[item])
+            mi, si, kind = self.layout(item)
+            metric, n, k = data.pools[mi].metric, tc.sizes[si], int(counts[item])
             delta = 0.0 if kind == 0 else self.deltas[kind - 1]
-            for ti, test in enumerate(t.tests):
-                for ai, alt in enumerate(t.alternatives):
-                    for li, alpha in enumerate(t.alphas):
+            for ti, test in enumerate(tc.tests):
+                for ai, alt in enumerate(tc.alternatives):
+                    for li, alpha in enumerate(tc.alpha):
                         add(1 if kind == 0 else 2, metric, n, delta, test, TAILS[alt],
                             alpha, k, int(rej[item, ti, ai, li]))
                         if kind and alt == "two-sided":
@@ -383,7 +386,7 @@ class UrbanoStudy:
             cols = rows[k]
             hits = np.asarray(cols["rejections"], np.int64)
             tr = np.asarray(cols["trials"], np.int64)
-            lo, hi = clopper_pearson(hits, tr, t.ci_level)
+            lo, hi = clopper_pearson(hits, tr, tc.ci_level)
             with np.errstate(invalid="ignore", divide="ignore"):
                 rate = hits / tr
             if k == 1:
@@ -392,11 +395,11 @@ class UrbanoStudy:
                 **cols, "trials": tr, "rejections": hits, "rate": rate, "ci_lo": lo,
                 "ci_hi": hi})
         out["type_m_s"] = self._type_m_s(merged, data)
-        if t.bayes:
+        if tc.bayes:
             keys = []
             for item in range(len(counts)):
-                mi, si, kind = self.config(item)
-                keys.append({"metric": data.pools[mi].metric, "n": t.sizes[si],
+                mi, si, kind = self.layout(item)
+                keys.append({"metric": data.pools[mi].metric, "n": tc.sizes[si],
                              "delta": 0.0 if kind == 0 else self.deltas[kind - 1]})
             out["bayes_decisions"] = t.bayes_table(merged["bayes"], counts, keys)
         out["test_errors_families"] = families_table(data)
@@ -407,16 +410,17 @@ class UrbanoStudy:
         """Table ``type_m_s`` from the per-trial records of the Type II/III trials; the Type
         I configurations (delta = 0) give trials, significant and the Type I rate only."""
         t = self.tests
-        rows = TypeMRows(t.tests, t.alphas, t.ci_level)
-        q, code = TypeMFields(max(t.trials, self.power_trials), len(merged["trials"]),
-                              len(t.tests), len(t.alternatives), t.shard_items).merged(merged)
+        tc = t.config
+        rows = TypeMRows(tc.tests, tc.alpha, tc.ci_level)
+        q, code = TypeMFields(max(tc.trials, self.power_trials), len(merged["trials"]),
+                              len(tc.tests), len(tc.alternatives), t.shard_items).merged(merged)
         rej = merged["rejections"]
         for item in range(len(merged["trials"])):
-            mi, si, kind = self.config(item)
+            mi, si, kind = self.layout(item)
             delta, k = (0.0 if kind == 0 else self.deltas[kind - 1]), int(merged["trials"][item])
-            for ti, test in enumerate(t.tests):
-                for ai, alt in enumerate(t.alternatives):
-                    keys = {"metric": data.pools[mi].metric, "n": t.sizes[si], "delta": delta,
+            for ti, test in enumerate(tc.tests):
+                for ai, alt in enumerate(tc.alternatives):
+                    keys = {"metric": data.pools[mi].metric, "n": tc.sizes[si], "delta": delta,
                             "test": test, "alternative": alt}
                     if kind == 0:
                         rows.add_null(keys, k, rej[item, ti, ai])
