@@ -25,13 +25,19 @@ from irsim.registry import studies
 #: Presets recorded as golden cases: preset -> overrides after ``experiment=<preset>`` (the
 #: sizes of the recording). A preset of ``irsim/conf/experiment/`` that is not here is in
 #: :data:`UNRECORDED`, with the reason.
+#: The default alphas of experiment=test_errors that B=200 resolves (B * alpha >= 1, the rule
+#: of every study that resamples): cases recorded at B=200 before the rule keep these rows.
+ALPHAS_B200 = "[0.005,0.006,0.007,0.008,0.009,0.01,0.02,0.03,0.04,0.05,0.06,0.07,0.08,0.09,0.1]"
+
 PRESETS: dict[str, list[str]] = {
     "sakai2006": ["data_dir={data}"],
     "sakai_topic_sampling": ["data_dir={data}", "experiment.trials=200"],
     "sanderson_zobel2005": ["data_dir={data}", "experiment.trials=20"],
     "park2011": ["experiment.samples=200", "experiment.B=300"],
     "cormack_lynam2006": ["experiment.B=300", "collection.runs=20", "experiment.splits=1"],
-    "urbano_test_errors": ["data_dir={data}", "experiment.trials=300", "experiment.B=200"],
+    # B=200 resolves alphas >= 1/200 only (B * alpha >= 1): the recorded rows of those alphas
+    "urbano_test_errors": ["data_dir={data}", "experiment.trials=300", "experiment.B=200",
+                           f"experiment.alpha={ALPHAS_B200}"],
     "budget_dl19": ["data_dir={data}", "experiment.trials=60"],
     # recorded with issue 44 (every study and preset from the registry and the listing)
     "sakai_topic_set_size": ["data_dir={data}"],
@@ -81,7 +87,8 @@ EXAMPLES: dict[str, list[str]] = {
                             "experiment.B=300", "experiment.validate=false"],
     "web2012_test_errors": ["experiment=test_errors", "collection=web2012", "data_dir={data}",
                             "metrics=[nDCG@20]", "experiment.trials=200", "experiment.B=200",
-                            "experiment.sizes=[25]", "experiment.deltas=[0.0,0.03]"],
+                            "experiment.sizes=[25]", "experiment.deltas=[0.0,0.03]",
+                            f"experiment.alpha={ALPHAS_B200}"],
 }
 
 #: Cases of more than ~3 s (on a busy 2-core machine): tests/test_golden.py marks them

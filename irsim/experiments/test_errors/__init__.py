@@ -234,7 +234,9 @@ def _pools_collections(config: Config) -> bool:
        example=dict(
            overrides={"synthetic": ["collection=synthetic_scores", "experiment.trials=300",
                                     "experiment.B=200", "experiment.sizes=[25,50]",
-                                    "experiment.deltas=[0.0,0.05]"]},
+                                    "experiment.deltas=[0.0,0.05]",
+                                    "experiment.alpha=[0.005,0.006,0.007,0.008,0.009,0.01,"
+                                    "0.02,0.03,0.04,0.05,0.06,0.07,0.08,0.09,0.1]"]},
            keywords=dict(tests=["t", "sign"], sizes=[10, 20], deltas=[0.0, 0.05, 0.1],
                          alpha=[0.01, 0.05, 0.1], trials=40, B=50,
                          bayes=["jzs_bf", "t_posterior", "bayesian_bootstrap"]),
