@@ -124,7 +124,7 @@ def test_show_every_preset(name):
 def test_show_cli_and_unknown_name():
     r = irsim("show", "swap")
     assert r.returncode == 0, r.stderr
-    assert "experiment.trials=1000  (int)" in r.stdout
+    assert "experiment.trials=1000  (int, >= 1)" in r.stdout
     r = irsim("show", "sakai206")
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()

@@ -224,7 +224,7 @@ def test_cli_bad_parameter_one_line_exit_2(tmp_path):
                        capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 2
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and "experiment.m must list system counts >= 2" in lines[0]
+    assert len(lines) == 1 and "experiment.m must be an integer >= 2, got 1" in lines[0]
 
 
 # ----------------------------------------------------------------------- simulation check
