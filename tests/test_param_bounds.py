@@ -123,3 +123,25 @@ def test_command_line_names_the_key_exit_2(tmp_path, capsys, args, message):
     lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
     assert lines == [f"irsim: error: config: {message}"]
     assert not run_dir.exists()
+
+
+@pytest.mark.parametrize("key,value,message", [
+    ("alpha", 1.5, "alpha must be inside (0, 1), got 1.5"),
+    ("test_B", 0, "test_B must be an integer >= 1, got 0"),
+    ("simulate_trials", -1, "simulate_trials must be an integer >= 0, got -1"),
+    ("simulate_prior", -0.5, "simulate_prior must be >= 0, got -0.5"),
+    ("tau_target", 1.5, "tau_target must be in [-1, 1], got 1.5"),
+    ("planning_probability", 1.0, "planning_probability must be inside (0, 1), got 1.0"),
+    ("simulate_concentration", 0.0, "simulate_concentration must be > 0, got 0.0"),
+])
+def test_assessors_bounds_are_on_its_fields(key, value, message, capsys):
+    """assessors declares its bounds on its fields like every study: one message, with the
+    field's name, from the Python door (before any file is read) and the command line."""
+    with python_parameters(), pytest.raises(ConfigError) as err:
+        irsim.assessors(runs=["unread.run"], qrels={"a": "unread", "b": "unread"},
+                        **{key: value})
+    assert str(err.value) == message
+    with pytest.raises(SystemExit) as done:
+        main(["experiment=assessors", f"experiment.{key}={value}"])
+    assert done.value.code == 2
+    assert capsys.readouterr().err.strip() == f"irsim: error: config: experiment.{message}"

@@ -203,20 +203,23 @@ class Config(BayesOptions):
         "(:data:`irsim.stats.CORRECTIONS`: none, bonferroni, holm, bh, by); Tukey HSD tests get "
         "``none`` only.")
     alpha: float = option(
-        0.05, "Significance level of the tests; the intervals' level is ``1 - alpha``.")
+        0.05, "Significance level of the tests; the intervals' level is ``1 - alpha``.", gt=0,
+        lt=1)
     B: int = option(
-        1000, "Bootstrap resamples of topics for every interval (label and rank agreement).")
+        1000, "Bootstrap resamples of topics for every interval (label and rank agreement).",
+        ge=1)
     test_B: int | None = option(
         None, "Replicates of the Monte Carlo tests (randomisation, bootstrap, randomised Tukey "
         "HSD; the randomisation test is exact when ``2**topics <= test_B``). None: 10,000, or "
         "more where a Monte Carlo test is corrected by Bonferroni or Holm over more pairs than "
         "10,000 replicates can reject (the smallest p-value ``1/(test_B+1)`` must pass ``alpha "
         "/ pairs``): the smallest multiple of 1,000 that can (61 runs, 1,830 pairs, alpha .05: "
-        "37,000).")
+        "37,000).", ge=1)
     pvalue: PValueMode = option(
         PValueMode.plus_one, "P-value of the Monte Carlo tests: ``plus_one`` (``(count + 1) / (B + "
         "1)``, never 0, so corrections over many pairs stay valid) or ``count`` (``count / B``).")
-    top_k: int = option(10, "k of the top-k agreement (capped at the number of systems).")
+    top_k: int = option(10, "k of the top-k agreement (capped at the number of systems).",
+                        ge=1)
     g_assessors: list[str] | None = option(
         None, "The levels of the G-study's assessor facet (qrels names, given or composite; the "
         "reference may be one), over the topics all of them judged. Default: the reference and, "
@@ -224,11 +227,12 @@ class Config(BayesOptions):
         "group's size: ``mix11..1``, ``mix22..2``, ...), which use each topic's judgments once "
         "each; without ``groups``, the reference and every other qrels. Fewer than 2 common "
         "topics: the G-study tables are left empty (a warning).", tables="data")
-    max_topics: int = option(200, "The D-study covers 1 .. max_topics topics.")
-    max_assessors: int = option(5, "The D-study covers 1 .. max_assessors assessors per topic.")
+    max_topics: int = option(200, "The D-study covers 1 .. max_topics topics.", ge=1)
+    max_assessors: int = option(5, "The D-study covers 1 .. max_assessors assessors per topic.",
+                                ge=1)
     simulate_trials: int = option(
         0, "Simulated assessors (known truth by simulation, :mod:`irsim.simulate.assessor`); 0 "
-        "(the default) turns the simulation off.")
+        "(the default) turns the simulation off.", ge=0)
     simulate_from: str | None = option(
         None, "The qrels whose disagreement with the reference the assessor model is fitted from "
         "(a given or composite name). Default: the first composite with ``groups``, else the "
@@ -240,7 +244,7 @@ class Config(BayesOptions):
         "understates the observed rank agreement, docs/studies/assessors.md).", tables="data")
     simulate_prior: float = option(
         1.0, "Dirichlet pseudo-count per cell of the confusion matrix (1: add-one smoothing).",
-        tables="data")
+        tables="data", ge=0)
     simulate_relabel: Relabel = option(
         Relabel.all, "Which reference judgments a simulated assessor relabels: ``all`` (every "
         "judgment of ``simulate_from``'s topics: a new assessor judging the whole pool, the "
@@ -252,19 +256,19 @@ class Config(BayesOptions):
         "up to the topics of ``simulate_from`` is a random subset of them; a larger one resamples "
         "them with replacement (topic bootstrap: every copy of a topic gets its own simulated "
         "assessor). Default: 5, 10, 15, ... below the topics.", tables="data")
-    tau_target: float = option(0.9, "Target tau-b of the planning answer.")
+    tau_target: float = option(0.9, "Target tau-b of the planning answer.", ge=-1, le=1)
     agreement_target: float = option(
-        0.9, "Target decision agreement (t test) of the planning answer.")
+        0.9, "Target decision agreement (t test) of the planning answer.", ge=-1, le=1)
     planning_probability: float = option(
-        0.95, "Probability with which the planning answer must reach the target.")
+        0.95, "Probability with which the planning answer must reach the target.", gt=0, lt=1)
     swap_trials: int = option(
         0, "Trials of the swap rates per qrels (two disjoint halves of the qrels' topics per "
-        "trial; 0, the default, leaves ``assessor_swap`` empty).")
+        "trial; 0, the default, leaves ``assessor_swap`` empty).", ge=0)
     simulate_concentration: float | None = option(
         None, "Concentration ``alpha`` of the per-topic assessor model (pseudo-observations of "
         "the pooled row in every topic's row; large: topics alike, small: each topic its own). "
         "Default (None): estimated per reference grade by maximum Dirichlet-multinomial marginal "
-        "likelihood over the topics.", tables="data")
+        "likelihood over the topics.", tables="data", gt=0)
     simulate_depth: list[int] | None = option(
         [10, 100], "Upper edges of rank-depth bins: the model's rows are conditioned as well on "
         "the bin of the best rank any run gave the passage (``[10, 100]``: 1-10, 11-100, beyond "

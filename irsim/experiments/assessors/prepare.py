@@ -312,22 +312,10 @@ def check_config(config: Config) -> None:
                           "must not be empty")
     if config.pvalue not in ("plus_one", "count"):
         raise unknown_name(param("pvalue") + " mode", str(config.pvalue), ("plus_one", "count"))
-    if not 0.0 < float(config.alpha) < 1.0:
-        raise ConfigError(f"{param('alpha')} must be in (0, 1), got {config.alpha}")
-    for k in ("B", "test_B", "top_k", "max_topics", "max_assessors"):
-        v = getattr(config, k)
-        if v is None and k == "test_B":  # chosen from the number of pairs (make)
-            continue
-        if isinstance(v, bool) or int(v) < 1:
-            raise ConfigError(f"{param(k)} must be a positive integer, got {v!r}")
     # a Monte Carlo p-value moves in steps of 1/test_B
     if config.test_B is not None:  # the default (None) is chosen large enough in make
         check_resamples(int(config.test_B), [float(config.alpha)], param("test_B"),
                         param("alpha"), tests=list(config.tests))
-    for k in ("simulate_trials", "swap_trials"):
-        v = getattr(config, k)
-        if isinstance(v, bool) or int(v) < 0:
-            raise ConfigError(f"{param(k)} must be an integer >= 0, got {v!r}")
     for name, rules in (("kappa_topics", KappaTopics.values()),
                         ("fleiss_reference", FleissReference.values()),
                         ("label_pairs", LabelPairs.values())):
@@ -336,26 +324,14 @@ def check_config(config: Config) -> None:
     if config.simulate_relabel not in RELABEL_RULES:
         raise unknown_name(param("simulate_relabel") + " rule", str(config.simulate_relabel),
                            RELABEL_RULES)
-    conc = config.simulate_concentration
-    if conc is not None and (isinstance(conc, bool) or not isinstance(conc, int | float)
-                             or not np.isfinite(conc) or conc <= 0):
-        raise ConfigError(f"{param('simulate_concentration')} must be a number > 0 (or null: "
-                          f"estimated), got {conc!r}")
     if config.simulate_depth:
         edges = list(config.simulate_depth)
         if (any(isinstance(e, bool) or not isinstance(e, int) for e in edges)
                 or edges[0] < 1 or bool(np.any(np.diff(edges) <= 0))):
             raise ConfigError(f"{param('simulate_depth')} must be increasing ranks >= 1 "
                               f"(bin edges, e.g. [10, 100]), got {config.simulate_depth!r}")
-    prior = config.simulate_prior
-    if isinstance(prior, bool) or not float(prior) >= 0 or not np.isfinite(float(prior)):
-        raise ConfigError(f"{param('simulate_prior')} must be a number >= 0, got {prior!r}")
-    for k in ("tau_target", "agreement_target"):
-        if not -1.0 <= float(getattr(config, k)) <= 1.0:
-            raise ConfigError(f"{param(k)} must be in [-1, 1], got {getattr(config, k)}")
-    if not 0.0 < float(config.planning_probability) < 1.0:
-        raise ConfigError(f"{param('planning_probability')} must be in (0, 1), got "
-                          f"{config.planning_probability}")
+    # the bounds of single fields (alpha, B, test_B, top_k, the trials, the prior, the
+    # targets, planning_probability, simulate_concentration) are on the fields (Config)
 
 
 def _check_qrels(ref_name: str, ref: Qrels, name: str, q: Qrels, scale: np.ndarray) -> None:
