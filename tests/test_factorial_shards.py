@@ -16,7 +16,8 @@ from irsim.data import Qrels, Runs  # noqa: E402
 from irsim.data.trec import read_qrels, read_runs  # noqa: E402
 from irsim.errors import InputError  # noqa: E402
 from irsim.metrics import evaluate  # noqa: E402
-from irsim.metrics.shards import md5_shards, qrels_replicates, shard_scores  # noqa: E402
+from irsim.metrics.shards import qrels_replicates, shard_scores  # noqa: E402
+from irsim.sampling.corpus import md5_shards  # noqa: E402
 from irsim.stats.corpus_ap import md5_half, split_salt  # noqa: E402
 
 RUNS = ("ICT-BERT2", "ICT-CKNRM_B", "ICT-CKNRM_B50")

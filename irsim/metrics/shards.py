@@ -22,8 +22,7 @@ Examples
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,37 +32,13 @@ from irsim.errors import ConfigError, InputError
 from irsim.metrics.evaluate import evaluate
 from irsim.metrics.measures import Measure
 from irsim.metrics.multi import evaluate_many
+from irsim.sampling.corpus import md5_shards
 
-__all__ = ["md5_shards", "ShardScores", "shard_scores", "qrels_replicates"]
+__all__ = ["ShardScores", "shard_scores", "qrels_replicates"]
 
 #: Joins a topic id and a shard number in the topics of the one evaluation (below any
 #: printable character, so the joined ids sort as their topics do).
 _SEP = "\x1f"
-
-
-def md5_shards(docnos: Sequence[str] | np.ndarray, k: int, salt: str = "") -> np.ndarray:
-    """The shard (0 .. k-1) of each document: the first 64 bits of the MD5 digest of
-    ``salt + docno`` (UTF-8) as an unsigned integer ``h``, shard ``floor(h k / 2^64)``.
-
-    With ``k = 2`` the shard is the digest's first bit: shard 0 is
-    :func:`irsim.stats.corpus_ap.md5_half`'s half A.
-
-    Examples
-    --------
-    >>> import hashlib
-    >>> d = ["FBIS3-1", "LA010189-0001", "d1-1", "d1-2"]
-    >>> (md5_shards(d, 2) == 0).tolist()  # md5_half(d): [True, True, False, True]
-    [True, True, False, True]
-    >>> h = int.from_bytes(hashlib.md5(b"s:d1-1").digest()[:8], "big")
-    >>> int(md5_shards(["d1-1"], 5, "s:")[0]) == h * 5 >> 64
-    True
-    """
-    if isinstance(k, bool) or int(k) != k or int(k) < 1:
-        raise ConfigError(f"shards must be a positive integer, got {k!r}")
-    k, prefix = int(k), str(salt)
-    return np.fromiter(((int.from_bytes(hashlib.md5((prefix + str(d)).encode("utf-8"))
-                                        .digest()[:8], "big") * k) >> 64 for d in docnos),
-                       dtype=np.int64, count=len(docnos))
 
 
 @dataclass(frozen=True)

@@ -25,15 +25,19 @@ block index (:func:`irsim.rng.blocked_draws`).
 
 from __future__ import annotations
 
+import hashlib
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats as sps
 
+from irsim.errors import ConfigError
 from irsim.rng import REPLICATE_BLOCK, blocked_draws
 
 __all__ = [
+    "md5_shards",
     "GUIDE_BUCKETS",
     "PoissonTable",
     "CorpusDraws",
@@ -284,3 +288,29 @@ def corpus_draws(
     True
     """
     return CorpusSampler(gaps, missing).draws(seed, study, start, stop, key=key, block=block)
+
+
+def md5_shards(docnos: Sequence[str] | np.ndarray, k: int, salt: str = "") -> np.ndarray:
+    """The shard (0 .. k-1) of each document: the first 64 bits of the MD5 digest of
+    ``salt + docno`` (UTF-8) as an unsigned integer ``h``, shard ``floor(h k / 2^64)``.
+
+    With ``k = 2`` the shard is the digest's first bit: shard 0 is
+    :func:`irsim.stats.corpus_ap.md5_half`'s half A (the one hash of a document split:
+    corpus_ci's halves and the document shards of :mod:`irsim.metrics.shards`).
+
+    Examples
+    --------
+    >>> import hashlib
+    >>> d = ["FBIS3-1", "LA010189-0001", "d1-1", "d1-2"]
+    >>> (md5_shards(d, 2) == 0).tolist()  # md5_half(d): [True, True, False, True]
+    [True, True, False, True]
+    >>> h = int.from_bytes(hashlib.md5(b"s:d1-1").digest()[:8], "big")
+    >>> int(md5_shards(["d1-1"], 5, "s:")[0]) == h * 5 >> 64
+    True
+    """
+    if isinstance(k, bool) or int(k) != k or int(k) < 1:
+        raise ConfigError(f"shards must be a positive integer, got {k!r}")
+    k, prefix = int(k), str(salt)
+    return np.fromiter(((int.from_bytes(hashlib.md5((prefix + str(d)).encode("utf-8"))
+                                        .digest()[:8], "big") * k) >> 64 for d in docnos),
+                       dtype=np.int64, count=len(docnos))

@@ -26,7 +26,6 @@ difference) is in :mod:`irsim.stats.corpus_intervals`.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -34,7 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from irsim.errors import ConfigError, InputError
-from irsim.sampling.corpus import CorpusDraws
+from irsim.sampling.corpus import CorpusDraws, md5_shards
 
 if TYPE_CHECKING:
     from irsim.data.collection import DocCollection
@@ -255,9 +254,7 @@ def md5_half(docnos: Sequence[str] | np.ndarray, salt: str = "") -> np.ndarray:
     ...     hashlib.md5(b"irsim-split-1:d1-1").digest()[0] < 128)
     True
     """
-    prefix = str(salt)
-    return np.fromiter((hashlib.md5((prefix + str(d)).encode("utf-8")).digest()[0] < 128
-                        for d in docnos), dtype=bool, count=len(docnos))
+    return md5_shards(docnos, 2, salt) == 0
 
 
 def _lists(group: np.ndarray, rank: np.ndarray, relevant: np.ndarray, n_lists: int,
