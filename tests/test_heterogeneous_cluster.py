@@ -92,7 +92,8 @@ CASES: dict[str, list[str]] = {
     "corpus_ci": ["experiment=corpus_ci", "experiment.B=300", "experiment.splits=1", *SMALL],
     "test_errors": ["experiment=test_errors", "collection=synthetic_scores",
                     "experiment.trials=300", "experiment.B=200", "experiment.sizes=[25,50]",
-                    "experiment.deltas=[0.0,0.05]", *SMALL],
+                    "experiment.deltas=[0.0,0.05]", "experiment.alpha=[0.01,0.05,0.1]",
+                    *SMALL],
     # 14 + 14 runs (13 + 13 kept): 156 pair copulas, 3 selection shards of 64 pairs
     "test_errors_urbano2019": [
         "experiment=urbano2019", "collection.paths={{P@10: [{tmp}/adhoc5_p10.csv, "

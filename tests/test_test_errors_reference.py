@@ -202,7 +202,7 @@ def test_shift_design_table_equals_a_trial_by_trial_loop():
     ``test_errors/<test>``, key (metric, block), p-value (count + 1) / (B + 1)); the mean
     difference and its standard error (numpy, ddof = 1); Clopper-Pearson bands at 80%
     (scipy)."""
-    deltas, sizes, trials, seed, b = (0.0, 0.06), (7, 12), 300, 9, 30
+    deltas, sizes, trials, seed, b = (0.0, 0.06), (7, 12), 300, 9, 50  # B * 0.02 >= 1
     alphas, alts = (0.02, 0.05, 0.2), ("two-sided", "greater", "less")
     tests = ("wilcoxon", "sign", "randomisation", "paired_bootstrap")
     data = _shift_data(deltas)
@@ -412,8 +412,8 @@ def test_urbano2019_shards_and_monte_carlo_keys(urbano):
     key (metric, unit of 4,000 trials), B, seed, count / B). The counts equal the loop and
     the tables of one shard."""
     data, _, _ = urbano
-    kw = dict(sizes=(6,), alphas=(0.03125, 0.1), tests=("sign", "randomisation"),
-              alternatives=("two-sided",), trials=250, B=15, seed=3)
+    kw = dict(sizes=(6,), alpha=(0.03125, 0.1), tests=("sign", "randomisation"),
+              alternatives=("two-sided",), trials=250, B=32, seed=3)  # B * 0.03125 >= 1
     sharded = UrbanoStudy(TestErrors.of(**kw, shard_items=2, shard_replicates=250), 520, DELTAS)
     whole = UrbanoStudy(TestErrors.of(**kw), 520, DELTAS)
     tables = {k: v.to_pandas() for k, v in run_study(sharded, data)[0].items()}
@@ -429,7 +429,7 @@ def test_urbano2019_shards_and_monte_carlo_keys(urbano):
         for kind, trials in [(0, 250), (1, 520), (2, 520)]:
             base, exp = (pool.type1(u[:trials], n) if kind == 0
                          else pool.type2(u[:trials], n, kind - 1))
-            p = randomisation_test(exp, base, alternative="two-sided", B=15, seed=3,
+            p = randomisation_test(exp, base, alternative="two-sided", B=32, seed=3,
                                    study="test_errors/randomisation",
                                    key=(study_key(pool.metric), 0), pvalue_mode="count").pvalue
             mc[(pool.metric, kind)] = (np.asarray(p), (exp - base).mean(axis=1))
@@ -442,7 +442,7 @@ def test_urbano2019_shards_and_monte_carlo_keys(urbano):
             got[key] = (r.trials, r.rejections)
     ref = {}
     for (metric, kind), (p, mean) in mc.items():
-        for alpha in kw["alphas"]:
+        for alpha in kw["alpha"]:
             hit = p <= alpha
             if kind == 0:
                 ref[("type_1", metric, 6, None, "randomisation", "two-sided", alpha)] = (
