@@ -147,10 +147,10 @@ print(json.dumps(out))
 #: urbano2019 design, whose case needs files that test prepares.
 STUDIES = {name: case for name, case in CASES.items() if name != "test_errors_urbano2019"}
 
-#: The studies run through ``ray job submit`` as well (the cheapest of STUDIES: a few
-#: seconds each on the cluster): a matrix study, a paired-test study on two metrics, and one
-#: reading TREC runs and several qrels files.
-JOB_STUDIES = ("discpower", "compare", "assessors")
+#: The studies run through ``ray job submit`` as well: every one of STUDIES (each data kind:
+#: score matrices, runs and qrels, several qrels), as a user submits them from outside the
+#: cluster.
+JOB_STUDIES = tuple(STUDIES)
 
 
 #: experiment=budget sums its samples with plain GEMMs: on nodes with other OpenBLAS kernels
