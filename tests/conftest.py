@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -26,6 +27,24 @@ NO_DATA = (f"test data not found at {SHARED_DATA} (expected: shared/data beside 
 #: Files whose presence means the test data are there (a bare directory is not enough: a
 #: registry download attempt into the data directory creates it).
 DATA_MARKERS = ("urbano/adhoc8_ap.csv", "trec_eval/qrels.test", "trec_eval/results.test")
+
+
+@pytest.fixture(autouse=True)
+def _logging_handlers_restored():
+    """Each test leaves the logging handlers as it found them: a command line run in-process
+    (Hydra's job logging) installs a console handler on the stream the test captured, which
+    is closed once the test ends; a later test logging through it would print a logging error
+    into its own captured output."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    for handler in [h for h in root.handlers if h not in handlers]:
+        root.removeHandler(handler)
+        handler.close()
+    for handler in handlers:
+        if handler not in root.handlers:
+            root.addHandler(handler)
+    root.setLevel(level)
 
 
 def has_data() -> bool:
