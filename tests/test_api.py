@@ -89,6 +89,12 @@ CASES = {
          f"collection.path={URBANO}/web2012_ndcg20.csv", "collection.metric=nDCG@20",
          "experiment.trials=200", "experiment.B=200", "experiment.sizes=[25]",
          "experiment.deltas=[0.0,0.03]", "experiment.alpha=[0.01,0.05]", "seed=4"]),
+    "factorial": (
+        lambda: irsim.factorial(runs=synthetic_docs()[0], qrels=synthetic_docs()[1],
+                                metrics=["AP", "P@10"], shards=3, B=200, seed=0,
+                                pair_pvalues=True),
+        ["experiment=factorial", *SYNTH_CLI, "metrics=[AP,P@10]", "experiment.shards=3",
+         "experiment.B=200", "seed=0", "experiment.pair_pvalues=true"]),
 }
 
 

@@ -134,6 +134,10 @@ CASES: dict[str, list[str]] = {
         "experiment.reference=nist", "experiment.B=40", "experiment.test_B=600",
         "experiment.metrics=[AP,P@10]", "experiment.tests=[t,randomisation]",
         "experiment.corrections=[none,holm]", "seed=3", *SMALL],
+    # 20 synthetic runs on 3 shards: a randomised Tukey HSD per design and the Tukey
+    # p-values per design and model, one shard each (9 per metric)
+    "factorial": ["experiment=factorial", "metrics=[AP]", "experiment.shards=3",
+                  "experiment.B=200", "experiment.pair_pvalues=true", "seed=3", *SMALL],
 }
 
 #: Studies the engine runs for a case beyond the case's own (design=urbano2019 selects its

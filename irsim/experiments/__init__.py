@@ -99,8 +99,12 @@ def load(cfg: Any) -> tuple[str, Any, Any, Shards]:
     entry = get(name)
     check_keys(cfg)  # every node's keys, the experiment's parameters included
     config = OmegaConf.to_object(cfg.experiment)
-    if cfg.get("metrics") is not None and hasattr(config, "metrics"):
-        config.metrics = None  # the top-level `metrics` chose the data: it wins
+    top = cfg.get("metrics")
+    if top is not None and hasattr(config, "metrics"):
+        # the top-level `metrics` wins: it chose a score matrix's metrics (the study then
+        # keeps them all), or it names the measures a study of runs and qrels computes
+        config.metrics = None if entry.kind.name == "matrix" else (
+            [top] if isinstance(top, str) else [str(m) for m in top])
     return name, config, entry.kind.from_config(cfg, config), engine_shards(cfg)
 
 

@@ -1,0 +1,304 @@
+"""``experiment=factorial``: systems compared under designs with more factors than system and
+topic: document shards as replicates (Voorhees, Samarov & Soboroff, TOIS 2017), the full
+ANOVA with interactions, effect sizes with intervals, REML variance components and every
+system pair under every design's model.
+
+Every run is evaluated on the whole collection (the system x topic table, design
+``two_way``) and on each of ``shards`` document shards (:func:`irsim.metrics.shards.shard_scores`:
+the documents split by the MD5 of the salted docno, every run's ranked list and the qrels
+restricted to each shard; one evaluation over the parsed runs). The shard scores are a
+``systems x topics x shards`` array, analysed two ways: ``replicated`` (the shards of a cell
+as unmatched replicates: Voorhees et al.'s model, error = within-cell variation) and
+``crossed`` (shard r is the same set of documents for every run and topic: the full
+factorial of Ferro & Silvello 2016). Models: ``fixed`` (every term tested against the
+residual, as Voorhees et al. and ``anova_lm`` do) and ``mixed`` (systems fixed, every other
+factor random: the system effect tested against the interaction it generalises over;
+:mod:`irsim.stats.factorial`).
+
+Per metric the study writes the ANOVA of every (design, model) with omega squared, partial
+omega and eta squared and their noncentral-F intervals (Sakai 2014's recommendation); the
+REML variance components of each design's mixed model (:mod:`irsim.stats.varcomp`); every
+system pair under each (design, model) by Tukey HSD with simultaneous intervals, by the
+randomised Tukey HSD (per design, one permutation null; trials keyed by seed, design and
+metric) and by paired t-tests with Holm's correction on the whole collection (what the other
+studies test); and the count of pairs each calls significant, on the same runs.
+
+The closed-form parts run in the study's finalize; the randomised Tukey tests (and, with
+``pair_pvalues``, the Tukey p-values, a numerical integral per pair) are the kernel's jobs,
+one shard each, so ``engine=ray`` spreads them and the tables are the same on any engine.
+
+Examples
+--------
+>>> from irsim.data.synthetic import synthetic_trec
+>>> from irsim.kit.common import Shards
+>>> runs, qrels = synthetic_trec(runs=4, topics=6, docs_per_topic=80, depth=50, seed=1)
+>>> study, data = make(Config(metrics=["AP"], shards=3, B=50), DocCollection(runs, qrels, 50),
+...                    seed=1, shards=Shards())
+>>> data.full.shape, data.replicated.shape
+((1, 4, 6), (1, 4, 6, 3))
+>>> [(j.design, j.model, j.method) for j in study.jobs][:3]
+[('two_way', None, 'randomised_tukey'), ('replicated', None, 'randomised_tukey'), \
+('crossed', None, 'randomised_tukey')]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from irsim.data.collection import DocCollection
+from irsim.engine.base import Shard
+from irsim.engine.partials import Slab
+from irsim.errors import ConfigError, InputError, param
+from irsim.experiments.factorial.tables import TABLE_SPECS
+from irsim.kit.common import check_choices
+from irsim.params import Choice, Options, fingerprint, option
+from irsim.registry import Headline, study
+from irsim.stats.factorial import design_tukey, randomised_design_tukey
+from irsim.stats.ties import score_tolerance
+
+__all__ = ["Config", "Factorial", "FactorialData", "Job", "make", "DESIGNS", "MODELS",
+           "METHODS", "STREAM", "TABLE_SPECS"]
+
+#: Random stream of the randomised Tukey HSD: ``factorial/<design>``, keyed by the metric.
+STREAM = "factorial"
+
+
+class FactorialDesign(Choice):
+    """A design of the shard scores (``two_way``: the whole collection)."""
+
+    two_way = "two_way"
+    replicated = "replicated"
+    crossed = "crossed"
+
+
+class FactorialModel(Choice):
+    """The model of the error terms."""
+
+    fixed = "fixed"
+    mixed = "mixed"
+
+
+class PairMethod(Choice):
+    """How all pairs are compared."""
+
+    tukey = "tukey"
+    randomised_tukey = "randomised_tukey"
+    t_holm = "t_holm"
+
+
+DESIGNS, MODELS, METHODS = FactorialDesign.values(), FactorialModel.values(), PairMethod.values()
+#: The blocks a randomised Tukey HSD of each design permutes systems within.
+_BLOCKS = {"two_way": "topic", "replicated": "topic", "crossed": "topic_replicate"}
+
+
+@dataclass
+class Config(Options):
+    """Parameters of ``experiment=factorial``."""
+
+    name: str = option("factorial", "``factorial``.")
+    metrics: list[str] = option(
+        ["AP", "nDCG@10"], "Measures computed on the whole collection and on every shard "
+        "(any of ``irsim list metrics``).")
+    shards: int = option(
+        5, "Document shards: the replicates of every (run, topic). Each document goes to shard "
+        "``md5(salt + docno) mod shards``; a run's list on a shard is what it retrieved of that "
+        "shard's documents (cut at the collection's depth first).", ge=2)
+    salt: str = option("", "Prefixed to every docno before hashing: another split into as many "
+                           "shards.")
+    designs: list[FactorialDesign] = option(
+        list(DESIGNS), "Any of ``two_way`` (the whole collection), ``replicated`` (shards as "
+        "unmatched replicates within each cell), ``crossed`` (shards crossed with systems and "
+        "topics).")
+    models: list[FactorialModel] = option(
+        list(MODELS), "Any of ``fixed`` (every term against the residual) and ``mixed`` "
+        "(systems fixed, topics and shards random).")
+    methods: list[PairMethod] = option(
+        list(METHODS), "How all pairs are compared: ``tukey`` (per design and model), "
+        "``randomised_tukey`` (per design), ``t_holm`` (paired t-tests with Holm's correction "
+        "on the whole collection).")
+    B: int = option(1000, "Trials of the randomised Tukey HSD.", ge=1)
+    alpha: float = option(
+        0.05, "Significance level; the Tukey intervals and the effect-size intervals are at "
+        "``1 - alpha``.", gt=0, lt=1)
+    pair_pvalues: bool = option(
+        False, "Also compute every pair's Tukey p-value (a numerical integral of the "
+        "studentized range per pair, about 5 ms each: minutes for 60 systems). The decisions "
+        "need only the intervals.")
+
+
+@dataclass(frozen=True)
+class FactorialData:
+    """Per-topic scores of every run on the whole collection and on every shard.
+
+    Attributes
+    ----------
+    metrics, systems, topics : tuple of str
+    full : ndarray, shape (metrics, systems, topics)
+    replicated : ndarray, shape (metrics, systems, topics, shards)
+    relevant : ndarray of int, shape (topics, shards)
+        Relevant documents of each topic in each shard (a cell with none scores 0 for every
+        run).
+    """
+
+    metrics: tuple[str, ...]
+    systems: tuple[str, ...]
+    topics: tuple[str, ...]
+    full: np.ndarray
+    replicated: np.ndarray
+    relevant: np.ndarray
+
+    def scores(self, design: str, k: int) -> np.ndarray:
+        """The array of `design` for metric index `k`."""
+        return self.full[k] if design == "two_way" else self.replicated[k]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One comparison of all pairs: a metric, a design, a model (None for the methods that
+    need none) and a method."""
+
+    metric: int
+    design: str
+    model: str | None
+    method: str
+
+
+@dataclass(frozen=True)
+class Factorial:
+    """The factorial study (see the module docstring): its normalised `config`, the kernel's
+    `jobs` and the seed."""
+
+    config: Config
+    jobs: tuple[Job, ...]
+    seed: int
+    name: str = "factorial"
+
+    def fingerprint(self) -> dict[str, Any]:
+        """Parameters that determine the tables (from :class:`Config`)."""
+        return fingerprint(self, Config)
+
+    def _pairs(self, data: FactorialData) -> int:
+        k = len(data.systems)
+        return k * (k - 1) // 2
+
+    def plan(self, data: FactorialData) -> list[Shard]:
+        """One shard per job."""
+        return [Shard(i, (i, i + 1), (0, 1)) for i in range(len(self.jobs))]
+
+    def fields(self, data: FactorialData) -> dict[str, Slab]:
+        n = (len(self.jobs), self._pairs(data))
+        return {"p": Slab(n, along="items")}
+
+    def kernel(self, shard: Shard, data: FactorialData) -> dict[str, np.ndarray]:
+        """The p-values of one job's pairs: a randomised Tukey HSD, or the Tukey p-values."""
+        job = self.jobs[shard.items[0]]
+        x = data.scores(job.design, job.metric)
+        if job.method == "randomised_tukey":
+            r = randomised_design_tukey(x, job.design, blocks=_BLOCKS[job.design],
+                                        B=self.config.B, seed=self.seed,
+                                        study=f"{STREAM}/{job.design}", key=(job.metric,))
+            return {"p": r.pvalue[None, :]}
+        r = design_tukey(x, job.design, model=job.model, level=1.0 - self.config.alpha)
+        return {"p": r.pvalue[None, :]}
+
+    def finalize(self, merged: dict[str, Any], data: FactorialData) -> dict[str, pa.Table]:
+        from irsim.experiments.factorial.reduce import tables
+
+        return tables(self, merged["p"], data)
+
+
+def _jobs(config: Config, metrics: int) -> tuple[Job, ...]:
+    """The kernel's jobs: per metric the randomised Tukey HSD of every design, then (with
+    ``pair_pvalues``) the Tukey p-values of every design and model."""
+    jobs = []
+    for k in range(metrics):
+        if "randomised_tukey" in config.methods:
+            jobs += [Job(k, d, None, "randomised_tukey") for d in config.designs]
+        if "tukey" in config.methods and config.pair_pvalues:
+            jobs += [Job(k, d, m, "tukey") for d in config.designs for m in config.models]
+    return tuple(jobs)
+
+
+def factorial_data(docs: DocCollection, metrics: list[str], shards: int, salt: str
+                   ) -> FactorialData:
+    """Every run of `docs` evaluated on the whole collection and on each shard (one pass
+    each over the parsed runs).
+
+    Examples
+    --------
+    >>> from irsim.data.synthetic import synthetic_trec
+    >>> runs, qrels = synthetic_trec(runs=3, topics=4, docs_per_topic=60, depth=40, seed=2)
+    >>> d = factorial_data(DocCollection(runs, qrels, 40), ["P@10"], 2, "")
+    >>> d.replicated.shape, d.systems == runs.names
+    ((1, 3, 4, 2), True)
+    """
+    from irsim.metrics import evaluate
+    from irsim.metrics.shards import shard_scores
+
+    whole = evaluate(docs.runs, docs.qrels, metrics, depth=docs.depth, missing=docs.missing)
+    parts = shard_scores(docs.runs, docs.qrels, metrics, shards, salt=salt, depth=docs.depth)
+    if tuple(parts.topics) != tuple(whole.topics) or tuple(parts.runs) != tuple(whole.systems):
+        raise InputError("the shard evaluation keeps other runs or topics than the whole "
+                         f"collection ({len(parts.topics)} vs {len(whole.topics)} topics)")
+    return FactorialData(tuple(whole.metrics), tuple(whole.systems), tuple(whole.topics),
+                         np.ascontiguousarray(whole.values, np.float64),
+                         np.ascontiguousarray(parts.values, np.float64),
+                         np.asarray(parts.relevant))
+
+
+def check_data(data: FactorialData, designs: tuple[str, ...]) -> None:
+    """Refuse (one line) what no design can analyse: fewer than 3 systems or 2 topics, and
+    replicates that are identical (every shard gives every run the same score: nothing to
+    separate the residual from the interaction)."""
+    s, t = len(data.systems), len(data.topics)
+    if s < 3:
+        raise InputError(f"experiment=factorial needs >= 3 runs, got {s}")
+    if t < 2:
+        raise InputError(f"experiment=factorial needs >= 2 topics, got {t}")
+    if set(designs) - {"two_way"}:
+        x = data.replicated
+        spread = np.abs(x - x[..., :1]).max()
+        if spread <= score_tolerance(x):
+            raise InputError("every shard gives every run the same scores: the replicates "
+                             "are identical and the designs with replicates cannot be "
+                             "estimated (choose another salt or more shards, or "
+                             "designs=[two_way])")
+
+
+@study("factorial", config=Config, data="docs", order=120,
+       title="Designs with many factors",
+       example=dict(overrides={"synthetic": ["experiment.B=100", "metrics=[AP]"]},
+                    keywords=dict(metrics=["AP", "P@10"], shards=3, B=100),
+                    figures=["factorial_pairs_*", "factorial_effects_*",
+                             "factorial_interaction_*"]),
+       description=("replicated and crossed designs with document shards (Voorhees et al. "
+                    "2017): full ANOVA with effect sizes, REML variance components, Tukey and "
+                    "randomised Tukey HSD of all pairs per design"),
+       tables=list(TABLE_SPECS),
+       headlines={"factorial_significant": Headline(
+           ("metric", "design", "model", "method"), "significant", also=("pairs",))},
+       question=("How many system pairs are significantly different once shards, topics and "
+                 "their interactions are modelled? ANOVA, effect sizes, variance components "
+                 "and Tukey HSD per design"))
+def make(config: Config, data: DocCollection, *, seed: int, shards: Any
+         ) -> tuple[Factorial, FactorialData]:
+    """The factorial study of `config` and the scores of `data` on the whole collection and
+    on every shard (the bounds of its fields are checked by :class:`Config` itself)."""
+    metrics = [str(m) for m in ([config.metrics] if isinstance(config.metrics, str)
+                                else config.metrics)]
+    if not metrics:
+        raise ConfigError(f"{param('metrics')} lists no metric")
+    designs = check_choices(config.designs, DESIGNS, "design", param("designs"))
+    models = check_choices(config.models, MODELS, "model", param("models"))
+    methods = check_choices(config.methods, METHODS, "method", param("methods"))
+    config = replace(config, metrics=metrics, designs=list(designs), models=list(models),
+                     methods=list(methods), salt=str(config.salt),
+                     pair_pvalues=bool(config.pair_pvalues))
+    scores = factorial_data(data, metrics, int(config.shards), config.salt)
+    check_data(scores, designs)
+    return Factorial(config, _jobs(config, len(metrics)), int(seed)), scores
+

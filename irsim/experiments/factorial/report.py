@@ -1,0 +1,191 @@
+"""Report of ``experiment=factorial``: per metric, how many pairs each design calls
+significant, the ANOVA terms with their effect sizes, the variance components, and three
+figures (significant pairs per design, effect sizes with intervals, the interaction plot of
+systems across shards)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from irsim.report import fmt, markdown_table, safe_name, save_figure
+
+__all__ = ["sections", "FIGURES", "pairs_plot", "effects_plot", "interaction_plot"]
+
+FIGURES = ("factorial_pairs_<metric>.png", "factorial_effects_<metric>.png",
+           "factorial_interaction_<metric>.png")
+
+#: Systems drawn in the interaction plot (spread evenly over the ranking of the whole
+#: collection's means; all of them when there are at most this many).
+INTERACTION_SYSTEMS = 12
+
+
+def _label(design: str, model: object, method: str) -> str:
+    return " / ".join(str(v) for v in (design, model, method) if v is not None and v == v)
+
+
+def pairs_plot(df, metric: str, path: Path) -> Path:
+    """Bars: the pairs each (design, model, method) calls significant. Returns the path.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"design": ["two_way", "replicated"], "model": ["fixed", None],
+    ...                    "method": ["tukey", "randomised_tukey"], "pairs": [6, 6],
+    ...                    "significant": [2, 4]})
+    >>> pairs_plot(df, "AP", Path(tempfile.mkdtemp()) / "p.png").name
+    'p.png'
+    """
+    from matplotlib.figure import Figure
+
+    labels = [_label(d, m, t) for d, m, t in zip(df.design, df.model, df.method, strict=True)]
+    fig = Figure(figsize=(6.4, 0.3 * len(labels) + 1.4), dpi=110, layout="constrained")
+    ax = fig.subplots()
+    ys = np.arange(len(labels))[::-1]
+    colours = [f"C{['two_way', 'replicated', 'crossed'].index(d) % 10}" if d in (
+        "two_way", "replicated", "crossed") else "C3" for d in df.design]
+    ax.barh(ys, df.significant, color=colours)
+    for y, s in zip(ys, df.significant, strict=True):
+        ax.text(s, y, f" {int(s)}", va="center", fontsize=8)
+    ax.set_yticks(ys, labels, fontsize=8)
+    total = int(df.pairs.iloc[0]) if len(df) else 0
+    ax.set_xlim(0, max(total, 1) * 1.08)
+    ax.set_xlabel(f"{metric}: significant pairs of {total}", fontsize=9)
+    ax.set_title(f"{metric}: pairs called significant per design", fontsize=10)
+    return save_figure(fig, path)
+
+
+def effects_plot(df, metric: str, path: Path) -> Path:
+    """Partial omega squared of every term but the residual, with its interval, one row per
+    (design, model, term). Returns the path.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"design": ["two_way"] * 2, "model": ["fixed"] * 2,
+    ...                    "term": ["system", "topic"], "partial_omega2": [0.3, 0.6],
+    ...                    "partial_omega2_lo": [0.2, 0.5], "partial_omega2_hi": [0.4, 0.7]})
+    >>> effects_plot(df, "AP", Path(tempfile.mkdtemp()) / "e.png").name
+    'e.png'
+    """
+    from matplotlib.figure import Figure
+
+    df = df[df.term != "residual"]
+    labels = [f"{d} / {m}: {t}" for d, m, t in zip(df.design, df.model, df.term, strict=True)]
+    fig = Figure(figsize=(6.4, 0.24 * len(labels) + 1.4), dpi=110, layout="constrained")
+    ax = fig.subplots()
+    ys = np.arange(len(labels))[::-1]
+    est = df.partial_omega2.to_numpy(float)
+    lo = np.nan_to_num(est - df.partial_omega2_lo.to_numpy(float), nan=0.0).clip(0)
+    hi = np.nan_to_num(df.partial_omega2_hi.to_numpy(float) - est, nan=0.0).clip(0)
+    ax.errorbar(est, ys, xerr=[lo, hi], fmt="o", color="C0", capsize=3, markersize=4)
+    ax.axvline(0.0, color="0.5", lw=0.8, ls="--")
+    ax.set_yticks(ys, labels, fontsize=7)
+    ax.set_xlabel(f"{metric}: partial omega squared (noncentral-F interval)", fontsize=9)
+    ax.set_title(f"{metric}: effect sizes per design and model", fontsize=10)
+    return save_figure(fig, path)
+
+
+def interaction_plot(df, metric: str, path: Path) -> Path:
+    """Mean of each system on each shard (lines; at most :data:`INTERACTION_SYSTEMS`,
+    spread over the whole collection's ranking): crossing lines are the system x shard
+    interaction. Returns the path.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"system": ["a", "a", "a", "b", "b", "b"],
+    ...                    "shard": [None, 0, 1, None, 0, 1],
+    ...                    "mean": [0.3, 0.2, 0.4, 0.2, 0.25, 0.15]})
+    >>> interaction_plot(df, "AP", Path(tempfile.mkdtemp()) / "i.png").name
+    'i.png'
+    """
+    from matplotlib.figure import Figure
+
+    whole = df[df["shard"].isna()].sort_values("mean", ascending=False)
+    systems = list(whole.system)
+    if len(systems) > INTERACTION_SYSTEMS:
+        pick = np.linspace(0, len(systems) - 1, INTERACTION_SYSTEMS).round().astype(int)
+        systems = [systems[i] for i in pick]
+    part = df[df["shard"].notna()]
+    fig = Figure(figsize=(6.4, 4.2), dpi=110, layout="constrained")
+    ax = fig.subplots()
+    for i, s in enumerate(systems):
+        rows = part[part.system == s].sort_values("shard")
+        ax.plot(rows["shard"].astype(int), rows["mean"], marker="o", ms=3, lw=1,
+                color=f"C{i % 10}", label=str(s))
+    if len(part):
+        ax.set_xticks(range(int(part["shard"].max()) + 1))
+    ax.set_xlabel("document shard", fontsize=9)
+    ax.set_ylabel(f"mean {metric}", fontsize=9)
+    ax.legend(fontsize=6, ncol=2, loc="best")
+    ax.set_title(f"{metric}: systems across shards (system x shard interaction)", fontsize=10)
+    return save_figure(fig, path)
+
+
+def _anova_summary(df) -> pa.Table:
+    keep = df[df.term != "residual"]
+    return pa.table({
+        "design": keep.design.tolist(), "model": keep.model.tolist(),
+        "term": keep.term.tolist(), "df": [fmt(v) for v in keep.df],
+        "F": [fmt(v) for v in keep.f], "p": [fmt(v) for v in keep.p_value],
+        "error": keep.error.tolist(),
+        "partial omega2 [interval]": [
+            f"{fmt(e)} [{fmt(lo)}, {fmt(hi)}]" for e, lo, hi in zip(
+                keep.partial_omega2, keep.partial_omega2_lo, keep.partial_omega2_hi,
+                strict=True)]})
+
+
+def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
+    """Per metric: the significant pairs per design, the ANOVA terms with effect sizes, the
+    variance components and the three figures.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> t = pa.table({"metric": ["AP"], "design": ["two_way"], "model": ["fixed"],
+    ...               "method": ["tukey"], "replicates": [1], "pairs": [3],
+    ...               "significant": [1], "share": [1 / 3]})
+    >>> sections({"factorial_significant": t}, Path(tempfile.mkdtemp()))[0]
+    '## Designs with many factors'
+    """
+    if "factorial_significant" not in tables:
+        return []
+    sig = tables["factorial_significant"].to_pandas()
+    get = {n: tables[n].to_pandas() for n in ("factorial_anova", "factorial_components",
+                                              "factorial_means") if n in tables}
+    lines = ["## Designs with many factors", "",
+             "Pairs of systems each design, model and method calls significant on the same "
+             "runs: `two_way` is the whole collection (one score per system and topic), "
+             "`replicated` and `crossed` use the document shards as replicates (Voorhees, "
+             "Samarov & Soboroff 2017). Under `fixed` every term is tested against the "
+             "residual; under `mixed` the system effect is tested against the interaction it "
+             "generalises over, which is what a claim about other topics and shards needs.",
+             ""]
+    for metric, part in sig.groupby("metric", sort=False):
+        m, safe = str(metric), safe_name(str(metric))
+        lines += [f"### {m}", "", markdown_table(pa.Table.from_pandas(
+            part.drop(columns="metric"), preserve_index=False)), ""]
+        figs = [(f"factorial_pairs_{safe}.png", pairs_plot, part)]
+        if "factorial_anova" in get:
+            a = get["factorial_anova"][get["factorial_anova"].metric == metric]
+            lines += [markdown_table(_anova_summary(a), max_rows=60), ""]
+            figs.append((f"factorial_effects_{safe}.png", effects_plot, a))
+        if "factorial_components" in get:
+            c = get["factorial_components"]
+            c = c[c.metric == metric].drop(columns="metric")
+            lines += ["REML variance components (mixed model):", "",
+                      markdown_table(pa.Table.from_pandas(c, preserve_index=False)), ""]
+        if "factorial_means" in get:
+            mm = get["factorial_means"]
+            figs.append((f"factorial_interaction_{safe}.png", interaction_plot,
+                         mm[mm.metric == metric]))
+        for name, draw, frame in figs:
+            draw(frame, m, run_dir / name)
+            lines += [f"![{m}]({name})", ""]
+    return lines

@@ -1,0 +1,183 @@
+"""experiment=factorial on TREC DL 2019 runs (the shared dl19-assessors folder): its tables
+against statsmodels (anova_lm, MixedLM), scipy (studentized range, ttest_rel) and the
+per-shard evaluation; both doors; bad input."""
+
+from __future__ import annotations
+
+import glob
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import SHARED_DATA, dl19_files
+from scipy import stats as sps
+from test_factorial import anova_lm
+from test_factorial_reml import mixedlm
+
+import irsim
+from irsim.data.convert import as_doc_collection
+from irsim.errors import ConfigError, InputError
+from irsim.experiments.factorial import check_data, factorial_data
+from irsim.stats.factorial import randomised_design_tukey
+
+smf = pytest.importorskip("statsmodels.formula.api")
+
+#: 12 DL 2019 runs of very different quality (66 pairs), the NIST qrels, 4 shards.
+RUNS = ("bm25base_p", "bm25tuned_rm3_p", "colbert_rankgpt4", "colbert_rankzephyr",
+        "idst_bert_p1", "TUW19-p3-f", "ICT-BERT2", "colbert_monoelectra-base", "p_bert",
+        "runid3", "srchvrs_ps_run2", "test1")
+KW = dict(metrics=["AP", "nDCG@10"], shards=4, B=300, seed=5, alpha=0.05)
+
+
+@pytest.fixture(scope="module")
+def dl19():
+    runs, qrels = dl19_files(tuple(r for r in RUNS if (
+        SHARED_DATA / "dl19-assessors" / "runs" / f"{r}.gz").is_file()), ("nist",))
+    assert len(runs) >= 10, runs
+    res = irsim.factorial(runs=runs, qrels=qrels["nist"], **KW)
+    docs = as_doc_collection(runs, qrels["nist"])
+    return res, factorial_data(docs, KW["metrics"], KW["shards"], "")
+
+
+def _rows(res, name, **where):
+    df = res.to_pandas(name)
+    for key, value in where.items():
+        df = df[df[key].isna()] if value is None else df[df[key] == value]
+    return df.reset_index(drop=True)
+
+
+@pytest.mark.parametrize("design", ["replicated", "crossed"])
+def test_fixed_anova_equals_anova_lm(dl19, design):
+    res, data = dl19
+    for k, metric in enumerate(KW["metrics"]):
+        ours = _rows(res, "factorial_anova", metric=metric, design=design, model="fixed")
+        ref = anova_lm(data.replicated[k], design)
+        assert len(ours) == len(ref) and ours.term.iloc[-1] == "residual"
+        np.testing.assert_allclose(ours.ss, ref.sum_sq, rtol=1e-9)
+        np.testing.assert_array_equal(ours.df, ref.df)
+        np.testing.assert_allclose(ours.f[:-1], ref.F[:-1], rtol=1e-8)
+        np.testing.assert_allclose(ours.p_value[:-1], ref["PR(>F)"][:-1], rtol=1e-6,
+                                   atol=1e-300)
+
+
+def test_components_equal_mixedlm(dl19):
+    """REML components of the replicated design against statsmodels MixedLM (1e-6)."""
+    res, data = dl19
+    ours = _rows(res, "factorial_components", metric="AP", design="replicated")
+    ref, _ = mixedlm(data.replicated[0], "replicated", start=ours.variance.to_numpy())
+    assert ours.component.tolist() == ["topic", "system:topic", "residual"]
+    np.testing.assert_allclose(ours.variance, ref, rtol=1e-6)
+    assert ours.share.sum() == pytest.approx(1.0)
+
+
+def _tukey_count(x: np.ndarray, mse: float, df: float, alpha: float) -> int:
+    """Pairs whose |difference of means| exceeds the studentized range's critical value."""
+    means = x.reshape(x.shape[0], -1).mean(axis=1)
+    m = x[0].size
+    crit = sps.studentized_range.ppf(1 - alpha, x.shape[0], df) * np.sqrt(mse / m)
+    i, j = np.triu_indices(len(means), 1)
+    return int((np.abs(means[i] - means[j]) > crit).sum())
+
+
+def test_tukey_counts_against_the_studentized_range(dl19):
+    """The significant pairs of each design and model: scipy's studentized range with the
+    error mean square statsmodels' anova_lm gives (fixed: the residual; mixed replicated:
+    system:topic)."""
+    res, data = dl19
+    sig = res.to_pandas("factorial_significant")
+    for k, metric in enumerate(KW["metrics"]):
+        two = anova_lm(data.full[k], "two_way")
+        rep = anova_lm(data.replicated[k], "replicated")
+        crossed = anova_lm(data.replicated[k], "crossed")
+        want = {
+            ("two_way", "fixed"): _tukey_count(data.full[k], two.mean_sq.iloc[-1],
+                                               two.df.iloc[-1], 0.05),
+            ("replicated", "fixed"): _tukey_count(data.replicated[k], rep.mean_sq.iloc[-1],
+                                                  rep.df.iloc[-1], 0.05),
+            ("replicated", "mixed"): _tukey_count(data.replicated[k], rep.mean_sq.iloc[2],
+                                                  rep.df.iloc[2], 0.05),
+            ("crossed", "fixed"): _tukey_count(data.replicated[k], crossed.mean_sq.iloc[-1],
+                                               crossed.df.iloc[-1], 0.05)}
+        for (design, model), n in want.items():
+            got = sig[(sig.metric == metric) & (sig.design == design) & (sig.model == model)
+                      & (sig.method == "tukey")].significant
+            assert got.tolist() == [n], (metric, design, model)
+    # the designs differ on these runs: replicates under the fixed model call more pairs
+    ap = sig[(sig.metric == "AP") & (sig.method == "tukey")].set_index(["design", "model"])
+    assert ap.significant[("replicated", "fixed")] > ap.significant[("two_way", "fixed")]
+
+
+def test_t_holm_against_scipy_and_statsmodels(dl19):
+    from statsmodels.stats.multitest import multipletests
+
+    res, data = dl19
+    pairs = _rows(res, "factorial_pairs", metric="nDCG@10", method="t_holm")
+    x = data.full[1]
+    i, j = np.triu_indices(len(x), 1)
+    p = sps.ttest_rel(x[i], x[j], axis=1).pvalue
+    want = multipletests(p, method="holm")[1]
+    np.testing.assert_allclose(pairs.p_value, want, rtol=1e-10)
+    assert pairs.significant.tolist() == (want < 0.05).tolist()
+    np.testing.assert_allclose(pairs["diff"], x[i].mean(1) - x[j].mean(1), atol=1e-12)
+
+
+def test_randomised_tukey_is_the_designs_permutation_test(dl19):
+    res, data = dl19
+    for design, blocks in (("two_way", "topic"), ("crossed", "topic_replicate")):
+        got = _rows(res, "factorial_pairs", metric="AP", design=design,
+                    method="randomised_tukey")
+        x = data.full[0] if design == "two_way" else data.replicated[0]
+        want = randomised_design_tukey(x, design, blocks=blocks, B=300, seed=5,
+                                       study=f"factorial/{design}", key=(0,))
+        np.testing.assert_array_equal(got.p_value, want.pvalue)
+        assert got.significant.tolist() == (want.pvalue < 0.05).tolist()
+
+
+def test_whole_collection_scores_are_irsim_evaluate(dl19):
+    res, data = dl19
+    means = _rows(res, "factorial_means", metric="AP", shard=None)
+    runs, qrels = dl19_files(tuple(means.system), ("nist",))
+    ev = irsim.evaluate(runs, qrels["nist"], ["AP"])
+    want = ev.groupby("system", sort=False)["value"].mean()
+    np.testing.assert_allclose(means["mean"], want[means.system].to_numpy(), rtol=1e-12)
+
+
+def test_bad_input_is_one_line(dl19):
+    _, data = dl19
+    flat = type(data)(data.metrics, data.systems, data.topics, data.full,
+                      np.repeat(data.full[..., None], 3, axis=-1), data.relevant)
+    with pytest.raises(InputError, match="replicates are identical"):
+        check_data(flat, ("two_way", "replicated"))
+    check_data(flat, ("two_way",))  # the whole collection alone needs no replicates
+    runs, qrels = dl19_files(RUNS[:2], ("nist",))
+    with pytest.raises(InputError, match="needs >= 3 runs, got 2"):
+        irsim.factorial(runs=runs, qrels=qrels["nist"], metrics=["AP"], B=10)
+    with pytest.raises(ConfigError, match="shards"):
+        irsim.factorial(runs=runs, qrels=qrels["nist"], shards=1)
+    with pytest.raises(ConfigError, match="design"):
+        irsim.factorial(runs=runs, qrels=qrels["nist"], designs=["nested"])
+
+
+#: The counts the study page quotes: TREC DL 2019, 61 runs, NIST qrels, AP, 5 shards.
+DL19_COUNTS = {("two_way", "fixed"): 575, ("replicated", "fixed"): 899,
+               ("crossed", "fixed"): 1188, ("replicated", "mixed"): 554,
+               ("crossed", "mixed"): 528}
+
+
+@pytest.mark.slow
+def test_dl19_counts_the_page_quotes():
+    runs = sorted(glob.glob(str(SHARED_DATA / "dl19-assessors" / "runs" / "*.gz")))
+    if len(runs) != 61:
+        pytest.skip("the 61 DL 2019 runs are not there")
+    res = irsim.factorial(runs=runs, qrels=str(SHARED_DATA / "dl19-assessors" / "qrels" /
+                                              "nist.txt"),
+                          metrics=["AP"], methods=["tukey"], seed=1)
+    sig = res.to_pandas("factorial_significant").set_index(["design", "model"])
+    assert (sig.pairs == 1830).all()
+    assert {k: int(sig.significant[k]) for k in DL19_COUNTS} == DL19_COUNTS
+    comp = res.to_pandas("factorial_components")
+    crossed = comp[comp.design == "crossed"].set_index("component").share
+    # "about half", "about a seventh", "a fifth" on the page
+    assert 0.45 < crossed["topic"] < 0.55 and 0.12 < crossed["system:topic"] < 0.16
+    assert 0.18 < crossed["topic:replicate"] < 0.22
+    assert pd.notna(sig.significant).all()
