@@ -307,11 +307,11 @@ def _check(scores: object, squeeze_zeros: bool, systems: object, topics: object
                          f"system or topic, or impute)")
     if ((x < 0) | (x > 1)).any():
         bad = tuple(int(i) for i in np.argwhere((x < 0) | (x > 1))[0])
-        raise InputError(f"score {x[bad]!r} at index {bad} is outside [0, 1]: beta "
+        raise InputError(f"score {float(x[bad])!r} at index {bad} is outside [0, 1]: beta "
                          f"regression is for metrics in [0, 1]")
     if not squeeze_zeros and ((x == 0) | (x == 1)).any():
         bad = tuple(int(i) for i in np.argwhere((x == 0) | (x == 1))[0])
-        raise InputError(f"score {x[bad]!r} at index {bad} is at the bound and "
+        raise InputError(f"score {float(x[bad])!r} at index {bad} is at the bound and "
                          f"squeeze=False: the beta density needs (0, 1)")
     for axis, kind in enumerate(("system", "topic")):
         other = (1 - axis, 2)
