@@ -69,10 +69,10 @@ Three systems on six topics, the third better:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import linalg as sl
 from scipy import special
 from scipy import stats as sps
 
@@ -227,8 +227,10 @@ class _Cells:
 
     def __init__(self, y: np.ndarray):
         self.s, self.t, self.r = y.shape
-        self.log_y = np.log(y).sum(axis=-1)
-        self.log_1y = np.log1p(-y).sum(axis=-1)
+        # scipy's scalar log, not numpy's: numpy's vectorised log rounds differently with
+        # and without AVX-512, and the fit must give the same tables on every CPU
+        self.log_y = special.xlogy(1.0, y).sum(axis=-1)
+        self.log_1y = special.log1p(-y).sum(axis=-1)
         self.ystar = self.log_y - self.log_1y
         self.keep = np.r_[0, 2:self.s + 1, self.s + 2:self.s + self.t + 1]
 
@@ -256,7 +258,7 @@ class _Cells:
         return coef[0] + bs[:, None] + bt[None, :]
 
     def loglik(self, params: np.ndarray) -> float:
-        mu, phi = special.expit(self.eta(params[:-1])), np.exp(params[-1])
+        mu, phi = special.expit(self.eta(params[:-1])), math.exp(params[-1])
         a, b = mu * phi, (1.0 - mu) * phi
         return float((self.r * (special.gammaln(phi) - special.gammaln(a) - special.gammaln(b))
                       + (a - 1.0) * self.log_y + (b - 1.0) * self.log_1y).sum())
@@ -264,7 +266,7 @@ class _Cells:
     def derivatives(self, params: np.ndarray, observed: bool
                     ) -> tuple[np.ndarray, np.ndarray]:
         """Score and information (observed or expected) in ``(coef, log phi)``."""
-        mu, phi = special.expit(self.eta(params[:-1])), np.exp(params[-1])
+        mu, phi = special.expit(self.eta(params[:-1])), math.exp(params[-1])
         a, b, r = mu * phi, (1.0 - mu) * phi, self.r
         m1 = mu * (1.0 - mu)
         res = self.ystar - r * (special.digamma(a) - special.digamma(b))  # sum_r (y* - mu*)
@@ -345,7 +347,36 @@ def _start(cells: _Cells, y: np.ndarray) -> np.ndarray:
     sigma2 = ((z - fit[..., None]) ** 2).sum() / dof * (mu * (1.0 - mu)) ** 2
     with np.errstate(divide="ignore"):
         phi = float(np.mean(np.broadcast_to(mu * (1.0 - mu) / sigma2, y.shape))) - 1.0
-    return np.r_[coef, np.log(phi) if np.isfinite(phi) and phi > 0 else 0.0]
+    return np.r_[coef, math.log(phi) if np.isfinite(phi) and phi > 0 else 0.0]
+
+
+def _cholesky(a: np.ndarray) -> np.ndarray:
+    """The lower Cholesky factor of `a` by elementwise operations (a loop over columns, no
+    BLAS): LAPACK's factorisation goes through the BLAS kernel of the CPU, whose rounding
+    differs between kernels, and the fit must give the same tables on every CPU. Raises
+    :class:`numpy.linalg.LinAlgError` when `a` is not positive definite."""
+    n = len(a)
+    low = np.zeros_like(a)
+    for j in range(n):
+        d = a[j, j] - np.square(low[j, :j]).sum()
+        if not d > 0.0:
+            raise np.linalg.LinAlgError("not positive definite")
+        low[j, j] = np.sqrt(d)
+        low[j + 1:, j] = (a[j + 1:, j] - (low[j + 1:, :j] * low[j, :j]).sum(axis=1)) / low[j, j]
+    return low
+
+
+def _cho_solve(low: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``x`` with ``low low' x = b`` (a vector or a matrix of columns) by substitution,
+    elementwise as :func:`_cholesky`."""
+    n = len(low)
+    b = np.asarray(b, dtype=np.float64)
+    y = b.reshape(n, -1).copy()
+    for i in range(n):
+        y[i] = (y[i] - (low[i, :i, None] * y[:i]).sum(axis=0)) / low[i, i]
+    for i in range(n - 1, -1, -1):
+        y[i] = (y[i] - (low[i + 1:, i, None] * y[i + 1:]).sum(axis=0)) / low[i, i]
+    return y.reshape(b.shape)
 
 
 def _maximise(cells: _Cells, params: np.ndarray, max_iter: int) -> tuple[np.ndarray, int]:
@@ -356,10 +387,10 @@ def _maximise(cells: _Cells, params: np.ndarray, max_iter: int) -> tuple[np.ndar
     for it in range(1, max_iter + 1):
         score, info = cells.derivatives(params, observed=True)
         try:
-            step = sl.cho_solve(sl.cho_factor(info), score)
+            step = _cho_solve(_cholesky(info), score)
         except np.linalg.LinAlgError:
             score, info = cells.derivatives(params, observed=False)
-            step = np.linalg.solve(info, score)
+            step = _cho_solve(_cholesky(info), score)
         for _ in range(60):
             new = params + step
             with np.errstate(over="ignore", invalid="ignore"):  # a step too far: NaN, halve
@@ -427,17 +458,19 @@ at -infinity on the logit scale; drop it
     cells = _Cells(y)
     params, iterations = _maximise(cells, _start(cells, y), int(max_iter))
     _, info = cells.derivatives(params, observed=information == "observed")
-    cov = np.linalg.inv(info)
+    cov = _cho_solve(_cholesky(info), np.eye(len(info)))
+    cov = (cov + cov.T) / 2.0
     s = cells.s
     coef = params[:-1]
     b = np.r_[0.0, coef[1:s]]
-    centre = np.eye(s) - 1.0 / s
     c = _system_cov(cov, s)
-    se = np.sqrt(np.einsum("ij,jk,ik->i", centre, c, centre))
+    # var(b_i - mean b) = c_ii - 2 mean_j c_ij + mean c (no matrix product: see _cholesky)
+    row = c.mean(axis=1)
+    se = np.sqrt(np.maximum(np.diagonal(c) - 2.0 * row + row.mean(), 0.0))
     fitted = special.expit(cells.eta(coef))
     means = fitted.mean(axis=1)
     if squeeze:
         means = (means * n - 0.5) / (n - 1)
-    return BetaRegression(coef, float(params[-1]), cov, centre @ b, se,
-                          float(np.exp(params[-1])), cells.loglik(params), means, fitted, n,
+    return BetaRegression(coef, float(params[-1]), cov, b - b.mean(), se,
+                          math.exp(params[-1]), cells.loglik(params), means, fitted, n,
                           bool(squeeze), information, iterations)

@@ -88,6 +88,7 @@ class PairMethod(Choice):
     tukey = "tukey"
     randomised_tukey = "randomised_tukey"
     t_holm = "t_holm"
+    beta_holm = "beta_holm"
 
 
 DESIGNS, MODELS, METHODS = FactorialDesign.values(), FactorialModel.values(), PairMethod.values()
@@ -119,7 +120,9 @@ class Config(Options):
     methods: list[PairMethod] = option(
         list(METHODS), "How all pairs are compared: ``tukey`` (per design and model), "
         "``randomised_tukey`` (per design), ``t_holm`` (paired t-tests with Holm's correction "
-        "on the whole collection).")
+        "on the whole collection), ``beta_holm`` (beta regression with system and topic "
+        "effects, Wald tests with Holm's correction; two_way and replicated, "
+        ":mod:`irsim.stats.betareg`).")
     B: int = option(1000, "Trials of the randomised Tukey HSD.", ge=1)
     alpha: float = option(
         0.05, "Significance level; the Tukey intervals and the effect-size intervals are at "

@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from irsim.errors import InputError
+from irsim.stats.betareg import beta_regression
 from irsim.stats.factorial import anova_table, design_tukey, effect_sizes
 from irsim.stats.multiple import adjust
 from irsim.stats.ties import TIE_RTOL, score_tolerance, snap_zero
@@ -126,6 +128,9 @@ def tables(study: Any, p: np.ndarray, data: Any) -> dict[str, pa.Table]:
                 _pair_rows(pairs, names, metric, design, None, "randomised_tukey", diff,
                            ci_lo=nan, ci_hi=nan, effect=nan, p_value=pr,
                            significant=pr < cfg.alpha)
+        if "beta_holm" in cfg.methods:
+            for design in [d for d in cfg.designs if d in BETA_DESIGNS]:
+                _beta_rows(pairs, names, data.scores(design, k), metric, design, cfg.alpha)
         if "t_holm" in cfg.methods:
             _t_holm_rows(pairs, names, data.full[k], metric, (first, second), cfg.alpha)
     pair_table = pairs.build()
@@ -159,6 +164,25 @@ def _t_holm_rows(rows: _Rows, names: tuple, x: np.ndarray, metric: str,
     nan = np.full(len(d), np.nan)
     _pair_rows(rows, names, metric, "two_way", None, "t_holm", d, ci_lo=nan, ci_hi=nan,
                effect=effect, p_value=p, significant=p < alpha)
+
+
+#: The designs a beta regression fits: the whole collection, and the shards as further
+#: observations of their cell (it has no replicate factor for the crossed design).
+BETA_DESIGNS = ("two_way", "replicated")
+
+
+def _beta_rows(rows: _Rows, names: tuple, x: np.ndarray, metric: str, design: str,
+               alpha: float) -> None:
+    try:
+        fit = beta_regression(x)
+    except InputError as err:
+        raise InputError(f"method beta_holm, {metric}, design {design}: {err} (or leave "
+                         "beta_holm out of methods)") from None
+    pr = fit.pairs("holm")
+    d = snap_zero(fit.means[pr.first] - fit.means[pr.second], score_tolerance(x))
+    nan = np.full(len(d), np.nan)
+    _pair_rows(rows, names, metric, design, None, "beta_holm", d, ci_lo=nan, ci_hi=nan,
+               effect=pr.diff, p_value=pr.adjusted, significant=pr.adjusted < alpha)
 
 
 def _significant(pairs: pa.Table, data: Any) -> pa.Table:

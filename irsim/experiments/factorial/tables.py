@@ -74,16 +74,20 @@ PAIRS = TableSpec(
      Column("method", _S, "`tukey` (Tukey HSD with the design's error term), "
                           "`randomised_tukey` (one permutation null for all pairs) or "
                           "`t_holm` (paired t-tests over all pairs, Holm-corrected, as the "
-                          "other studies test; two_way only)"),
+                          "other studies test; two_way only) or `beta_holm` (beta "
+                          "regression with system and topic effects, Wald tests of the "
+                          "system differences, Holm-corrected; two_way and replicated)"),
      Column("system_a", _S, "first system of the pair (data order)"),
      Column("system_b", _S, "second system"),
-     Column("diff", _F, "mean of `system_a` minus mean of `system_b` over the design's cells"),
+     Column("diff", _F, "mean of `system_a` minus mean of `system_b` over the design's cells "
+                        "(beta_holm: of the fitted means)"),
      Column("ci_lo", _F, "lower limit of the simultaneous `1 - alpha` interval (tukey); null "
                          "for the other methods"),
      Column("ci_hi", _F, "upper limit of that interval"),
      Column("effect", _F, "`diff / sqrt(ms_error)` (tukey: Sakai's ES_E with the design's "
-                          "error mean square) or `diff / sd` of the per-topic differences "
-                          "(t_holm); null for randomised_tukey"),
+                          "error mean square), `diff / sd` of the per-topic differences "
+                          "(t_holm) or the log odds ratio of the two systems' means "
+                          "(beta_holm); null for randomised_tukey"),
      Column("p_value", _F, "family-wise adjusted p-value (tukey: only with "
                            "`pair_pvalues=true`, a numerical integral per pair; else null)"),
      Column("significant", _B, "tukey: the interval excludes 0; the others: `p_value < "
