@@ -234,6 +234,19 @@ def test_identical_halves_agree_on_everything():
     assert summary["pair_agree_low"] > 0.88  # Wilson's lower bound at 30 of 30
 
 
+def test_nested_halves_split_each_collection():
+    """Nested design: every collection's topics are split on their own; identical halves
+    agree, and a split of 3 collections x 20 topics keeps the shape (trials,)."""
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(4, 3, 10)) + np.arange(4.0)[:, None, None] * 0.3
+    xx = np.concatenate([x, x], axis=-1)
+    perm = np.argsort(rng.random((5, 3, 10)), axis=-1)
+    s = halves_agreement(xx, perm, perm + 10, design="nested", model="mixed")
+    assert s.system_agree.all() and (s.pair_agree == 1.0).all()
+    r = split_half_agreement(xx, trials=(0, 40), design="nested", seed=1)
+    assert r.pair_agree.shape == (40,) and r.pair_agree.min() < 1.0
+
+
 def test_split_half_against_a_loop_with_the_two_way_functions():
     """Each trial's halves through irsim.stats.anova (its own arithmetic: anova_two_way's
     F test, tukey_hsd's p-values from scipy's studentized range)."""
