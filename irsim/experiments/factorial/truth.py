@@ -213,8 +213,8 @@ def _tukey_significant(q: np.ndarray, df: np.ndarray, level: float, k: int) -> n
     mixed replicated model) are evaluated directly; many (Satterthwaite's, one per trial)
     are bracketed between the critical values at the geometric grid points around each
     ``df`` (cached), and only a ``q`` between the two gets its own p-value (``q > crit``
-    is ``P(Q >= q) < 1 - level``). A NaN
-    ``df`` or ``q`` (an error combination that is not positive) is never significant.
+    is ``P(Q >= q) < 1 - level``). A NaN ``df`` or ``q`` (an error combination that is not
+    positive) is never significant.
     """
     df = np.asarray(df, dtype=np.float64).reshape(q.shape[:-1])
     ok = np.isfinite(df) & (df > 0)
