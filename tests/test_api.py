@@ -92,9 +92,10 @@ CASES = {
     "factorial": (
         lambda: irsim.factorial(runs=synthetic_docs()[0], qrels=synthetic_docs()[1],
                                 metrics=["AP", "P@10"], shards=3, B=200, seed=0,
-                                pair_pvalues=True),
+                                pair_pvalues=True, truth_trials=300, split_trials=30),
         ["experiment=factorial", *SYNTH_CLI, "metrics=[AP,P@10]", "experiment.shards=3",
-         "experiment.B=200", "seed=0", "experiment.pair_pvalues=true"]),
+         "experiment.B=200", "seed=0", "experiment.pair_pvalues=true",
+         "experiment.truth_trials=300", "experiment.split_trials=30"]),
 }
 
 

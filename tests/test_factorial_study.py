@@ -26,7 +26,8 @@ smf = pytest.importorskip("statsmodels.formula.api")
 RUNS = ("bm25base_p", "bm25tuned_rm3_p", "colbert_rankgpt4", "colbert_rankzephyr",
         "idst_bert_p1", "TUW19-p3-f", "ICT-BERT2", "colbert_monoelectra-base", "p_bert",
         "runid3", "srchvrs_ps_run2", "test1")
-KW = dict(metrics=["AP", "nDCG@10"], shards=4, B=300, seed=5, alpha=0.05)
+KW = dict(metrics=["AP", "nDCG@10"], shards=4, B=300, seed=5, alpha=0.05, truth_trials=500,
+          split_trials=60)
 
 
 @pytest.fixture(scope="module")
@@ -140,6 +141,55 @@ def test_whole_collection_scores_are_irsim_evaluate(dl19):
     ev = irsim.evaluate(runs, qrels["nist"], ["AP"])
     want = ev.groupby("system", sort=False)["value"].mean()
     np.testing.assert_allclose(means["mean"], want[means.system].to_numpy(), rtol=1e-12)
+
+
+def test_truth_and_split_halves_equal_the_simulation_module(dl19):
+    """The known-truth table is the module's run_trials + error_rates on the setting the
+    study calibrates (REML components of the crossed design, effects from the whole
+    collection), whatever the trial shards; the split halves are split_half_agreement."""
+    from irsim.experiments.factorial import truth as tr
+    from irsim.experiments.factorial.simulation import TRUTH_METHODS, truth_setting
+    from irsim.stats.varcomp import variance_components
+
+    res, data = dl19
+    got = _rows(res, "factorial_truth", metric="nDCG@10")
+    setting = truth_setting(data.full[1], data.replicated[1], data.systems, count=10,
+                            null_share=0.5)
+    sd = dict(setting.sd)
+    v = variance_components(data.replicated[1], "crossed")
+    assert sd["sd_interaction"] == pytest.approx(
+        float(np.sqrt(v.var[v.components.index("system:topic")])), rel=1e-12)
+    means = data.full[1].mean(axis=1)
+    assert setting.effects[0] == pytest.approx(means.max()) and setting.null_pairs == 10
+    c = tr.run_trials((0, 500), alpha=0.05, methods=TRUTH_METHODS, seed=5,
+                      stream="factorial/truth/1", **setting.model())
+    want = tr.error_rates(c, level=0.95)
+    assert got.method.tolist() == list(want["method"])
+    for name in ("fwer", "power", "type_s"):
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-12)
+    # the mixed models keep their level on collections like this one; the fixed ones do not
+    fw = got.set_index("method").fwer
+    assert fw["replicated_fixed"] > 0.1 and fw["crossed_mixed"] < 0.05 + 3 * np.sqrt(
+        0.05 * 0.95 / 500)
+    split = _rows(res, "factorial_split_half", metric="AP", design="replicated",
+                  model="mixed")
+    s = tr.split_half_agreement(data.replicated[0], trials=(0, 60), design="replicated",
+                                model="mixed", alpha=0.05, seed=5,
+                                stream="factorial/split_half/0")
+    assert split.system_agree.iloc[0] == pytest.approx(s.system_agree.mean())
+    assert split.pair_agree.iloc[0] == pytest.approx(s.pair_agree.mean(), rel=1e-12)
+
+
+def test_trial_shards_do_not_change_the_tables():
+    from test_api import synthetic_docs
+
+    runs, qrels = synthetic_docs()
+    kw = dict(runs=runs, qrels=qrels, metrics=["AP"], shards=3, B=50, truth_trials=600,
+              split_trials=300, seed=2)
+    a = irsim.factorial(**kw, shard_replicates=250)
+    b = irsim.factorial(**kw, shard_replicates=1000)
+    for name in ("factorial_truth", "factorial_split_half"):
+        assert a.tables[name].equals(b.tables[name]), name
 
 
 def test_bad_input_is_one_line(dl19):

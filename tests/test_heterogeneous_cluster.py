@@ -135,9 +135,11 @@ CASES: dict[str, list[str]] = {
         "experiment.metrics=[AP,P@10]", "experiment.tests=[t,randomisation]",
         "experiment.corrections=[none,holm]", "seed=3", *SMALL],
     # 20 synthetic runs on 3 shards: a randomised Tukey HSD per design and the Tukey
-    # p-values per design and model, one shard each (9 per metric)
+    # p-values per design and model, one shard each; the known truth in 2 trial shards and
+    # the split halves of every design and model in 1
     "factorial": ["experiment=factorial", "metrics=[AP]", "experiment.shards=3",
-                  "experiment.B=200", "experiment.pair_pvalues=true", "seed=3", *SMALL],
+                  "experiment.B=200", "experiment.pair_pvalues=true", "seed=3",
+                  "experiment.truth_trials=500", "experiment.split_trials=40", *SMALL],
 }
 
 #: Studies the engine runs for a case beyond the case's own (design=urbano2019 selects its

@@ -52,4 +52,7 @@ def wilson(k: np.ndarray, n: np.ndarray, level: float = 0.95
         denom = 1.0 + z * z / n
         centre = (p + z * z / (2.0 * n)) / denom
         half = z / denom * np.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n))
-    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+    # at p = 0 (1) the lower (upper) limit is 0 (1) exactly, not its rounding noise
+    lo = np.where(p == 0.0, 0.0, np.clip(centre - half, 0.0, 1.0))
+    hi = np.where(p == 1.0, 1.0, np.clip(centre + half, 0.0, 1.0))
+    return lo, hi

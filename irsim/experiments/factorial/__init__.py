@@ -51,12 +51,19 @@ import pyarrow as pa
 
 from irsim.data.collection import DocCollection
 from irsim.engine.base import Shard
-from irsim.engine.partials import Slab
+from irsim.engine.partials import Count, Slab
 from irsim.errors import ConfigError, InputError, param
+from irsim.experiments.factorial.simulation import (
+    TRUTH_METHODS,
+    split_counts,
+    truth_counts,
+    truth_setting,
+)
 from irsim.experiments.factorial.tables import TABLE_SPECS
 from irsim.kit.common import check_choices
 from irsim.params import Choice, Options, fingerprint, option
 from irsim.registry import Headline, study
+from irsim.rng import REPLICATE_BLOCK
 from irsim.stats.factorial import design_tukey, randomised_design_tukey
 from irsim.stats.ties import score_tolerance
 
@@ -127,6 +134,19 @@ class Config(Options):
     alpha: float = option(
         0.05, "Significance level; the Tukey intervals and the effect-size intervals are at "
         "``1 - alpha``.", gt=0, lt=1)
+    truth_trials: int = option(
+        1000, "Simulated collections of the known-truth table (its variance components, topics "
+        "and shards; known system effects): the family-wise error and power of each design "
+        "and model. 0: none.", ge=0)
+    truth_systems: int = option(
+        10, "Systems of each simulated collection: the whole-collection means of this many runs "
+        "spread over the ranking.", ge=3)
+    truth_null: float = option(
+        0.5, "Share of the simulated systems given one common effect (their mean): the true "
+        "null pairs.", ge=0, le=1)
+    split_trials: int = option(
+        200, "Random splits of the topics into two halves (Ferro & Sanderson's consistency of "
+        "the ANOVA conclusions), per design and model. 0: none.", ge=0)
     pair_pvalues: bool = option(
         False, "Also compute every pair's Tukey p-value (a numerical integral of the "
         "studentized range per pair, about 5 ms each: minutes for 60 systems). The decisions "
@@ -161,8 +181,9 @@ class FactorialData:
 
 @dataclass(frozen=True)
 class Job:
-    """One comparison of all pairs: a metric, a design, a model (None for the methods that
-    need none) and a method."""
+    """One job of the kernel: a comparison of all pairs (a metric, a design, a model: None
+    for the methods that need none, and a method), or a simulation (method ``truth``, or
+    ``split_half`` of a design and model) whose trials are split into shards."""
 
     metric: int
     design: str
@@ -173,10 +194,13 @@ class Job:
 @dataclass(frozen=True)
 class Factorial:
     """The factorial study (see the module docstring): its normalised `config`, the kernel's
-    `jobs` and the seed."""
+    `jobs`, the known truth of each metric (:mod:`~irsim.experiments.factorial.simulation`),
+    the trials per shard and the seed."""
 
     config: Config
     jobs: tuple[Job, ...]
+    truths: tuple[Any, ...]
+    shard_trials: int
     seed: int
     name: str = "factorial"
 
@@ -184,45 +208,89 @@ class Factorial:
         """Parameters that determine the tables (from :class:`Config`)."""
         return fingerprint(self, Config)
 
-    def _pairs(self, data: FactorialData) -> int:
-        k = len(data.systems)
-        return k * (k - 1) // 2
+    def _trials(self, job: Job) -> int:
+        return {"truth": self.config.truth_trials,
+                "split_half": self.config.split_trials}.get(job.method, 1)
 
     def plan(self, data: FactorialData) -> list[Shard]:
-        """One shard per job."""
-        return [Shard(i, (i, i + 1), (0, 1)) for i in range(len(self.jobs))]
+        """One shard per comparison job; the trials of a simulation in blocks of
+        ``shard_trials``."""
+        out: list[Shard] = []
+        for i, job in enumerate(self.jobs):
+            n = self._trials(job)
+            step = n if job.method not in SIMULATIONS else self.shard_trials
+            out += [Shard(len(out) + j, (i, i + 1), (lo, min(lo + step, n)))
+                    for j, lo in enumerate(range(0, n, step))]
+        return [Shard(k, s.items, s.reps) for k, s in enumerate(out)]
 
-    def fields(self, data: FactorialData) -> dict[str, Slab]:
-        n = (len(self.jobs), self._pairs(data))
-        return {"p": Slab(n, along="items")}
+    def fields(self, data: FactorialData) -> dict[str, Any]:
+        n, k = len(self.jobs), len(data.systems)
+        m = len(TRUTH_METHODS)
+        t = max([len(s.systems) for s in self.truths] or [2])
+        tp = t * (t - 1) // 2
+        return {"p": Slab((n, k * (k - 1) // 2), along="items"),
+                "fw": Count((n, m), along="items"), "detected": Count((n, m, tp), along="items"),
+                "wrong": Count((n, m, tp), along="items"),
+                "false": Count((n, m, tp), along="items"),
+                "trials": Count((n,), along="items"),
+                "system": Count((n,), along="items"), "pairs": Count((n,), along="items")}
 
     def kernel(self, shard: Shard, data: FactorialData) -> dict[str, np.ndarray]:
-        """The p-values of one job's pairs: a randomised Tukey HSD, or the Tukey p-values."""
-        job = self.jobs[shard.items[0]]
+        """One job: a randomised Tukey HSD, the Tukey p-values, or a block of simulated
+        trials."""
+        i = shard.items[0]
+        job, cfg = self.jobs[i], self.config
+        if job.method == "truth":
+            out = truth_counts(self.truths[job.metric], shard.reps, alpha=cfg.alpha,
+                               seed=self.seed, key=job.metric)
+            tp = self.fields(data)["detected"].shape[-1]
+            return {k: _pad(v, tp)[None] for k, v in out.items()}
         x = data.scores(job.design, job.metric)
+        if job.method == "split_half":
+            out = split_counts(x, job.design, job.model, shard.reps, alpha=cfg.alpha,
+                               seed=self.seed, key=job.metric)
+            return {k: v for k, v in out.items()}
         if job.method == "randomised_tukey":
             r = randomised_design_tukey(x, job.design, blocks=_BLOCKS[job.design],
-                                        B=self.config.B, seed=self.seed,
+                                        B=cfg.B, seed=self.seed,
                                         study=f"{STREAM}/{job.design}", key=(job.metric,))
             return {"p": r.pvalue[None, :]}
-        r = design_tukey(x, job.design, model=job.model, level=1.0 - self.config.alpha)
+        r = design_tukey(x, job.design, model=job.model, level=1.0 - cfg.alpha)
         return {"p": r.pvalue[None, :]}
 
     def finalize(self, merged: dict[str, Any], data: FactorialData) -> dict[str, pa.Table]:
         from irsim.experiments.factorial.reduce import tables
 
-        return tables(self, merged["p"], data)
+        return tables(self, merged, data)
+
+
+def _pad(v: np.ndarray, pairs: int) -> np.ndarray:
+    """Per-pair counts padded to the field's pairs (a metric's truth may have fewer
+    systems than another's)."""
+    if v.ndim < 2 or v.shape[-1] == pairs:
+        return v
+    return np.pad(v, [(0, 0)] * (v.ndim - 1) + [(0, pairs - v.shape[-1])])
+
+
+#: The jobs whose trials are split into shards.
+SIMULATIONS = ("truth", "split_half")
 
 
 def _jobs(config: Config, metrics: int) -> tuple[Job, ...]:
-    """The kernel's jobs: per metric the randomised Tukey HSD of every design, then (with
-    ``pair_pvalues``) the Tukey p-values of every design and model."""
+    """The kernel's jobs: per metric the randomised Tukey HSD of every design, (with
+    ``pair_pvalues``) the Tukey p-values of every design and model, the known truth and the
+    split halves of every design and model."""
     jobs = []
     for k in range(metrics):
         if "randomised_tukey" in config.methods:
             jobs += [Job(k, d, None, "randomised_tukey") for d in config.designs]
         if "tukey" in config.methods and config.pair_pvalues:
             jobs += [Job(k, d, m, "tukey") for d in config.designs for m in config.models]
+        if config.truth_trials:
+            jobs.append(Job(k, "crossed", None, "truth"))
+        if config.split_trials:
+            jobs += [Job(k, d, m, "split_half") for d in config.designs
+                     for m in config.models]
     return tuple(jobs)
 
 
@@ -274,10 +342,13 @@ def check_data(data: FactorialData, designs: tuple[str, ...]) -> None:
 
 @study("factorial", config=Config, data="docs", order=120,
        title="Designs with many factors",
-       example=dict(overrides={"synthetic": ["experiment.B=100", "metrics=[AP]"]},
-                    keywords=dict(metrics=["AP", "P@10"], shards=3, B=100),
+       example=dict(overrides={"synthetic": ["experiment.B=100", "metrics=[AP]",
+                                             "experiment.truth_trials=250",
+                                             "experiment.split_trials=40"]},
+                    keywords=dict(metrics=["AP", "P@10"], shards=3, B=100, truth_trials=250,
+                                  split_trials=20),
                     figures=["factorial_pairs_*", "factorial_effects_*",
-                             "factorial_interaction_*"]),
+                             "factorial_interaction_*", "factorial_truth_*"]),
        description=("replicated and crossed designs with document shards (Voorhees et al. "
                     "2017): full ANOVA with effect sizes, REML variance components, Tukey and "
                     "randomised Tukey HSD of all pairs per design"),
@@ -303,5 +374,13 @@ def make(config: Config, data: DocCollection, *, seed: int, shards: Any
                      pair_pvalues=bool(config.pair_pvalues))
     scores = factorial_data(data, metrics, int(config.shards), config.salt)
     check_data(scores, designs)
-    return Factorial(config, _jobs(config, len(metrics)), int(seed)), scores
+    if config.split_trials and len(scores.topics) < 4:
+        raise InputError(f"split_trials needs >= 4 topics (two halves of >= 2), got "
+                         f"{len(scores.topics)}; set split_trials=0")
+    truths = tuple(truth_setting(scores.full[k], scores.replicated[k], scores.systems,
+                                 count=config.truth_systems, null_share=config.truth_null)
+                   for k in range(len(metrics))) if config.truth_trials else ()
+    _, per = shards.get(1, REPLICATE_BLOCK)
+    per = -(-int(per) // REPLICATE_BLOCK) * REPLICATE_BLOCK  # whole blocks of trials
+    return Factorial(config, _jobs(config, len(metrics)), truths, per, int(seed)), scores
 

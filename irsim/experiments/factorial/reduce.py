@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 
 from irsim.errors import InputError
+from irsim.experiments.factorial.simulation import truth_rates
 from irsim.stats.betareg import beta_regression
 from irsim.stats.factorial import anova_table, design_tukey, effect_sizes
 from irsim.stats.multiple import adjust
@@ -94,10 +95,10 @@ def _pair_rows(rows: _Rows, names: tuple[np.ndarray, np.ndarray], metric: str, d
              system_a=names[0], system_b=names[1], diff=diff, **cols)
 
 
-def tables(study: Any, p: np.ndarray, data: Any) -> dict[str, pa.Table]:
+def tables(study: Any, merged: dict[str, np.ndarray], data: Any) -> dict[str, pa.Table]:
     """Every table of the study (see :mod:`irsim.experiments.factorial.tables`) from the
-    kernel's p-values `p` (one row per job of ``study.jobs``)."""
-    cfg = study.config
+    kernel's merged fields (one row per job of ``study.jobs``)."""
+    cfg, p = study.config, merged["p"]
     level = 1.0 - cfg.alpha
     job_row = {(j.metric, j.design, j.model, j.method): i for i, j in enumerate(study.jobs)}
     first, second = np.triu_indices(len(data.systems), 1)
@@ -136,7 +137,50 @@ def tables(study: Any, p: np.ndarray, data: Any) -> dict[str, pa.Table]:
     pair_table = pairs.build()
     return {"factorial_significant": _significant(pair_table, data),
             "factorial_anova": anova.build(), "factorial_components": comps.build(),
-            "factorial_pairs": pair_table, "factorial_means": _means(data)}
+            "factorial_pairs": pair_table, "factorial_means": _means(data),
+            "factorial_truth": _truth(study, merged, data),
+            "factorial_split_half": _split_half(study, merged, data)}
+
+
+def _truth(study: Any, merged: dict[str, np.ndarray], data: Any) -> pa.Table:
+    rows = _Rows("factorial_truth")
+    level = 1.0 - study.config.alpha
+    for i, job in enumerate(study.jobs):
+        if job.method != "truth":
+            continue
+        setting = study.truths[job.metric]
+        tp = len(setting.systems) * (len(setting.systems) - 1) // 2
+        counts = {k: merged[k][i][..., :tp] if merged[k][i].ndim == 2 else merged[k][i]
+                  for k in ("fw", "detected", "wrong", "false", "trials")}
+        r = truth_rates(setting, counts, level)
+        n = len(r["method"])
+        cols = {f"{name}{suffix}": r[f"{name}{'_' + old if old else ''}"]
+                for name in ("fwer", "power", "type_s")
+                for suffix, old in (("", ""), ("_lo", "low"), ("_hi", "high"))}
+        rows.add(n, metric=data.metrics[job.metric], method=r["method"].astype(object),
+                 systems=len(setting.systems), null_pairs=setting.null_pairs,
+                 trials=r["trials"], alpha=study.config.alpha, **cols, **dict(setting.sd))
+    return rows.build()
+
+
+def _split_half(study: Any, merged: dict[str, np.ndarray], data: Any) -> pa.Table:
+    from irsim.stats.binomial import wilson
+
+    rows = _Rows("factorial_split_half")
+    level = 1.0 - study.config.alpha
+    pairs = len(data.systems) * (len(data.systems) - 1) // 2
+    for i, job in enumerate(study.jobs):
+        if job.method != "split_half":
+            continue
+        n = int(merged["trials"][i])
+        cols = {}
+        for name, k in (("system_agree", float(merged["system"][i])),
+                        ("pair_agree", float(merged["pairs"][i]) / pairs)):
+            lo, hi = wilson(np.asarray(k), np.asarray(n), level)
+            cols.update({name: k / n, f"{name}_lo": float(lo), f"{name}_hi": float(hi)})
+        rows.add(1, metric=data.metrics[job.metric], design=job.design, model=job.model,
+                 trials=n, **cols)
+    return rows.build()
 
 
 def _means(data: Any) -> pa.Table:

@@ -12,10 +12,11 @@ import pyarrow as pa
 
 from irsim.report import fmt, markdown_table, safe_name, save_figure
 
-__all__ = ["sections", "FIGURES", "pairs_plot", "effects_plot", "interaction_plot"]
+__all__ = ["sections", "FIGURES", "pairs_plot", "effects_plot", "interaction_plot",
+           "truth_plot"]
 
 FIGURES = ("factorial_pairs_<metric>.png", "factorial_effects_<metric>.png",
-           "factorial_interaction_<metric>.png")
+           "factorial_interaction_<metric>.png", "factorial_truth_<metric>.png")
 
 #: Systems drawn in the interaction plot (spread evenly over the ranking of the whole
 #: collection's means; all of them when there are at most this many).
@@ -128,6 +129,72 @@ def interaction_plot(df, metric: str, path: Path) -> Path:
     return save_figure(fig, path)
 
 
+def truth_plot(df, metric: str, alpha: float | None, path: Path) -> Path:
+    """Family-wise error against power of every method on the simulated collections, with
+    their intervals; the level alpha marked. Returns the path.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"method": ["two_way", "replicated_fixed"], "fwer": [0.04, 0.3],
+    ...                    "fwer_lo": [0.03, 0.27], "fwer_hi": [0.05, 0.33],
+    ...                    "power": [0.6, 0.9], "power_lo": [0.57, 0.88],
+    ...                    "power_hi": [0.63, 0.92]})
+    >>> truth_plot(df, "AP", 0.05, Path(tempfile.mkdtemp()) / "t.png").name
+    't.png'
+    """
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 4.4), dpi=110, layout="constrained")
+    ax = fig.subplots()
+    for i, row in enumerate(df.itertuples()):
+        ax.errorbar([row.fwer], [row.power],
+                    xerr=[[max(row.fwer - row.fwer_lo, 0)], [max(row.fwer_hi - row.fwer, 0)]],
+                    yerr=[[max(row.power - row.power_lo, 0)],
+                          [max(row.power_hi - row.power, 0)]],
+                    fmt="o", color=f"C{i % 10}", capsize=3, label=str(row.method))
+    if alpha is not None:
+        ax.axvline(alpha, color="0.5", lw=0.8, ls="--")
+    ax.set_xlabel("family-wise error (simulated, known truth)", fontsize=9)
+    ax.set_ylabel("power", fontsize=9)
+    ax.legend(fontsize=7, loc="best")
+    ax.set_title(f"{metric}: error and power on collections like this one", fontsize=10)
+    return save_figure(fig, path)
+
+
+def _rate_text(df, name: str) -> list[str]:
+    return [f"{fmt(v)} [{fmt(lo)}, {fmt(hi)}]" for v, lo, hi in zip(
+        df[name], df[f"{name}_lo"], df[f"{name}_hi"], strict=True)]
+
+
+def _truth_lines(truth, split, metric: str, run_dir: Path) -> list[str]:
+    lines: list[str] = []
+    t = truth[truth.metric == metric] if truth is not None else None
+    if t is not None and len(t):
+        lines += [f"Known truth: {int(t.trials.iloc[0])} simulated collections with this "
+                  f"collection's variance components, {int(t.systems.iloc[0])} systems, "
+                  f"{int(t.null_pairs.iloc[0])} null pairs, tests at alpha "
+                  f"{fmt(t.alpha.iloc[0])}:", "",
+                  markdown_table(pa.table({"method": t.method.tolist(),
+                                           "FWER": _rate_text(t, "fwer"),
+                                           "power": _rate_text(t, "power"),
+                                           "type S": _rate_text(t, "type_s")})), ""]
+        name = f"factorial_truth_{safe_name(metric)}.png"
+        truth_plot(t, metric, float(t.alpha.iloc[0]), run_dir / name)
+        lines += [f"![{metric}]({name})", ""]
+    s = split[split.metric == metric] if split is not None else None
+    if s is not None and len(s):
+        lines += [f"Split halves ({int(s.trials.iloc[0])} random splits of the topics): "
+                  "how often both halves agree.", "",
+                  markdown_table(pa.table({"design": s.design.tolist(),
+                                           "model": s.model.tolist(),
+                                           "system effect": _rate_text(s, "system_agree"),
+                                           "pair decisions": _rate_text(s, "pair_agree")})),
+                  ""]
+    return lines
+
+
 def _anova_summary(df) -> pa.Table:
     keep = df[df.term != "residual"]
     return pa.table({
@@ -157,8 +224,9 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
     if "factorial_significant" not in tables:
         return []
     sig = tables["factorial_significant"].to_pandas()
-    get = {n: tables[n].to_pandas() for n in ("factorial_anova", "factorial_components",
-                                              "factorial_means") if n in tables}
+    get = {n: tables[n].to_pandas() for n in (
+        "factorial_anova", "factorial_components", "factorial_means", "factorial_truth",
+        "factorial_split_half") if n in tables}
     lines = ["## Designs with many factors", "",
              "Pairs of systems each design, model and method calls significant on the same "
              "runs: `two_way` is the whole collection (one score per system and topic), "
@@ -188,4 +256,6 @@ def sections(tables: dict[str, pa.Table], run_dir: Path) -> list[str]:
         for name, draw, frame in figs:
             draw(frame, m, run_dir / name)
             lines += [f"![{m}]({name})", ""]
+        lines += _truth_lines(get.get("factorial_truth"), get.get("factorial_split_half"), m,
+                              run_dir)
     return lines

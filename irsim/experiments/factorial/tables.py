@@ -9,7 +9,8 @@ import pyarrow as pa
 
 from irsim.tables import Column, TableSpec
 
-__all__ = ["ANOVA", "COMPONENTS", "PAIRS", "SIGNIFICANT", "MEANS", "TABLE_SPECS"]
+__all__ = ["ANOVA", "COMPONENTS", "PAIRS", "SIGNIFICANT", "MEANS", "TRUTH", "SPLIT_HALF",
+           "TABLE_SPECS"]
 
 _S, _F, _I, _B = pa.string(), pa.float64(), pa.int64(), pa.bool_()
 _STUDY = ("factorial",)
@@ -113,4 +114,51 @@ MEANS = TableSpec(
      Column("empty_topics", _I, "topics without a relevant document in the shard (every run "
                                 "scores 0 there); 0 for the whole collection")))
 
-TABLE_SPECS = (SIGNIFICANT, ANOVA, COMPONENTS, PAIRS, MEANS)
+def _rate(name: str, what: str) -> tuple[Column, Column, Column]:
+    return (Column(name, _F, what),
+            Column(f"{name}_lo", _F, f"lower limit of the Wilson interval of `{name}` at "
+                                     "`1 - alpha` (trials are the unit)"),
+            Column(f"{name}_hi", _F, "upper limit of that interval"))
+
+
+TRUTH = TableSpec(
+    "factorial_truth", _STUDY,
+    "Known truth calibrated on the collection: on simulated collections with its variance "
+    "components, topics and shards, and known system effects (some equal), the family-wise "
+    "error and power of each design and model.",
+    (_METRIC,
+     Column("method", _S, "`two_way` (Tukey HSD on one shard: a collection without "
+                          "replicates), `replicated_fixed`, `replicated_mixed`, "
+                          "`crossed_fixed`, `crossed_mixed` (Tukey HSD with that design's "
+                          "error term) or `paired_t_holm` (paired t-tests with Holm on one "
+                          "shard)"),
+     Column("systems", _I, "simulated systems (`truth_systems` runs spread over the ranking)"),
+     Column("null_pairs", _I, "pairs whose true effects are equal"),
+     Column("trials", _I, "simulated collections"),
+     Column("alpha", _F, "level of every test (`alpha`)"),
+     *_rate("fwer", "family-wise error: share of trials with a null pair called significant "
+                    "(null without null pairs)"),
+     *_rate("power", "share of the truly different pairs called significant with the right "
+                     "sign, averaged over trials"),
+     *_rate("type_s", "share of the truly different pairs called significant with the wrong "
+                      "sign"),
+     Column("sd_topic", _F, "simulated topic standard deviation (REML, crossed design)"),
+     Column("sd_interaction", _F, "simulated system x topic standard deviation"),
+     Column("sd_replicate", _F, "simulated shard standard deviation"),
+     Column("sd_system_replicate", _F, "simulated system x shard standard deviation"),
+     Column("sd_topic_replicate", _F, "simulated topic x shard standard deviation"),
+     Column("sd_residual", _F, "simulated residual standard deviation")))
+
+SPLIT_HALF = TableSpec(
+    "factorial_split_half", _STUDY,
+    "Ferro & Sanderson's consistency: the collection's topics split at random into two "
+    "halves, how often both reach the same ANOVA and Tukey conclusions.",
+    (_METRIC, _DESIGN, _MODEL,
+     Column("trials", _I, "random splits"),
+     *_rate("system_agree", "share of splits whose halves agree on whether the system effect "
+                            "is significant"),
+     *_rate("pair_agree", "share of system pairs with the same Tukey decision in both halves "
+                          "(significant in the same direction, or not significant), averaged "
+                          "over splits")))
+
+TABLE_SPECS = (SIGNIFICANT, ANOVA, COMPONENTS, PAIRS, MEANS, TRUTH, SPLIT_HALF)
