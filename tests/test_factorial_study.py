@@ -136,7 +136,7 @@ def test_randomised_tukey_is_the_designs_permutation_test(dl19):
 
 def test_whole_collection_scores_are_irsim_evaluate(dl19):
     res, data = dl19
-    means = _rows(res, "factorial_means", metric="AP", shard=None)
+    means = _rows(res, "factorial_means", metric="AP", replicate=None)
     runs, qrels = dl19_files(tuple(means.system), ("nist",))
     ev = irsim.evaluate(runs, qrels["nist"], ["AP"])
     want = ev.groupby("system", sort=False)["value"].mean()
@@ -206,6 +206,61 @@ def test_bad_input_is_one_line(dl19):
         irsim.factorial(runs=runs, qrels=qrels["nist"], shards=1)
     with pytest.raises(ConfigError, match="design"):
         irsim.factorial(runs=runs, qrels=qrels["nist"], designs=["nested"])
+
+
+def test_qrels_as_replicates_on_the_topics_every_assessor_judged():
+    """Three qrels of DL 2019 (NIST and two assessors): the topics all three judge (13), each
+    replicate is irsim.evaluate under that qrels (trec_eval-exact, tested elsewhere)."""
+    runs, qrels = dl19_files(RUNS[:8], ("nist", "andrew-parry", "eugene-yang"))
+    res = irsim.factorial(runs=runs, qrels=qrels["nist"], metrics=["AP"], B=50,
+                          replicates="qrels", replicate_qrels=qrels, truth_trials=0,
+                          split_trials=0, methods=["tukey"])
+    means = res.to_pandas("factorial_means")
+    topics = set.intersection(*(set(pd.read_csv(f, sep=r"\s+", header=None, dtype=str)[0])
+                                for f in qrels.values()))
+    assert len(topics) == 13
+    for name, path in qrels.items():
+        ev = irsim.evaluate(runs, path, ["AP"], missing="drop")
+        ev = ev[ev.topic.isin(topics)]
+        want = ev.groupby("system", sort=False)["value"].mean()
+        got = means[means.replicate == name].set_index("system")["mean"]
+        np.testing.assert_allclose(got[want.index], want, rtol=1e-12)
+    sig = res.to_pandas("factorial_significant")
+    assert set(sig.replicates[sig.design != "two_way"]) == {3}
+
+
+def _renamed(names):
+    from dataclasses import replace
+
+    from test_api import synthetic_docs
+
+    runs, qrels = synthetic_docs(runs=len(names))
+    return replace(runs, names=tuple(names)), qrels
+
+
+def test_repeated_runs_as_replicates():
+    names = ["a@s1", "b@s2", "a@s2", "c@s1", "b@s1", "c@s2"]
+    runs, qrels = _renamed(names)
+    res = irsim.factorial(runs=runs, qrels=qrels, metrics=["P@10"], B=50, replicates="runs",
+                          designs=["two_way", "replicated"], truth_trials=200,
+                          split_trials=0, methods=["tukey"])
+    ev = irsim.evaluate(runs, qrels, ["P@10"]).groupby("system", sort=False)["value"].mean()
+    means = res.to_pandas("factorial_means")
+    got = means.dropna(subset=["replicate"])
+    for system, rep, mean in zip(got.system, got.replicate, got["mean"], strict=True):
+        assert mean == pytest.approx(ev[f"{system}@{rep}"], rel=1e-12)
+    two = means[means.replicate.isna()].set_index("system")["mean"]  # the first replicate
+    assert two.to_dict() == pytest.approx({s: ev[f"{s}@s1"] for s in "abc"}, rel=1e-12)
+    truth = res.to_pandas("factorial_truth")
+    assert not truth.method.str.startswith("crossed").any() and len(truth) == 4
+    with pytest.raises(ConfigError, match="design crossed needs replicates"):
+        irsim.factorial(runs=runs, qrels=qrels, metrics=["P@10"], replicates="runs")
+    bad, qrels = _renamed(["a@1", "a@2", "b@1", "b@3", "c@1", "c@2"])
+    with pytest.raises(InputError, match="system 'b' has replicates"):
+        irsim.factorial(runs=bad, qrels=qrels, replicates="runs", designs=["replicated"])
+    bad, qrels = _renamed(["a@1", "a2", "b@1", "b@2", "c@1", "c@2"])
+    with pytest.raises(InputError, match="run 'a2' is not named"):
+        irsim.factorial(runs=bad, qrels=qrels, replicates="runs", designs=["replicated"])
 
 
 #: The counts the study page quotes: TREC DL 2019, 61 runs, NIST qrels, AP, 5 shards.

@@ -68,7 +68,7 @@ from irsim.stats.factorial import design_tukey, randomised_design_tukey
 from irsim.stats.ties import score_tolerance
 
 __all__ = ["Config", "Factorial", "FactorialData", "Job", "make", "DESIGNS", "MODELS",
-           "METHODS", "STREAM", "TABLE_SPECS"]
+           "METHODS", "REPLICATE_SOURCES", "STREAM", "TABLE_SPECS"]
 
 #: Random stream of the randomised Tukey HSD: ``factorial/<design>``, keyed by the metric.
 STREAM = "factorial"
@@ -80,6 +80,14 @@ class FactorialDesign(Choice):
     two_way = "two_way"
     replicated = "replicated"
     crossed = "crossed"
+
+
+class ReplicateSource(Choice):
+    """Where the replicates of a (run, topic) come from."""
+
+    shards = "shards"
+    qrels = "qrels"
+    runs = "runs"
 
 
 class FactorialModel(Choice):
@@ -99,6 +107,7 @@ class PairMethod(Choice):
 
 
 DESIGNS, MODELS, METHODS = FactorialDesign.values(), FactorialModel.values(), PairMethod.values()
+REPLICATE_SOURCES = ReplicateSource.values()
 #: The blocks a randomised Tukey HSD of each design permutes systems within.
 _BLOCKS = {"two_way": "topic", "replicated": "topic", "crossed": "topic_replicate"}
 
@@ -111,12 +120,25 @@ class Config(Options):
     metrics: list[str] = option(
         ["AP", "nDCG@10"], "Measures computed on the whole collection and on every shard "
         "(any of ``irsim list metrics``).")
+    replicates: ReplicateSource = option(
+        ReplicateSource.shards, "Where the replicates of every (run, topic) come from: "
+        "``shards`` (the collection's documents split into `shards` by a salted hash), "
+        "``qrels`` (every qrels of `replicate_qrels` is a replicate: several assessors) or "
+        "``runs`` (repeated runs or folds of each system: runs named "
+        "``<system><replicate_separator><replicate>``).")
     shards: int = option(
-        5, "Document shards: the replicates of every (run, topic). Each document goes to shard "
+        5, "``replicates=shards``: document shards. Each document goes to shard "
         "``md5(salt + docno) mod shards``; a run's list on a shard is what it retrieved of that "
         "shard's documents (cut at the collection's depth first).", ge=2)
     salt: str = option("", "Prefixed to every docno before hashing: another split into as many "
                            "shards.")
+    replicate_qrels: dict[str, str] | None = option(
+        None, "``replicates=qrels``: the qrels files, by name (e.g. ``{nist: nist.txt, a: "
+        "a.txt}``). The analysis keeps the topics every one of them (and the collection's "
+        "qrels) judges.", kind="dict of str to str, optional")
+    replicate_separator: str = option(
+        "@", "``replicates=runs``: a run named ``bm25@2`` is replicate ``2`` of system "
+        "``bm25`` (split at the last separator); every system needs the same replicates.")
     designs: list[FactorialDesign] = option(
         list(DESIGNS), "Any of ``two_way`` (the whole collection), ``replicated`` (shards as "
         "unmatched replicates within each cell), ``crossed`` (shards crossed with systems and "
@@ -161,10 +183,17 @@ class FactorialData:
     ----------
     metrics, systems, topics : tuple of str
     full : ndarray, shape (metrics, systems, topics)
-    replicated : ndarray, shape (metrics, systems, topics, shards)
-    relevant : ndarray of int, shape (topics, shards)
-        Relevant documents of each topic in each shard (a cell with none scores 0 for every
-        run).
+        The design ``two_way``: the whole collection (with ``replicates=runs``: each
+        system's first replicate, one run per system as a user submits it).
+    replicated : ndarray, shape (metrics, systems, topics, replicates)
+    relevant : ndarray of int, shape (topics, replicates)
+        Relevant documents of each topic in each replicate's qrels (a shard's; a cell with
+        none scores 0 for every run).
+    replicates : tuple of str
+        The replicates' names: shard numbers, qrels names or run suffixes.
+    crossed : bool
+        Whether replicate r is the same thing for every run and topic (a shard, a qrels),
+        not a run's own repetition.
     """
 
     metrics: tuple[str, ...]
@@ -173,6 +202,8 @@ class FactorialData:
     full: np.ndarray
     replicated: np.ndarray
     relevant: np.ndarray
+    replicates: tuple[str, ...] = ()
+    crossed: bool = True
 
     def scores(self, design: str, k: int) -> np.ndarray:
         """The array of `design` for metric index `k`."""
@@ -304,8 +335,8 @@ def factorial_data(docs: DocCollection, metrics: list[str], shards: int, salt: s
     >>> from irsim.data.synthetic import synthetic_trec
     >>> runs, qrels = synthetic_trec(runs=3, topics=4, docs_per_topic=60, depth=40, seed=2)
     >>> d = factorial_data(DocCollection(runs, qrels, 40), ["P@10"], 2, "")
-    >>> d.replicated.shape, d.systems == runs.names
-    ((1, 3, 4, 2), True)
+    >>> d.replicated.shape, d.systems == runs.names, d.replicates
+    ((1, 3, 4, 2), True, ('0', '1'))
     """
     from irsim.metrics import evaluate
     from irsim.metrics.shards import shard_scores
@@ -318,7 +349,21 @@ def factorial_data(docs: DocCollection, metrics: list[str], shards: int, salt: s
     return FactorialData(tuple(whole.metrics), tuple(whole.systems), tuple(whole.topics),
                          np.ascontiguousarray(whole.values, np.float64),
                          np.ascontiguousarray(parts.values, np.float64),
-                         np.asarray(parts.relevant))
+                         np.asarray(parts.relevant), tuple(str(i) for i in range(shards)))
+
+
+def _scores(config: Config, docs: DocCollection, metrics: list[str]) -> FactorialData:
+    """The scores of the replicate source of `config`."""
+    from irsim.experiments.factorial.replicates import qrels_data, runs_data
+
+    if config.replicates == "qrels":
+        if not config.replicate_qrels or len(config.replicate_qrels) < 2:
+            raise ConfigError(f"{param('replicates')}=qrels needs >= 2 qrels in "
+                              f"{param('replicate_qrels')} (name: file)")
+        return qrels_data(docs, metrics, config.replicate_qrels)
+    if config.replicates == "runs":
+        return runs_data(docs, metrics, config.replicate_separator)
+    return factorial_data(docs, metrics, int(config.shards), config.salt)
 
 
 def check_data(data: FactorialData, designs: tuple[str, ...]) -> None:
@@ -330,6 +375,10 @@ def check_data(data: FactorialData, designs: tuple[str, ...]) -> None:
         raise InputError(f"experiment=factorial needs >= 3 runs, got {s}")
     if t < 2:
         raise InputError(f"experiment=factorial needs >= 2 topics, got {t}")
+    if "crossed" in designs and not data.crossed:
+        raise ConfigError("design crossed needs replicates that are the same for every run "
+                          "and topic (shards, qrels); repeated runs are replicates within a "
+                          "cell: use designs two_way and replicated")
     if set(designs) - {"two_way"}:
         x = data.replicated
         spread = np.abs(x - x[..., :1]).max()
@@ -367,18 +416,24 @@ def make(config: Config, data: DocCollection, *, seed: int, shards: Any
     if not metrics:
         raise ConfigError(f"{param('metrics')} lists no metric")
     designs = check_choices(config.designs, DESIGNS, "design", param("designs"))
+    check_choices([config.replicates], REPLICATE_SOURCES, "replicate source",
+                  param("replicates"))
     models = check_choices(config.models, MODELS, "model", param("models"))
     methods = check_choices(config.methods, METHODS, "method", param("methods"))
     config = replace(config, metrics=metrics, designs=list(designs), models=list(models),
                      methods=list(methods), salt=str(config.salt),
+                     replicates=str(config.replicates),
+                     replicate_qrels=None if config.replicate_qrels is None else {
+                         str(k): str(v) for k, v in dict(config.replicate_qrels).items()},
                      pair_pvalues=bool(config.pair_pvalues))
-    scores = factorial_data(data, metrics, int(config.shards), config.salt)
+    scores = _scores(config, data, metrics)
     check_data(scores, designs)
     if config.split_trials and len(scores.topics) < 4:
         raise InputError(f"split_trials needs >= 4 topics (two halves of >= 2), got "
                          f"{len(scores.topics)}; set split_trials=0")
     truths = tuple(truth_setting(scores.full[k], scores.replicated[k], scores.systems,
-                                 count=config.truth_systems, null_share=config.truth_null)
+                                 count=config.truth_systems, null_share=config.truth_null,
+                                 crossed=scores.crossed)
                    for k in range(len(metrics))) if config.truth_trials else ()
     _, per = shards.get(1, REPLICATE_BLOCK)
     per = -(-int(per) // REPLICATE_BLOCK) * REPLICATE_BLOCK  # whole blocks of trials

@@ -32,7 +32,7 @@ def tukey_decisions(diff: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.n
 
     Examples
     --------
-    >>> d = np.array([0.3, 0.1, -0.2, 0.2 + 1e-17])
+    >>> d = np.array([0.3, 0.1, -0.3, 0.2 + 1e-17])
     >>> tukey_decisions(d, d - 0.2, d + 0.2).tolist()
     [True, False, True, False]
     """
@@ -188,11 +188,11 @@ def _means(data: Any) -> pa.Table:
     s, k = len(data.systems), data.replicated.shape[-1]
     empty = (data.relevant == 0).sum(axis=0)
     for m, metric in enumerate(data.metrics):
-        rows.add(s, metric=metric, system=np.array(data.systems, object), shard=None,
+        rows.add(s, metric=metric, system=np.array(data.systems, object), replicate=None,
                  mean=data.full[m].mean(axis=1), empty_topics=0)
-        per = data.replicated[m].mean(axis=1)  # (systems, shards)
+        per = data.replicated[m].mean(axis=1)  # (systems, replicates)
         rows.add(s * k, metric=metric, system=np.repeat(np.array(data.systems, object), k),
-                 shard=np.tile(np.arange(k), s), mean=per.ravel(),
+                 replicate=np.tile(np.array(data.replicates, object), s), mean=per.ravel(),
                  empty_topics=np.tile(empty, s))
     return rows.build()
 

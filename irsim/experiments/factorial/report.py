@@ -85,15 +85,15 @@ def effects_plot(df, metric: str, path: Path) -> Path:
     hi = np.nan_to_num(df.partial_omega2_hi.to_numpy(float) - est, nan=0.0).clip(0)
     ax.errorbar(est, ys, xerr=[lo, hi], fmt="o", color="C0", capsize=3, markersize=4)
     ax.axvline(0.0, color="0.5", lw=0.8, ls="--")
-    ax.set_yticks(ys, labels, fontsize=7)
+    ax.set_yticks(ys, labels, fontsize=8)
     ax.set_xlabel(f"{metric}: partial omega squared (noncentral-F interval)", fontsize=9)
     ax.set_title(f"{metric}: effect sizes per design and model", fontsize=10)
     return save_figure(fig, path)
 
 
 def interaction_plot(df, metric: str, path: Path) -> Path:
-    """Mean of each system on each shard (lines; at most :data:`INTERACTION_SYSTEMS`,
-    spread over the whole collection's ranking): crossing lines are the system x shard
+    """Mean of each system on each replicate (lines; at most :data:`INTERACTION_SYSTEMS`,
+    spread over the two-way table's ranking): crossing lines are the system x replicate
     interaction. Returns the path.
 
     Examples
@@ -101,31 +101,33 @@ def interaction_plot(df, metric: str, path: Path) -> Path:
     >>> import tempfile
     >>> import pandas as pd
     >>> df = pd.DataFrame({"system": ["a", "a", "a", "b", "b", "b"],
-    ...                    "shard": [None, 0, 1, None, 0, 1],
+    ...                    "replicate": [None, "0", "1", None, "0", "1"],
     ...                    "mean": [0.3, 0.2, 0.4, 0.2, 0.25, 0.15]})
     >>> interaction_plot(df, "AP", Path(tempfile.mkdtemp()) / "i.png").name
     'i.png'
     """
     from matplotlib.figure import Figure
 
-    whole = df[df["shard"].isna()].sort_values("mean", ascending=False)
+    whole = df[df["replicate"].isna()].sort_values("mean", ascending=False)
     systems = list(whole.system)
     if len(systems) > INTERACTION_SYSTEMS:
         pick = np.linspace(0, len(systems) - 1, INTERACTION_SYSTEMS).round().astype(int)
         systems = [systems[i] for i in pick]
-    part = df[df["shard"].notna()]
-    fig = Figure(figsize=(6.4, 4.2), dpi=110, layout="constrained")
+    part = df[df["replicate"].notna()]
+    labels = list(dict.fromkeys(part["replicate"]))
+    fig = Figure(figsize=(7.4, 4.2), dpi=110, layout="constrained")
     ax = fig.subplots()
     for i, s in enumerate(systems):
-        rows = part[part.system == s].sort_values("shard")
-        ax.plot(rows["shard"].astype(int), rows["mean"], marker="o", ms=3, lw=1,
+        rows = part[part.system == s].set_index("replicate").reindex(labels)
+        ax.plot(range(len(labels)), rows["mean"], marker="o", ms=3, lw=1,
                 color=f"C{i % 10}", label=str(s))
-    if len(part):
-        ax.set_xticks(range(int(part["shard"].max()) + 1))
-    ax.set_xlabel("document shard", fontsize=9)
+    ax.set_xticks(range(len(labels)), labels, fontsize=8,
+                  rotation=0 if max(map(len, labels), default=0) < 4 else 30)
+    ax.set_xlabel("replicate", fontsize=9)
     ax.set_ylabel(f"mean {metric}", fontsize=9)
-    ax.legend(fontsize=6, ncol=2, loc="best")
-    ax.set_title(f"{metric}: systems across shards (system x shard interaction)", fontsize=10)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ax.set_title(f"{metric}: systems across replicates (system x replicate interaction)",
+                 fontsize=10)
     return save_figure(fig, path)
 
 
@@ -158,7 +160,7 @@ def truth_plot(df, metric: str, alpha: float | None, path: Path) -> Path:
         ax.axvline(alpha, color="0.5", lw=0.8, ls="--")
     ax.set_xlabel("family-wise error (simulated, known truth)", fontsize=9)
     ax.set_ylabel("power", fontsize=9)
-    ax.legend(fontsize=7, loc="best")
+    ax.legend(fontsize=8, loc="best")
     ax.set_title(f"{metric}: error and power on collections like this one", fontsize=10)
     return save_figure(fig, path)
 

@@ -47,6 +47,14 @@ class TruthSetting:
     sd: tuple[tuple[str, float], ...]
     topics: int
     replicates: int
+    crossed: bool = True
+
+    @property
+    def methods(self) -> tuple[str, ...]:
+        """The methods compared: every one of :data:`TRUTH_METHODS` when the replicates are
+        crossed, else those of the designs without a replicate factor."""
+        return TRUTH_METHODS if self.crossed else tuple(
+            m for m in TRUTH_METHODS if not m.startswith("crossed"))
 
     @property
     def null_pairs(self) -> int:
@@ -57,11 +65,12 @@ class TruthSetting:
     def model(self) -> dict[str, Any]:
         """Keywords of :func:`truth.simulate_design`."""
         return dict(effects=np.array(self.effects), topics=self.topics,
-                    replicates=self.replicates, replicate="crossed", **dict(self.sd))
+                    replicates=self.replicates,
+                    replicate="crossed" if self.crossed else "replicated", **dict(self.sd))
 
 
 def truth_setting(x_full: np.ndarray, x_reps: np.ndarray, systems: tuple[str, ...], *,
-                  count: int, null_share: float) -> TruthSetting:
+                  count: int, null_share: float, crossed: bool = True) -> TruthSetting:
     """The known truth calibrated on one metric's scores (module docstring).
 
     Examples
@@ -70,7 +79,7 @@ def truth_setting(x_full: np.ndarray, x_reps: np.ndarray, systems: tuple[str, ..
     >>> reps = rng.normal(size=(6, 10, 3)) * 0.1 + np.arange(6.0)[:, None, None] / 10
     >>> t = truth_setting(reps.mean(-1), reps, tuple("abcdef"), count=4, null_share=0.5)
     >>> t.systems, t.null_pairs, t.effects[2] == t.effects[3]
-    (('f', 'e', 'b', 'a'), 1, True)
+    (('f', 'd', 'c', 'a'), 1, True)
     """
     means = x_full.mean(axis=1)
     order = np.argsort(-means, kind="stable")
@@ -80,11 +89,12 @@ def truth_setting(x_full: np.ndarray, x_reps: np.ndarray, systems: tuple[str, ..
     n_null = int(round(null_share * len(pick)))
     if n_null >= 2:
         effects[-n_null:] = effects[-n_null:].mean()
-    v = variance_components(x_reps, "crossed")
-    sd = tuple((_SD[c], float(np.sqrt(max(float(s), 0.0))))
-               for c, s in zip(v.components, v.var, strict=True))
+    v = variance_components(x_reps, "crossed" if crossed else "replicated")
+    var = dict(zip(v.components, v.var, strict=True))
+    sd = tuple((key, float(np.sqrt(max(float(var.get(c, 0.0)), 0.0))))
+               for c, key in _SD.items())
     return TruthSetting(tuple(systems[i] for i in pick), tuple(float(e) for e in effects),
-                        sd, x_reps.shape[1], x_reps.shape[2])
+                        sd, x_reps.shape[1], x_reps.shape[2], bool(crossed))
 
 
 def truth_counts(setting: TruthSetting, trials: tuple[int, int], *, alpha: float, seed: int,
@@ -92,10 +102,17 @@ def truth_counts(setting: TruthSetting, trials: tuple[int, int], *, alpha: float
     """The error counts of trials ``[lo, hi)`` (integers that add up over shards): trials
     with a false rejection per method, and per method and pair the right-sign detections,
     wrong-sign ones and false rejections."""
-    c = tr.run_trials(trials, alpha=alpha, methods=TRUTH_METHODS, seed=seed,
+    c = tr.run_trials(trials, alpha=alpha, methods=setting.methods, seed=seed,
                       stream=f"factorial/truth/{key}", **setting.model())
-    return {"fw": c.familywise, "detected": c.detected, "wrong": c.wrong, "false": c.false,
-            "trials": np.array(c.trials)}
+    rows = [TRUTH_METHODS.index(m) for m in setting.methods]  # a row per TRUTH_METHODS
+
+    def placed(v: np.ndarray) -> np.ndarray:
+        out = np.zeros((len(TRUTH_METHODS), *v.shape[1:]), v.dtype)
+        out[rows] = v
+        return out
+
+    return {"fw": placed(c.familywise), "detected": placed(c.detected),
+            "wrong": placed(c.wrong), "false": placed(c.false), "trials": np.array(c.trials)}
 
 
 def truth_rates(setting: TruthSetting, counts: dict[str, np.ndarray], level: float
@@ -104,8 +121,9 @@ def truth_rates(setting: TruthSetting, counts: dict[str, np.ndarray], level: flo
     e = np.array(setting.effects)
     i, j = np.triu_indices(len(e), 1)
     direction = np.sign(e[i] - e[j]).astype(np.int8)
-    c = tr.ErrorCounts(TRUTH_METHODS, direction == 0, direction, int(counts["trials"]),
-                       counts["fw"], counts["detected"], counts["wrong"], counts["false"])
+    rows = [TRUTH_METHODS.index(m) for m in setting.methods]
+    c = tr.ErrorCounts(setting.methods, direction == 0, direction, int(counts["trials"]),
+                       *(counts[k][rows] for k in ("fw", "detected", "wrong", "false")))
     return tr.error_rates(c, level=level)
 
 

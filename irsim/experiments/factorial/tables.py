@@ -106,13 +106,16 @@ SIGNIFICANT = TableSpec(
 
 MEANS = TableSpec(
     "factorial_means", _STUDY,
-    "Mean score of every system on the whole collection and on each shard per metric (the "
+    "Mean score of every system on the two-way table and on each replicate per metric (the "
     "points of the interaction plot).",
     (_METRIC, Column("system", _S, "system (run)"),
-     Column("shard", _I, "document shard (0 to shards - 1); null for the whole collection"),
+     Column("replicate", _S, "the replicate: a document shard (`0` to `shards - 1`), a "
+                             "qrels' name or a run's replicate name; null for the two-way "
+                             "table"),
      Column("mean", _F, "mean over the topics"),
-     Column("empty_topics", _I, "topics without a relevant document in the shard (every run "
-                                "scores 0 there); 0 for the whole collection")))
+     Column("empty_topics", _I, "topics without a relevant document in the replicate (a "
+                                "shard's, a qrels'; every run scores 0 there); 0 for the "
+                                "two-way table")))
 
 def _rate(name: str, what: str) -> tuple[Column, Column, Column]:
     return (Column(name, _F, what),
