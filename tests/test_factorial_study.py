@@ -286,3 +286,18 @@ def test_dl19_counts_the_page_quotes():
     assert 0.45 < crossed["topic"] < 0.55 and 0.12 < crossed["system:topic"] < 0.16
     assert 0.18 < crossed["topic:replicate"] < 0.22
     assert pd.notna(sig.significant).all()
+
+
+@pytest.mark.slow
+def test_the_pages_known_truth_sentence(tmp_path):
+    """docs/studies/factorial.md: on the synthetic default the fixed models call a null pair
+    significant in well over half of the simulated collections; the whole collection's Tukey
+    HSD and the mixed models stay below alpha."""
+    from irsim.runner import compose_config, run
+
+    t = run(compose_config(["experiment=factorial", "quiet=true"]), tmp_path / "run",
+            report=False)["factorial_truth"].to_pandas()
+    for _, part in t.groupby("metric"):
+        fw = part.set_index("method").fwer
+        assert fw["replicated_fixed"] > 0.55 and fw["crossed_fixed"] > 0.55, fw
+        assert max(fw["two_way"], fw["replicated_mixed"], fw["crossed_mixed"]) < 0.05, fw
