@@ -263,6 +263,45 @@ def test_repeated_runs_as_replicates():
         irsim.factorial(runs=bad, qrels=qrels, replicates="runs", designs=["replicated"])
 
 
+def test_collections_nested_against_anova_lm(tmp_path):
+    """Two collections of the same 8 DL 2019 runs, each of its own NIST topics (the first 20
+    and the next 20): design nested equals statsmodels' anova_lm of the nested OLS; the
+    two-way table pools the 40 topics (irsim.evaluate); unequal topic counts are refused
+    unless collection_topics is given."""
+    runs, qrels = dl19_files(RUNS[:8], ("nist",))
+    q = pd.read_csv(qrels["nist"], sep=r"\s+", header=None, dtype=str)
+    topics = sorted(set(q[0]))
+    files = {}
+    for name, part in (("first", topics[:20]), ("second", topics[20:41])):
+        files[name] = str(tmp_path / f"{name}.txt")
+        q[q[0].isin(part)].to_csv(files[name], sep=" ", header=False, index=False)
+    kw = dict(runs=runs, qrels=qrels["nist"], metrics=["AP"], B=50, split_trials=20,
+              replicates="collections", replicate_qrels=files, designs=["two_way", "nested"])
+    with pytest.raises(InputError, match="set collection_topics"):
+        irsim.factorial(**kw)
+    res = irsim.factorial(**kw, collection_topics=20)
+    from irsim.experiments.factorial import Config, _scores
+
+    data = _scores(Config(replicates="collections", replicate_qrels=files,
+                          collection_topics=20), as_doc_collection(runs, qrels["nist"]),
+                   ["AP"])
+    x = data.scores("nested", 0)
+    assert x.shape == (8, 2, 20)
+    ours = _rows(res, "factorial_anova", design="nested", model="fixed")
+    ref = anova_lm(x, "nested")
+    np.testing.assert_allclose(ours.ss, ref.sum_sq, rtol=1e-9)
+    np.testing.assert_allclose(ours.f[:-1], ref.F[:-1], rtol=1e-8)
+    ev = irsim.evaluate(runs, qrels["nist"], ["AP"])
+    ev = ev[ev.topic.isin(topics[:20] + topics[20:40])]
+    means = _rows(res, "factorial_means", replicate=None).set_index("system")["mean"]
+    want = ev.groupby("system")["value"].mean()
+    np.testing.assert_allclose(means[want.index], want, rtol=1e-12)
+    assert res.to_pandas("factorial_truth").empty
+    assert set(res.to_pandas("factorial_split_half").design) == {"two_way", "nested"}
+    with pytest.raises(ConfigError, match="designs=\\[two_way,nested\\]|two_way and nested"):
+        irsim.factorial(**{**kw, "designs": ["two_way", "crossed"]}, collection_topics=20)
+
+
 #: The counts the study page quotes: TREC DL 2019, 61 runs, NIST qrels, AP, 5 shards.
 DL19_COUNTS = {("two_way", "fixed"): 575, ("replicated", "fixed"): 899,
                ("crossed", "fixed"): 1188, ("replicated", "mixed"): 554,

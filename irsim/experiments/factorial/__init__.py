@@ -80,6 +80,7 @@ class FactorialDesign(Choice):
     two_way = "two_way"
     replicated = "replicated"
     crossed = "crossed"
+    nested = "nested"
 
 
 class ReplicateSource(Choice):
@@ -88,6 +89,7 @@ class ReplicateSource(Choice):
     shards = "shards"
     qrels = "qrels"
     runs = "runs"
+    collections = "collections"
 
 
 class FactorialModel(Choice):
@@ -109,7 +111,8 @@ class PairMethod(Choice):
 DESIGNS, MODELS, METHODS = FactorialDesign.values(), FactorialModel.values(), PairMethod.values()
 REPLICATE_SOURCES = ReplicateSource.values()
 #: The blocks a randomised Tukey HSD of each design permutes systems within.
-_BLOCKS = {"two_way": "topic", "replicated": "topic", "crossed": "topic_replicate"}
+_BLOCKS = {"two_way": "topic", "replicated": "topic", "crossed": "topic_replicate",
+           "nested": "topic"}
 
 
 @dataclass
@@ -123,9 +126,10 @@ class Config(Options):
     replicates: ReplicateSource = option(
         ReplicateSource.shards, "Where the replicates of every (run, topic) come from: "
         "``shards`` (the collection's documents split into `shards` by a salted hash), "
-        "``qrels`` (every qrels of `replicate_qrels` is a replicate: several assessors) or "
+        "``qrels`` (every qrels of `replicate_qrels` is a replicate: several assessors), "
         "``runs`` (repeated runs or folds of each system: runs named "
-        "``<system><replicate_separator><replicate>``).")
+        "``<system><replicate_separator><replicate>``) or ``collections`` (every qrels of "
+        "`replicate_qrels` is a collection of its own topics: design ``nested``).")
     shards: int = option(
         5, "``replicates=shards``: document shards. Each document goes to shard "
         "``md5(salt + docno) mod shards``; a run's list on a shard is what it retrieved of that "
@@ -136,13 +140,17 @@ class Config(Options):
         None, "``replicates=qrels``: the qrels files, by name (e.g. ``{nist: nist.txt, a: "
         "a.txt}``). The analysis keeps the topics every one of them (and the collection's "
         "qrels) judges.", kind="dict of str to str, optional")
+    collection_topics: int | None = option(
+        None, "``replicates=collections``: topics per collection (the first that many of each, "
+        "in topic order); None: all, which must be as many in every collection.", ge=2)
     replicate_separator: str = option(
         "@", "``replicates=runs``: a run named ``bm25@2`` is replicate ``2`` of system "
         "``bm25`` (split at the last separator); every system needs the same replicates.")
     designs: list[FactorialDesign] = option(
-        list(DESIGNS), "Any of ``two_way`` (the whole collection), ``replicated`` (shards as "
-        "unmatched replicates within each cell), ``crossed`` (shards crossed with systems and "
-        "topics).")
+        ["two_way", "replicated", "crossed"], "Any of ``two_way`` (the whole collection), "
+        "``replicated`` (replicates unmatched across cells), ``crossed`` (replicates crossed "
+        "with systems and topics: shards, qrels), ``nested`` (topics nested in collections: "
+        "``replicates=collections``).")
     models: list[FactorialModel] = option(
         list(MODELS), "Any of ``fixed`` (every term against the residual) and ``mixed`` "
         "(systems fixed, topics and shards random).")
@@ -194,6 +202,8 @@ class FactorialData:
     crossed : bool
         Whether replicate r is the same thing for every run and topic (a shard, a qrels),
         not a run's own repetition.
+    nested : bool
+        The replicates are collections with topics of their own (design ``nested``).
     """
 
     metrics: tuple[str, ...]
@@ -204,10 +214,15 @@ class FactorialData:
     relevant: np.ndarray
     replicates: tuple[str, ...] = ()
     crossed: bool = True
+    nested: bool = False
 
     def scores(self, design: str, k: int) -> np.ndarray:
-        """The array of `design` for metric index `k`."""
-        return self.full[k] if design == "two_way" else self.replicated[k]
+        """The array of `design` for metric index `k` (``nested``: systems, collections,
+        topics)."""
+        if design == "two_way":
+            return self.full[k]
+        x = self.replicated[k]
+        return np.swapaxes(x, 1, 2) if design == "nested" else x
 
 
 @dataclass(frozen=True)
@@ -307,7 +322,7 @@ def _pad(v: np.ndarray, pairs: int) -> np.ndarray:
 SIMULATIONS = ("truth", "split_half")
 
 
-def _jobs(config: Config, metrics: int) -> tuple[Job, ...]:
+def _jobs(config: Config, metrics: int, truth: bool = True) -> tuple[Job, ...]:
     """The kernel's jobs: per metric the randomised Tukey HSD of every design, (with
     ``pair_pvalues``) the Tukey p-values of every design and model, the known truth and the
     split halves of every design and model."""
@@ -317,7 +332,7 @@ def _jobs(config: Config, metrics: int) -> tuple[Job, ...]:
             jobs += [Job(k, d, None, "randomised_tukey") for d in config.designs]
         if "tukey" in config.methods and config.pair_pvalues:
             jobs += [Job(k, d, m, "tukey") for d in config.designs for m in config.models]
-        if config.truth_trials:
+        if config.truth_trials and truth:
             jobs.append(Job(k, "crossed", None, "truth"))
         if config.split_trials:
             jobs += [Job(k, d, m, "split_half") for d in config.designs
@@ -354,13 +369,23 @@ def factorial_data(docs: DocCollection, metrics: list[str], shards: int, salt: s
 
 def _scores(config: Config, docs: DocCollection, metrics: list[str]) -> FactorialData:
     """The scores of the replicate source of `config`."""
-    from irsim.experiments.factorial.replicates import qrels_data, runs_data
+    from irsim.experiments.factorial.replicates import (
+        collections_data,
+        qrels_data,
+        runs_data,
+    )
 
     if config.replicates == "qrels":
         if not config.replicate_qrels or len(config.replicate_qrels) < 2:
             raise ConfigError(f"{param('replicates')}=qrels needs >= 2 qrels in "
                               f"{param('replicate_qrels')} (name: file)")
         return qrels_data(docs, metrics, config.replicate_qrels)
+    if config.replicates == "collections":
+        if not config.replicate_qrels or len(config.replicate_qrels) < 2:
+            raise ConfigError(f"{param('replicates')}=collections needs >= 2 qrels in "
+                              f"{param('replicate_qrels')} (name: file)")
+        return collections_data(docs, metrics, config.replicate_qrels,
+                                config.collection_topics)
     if config.replicates == "runs":
         return runs_data(docs, metrics, config.replicate_separator)
     return factorial_data(docs, metrics, int(config.shards), config.salt)
@@ -375,6 +400,12 @@ def check_data(data: FactorialData, designs: tuple[str, ...]) -> None:
         raise InputError(f"experiment=factorial needs >= 3 runs, got {s}")
     if t < 2:
         raise InputError(f"experiment=factorial needs >= 2 topics, got {t}")
+    if data.nested and set(designs) - {"two_way", "nested"}:
+        raise ConfigError(f"collections (replicates=collections) are analysed by the designs "
+                          f"two_way and nested: set {param('designs')}=[two_way,nested]")
+    if "nested" in designs and not data.nested:
+        raise ConfigError("design nested needs replicates=collections (topics nested in "
+                          "collections)")
     if "crossed" in designs and not data.crossed:
         raise ConfigError("design crossed needs replicates that are the same for every run "
                           "and topic (shards, qrels); repeated runs are replicates within a "
@@ -431,11 +462,14 @@ def make(config: Config, data: DocCollection, *, seed: int, shards: Any
     if config.split_trials and len(scores.topics) < 4:
         raise InputError(f"split_trials needs >= 4 topics (two halves of >= 2), got "
                          f"{len(scores.topics)}; set split_trials=0")
+    # the known truth simulates replicates within (system, topic) cells, not collections
     truths = tuple(truth_setting(scores.full[k], scores.replicated[k], scores.systems,
                                  count=config.truth_systems, null_share=config.truth_null,
                                  crossed=scores.crossed)
-                   for k in range(len(metrics))) if config.truth_trials else ()
+                   for k in range(len(metrics))) if config.truth_trials and not scores.nested \
+        else ()
     _, per = shards.get(1, REPLICATE_BLOCK)
     per = -(-int(per) // REPLICATE_BLOCK) * REPLICATE_BLOCK  # whole blocks of trials
-    return Factorial(config, _jobs(config, len(metrics)), truths, per, int(seed)), scores
+    return Factorial(config, _jobs(config, len(metrics), bool(truths)), truths, per,
+                     int(seed)), scores
 

@@ -9,6 +9,12 @@ repeated runs (seeds, folds) of every system.
   qrels is used as it is: a document it does not judge is not relevant, as trec_eval counts
   it (assessors who judged fewer documents than NIST give systematically lower scores, which
   is the replicate main effect).
+- ``replicates=collections``: each qrels of ``replicate_qrels`` is a collection of its own
+  topics, judged for the same runs (TREC DL 2019 and 2020 with one set of runs): topics are
+  nested in collections (design ``nested``; the collection's qrels is not used). The design
+  needs as many topics in every collection: the first ``collection_topics`` topics of each
+  (in topic order), or refused with the counts when they differ and none is given. The
+  two-way design pools every collection's topics into one table.
 - ``replicates=runs``: the run ``<system><sep><replicate>`` is a repetition of ``system``
   (another seed, another fold's model). Replicate ``r`` of one system has nothing to do with
   replicate ``r`` of another, so the replicates are nested in the cells (design
@@ -27,7 +33,8 @@ from irsim.data.collection import DocCollection
 from irsim.data.types import Qrels
 from irsim.errors import ConfigError, InputError
 
-__all__ = ["qrels_data", "runs_data", "split_run_names", "restrict_topics"]
+__all__ = ["qrels_data", "runs_data", "collections_data", "split_run_names",
+           "restrict_topics"]
 
 
 def restrict_topics(q: Qrels, topics: set[str]) -> Qrels:
@@ -132,3 +139,44 @@ def runs_data(docs: DocCollection, metrics: list[str], sep: str):
     return FactorialData(tuple(whole.metrics), systems, tuple(whole.topics),
                          np.ascontiguousarray(v[..., 0]), np.ascontiguousarray(v),
                          np.repeat(rel[:, None], len(reps), axis=1), reps, crossed=False)
+
+
+def collections_data(docs: DocCollection, metrics: list[str], files: Mapping[str, str],
+                     topics: int | None):
+    """Every run evaluated on each collection (a qrels of its own topics): the replicated
+    array holds ``(metrics, systems, topics, collections)`` (topic ``j`` of each collection,
+    nested), the two-way table all topics pooled."""
+    from irsim.data.trec import read_qrels
+    from irsim.experiments.factorial import FactorialData
+    from irsim.metrics import evaluate_many
+
+    sets = {str(name): read_qrels(path) for name, path in files.items()}
+    seen: dict[str, str] = {}
+    for name, q in sets.items():
+        for t in sorted(set(q.topic.tolist())):
+            if t in seen:
+                raise InputError(f"collections {seen[t]!r} and {name!r} share topic {t!r}: "
+                                 "topics nested in collections must be their own")
+            seen[t] = name
+    counts = {n: len(set(q.topic.tolist())) for n, q in sets.items()}
+    n = min(counts.values()) if topics is None else int(topics)
+    if topics is None and len(set(counts.values())) > 1:
+        raise InputError(f"the collections have {counts} topics; the nested design needs as "
+                         f"many in each: set collection_topics (e.g. {n}) to use the first "
+                         "that many of each")
+    if n > min(counts.values()) or n < 2:
+        raise InputError(f"collection_topics={n}: the collections have {counts} topics "
+                         "(need 2 <= collection_topics <= the fewest)")
+    sets = {name: restrict_topics(q, set(sorted(set(q.topic.tolist()))[:n]))
+            for name, q in sets.items()}
+    out = evaluate_many(docs.runs, sets, metrics, depth=docs.depth, missing="drop")
+    v = np.stack([np.asarray(out[name].values, np.float64) for name in sets], axis=-1)
+    first = out[next(iter(sets))]
+    pooled = np.concatenate([np.asarray(out[name].values, np.float64) for name in sets],
+                            axis=-1)
+    names = tuple(f"{c}/{t}" for c in sets for t in out[c].topics)
+    relevant = np.stack([_relevant(q, tuple(out[c].topics)) for c, q in sets.items()],
+                        axis=1)
+    return FactorialData(tuple(first.metrics), tuple(first.systems), names,
+                         np.ascontiguousarray(pooled), np.ascontiguousarray(v), relevant,
+                         tuple(sets), crossed=False, nested=True)
