@@ -340,3 +340,18 @@ def test_the_pages_known_truth_sentence(tmp_path):
         fw = part.set_index("method").fwer
         assert fw["replicated_fixed"] > 0.55 and fw["crossed_fixed"] > 0.55, fw
         assert max(fw["two_way"], fw["replicated_mixed"], fw["crossed_mixed"]) < 0.05, fw
+
+
+@pytest.mark.ray
+def test_ray_engine_equals_local():
+    """Every job kind on Ray (randomised Tukey, Tukey p-values, truth and split-half trial
+    shards) gives engine=local's tables bit for bit."""
+    from test_api import assert_same_tables, synthetic_docs
+
+    runs, qrels = synthetic_docs()
+    kw = dict(runs=runs, qrels=qrels, metrics=["AP", "P@10"], shards=3, B=100, seed=4,
+              truth_trials=500, split_trials=30, pair_pvalues=True, shard_replicates=250)
+    local = irsim.factorial(**kw)
+    ray = irsim.factorial(**kw, engine="ray", workers=2)
+    assert ray.manifest["engine"] == "ray" and ray.manifest["run"]["shards"] > 10
+    assert_same_tables(ray.tables, local.tables)
