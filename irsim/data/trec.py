@@ -125,15 +125,24 @@ def _blocks(p: Path, f: BinaryIO) -> Iterator[bytes]:
         except OSError as e:
             raise InputError(f"cannot read file ({e.strerror})", file=p) from None
         src: BinaryIO = gzip.GzipFile(fileobj=f, mode="rb") if gz else f
+        # a plain file is read to its size, not to a CHUNK_BYTES buffer (allocating one per
+        # small file costs more than reading it); the read of one byte more ends the file
+        left = None if gz else os.fstat(f.fileno()).st_size + 1
         while True:
             try:
-                block = src.read(CHUNK_BYTES)
+                want = CHUNK_BYTES if left is None else min(CHUNK_BYTES, left)
+                block = src.read(want)
+                if len(block) == want < CHUNK_BYTES:  # longer than its size said (/proc)
+                    block += src.read(CHUNK_BYTES - want)
+                    left = None
             except (gzip.BadGzipFile, EOFError, zlib.error) as e:
                 raise InputError(f"corrupt gzip data ({e})", file=p) from None
             except OSError as e:
                 raise InputError(f"cannot read file ({e.strerror})", file=p) from None
             if not block:
                 return
+            if left is not None:
+                left = max(left - len(block), 1)
             yield block
 
 
@@ -211,6 +220,16 @@ def _fast_table(p: Path, data: bytes, ncols: int) -> _Table | None:
     Line numbers from 1."""
     if _not_single_spaced(data):
         return None
+    columns = _csv_columns(data, ncols)
+    if columns is None or len(columns[0]) == 0:
+        return None
+    return _Table(p, columns, np.arange(1, len(columns[0]) + 1))
+
+
+def _csv_columns(data: bytes, ncols: int) -> list[pa.ChunkedArray] | None:
+    """The `ncols` string columns of single-spaced text by Arrow's CSV parser (chunked, as
+    it parsed them), or None when a line holds another number of tokens or an empty one
+    (a doubled, leading or trailing blank), or the text is not UTF-8."""
     names = [f"c{j}" for j in range(ncols)]
     try:
         t = pacsv.read_csv(
@@ -225,14 +244,8 @@ def _fast_table(p: Path, data: bytes, ncols: int) -> _Table | None:
                 quoted_strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    rows = t.num_rows
-    if rows == 0:
-        return None
-    columns = [t.column(j) for j in range(ncols)]  # chunked, as Arrow parsed them
-    # every token non-empty (an empty one: a doubled, leading or trailing blank)
-    if any(_has_empty(col) for col in columns):
-        return None
-    return _Table(p, columns, np.arange(1, rows + 1))
+    columns = [t.column(j) for j in range(ncols)]
+    return None if any(_has_empty(col) for col in columns) else columns
 
 
 def _not_single_spaced(data: bytes) -> bool:
@@ -603,6 +616,88 @@ def _read_one_run(path: PathT, name: str | None, by: str = "file") -> _RunFile:
     return _RunFile(name, p, topics, docnos, np.concatenate(scores), lines, tags)
 
 
+def _whole_text(path: PathT) -> tuple[Path, bytes] | None:
+    """The file's path and its whole (decompressed) text, in the common layout of
+    :func:`_fast_table` (the byte order mark dropped, a last line end added); None when it
+    is longer than :data:`CHUNK_BYTES`, cannot be read, or is in any other layout (the
+    per-file reader then reads it and names any problem)."""
+    try:
+        p, blocks = _open(path)
+        data = next(blocks, b"")
+        blocks.close()
+    except InputError:
+        return None
+    if len(data) >= CHUNK_BYTES:
+        return None
+    if data[:3] == b"\xef\xbb\xbf":
+        data = data[3:]
+    if not data or b"\x00" in data or _not_single_spaced(data):
+        return None
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    return p, data if data.endswith(b"\n") else data + b"\n"
+
+
+def _read_together(paths: Sequence[PathT], by: str) -> list[_RunFile] | None:
+    """Small run files in the common layout parsed in one pass of Arrow's CSV parser (one
+    call, not one per file), their scores in one cast; None when any of them is not (or
+    has a problem: the per-file reader then reads each and names the first)."""
+    texts = []
+    for path in paths:
+        whole = _whole_text(path)
+        if whole is None:
+            return None
+        texts.append(whole)
+    columns = _csv_columns(b"".join(data for _, data in texts), 6)
+    rows = np.array([data.count(b"\n") for _, data in texts], dtype=np.int64)
+    if columns is None or len(columns[0]) != rows.sum():
+        return None
+    topic, _, docno, _, score_col, tag = columns
+    try:
+        score = pc.cast(score_col, pa.float64()).to_numpy(zero_copy_only=False)
+    except pa.ArrowInvalid:
+        return None
+    if not np.isfinite(score).all():
+        return None
+    parts, at = [], 0
+    for (p, _), n in zip(texts, rows.tolist(), strict=True):
+        lines = _Lines()
+        lines.first_rows, lines.lines, lines.rows = [0], [1], n
+        tags = set(pc.unique(tag.slice(at, n)).to_pylist()) if by == "tag" else set()
+        parts.append(_RunFile(None, p, _pieces(topic.slice(at, n)),
+                              _pieces(docno.slice(at, n)), score[at:at + n], lines, tags))
+        at += n
+    return parts
+
+
+def _read_group(paths: Sequence[PathT], by: str) -> list[_RunFile]:
+    """The run files of `paths`, read together (:func:`_read_together`) when they can
+    be, else one by one."""
+    together = _read_together(paths, by) if len(paths) > 1 else None
+    return together or [_read_one_run(p, None, by) for p in paths]
+
+
+def _groups(paths: list[PathT]) -> list[list[PathT]]:
+    """Consecutive files of about :data:`CHUNK_BYTES` of text together (a ``.gz`` file
+    counted as four times its size)."""
+    groups: list[list[PathT]] = [[]]
+    size = 0
+    for path in paths:
+        try:
+            n = os.stat(path).st_size * (4 if str(path).endswith(".gz") else 1)
+        except OSError:
+            n = 0
+        if groups[-1] and size + n > CHUNK_BYTES:
+            groups.append([])
+            size = 0
+        groups[-1].append(path)
+        size += n
+    return groups
+
+
 def _assemble(parts: list[_RunFile], scores: str = "float64", by: str = "file") -> Runs:
     """The runs of the files, each file checked for a docno repeated within a topic (codes
     of all the files at once: each string is hashed once), named by :func:`name_runs`
@@ -741,13 +836,13 @@ def read_runs(paths: Iterable[PathT] | PathT, *, scores: str = "float64",
         paths = [paths]
     _check_precision(scores)
     by = _check_rule(run_names)
-    paths = list(paths)
-    threads = min(READ_THREADS or os.cpu_count() or 1, len(paths))
+    groups = _groups(list(paths))
+    threads = min(READ_THREADS or os.cpu_count() or 1, len(groups))
     if threads > 1:  # Arrow parses without the GIL; results (and the first error) in order
         with ThreadPoolExecutor(threads) as pool:
-            parts = list(pool.map(lambda p: _read_one_run(p, None, by), paths))
+            parts = [f for g in pool.map(lambda g: _read_group(g, by), groups) for f in g]
     else:
-        parts = [_read_one_run(p, None, by) for p in paths]
+        parts = [f for g in groups for f in _read_group(g, by)]
     if not parts:
         raise ConfigError("no run files given")
     return _assemble(parts, scores, by)

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from irsim.data.matrix import ScoreMatrix
 from irsim.data.trec import trec_eval_scores
@@ -291,6 +292,26 @@ def _check_qrels(qrels: Qrels, source: str) -> np.ndarray:
     if not np.issubdtype(grade.dtype, np.integer):
         raise InputError("relevance grades must be integers", file=source)
     return grade.astype(np.int64)
+
+
+def vocab_index(docnos: np.ndarray, vocab: np.ndarray) -> np.ndarray:
+    """The position of each of `docnos` (distinct) in the runs' vocabulary `vocab`, -1 when
+    absent (judged, never retrieved): one Arrow hash lookup (pandas' for values that are not
+    all strings). One place for :func:`evaluate` and
+    :func:`irsim.metrics.multi.evaluate_many`.
+
+    Examples
+    --------
+    >>> obj = lambda *s: np.array(s, dtype=object)
+    >>> vocab_index(obj("b", "z", "a"), obj("a", "b", "c")).tolist()
+    [1, -1, 0]
+    """
+    try:
+        found = pc.index_in(pa.array(docnos, pa.large_string()),
+                            value_set=pa.array(vocab, pa.large_string()))
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pd.Index(vocab).get_indexer(docnos)
+    return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 def judged_keys(code: np.ndarray, qt: np.ndarray, grade: np.ndarray, keep: np.ndarray,
@@ -614,8 +635,8 @@ def evaluate(
     out_topics = inp.topics[sel]
     code, docnos = pd.factorize(np.asarray(qrels.docno, dtype=object))
     qt_out, qgrade, qkey, qkey_grade = judged_keys(
-        code, qt, inp.grades[0], sel, tmap, docnos, pd.Index(inp.vocab).get_indexer(docnos),
-        n_doc, out_topics, qsrc)
+        code, qt, inp.grades[0], sel, tmap, docnos, vocab_index(docnos, inp.vocab), n_doc,
+        out_topics, qsrc)
     qorder = np.argsort(qkey)
     qkey, qkey_grade = qkey[qorder], qkey_grade[qorder]
 
