@@ -408,8 +408,9 @@ def run_lists(runs: Runs, run: np.ndarray, score: np.ndarray, rt: np.ndarray,
     that lists are contiguous and a docno repeated within a list lands next to itself (an
     :class:`~irsim.errors.InputError` naming the run file). Runs whose lists are already
     contiguous and known free of repeats (``Runs.unique_lists``, as the readers give them)
-    keep their row order when every score is a float32 value (the rank keys then carry the
-    docno tie-break).
+    are not sorted: lists in score order (as run files are written) only have their runs of
+    tied scores put in docno-descending order; other lists keep their row order when every
+    score is a float32 value (the rank keys then carry the docno tie-break).
 
     Parameters
     ----------
@@ -437,13 +438,11 @@ def run_lists(runs: Runs, run: np.ndarray, score: np.ndarray, rt: np.ndarray,
     """
     t_out = tmap[rt]
     g = run * T + t_out
+    if getattr(runs, "unique_lists", False) and len(g):
+        lists = _file_lists(g, score, rd, t_out, n_doc, S * T)
+        if lists is not None:
+            return lists
     rank = rank_keys(score, rd, n_doc)
-    if rank is not None and getattr(runs, "unique_lists", False):
-        head = np.concatenate([[True], g[1:] != g[:-1]])
-        starts = np.flatnonzero(head)
-        if len(starts) == np.count_nonzero(np.bincount(g, minlength=S * T)):  # contiguous
-            lens = np.diff(np.append(starts, len(g)))
-            return starts, lens, g[starts], score, t_out * n_doc + rd, rank
     doc_desc = (n_doc - 1) - rd
     o1 = _list_order(g, doc_desc, n_doc, packed=S * T * n_doc < 2**63)
     g1, d1 = g[o1], rd[o1]
@@ -458,6 +457,66 @@ def run_lists(runs: Runs, run: np.ndarray, score: np.ndarray, rt: np.ndarray,
     lens = np.diff(np.append(starts, len(g1)))
     return (starts, lens, g1[starts], score[o1], t_out[o1] * n_doc + d1,
             None if rank is None else rank[o1])
+
+
+def _file_lists(g: np.ndarray, score: np.ndarray, rd: np.ndarray, t_out: np.ndarray,
+                n_doc: int, n_lists: int) -> tuple[np.ndarray | None, ...] | None:
+    """:func:`run_lists` of rows known free of repeated docnos when their lists are
+    contiguous (as in run files), without sorting them: in rank order when each list is in
+    score order (:func:`_rank_order`), else in file order with rank keys when the scores
+    allow them; None otherwise."""
+    head = np.empty(len(g), dtype=bool)
+    head[0] = True
+    np.not_equal(g[1:], g[:-1], out=head[1:])
+    starts = np.flatnonzero(head)
+    if len(starts) != np.count_nonzero(np.bincount(g, minlength=n_lists)):  # not contiguous
+        return None
+    lens = np.diff(np.append(starts, len(g)))
+    moves = _rank_order(head, score, rd)
+    if moves is not None:  # now in rank order: the stable sort of the scores keeps it
+        return (starts, lens, g[starts], _reorder(score, *moves),
+                _reorder(t_out * n_doc + rd, *moves), None)
+    rank = rank_keys(score, rd, n_doc)
+    if rank is None:
+        return None
+    return starts, lens, g[starts], score, t_out * n_doc + rd, rank
+
+
+def _rank_order(head: np.ndarray, score: np.ndarray, rd: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray] | None:
+    """How to put the rows of contiguous lists (a list starts where `head` is True) in rank
+    order (score descending, ties by docno code descending) when the lists are already in
+    score order, as run files are written: only the runs of tied scores move (by docno
+    descending). Returns ``(rows, source)``: row ``rows[i]`` of the ranked order is row
+    ``source[i]``, every other row stays. None when some list is not in score order.
+
+    Examples
+    --------
+    >>> head = np.array([True, False, False, False, True, False])
+    >>> score = np.array([3.0, 2.0, 2.0, 1.0, 5.0, 5.0])
+    >>> [a.tolist() for a in _rank_order(head, score, np.array([0, 1, 4, 2, 3, 7]))]
+    [[1, 2, 4, 5], [2, 1, 5, 4]]
+    >>> _rank_order(head, np.array([3.0, 2.0, 2.5, 1.0, 5.0, 5.0]), np.arange(6)) is None
+    True
+    """
+    same = ~head[1:]
+    if (same & (score[1:] > score[:-1])).any():
+        return None
+    tie = same & (score[1:] == score[:-1])  # row i ties with row i + 1
+    tied = np.zeros(len(score), dtype=bool)
+    tied[:-1] = tie
+    tied[1:] |= tie
+    rows = np.flatnonzero(tied)  # the rows of every run of ties, in order
+    new_run = np.ones(len(rows), dtype=bool)
+    new_run[1:] = ~tie[rows[1:] - 1]
+    return rows, rows[np.lexsort((-rd[rows], np.cumsum(new_run)))]
+
+
+def _reorder(a: np.ndarray, rows: np.ndarray, source: np.ndarray) -> np.ndarray:
+    """A copy of `a` with ``a[source]`` at `rows` (:func:`_rank_order`)."""
+    out = a.copy()
+    out[rows] = a[source]
+    return out
 
 
 _RANK_PAD = np.iinfo(np.int64).max
@@ -508,11 +567,14 @@ def ranked_rows(idx: np.ndarray, lens: np.ndarray, starts: np.ndarray, score1: n
     cols = np.arange(L)
     valid = cols[None, :] < ln[:, None]
     pos = np.where(valid, starts[idx][:, None] + cols[None, :], 0)
+    cut = min(L, depth)
     if rank1 is not None:  # keys unique within a list: any sort gives the one order
-        top = np.argsort(np.where(valid, rank1[pos], _RANK_PAD), axis=1)[:, :min(L, depth)]
+        key = np.where(valid, rank1[pos], _RANK_PAD)
     else:
-        neg_score = np.where(valid, -score1[pos], np.inf)
-        top = np.argsort(neg_score, axis=1, kind="stable")[:, :min(L, depth)]
+        key = np.where(valid, -score1[pos], np.inf)
+    if (key[:, 1:] >= key[:, :-1]).all():  # in rank order already (a stable sort keeps it)
+        return pos[:, :cut], valid[:, :cut]
+    top = np.argsort(key, axis=1, kind=None if rank1 is not None else "stable")[:, :cut]
     return np.take_along_axis(pos, top, axis=1), np.take_along_axis(valid, top, axis=1)
 
 
