@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import stat
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -220,16 +221,19 @@ def _fast_table(p: Path, data: bytes, ncols: int) -> _Table | None:
     Line numbers from 1."""
     if _not_single_spaced(data):
         return None
-    columns = _csv_columns(data, ncols)
-    if columns is None or len(columns[0]) == 0:
+    parsed = _csv_columns(data, ncols)
+    if parsed is None or len(parsed[0][0]) == 0:
         return None
+    columns = parsed[0]
     return _Table(p, columns, np.arange(1, len(columns[0]) + 1))
 
 
-def _csv_columns(data: bytes, ncols: int) -> list[pa.ChunkedArray] | None:
+def _csv_columns(data: bytes | memoryview, ncols: int, utf8: bool = False
+                 ) -> tuple[list[pa.ChunkedArray], np.ndarray] | None:
     """The `ncols` string columns of single-spaced text by Arrow's CSV parser (chunked, as
-    it parsed them), or None when a line holds another number of tokens or an empty one
-    (a doubled, leading or trailing blank), or the text is not UTF-8."""
+    it parsed them) and the bytes of each line's tokens, or None when a line holds another
+    number of tokens or an empty one (a doubled, leading or trailing blank), or the text is
+    not UTF-8 (checked unless `utf8` says the caller checked it)."""
     names = [f"c{j}" for j in range(ncols)]
     try:
         t = pacsv.read_csv(
@@ -240,12 +244,18 @@ def _csv_columns(data: bytes, ncols: int) -> list[pa.ChunkedArray] | None:
                                              newlines_in_values=False,
                                              ignore_empty_lines=False),
             convert_options=pacsv.ConvertOptions(
-                column_types={n: pa.large_string() for n in names}, strings_can_be_null=False,
-                quoted_strings_can_be_null=False))
+                column_types={n: pa.large_string() for n in names}, check_utf8=not utf8,
+                strings_can_be_null=False, quoted_strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     columns = [t.column(j) for j in range(ncols)]
-    return None if any(_has_empty(col) for col in columns) else columns
+    line = np.zeros(t.num_rows, dtype=np.int64)
+    for col in columns:
+        n = _token_lengths(col)
+        if (n == 0).any():
+            return None
+        line += n
+    return columns, line
 
 
 def _not_single_spaced(data: bytes) -> bool:
@@ -257,15 +267,11 @@ def _not_single_spaced(data: bytes) -> bool:
     return b"\r" in data and data.count(b"\r") != data.count(b"\r\n")
 
 
-def _has_empty(col: pa.ChunkedArray) -> bool:
-    """Whether a string column holds an empty string (two equal neighbouring offsets)."""
-    for chunk in col.chunks:
-        width = 8 if pa.types.is_large_string(chunk.type) else 4
-        off = np.frombuffer(chunk.buffers()[1], dtype=f"<i{width}", count=len(chunk) + 1,
-                            offset=chunk.offset * width)
-        if (off[1:] == off[:-1]).any():
-            return True
-    return False
+def _token_lengths(col: pa.ChunkedArray) -> np.ndarray:
+    """The bytes of each string of a (large) string column, from its offsets."""
+    parts = [np.diff(np.frombuffer(chunk.buffers()[1], dtype="<i8", count=len(chunk) + 1,
+                                   offset=chunk.offset * 8)) for chunk in col.chunks]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
 def _chunk_table(p: Path, data: bytes, ncols: int, spec: str, line0: int,
@@ -616,46 +622,103 @@ def _read_one_run(path: PathT, name: str | None, by: str = "file") -> _RunFile:
     return _RunFile(name, p, topics, docnos, np.concatenate(scores), lines, tags)
 
 
-def _whole_text(path: PathT) -> tuple[Path, bytes] | None:
-    """The file's path and its whole (decompressed) text, in the common layout of
-    :func:`_fast_table` (the byte order mark dropped, a last line end added); None when it
-    is longer than :data:`CHUNK_BYTES`, cannot be read, or is in any other layout (the
-    per-file reader then reads it and names any problem)."""
-    try:
-        p, blocks = _open(path)
-        data = next(blocks, b"")
-        blocks.close()
-    except InputError:
-        return None
-    if len(data) >= CHUNK_BYTES:
-        return None
-    if data[:3] == b"\xef\xbb\xbf":
-        data = data[3:]
-    if not data or b"\x00" in data or _not_single_spaced(data):
-        return None
-    if not data.isascii():
+class _Texts:
+    """Files' texts one after another in one buffer (read into it, not joined), each in
+    the common layout of :func:`_fast_table` (its byte order mark dropped, a last line end
+    added): the buffer, each file's path and end, whether any holds a CR."""
+
+    def __init__(self, size: int):
+        self.buffer = bytearray(size)
+        self.paths: list[Path] = []
+        self.ends: list[int] = []
+        self.crlf = False
+
+    def add(self, p: Path, data: bytes | None, size: int) -> bool:
+        """Add the file (`data`: its decompressed text, None: read `size` bytes from `p`);
+        False when it cannot be read or is in another layout."""
+        buf, start = self.buffer, self.ends[-1] if self.ends else 0
+        if data is None:
+            with open(p, "rb") as f:
+                if f.readinto(memoryview(buf)[start:start + size]) != size or not size:
+                    return False
+            if buf[start:start + 2] == b"\x1f\x8b":  # gzip data without .gz
+                return False
+        else:
+            buf[start:start + size] = data
+        end = start + size
+        if buf[start:start + 3] == b"\xef\xbb\xbf":  # UTF-8 byte order mark
+            buf[start:end - 3] = buf[start + 3:end]
+            end -= 3
+        if end == start or any(buf.find(c, start, end) >= 0 for c in (b"\x00", b"\t", b"\v",
+                                                                       b"\f")):
+            return False
+        if buf.find(b"\r", start, end) >= 0:  # (find, unlike count, runs at memchr's speed)
+            if buf.count(b"\r", start, end) != buf.count(b"\r\n", start, end):
+                return False
+            self.crlf = True
+        if buf[end - 1] != 0x0A:
+            buf[end] = 0x0A
+            end += 1
+        self.paths.append(p)
+        self.ends.append(end)
+        return True
+
+    def text(self) -> memoryview | None:
+        """The texts (None: one is not UTF-8)."""
+        view = memoryview(self.buffer)[:self.ends[-1]]
+        if not self.buffer.isascii():
+            try:
+                str(view, "utf-8")
+            except UnicodeDecodeError:
+                return None
+        return view
+
+    def rows(self, line: np.ndarray) -> np.ndarray | None:
+        """Each file's lines, given the bytes of each line's tokens (`line`, single spaced,
+        6 tokens); None when they do not end at the files' ends."""
+        if self.crlf:
+            bounds = [0, *self.ends]
+            rows = np.array([self.buffer.count(b"\n", a, b) for a, b in
+                             zip(bounds[:-1], bounds[1:], strict=True)], dtype=np.int64)
+        else:
+            ends = np.cumsum(line + 6)  # 5 spaces and a line end
+            at = np.searchsorted(ends, self.ends)
+            if at[-1] >= len(ends) or not np.array_equal(ends[at], self.ends):
+                return None
+            rows = np.diff(at, prepend=-1)
+        return rows if rows.sum() == len(line) else None
+
+
+def _texts(paths: Sequence[PathT]) -> _Texts | None:
+    """The files' texts in one buffer (:class:`_Texts`); None when one is longer than
+    :data:`CHUNK_BYTES`, cannot be read or is in another layout."""
+    files = []
+    for path in paths:
+        p = Path(path)
         try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
+            st = os.stat(p)
+            data = gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else None
+        except (OSError, EOFError, zlib.error, gzip.BadGzipFile):
             return None
-    return p, data if data.endswith(b"\n") else data + b"\n"
+        size = st.st_size if data is None else len(data)
+        if not stat.S_ISREG(st.st_mode) or size >= CHUNK_BYTES:
+            return None
+        files.append((p, data, size))
+    texts = _Texts(sum(size + 1 for _, _, size in files))
+    return texts if all(texts.add(*f) for f in files) else None
 
 
 def _read_together(paths: Sequence[PathT], by: str) -> list[_RunFile] | None:
     """Small run files in the common layout parsed in one pass of Arrow's CSV parser (one
     call, not one per file), their scores in one cast; None when any of them is not (or
     has a problem: the per-file reader then reads each and names the first)."""
-    texts = []
-    for path in paths:
-        whole = _whole_text(path)
-        if whole is None:
-            return None
-        texts.append(whole)
-    columns = _csv_columns(b"".join(data for _, data in texts), 6)
-    rows = np.array([data.count(b"\n") for _, data in texts], dtype=np.int64)
-    if columns is None or len(columns[0]) != rows.sum():
+    texts = _texts(paths)
+    text = None if texts is None else texts.text()
+    parsed = None if text is None else _csv_columns(text, 6, utf8=True)
+    rows = None if parsed is None else texts.rows(parsed[1])
+    if rows is None:
         return None
-    topic, _, docno, _, score_col, tag = columns
+    topic, _, docno, _, score_col, tag = parsed[0]
     try:
         score = pc.cast(score_col, pa.float64()).to_numpy(zero_copy_only=False)
     except pa.ArrowInvalid:
@@ -663,7 +726,7 @@ def _read_together(paths: Sequence[PathT], by: str) -> list[_RunFile] | None:
     if not np.isfinite(score).all():
         return None
     parts, at = [], 0
-    for (p, _), n in zip(texts, rows.tolist(), strict=True):
+    for p, n in zip(texts.paths, rows.tolist(), strict=True):
         lines = _Lines()
         lines.first_rows, lines.lines, lines.rows = [0], [1], n
         tags = set(pc.unique(tag.slice(at, n)).to_pylist()) if by == "tag" else set()
