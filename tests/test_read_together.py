@@ -61,9 +61,10 @@ def _python_split(path: Path) -> list[list[str]]:
 
 @pytest.mark.parametrize("chunk", [None, 20000])
 def test_runs_read_together_are_the_files_read_alone(tmp_path, monkeypatch, chunk):
+    """One group, or several (GROUP_BYTES small: read by the thread pool)."""
     paths = _files(tmp_path)
-    if chunk:  # several groups (read by the thread pool)
-        monkeypatch.setattr(trec, "CHUNK_BYTES", chunk)
+    if chunk:
+        monkeypatch.setattr(trec, "GROUP_BYTES", chunk)
     calls = _spy(monkeypatch)
     runs = read_runs(paths)
     groups = trec._groups(paths)  # a group of one file is read alone
@@ -125,3 +126,16 @@ def test_a_missing_file_of_a_group_is_named(tmp_path):
     paths = _files(tmp_path, 3)
     with pytest.raises(InputError, match=r"nothere\.run: file not found"):
         read_runs([*paths[:2], tmp_path / "nothere.run", paths[2]])
+
+
+def test_a_file_longer_than_a_chunk_is_read_alone(tmp_path, monkeypatch):
+    """A file of CHUNK_BYTES or more is read by chunks (the group falls back to the
+    per-file reader), with the same runs."""
+    paths = _files(tmp_path, 3)
+    whole = read_runs(paths)
+    monkeypatch.setattr(trec, "CHUNK_BYTES", 3000)
+    calls = _spy(monkeypatch)
+    runs = read_runs(paths)
+    assert calls == [False]
+    for a in ("topic", "docno", "score", "run"):
+        assert getattr(runs, a).tolist() == getattr(whole, a).tolist(), a

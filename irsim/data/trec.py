@@ -64,6 +64,10 @@ READ_THREADS: int | None = None
 #: its last line end (a line longer than this is read whole).
 CHUNK_BYTES = 1 << 24
 
+#: Bytes of text of the small run files :func:`read_runs` parses together (one group at a
+#: time per thread; small enough that the memory of one group is reused by the next).
+GROUP_BYTES = 1 << 20
+
 
 class _Table:
     """The data lines of one chunk: token columns (Arrow arrays, chunked or not) plus their
@@ -589,7 +593,10 @@ def trec_eval_scores(score: np.ndarray) -> np.ndarray:
     >>> trec_eval_scores(np.array([1000000001.0, 1000000000.0, 0.5, 1e300])).tolist()
     [1000000000.0, 1000000000.0, 0.5, 3.4028234663852886e+38]
     """
-    return np.clip(score, -_F32_MAX, _F32_MAX).astype(np.float32).astype(np.float64)
+    with np.errstate(over="ignore"):  # beyond the float32 range: inf, clipped below
+        s32 = np.asarray(score).astype(np.float32)
+    np.clip(s32, -_F32_MAX, _F32_MAX, out=s32)
+    return s32.astype(np.float64)
 
 
 class _RunFile:
@@ -744,7 +751,7 @@ def _read_group(paths: Sequence[PathT], by: str) -> list[_RunFile]:
 
 
 def _groups(paths: list[PathT]) -> list[list[PathT]]:
-    """Consecutive files of about :data:`CHUNK_BYTES` of text together (a ``.gz`` file
+    """Consecutive files of about :data:`GROUP_BYTES` of text together (a ``.gz`` file
     counted as four times its size)."""
     groups: list[list[PathT]] = [[]]
     size = 0
@@ -753,7 +760,7 @@ def _groups(paths: list[PathT]) -> list[list[PathT]]:
             n = os.stat(path).st_size * (4 if str(path).endswith(".gz") else 1)
         except OSError:
             n = 0
-        if groups[-1] and size + n > CHUNK_BYTES:
+        if groups[-1] and size + n > GROUP_BYTES:
             groups.append([])
             size = 0
         groups[-1].append(path)

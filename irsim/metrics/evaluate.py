@@ -437,7 +437,8 @@ def run_lists(runs: Runs, run: np.ndarray, score: np.ndarray, rt: np.ndarray,
         float64 (then :func:`ranked_rows` sorts `score1` stably).
     """
     t_out = tmap[rt]
-    g = run * T + t_out
+    g = np.multiply(run, T, dtype=np.int64)
+    g += t_out
     if getattr(runs, "unique_lists", False) and len(g):
         lists = _file_lists(g, score, rd, t_out, n_doc, S * T)
         if lists is not None:
@@ -473,13 +474,17 @@ def _file_lists(g: np.ndarray, score: np.ndarray, rd: np.ndarray, t_out: np.ndar
         return None
     lens = np.diff(np.append(starts, len(g)))
     moves = _rank_order(head, score, rd)
-    if moves is not None:  # now in rank order: the stable sort of the scores keeps it
-        return (starts, lens, g[starts], _reorder(score, *moves),
-                _reorder(t_out * n_doc + rd, *moves), None)
-    rank = rank_keys(score, rd, n_doc)
-    if rank is None:
+    rank = None if moves is not None else rank_keys(score, rd, n_doc)
+    if moves is None and rank is None:
         return None
-    return starts, lens, g[starts], score, t_out * n_doc + rd, rank
+    key = np.multiply(t_out, n_doc, out=t_out)  # t_out is not needed any more
+    key += rd
+    if moves is not None and len(moves[0]):  # now in rank order (a stable sort keeps it)
+        rows, source = moves
+        key[rows] = key[source]
+        score = score.copy()
+        score[rows] = score[source]
+    return starts, lens, g[starts], score, key, rank
 
 
 def _rank_order(head: np.ndarray, score: np.ndarray, rd: np.ndarray
@@ -510,13 +515,6 @@ def _rank_order(head: np.ndarray, score: np.ndarray, rd: np.ndarray
     new_run = np.ones(len(rows), dtype=bool)
     new_run[1:] = ~tie[rows[1:] - 1]
     return rows, rows[np.lexsort((-rd[rows], np.cumsum(new_run)))]
-
-
-def _reorder(a: np.ndarray, rows: np.ndarray, source: np.ndarray) -> np.ndarray:
-    """A copy of `a` with ``a[source]`` at `rows` (:func:`_rank_order`)."""
-    out = a.copy()
-    out[rows] = a[source]
-    return out
 
 
 _RANK_PAD = np.iinfo(np.int64).max
@@ -566,12 +564,17 @@ def ranked_rows(idx: np.ndarray, lens: np.ndarray, starts: np.ndarray, score1: n
     ln, L = lens[idx], int(lens[idx].max())
     cols = np.arange(L)
     valid = cols[None, :] < ln[:, None]
-    pos = np.where(valid, starts[idx][:, None] + cols[None, :], 0)
+    pad = ~valid
+    pos = starts[idx][:, None] + cols[None, :]
+    pos[pad] = 0
     cut = min(L, depth)
     if rank1 is not None:  # keys unique within a list: any sort gives the one order
-        key = np.where(valid, rank1[pos], _RANK_PAD)
+        key = rank1[pos]
+        key[pad] = _RANK_PAD
     else:
-        key = np.where(valid, -score1[pos], np.inf)
+        key = score1[pos]
+        np.negative(key, out=key)
+        key[pad] = np.inf
     if (key[:, 1:] >= key[:, :-1]).all():  # in rank order already (a stable sort keeps it)
         return pos[:, :cut], valid[:, :cut]
     top = np.argsort(key, axis=1, kind=None if rank1 is not None else "stable")[:, :cut]
@@ -595,6 +598,16 @@ class _GradeLookup:
         if n_keys <= budget:
             self.table = np.full(n_keys, -1, dtype=np.int64 if len(qkey) >= 2**31 else np.int32)
             self.table[qkey] = np.arange(len(qkey))
+        self.grades = np.append(np.asarray(qgrade, dtype=np.int64), UNJUDGED)  # [-1]: none
+
+    def fill(self, key: np.ndarray, valid: np.ndarray, out: np.ndarray) -> None:
+        """``out[...]`` = the grades of `key` where `valid`, else UNJUDGED."""
+        if self.table is None or len(self.qkey) == 0:
+            out[...] = np.where(valid, self(key), UNJUDGED)
+            return
+        i = self.table[key]
+        i[~valid] = -1
+        np.take(self.grades, i, out=out, mode="wrap")  # -1: the last, UNJUDGED
 
     def __call__(self, key: np.ndarray) -> np.ndarray:
         if len(self.qkey) == 0:
@@ -626,7 +639,7 @@ def evaluate(
     *,
     depth: int | None = 1000,
     missing: str = "error",
-    max_cells: int = 1 << 21,
+    max_cells: int = 1 << 16,
     progress: Callable[[int, int], object] | None = None,
 ) -> ScoreMatrix:
     """Per-topic scores of every run under every measure, exactly as trec_eval ranks.
@@ -648,7 +661,9 @@ def evaluate(
         What to do with topics not shared by the runs and the qrels (module docstring).
     max_cells : int
         Memory budget: lists are processed in chunks of about ``max_cells`` (list, rank)
-        cells (each derived array of a chunk takes 8 bytes per cell).
+        cells (each derived array of a chunk takes 8 bytes per cell). The default keeps a
+        chunk's arrays small enough to be reused from chunk to chunk (fresh memory costs
+        a page fault per 4 KiB) and in the CPU's caches.
     progress : callable, optional
         Called as ``progress(done, total)`` after each chunk of lists (for a progress bar).
 
@@ -742,8 +757,11 @@ def _score_lists(values: np.ndarray, inp: Inputs, lists: tuple[np.ndarray, ...],
     for done, (a, b) in enumerate(chunks, 1):
         idx = by_len[a:b]
         pos, valid = ranked_rows(idx, lens, starts, score1, list_depth, rank1)
-        block_grade = np.full((len(idx), width), UNJUDGED, dtype=np.int64)
-        block_grade[:, :pos.shape[1]] = np.where(valid, lookup(key1[pos]), UNJUDGED)
+        if pos.shape[1] == width:
+            block_grade = np.empty((len(idx), width), dtype=np.int64)
+        else:
+            block_grade = np.full((len(idx), width), UNJUDGED, dtype=np.int64)
+        lookup.fill(key1[pos], valid, block_grade[:, :pos.shape[1]])
         gid = group_id[idx]
         block = Block(block_grade, gid % T, ideal)
         for mi, m in enumerate(inp.measures):
