@@ -12,6 +12,12 @@ with several problems reports the first problem of the first chunk that has one 
 duplicate, found over the whole file, after every chunk's other checks; :func:`read_runs`
 reads every file before it looks for duplicates, so that each string is hashed once).
 
+:func:`read_runs` reads small run files in groups of about :data:`GROUP_BYTES`: a group's
+files, each shorter than a chunk and in the common layout (single spaces), are read into one
+buffer and parsed by one call of Arrow's CSV parser, their scores cast at once; a group with
+any other file, or any problem, is read file by file as above, so the runs, the names and
+every error are those of reading each file alone.
+
 Formats
 -------
 qrels : ``qid iter docno rel``
