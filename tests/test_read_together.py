@@ -40,16 +40,16 @@ def _files(tmp_path: Path, n: int = 6) -> list[Path]:
 
 
 def _spy(monkeypatch) -> list[bool]:
-    """Whether each call of _read_together read its group together."""
+    """Whether each call of read_together read its group together."""
     calls: list[bool] = []
-    real = trec._read_together
+    real = trec.read_together
 
     def spy(*args):
         parts = real(*args)
         calls.append(parts is not None)
         return parts
 
-    monkeypatch.setattr(trec, "_read_together", spy)
+    monkeypatch.setattr(trec, "read_together", spy)
     return calls
 
 

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import gzip
 import os
-import stat
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -44,8 +43,8 @@ from typing import BinaryIO
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.csv as pacsv
 
+from irsim.data.trec_csv import csv_columns, read_together
 from irsim.data.types import Qrels, Runs, missing_file, sorted_codes
 from irsim.errors import ConfigError, InputError, unknown_name
 
@@ -231,41 +230,11 @@ def _fast_table(p: Path, data: bytes, ncols: int) -> _Table | None:
     Line numbers from 1."""
     if _not_single_spaced(data):
         return None
-    parsed = _csv_columns(data, ncols)
+    parsed = csv_columns(data, ncols)
     if parsed is None or len(parsed[0][0]) == 0:
         return None
     columns = parsed[0]
     return _Table(p, columns, np.arange(1, len(columns[0]) + 1))
-
-
-def _csv_columns(data: bytes | memoryview, ncols: int, utf8: bool = False
-                 ) -> tuple[list[pa.ChunkedArray], np.ndarray] | None:
-    """The `ncols` string columns of single-spaced text by Arrow's CSV parser (chunked, as
-    it parsed them) and the bytes of each line's tokens, or None when a line holds another
-    number of tokens or an empty one (a doubled, leading or trailing blank), or the text is
-    not UTF-8 (checked unless `utf8` says the caller checked it)."""
-    names = [f"c{j}" for j in range(ncols)]
-    try:
-        t = pacsv.read_csv(
-            pa.py_buffer(data),
-            read_options=pacsv.ReadOptions(column_names=names, use_threads=False),
-            parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False,
-                                             double_quote=False, escape_char=False,
-                                             newlines_in_values=False,
-                                             ignore_empty_lines=False),
-            convert_options=pacsv.ConvertOptions(
-                column_types={n: pa.large_string() for n in names}, check_utf8=not utf8,
-                strings_can_be_null=False, quoted_strings_can_be_null=False))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return None
-    columns = [t.column(j) for j in range(ncols)]
-    line = np.zeros(t.num_rows, dtype=np.int64)
-    for col in columns:
-        n = _token_lengths(col)
-        if (n == 0).any():
-            return None
-        line += n
-    return columns, line
 
 
 def _not_single_spaced(data: bytes) -> bool:
@@ -275,13 +244,6 @@ def _not_single_spaced(data: bytes) -> bool:
     if any(c in data for c in (b"\t", b"\v", b"\f")):
         return True
     return b"\r" in data and data.count(b"\r") != data.count(b"\r\n")
-
-
-def _token_lengths(col: pa.ChunkedArray) -> np.ndarray:
-    """The bytes of each string of a (large) string column, from its offsets."""
-    parts = [np.diff(np.frombuffer(chunk.buffers()[1], dtype="<i8", count=len(chunk) + 1,
-                                   offset=chunk.offset * 8)) for chunk in col.chunks]
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
 def _chunk_table(p: Path, data: bytes, ncols: int, spec: str, line0: int,
@@ -635,125 +597,18 @@ def _read_one_run(path: PathT, name: str | None, by: str = "file") -> _RunFile:
     return _RunFile(name, p, topics, docnos, np.concatenate(scores), lines, tags)
 
 
-class _Texts:
-    """Files' texts one after another in one buffer (read into it, not joined), each in
-    the common layout of :func:`_fast_table` (its byte order mark dropped, a last line end
-    added): the buffer, each file's path and end, whether any holds a CR."""
-
-    def __init__(self, size: int):
-        self.buffer = bytearray(size)
-        self.paths: list[Path] = []
-        self.ends: list[int] = []
-        self.crlf = False
-
-    def add(self, p: Path, data: bytes | None, size: int) -> bool:
-        """Add the file (`data`: its decompressed text, None: read `size` bytes from `p`);
-        False when it cannot be read or is in another layout."""
-        buf, start = self.buffer, self.ends[-1] if self.ends else 0
-        if data is None:
-            with open(p, "rb") as f:
-                if f.readinto(memoryview(buf)[start:start + size]) != size or not size:
-                    return False
-            if buf[start:start + 2] == b"\x1f\x8b":  # gzip data without .gz
-                return False
-        else:
-            buf[start:start + size] = data
-        end = start + size
-        if buf[start:start + 3] == b"\xef\xbb\xbf":  # UTF-8 byte order mark
-            buf[start:end - 3] = buf[start + 3:end]
-            end -= 3
-        if end == start or any(buf.find(c, start, end) >= 0 for c in (b"\x00", b"\t", b"\v",
-                                                                       b"\f")):
-            return False
-        if buf.find(b"\r", start, end) >= 0:  # (find, unlike count, runs at memchr's speed)
-            if buf.count(b"\r", start, end) != buf.count(b"\r\n", start, end):
-                return False
-            self.crlf = True
-        if buf[end - 1] != 0x0A:
-            buf[end] = 0x0A
-            end += 1
-        self.paths.append(p)
-        self.ends.append(end)
-        return True
-
-    def text(self) -> memoryview | None:
-        """The texts (None: one is not UTF-8)."""
-        view = memoryview(self.buffer)[:self.ends[-1]]
-        if not self.buffer.isascii():
-            try:
-                str(view, "utf-8")
-            except UnicodeDecodeError:
-                return None
-        return view
-
-    def rows(self, line: np.ndarray) -> np.ndarray | None:
-        """Each file's lines, given the bytes of each line's tokens (`line`, single spaced,
-        6 tokens); None when they do not end at the files' ends."""
-        if self.crlf:
-            bounds = [0, *self.ends]
-            rows = np.array([self.buffer.count(b"\n", a, b) for a, b in
-                             zip(bounds[:-1], bounds[1:], strict=True)], dtype=np.int64)
-        else:
-            ends = np.cumsum(line + 6)  # 5 spaces and a line end
-            at = np.searchsorted(ends, self.ends)
-            if at[-1] >= len(ends) or not np.array_equal(ends[at], self.ends):
-                return None
-            rows = np.diff(at, prepend=-1)
-        return rows if rows.sum() == len(line) else None
-
-
-def _texts(paths: Sequence[PathT]) -> _Texts | None:
-    """The files' texts in one buffer (:class:`_Texts`); None when one is longer than
-    :data:`CHUNK_BYTES`, cannot be read or is in another layout."""
-    files = []
-    for path in paths:
-        p = Path(path)
-        try:
-            st = os.stat(p)
-            data = gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else None
-        except (OSError, EOFError, zlib.error, gzip.BadGzipFile):
-            return None
-        size = st.st_size if data is None else len(data)
-        if not stat.S_ISREG(st.st_mode) or size >= CHUNK_BYTES:
-            return None
-        files.append((p, data, size))
-    texts = _Texts(sum(size + 1 for _, _, size in files))
-    return texts if all(texts.add(*f) for f in files) else None
-
-
-def _read_together(paths: Sequence[PathT], by: str) -> list[_RunFile] | None:
-    """Small run files in the common layout parsed in one pass of Arrow's CSV parser (one
-    call, not one per file), their scores in one cast; None when any of them is not (or
-    has a problem: the per-file reader then reads each and names the first)."""
-    texts = _texts(paths)
-    text = None if texts is None else texts.text()
-    parsed = None if text is None else _csv_columns(text, 6, utf8=True)
-    rows = None if parsed is None else texts.rows(parsed[1])
-    if rows is None:
-        return None
-    topic, _, docno, _, score_col, tag = parsed[0]
-    try:
-        score = pc.cast(score_col, pa.float64()).to_numpy(zero_copy_only=False)
-    except pa.ArrowInvalid:
-        return None
-    if not np.isfinite(score).all():
-        return None
-    parts, at = [], 0
-    for p, n in zip(texts.paths, rows.tolist(), strict=True):
-        lines = _Lines()
-        lines.first_rows, lines.lines, lines.rows = [0], [1], n
-        tags = set(pc.unique(tag.slice(at, n)).to_pylist()) if by == "tag" else set()
-        parts.append(_RunFile(None, p, _pieces(topic.slice(at, n)),
-                              _pieces(docno.slice(at, n)), score[at:at + n], lines, tags))
-        at += n
-    return parts
-
-
 def _read_group(paths: Sequence[PathT], by: str) -> list[_RunFile]:
-    """The run files of `paths`, read together (:func:`_read_together`) when they can
-    be, else one by one."""
-    together = _read_together(paths, by) if len(paths) > 1 else None
-    return together or [_read_one_run(p, None, by) for p in paths]
+    """The run files of `paths`, read together (:func:`irsim.data.trec_csv.read_together`)
+    when they can be, else one by one."""
+    together = read_together(paths, CHUNK_BYTES, by == "tag") if len(paths) > 1 else None
+    if together is None:
+        return [_read_one_run(p, None, by) for p in paths]
+    parts = []
+    for f in together:
+        lines = _Lines()  # every line a data row
+        lines.first_rows, lines.lines, lines.rows = [0], [1], len(f.score)
+        parts.append(_RunFile(None, f.path, f.topic, f.docno, f.score, lines, f.tags))
+    return parts
 
 
 def _groups(paths: list[PathT]) -> list[list[PathT]]:
