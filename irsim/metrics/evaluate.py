@@ -596,7 +596,10 @@ class _GradeLookup:
         self.qkey, self.qgrade = qkey, qgrade
         self.table = None
         if n_keys <= budget:
-            self.table = np.full(n_keys, -1, dtype=np.int64 if len(qkey) >= 2**31 else np.int32)
+            # the smallest index type: the table is the largest array of a small workload
+            index = (np.int16 if len(qkey) < 2**15 else np.int32 if len(qkey) < 2**31
+                     else np.int64)
+            self.table = np.full(n_keys, -1, dtype=index)
             self.table[qkey] = np.arange(len(qkey))
         self.grades = np.append(np.asarray(qgrade, dtype=np.int64), UNJUDGED)  # [-1]: none
 
