@@ -272,7 +272,7 @@ def _chunk_table(p: Path, data: bytes, ncols: int, spec: str, line0: int,
         )
     rows = np.flatnonzero(nonblank)
     kept = tokens.filter(pa.array(nonblank)) if rows.size < len(lines) else tokens
-    columns = [pc.list_element(kept, j).cast(pa.large_string()) for j in range(ncols)]
+    columns = [pc.list_element(kept, j).cast(pa.string()) for j in range(ncols)]
     return _Table(p, columns, rows + line0 + 1)
 
 
@@ -293,7 +293,7 @@ class _Codes:
     @classmethod
     def encode(cls, chunks: list[pa.Array]) -> _Codes:
         """One dictionary for all the chunks (Arrow hashes each string once)."""
-        enc = pc.dictionary_encode(pa.chunked_array(chunks, type=pa.large_string()))
+        enc = pc.dictionary_encode(pa.chunked_array(chunks, type=pa.string()))
         parts = enc.chunks
         first = parts[0].dictionary.buffers()
         if any(c.dictionary.buffers()[1:] != first[1:] for c in parts[1:]):

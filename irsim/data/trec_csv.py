@@ -38,7 +38,7 @@ def csv_columns(data: bytes | memoryview, ncols: int, utf8: bool = False
                                              newlines_in_values=False,
                                              ignore_empty_lines=False),
             convert_options=pacsv.ConvertOptions(
-                column_types={n: pa.large_string() for n in names}, check_utf8=not utf8,
+                column_types={n: pa.string() for n in names}, check_utf8=not utf8,
                 strings_can_be_null=False, quoted_strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
@@ -53,9 +53,10 @@ def csv_columns(data: bytes | memoryview, ncols: int, utf8: bool = False
 
 
 def token_lengths(col: pa.ChunkedArray) -> np.ndarray:
-    """The bytes of each string of a (large) string column, from its offsets."""
-    parts = [np.diff(np.frombuffer(chunk.buffers()[1], dtype="<i8", count=len(chunk) + 1,
-                                   offset=chunk.offset * 8)) for chunk in col.chunks]
+    """The bytes of each string of a string column (int32 offsets: a chunk of text holds
+    less than 2 GiB), from its offsets."""
+    parts = [np.diff(np.frombuffer(chunk.buffers()[1], dtype="<i4", count=len(chunk) + 1,
+                                   offset=chunk.offset * 4)) for chunk in col.chunks]
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
