@@ -10,11 +10,14 @@ Pipeline (no Python loop over runs, topics or ranks):
 2. Choose the topics (``missing`` policy); check that no judgment is repeated.
 3. One ``argsort`` of a packed int64 key (run-topic list, docno descending) makes every
    list contiguous and puts a repeated docno next to itself (``np.lexsort`` when the key
-   would overflow).
+   would overflow). Runs read from files skip it: their lists are contiguous and checked
+   by the reader, and when each is in score order (as run files are written) only its
+   runs of tied scores are put in docno-descending order.
 4. Chunks of lists (grouped by length, about ``max_cells`` cells each) are padded and
    sorted row-wise by score descending with a stable sort, so ties keep the docno
-   descending order: trec_eval's ranking. Lists are cut at ``depth`` and grades looked up
-   in a dense (topic, docno) table (binary search on sorted keys when it would be big).
+   descending order: trec_eval's ranking (rows already in that order are not sorted).
+   Lists are cut at ``depth`` and grades looked up in a dense (topic, docno) table
+   (binary search on sorted keys when it would be big).
 5. Every measure is array arithmetic on a block (see :mod:`irsim.metrics.block`).
 
 Topics
