@@ -100,3 +100,19 @@ def test_rank_order_of_files_equals_pytrec_eval(tmp_path):
             compared += 1
     assert compared == len(paths) * 6 * len(MEASURES)
     assert worst <= 1e-12
+
+
+@pytest.mark.parametrize("scores", ["float64", "float32"])
+def test_evaluate_many_ranks_files_as_evaluate(tmp_path, scores):
+    """evaluate_many (several qrels in one pass) ranks the lists as evaluate: runs in score
+    order, and runs whose lists are not (ties broken by docno in ranked_rows)."""
+    from irsim.data import Qrels
+    from irsim.metrics.multi import evaluate_many
+
+    paths, qpath = _write(tmp_path, ORDERED + ["ascending"])
+    runs, qrels = read_runs(paths, scores=scores), read_qrels(qpath)
+    other = Qrels(qrels.topic, qrels.docno, (qrels.grade + 1) % 4, source="other")
+    many = evaluate_many(runs, {"a": qrels, "b": other}, list(MEASURES.values()))
+    for name, q in (("a", qrels), ("b", other)):
+        ref = evaluate(_in_memory(runs), q, list(MEASURES.values()))
+        assert np.array_equal(many[name].values, ref.values), name

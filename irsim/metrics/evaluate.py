@@ -412,8 +412,9 @@ def run_lists(runs: Runs, run: np.ndarray, score: np.ndarray, rt: np.ndarray,
     :class:`~irsim.errors.InputError` naming the run file). Runs whose lists are already
     contiguous and known free of repeats (``Runs.unique_lists``, as the readers give them)
     are not sorted: lists in score order (as run files are written) only have their runs of
-    tied scores put in docno-descending order; other lists keep their row order when every
-    score is a float32 value (the rank keys then carry the docno tie-break).
+    tied scores put in docno-descending order; other lists keep their row order (the rank
+    keys carry the docno tie-break when every score is a float32 value, else
+    :func:`ranked_rows` breaks ties by the join keys).
 
     Parameters
     ----------
@@ -467,8 +468,8 @@ def _file_lists(g: np.ndarray, score: np.ndarray, rd: np.ndarray, t_out: np.ndar
                 n_doc: int, n_lists: int) -> tuple[np.ndarray | None, ...] | None:
     """:func:`run_lists` of rows known free of repeated docnos when their lists are
     contiguous (as in run files), without sorting them: in rank order when each list is in
-    score order (:func:`_rank_order`), else in file order with rank keys when the scores
-    allow them; None otherwise."""
+    score order (:func:`_rank_order`), else in file order (with rank keys when the scores
+    allow them); None when the lists are not contiguous."""
     head = np.empty(len(g), dtype=bool)
     head[0] = True
     np.not_equal(g[1:], g[:-1], out=head[1:])
@@ -477,9 +478,9 @@ def _file_lists(g: np.ndarray, score: np.ndarray, rd: np.ndarray, t_out: np.ndar
         return None
     lens = np.diff(np.append(starts, len(g)))
     moves = _rank_order(head, score, rd)
+    # lists not in score order keep their rows: by rank keys, else by the scores with ties
+    # by the join keys (docno) descending, as ranked_rows sorts them (tie_key)
     rank = None if moves is not None else rank_keys(score, rd, n_doc)
-    if moves is None and rank is None:
-        return None
     key = np.multiply(t_out, n_doc, out=t_out)  # t_out is not needed any more
     key += rd
     if moves is not None and len(moves[0]):  # now in rank order (a stable sort keeps it)
@@ -557,12 +558,14 @@ def rank_keys(score: np.ndarray, docno: np.ndarray, n_doc: int) -> np.ndarray | 
 
 
 def ranked_rows(idx: np.ndarray, lens: np.ndarray, starts: np.ndarray, score1: np.ndarray,
-                depth: int, rank1: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                depth: int, rank1: np.ndarray | None = None,
+                tie_key: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The rows of lists `idx` (of :func:`run_lists`) in rank order, cut at `depth`: each list
     padded to the longest, sorted by score descending, ties by docno descending, as
-    trec_eval breaks them (by the rank keys `rank1` when given, else by a stable sort of the
-    scores, the rows being in docno-descending order). Returns the row positions and which
-    of them are real (not padding), both (lists, min(longest, depth)). One place for
+    trec_eval breaks them (by the rank keys `rank1` when given; else by the scores, ties by
+    `tie_key` descending, the join keys of :func:`run_lists`, or without `tie_key` by a
+    stable sort, the rows being in docno-descending order). Returns the row positions and
+    which of them are real (not padding), both (lists, min(longest, depth)). One place for
     :func:`evaluate` and :func:`irsim.metrics.multi.evaluate_many`."""
     ln, L = lens[idx], int(lens[idx].max())
     cols = np.arange(L)
@@ -578,10 +581,40 @@ def ranked_rows(idx: np.ndarray, lens: np.ndarray, starts: np.ndarray, score1: n
         key = score1[pos]
         np.negative(key, out=key)
         key[pad] = np.inf
-    if (key[:, 1:] >= key[:, :-1]).all():  # in rank order already (a stable sort keeps it)
+    bad = key[:, 1:] < key[:, :-1]  # (padding: the largest key, at the end)
+    if rank1 is None and tie_key is not None:
+        tk = tie_key[pos]
+        bad |= (key[:, 1:] == key[:, :-1]) & (tk[:, 1:] >= tk[:, :-1])  # ties out of order
+        bad &= valid[:, 1:]
+    if not bad.any():  # in rank order already (a stable sort keeps ties as they are)
         return pos[:, :cut], valid[:, :cut]
-    top = np.argsort(key, axis=1, kind=None if rank1 is not None else "stable")[:, :cut]
+    if rank1 is not None or tie_key is None:
+        top = np.argsort(key, axis=1, kind=None if rank1 is not None else "stable")
+    else:
+        top = _ties_by_key(key, np.argsort(key, axis=1), tk)
+    top = top[:, :cut]
     return np.take_along_axis(pos, top, axis=1), np.take_along_axis(valid, top, axis=1)
+
+
+def _ties_by_key(key: np.ndarray, top: np.ndarray, tk: np.ndarray) -> np.ndarray:
+    """`top`, an order of each row of `key` (ascending, ties in any order), with each run of
+    tied finite keys put in descending order of `tk` (the docno tie-break)."""
+    srt = np.take_along_axis(key, top, axis=1)
+    tie = (srt[:, 1:] == srt[:, :-1]) & np.isfinite(srt[:, 1:])  # cell c ties with c + 1
+    if not tie.any():
+        return top
+    tied = np.zeros(key.shape, dtype=bool)
+    tied[:, :-1] = tie
+    tied[:, 1:] |= tie
+    cells = np.flatnonzero(tied)  # row-major: each run of ties is consecutive
+    r, c = np.divmod(cells, key.shape[1])
+    new_run = (c == 0) | ~tie[r, np.maximum(c - 1, 0)]
+    flat = top.reshape(-1)
+    rows = flat[cells]
+    order = np.lexsort((-np.take_along_axis(tk, top, axis=1).reshape(-1)[cells],
+                        np.cumsum(new_run)))
+    flat[cells] = rows[order]
+    return top
 
 
 def _list_order(g: np.ndarray, doc_desc: np.ndarray, n_doc: int, *, packed: bool) -> np.ndarray:
@@ -762,7 +795,7 @@ def _score_lists(values: np.ndarray, inp: Inputs, lists: tuple[np.ndarray, ...],
     log.debug("evaluate: %d lists, width %d, %d chunk(s)", len(lens), width, len(chunks))
     for done, (a, b) in enumerate(chunks, 1):
         idx = by_len[a:b]
-        pos, valid = ranked_rows(idx, lens, starts, score1, list_depth, rank1)
+        pos, valid = ranked_rows(idx, lens, starts, score1, list_depth, rank1, key1)
         if pos.shape[1] == width:
             block_grade = np.empty((len(idx), width), dtype=np.int64)
         else:

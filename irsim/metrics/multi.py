@@ -349,7 +349,7 @@ def _score_lists_many(values: np.ndarray, inp: Inputs, lists: tuple[np.ndarray, 
               width, len(chunks))
     for done, (a, b) in enumerate(chunks, 1):
         idx = by_len[a:b]
-        pos, valid = ranked_rows(idx, lens, starts, score1, list_depth, rank1)
+        pos, valid = ranked_rows(idx, lens, starts, score1, list_depth, rank1, key1)
         # grade rows of the run rows (padding: the row judged by none)
         ki = np.where(valid, row_key[pos], none)
         gid = group_id[idx]
