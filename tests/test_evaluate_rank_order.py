@@ -73,8 +73,8 @@ def test_rank_order_of_files_is_the_sorted_order(tmp_path, monkeypatch, scores, 
     paths, qpath = _write(tmp_path, ORDERED + extra)
     runs, qrels = read_runs(paths, scores=scores), read_qrels(qpath)
     asked = []
-    real = ev._rank_order
-    monkeypatch.setattr(ev, "_rank_order", lambda *a: asked.append(real(*a)) or asked[-1])
+    real = ev.rank_order
+    monkeypatch.setattr(ev, "rank_order", lambda *a: asked.append(real(*a)) or asked[-1])
     mine = evaluate(runs, qrels, list(MEASURES.values()))
     assert asked == ([] if ranked is None else [asked[0]])
     assert ranked is None or (asked[0] is not None) == ranked
