@@ -12,6 +12,12 @@ with several problems reports the first problem of the first chunk that has one 
 duplicate, found over the whole file, after every chunk's other checks; :func:`read_runs`
 reads every file before it looks for duplicates, so that each string is hashed once).
 
+:func:`read_runs` reads small run files in groups of about :data:`GROUP_BYTES`: a group's
+files, each shorter than a chunk and in the common layout (single spaces), are read into one
+buffer and parsed by one call of Arrow's CSV parser, their scores cast at once; a group with
+any other file, or any problem, is read file by file as above, so the runs, the names and
+every error are those of reading each file alone.
+
 Formats
 -------
 qrels : ``qid iter docno rel``
@@ -37,8 +43,8 @@ from typing import BinaryIO
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.csv as pacsv
 
+from irsim.data.trec_csv import csv_columns, read_together
 from irsim.data.types import Qrels, Runs, missing_file, sorted_codes
 from irsim.errors import ConfigError, InputError, unknown_name
 
@@ -62,6 +68,10 @@ READ_THREADS: int | None = None
 #: Bytes of (decompressed) text read, checked and parsed at a time; a chunk is extended to
 #: its last line end (a line longer than this is read whole).
 CHUNK_BYTES = 1 << 24
+
+#: Bytes of text of the small run files :func:`read_runs` parses together (one group at a
+#: time per thread; small enough that the memory of one group is reused by the next).
+GROUP_BYTES = 1 << 20
 
 
 class _Table:
@@ -125,15 +135,24 @@ def _blocks(p: Path, f: BinaryIO) -> Iterator[bytes]:
         except OSError as e:
             raise InputError(f"cannot read file ({e.strerror})", file=p) from None
         src: BinaryIO = gzip.GzipFile(fileobj=f, mode="rb") if gz else f
+        # a plain file is read to its size, not to a CHUNK_BYTES buffer (allocating one per
+        # small file costs more than reading it); the read of one byte more ends the file
+        left = None if gz else os.fstat(f.fileno()).st_size + 1
         while True:
             try:
-                block = src.read(CHUNK_BYTES)
+                want = CHUNK_BYTES if left is None else min(CHUNK_BYTES, left)
+                block = src.read(want)
+                if len(block) == want < CHUNK_BYTES:  # longer than its size said (/proc)
+                    block += src.read(CHUNK_BYTES - want)
+                    left = None
             except (gzip.BadGzipFile, EOFError, zlib.error) as e:
                 raise InputError(f"corrupt gzip data ({e})", file=p) from None
             except OSError as e:
                 raise InputError(f"cannot read file ({e.strerror})", file=p) from None
             if not block:
                 return
+            if left is not None:
+                left = max(left - len(block), 1)
             yield block
 
 
@@ -211,28 +230,11 @@ def _fast_table(p: Path, data: bytes, ncols: int) -> _Table | None:
     Line numbers from 1."""
     if _not_single_spaced(data):
         return None
-    names = [f"c{j}" for j in range(ncols)]
-    try:
-        t = pacsv.read_csv(
-            pa.py_buffer(data),
-            read_options=pacsv.ReadOptions(column_names=names, use_threads=False),
-            parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False,
-                                             double_quote=False, escape_char=False,
-                                             newlines_in_values=False,
-                                             ignore_empty_lines=False),
-            convert_options=pacsv.ConvertOptions(
-                column_types={n: pa.large_string() for n in names}, strings_can_be_null=False,
-                quoted_strings_can_be_null=False))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+    parsed = csv_columns(data, ncols)
+    if parsed is None or len(parsed[0][0]) == 0:
         return None
-    rows = t.num_rows
-    if rows == 0:
-        return None
-    columns = [t.column(j) for j in range(ncols)]  # chunked, as Arrow parsed them
-    # every token non-empty (an empty one: a doubled, leading or trailing blank)
-    if any(_has_empty(col) for col in columns):
-        return None
-    return _Table(p, columns, np.arange(1, rows + 1))
+    columns = parsed[0]
+    return _Table(p, columns, np.arange(1, len(columns[0]) + 1))
 
 
 def _not_single_spaced(data: bytes) -> bool:
@@ -242,17 +244,6 @@ def _not_single_spaced(data: bytes) -> bool:
     if any(c in data for c in (b"\t", b"\v", b"\f")):
         return True
     return b"\r" in data and data.count(b"\r") != data.count(b"\r\n")
-
-
-def _has_empty(col: pa.ChunkedArray) -> bool:
-    """Whether a string column holds an empty string (two equal neighbouring offsets)."""
-    for chunk in col.chunks:
-        width = 8 if pa.types.is_large_string(chunk.type) else 4
-        off = np.frombuffer(chunk.buffers()[1], dtype=f"<i{width}", count=len(chunk) + 1,
-                            offset=chunk.offset * width)
-        if (off[1:] == off[:-1]).any():
-            return True
-    return False
 
 
 def _chunk_table(p: Path, data: bytes, ncols: int, spec: str, line0: int,
@@ -281,7 +272,7 @@ def _chunk_table(p: Path, data: bytes, ncols: int, spec: str, line0: int,
         )
     rows = np.flatnonzero(nonblank)
     kept = tokens.filter(pa.array(nonblank)) if rows.size < len(lines) else tokens
-    columns = [pc.list_element(kept, j).cast(pa.large_string()) for j in range(ncols)]
+    columns = [pc.list_element(kept, j).cast(pa.string()) for j in range(ncols)]
     return _Table(p, columns, rows + line0 + 1)
 
 
@@ -302,7 +293,7 @@ class _Codes:
     @classmethod
     def encode(cls, chunks: list[pa.Array]) -> _Codes:
         """One dictionary for all the chunks (Arrow hashes each string once)."""
-        enc = pc.dictionary_encode(pa.chunked_array(chunks, type=pa.large_string()))
+        enc = pc.dictionary_encode(pa.chunked_array(chunks, type=pa.string()))
         parts = enc.chunks
         first = parts[0].dictionary.buffers()
         if any(c.dictionary.buffers()[1:] != first[1:] for c in parts[1:]):
@@ -570,7 +561,10 @@ def trec_eval_scores(score: np.ndarray) -> np.ndarray:
     >>> trec_eval_scores(np.array([1000000001.0, 1000000000.0, 0.5, 1e300])).tolist()
     [1000000000.0, 1000000000.0, 0.5, 3.4028234663852886e+38]
     """
-    return np.clip(score, -_F32_MAX, _F32_MAX).astype(np.float32).astype(np.float64)
+    with np.errstate(over="ignore"):  # beyond the float32 range: inf, clipped below
+        s32 = np.asarray(score).astype(np.float32)
+    np.clip(s32, -_F32_MAX, _F32_MAX, out=s32)
+    return s32.astype(np.float64)
 
 
 class _RunFile:
@@ -601,6 +595,38 @@ def _read_one_run(path: PathT, name: str | None, by: str = "file") -> _RunFile:
     if lines.rows == 0:
         raise InputError("empty file (no data lines)", file=p)
     return _RunFile(name, p, topics, docnos, np.concatenate(scores), lines, tags)
+
+
+def _read_group(paths: Sequence[PathT], by: str) -> list[_RunFile]:
+    """The run files of `paths`, read together (:func:`irsim.data.trec_csv.read_together`)
+    when they can be, else one by one."""
+    together = read_together(paths, CHUNK_BYTES, by == "tag") if len(paths) > 1 else None
+    if together is None:
+        return [_read_one_run(p, None, by) for p in paths]
+    parts = []
+    for f in together:
+        lines = _Lines()  # every line a data row
+        lines.first_rows, lines.lines, lines.rows = [0], [1], len(f.score)
+        parts.append(_RunFile(None, f.path, f.topic, f.docno, f.score, lines, f.tags))
+    return parts
+
+
+def _groups(paths: list[PathT]) -> list[list[PathT]]:
+    """Consecutive files of about :data:`GROUP_BYTES` of text together (a ``.gz`` file
+    counted as four times its size)."""
+    groups: list[list[PathT]] = [[]]
+    size = 0
+    for path in paths:
+        try:
+            n = os.stat(path).st_size * (4 if str(path).endswith(".gz") else 1)
+        except OSError:
+            n = 0
+        if groups[-1] and size + n > GROUP_BYTES:
+            groups.append([])
+            size = 0
+        groups[-1].append(path)
+        size += n
+    return groups
 
 
 def _assemble(parts: list[_RunFile], scores: str = "float64", by: str = "file") -> Runs:
@@ -741,13 +767,13 @@ def read_runs(paths: Iterable[PathT] | PathT, *, scores: str = "float64",
         paths = [paths]
     _check_precision(scores)
     by = _check_rule(run_names)
-    paths = list(paths)
-    threads = min(READ_THREADS or os.cpu_count() or 1, len(paths))
+    groups = _groups(list(paths))
+    threads = min(READ_THREADS or os.cpu_count() or 1, len(groups))
     if threads > 1:  # Arrow parses without the GIL; results (and the first error) in order
         with ThreadPoolExecutor(threads) as pool:
-            parts = list(pool.map(lambda p: _read_one_run(p, None, by), paths))
+            parts = [f for g in pool.map(lambda g: _read_group(g, by), groups) for f in g]
     else:
-        parts = [_read_one_run(p, None, by) for p in paths]
+        parts = [f for g in groups for f in _read_group(g, by)]
     if not parts:
         raise ConfigError("no run files given")
     return _assemble(parts, scores, by)

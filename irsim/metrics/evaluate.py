@@ -10,11 +10,14 @@ Pipeline (no Python loop over runs, topics or ranks):
 2. Choose the topics (``missing`` policy); check that no judgment is repeated.
 3. One ``argsort`` of a packed int64 key (run-topic list, docno descending) makes every
    list contiguous and puts a repeated docno next to itself (``np.lexsort`` when the key
-   would overflow).
+   would overflow). Runs read from files skip it: their lists are contiguous and checked
+   by the reader, and when each is in score order (as run files are written) only its
+   runs of tied scores are put in docno-descending order.
 4. Chunks of lists (grouped by length, about ``max_cells`` cells each) are padded and
    sorted row-wise by score descending with a stable sort, so ties keep the docno
-   descending order: trec_eval's ranking. Lists are cut at ``depth`` and grades looked up
-   in a dense (topic, docno) table (binary search on sorted keys when it would be big).
+   descending order: trec_eval's ranking (rows already in that order are not sorted).
+   Lists are cut at ``depth`` and grades looked up in a dense (topic, docno) table
+   (binary search on sorted keys when it would be big).
 5. Every measure is array arithmetic on a block (see :mod:`irsim.metrics.block`).
 
 Topics
@@ -47,6 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from irsim.data.matrix import ScoreMatrix
 from irsim.data.trec import trec_eval_scores
@@ -54,6 +58,7 @@ from irsim.data.types import Qrels, Runs
 from irsim.errors import ConfigError, InputError, unknown_name
 from irsim.metrics.block import UNJUDGED, Block, Ideal
 from irsim.metrics.measures import Measure, parse_measure
+from irsim.metrics.ranking import rank_keys, rank_order, ranked_rows
 
 __all__ = ["evaluate", "check_inputs", "Inputs"]
 
@@ -293,6 +298,26 @@ def _check_qrels(qrels: Qrels, source: str) -> np.ndarray:
     return grade.astype(np.int64)
 
 
+def vocab_index(docnos: np.ndarray, vocab: np.ndarray) -> np.ndarray:
+    """The position of each of `docnos` (distinct) in the runs' vocabulary `vocab`, -1 when
+    absent (judged, never retrieved): one Arrow hash lookup (pandas' for values that are not
+    all strings). One place for :func:`evaluate` and
+    :func:`irsim.metrics.multi.evaluate_many`.
+
+    Examples
+    --------
+    >>> obj = lambda *s: np.array(s, dtype=object)
+    >>> vocab_index(obj("b", "z", "a"), obj("a", "b", "c")).tolist()
+    [1, -1, 0]
+    """
+    try:
+        found = pc.index_in(pa.array(docnos, pa.large_string()),
+                            value_set=pa.array(vocab, pa.large_string()))
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pd.Index(vocab).get_indexer(docnos)
+    return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
 def judged_keys(code: np.ndarray, qt: np.ndarray, grade: np.ndarray, keep: np.ndarray,
                 tmap: np.ndarray, docnos: np.ndarray, vmap: np.ndarray, n_doc: int,
                 out_topics: np.ndarray, source: str
@@ -387,8 +412,10 @@ def run_lists(runs: Runs, run: np.ndarray, score: np.ndarray, rt: np.ndarray,
     that lists are contiguous and a docno repeated within a list lands next to itself (an
     :class:`~irsim.errors.InputError` naming the run file). Runs whose lists are already
     contiguous and known free of repeats (``Runs.unique_lists``, as the readers give them)
-    keep their row order when every score is a float32 value (the rank keys then carry the
-    docno tie-break).
+    are not sorted: lists in score order (as run files are written) only have their runs of
+    tied scores put in docno-descending order; other lists keep their row order (the rank
+    keys carry the docno tie-break when every score is a float32 value, else
+    :func:`ranked_rows` breaks ties by the join keys).
 
     Parameters
     ----------
@@ -415,14 +442,13 @@ def run_lists(runs: Runs, run: np.ndarray, score: np.ndarray, rt: np.ndarray,
         float64 (then :func:`ranked_rows` sorts `score1` stably).
     """
     t_out = tmap[rt]
-    g = run * T + t_out
+    g = np.multiply(run, T, dtype=np.int64)
+    g += t_out
+    if getattr(runs, "unique_lists", False) and len(g):
+        lists = _file_lists(g, score, rd, t_out, n_doc, S * T)
+        if lists is not None:
+            return lists
     rank = rank_keys(score, rd, n_doc)
-    if rank is not None and getattr(runs, "unique_lists", False):
-        head = np.concatenate([[True], g[1:] != g[:-1]])
-        starts = np.flatnonzero(head)
-        if len(starts) == np.count_nonzero(np.bincount(g, minlength=S * T)):  # contiguous
-            lens = np.diff(np.append(starts, len(g)))
-            return starts, lens, g[starts], score, t_out * n_doc + rd, rank
     doc_desc = (n_doc - 1) - rd
     o1 = _list_order(g, doc_desc, n_doc, packed=S * T * n_doc < 2**63)
     g1, d1 = g[o1], rd[o1]
@@ -439,60 +465,31 @@ def run_lists(runs: Runs, run: np.ndarray, score: np.ndarray, rt: np.ndarray,
             None if rank is None else rank[o1])
 
 
-_RANK_PAD = np.iinfo(np.int64).max
-
-
-def rank_keys(score: np.ndarray, docno: np.ndarray, n_doc: int) -> np.ndarray | None:
-    """One int64 per row whose ascending order is trec_eval's rank order within a list:
-    score descending, ties by docno code descending. None unless every score is a float32
-    value (``Runs.precision == "float32"`` makes them so) and ``n_doc < 2**31``.
-
-    The float32 bits are mapped to an unsigned order (``-0.0`` counted as ``0.0``, the two
-    compare equal) and packed above the docno: ``(2**32 - 1 - order) * n_doc + (n_doc - 1 -
-    docno)``, below ``2**63 - 1`` (the padding of :func:`ranked_rows`).
-
-    Examples
-    --------
-    >>> k = rank_keys(np.array([1.0, 2.0, 1.0, -0.0, 0.0]), np.array([0, 1, 2, 3, 4]), 5)
-    >>> np.argsort(k).tolist()  # 2.0, then 1.0 (docno 2 before 0), then the zeros (4, 3)
-    [1, 2, 0, 4, 3]
-    """
-    if n_doc >= 2**31:
+def _file_lists(g: np.ndarray, score: np.ndarray, rd: np.ndarray, t_out: np.ndarray,
+                n_doc: int, n_lists: int) -> tuple[np.ndarray | None, ...] | None:
+    """:func:`run_lists` of rows known free of repeated docnos when their lists are
+    contiguous (as in run files), without sorting them: in rank order when each list is in
+    score order (:func:`rank_order`), else in file order (with rank keys when the scores
+    allow them); None when the lists are not contiguous."""
+    head = np.empty(len(g), dtype=bool)
+    head[0] = True
+    np.not_equal(g[1:], g[:-1], out=head[1:])
+    starts = np.flatnonzero(head)
+    if len(starts) != np.count_nonzero(np.bincount(g, minlength=n_lists)):  # not contiguous
         return None
-    s32 = score.astype(np.float32)
-    if not np.array_equal(s32, score):
-        return None
-    s32 += np.float32(0.0)  # -0.0 -> +0.0
-    u = s32.view(np.uint32)
-    # increasing with the score: negatives' bits all flipped, positives' sign bit set;
-    # then complemented (decreasing): negatives keep their bits, positives flip the others
-    flip = (u >> np.uint32(31)) - np.uint32(1)  # 0 for negatives, all ones for positives
-    flip >>= np.uint32(1)
-    u ^= flip
-    key = u.astype(np.int64)
-    key *= n_doc
-    key += (n_doc - 1) - docno
-    return key
-
-
-def ranked_rows(idx: np.ndarray, lens: np.ndarray, starts: np.ndarray, score1: np.ndarray,
-                depth: int, rank1: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The rows of lists `idx` (of :func:`run_lists`) in rank order, cut at `depth`: each list
-    padded to the longest, sorted by score descending, ties by docno descending, as
-    trec_eval breaks them (by the rank keys `rank1` when given, else by a stable sort of the
-    scores, the rows being in docno-descending order). Returns the row positions and which
-    of them are real (not padding), both (lists, min(longest, depth)). One place for
-    :func:`evaluate` and :func:`irsim.metrics.multi.evaluate_many`."""
-    ln, L = lens[idx], int(lens[idx].max())
-    cols = np.arange(L)
-    valid = cols[None, :] < ln[:, None]
-    pos = np.where(valid, starts[idx][:, None] + cols[None, :], 0)
-    if rank1 is not None:  # keys unique within a list: any sort gives the one order
-        top = np.argsort(np.where(valid, rank1[pos], _RANK_PAD), axis=1)[:, :min(L, depth)]
-    else:
-        neg_score = np.where(valid, -score1[pos], np.inf)
-        top = np.argsort(neg_score, axis=1, kind="stable")[:, :min(L, depth)]
-    return np.take_along_axis(pos, top, axis=1), np.take_along_axis(valid, top, axis=1)
+    lens = np.diff(np.append(starts, len(g)))
+    moves = rank_order(head, score, rd)
+    # lists not in score order keep their rows: by rank keys, else by the scores with ties
+    # by the join keys (docno) descending, as ranked_rows sorts them (tie_key)
+    rank = None if moves is not None else rank_keys(score, rd, n_doc)
+    key = np.multiply(t_out, n_doc, out=t_out)  # t_out is not needed any more
+    key += rd
+    if moves is not None and len(moves[0]):  # now in rank order (a stable sort keeps it)
+        rows, source = moves
+        key[rows] = key[source]
+        score = score.copy()
+        score[rows] = score[source]
+    return starts, lens, g[starts], score, key, rank
 
 
 def _list_order(g: np.ndarray, doc_desc: np.ndarray, n_doc: int, *, packed: bool) -> np.ndarray:
@@ -510,8 +507,21 @@ class _GradeLookup:
         self.qkey, self.qgrade = qkey, qgrade
         self.table = None
         if n_keys <= budget:
-            self.table = np.full(n_keys, -1, dtype=np.int64 if len(qkey) >= 2**31 else np.int32)
+            # the smallest index type: the table is the largest array of a small workload
+            index = (np.int16 if len(qkey) < 2**15 else np.int32 if len(qkey) < 2**31
+                     else np.int64)
+            self.table = np.full(n_keys, -1, dtype=index)
             self.table[qkey] = np.arange(len(qkey))
+        self.grades = np.append(np.asarray(qgrade, dtype=np.int64), UNJUDGED)  # [-1]: none
+
+    def fill(self, key: np.ndarray, valid: np.ndarray, out: np.ndarray) -> None:
+        """``out[...]`` = the grades of `key` where `valid`, else UNJUDGED."""
+        if self.table is None or len(self.qkey) == 0:
+            out[...] = np.where(valid, self(key), UNJUDGED)
+            return
+        i = self.table[key]
+        i[~valid] = -1
+        np.take(self.grades, i, out=out, mode="wrap")  # -1: the last, UNJUDGED
 
     def __call__(self, key: np.ndarray) -> np.ndarray:
         if len(self.qkey) == 0:
@@ -543,7 +553,7 @@ def evaluate(
     *,
     depth: int | None = 1000,
     missing: str = "error",
-    max_cells: int = 1 << 21,
+    max_cells: int = 1 << 16,
     progress: Callable[[int, int], object] | None = None,
 ) -> ScoreMatrix:
     """Per-topic scores of every run under every measure, exactly as trec_eval ranks.
@@ -565,7 +575,9 @@ def evaluate(
         What to do with topics not shared by the runs and the qrels (module docstring).
     max_cells : int
         Memory budget: lists are processed in chunks of about ``max_cells`` (list, rank)
-        cells (each derived array of a chunk takes 8 bytes per cell).
+        cells (each derived array of a chunk takes 8 bytes per cell). The default keeps a
+        chunk's arrays small enough to be reused from chunk to chunk (fresh memory costs
+        a page fault per 4 KiB) and in the CPU's caches.
     progress : callable, optional
         Called as ``progress(done, total)`` after each chunk of lists (for a progress bar).
 
@@ -614,8 +626,8 @@ def evaluate(
     out_topics = inp.topics[sel]
     code, docnos = pd.factorize(np.asarray(qrels.docno, dtype=object))
     qt_out, qgrade, qkey, qkey_grade = judged_keys(
-        code, qt, inp.grades[0], sel, tmap, docnos, pd.Index(inp.vocab).get_indexer(docnos),
-        n_doc, out_topics, qsrc)
+        code, qt, inp.grades[0], sel, tmap, docnos, vocab_index(docnos, inp.vocab), n_doc,
+        out_topics, qsrc)
     qorder = np.argsort(qkey)
     qkey, qkey_grade = qkey[qorder], qkey_grade[qorder]
 
@@ -658,9 +670,12 @@ def _score_lists(values: np.ndarray, inp: Inputs, lists: tuple[np.ndarray, ...],
     log.debug("evaluate: %d lists, width %d, %d chunk(s)", len(lens), width, len(chunks))
     for done, (a, b) in enumerate(chunks, 1):
         idx = by_len[a:b]
-        pos, valid = ranked_rows(idx, lens, starts, score1, list_depth, rank1)
-        block_grade = np.full((len(idx), width), UNJUDGED, dtype=np.int64)
-        block_grade[:, :pos.shape[1]] = np.where(valid, lookup(key1[pos]), UNJUDGED)
+        pos, valid = ranked_rows(idx, lens, starts, score1, list_depth, rank1, key1)
+        if pos.shape[1] == width:
+            block_grade = np.empty((len(idx), width), dtype=np.int64)
+        else:
+            block_grade = np.full((len(idx), width), UNJUDGED, dtype=np.int64)
+        lookup.fill(key1[pos], valid, block_grade[:, :pos.shape[1]])
         gid = group_id[idx]
         block = Block(block_grade, gid % T, ideal)
         for mi, m in enumerate(inp.measures):

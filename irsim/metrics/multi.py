@@ -52,6 +52,7 @@ from irsim.metrics.evaluate import (
     judged_keys,
     ranked_rows,
     run_lists,
+    vocab_index,
 )
 from irsim.metrics.measures import Measure
 from irsim.params import Choice
@@ -306,7 +307,7 @@ def _judgments(inp: Inputs, union: np.ndarray, tmap: np.ndarray, out_topics: np.
     T = int(union.sum())
     qdocs = [np.asarray(q.docno, dtype=object) for q in inp.qrels]
     dcodes, duniq = pd.factorize(np.concatenate(qdocs))
-    vmap = pd.Index(inp.vocab).get_indexer(duniq)  # -1: judged, never retrieved
+    vmap = vocab_index(duniq, inp.vocab)  # -1: judged, never retrieved
     starts_q = np.cumsum([0] + [len(d) for d in qdocs])
     keys, key_grades, ideal_t, ideal_g = [], [], [], []
     for qi, (qt, g, src) in enumerate(zip(inp.qts, inp.grades, inp.sources, strict=True)):
@@ -348,7 +349,7 @@ def _score_lists_many(values: np.ndarray, inp: Inputs, lists: tuple[np.ndarray, 
               width, len(chunks))
     for done, (a, b) in enumerate(chunks, 1):
         idx = by_len[a:b]
-        pos, valid = ranked_rows(idx, lens, starts, score1, list_depth, rank1)
+        pos, valid = ranked_rows(idx, lens, starts, score1, list_depth, rank1, key1)
         # grade rows of the run rows (padding: the row judged by none)
         ki = np.where(valid, row_key[pos], none)
         gid = group_id[idx]
