@@ -355,3 +355,20 @@ def test_ray_engine_equals_local():
     ray = irsim.factorial(**kw, engine="ray", workers=2)
     assert ray.manifest["engine"] == "ray" and ray.manifest["run"]["shards"] > 10
     assert_same_tables(ray.tables, local.tables)
+
+
+def test_command_line_bad_input_is_one_line_and_exit_2(tmp_path):
+    """replicates=runs on runs not named <system>@<replicate>: one line, exit 2, no run
+    directory left behind."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "irsim", "experiment=factorial",
+                          "experiment.replicates=runs", "experiment.designs=[replicated]",
+                          f"hydra.run.dir={tmp_path / 'run'}"], capture_output=True,
+                         text=True, timeout=600)
+    lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert len(lines) == 1 and lines[0].startswith("irsim: error: ") and \
+        "is not named <system>@<replicate>" in lines[0], lines
+    assert not (tmp_path / "run" / "results").exists()

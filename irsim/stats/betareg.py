@@ -293,7 +293,8 @@ class _Cells:
 def _check(scores: object, squeeze_zeros: bool, systems: object, topics: object
            ) -> np.ndarray:
     """`scores` as float64 ``(systems, topics, replicates)``, refused with one line."""
-    x = np.asarray(scores, dtype=np.float64)
+    # C order: the sums below run in memory order, so a layout would change the last bits
+    x = np.ascontiguousarray(scores, dtype=np.float64)
     if x.ndim == 2:
         x = x[..., None]
     if x.ndim != 3:

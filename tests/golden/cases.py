@@ -99,7 +99,7 @@ SLOW: set[str] = {"adhoc8_ap_p10", "cormack_lynam2006", "corpus_ci_synthetic",
                   "sanderson_zobel2005", "urbano_test_errors", "budget_dl19",
                   "multiple_testing_synthetic", "discpower_synthetic",
                   "reliability_checked", "topic_set_size_checked",
-                  "sakai_topic_set_size_check", "factorial_synthetic"}
+                  "sakai_topic_set_size_check", "factorial_synthetic", "factorial_dl19_qrels"}
 
 
 def presets() -> list[str]:

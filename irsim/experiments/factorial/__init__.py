@@ -136,10 +136,12 @@ class Config(Options):
         "shard's documents (cut at the collection's depth first).", ge=2)
     salt: str = option("", "Prefixed to every docno before hashing: another split into as many "
                            "shards.")
-    replicate_qrels: dict[str, str] | None = option(
-        None, "``replicates=qrels``: the qrels files, by name (e.g. ``{nist: nist.txt, a: "
-        "a.txt}``). The analysis keeps the topics every one of them (and the collection's "
-        "qrels) judges.", kind="dict of str to str, optional")
+    # Any: Hydra merges a dict into a typed dict field key by key, which struct mode refuses
+    replicate_qrels: Any = option(
+        None, "``replicates=qrels`` or ``collections``: the qrels files by name (e.g. ``{nist: "
+        "nist.txt, a: a.txt}``; paths relative to the working directory). With ``qrels`` the "
+        "analysis keeps the topics every one of them (and the collection's qrels) judges.",
+        kind="dict of str to str, optional")
     collection_topics: int | None = option(
         None, "``replicates=collections``: topics per collection (the first that many of each, "
         "in topic order); None: all, which must be as many in every collection.", ge=2)
@@ -422,9 +424,20 @@ def check_data(data: FactorialData, designs: tuple[str, ...]) -> None:
 
 @study("factorial", config=Config, data="docs", order=120,
        title="Designs with many factors",
-       example=dict(overrides={"synthetic": ["experiment.B=100", "metrics=[AP]",
-                                             "experiment.truth_trials=250",
-                                             "experiment.split_trials=40"]},
+       example=dict(overrides={
+           "synthetic": ["experiment.B=100", "metrics=[AP]", "experiment.truth_trials=250",
+                         "experiment.split_trials=40"],
+           # the 6 TUW19 runs of DL 2019 under NIST's and two assessors' qrels (the 9
+           # topics all three judge) as crossed replicates
+           "dl19_qrels": [
+               "collection=trec", "collection.runs={data}/dl19-assessors/runs/TUW19-*.gz",
+               "collection.qrels={data}/dl19-assessors/qrels/nist.txt", "metrics=[AP,P@10]",
+               "experiment.replicates=qrels",
+               "experiment.replicate_qrels={nist: {data}/dl19-assessors/qrels/nist.txt, "
+               "froebe: {data}/dl19-assessors/qrels/froebe.txt, ferdinand-schlatt: "
+               "{data}/dl19-assessors/qrels/ferdinand-schlatt.txt}",
+               "experiment.B=100", "experiment.truth_trials=250",
+               "experiment.split_trials=20"]},
                     keywords=dict(metrics=["AP", "P@10"], shards=3, B=100, truth_trials=250,
                                   split_trials=20),
                     figures=["factorial_pairs_*", "factorial_effects_*",
@@ -454,8 +467,8 @@ def make(config: Config, data: DocCollection, *, seed: int, shards: Any
     config = replace(config, metrics=metrics, designs=list(designs), models=list(models),
                      methods=list(methods), salt=str(config.salt),
                      replicates=str(config.replicates),
-                     replicate_qrels=None if config.replicate_qrels is None else {
-                         str(k): str(v) for k, v in dict(config.replicate_qrels).items()},
+                     replicate_qrels={str(k): str(v) for k, v in
+                                      dict(config.replicate_qrels or {}).items()},
                      pair_pvalues=bool(config.pair_pvalues))
     scores = _scores(config, data, metrics)
     check_data(scores, designs)

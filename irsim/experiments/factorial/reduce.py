@@ -217,8 +217,12 @@ BETA_DESIGNS = ("two_way", "replicated")
 
 def _beta_rows(rows: _Rows, names: tuple, x: np.ndarray, metric: str, design: str,
                alpha: float) -> None:
+    # a topic where every run scores 0 (or 1) says nothing about the systems' differences
+    # and its effect would be infinite: it is left out of the fit
+    flat = x.reshape(x.shape[0], x.shape[1], -1)
+    keep = ~((flat == 0.0).all(axis=(0, 2)) | (flat == 1.0).all(axis=(0, 2)))
     try:
-        fit = beta_regression(x)
+        fit = beta_regression(x[:, keep])
     except InputError as err:
         raise InputError(f"method beta_holm, {metric}, design {design}: {err} (or leave "
                          "beta_holm out of methods)") from None

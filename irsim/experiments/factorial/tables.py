@@ -77,7 +77,9 @@ PAIRS = TableSpec(
                           "`t_holm` (paired t-tests over all pairs, Holm-corrected, as the "
                           "other studies test; two_way only) or `beta_holm` (beta "
                           "regression with system and topic effects, Wald tests of the "
-                          "system differences, Holm-corrected; two_way and replicated)"),
+                          "system differences, Holm-corrected; two_way and replicated; "
+                          "topics where every run scores 0, or every run 1, are left out of "
+                          "its fit)"),
      Column("system_a", _S, "first system of the pair (data order)"),
      Column("system_b", _S, "second system"),
      Column("diff", _F, "mean of `system_a` minus mean of `system_b` over the design's cells "
