@@ -205,7 +205,7 @@ def test_bad_input_is_one_line(dl19):
     with pytest.raises(ConfigError, match="shards"):
         irsim.factorial(runs=runs, qrels=qrels["nist"], shards=1)
     with pytest.raises(ConfigError, match="design"):
-        irsim.factorial(runs=runs, qrels=qrels["nist"], designs=["nested"])
+        irsim.factorial(runs=runs, qrels=qrels["nist"], designs=["latin_square"])
 
 
 def test_qrels_as_replicates_on_the_topics_every_assessor_judged():
@@ -298,6 +298,8 @@ def test_collections_nested_against_anova_lm(tmp_path):
     np.testing.assert_allclose(means[want.index], want, rtol=1e-12)
     assert res.to_pandas("factorial_truth").empty
     assert set(res.to_pandas("factorial_split_half").design) == {"two_way", "nested"}
+    with pytest.raises(ConfigError, match="design nested needs replicates=collections"):
+        irsim.factorial(runs=runs, qrels=qrels["nist"], designs=["two_way", "nested"])
     with pytest.raises(ConfigError, match="designs=\\[two_way,nested\\]|two_way and nested"):
         irsim.factorial(**{**kw, "designs": ["two_way", "crossed"]}, collection_topics=20)
 
