@@ -125,8 +125,8 @@ def models_part(data: Path, repeats: int, mixedlm: bool) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" /
-                                          "data"))
+    ap.add_argument("--data", default=os.environ.get("IRSIM_TEST_DATA") or str(
+        Path(__file__).resolve().parents[2] / "shared" / "data"))
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--mixedlm", action="store_true")
     a = ap.parse_args()

@@ -38,6 +38,7 @@ TINY = {
     "bench_discpower": ["--repeats", "1", "--loop-pairs", "3", "--B", "200"],
     "bench_driver": ["--B", "200", "--repeats", "1", "--skip-ray"],
     "bench_evaluate_paths": ["--runs", "5", "--topics", "5", "--docs", "50", "--repeats", "1"],
+    "bench_factorial": ["--repeats", "1"],
     "bench_fit": ["--metrics", "AP", "--runs", "8", "--profile-pairs", "5", "--threads", "1"],
     "bench_metrics": ["--runs", "5", "--topics", "5", "--docs", "50"],
     "bench_multi_qrels": ["--synthetic", "--runs", "5", "--topics", "5", "--docs", "50",
