@@ -183,6 +183,8 @@ def main() -> None:
     ap.add_argument("--topics", type=int, default=50)
     ap.add_argument("--docs", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--ranked", action="store_true",
+                    help="write each topic's lines in rank order, as real run files are")
     ap.add_argument("--run-files", default=None,
                     help="real run files (a glob; .gz accepted) instead of synthetic runs")
     ap.add_argument("--qrels", default=None, help="the qrels of --run-files")
@@ -218,7 +220,7 @@ def main() -> None:
             runs, qrels = make_data(args.runs, args.topics, args.docs, args.seed)
             what = (f"{args.runs} runs x {args.topics} topics x {args.docs} docs = "
                     f"{len(runs):,} lines in {args.runs} files")
-            paths, qpath = write_files(Path(tmp), runs, qrels, args.docs)
+            paths, qpath = write_files(Path(tmp), runs, qrels, args.docs, ranked=args.ranked)
             del runs
         judgments = qpath.read_bytes().count(b"\n")
         print(f"{what}; {judgments:,} judgments; {len(IRSIM)} measures; "

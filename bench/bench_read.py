@@ -47,19 +47,28 @@ IRSIM = ["AP", "P@10", "nDCG@10", "RR", "Rprec"]
 TREC = ["map", "P_10", "ndcg_cut_10", "recip_rank", "Rprec"]
 
 
-def write_files(tmp: Path, runs, qrels, docs: int) -> tuple[list[Path], Path]:
+def write_files(tmp: Path, runs, qrels, docs: int, ranked: bool = False
+                ) -> tuple[list[Path], Path]:
     """The runs as TREC run files (one per run, ``qid Q0 docno rank score tag``, `docs`
-    lines per topic) and the qrels as a TREC qrels file."""
+    lines per topic) and the qrels as a TREC qrels file. With `ranked`, each topic's lines
+    are in rank order (score descending), as retrieval systems write them; without, in the
+    generator's order (the reader must sort)."""
     options = pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
     paths = []
     starts = np.searchsorted(runs.run, np.arange(len(runs.names) + 1))
     for r, name in enumerate(runs.names):
         lo, hi = int(starts[r]), int(starts[r + 1])
         n = hi - lo
-        table = pa.table({"qid": runs.topic[lo:hi], "q0": ["Q0"] * n,
-                          "docno": runs.docno[lo:hi], "rank": np.arange(n) % docs + 1,
+        score = np.round(runs.score[lo:hi], 3)
+        order = np.arange(n)
+        if ranked:  # topics as they come, each topic's documents by score descending
+            topic = runs.topic[lo:hi]
+            first = {t: i for i, t in reversed(list(enumerate(topic)))}
+            order = np.lexsort((-score, [first[t] for t in topic]))
+        table = pa.table({"qid": runs.topic[lo:hi][order], "q0": ["Q0"] * n,
+                          "docno": runs.docno[lo:hi][order], "rank": np.arange(n) % docs + 1,
                           # 10.xyz: distinct scores, printed shortest
-                          "score": pa.array(np.round(runs.score[lo:hi], 3)).cast(pa.string()),
+                          "score": pa.array(score[order]).cast(pa.string()),
                           "tag": [name] * n})
         path = tmp / f"{name}.run"
         pacsv.write_csv(table, path, options)
