@@ -132,6 +132,10 @@ def test_randomised_tukey_is_the_designs_permutation_test(dl19):
                                        study=f"factorial/{design}", key=(0,))
         np.testing.assert_array_equal(got.p_value, want.pvalue)
         assert got.significant.tolist() == (want.pvalue < 0.05).tolist()
+        # its simultaneous intervals exclude 0 exactly for the significant pairs
+        excludes = (got.ci_lo > 0) | (got.ci_hi < 0)
+        assert excludes.tolist() == got.significant.tolist()
+        assert got.significant.sum() > 0
 
 
 def test_whole_collection_scores_are_irsim_evaluate(dl19):

@@ -77,6 +77,9 @@ class TukeyHSDResult:
         Randomised test: trials with range at least ``|mean_i - mean_j|``.
     n_resamples : int or None
         Randomised test: ``B``.
+    ranges : ndarray or None
+        Randomised test: the range of the means of every trial, sorted (the null
+        distribution; :meth:`critical`).
     """
 
     statistic: np.ndarray
@@ -85,6 +88,28 @@ class TukeyHSDResult:
     second: np.ndarray
     count: np.ndarray | None = None
     n_resamples: int | None = None
+    ranges: np.ndarray | None = None
+
+    def critical(self, alpha: float = 0.05) -> float:
+        """Randomised test: the half-width of the simultaneous ``1 - alpha`` intervals
+        ``statistic +- critical``: the ``m``-th largest trial range, ``m = ceil(alpha B)``,
+        so an interval excludes 0 exactly when fewer than ``alpha B`` trials reach
+        ``|statistic|`` (``count / B < alpha``, up to the tie tolerance).
+
+        Examples
+        --------
+        >>> s = np.array([[0.7, 0.3, 0.2, 0.6, 0.4], [0.5, 0.1, 0.0, 0.2, 0.4],
+        ...               [0.6, 0.2, 0.1, 0.3, 0.5]])
+        >>> r = randomised_tukey_hsd(s, B=400, seed=1)
+        >>> c = r.critical(0.05)
+        >>> bool(((np.abs(r.statistic) > c) == (r.count < 0.05 * 400)).all())
+        True
+        """
+        if self.ranges is None:
+            raise ValueError("critical() needs a randomised Tukey HSD")
+        b = len(self.ranges)
+        m = max(int(np.ceil(float(alpha) * b - 1e-9)), 1)
+        return float(self.ranges[b - m])
 
 
 def _scores_iv(scores: object) -> np.ndarray:
@@ -303,4 +328,4 @@ def randomised_tukey_hsd(
     ranges.sort()
     thr = np.abs(diff) - tie_tolerance(diff, np.abs(means).max())
     count = (mc.B - np.searchsorted(ranges, thr, side="left")).astype(np.int64)
-    return TukeyHSDResult(diff, mc.pvalue(count), first, second, count, mc.B)
+    return TukeyHSDResult(diff, mc.pvalue(count), first, second, count, mc.B, ranges)

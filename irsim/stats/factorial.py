@@ -512,8 +512,9 @@ class DesignTukey:
         Family-wise adjusted p-values.
     first, second : ndarray of int, shape (pairs,)
     low, high : ndarray, shape (..., pairs)
-        Simultaneous ``level`` intervals of ``mean_i - mean_j`` (NaN for the randomised
-        test).
+        Simultaneous ``level`` intervals of ``mean_i - mean_j`` (the randomised test:
+        ``+-`` the ``1 - level`` critical range of its permutation null,
+        :meth:`irsim.stats.anova.TukeyHSDResult.critical`).
     ms_error, df_error : ndarray
         The system term's error mean square and degrees of freedom.
     level : float
@@ -541,8 +542,8 @@ class DesignTukey:
 
     def significant(self, alpha: float | None = None) -> np.ndarray:
         """Number of pairs called significant, per problem: with `alpha`, ``p <= alpha``;
-        without, the intervals that exclude 0 (``p <= 1 - level``; for the randomised
-        test, which has no intervals, ``p <= 1 - level``)."""
+        without, the intervals that exclude 0 (for the randomised test: fewer than
+        ``(1 - level) B`` trials reach the difference)."""
         if alpha is None and not np.isnan(self.low).all():
             return ((self.low > 0) | (self.high < 0)).sum(axis=-1)
         a = 1.0 - self.level if alpha is None else float(alpha)
@@ -619,7 +620,8 @@ def randomised_design_tukey(scores: object, design: str = "replicated", *,
                             blocks: str = "topic", B: int = 1000, seed: int = 0,
                             study: str = "stats/randomised_design_tukey",
                             key: tuple[int, ...] = (), pvalue_mode: str = "count",
-                            memory_budget: int | None = None) -> DesignTukey:
+                            memory_budget: int | None = None, level: float = 0.95
+                            ) -> DesignTukey:
     """Randomised Tukey HSD of a design: :func:`irsim.stats.anova.randomised_tukey_hsd`
     with the design's blocks, one permutation null for all pairs.
 
@@ -631,6 +633,10 @@ def randomised_design_tukey(scores: object, design: str = "replicated", *,
       cell means (``two_way``: the topics; ``nested``: the topics of every collection);
     - ``"topic_replicate"`` (``crossed`` only): every (topic, replicate) is its own block,
       the replicate being the same shard or assessor for every system.
+
+    The simultaneous ``level`` intervals are ``mean_i - mean_j +-`` the critical range of
+    the permutation null (:meth:`irsim.stats.anova.TukeyHSDResult.critical`): one excludes 0
+    exactly when the pair's p-value is below ``1 - level``.
 
     Examples
     --------
@@ -666,6 +672,8 @@ def randomised_design_tukey(scores: object, design: str = "replicated", *,
     r = randomised_tukey_hsd(mat, B=B, seed=seed, study=study, key=key,
                              pvalue_mode=pvalue_mode,
                              memory_budget=memory_budget or DEFAULT_MEMORY_BUDGET)
+    crit = r.critical(1.0 - float(level))
     nan = np.full(r.statistic.shape, np.nan)
-    return DesignTukey(r.statistic, r.pvalue, r.first, r.second, nan, nan, np.nan, np.nan,
-                       0.95, nan, r.count, r.n_resamples)
+    return DesignTukey(r.statistic, r.pvalue, r.first, r.second, r.statistic - crit,
+                       r.statistic + crit, np.nan, np.nan, float(level), nan, r.count,
+                       r.n_resamples)

@@ -276,7 +276,9 @@ class Factorial:
         m = len(TRUTH_METHODS)
         t = max([len(s.systems) for s in self.truths] or [2])
         tp = t * (t - 1) // 2
-        return {"p": Slab((n, k * (k - 1) // 2), along="items"),
+        pairs = k * (k - 1) // 2
+        return {"p": Slab((n, pairs), along="items"), "low": Slab((n, pairs), along="items"),
+                "high": Slab((n, pairs), along="items"),
                 "fw": Count((n, m), along="items"), "detected": Count((n, m, tp), along="items"),
                 "wrong": Count((n, m, tp), along="items"),
                 "false": Count((n, m, tp), along="items"),
@@ -301,8 +303,9 @@ class Factorial:
         if job.method == "randomised_tukey":
             r = randomised_design_tukey(x, job.design, blocks=_BLOCKS[job.design],
                                         B=cfg.B, seed=self.seed,
-                                        study=f"{STREAM}/{job.design}", key=(job.metric,))
-            return {"p": r.pvalue[None, :]}
+                                        study=f"{STREAM}/{job.design}", key=(job.metric,),
+                                        level=1.0 - cfg.alpha)
+            return {"p": r.pvalue[None, :], "low": r.low[None, :], "high": r.high[None, :]}
         r = design_tukey(x, job.design, model=job.model, level=1.0 - cfg.alpha)
         return {"p": r.pvalue[None, :]}
 

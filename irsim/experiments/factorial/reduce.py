@@ -125,9 +125,11 @@ def tables(study: Any, merged: dict[str, np.ndarray], data: Any) -> dict[str, pa
             if "randomised_tukey" in cfg.methods:
                 means = x.reshape(x.shape[0], -1).mean(axis=1)
                 diff = snap_zero(means[first] - means[second], tol)
-                pr = p[job_row[(k, design, None, "randomised_tukey")]]
+                row = job_row[(k, design, None, "randomised_tukey")]
+                pr = p[row]
                 _pair_rows(pairs, names, metric, design, None, "randomised_tukey", diff,
-                           ci_lo=nan, ci_hi=nan, effect=nan, p_value=pr,
+                           ci_lo=merged["low"][row], ci_hi=merged["high"][row], effect=nan,
+                           p_value=pr,
                            significant=pr < cfg.alpha)
         if "beta_holm" in cfg.methods:
             for design in [d for d in cfg.designs if d in BETA_DESIGNS]:

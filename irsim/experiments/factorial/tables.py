@@ -84,8 +84,9 @@ PAIRS = TableSpec(
      Column("system_b", _S, "second system"),
      Column("diff", _F, "mean of `system_a` minus mean of `system_b` over the design's cells "
                         "(beta_holm: of the fitted means)"),
-     Column("ci_lo", _F, "lower limit of the simultaneous `1 - alpha` interval (tukey); null "
-                         "for the other methods"),
+     Column("ci_lo", _F, "lower limit of the simultaneous `1 - alpha` interval (tukey: the "
+                         "studentized range; randomised_tukey: the critical range of its "
+                         "permutation null); null for t_holm and beta_holm"),
      Column("ci_hi", _F, "upper limit of that interval"),
      Column("effect", _F, "`diff / sqrt(ms_error)` (tukey: Sakai's ES_E with the design's "
                           "error mean square), `diff / sd` of the per-topic differences "
