@@ -20,6 +20,9 @@ from irsim.runner import compose_config, promote_overrides
 #: The only fields left typed ``Any``, each with its reason.
 UNTYPED = {
     ("effort", "pools"): "a list of {metric, depth} mappings, checked by the study",
+    ("factorial", "replicate_qrels"): "a mapping of names to qrels files, or null: Hydra "
+                                      "merges a dict into a typed dict key by key, which "
+                                      "struct mode refuses, and cannot replace a null one",
 }
 
 
