@@ -260,6 +260,11 @@ class Factorial:
         return {"truth": self.config.truth_trials,
                 "split_half": self.config.split_trials}.get(job.method, 1)
 
+    def _truth_pairs(self) -> int:
+        """Pairs of the largest simulated collection (the truth fields' last axis)."""
+        t = max([len(s.systems) for s in self.truths] or [2])
+        return t * (t - 1) // 2
+
     def plan(self, data: FactorialData) -> list[Shard]:
         """One shard per comparison job; the trials of a simulation in blocks of
         ``shard_trials``."""
@@ -269,13 +274,12 @@ class Factorial:
             step = n if job.method not in SIMULATIONS else self.shard_trials
             out += [Shard(len(out) + j, (i, i + 1), (lo, min(lo + step, n)))
                     for j, lo in enumerate(range(0, n, step))]
-        return [Shard(k, s.items, s.reps) for k, s in enumerate(out)]
+        return out
 
     def fields(self, data: FactorialData) -> dict[str, Any]:
         n, k = len(self.jobs), len(data.systems)
         m = len(TRUTH_METHODS)
-        t = max([len(s.systems) for s in self.truths] or [2])
-        tp = t * (t - 1) // 2
+        tp = self._truth_pairs()
         pairs = k * (k - 1) // 2
         return {"p": Slab((n, pairs), along="items"), "low": Slab((n, pairs), along="items"),
                 "high": Slab((n, pairs), along="items"),
@@ -293,13 +297,11 @@ class Factorial:
         if job.method == "truth":
             out = truth_counts(self.truths[job.metric], shard.reps, alpha=cfg.alpha,
                                seed=self.seed, key=job.metric)
-            tp = self.fields(data)["detected"].shape[-1]
-            return {k: _pad(v, tp)[None] for k, v in out.items()}
+            return {k: _pad(v, self._truth_pairs())[None] for k, v in out.items()}
         x = data.scores(job.design, job.metric)
         if job.method == "split_half":
-            out = split_counts(x, job.design, job.model, shard.reps, alpha=cfg.alpha,
-                               seed=self.seed, key=job.metric)
-            return {k: v for k, v in out.items()}
+            return split_counts(x, job.design, job.model, shard.reps, alpha=cfg.alpha,
+                                seed=self.seed, key=job.metric)
         if job.method == "randomised_tukey":
             r = randomised_design_tukey(x, job.design, blocks=_BLOCKS[job.design],
                                         B=cfg.B, seed=self.seed,
