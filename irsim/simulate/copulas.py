@@ -172,8 +172,61 @@ def label(code: ArrayLike) -> str:
     return fam if rot == 0 else f"{fam} {rot}"
 
 
+def _number(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
+
+
+def _spec_problem(spec: object) -> str | None:
+    """What makes `spec` (a parsed copula JSON) other than pyvinecopulib's layout, or None."""
+    if not isinstance(spec, dict):
+        return "not a JSON object"
+    missing = [k for k in ("fam", "ll", "nobs", "npars", "par", "rot", "vt") if k not in spec]
+    if missing:
+        return f"no {', '.join(missing)}"
+    par = spec["par"]
+    shape = par.get("shape") if isinstance(par, dict) else None
+    if spec["fam"] not in DISPLAY + ("Independence",):
+        return f"family {spec['fam']!r}"
+    if spec["rot"] not in (0, 90, 180, 270) or isinstance(spec["rot"], bool):
+        return f"rotation {spec['rot']!r}"
+    if not (isinstance(shape, list) and len(shape) == 2 and all(
+            isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= _PARS for n in shape)):
+        return "parameters without a shape of two small counts"
+    data = par.get("data")
+    size = shape[0] * shape[1]
+    if not (data is None and size == 0 or isinstance(data, list) and len(data) == size
+            and all(_number(v) for v in data)):
+        return f"parameters other than {size} finite numbers"
+    if not (_number(spec["nobs"]) and _number(spec["npars"])
+            and (spec["ll"] is None or _number(spec["ll"]))):
+        return "nobs, npars or ll not a number"
+    if not (isinstance(spec["vt"], list) and len(spec["vt"]) == 2
+            and all(v in ("c", "d") for v in spec["vt"])):
+        return f"variable types {spec['vt']!r}"
+    return None
+
+
 def load(spec: str) -> pv.Bicop:
-    """A copula from its JSON (:meth:`pyvinecopulib.Bicop.to_json`)."""
+    """A copula from its JSON (:meth:`pyvinecopulib.Bicop.to_json`'s layout). The layout is
+    checked here first (a :class:`ValueError` naming what differs): pyvinecopulib's own JSON
+    reader is not meant for input it did not write.
+
+    Examples
+    --------
+    >>> load('{"fam":"Gumbel","ll":null,"nobs":0,"npars":1.0,'
+    ...      '"par":{"data":[1.5],"shape":[1,1]},"rot":90,"vt":["c","c"]}').rotation
+    90
+    >>> load('{"fam":"Gumbel"}')
+    Traceback (most recent call last):
+    ...
+    ValueError: not a copula of pyvinecopulib's JSON layout: no ll, nobs, npars, par, rot, vt
+    """
+    try:
+        problem = _spec_problem(json.loads(spec))
+    except (TypeError, ValueError) as err:
+        problem = f"no JSON ({err})"
+    if problem:
+        raise ValueError(f"not a copula of pyvinecopulib's JSON layout: {problem}")
     return pv.Bicop.from_json(spec)
 
 
