@@ -256,6 +256,28 @@ def bin_columns(what: str = "the difference on the first topic set") -> tuple[Co
     )
 
 
+def rate_columns(rate: str, meaning: str, *, stem: str | None = None,
+                   level: str = "`experiment.ci_level`", count: str = "",
+                   kind: str = "Wilson") -> tuple[Column, Column, Column]:
+    """A rate and the limits of its interval (:func:`irsim.stats.binomial.wilson` or
+    Clopper-Pearson): ``rate``, ``<stem>_lo``, ``<stem>_hi`` (`stem`: `rate` without a
+    ``_rate`` suffix). `level` names where the level comes from; `count` says what the
+    interval counts when it is not plain successes over trials.
+
+    Examples
+    --------
+    >>> [c.name for c in rate_columns("error_rate", "errors / trials")]
+    ['error_rate', 'error_lo', 'error_hi']
+    >>> rate_columns("fwer", "FWER", count="trials are the unit")[1].meaning
+    'Wilson lower limit of fwer (`experiment.ci_level`; trials are the unit)'
+    """
+    stem = rate.removesuffix("_rate") if stem is None else stem
+    how = f"{level}; {count}" if count else level
+    return (column(rate, FLOAT, meaning),
+            column(f"{stem}_lo", FLOAT, f"{kind} lower limit of {rate} ({how})"),
+            column(f"{stem}_hi", FLOAT, f"{kind} upper limit of {rate}"))
+
+
 # ------------------------------------------------------------- columns several studies use
 METRIC = column("metric", STR, "metric, as ir_measures spells it (`AP`, `P@10`, `nDCG@10`)")
 SAMPLING = column("sampling", STR, "how the two topic sets of a trial are drawn: `disjoint`, "

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from irsim.tables import FLOAT as _F
 from irsim.tables import INT as _I
-from irsim.tables import METRIC
+from irsim.tables import METRIC, rate_columns
 from irsim.tables import STR as _S
 from irsim.tables import bin_columns as _bins
 from irsim.tables import column as _c
@@ -101,10 +101,8 @@ TYPE_M_S = _spec("type_m_s", (), "Type S (sign) and Type M (magnitude) errors of
                      _c("power", _F, "significant / trials (the Type I error rate when delta = 0)"),
                      _c("wrong_sign", _I, "significant trials whose d has the sign opposite to "
                         "delta (d = 0 not counted); null when delta = 0"),
-                     _c("type_s", _F, "Type S rate: wrong_sign / significant"),
-                     _c("type_s_lo", _F, "Clopper-Pearson lower limit of type_s "
-                        "(`experiment.ci_level`)"),
-                     _c("type_s_hi", _F, "Clopper-Pearson upper limit of type_s"),
+                     *rate_columns("type_s", "Type S rate: wrong_sign / significant",
+                                   kind="Clopper-Pearson"),
                      _c("exaggeration_mean", _F, "exaggeration ratio (Type M): mean of "
                         "|d| / |delta| over the significant trials"),
                      _c("exaggeration_mean_lo", _F, "its bootstrap interval over the "

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from irsim.tables import Column, TableSpec
+from irsim.tables import Column, TableSpec, rate_columns
 
 __all__ = ["ANOVA", "COMPONENTS", "PAIRS", "SIGNIFICANT", "MEANS", "TRUTH", "SPLIT_HALF",
            "TABLE_SPECS"]
@@ -121,10 +121,7 @@ MEANS = TableSpec(
                                 "two-way table")))
 
 def _rate(name: str, what: str) -> tuple[Column, Column, Column]:
-    return (Column(name, _F, what),
-            Column(f"{name}_lo", _F, f"lower limit of the Wilson interval of `{name}` at "
-                                     "`1 - alpha` (trials are the unit)"),
-            Column(f"{name}_hi", _F, "upper limit of that interval"))
+    return rate_columns(name, what, level="level `1 - alpha`", count="trials are the unit")
 
 
 TRUTH = TableSpec(

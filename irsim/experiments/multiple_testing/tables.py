@@ -11,7 +11,7 @@ from irsim.kit.tables import TYPE_M_S
 from irsim.stats.binomial import wilson
 from irsim.tables import FLOAT as _F
 from irsim.tables import INT as _I
-from irsim.tables import METRIC, claim
+from irsim.tables import METRIC, claim, rate_columns
 from irsim.tables import STR as _S
 from irsim.tables import column as _c
 from irsim.tables import table as build_table
@@ -112,19 +112,13 @@ TABLE_SPECS = (
                  "level for BH and BY; per comparison for `none`)"),
               _c("trials", _I, "simulated collections"),
               _c("familywise_errors", _I, "collections with at least one true null rejected"),
-              _c("fwer", _F, "familywise_errors / trials: family-wise error rate"),
-              _c("fwer_lo", _F, "Wilson lower limit of fwer (`experiment.ci_level`)"),
-              _c("fwer_hi", _F, "Wilson upper limit of fwer"),
-              _c("fdr", _F, "false discovery rate: mean over collections of V / R (rejected "
-                 "true nulls / rejections; 0 when nothing is rejected)"),
-              _c("fdr_lo", _F, "Wilson lower limit of fdr (summed V / R as the count: "
-                 "conservative)"),
-              _c("fdr_hi", _F, "Wilson upper limit of fdr"),
-              _c("power", _F, "per-pair power: mean over collections of the share of truly "
-                 "different pairs rejected (NaN when there are none)"),
-              _c("power_lo", _F, "Wilson lower limit of power (summed shares as the count: "
-                 "conservative)"),
-              _c("power_hi", _F, "Wilson upper limit of power"),
+              *rate_columns("fwer", "familywise_errors / trials: family-wise error rate"),
+              *rate_columns("fdr", "false discovery rate: mean over collections of V / R "
+                              "(rejected true nulls / rejections; 0 when nothing is rejected)",
+                              count="summed V / R as the count: conservative"),
+              *rate_columns("power", "per-pair power: mean over collections of the share "
+                              "of truly different pairs rejected (NaN when there are none)",
+                              count="summed shares as the count: conservative"),
               _c("mean_rejections", _F, "mean number of pairs rejected per collection"),
           ]),
     _spec("bayes_multiple_testing", ("multiple_testing",), "Bayesian decisions against the "
@@ -152,29 +146,23 @@ TABLE_SPECS = (
               _c("trials", _I, "simulated collections"),
               _c("null_comparisons", _I, "trial x pair comparisons with equal true means"),
               _c("false_different", _I, "of them, decided better or worse (rejected)"),
-              _c("false_different_rate", _F, "false_different / null_comparisons: the "
-                 "per-comparison false \"different\" rate (NaN without true nulls)"),
-              _c("false_different_lo", _F, "Wilson lower limit of false_different_rate"),
-              _c("false_different_hi", _F, "Wilson upper limit of false_different_rate"),
+              *rate_columns("false_different_rate", "false_different / null_comparisons: "
+                              "the per-comparison false \"different\" rate (NaN without true "
+                              "nulls)"),
               _c("familywise", _I, "trials with at least one null pair decided different"),
               _c("fwer", _F, "familywise / trials"),
               _c("alt_comparisons", _I, "trial x pair comparisons with a true difference"),
               _c("right", _I, "of them, decided different in the true direction"),
-              _c("power", _F, "right / alt_comparisons (NaN without true differences)"),
-              _c("power_lo", _F, "Wilson lower limit of power"),
-              _c("power_hi", _F, "Wilson upper limit of power"),
+              *rate_columns("power", "right / alt_comparisons (NaN without true "
+                              "differences)"),
               _c("wrong", _I, "comparisons with a true difference decided different in the "
                  "wrong direction (Type S among all comparisons)"),
-              _c("wrong_sign_rate", _F, "wrong / alt_comparisons"),
-              _c("wrong_sign_lo", _F, "Wilson lower limit of wrong_sign_rate"),
-              _c("wrong_sign_hi", _F, "Wilson upper limit of wrong_sign_rate"),
+              *rate_columns("wrong_sign_rate", "wrong / alt_comparisons"),
               _c("rope_comparisons", _I, "bayes: comparisons with |true difference| <= "
                  "`experiment.bayes_rope` (the true nulls included); null for `test`"),
               _c("equivalent_inside", _I, "bayes: of them, decided equivalent (correct); "
                  "null for `test`"),
-              _c("equivalent_inside_rate", _F, "equivalent_inside / rope_comparisons"),
-              _c("equivalent_inside_lo", _F, "Wilson lower limit of equivalent_inside_rate"),
-              _c("equivalent_inside_hi", _F, "Wilson upper limit of equivalent_inside_rate"),
+              *rate_columns("equivalent_inside_rate", "equivalent_inside / rope_comparisons"),
               _c("equivalent_outside", _I, "bayes: comparisons with |true difference| > "
                  "`experiment.bayes_rope` decided equivalent (an error); null for `test`"),
               _c("equivalent_outside_rate", _F, "equivalent_outside / the comparisons with "

@@ -6,12 +6,17 @@ from __future__ import annotations
 from irsim.kit.tables import TYPE_M_S
 from irsim.tables import FLOAT as _F
 from irsim.tables import INT as _I
-from irsim.tables import METRIC, claim
+from irsim.tables import METRIC, claim, rate_columns
 from irsim.tables import STR as _S
 from irsim.tables import column as _c
 from irsim.tables import table_spec as _spec
 
 __all__ = ["TABLE_SPECS"]
+
+
+def _cp(rate: str, meaning: str, stem: str | None = None) -> tuple:
+    """A rate and its Clopper-Pearson limits at `experiment.ci_level`."""
+    return rate_columns(rate, meaning, stem=stem, kind="Clopper-Pearson")
 
 _URBANO = "only with `experiment/design=urbano2019`"  # issue 13
 
@@ -28,9 +33,7 @@ TABLE_SPECS = (
               _c("alpha", _F, "significance level: the test rejects when p <= alpha"),
               _c("trials", _I, "simulated pairs"),
               _c("rejections", _I, "trials with p <= alpha"),
-              _c("rate", _F, "rejections / trials: Type I error (delta = 0) or power"),
-              _c("ci_lo", _F, "Clopper-Pearson lower limit of rate (`experiment.ci_level`)"),
-              _c("ci_hi", _F, "Clopper-Pearson upper limit of rate"),
+              *_cp("rate", "rejections / trials: Type I error (delta = 0) or power", stem="ci"),
               _c("mean_diff", _F, "mean over trials of the simulated mean difference "
                  "(should be delta)"),
               _c("mean_diff_se", _F, "standard error of mean_diff"),
@@ -63,9 +66,7 @@ TABLE_SPECS = (
         _c("alpha", _F, "significance level: the test rejects when p <= alpha"),
         _c("trials", _I, "simulated pairs"),
         _c("rejections", _I, what),
-        _c("rate", _F, "rejections / trials: " + rate),
-        _c("ci_lo", _F, "Clopper-Pearson lower limit of rate (`experiment.ci_level`)"),
-        _c("ci_hi", _F, "Clopper-Pearson upper limit of rate"),
+        *_cp("rate", "rejections / trials: " + rate, stem="ci"),
     ], when=_URBANO) for k, title, what, rate in (
         (1, "Type I error rates (design=urbano2019): both runs of a trial through the first "
             "run's margin, per metric, n, test, tail and alpha.",
@@ -124,22 +125,14 @@ TABLE_SPECS = (
               _c("equivalent", _I, "trials decided `equivalent` (jzs_bf: BF10 <= "
                  "1/threshold; otherwise the posterior inside the ROPE)"),
               _c("undecided", _I, "trials with none of the three decisions"),
-              _c("different_rate", _F, "(better + worse) / trials: with delta = 0 the false "
-                 "\"different\" rate, the counterpart of a test's Type I error rate"),
-              _c("different_lo", _F, "Clopper-Pearson lower limit of different_rate"),
-              _c("different_hi", _F, "Clopper-Pearson upper limit of different_rate"),
-              _c("power", _F, "trials decided in the true direction (better if delta > 0, "
-                 "worse if delta < 0) / trials; null when delta = 0"),
-              _c("power_lo", _F, "Clopper-Pearson lower limit of power"),
-              _c("power_hi", _F, "Clopper-Pearson upper limit of power"),
-              _c("wrong_sign_rate", _F, "trials decided in the wrong direction (worse if "
-                 "delta > 0, better if delta < 0) / trials; null when delta = 0"),
-              _c("wrong_sign_lo", _F, "Clopper-Pearson lower limit of wrong_sign_rate"),
-              _c("wrong_sign_hi", _F, "Clopper-Pearson upper limit of wrong_sign_rate"),
-              _c("equivalent_rate", _F, "equivalent / trials: a correct decision when |delta| "
-                 "is inside the ROPE (`experiment.bayes_rope`; for jzs_bf when delta = 0), an "
-                 "error when it is outside"),
-              _c("equivalent_lo", _F, "Clopper-Pearson lower limit of equivalent_rate"),
-              _c("equivalent_hi", _F, "Clopper-Pearson upper limit of equivalent_rate"),
+              *_cp("different_rate", "(better + worse) / trials: with delta = 0 the false "
+                   "\"different\" rate, the counterpart of a test's Type I error rate"),
+              *_cp("power", "trials decided in the true direction (better if delta > 0, "
+                   "worse if delta < 0) / trials; null when delta = 0"),
+              *_cp("wrong_sign_rate", "trials decided in the wrong direction (worse if "
+                   "delta > 0, better if delta < 0) / trials; null when delta = 0"),
+              *_cp("equivalent_rate", "equivalent / trials: a correct decision when |delta| "
+                   "is inside the ROPE (`experiment.bayes_rope`; for jzs_bf when delta = 0), "
+                   "an error when it is outside"),
           ], when="only with `experiment.bayes` set (not empty)"),
 )

@@ -83,7 +83,7 @@ from irsim.stats.power import (
 from irsim.stats.ttest import paired_t
 from irsim.tables import FLOAT as _F
 from irsim.tables import INT as _I
-from irsim.tables import METRIC, table
+from irsim.tables import METRIC, rate_columns, table
 from irsim.tables import STR as _S
 from irsim.tables import column as _c
 from irsim.tables import table_spec as _spec
@@ -208,9 +208,8 @@ TABLE_SPECS = (
               _c("planned_var_diff", _F, "variance of a per-topic difference the plan used"),
               _c("trials", _I, "simulated system pairs (0: n above 10,000, not simulated)"),
               _c("rejections", _I, "trials whose two-sided paired t test has p <= alpha"),
-              _c("realised_power", _F, "rejections / trials"),
-              _c("ci_lo", _F, "Clopper-Pearson 95% lower limit of realised_power"),
-              _c("ci_hi", _F, "Clopper-Pearson 95% upper limit of realised_power"),
+              *rate_columns("realised_power", "rejections / trials", stem="ci", level="95%",
+                            kind="Clopper-Pearson"),
               _c("realised_var_diff", _F, "mean over trials of the sample variance of the "
                  "simulated per-topic differences"),
               _c("systems", _I, "systems the generator models (duplicates dropped)"),
