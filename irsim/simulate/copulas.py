@@ -185,7 +185,7 @@ def _spec_problem(spec: object) -> str | None:
         return f"no {', '.join(missing)}"
     par = spec["par"]
     shape = par.get("shape") if isinstance(par, dict) else None
-    if spec["fam"] not in DISPLAY + ("Independence",):
+    if spec["fam"] not in DISPLAY:
         return f"family {spec['fam']!r}"
     if spec["rot"] not in (0, 90, 180, 270) or isinstance(spec["rot"], bool):
         return f"rotation {spec['rot']!r}"
